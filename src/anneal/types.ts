@@ -1,0 +1,35 @@
+// What one annealing run reports (used by compress, test-cuda, bench and the .vlc manifest).
+
+export interface IterRecord {
+  iter: number;
+  temperature: number;
+  energy: number;
+  changed: number;
+  ms: number;
+  /** Set on iterations that ran maintenance: anchors split/merged/refilled. */
+  maintenance?: { split: number; merged: number; refilled: number };
+}
+
+export interface AnnealResult {
+  anchors: Float32Array; // m×d
+  assignments: Uint32Array; // n
+  /** Energy of the final hard assignment (exact). */
+  energy: number;
+  iterations: number;
+  converged: boolean;
+  /** Wall seconds of init + loop + final pass (not reading or writing files). */
+  seconds: number;
+  initSeconds: number;
+  /** Median of the per-iteration ms. */
+  iterMsMedian: number;
+  history: IterRecord[];
+}
+
+export interface AnnealHooks {
+  /** Called after each iteration (progress display, -v logs). */
+  onIter?: (rec: IterRecord, maxIters: number) => void;
+  /** Aborts between backend calls (Ctrl-C): anneal() then throws InterruptedError. */
+  signal?: AbortSignal;
+  /** Start from these anchors instead of k-means++ (test-cuda parity: same init on both devices). */
+  initAnchors?: Float32Array;
+}

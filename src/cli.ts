@@ -1,0 +1,45 @@
+// The command-line entry: builds the commander program from src/commands/ and is the single place
+// that turns errors into exit codes (README "Exit codes").
+import { Command, CommanderError } from 'commander';
+import { EXIT, VlcError, InterruptedError } from './errors.js';
+import { installInterruptHandlers, interruptSignal, runCleanups } from './interrupt.js';
+import { log } from './log.js';
+import { commands } from './commands/index.js';
+import { VERSION } from './version.js';
+
+export function buildProgram(): Command {
+  const program = new Command('vlc')
+    .description('Compress embedding vectors with an annealing vector quantizer (CUDA GPU or CPU).')
+    .version(VERSION, '-V, --version')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+  for (const register of commands) register(program);
+  return program;
+}
+
+function exitCodeOf(err: unknown): number {
+  if (err instanceof VlcError) return err.exitCode;
+  if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : EXIT.usage;
+  return EXIT.failure;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  installInterruptHandlers();
+  // A closed stdout (e.g. `vlc ... | head`) ends quietly.
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code === 'EPIPE') process.exit(0);
+  });
+  try {
+    await buildProgram().parseAsync(argv);
+    return EXIT.ok;
+  } catch (err) {
+    runCleanups();
+    if (interruptSignal.aborted) return EXIT.interrupted;
+    if (err instanceof CommanderError) return exitCodeOf(err); // commander already printed it
+    const code = exitCodeOf(err);
+    const msg = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`vlc: ${msg}\n`);
+    if (!(err instanceof VlcError) && err instanceof Error && err.stack) log().debug(err.stack);
+    return err instanceof InterruptedError ? EXIT.interrupted : code;
+  }
+}

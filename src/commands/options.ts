@@ -1,0 +1,60 @@
+// Options shared by several commands, and validation helpers that say how to fix the input.
+import { Option, type Command } from 'commander';
+import { UsageError } from '../errors.js';
+import { setVerbosity } from '../log.js';
+import type { DeviceChoice } from '../backend/select.js';
+
+export interface CommonOptions {
+  device: DeviceChoice;
+  gpu: number;
+  json?: boolean;
+  quiet?: boolean;
+  verbose?: boolean;
+}
+
+/** --device, --gpu, --json, -q, -v. */
+export function addDeviceOptions(cmd: Command): Command {
+  return cmd
+    .addOption(
+      new Option('--device <device>', 'where to run: auto (CUDA when usable, else CPU), cuda, cpu')
+        .default('auto')
+        .argParser((v) => parseDevice(v)),
+    )
+    .option('--gpu <index>', 'GPU index (see `vlc devices`)', (v) => parseInteger('--gpu', v, 0), 0);
+}
+
+export function addOutputOptions(cmd: Command): Command {
+  return cmd
+    .option('--json', 'print one machine-readable JSON object on stdout')
+    .option('-q, --quiet', 'only errors on stderr')
+    .option('-v, --verbose', 'debug logs on stderr');
+}
+
+export function applyVerbosity(o: { quiet?: boolean; verbose?: boolean }): void {
+  setVerbosity(o.quiet ? 'quiet' : o.verbose ? 'verbose' : 'normal');
+}
+
+export function parseDevice(v: string): DeviceChoice {
+  if (v === 'auto' || v === 'cuda' || v === 'cpu') return v;
+  throw new UsageError(`--device must be auto, cuda or cpu (got '${v}')`);
+}
+
+/** A whole number in [min, max], or a UsageError naming the option. */
+export function parseInteger(name: string, v: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  const t = v.trim();
+  if (!/^[+-]?\d+$/.test(t)) throw new UsageError(`${name} must be a whole number (got '${v}')`);
+  const x = Number(t);
+  if (x < min || x > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `between ${min} and ${max}`;
+    throw new UsageError(`${name} must be ${range} (got ${x})`);
+  }
+  return x;
+}
+
+/** A finite number in [min, max]. */
+export function parseNumber(name: string, v: string, min = -Infinity, max = Infinity): number {
+  const x = Number(v);
+  if (v.trim() === '' || !Number.isFinite(x)) throw new UsageError(`${name} must be a number (got '${v}')`);
+  if (x < min || x > max) throw new UsageError(`${name} must be between ${min} and ${max} (got ${x})`);
+  return x;
+}

@@ -1,0 +1,33 @@
+// Every error that reaches the user goes through one of these classes; src/cli.ts turns them into
+// one stderr line and an exit code. Anything else is a bug: exit 1 with its message (stack with -v).
+
+/** Exit codes (README "Exit codes"). */
+export const EXIT = { ok: 0, failure: 1, usage: 2, device: 3, interrupted: 130 } as const;
+
+export class VlcError extends Error {
+  constructor(message: string, readonly exitCode: number = EXIT.failure) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+/** Bad command line or bad input file: exit 2. The message says what is wrong and how to fix it. */
+export class UsageError extends VlcError {
+  constructor(message: string) {
+    super(message, EXIT.usage);
+  }
+}
+
+/** The requested device cannot be used (no driver, no GPU, PTX too new...): exit 3. */
+export class DeviceError extends VlcError {
+  constructor(message: string) {
+    super(message, EXIT.device);
+  }
+}
+
+/** Ctrl-C (SIGINT) or SIGTERM: exit 130 after cleanup. */
+export class InterruptedError extends VlcError {
+  constructor() {
+    super('interrupted', EXIT.interrupted);
+  }
+}

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+// CPU suite (CI). Tests import the compiled code from dist/ (`npm test` builds first), so worker
+// threads and the .wasm kernel load exactly as they do for users.
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    exclude: ['test/gpu/**'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+  },
+});
