@@ -1,0 +1,322 @@
+// The .vlc file format, version 1: encoder and validating decoder. Layout (all little-endian, every
+// section payload 8-byte aligned so it can be viewed in place as a typed array):
+//
+//   offset  size  field
+//   0       8     magic  89 'V' 'L' 'C' 0D 0A 1A 0A   (PNG-style: catches text-mode mangling)
+//   8       4     u32 format version (1)
+//   12      4     u32 manifest length L in bytes
+//   16      4     u32 section count S
+//   20      4     u32 CRC32C of bytes 8..20 followed by the manifest bytes (the "header checksum")
+//   24      L     manifest, UTF-8 JSON (src/io/vlc/manifest.ts), then zero padding to a multiple of 8
+//   then S sections, each:
+//   +0      4     type tag, 4 ASCII bytes: 'ANCH' anchors, 'ASGN' assignments (later: residuals)
+//   +4      4     u32 flags; bit 0 = required (a reader that does not know the tag must refuse)
+//   +8      8     u64 payload length P
+//   +16     4     u32 CRC32C of the payload
+//   +20     4     u32 CRC32C of bytes +0..+20 of this section header
+//   +24     P     payload, then zero padding to a multiple of 8
+//
+//   ANCH payload: m×d anchors, row-major, f16 or f32 (manifest.anchorDtype).
+//   ASGN payload: n anchor ids, u8 / u16 / u32 (manifest.assignmentWidth).
+//
+// Every byte is covered: magic, checksums, zero padding and the exact end of file. The decoder
+// names what is wrong in one line ("section 'assignments' checksum mismatch: file is corrupted").
+import { UsageError } from '../../errors.js';
+import { f16ToF32, f32ToF16 } from '../dataset.js';
+import { crc32c } from './crc32c.js';
+import {
+  DTYPE_BYTES,
+  WIDTH_BYTES,
+  assignmentWidthFor,
+  canonicalManifest,
+  validateManifest,
+  type VlcManifest,
+} from './manifest.js';
+
+export const MAGIC = Uint8Array.of(0x89, 0x56, 0x4c, 0x43, 0x0d, 0x0a, 0x1a, 0x0a);
+export const FORMAT_VERSION = 1;
+export const FILE_HEADER_BYTES = 24;
+export const SECTION_HEADER_BYTES = 24;
+const FLAG_REQUIRED = 1;
+
+/** Section tags this version knows, and the names used in the manifest and in messages. */
+export const SECTION_TAGS = { ANCH: 'anchors', ASGN: 'assignments' } as const;
+
+export type Assignments = Uint8Array | Uint16Array | Uint32Array;
+
+/** What compress hands to the encoder. `sections` in the manifest is filled in by the encoder. */
+export interface VlcContent {
+  manifest: Omit<VlcManifest, 'sections' | 'assignmentWidth'>;
+  /** m×d anchors in f32; stored as manifest.anchorDtype. */
+  anchors: Float32Array;
+  /** n anchor ids (any unsigned width); stored in the narrowest width for m. */
+  assignments: ArrayLike<number>;
+  /** Extra sections (tests; future residual sections). */
+  extra?: ExtraSection[];
+}
+
+export interface ExtraSection {
+  tag: string;
+  name: string;
+  required: boolean;
+  payload: Uint8Array;
+}
+
+export interface SectionInfo {
+  name: string;
+  tag: string;
+  /** Payload bytes. */
+  bytes: number;
+  /** File offset of the payload. */
+  offset: number;
+}
+
+export interface VlcFile {
+  manifest: VlcManifest;
+  /** m×d anchors decoded to f32. */
+  anchors: Float32Array;
+  /** n anchor ids in the stored width. */
+  assignments: Assignments;
+  fileBytes: number;
+  sections: SectionInfo[];
+  /** Non-fatal findings (unknown optional sections skipped). */
+  warnings: string[];
+}
+
+const align8 = (x: number) => (x + 7) & ~7;
+const bytesOf = (a: ArrayBufferView) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+
+// ---------------------------------------------------------------------------------------------
+// Encoding
+
+/**
+ * The file as a list of byte chunks, in order (payloads are views, not copies). Deterministic:
+ * the same content gives the same bytes.
+ */
+export function encodeVlc(content: VlcContent): Uint8Array[] {
+  const { anchors, assignments } = content;
+  const base = content.manifest;
+  const { n, d, m } = base;
+  if (anchors.length !== m * d) throw new Error(`encodeVlc: ${anchors.length} anchor values, expected m×d = ${m * d}`);
+  if (assignments.length !== n) throw new Error(`encodeVlc: ${assignments.length} assignments, expected n = ${n}`);
+  const width = assignmentWidthFor(m);
+  const extra = content.extra ?? [];
+  const manifest = canonicalManifest({
+    ...base,
+    assignmentWidth: width,
+    sections: ['anchors', 'assignments', ...extra.map((s) => s.name)],
+  });
+
+  const anchorPayload = base.anchorDtype === 'f16' ? bytesOf(toF16(anchors)) : bytesOf(Float32Array.from(anchors));
+  const assignPayload = bytesOf(narrowAssignments(assignments, width, m));
+
+  const json = new TextEncoder().encode(JSON.stringify(manifest));
+  const head = new Uint8Array(align8(FILE_HEADER_BYTES + json.length));
+  head.set(MAGIC, 0);
+  const hv = new DataView(head.buffer);
+  hv.setUint32(8, FORMAT_VERSION, true);
+  hv.setUint32(12, json.length, true);
+  hv.setUint32(16, 2 + extra.length, true);
+  head.set(json, FILE_HEADER_BYTES);
+  hv.setUint32(20, crc32c(json, crc32c(head.subarray(8, 20))), true);
+
+  const chunks: Uint8Array[] = [head];
+  const addSection = (tag: string, required: boolean, payload: Uint8Array) => {
+    const sh = new Uint8Array(SECTION_HEADER_BYTES);
+    const v = new DataView(sh.buffer);
+    for (let i = 0; i < 4; i++) sh[i] = tag.charCodeAt(i) & 0x7f;
+    v.setUint32(4, required ? FLAG_REQUIRED : 0, true);
+    v.setBigUint64(8, BigInt(payload.length), true);
+    v.setUint32(16, crc32c(payload), true);
+    v.setUint32(20, crc32c(sh.subarray(0, 20)), true);
+    chunks.push(sh, payload);
+    const pad = align8(payload.length) - payload.length;
+    if (pad) chunks.push(new Uint8Array(pad));
+  };
+  addSection('ANCH', true, anchorPayload);
+  addSection('ASGN', true, assignPayload);
+  for (const s of extra) {
+    if (!/^[\x20-\x7e]{4}$/.test(s.tag)) throw new Error(`encodeVlc: section tag must be 4 ASCII characters`);
+    addSection(s.tag, s.required, s.payload);
+  }
+  return chunks;
+}
+
+/** The whole file in one buffer (tests, small files). */
+export function encodeVlcBytes(content: VlcContent): Uint8Array {
+  const chunks = encodeVlc(content);
+  const out = new Uint8Array(chunks.reduce((s, c) => s + c.length, 0));
+  let off = 0;
+  for (const c of chunks) {
+    out.set(c, off);
+    off += c.length;
+  }
+  return out;
+}
+
+function toF16(a: Float32Array): Uint16Array {
+  const out = new Uint16Array(a.length);
+  for (let i = 0; i < a.length; i++) out[i] = f32ToF16(a[i]);
+  return out;
+}
+
+function narrowAssignments(a: ArrayLike<number>, width: 'u8' | 'u16' | 'u32', m: number): Assignments {
+  const out = width === 'u8' ? new Uint8Array(a.length) : width === 'u16' ? new Uint16Array(a.length) : new Uint32Array(a.length);
+  for (let i = 0; i < a.length; i++) {
+    const v = a[i];
+    if (!(v >= 0 && v < m)) throw new Error(`encodeVlc: assignment ${i} is ${v}, outside 0..${m - 1}`);
+    out[i] = v;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding
+
+/**
+ * Parse and fully validate a .vlc file held in memory. `source` names the file in messages.
+ * Every problem is a UsageError (exit 2) with one line saying what is wrong.
+ */
+export function decodeVlc(buf: Uint8Array, source = '<input>'): VlcFile {
+  const fail = (what: string) => new UsageError(`${source}: ${what}`);
+  const corrupt = (what: string) => fail(`${what}: file is corrupted`);
+  const len = buf.length;
+
+  if (len === 0) throw fail('file is empty; expected a .vlc file made by `vlc compress`');
+  const magicLen = Math.min(len, MAGIC.length);
+  if (!MAGIC.subarray(0, magicLen).every((b, i) => buf[i] === b)) throw fail(`not a .vlc file (wrong magic bytes${sniff(buf)})`);
+  if (len < FILE_HEADER_BYTES) throw fail(`file is truncated (${len} bytes; the .vlc header alone is ${FILE_HEADER_BYTES})`);
+
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const version = view.getUint32(8, true);
+  const manifestLen = view.getUint32(12, true);
+  const sectionCount = view.getUint32(16, true);
+  const headerCrc = view.getUint32(20, true);
+  const manifestEnd = FILE_HEADER_BYTES + manifestLen;
+  const newer = () =>
+    fail(`file format version ${version} is newer than this vlc reads (version ${FORMAT_VERSION}); upgrade vlc`);
+
+  if (manifestEnd > len) {
+    if (version > FORMAT_VERSION && version < 256) throw newer();
+    throw fail(`file is truncated in the manifest (needs ${manifestEnd} bytes, file has ${len})`);
+  }
+  const manifestBytes = buf.subarray(FILE_HEADER_BYTES, manifestEnd);
+  const crcOk = crc32c(manifestBytes, crc32c(buf.subarray(8, 20))) === headerCrc;
+  // A later version may lay its header out differently, so its checksum need not verify here;
+  // a small version number that is not ours is most likely a newer file, anything else damage.
+  if (version !== FORMAT_VERSION && (crcOk || (version > FORMAT_VERSION && version < 256))) {
+    if (version > FORMAT_VERSION) throw newer();
+    throw corrupt(`format version ${version} is not valid`);
+  }
+  if (!crcOk) throw corrupt('header checksum mismatch');
+
+  let raw: unknown;
+  try {
+    raw = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(manifestBytes));
+  } catch {
+    throw corrupt('manifest is not valid JSON');
+  }
+  const manifest = validateManifest(raw, source);
+  if (manifest.sections.length !== sectionCount)
+    throw corrupt(`header says ${sectionCount} sections but the manifest lists ${manifest.sections.length}`);
+  let off = FILE_HEADER_BYTES + manifestLen;
+  checkPadding(buf, off, align8(off), 'the manifest', corrupt);
+  off = align8(off);
+
+  const warnings: string[] = [];
+  const sections: SectionInfo[] = [];
+  let anchorsBytes: Uint8Array | undefined;
+  let assignBytes: Uint8Array | undefined;
+  for (let s = 0; s < sectionCount; s++) {
+    const name = manifest.sections[s];
+    if (off + SECTION_HEADER_BYTES > len)
+      throw fail(
+        off === len
+          ? `file is truncated: section '${name}' is missing (${s} of ${sectionCount} sections present)`
+          : `file is truncated in the header of section '${name}'`,
+      );
+    const sh = buf.subarray(off, off + SECTION_HEADER_BYTES);
+    if (crc32c(sh.subarray(0, 20)) !== view.getUint32(off + 20, true)) throw corrupt(`section '${name}' header checksum mismatch`);
+    const tag = String.fromCharCode(...sh.subarray(0, 4));
+    const flags = view.getUint32(off + 4, true);
+    const big = view.getBigUint64(off + 8, true);
+    const payloadCrc = view.getUint32(off + 16, true);
+    const start = off + SECTION_HEADER_BYTES;
+    if (big > BigInt(len - start))
+      throw fail(`file is truncated in section '${name}' (needs ${big} bytes, ${len - start} remain)`);
+    const size = Number(big);
+    const payload = buf.subarray(start, start + size);
+    if (crc32c(payload) !== payloadCrc) throw corrupt(`section '${name}' checksum mismatch`);
+    const end = align8(start + size);
+    if (end > len) throw fail(`file is truncated after section '${name}'`);
+    checkPadding(buf, start + size, end, `section '${name}'`, corrupt);
+    off = end;
+
+    const known = (SECTION_TAGS as Record<string, string>)[tag];
+    if (known === undefined) {
+      if (flags & FLAG_REQUIRED)
+        throw fail(`section '${name}' (type '${tag}') is required but this vlc does not know it; upgrade vlc`);
+      warnings.push(`skipping unknown section '${name}' (type '${tag}'), probably written by a newer vlc`);
+      continue;
+    }
+    if (known !== name) throw corrupt(`section ${s + 1} has type '${tag}' (${known}) but the manifest says '${name}'`);
+    sections.push({ name, tag, bytes: size, offset: start });
+    if (known === 'anchors') anchorsBytes = payload;
+    else assignBytes = payload;
+  }
+  if (off !== len) throw corrupt(`${len - off} unexpected bytes after the last section`);
+  if (!anchorsBytes) throw corrupt(`section 'anchors' is missing`);
+  if (!assignBytes) throw corrupt(`section 'assignments' is missing`);
+
+  const { n, d, m } = manifest;
+  const wantAnchors = m * d * DTYPE_BYTES[manifest.anchorDtype];
+  if (anchorsBytes.length !== wantAnchors)
+    throw corrupt(`section 'anchors' has ${anchorsBytes.length} bytes, but m×d = ${m}×${d} ${manifest.anchorDtype} needs ${wantAnchors}`);
+  const wantAssign = n * WIDTH_BYTES[manifest.assignmentWidth];
+  if (assignBytes.length !== wantAssign)
+    throw corrupt(`section 'assignments' has ${assignBytes.length} bytes, but n = ${n} ${manifest.assignmentWidth} needs ${wantAssign}`);
+
+  const anchors = decodeAnchors(anchorsBytes, manifest.anchorDtype);
+  for (let i = 0; i < anchors.length; i++)
+    if (!Number.isFinite(anchors[i])) throw corrupt(`section 'anchors': anchor ${Math.floor(i / d)} is not finite`);
+  const assignments = viewAssignments(assignBytes, manifest.assignmentWidth);
+  for (let i = 0; i < n; i++)
+    if (assignments[i] >= m) throw corrupt(`section 'assignments': vector ${i} names anchor ${assignments[i]} but m = ${m}`);
+
+  return { manifest, anchors, assignments, fileBytes: len, sections, warnings };
+}
+
+function checkPadding(buf: Uint8Array, from: number, to: number, after: string, corrupt: (w: string) => Error) {
+  for (let i = from; i < to; i++) if (buf[i] !== 0) throw corrupt(`padding after ${after} is not zero`);
+}
+
+/** Says what the file looks like when it is not a .vlc (the commonest mistake: swapped arguments). */
+function sniff(buf: Uint8Array): string {
+  const head = String.fromCharCode(...buf.subarray(0, 8));
+  if (head.startsWith('\x93NUMPY')) return '; this is a .npy file — did you swap the arguments?';
+  if (head.startsWith('ARROW1')) return '; this is an Arrow file';
+  if (head.startsWith('PAR1')) return '; this is a Parquet file';
+  return '';
+}
+
+function decodeAnchors(bytes: Uint8Array, dtype: 'f16' | 'f32'): Float32Array {
+  const own = copyAligned(bytes);
+  if (dtype === 'f32') return new Float32Array(own.buffer, own.byteOffset, own.byteLength / 4);
+  const half = new Uint16Array(own.buffer, own.byteOffset, own.byteLength / 2);
+  const out = new Float32Array(half.length);
+  for (let i = 0; i < half.length; i++) out[i] = f16ToF32(half[i]);
+  return out;
+}
+
+function viewAssignments(bytes: Uint8Array, width: 'u8' | 'u16' | 'u32'): Assignments {
+  if (width === 'u8') return bytes;
+  const own = copyAligned(bytes);
+  return width === 'u16'
+    ? new Uint16Array(own.buffer, own.byteOffset, own.byteLength / 2)
+    : new Uint32Array(own.buffer, own.byteOffset, own.byteLength / 4);
+}
+
+/** The bytes, 4-byte aligned (a view when they already are, else a copy). */
+function copyAligned(bytes: Uint8Array): Uint8Array {
+  return bytes.byteOffset % 4 === 0 ? bytes : bytes.slice();
+}

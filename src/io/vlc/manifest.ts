@@ -1,0 +1,157 @@
+// The .vlc manifest: the JSON that says what a file holds and how it was made. It is reproducible by
+// design — no wall-clock times, host names, device names or input paths — so the same input and
+// seed give the same bytes. Keys are written in the fixed order built here (JSON.stringify keeps
+// insertion order), which is what makes the bytes stable.
+import { UsageError } from '../../errors.js';
+
+export type AnchorDtype = 'f16' | 'f32';
+export type AssignmentWidth = 'u8' | 'u16' | 'u32';
+/** "none" today; "int8"/"int4" residual sections are planned (SPEC §3.3). */
+export type ResidualMode = 'none';
+
+export interface TrainingStats {
+  /** Mean squared L2 distance to the (f32) anchors after the final hard assignment. */
+  energy: number;
+  /** Iterations the loop ran. */
+  iterations: number;
+  /** Whether the loop stopped on its convergence test (false: it hit maxIters). */
+  converged: boolean;
+  /** How the anchors were initialised. */
+  init: 'kmeans++' | 'given';
+}
+
+export interface VlcManifest {
+  n: number;
+  d: number;
+  m: number;
+  metric: 'l2';
+  anchorDtype: AnchorDtype;
+  assignmentWidth: AssignmentWidth;
+  residual: ResidualMode;
+  /** Section names in file order (lets a reader name a section whose own header is damaged). */
+  sections: string[];
+  /** Dtype of the input vectors and the rows --drop-invalid removed. */
+  input: { dtype: 'f32' | 'f16'; dropped: number };
+  training: TrainingStats;
+  /** The annealing configuration (src/anneal/config.ts), as run. */
+  config: Record<string, number>;
+  seed: number;
+  tool: { name: 'vlc'; version: string };
+  /** Backend kind, not a device name: a file made on one GPU model equals one made on another. */
+  device: 'cpu' | 'cuda';
+}
+
+/** The narrowest unsigned integer that holds anchor ids 0..m-1 (SPEC §2). */
+export function assignmentWidthFor(m: number): AssignmentWidth {
+  if (m <= 256) return 'u8';
+  if (m <= 65536) return 'u16';
+  return 'u32';
+}
+
+export const WIDTH_BYTES: Record<AssignmentWidth, number> = { u8: 1, u16: 2, u32: 4 };
+export const DTYPE_BYTES: Record<AnchorDtype, number> = { f16: 2, f32: 4 };
+
+/** Rebuild the manifest with its keys in canonical order (the input may come from anywhere). */
+export function canonicalManifest(x: VlcManifest): VlcManifest {
+  const config: Record<string, number> = {};
+  for (const k of Object.keys(x.config).sort()) config[k] = x.config[k];
+  return {
+    n: x.n,
+    d: x.d,
+    m: x.m,
+    metric: x.metric,
+    anchorDtype: x.anchorDtype,
+    assignmentWidth: x.assignmentWidth,
+    residual: x.residual,
+    sections: [...x.sections],
+    input: { dtype: x.input.dtype, dropped: x.input.dropped },
+    training: {
+      energy: x.training.energy,
+      iterations: x.training.iterations,
+      converged: x.training.converged,
+      init: x.training.init,
+    },
+    config,
+    seed: x.seed,
+    tool: { name: 'vlc', version: x.tool.version },
+    device: x.device,
+  };
+}
+
+/**
+ * Check a parsed manifest field by field; the first problem becomes one UsageError line naming the
+ * field. Unknown extra fields are allowed (a newer vlc may add some).
+ */
+export function validateManifest(raw: unknown, source: string): VlcManifest {
+  const bad = (what: string) => new UsageError(`${source}: manifest ${what}: file is corrupted or not made by vlc`);
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw bad('is not a JSON object');
+  const o = raw as Record<string, unknown>;
+  const posInt = (k: string, min = 1) => {
+    const v = o[k];
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) throw bad(`field '${k}' must be an integer >= ${min}`);
+    return v;
+  };
+  const oneOf = <T extends string>(k: string, allowed: readonly T[]): T => {
+    const v = o[k];
+    if (typeof v !== 'string' || !allowed.includes(v as T))
+      throw bad(`field '${k}' must be one of ${allowed.join(', ')} (got ${JSON.stringify(v)})`);
+    return v as T;
+  };
+  const obj = (k: string) => {
+    const v = o[k];
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) throw bad(`field '${k}' must be an object`);
+    return v as Record<string, unknown>;
+  };
+  const n = posInt('n');
+  const d = posInt('d');
+  const m = posInt('m');
+  if (m > n) throw bad(`has m = ${m} anchors for only n = ${n} vectors`);
+  const metric = oneOf('metric', ['l2'] as const);
+  const anchorDtype = oneOf('anchorDtype', ['f16', 'f32'] as const);
+  const assignmentWidth = oneOf('assignmentWidth', ['u8', 'u16', 'u32'] as const);
+  if (assignmentWidth !== assignmentWidthFor(m))
+    throw bad(`field 'assignmentWidth' is ${assignmentWidth} but m = ${m} needs ${assignmentWidthFor(m)}`);
+  const residual = o.residual;
+  if (typeof residual !== 'string') throw bad(`field 'residual' must be a string`);
+  if (residual !== 'none')
+    throw new UsageError(`${source}: residual mode '${residual}' is not supported by this vlc; upgrade vlc`);
+  const sections = o.sections;
+  if (!Array.isArray(sections) || !sections.every((s) => typeof s === 'string'))
+    throw bad(`field 'sections' must be a list of names`);
+  const input = obj('input');
+  const training = obj('training');
+  const config = obj('config');
+  const tool = obj('tool');
+  const seed = o.seed;
+  if (typeof seed !== 'number' || !Number.isSafeInteger(seed)) throw bad(`field 'seed' must be an integer`);
+  const device = oneOf('device', ['cpu', 'cuda'] as const);
+  if (typeof training.energy !== 'number' || typeof training.iterations !== 'number')
+    throw bad(`field 'training' must hold numbers 'energy' and 'iterations'`);
+  return {
+    n,
+    d,
+    m,
+    metric,
+    anchorDtype,
+    assignmentWidth,
+    residual: 'none',
+    sections: sections as string[],
+    input: {
+      dtype: input.dtype === 'f16' ? 'f16' : 'f32',
+      dropped: typeof input.dropped === 'number' ? input.dropped : 0,
+    },
+    training: {
+      energy: training.energy,
+      iterations: training.iterations,
+      converged: training.converged === true,
+      init: training.init === 'given' ? 'given' : 'kmeans++',
+    },
+    config: Object.fromEntries(Object.entries(config).filter(([, v]) => typeof v === 'number')) as Record<
+      string,
+      number
+    >,
+    seed,
+    tool: { name: 'vlc', version: typeof tool.version === 'string' ? tool.version : 'unknown' },
+    device,
+  };
+}

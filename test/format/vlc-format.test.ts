@@ -1,0 +1,233 @@
+// The .vlc container: round trips at every assignment width, byte-for-byte determinism, and
+// detection (with the section named) of corruption, truncation, wrong magic and newer versions.
+import { describe, expect, it } from 'vitest';
+import { crc32c } from '../../dist/io/vlc/crc32c.js';
+import {
+  decodeVlc,
+  encodeVlcBytes,
+  FILE_HEADER_BYTES,
+  SECTION_HEADER_BYTES,
+  type VlcContent,
+} from '../../dist/io/vlc/format.js';
+import { assignmentWidthFor } from '../../dist/io/vlc/manifest.js';
+import { UsageError } from '../../dist/errors.js';
+
+/** A deterministic little model: n vectors, m anchors, anchor values exactly representable in f16. */
+function content(n: number, d: number, m: number, anchorDtype: 'f16' | 'f32' = 'f32'): VlcContent {
+  const anchors = new Float32Array(m * d);
+  for (let i = 0; i < anchors.length; i++) anchors[i] = ((i * 7919) % 2048) / 64 - 16; // multiples of 1/64
+  const assignments = new Uint32Array(n);
+  for (let i = 0; i < n; i++) assignments[i] = (i * 2654435761) % m;
+  return {
+    manifest: {
+      n,
+      d,
+      m,
+      metric: 'l2',
+      anchorDtype,
+      residual: 'none',
+      input: { dtype: 'f32', dropped: 0 },
+      training: { energy: 0.0123, iterations: 7, converged: true, init: 'kmeans++' },
+      config: { maxIters: 10, t0: 1, cooling: 0.05 },
+      seed: 42,
+      tool: { name: 'vlc', version: '0.1.0' },
+      device: 'cpu',
+    },
+    anchors,
+    assignments,
+  };
+}
+
+/** Error message of decodeVlc on these bytes (fails the test if it decodes). */
+function decodeError(bytes: Uint8Array): string {
+  try {
+    decodeVlc(bytes, 'x.vlc');
+  } catch (e) {
+    expect(e).toBeInstanceOf(UsageError);
+    return (e as Error).message;
+  }
+  throw new Error('decoded a damaged file without complaint');
+}
+
+/** Offsets of the section payloads, found by walking the headers. */
+function layout(bytes: Uint8Array) {
+  const v = new DataView(bytes.buffer, bytes.byteOffset);
+  let off = (FILE_HEADER_BYTES + v.getUint32(12, true) + 7) & ~7;
+  const out: Array<{ header: number; payload: number; size: number }> = [];
+  for (let s = 0; s < v.getUint32(16, true); s++) {
+    const size = Number(v.getBigUint64(off + 8, true));
+    out.push({ header: off, payload: off + SECTION_HEADER_BYTES, size });
+    off = (off + SECTION_HEADER_BYTES + size + 7) & ~7;
+  }
+  return out;
+}
+
+describe('crc32c', () => {
+  it('matches the standard check value and continues across pieces', () => {
+    const s = new TextEncoder().encode('123456789');
+    expect(crc32c(s)).toBe(0xe3069283);
+    expect(crc32c(s.subarray(4), crc32c(s.subarray(0, 4)))).toBe(0xe3069283);
+    expect(crc32c(new Uint8Array(0))).toBe(0);
+    const big = new Uint8Array(1000).map((_, i) => (i * 31) & 0xff);
+    let byByte = 0;
+    for (let i = 0; i < big.length; i++) byByte = crc32c(big.subarray(i, i + 1), byByte);
+    expect(crc32c(big)).toBe(byByte); // the 8-byte fast path equals the byte-at-a-time path
+  });
+});
+
+describe('.vlc round trip', () => {
+  it.each([
+    [1, 10, 3],
+    [256, 300, 2],
+    [257, 300, 2],
+    [65537, 65537, 1],
+  ])('m = %i (n = %i, d = %i) picks the right width and round-trips', (m, n, d) => {
+    const c = content(n, d, m);
+    const bytes = encodeVlcBytes(c);
+    const f = decodeVlc(bytes, 't.vlc');
+    const width = assignmentWidthFor(m);
+    expect(f.manifest.assignmentWidth).toBe(width);
+    expect(f.assignments.BYTES_PER_ELEMENT).toBe({ u8: 1, u16: 2, u32: 4 }[width]);
+    expect(Array.from(f.assignments)).toEqual(Array.from(c.assignments));
+    expect(Array.from(f.anchors)).toEqual(Array.from(c.anchors));
+    expect(f.manifest.n).toBe(n);
+    expect(f.manifest.training.energy).toBe(0.0123);
+    expect(f.fileBytes).toBe(bytes.length);
+    expect(bytes.length % 8).toBe(0);
+  });
+
+  it('uses u8 up to 256 anchors, u16 up to 65536, then u32', () => {
+    expect([1, 256, 257, 65536, 65537].map(assignmentWidthFor)).toEqual(['u8', 'u8', 'u16', 'u16', 'u32']);
+  });
+
+  it('stores f16 anchors in half the bytes, rounding to the nearest half', () => {
+    const c = content(50, 8, 4, 'f16');
+    c.anchors[0] = 0.1; // not exact in f16
+    const f32 = encodeVlcBytes(content(50, 8, 4, 'f32'));
+    const f16 = encodeVlcBytes(c);
+    const f = decodeVlc(f16);
+    expect(f.sections.find((s) => s.name === 'anchors')!.bytes).toBe(4 * 8 * 2);
+    expect(f16.length).toBeLessThan(f32.length);
+    expect(f.anchors[0]).toBeCloseTo(0.1, 3);
+    expect(f.anchors[0]).not.toBe(Math.fround(0.1));
+    expect(Array.from(f.anchors.subarray(1))).toEqual(Array.from(c.anchors.subarray(1)));
+  });
+
+  it('is deterministic: same content, same bytes; no times or paths inside', () => {
+    const a = encodeVlcBytes(content(100, 4, 10));
+    const b = encodeVlcBytes(content(100, 4, 10));
+    expect(Buffer.from(a).equals(Buffer.from(b))).toBe(true);
+    const text = Buffer.from(a).toString('latin1');
+    expect(text).not.toMatch(/20\d\d-\d\d-\d\d|\/tmp|\/home|\/work/);
+  });
+
+  it('writes the manifest keys in one canonical order whatever order they came in', () => {
+    const c = content(20, 3, 2);
+    const shuffled = { ...c, manifest: Object.fromEntries(Object.entries(c.manifest).reverse()) as typeof c.manifest };
+    expect(Buffer.from(encodeVlcBytes(shuffled)).equals(Buffer.from(encodeVlcBytes(c)))).toBe(true);
+  });
+
+  it('refuses to encode assignments outside 0..m-1', () => {
+    const c = content(10, 2, 3);
+    (c.assignments as Uint32Array)[4] = 3;
+    expect(() => encodeVlcBytes(c)).toThrow(/assignment 4 is 3/);
+  });
+});
+
+describe('.vlc damage is detected and named', () => {
+  const good = encodeVlcBytes(content(40, 3, 5));
+  const [anch, asgn] = layout(good);
+
+  it('decodes the undamaged file', () => {
+    expect(decodeVlc(good).manifest.m).toBe(5);
+  });
+
+  it('flipping any single byte anywhere is an error (never a silent wrong decode)', () => {
+    for (let i = 0; i < good.length; i++) {
+      const bad = good.slice();
+      bad[i] ^= 0x20;
+      expect(() => decodeVlc(bad, 'x.vlc'), `byte ${i}`).toThrow(UsageError);
+    }
+  });
+
+  it('names the damaged section', () => {
+    const flip = (at: number) => {
+      const b = good.slice();
+      b[at] ^= 1;
+      return decodeError(b);
+    };
+    expect(flip(anch.payload + 3)).toBe("x.vlc: section 'anchors' checksum mismatch: file is corrupted");
+    expect(flip(asgn.payload + 1)).toBe("x.vlc: section 'assignments' checksum mismatch: file is corrupted");
+    expect(flip(asgn.header + 9)).toBe("x.vlc: section 'assignments' header checksum mismatch: file is corrupted");
+    expect(flip(anch.header)).toBe("x.vlc: section 'anchors' header checksum mismatch: file is corrupted");
+    expect(flip(FILE_HEADER_BYTES + 5)).toBe('x.vlc: header checksum mismatch: file is corrupted');
+    expect(flip(13)).toMatch(/truncated in the manifest|header checksum mismatch/);
+  });
+
+  it('detects truncation at every length and says so', () => {
+    for (let len = 1; len < good.length; len++) {
+      const msg = decodeError(good.subarray(0, len));
+      expect(msg, `length ${len}`).toMatch(/truncated|padding/);
+    }
+    expect(decodeError(good.subarray(0, asgn.header))).toBe(
+      "x.vlc: file is truncated: section 'assignments' is missing (1 of 2 sections present)",
+    );
+    expect(decodeError(good.subarray(0, asgn.payload + 10))).toMatch(/truncated in section 'assignments'/);
+  });
+
+  it('rejects extra bytes after the last section', () => {
+    const longer = new Uint8Array(good.length + 8);
+    longer.set(good);
+    longer[good.length] = 1;
+    expect(decodeError(longer)).toMatch(/8 unexpected bytes after the last section/);
+  });
+
+  it('rejects an empty file and wrong magic, recognising common swapped inputs', () => {
+    expect(decodeError(new Uint8Array(0))).toMatch(/file is empty/);
+    expect(decodeError(new TextEncoder().encode('hello world, not a vlc file at all'))).toBe(
+      'x.vlc: not a .vlc file (wrong magic bytes)',
+    );
+    const npy = new Uint8Array(64);
+    npy.set([0x93, ...new TextEncoder().encode('NUMPY')]);
+    expect(decodeError(npy)).toMatch(/this is a \.npy file/);
+  });
+
+  it('says a file from a newer format version needs a newer vlc', () => {
+    const future = good.slice();
+    new DataView(future.buffer).setUint32(8, 2, true);
+    expect(decodeError(future)).toBe(
+      'x.vlc: file format version 2 is newer than this vlc reads (version 1); upgrade vlc',
+    );
+    // ... also when it re-checksums its header the new way:
+    const v = new DataView(future.buffer);
+    const manifestLen = v.getUint32(12, true);
+    v.setUint32(20, crc32c(future.subarray(24, 24 + manifestLen), crc32c(future.subarray(8, 20))), true);
+    expect(decodeError(future)).toMatch(/version 2 is newer/);
+  });
+
+  it('detects values that checksum correctly but make no sense (assignment >= m)', () => {
+    const b = good.slice();
+    b[asgn.payload + 2] = 200; // m = 5
+    const v = new DataView(b.buffer);
+    v.setUint32(asgn.header + 16, crc32c(b.subarray(asgn.payload, asgn.payload + asgn.size)), true);
+    v.setUint32(asgn.header + 20, crc32c(b.subarray(asgn.header, asgn.header + 20)), true);
+    expect(decodeError(b)).toBe("x.vlc: section 'assignments': vector 2 names anchor 200 but m = 5: file is corrupted");
+  });
+});
+
+describe('.vlc sections this version does not know', () => {
+  it('skips an unknown optional section with a warning', () => {
+    const c = { ...content(30, 2, 4), extra: [{ tag: 'RSD8', name: 'residuals', required: false, payload: Uint8Array.of(1, 2, 3) }] };
+    const f = decodeVlc(encodeVlcBytes(c), 'x.vlc');
+    expect(f.warnings).toEqual(["skipping unknown section 'residuals' (type 'RSD8'), probably written by a newer vlc"]);
+    expect(f.manifest.sections).toEqual(['anchors', 'assignments', 'residuals']);
+    expect(Array.from(f.assignments)).toEqual(Array.from(c.assignments));
+  });
+
+  it('refuses a file with an unknown required section', () => {
+    const c = { ...content(30, 2, 4), extra: [{ tag: 'RSD4', name: 'residuals', required: true, payload: Uint8Array.of(9) }] };
+    expect(decodeError(encodeVlcBytes(c))).toBe(
+      "x.vlc: section 'residuals' (type 'RSD4') is required but this vlc does not know it; upgrade vlc",
+    );
+  });
+});
