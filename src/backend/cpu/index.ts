@@ -1,5 +1,40 @@
-// PLACEHOLDER (being written): the CPU backend.
-import type { Backend } from '../types.js';
-export function createCpuBackend(_o: { threads?: number }): Backend {
-  throw new Error('CPU backend not written yet');
+// The CPU backend: worker threads over shared memory, distances in a WebAssembly SIMD kernel.
+import os from 'node:os';
+import type { Dataset } from '../../io/dataset.js';
+import type { Backend, Engine } from '../types.js';
+import { CpuEngine } from './engine.js';
+import type { KernelKind } from './kernel.js';
+
+export { knn } from './knn.js';
+export { CpuEngine } from './engine.js';
+
+export interface CpuOptions {
+  /** Worker threads (default: os.availableParallelism()). Results do not depend on it. */
+  threads?: number;
+  /** 'wasm' (default) or 'js' — the plain-JS kernel, for speed comparisons. */
+  kernel?: KernelKind;
+}
+
+export function createCpuBackend(o: CpuOptions = {}): Backend {
+  const threads = Math.max(1, Math.floor(o.threads ?? os.availableParallelism()));
+  const kernel = o.kernel ?? 'wasm';
+  const engines = new Set<Engine>();
+  return {
+    kind: 'cpu',
+    label: `cpu (${threads} thread${threads === 1 ? '' : 's'}${kernel === 'js' ? ', js kernel' : ''})`,
+    async open(data: Dataset, m: number): Promise<Engine> {
+      if (!(m >= 1 && Number.isInteger(m))) throw new Error(`cpu backend: m must be a positive integer, got ${m}`);
+      const e = new CpuEngine(data, m, threads, kernel);
+      engines.add(e);
+      const dispose = e.dispose.bind(e);
+      e.dispose = async () => {
+        engines.delete(e);
+        await dispose();
+      };
+      return e;
+    },
+    async close(): Promise<void> {
+      await Promise.all([...engines].map((e) => e.dispose()));
+    },
+  };
 }

@@ -1,0 +1,201 @@
+// The CPU Engine: the math of ../types.ts on worker threads sharing memory.
+//
+// One iteration = two parallel phases and a little main-thread work:
+//   1. assign (workers, by ranges of points): nearest + runner-up per point through the SIMD
+//      kernel, and each point's two weights (soft share × Huber);
+//   2. reduce (workers, by slices of dimensions): S[j][k], every point in index order;
+//      meanwhile the main thread walks the points once, in order, for W, count, sse, far, energy
+//      and changed. Every sum is therefore taken in the same order whatever the thread count:
+//      results are identical with 1 or 16 threads.
+//   3. update (main thread, m×d): c_j += s·(S_j / W_j − c_j).
+import type { Dataset } from '../../io/dataset.js';
+import { toF32 } from '../../io/dataset.js';
+import type { AnchorStats, Engine, IterParams, IterStats } from '../types.js';
+import type { KernelKind } from './kernel.js';
+import { WorkerPool } from './pool.js';
+import { allocShared, chunkCount, CHUNK, sharedF32, sharedF64, type SharedState } from './shared.js';
+
+/** Vectors as f32 in shared memory (a view of an f32 dataset already there; decoded otherwise). */
+export function sharedVectors(data: Dataset): Float32Array {
+  const f = toF32(data);
+  if (f.buffer instanceof SharedArrayBuffer) return f;
+  const copy = sharedF32(f.length);
+  copy.set(f);
+  return copy;
+}
+
+function split(total: number, parts: number, w: number): [number, number] {
+  return [Math.floor((w * total) / parts), Math.floor(((w + 1) * total) / parts)];
+}
+
+export class CpuEngine implements Engine {
+  readonly n: number;
+  readonly d: number;
+  readonly m: number;
+  private st: SharedState;
+  private pool: WorkerPool;
+  private threads: number;
+  private version = 0;
+  private assign: Int32Array; // main-thread copy of the last pass's assignments (-1 = none yet)
+  private last: AnchorStats;
+  private ready: Promise<void[]>;
+  private candCap = 0;
+  private disposed = false;
+
+  constructor(data: Dataset, m: number, threads: number, kernel: KernelKind) {
+    this.n = data.n;
+    this.d = data.d;
+    this.m = m;
+    const chunks = chunkCount(this.n);
+    this.threads = Math.max(1, Math.min(threads, chunks));
+    this.st = allocShared(sharedVectors(data), this.n, this.d, m, 1);
+    this.assign = new Int32Array(this.n).fill(-1);
+    this.last = {
+      count: new Float64Array(m), sse: new Float64Array(m),
+      far: new Int32Array(m).fill(-1), farDist: new Float64Array(m),
+    };
+    this.pool = new WorkerPool(this.threads);
+    this.ready = this.pool.all((w) => {
+      const [chunk0, chunk1] = split(chunks, this.threads, w);
+      return { op: 'init', state: this.st, kernel, chunk0, chunk1 };
+    });
+  }
+
+  // --- k-means++ seeding ---
+
+  private async seedPass(mode: 'begin' | 'add' | 'try', cands: Float32Array, count: number): Promise<Float64Array> {
+    await this.ready;
+    const L = mode === 'try' ? count : 1;
+    if (L * this.d > this.st.cands.length || L > this.candCap) {
+      this.candCap = Math.max(L, this.candCap);
+      this.st.cands = sharedF32(this.candCap * this.d);
+      this.st.chunkSums = sharedF64(chunkCount(this.n) * this.candCap);
+    }
+    this.st.cands.set(cands.subarray(0, L * this.d));
+    await this.pool.all(() => ({ op: 'seed', mode, count: L, cands: this.st.cands, chunkSums: this.st.chunkSums }));
+    const totals = new Float64Array(L);
+    const cs = this.st.chunkSums;
+    for (let c = 0; c < chunkCount(this.n); c++) for (let l = 0; l < L; l++) totals[l] += cs[c * L + l];
+    return totals;
+  }
+
+  async seedBegin(c: Float32Array): Promise<number> {
+    return (await this.seedPass('begin', c, 1))[0];
+  }
+  seedTry(cands: Float32Array): Promise<Float64Array> {
+    return this.seedPass('try', cands, Math.floor(cands.length / this.d));
+  }
+  async seedAdd(c: Float32Array): Promise<number> {
+    return (await this.seedPass('add', c, 1))[0];
+  }
+
+  /** Same chunked order as the totals above, so a target below the total always lands. */
+  async seedPick(target: number): Promise<number> {
+    const { seedD: D, chunkSums } = this.st;
+    // chunkSums holds the per-chunk Σ D of the last begin/add (stride 1 there).
+    let acc = 0;
+    let lastPositive = -1;
+    for (let c = 0; c < chunkCount(this.n); c++) {
+      const cs = chunkSums[c];
+      const i0 = c * CHUNK, i1 = Math.min(this.n, i0 + CHUNK);
+      if (acc + cs > target) {
+        let local = 0;
+        for (let i = i0; i < i1; i++) {
+          local += D[i];
+          if (D[i] > 0) lastPositive = i;
+          if (acc + local > target) return i;
+        }
+        return lastPositive >= 0 ? lastPositive : i0; // rounding at the chunk edge
+      }
+      acc += cs;
+      for (let i = i1 - 1; i >= i0; i--) if (D[i] > 0) { lastPositive = i; break; }
+    }
+    return lastPositive >= 0 ? lastPositive : this.n - 1;
+  }
+
+  async row(i: number): Promise<Float32Array> {
+    return this.st.x.slice(i * this.d, (i + 1) * this.d);
+  }
+
+  // --- the loop ---
+
+  async setAnchors(anchors: Float32Array): Promise<void> {
+    if (anchors.length !== this.m * this.d) throw new Error(`setAnchors: expected ${this.m * this.d} values, got ${anchors.length}`);
+    this.st.anchors.set(anchors);
+    this.version++;
+  }
+
+  async getAnchors(): Promise<Float32Array> {
+    return this.st.anchors.slice();
+  }
+
+  private async pass(p: IterParams, update: boolean): Promise<IterStats> {
+    await this.ready;
+    const t0 = performance.now();
+    const { n, d, m } = this;
+    const st = this.st;
+    // Huber thresholds from the previous pass (types.ts): h²·sse_j/count_j, +inf when off.
+    const prev = this.last;
+    for (let j = 0; j < m; j++) {
+      st.huberH[j] = update && p.huber > 0 && prev.count[j] > 0 ? p.huber * p.huber * (prev.sse[j] / prev.count[j]) : Infinity;
+    }
+    const T = update ? p.temperature : 0;
+    await this.pool.all(() => ({ op: 'assign', version: this.version, temperature: T }));
+    const reduced = update
+      ? this.pool.all((w) => {
+          const [k0, k1] = split(d, this.threads, w);
+          return { op: 'reduce', k0, k1 };
+        })
+      : undefined;
+    // Main thread, points in order: per-anchor statistics, energy and changes.
+    const count = new Float64Array(m), sse = new Float64Array(m), W = new Float64Array(m);
+    const far = new Int32Array(m).fill(-1), farDist = new Float64Array(m);
+    const { j1, d1, j2, w1, w2 } = st;
+    let energy = 0, changed = 0;
+    for (let i = 0; i < n; i++) {
+      const a = j1[i], da = d1[i];
+      count[a] += 1;
+      sse[a] += da;
+      energy += da;
+      if (far[a] < 0 || da > farDist[a]) { far[a] = i; farDist[a] = da; }
+      if (this.assign[i] !== a) { changed++; this.assign[i] = a; }
+      W[a] += w1[i];
+      if (w2[i] > 0) W[j2[i]] += w2[i];
+    }
+    this.last = { count, sse, far, farDist };
+    if (reduced) {
+      await reduced;
+      const s = p.step, S = st.sums, C = st.anchors;
+      for (let j = 0; j < m; j++) {
+        if (!(W[j] > 0)) continue;
+        const inv = 1 / W[j];
+        for (let k = j * d; k < (j + 1) * d; k++) C[k] = C[k] + s * (S[k] * inv - C[k]);
+      }
+      this.version++;
+    }
+    return { energy: energy / n, changed, ms: performance.now() - t0 };
+  }
+
+  iterate(p: IterParams): Promise<IterStats> {
+    return this.pass(p, true);
+  }
+
+  finalize(): Promise<IterStats> {
+    return this.pass({ temperature: 0, step: 0, huber: 0 }, false);
+  }
+
+  async stats(): Promise<AnchorStats> {
+    const s = this.last;
+    return { count: s.count.slice(), sse: s.sse.slice(), far: s.far.slice(), farDist: s.farDist.slice() };
+  }
+
+  async assignments(): Promise<Uint32Array> {
+    return new Uint32Array(this.assign.buffer.slice(0));
+  }
+
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    await this.pool.close();
+  }
+}

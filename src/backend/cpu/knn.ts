@@ -1,0 +1,37 @@
+// Exact brute-force k-NN (squared L2, ascending) over worker threads and the SIMD kernel; used by
+// `eval` (recall against exact search) and `search`.
+import os from 'node:os';
+import { WorkerPool } from './pool.js';
+import { sharedF32, sharedI32 } from './shared.js';
+
+function shared(a: Float32Array, len: number): Float32Array {
+  if (a.buffer instanceof SharedArrayBuffer) return a.subarray(0, len);
+  const s = sharedF32(len);
+  s.set(a.subarray(0, len));
+  return s;
+}
+
+/**
+ * For each of nq queries, the k nearest of nb base vectors (d dims), sorted by ascending distance,
+ * ties by lower id. When k > nb the missing entries are id -1, distance +Infinity.
+ */
+export async function knn(
+  base: Float32Array, nb: number, queries: Float32Array, nq: number, d: number, k: number,
+  threads = os.availableParallelism(),
+): Promise<{ ids: Int32Array; dists: Float32Array }> {
+  if (!(k >= 1)) throw new Error(`knn: k must be >= 1, got ${k}`);
+  const ids = sharedI32(nq * k), dists = sharedF32(nq * k);
+  if (nq === 0) return { ids: new Int32Array(0), dists: new Float32Array(0) };
+  const b = shared(base, nb * d), q = shared(queries, nq * d);
+  const workers = Math.max(1, Math.min(threads, Math.ceil(nq / 64)));
+  const pool = new WorkerPool(workers);
+  try {
+    await pool.all((w) => ({
+      op: 'knn', base: b, nb, queries: q, d, k, ids, dists,
+      q0: Math.floor((w * nq) / workers), q1: Math.floor(((w + 1) * nq) / workers),
+    }));
+  } finally {
+    await pool.close();
+  }
+  return { ids: ids.slice(), dists: dists.slice() };
+}

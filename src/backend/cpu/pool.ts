@@ -1,0 +1,59 @@
+// A fixed set of worker threads, one request at a time per worker, answered in order.
+import { Worker } from 'node:worker_threads';
+import type { WorkerRequest } from './shared.js';
+
+interface Pending {
+  resolve: () => void;
+  reject: (e: Error) => void;
+}
+
+export class WorkerPool {
+  private workers: Worker[] = [];
+  private queues: Pending[][] = [];
+  private closed = false;
+
+  constructor(readonly size: number) {
+    for (let w = 0; w < size; w++) {
+      const worker = new Worker(new URL('./worker.js', import.meta.url));
+      const queue: Pending[] = [];
+      worker.on('message', (r: { ok: boolean; error?: string }) => {
+        const p = queue.shift();
+        if (!p) return;
+        if (r.ok) p.resolve();
+        else p.reject(new Error(`cpu worker: ${r.error}`));
+      });
+      worker.on('error', (e) => {
+        for (const p of queue.splice(0)) p.reject(e);
+      });
+      worker.on('exit', (code) => {
+        if (code !== 0 && !this.closed) for (const p of queue.splice(0)) p.reject(new Error(`cpu worker exited with code ${code}`));
+      });
+      this.workers.push(worker);
+      this.queues.push(queue);
+    }
+  }
+
+  call(w: number, msg: WorkerRequest): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('cpu engine already disposed'));
+    return new Promise<void>((resolve, reject) => {
+      this.queues[w].push({ resolve, reject });
+      this.workers[w].postMessage(msg);
+    });
+  }
+
+  /** The same kind of request to every worker, built per worker index. */
+  all(make: (w: number) => WorkerRequest | undefined): Promise<void[]> {
+    const calls: Promise<void>[] = [];
+    for (let w = 0; w < this.size; w++) {
+      const msg = make(w);
+      if (msg) calls.push(this.call(w, msg));
+    }
+    return Promise.all(calls);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+}

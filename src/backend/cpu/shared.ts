@@ -1,0 +1,68 @@
+// The shared-memory state of one CPU engine, seen identically by the main thread and its workers.
+// Everything n-sized lives here (SharedArrayBuffers), so an iteration moves no vectors between
+// threads: workers read X and the anchors in place and write per-point results in place.
+
+/**
+ * Points per chunk. Seeding sums are taken per fixed chunk and then added in chunk order, and
+ * worker ranges are whole chunks, so every sum is the same whatever the thread count.
+ */
+export const CHUNK = 256;
+
+export interface SharedState {
+  n: number;
+  d: number;
+  m: number;
+  x: Float32Array; // n×d vectors (f16 inputs decoded once)
+  anchors: Float32Array; // m×d
+  huberH: Float64Array; // m: Huber thresholds H_j (+inf = off)
+  j1: Int32Array; // n: nearest anchor
+  d1: Float32Array; // n: its distance
+  j2: Int32Array; // n: runner-up (-1 when m = 1)
+  d2: Float32Array; // n
+  w1: Float64Array; // n: w1·r(d1, j1), the point's weight for j1
+  w2: Float64Array; // n: w2·r(d2, j2), 0 when no share
+  sums: Float64Array; // m×d: S (weighted sums), filled by dimension slices
+  seedD: Float32Array; // n: k-means++ D[i]
+  chunkSums: Float64Array; // nChunks × maxCands: per-chunk seeding sums
+  cands: Float32Array; // maxCands×d: candidate anchors for seeding
+}
+
+export function sharedF32(len: number): Float32Array {
+  return new Float32Array(new SharedArrayBuffer(Math.max(1, len) * 4));
+}
+export function sharedF64(len: number): Float64Array {
+  return new Float64Array(new SharedArrayBuffer(Math.max(1, len) * 8));
+}
+export function sharedI32(len: number): Int32Array {
+  return new Int32Array(new SharedArrayBuffer(Math.max(1, len) * 4));
+}
+
+export function chunkCount(n: number): number {
+  return Math.ceil(n / CHUNK);
+}
+
+export function allocShared(x: Float32Array, n: number, d: number, m: number, maxCands: number): SharedState {
+  return {
+    n, d, m, x,
+    anchors: sharedF32(m * d),
+    huberH: sharedF64(m).fill(Infinity),
+    j1: sharedI32(n),
+    d1: sharedF32(n),
+    j2: sharedI32(n),
+    d2: sharedF32(n),
+    w1: sharedF64(n),
+    w2: sharedF64(n),
+    sums: sharedF64(m * d),
+    seedD: sharedF32(n),
+    chunkSums: sharedF64(chunkCount(n) * maxCands),
+    cands: sharedF32(maxCands * d),
+  };
+}
+
+/** Messages main -> worker. Every reply is { ok: true } or { ok: false, error }. */
+export type WorkerRequest =
+  | { op: 'init'; state: SharedState; kernel: 'wasm' | 'js'; chunk0: number; chunk1: number }
+  | { op: 'assign'; version: number; temperature: number }
+  | { op: 'reduce'; k0: number; k1: number }
+  | { op: 'seed'; mode: 'begin' | 'add' | 'try'; count: number; cands?: Float32Array; chunkSums?: Float64Array }
+  | { op: 'knn'; base: Float32Array; nb: number; queries: Float32Array; q0: number; q1: number; d: number; k: number; ids: Int32Array; dists: Float32Array };

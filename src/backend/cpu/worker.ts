@@ -1,0 +1,115 @@
+// One CPU worker thread: owns a contiguous range of whole chunks of points for the assignment and
+// seeding passes, and a slice of dimensions for the reduction. See shared.ts for the state and
+// engine.ts for the orchestration; the math is the comment at the top of ../types.ts.
+import { parentPort } from 'node:worker_threads';
+import { CHUNK, type SharedState, type WorkerRequest } from './shared.js';
+import { makeKernel, type Kernel, type Top2Out } from './kernel.js';
+import { knnRange } from './knn-core.js';
+
+let st: SharedState | undefined;
+let kernel: Kernel | undefined;
+let range = { i0: 0, i1: 0, chunk0: 0 };
+let tile: Top2Out & { dist: Float32Array } = {
+  j1: new Int32Array(CHUNK), d1: new Float32Array(CHUNK), j2: new Int32Array(CHUNK), d2: new Float32Array(CHUNK),
+  dist: new Float32Array(CHUNK),
+};
+
+function assign(version: number, temperature: number): void {
+  const s = st!;
+  const { d, m, x, anchors, huberH: H } = s;
+  const soft = temperature > 0 && m > 1;
+  for (let i0 = range.i0; i0 < range.i1; i0 += CHUNK) {
+    const np = Math.min(CHUNK, range.i1 - i0);
+    kernel!.top2(x.subarray(i0 * d, (i0 + np) * d), np, anchors, m, d, tile, version);
+    for (let p = 0; p < np; p++) {
+      const i = i0 + p;
+      const a = tile.j1[p], da = tile.d1[p], b = tile.j2[p], db = tile.d2[p];
+      s.j1[i] = a; s.d1[i] = da; s.j2[i] = b; s.d2[i] = db;
+      // Soft share of the runner-up, then the Huber weight of each side (types.ts).
+      const w2 = soft ? 1 / (1 + Math.exp((db - da) / temperature)) : 0;
+      const w1 = 1 - w2;
+      const ha = H[a];
+      s.w1[i] = w1 * (da <= ha ? 1 : Math.sqrt(ha / da));
+      if (w2 > 0) {
+        const hb = H[b];
+        s.w2[i] = w2 * (db <= hb ? 1 : Math.sqrt(hb / db));
+      } else s.w2[i] = 0;
+    }
+  }
+}
+
+/** S[j][k] for k in [k0, k1): every point in index order, so sums do not depend on threads. */
+function reduce(k0: number, k1: number): void {
+  const { n, d, m, x, j1, j2, w1, w2, sums } = st!;
+  if (k1 <= k0) return;
+  for (let j = 0; j < m; j++) sums.fill(0, j * d + k0, j * d + k1);
+  for (let i = 0; i < n; i++) {
+    const xo = i * d;
+    let so = j1[i] * d, w = w1[i];
+    for (let k = k0; k < k1; k++) sums[so + k] += w * x[xo + k];
+    w = w2[i];
+    if (w > 0) {
+      so = j2[i] * d;
+      for (let k = k0; k < k1; k++) sums[so + k] += w * x[xo + k];
+    }
+  }
+}
+
+/**
+ * k-means++ passes over this worker's chunks. begin: D = dist(x, c); add: D = min(D, dist(x, c));
+ * both leave each chunk's Σ D in chunkSums[chunk]. try: chunkSums[chunk·L + l] = Σ min(D, dist(x, c_l)).
+ */
+function seed(mode: 'begin' | 'add' | 'try', count: number, cands: Float32Array, chunkSums: Float64Array): void {
+  const { d, x, seedD: D } = st!;
+  const L = mode === 'try' ? count : 1;
+  if (tile.dist.length < CHUNK * L) tile.dist = new Float32Array(CHUNK * L);
+  const dist = tile.dist;
+  for (let i0 = range.i0, chunk = range.chunk0; i0 < range.i1; i0 += CHUNK, chunk++) {
+    const np = Math.min(CHUNK, range.i1 - i0);
+    kernel!.dists(x.subarray(i0 * d, (i0 + np) * d), np, cands, L, d, dist);
+    if (mode === 'try') {
+      for (let l = 0; l < L; l++) {
+        let sum = 0;
+        for (let p = 0; p < np; p++) sum += Math.min(D[i0 + p], dist[p * L + l]);
+        chunkSums[chunk * L + l] = sum;
+      }
+    } else {
+      let sum = 0;
+      for (let p = 0; p < np; p++) {
+        const v = mode === 'begin' ? dist[p] : Math.min(D[i0 + p], dist[p]);
+        D[i0 + p] = v;
+        sum += v;
+      }
+      chunkSums[chunk] = sum;
+    }
+  }
+}
+
+function handle(msg: WorkerRequest): void {
+  switch (msg.op) {
+    case 'init': {
+      st = msg.state;
+      kernel = makeKernel(msg.kernel);
+      range = { i0: Math.min(msg.chunk0 * CHUNK, st.n), i1: Math.min(msg.chunk1 * CHUNK, st.n), chunk0: msg.chunk0 };
+      return;
+    }
+    case 'assign':
+      return assign(msg.version, msg.temperature);
+    case 'reduce':
+      return reduce(msg.k0, msg.k1);
+    case 'seed':
+      return seed(msg.mode, msg.count, msg.cands ?? st!.cands, msg.chunkSums ?? st!.chunkSums);
+    case 'knn':
+      kernel ??= makeKernel('wasm');
+      return knnRange(kernel, msg);
+  }
+}
+
+parentPort!.on('message', (msg: WorkerRequest) => {
+  try {
+    handle(msg);
+    parentPort!.postMessage({ ok: true });
+  } catch (e) {
+    parentPort!.postMessage({ ok: false, error: e instanceof Error ? e.message : String(e) });
+  }
+});
