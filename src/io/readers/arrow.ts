@@ -1,0 +1,154 @@
+// Arrow IPC (file and stream formats; Feather v2 is the file format) through apache-arrow,
+// one record batch at a time. Vector columns: FixedSizeList<Float16|Float32|Float64> or
+// List<Float16|Float32|Float64>. LZ4-frame-compressed buffers are decoded by our own codec.
+import * as fs from 'node:fs';
+import {
+  compressionRegistry,
+  CompressionType,
+  DataType,
+  Precision,
+  RecordBatchReader,
+  type Data,
+  type Field,
+  type Schema,
+} from 'apache-arrow';
+import { lz4FrameDecode, lz4FrameEncode } from '../lz4.js';
+import { RowCollector } from './collect.js';
+import { badInput, type ByteSource } from './source.js';
+import type { RawDataset } from './types.js';
+
+let codecsRegistered = false;
+/** Teach apache-arrow LZ4 frames (it has no built-in codecs). Safe to call more than once. */
+export function registerArrowCodecs(): void {
+  if (codecsRegistered) return;
+  compressionRegistry.set(CompressionType.LZ4_FRAME, { decode: lz4FrameDecode, encode: lz4FrameEncode });
+  codecsRegistered = true;
+}
+
+const ACCEPTED = 'FixedSizeList<Float32|Float16> or List<Float32|Float64>';
+
+function isFloat(t: DataType): boolean {
+  return DataType.isFloat(t);
+}
+
+/** A column vlc can read vectors from: a (fixed-size) list of floats. */
+function isVectorType(t: DataType): boolean {
+  return (DataType.isFixedSizeList(t) || DataType.isList(t)) && isFloat(t.children[0].type);
+}
+
+function describeColumns(schema: Schema): string {
+  return schema.fields.map((f: Field) => `${f.name} (${f.type})`).join(', ') || 'none';
+}
+
+function pickColumn(src: ByteSource, schema: Schema, wanted: string | undefined): number {
+  if (wanted !== undefined) {
+    const idx = schema.fields.findIndex((f) => f.name === wanted);
+    if (idx < 0) throw badInput(src, `no column named '${wanted}' (columns: ${describeColumns(schema)})`);
+    if (!isVectorType(schema.fields[idx].type))
+      throw badInput(src, `column '${wanted}' has type ${schema.fields[idx].type}; vectors must be ${ACCEPTED}`);
+    return idx;
+  }
+  const idx = schema.fields.findIndex((f) => isVectorType(f.type));
+  if (idx < 0) throw badInput(src, `no vector column: columns are ${describeColumns(schema)}; vectors must be ${ACCEPTED}`);
+  return idx;
+}
+
+async function openReader(src: ByteSource): Promise<{ reader: RecordBatchReader; close: () => Promise<void> }> {
+  if (src.bytes) return { reader: await RecordBatchReader.from(src.bytes), close: async () => {} };
+  const handle = await fs.promises.open(src.path!, 'r');
+  try {
+    return { reader: await RecordBatchReader.from(handle), close: () => handle.close() };
+  } catch (e) {
+    await handle.close();
+    throw e;
+  }
+}
+
+export async function readArrow(src: ByteSource, column: string | undefined, dropInvalid: boolean): Promise<RawDataset> {
+  registerArrowCodecs();
+  let opened: Awaited<ReturnType<typeof openReader>>;
+  try {
+    opened = await openReader(src);
+    await opened.reader.open();
+  } catch (e) {
+    throw badInput(src, `not a readable Arrow IPC file or stream (${(e as Error).message})`);
+  }
+  const { reader } = opened;
+  try {
+    const schema = reader.schema;
+    if (!schema) throw badInput(src, 'Arrow input has no schema (empty stream)');
+    const idx = pickColumn(src, schema, column);
+    const field = schema.fields[idx];
+    const child = field.type.children[0].type;
+    const half = child.precision === Precision.HALF;
+    let rows: RowCollector | undefined;
+    let d = DataType.isFixedSizeList(field.type) ? field.type.listSize : -1;
+    let seen = 0;
+    let dropped = 0;
+    try {
+      for await (const batch of reader) {
+        const vec = batch.getChildAt(idx);
+        if (!vec) continue;
+        for (const data of vec.data) {
+          if (d < 0) d = firstListLength(data);
+          if (d === 0) throw badInput(src, `column '${field.name}' holds vectors of dimension 0`);
+          rows ??= new RowCollector(d, half ? 'f16' : 'f32');
+          dropped += appendData(src, field.name, data, d, seen, rows, dropInvalid);
+          seen += data.length;
+        }
+      }
+    } catch (e) {
+      if ((e as Error).name === 'UsageError') throw e;
+      const msg = (e as Error).message;
+      if (/codec not found/.test(msg))
+        throw badInput(src, 'Arrow buffers use a compression vlc cannot decode (only LZ4 frame is supported); rewrite the file uncompressed or with LZ4');
+      throw badInput(src, `corrupt Arrow data (${msg})`);
+    }
+    if (!rows || rows.rows === 0)
+      throw badInput(src, seen === 0 ? `column '${field.name}' has 0 rows; nothing to read` : `every row of column '${field.name}' is null`);
+    const format = reader.isFile() ? 'arrow' : 'arrow stream';
+    return { n: rows.rows, d, dtype: rows.dtype, data: rows.finish(), format: `${format} ${field.type}`, dropped };
+  } finally {
+    await opened.close();
+  }
+}
+
+/** Dimension of a List column: the length of its first non-null row (0 when none). */
+function firstListLength(data: Data): number {
+  const offs = data.valueOffsets as Int32Array;
+  for (let i = 0; i < data.length; i++) if (data.getValid(i)) return offs[i + 1] - offs[i];
+  return -1;
+}
+
+/** Copy one Data chunk's rows into `rows`; returns how many null rows were dropped. */
+function appendData(src: ByteSource, name: string, data: Data, d: number, firstRow: number, rows: RowCollector, dropInvalid: boolean): number {
+  const values = data.children[0];
+  const vals = values.values as Float32Array | Float64Array | Uint16Array;
+  const base = values.offset;
+  const fixed = DataType.isFixedSizeList(data.type);
+  const offs = fixed ? undefined : (data.valueOffsets as Int32Array);
+  const valueNulls = values.nullCount > 0;
+  let dropped = 0;
+  let runStart = 0; // rows [runStart, i) are contiguous and valid: appended in one go
+  const flush = (end: number) => {
+    if (end > runStart) rows.append(vals, base + (offs ? offs[runStart] : runStart * d), end - runStart);
+  };
+  for (let i = 0; i < data.length; i++) {
+    let ok = data.nullCount === 0 || data.getValid(i);
+    if (ok && offs && offs[i + 1] - offs[i] !== d) {
+      throw badInput(src, `row ${firstRow + i} of column '${name}' has ${offs[i + 1] - offs[i]} values but row 0 has ${d}: all vectors must have the same dimension`);
+    }
+    if (ok && valueNulls) {
+      const at = offs ? offs[i] : i * d;
+      for (let k = 0; k < d && ok; k++) ok = values.getValid(at + k);
+    }
+    if (!ok) {
+      if (!dropInvalid) throw badInput(src, `row ${firstRow + i} of column '${name}' is null or has null values; fix the data or pass --drop-invalid to skip such rows`);
+      flush(i);
+      runStart = i + 1;
+      dropped++;
+    }
+  }
+  flush(data.length);
+  return dropped;
+}

@@ -1,0 +1,78 @@
+// Element types found in embedding files, and the one routine that moves them into a Dataset's
+// array: f32 and f16 are read straight into the destination's memory (no intermediate copy);
+// everything else goes through a small reused chunk and is converted to f32.
+import type { VectorDtype } from '../dataset.js';
+import type { ByteSource } from './source.js';
+
+export type ElementType = 'f32' | 'f16' | 'f64' | 'bf16' | 'u8';
+
+export const ELEMENT_BYTES: Record<ElementType, number> = { f32: 4, f16: 2, f64: 8, bf16: 2, u8: 1 };
+
+/** The Dataset dtype an input element type is kept as: f16 stays half, the rest become f32. */
+export function keptAs(t: ElementType): VectorDtype {
+  return t === 'f16' ? 'f16' : 'f32';
+}
+
+/** Bytes per read: large enough that syscalls are cheap, small enough to stay in cache-friendly sizes. */
+export const CHUNK_BYTES = 16 << 20;
+
+/** Bytes of `dst[at .. at+count)` as a Uint8Array view (for reading into it directly). */
+export function byteView(dst: Float32Array | Uint16Array, at: number, count: number): Uint8Array {
+  return new Uint8Array(dst.buffer, dst.byteOffset + at * dst.BYTES_PER_ELEMENT, count * dst.BYTES_PER_ELEMENT);
+}
+
+/**
+ * Convert `count` little-endian elements of type t held in `bytes` into dst[at..].
+ * dst is a Uint16Array for f16 (bits copied) and a Float32Array otherwise.
+ */
+export function decodeElements(bytes: Uint8Array, t: ElementType, count: number, dst: Float32Array | Uint16Array, at: number): void {
+  const eb = ELEMENT_BYTES[t];
+  // Aligned typed views need an aligned offset; copy the (rare) unaligned case once.
+  const b = bytes.byteOffset % eb === 0 ? bytes : bytes.slice(0, count * eb);
+  switch (t) {
+    case 'f32':
+      dst.set(new Float32Array(b.buffer, b.byteOffset, count), at);
+      return;
+    case 'f16':
+      dst.set(new Uint16Array(b.buffer, b.byteOffset, count), at);
+      return;
+    case 'f64':
+      dst.set(new Float64Array(b.buffer, b.byteOffset, count), at);
+      return;
+    case 'u8':
+      dst.set(b.subarray(0, count), at);
+      return;
+    case 'bf16': {
+      // bfloat16 is the top half of an f32: shift the bits up and reinterpret.
+      const h = new Uint16Array(b.buffer, b.byteOffset, count);
+      const out = new Uint32Array(dst.buffer, dst.byteOffset + at * 4, count);
+      for (let i = 0; i < count; i++) out[i] = h[i] << 16;
+      return;
+    }
+  }
+}
+
+/** Read `count` elements of type t starting at byte `offset` of src into dst[at..], in chunks. */
+export function readElements(
+  src: ByteSource,
+  offset: number,
+  count: number,
+  t: ElementType,
+  dst: Float32Array | Uint16Array,
+  at: number,
+): void {
+  const eb = ELEMENT_BYTES[t];
+  const direct = t === 'f32' || t === 'f16';
+  const perChunk = Math.max(1, Math.floor(CHUNK_BYTES / eb));
+  const scratch = direct ? undefined : new Uint8Array(Math.min(count, perChunk) * eb);
+  for (let done = 0; done < count; done += perChunk) {
+    const k = Math.min(perChunk, count - done);
+    if (direct) {
+      src.readInto(byteView(dst, at + done, k), offset + done * eb);
+    } else {
+      const buf = scratch!.subarray(0, k * eb);
+      src.readInto(buf, offset + done * eb);
+      decodeElements(buf, t, k, dst, at + done);
+    }
+  }
+}

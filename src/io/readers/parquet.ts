@@ -1,0 +1,92 @@
+// Parquet through hyparquet, one row group at a time. Vector columns: a LIST of FLOAT / DOUBLE /
+// FLOAT16 (FIXED_LEN_BYTE_ARRAY(2)), or a legacy repeated FLOAT / DOUBLE field.
+import { asyncBufferFromFile, parquetMetadataAsync, parquetRead, parquetSchema, type AsyncBuffer, type FileMetaData } from 'hyparquet';
+import { RowCollector } from './collect.js';
+import { badInput, type ByteSource } from './source.js';
+import type { RawDataset } from './types.js';
+
+const ACCEPTED = 'a list of FLOAT, DOUBLE or FLOAT16';
+
+type SchemaNode = ReturnType<typeof parquetSchema>;
+
+/** The numeric leaf of a vector-like column, or undefined when the column is not one. */
+function vectorLeaf(node: SchemaNode): SchemaNode['element'] | undefined {
+  const isFloatLeaf = (e: SchemaNode['element']) =>
+    e.type === 'FLOAT' || e.type === 'DOUBLE' || (e.type === 'FIXED_LEN_BYTE_ARRAY' && e.logical_type?.type === 'FLOAT16');
+  const e = node.element;
+  if (node.children.length === 0) return e.repetition_type === 'REPEATED' && isFloatLeaf(e) ? e : undefined;
+  const isList = e.converted_type === 'LIST' || e.logical_type?.type === 'LIST';
+  if (!isList || node.children.length !== 1) return undefined;
+  // Three-level list: group (LIST) > repeated group > element; two-level: group (LIST) > repeated leaf.
+  const rep = node.children[0];
+  const leaf = rep.children.length === 1 ? rep.children[0] : rep.children.length === 0 ? rep : undefined;
+  return leaf && leaf.children.length === 0 && isFloatLeaf(leaf.element) ? leaf.element : undefined;
+}
+
+function typeName(node: SchemaNode): string {
+  const e = node.element;
+  if (vectorLeaf(node)) return `list<${vectorLeaf(node)!.logical_type?.type ?? vectorLeaf(node)!.type}>`;
+  if (node.children.length > 0) return e.converted_type ?? e.logical_type?.type ?? 'group';
+  return e.logical_type?.type ?? e.converted_type ?? e.type ?? 'unknown';
+}
+
+export async function readParquet(src: ByteSource, column: string | undefined, dropInvalid: boolean): Promise<RawDataset> {
+  let file: AsyncBuffer;
+  let metadata: FileMetaData;
+  try {
+    file = src.bytes
+      ? (src.bytes.buffer.slice(src.bytes.byteOffset, src.bytes.byteOffset + src.bytes.length) as ArrayBuffer)
+      : await asyncBufferFromFile(src.path!);
+    metadata = await parquetMetadataAsync(file);
+  } catch (e) {
+    throw badInput(src, `not a readable Parquet file (${(e as Error).message})`);
+  }
+  const columns = parquetSchema(metadata).children;
+  const listing = columns.map((c) => `${c.element.name} (${typeName(c)})`).join(', ') || 'none';
+  let node: SchemaNode | undefined;
+  if (column !== undefined) {
+    node = columns.find((c) => c.element.name === column);
+    if (!node) throw badInput(src, `no column named '${column}' (columns: ${listing})`);
+    if (!vectorLeaf(node)) throw badInput(src, `column '${column}' has type ${typeName(node)}; vectors must be ${ACCEPTED}`);
+  } else {
+    node = columns.find((c) => vectorLeaf(c) !== undefined);
+    if (!node) throw badInput(src, `no vector column: columns are ${listing}; vectors must be ${ACCEPTED}`);
+  }
+  const name = node.element.name;
+  const half = vectorLeaf(node)!.logical_type?.type === 'FLOAT16';
+
+  let rows: RowCollector | undefined;
+  let d = -1;
+  let dropped = 0;
+  let rowStart = 0;
+  for (const group of metadata.row_groups) {
+    const rowEnd = rowStart + Number(group.num_rows);
+    let groupRows: (number[] | null | undefined)[][] = [];
+    try {
+      await parquetRead({ file, metadata, columns: [name], rowStart, rowEnd, onComplete: (r) => (groupRows = r) });
+    } catch (e) {
+      throw badInput(src, `corrupt Parquet data in rows ${rowStart}..${rowEnd - 1} (${(e as Error).message})`);
+    }
+    groupRows.forEach((row, i) => {
+      const v = row[0];
+      const r = rowStart + i;
+      const isNull = v == null || (v as unknown[]).some((x) => x == null);
+      if (isNull) {
+        if (!dropInvalid) throw badInput(src, `row ${r} of column '${name}' is null or has null values; fix the data or pass --drop-invalid to skip such rows`);
+        dropped++;
+        return;
+      }
+      if (d < 0) {
+        d = v.length;
+        if (d === 0) throw badInput(src, `column '${name}' holds vectors of dimension 0`);
+        rows = new RowCollector(d, half ? 'f16' : 'f32');
+      }
+      if (v.length !== d)
+        throw badInput(src, `row ${r} of column '${name}' has ${v.length} values but the first row has ${d}: all vectors must have the same dimension`);
+      rows!.append(v, 0, 1);
+    });
+    rowStart = rowEnd;
+  }
+  if (!rows) throw badInput(src, rowStart === 0 ? `column '${name}' has 0 rows; nothing to read` : `every row of column '${name}' is null`);
+  return { n: rows.rows, d, dtype: rows.dtype, data: rows.finish(), format: `parquet list<${half ? 'float16' : 'float'}>`, dropped };
+}

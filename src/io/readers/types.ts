@@ -1,0 +1,7 @@
+import type { Dataset } from '../dataset.js';
+
+/** What a format reader returns; read.ts then checks values and fills in `dropped`. */
+export type RawDataset = Omit<Dataset, 'dropped'> & {
+  /** Rows the reader itself skipped under --drop-invalid (e.g. null Arrow rows). */
+  dropped?: number;
+};

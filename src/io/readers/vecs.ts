@@ -1,0 +1,44 @@
+// .fvecs / .bvecs (the TEXMEX/FAISS formats): each record is an int32 dimension d followed by
+// d float32 (fvecs) or d uint8 (bvecs) values. Every record must repeat the same d.
+import { allocVectors } from '../dataset.js';
+import { CHUNK_BYTES, decodeElements, type ElementType } from './elements.js';
+import { badInput, type ByteSource } from './source.js';
+import type { RawDataset } from './types.js';
+
+export function readVecs(src: ByteSource, kind: 'fvecs' | 'bvecs'): RawDataset {
+  const elem: ElementType = kind === 'fvecs' ? 'f32' : 'u8';
+  const eb = kind === 'fvecs' ? 4 : 1;
+  if (src.size < 4) throw badInput(src, `truncated .${kind}: ${src.size} bytes, not even one record header`);
+  const d = new DataView(src.read(0, 4).buffer).getInt32(0, true);
+  if (d === 0) throw badInput(src, `first .${kind} record has dimension 0`);
+  if (d < 0 || d > 1 << 20) throw badInput(src, `first .${kind} record has dimension ${d}, which is not plausible; is this really a .${kind} file? (use --format to force another)`);
+  const record = 4 + d * eb;
+  const n = Math.floor(src.size / record);
+  if (n === 0) throw badInput(src, `truncated .${kind}: one ${d}-dim record needs ${record} bytes, the file has ${src.size}`);
+
+  const data = allocVectors(n, d, 'f32') as Float32Array;
+  const perChunk = Math.max(1, Math.floor(CHUNK_BYTES / record));
+  const buf = new Uint8Array(Math.min(n, perChunk) * record);
+  const view = new DataView(buf.buffer);
+  for (let r0 = 0; r0 < n; r0 += perChunk) {
+    const k = Math.min(perChunk, n - r0);
+    src.readInto(buf.subarray(0, k * record), r0 * record);
+    for (let i = 0; i < k; i++) {
+      const dimHere = view.getInt32(i * record, true);
+      if (dimHere !== d)
+        throw badInput(src, `record ${r0 + i} has dimension ${dimHere} but record 0 has ${d}: all vectors in a .${kind} file must have the same dimension`);
+      decodeElements(buf.subarray(i * record + 4, (i + 1) * record), elem, d, data, (r0 + i) * d);
+    }
+  }
+  const extra = src.size - n * record;
+  if (extra > 0) {
+    // Either the last record was cut off, or a later record has another dimension.
+    if (extra >= 4) {
+      const dimHere = new DataView(src.read(n * record, 4).buffer).getInt32(0, true);
+      if (dimHere !== d)
+        throw badInput(src, `record ${n} has dimension ${dimHere} but record 0 has ${d}: all vectors in a .${kind} file must have the same dimension`);
+    }
+    throw badInput(src, `truncated .${kind}: ${n + 1} records of dimension ${d} need ${(n + 1) * record} bytes, the file has ${src.size}`);
+  }
+  return { n, d, dtype: 'f32', data, format: kind };
+}

@@ -1,0 +1,72 @@
+// Which reader to use: magic bytes first, then the file extension as a hint, then weak checks.
+import { extname } from 'node:path';
+import { NPY_MAGIC } from './readers/npy.js';
+import { looksLikeSafetensors } from './readers/safetensors.js';
+
+export type InputFormat = 'npy' | 'fvecs' | 'bvecs' | 'arrow' | 'arrow-stream' | 'parquet' | 'safetensors' | 'raw' | 'jsonl';
+
+export const INPUT_FORMATS = ['npy', 'fvecs', 'bvecs', 'arrow', 'parquet', 'safetensors', 'raw', 'jsonl'] as const;
+
+export const SUPPORTED_INPUTS =
+  '.npy, .fvecs, .bvecs, Arrow IPC file/stream or Feather v2, Parquet, safetensors, JSONL, or raw f32/f16 (--format raw --dim D)';
+
+const EXTENSIONS: Record<string, InputFormat> = {
+  '.npy': 'npy',
+  '.fvecs': 'fvecs',
+  '.bvecs': 'bvecs',
+  '.arrow': 'arrow',
+  '.feather': 'arrow',
+  '.ipc': 'arrow',
+  '.arrows': 'arrow-stream',
+  '.parquet': 'parquet',
+  '.pq': 'parquet',
+  '.safetensors': 'safetensors',
+  '.jsonl': 'jsonl',
+  '.ndjson': 'jsonl',
+  '.json': 'jsonl',
+  '.f32': 'raw',
+  '.f16': 'raw',
+  '.raw': 'raw',
+  '.bin': 'raw',
+};
+
+export function formatFromExtension(path: string): InputFormat | undefined {
+  return EXTENSIONS[extname(path).toLowerCase()];
+}
+
+function startsWith(head: Uint8Array, magic: number[] | string): boolean {
+  const bytes = typeof magic === 'string' ? [...magic].map((c) => c.charCodeAt(0)) : magic;
+  return head.length >= bytes.length && bytes.every((b, i) => head[i] === b);
+}
+
+/**
+ * Guess the format from the first bytes (`head`, at least 16 when the input has them), the total
+ * size, and the name. Returns undefined when nothing fits.
+ */
+export function sniffFormat(head: Uint8Array, size: number, name: string): InputFormat | undefined {
+  if (startsWith(head, NPY_MAGIC)) return 'npy';
+  if (startsWith(head, 'ARROW1')) return 'arrow';
+  if (startsWith(head, 'PAR1')) return 'parquet';
+  // Arrow IPC stream: a continuation marker (0xFFFFFFFF) and a message length.
+  if (startsWith(head, [0xff, 0xff, 0xff, 0xff]) && head.length >= 8) return 'arrow-stream';
+  if (looksLikeSafetensors(head, size)) return 'safetensors';
+
+  const hint = formatFromExtension(name);
+  // An extension that promises a magic we did not find: let the caller say so rather than guess.
+  if (hint === 'npy' || hint === 'parquet' || hint === 'safetensors' || (hint === 'arrow' && !startsWith(head, [0xff, 0xff, 0xff, 0xff])))
+    return undefined;
+  if (hint === 'fvecs' || hint === 'bvecs' || hint === 'raw' || hint === 'jsonl') return hint;
+  if (hint === 'arrow' && startsWith(head, [0xff, 0xff, 0xff, 0xff])) return 'arrow-stream';
+
+  // No magic, no telling extension: vecs files are recognisable by their repeated dimension header.
+  if (head.length >= 4) {
+    const d = new DataView(head.buffer, head.byteOffset, head.length).getInt32(0, true);
+    if (d > 0 && d <= 1 << 16) {
+      if (size % (4 + 4 * d) === 0) return 'fvecs';
+      if (size % (4 + d) === 0) return 'bvecs';
+    }
+  }
+  const firstChar = head.find((b) => b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09);
+  if (firstChar === 0x7b) return 'jsonl'; // '{'
+  return undefined;
+}

@@ -1,0 +1,39 @@
+// Writing vectors (decompress output, exports): .npy, Arrow IPC file (Feather v2) or .fvecs, always
+// through writeAtomic so a failure or Ctrl-C never leaves a partial file.
+import { extname } from 'node:path';
+import { UsageError } from '../errors.js';
+import { writeAtomic } from './atomic.js';
+import { writeArrow } from './writers/arrow.js';
+import { writeFvecs } from './writers/fvecs.js';
+import { writeNpy } from './writers/npy.js';
+
+export type VectorFormat = 'npy' | 'arrow' | 'fvecs';
+
+const BY_EXTENSION: Record<string, VectorFormat> = {
+  '.npy': 'npy',
+  '.arrow': 'arrow',
+  '.feather': 'arrow',
+  '.ipc': 'arrow',
+  '.fvecs': 'fvecs',
+};
+
+export function formatFromPath(p: string): VectorFormat | undefined {
+  return BY_EXTENSION[extname(p).toLowerCase()];
+}
+
+export async function writeVectors(
+  target: string,
+  data: Float32Array,
+  n: number,
+  d: number,
+  o: { format: VectorFormat; dtype?: 'f32' | 'f16' },
+): Promise<void> {
+  const dtype = o.dtype ?? 'f32';
+  if (data.length < n * d) throw new Error(`writeVectors: ${data.length} values given for ${n} × ${d}`);
+  if (o.format === 'fvecs' && dtype !== 'f32') throw new UsageError('.fvecs holds float32 only; use .npy or .arrow for f16 output');
+  await writeAtomic(target, async (sink) => {
+    if (o.format === 'npy') await writeNpy(sink, data, n, d, dtype);
+    else if (o.format === 'arrow') await writeArrow(sink, data, n, d, { dtype });
+    else await writeFvecs(sink, data, n, d);
+  });
+}
