@@ -1,4 +1,15 @@
 // Every command, one file each. Order here is the order in --help.
 import type { Command } from 'commander';
+import { register as compress } from './compress.js';
+import { register as decompress } from './decompress.js';
+import { register as info } from './info.js';
+import { register as evaluate } from './eval.js';
+import { register as search } from './search.js';
 
-export const commands: Array<(program: Command) => void> = [];
+export const commands: Array<(program: Command) => void> = [
+  compress,
+  decompress,
+  info,
+  evaluate,
+  search,
+];

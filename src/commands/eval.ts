@@ -1,0 +1,191 @@
+// `vlc eval <original> <in.vlc>`: how much a .vlc file lost. Reconstruction error over every vector
+// (MSE, relative error, mean cosine) and search quality: for a seeded sample of the original vectors
+// used as queries, recall of the compressed search (src/io/vlc/search.ts) against exact search on
+// the originals. The query vector itself is left out of both result lists, so recall measures
+// finding its neighbours, not finding itself.
+import type { Command } from 'commander';
+import { knn } from '../backend/cpu/index.js';
+import { UsageError } from '../errors.js';
+import { toF32, type Dataset } from '../io/dataset.js';
+import { readDataset } from '../io/read.js';
+import { readVlc } from '../io/vlc/file.js';
+import type { VlcFile } from '../io/vlc/format.js';
+import { reconstructRow } from '../io/vlc/reconstruct.js';
+import { searchCompressed } from '../io/vlc/search.js';
+import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
+import { applyVerbosity, parseInteger } from './options.js';
+
+interface EvalFlags extends InputFlags {
+  queries: number;
+  seed: number;
+  nprobe: number;
+  json?: boolean;
+  quiet?: boolean;
+  verbose?: boolean;
+}
+
+export function register(program: Command): void {
+  const cmd = program
+    .command('eval')
+    .description('measure the quality of a .vlc file against the original vectors: MSE, relative error, cosine, recall@1/@10')
+    .argument('<original>', 'the embedding file that was compressed (same reader options as for compress)')
+    .argument('<in.vlc>', 'the .vlc file')
+    .option('--queries <n>', 'number of original vectors sampled as queries for recall', (v) => parseInteger('--queries', v, 1), 1000)
+    .option('--seed <s>', 'seed of the query sample', (v) => parseInteger('--seed', v, 0, 2 ** 32 - 1), 1)
+    .option('--nprobe <p>', 'anchors visited at least, per query, in the compressed search', (v) => parseInteger('--nprobe', v, 1), 1);
+  addInputOptions(cmd, 'the original');
+  cmd
+    .option('--json', 'print one machine-readable JSON object on stdout')
+    .option('-q, --quiet', 'only errors on stderr')
+    .option('-v, --verbose', 'debug logs on stderr')
+    .action(async (original: string, vlcPath: string, o: EvalFlags) => {
+      applyVerbosity(o);
+      if (original === '-' && vlcPath === '-') throw new UsageError('only one of the two inputs can be stdin (-)');
+      const ds = await readDataset(original, readOptionsFrom(o));
+      const file = await readVlc(vlcPath);
+      const { n, d } = file.manifest;
+      if (ds.n !== n || ds.d !== d)
+        throw new UsageError(
+          `${original} holds ${ds.n} x ${ds.d} vectors but ${vlcPath} encodes ${n} x ${d}; ` +
+            `give the file it was compressed from${file.manifest.input.dropped ? ' (with --drop-invalid, as compress had)' : ''}`,
+        );
+      const t0 = performance.now();
+      const result = await evaluate(ds, file, { queries: o.queries, seed: o.seed, nprobe: o.nprobe });
+      const seconds = (performance.now() - t0) / 1000;
+      const out = { ...result, seconds };
+      process.stdout.write(o.json ? JSON.stringify(out) + '\n' : evalText(out));
+    });
+}
+
+export interface EvalResult {
+  n: number;
+  d: number;
+  m: number;
+  /** Mean over vectors of the squared L2 reconstruction error (the seed's "energy", measured). */
+  mse: number;
+  /** mse / d: the mean squared error per coordinate. */
+  mse_per_dim: number;
+  /** ‖X − X̂‖_F / ‖X‖_F. */
+  relative_error: number;
+  /** Mean cosine similarity between each vector and its reconstruction. */
+  mean_cosine: number;
+  queries: number;
+  /** Fraction of queries whose compressed top-1 is the exact nearest neighbour (null: n < 2). */
+  recall_at_1: number | null;
+  /** Mean overlap of the compressed and exact top-10 lists, over 10 (fewer when n <= 10). */
+  recall_at_10: number | null;
+  /** k actually used for "@10" (min(10, n − 1)). */
+  k10: number;
+}
+
+export async function evaluate(ds: Dataset, file: VlcFile, o: { queries: number; seed: number; nprobe: number }): Promise<EvalResult> {
+  const { n, d, m } = file.manifest;
+  const x = toF32(ds);
+
+  // Reconstruction error, accumulated in f64.
+  let sqErr = 0;
+  let sqNorm = 0;
+  let cosSum = 0;
+  for (let i = 0; i < n; i++) {
+    const r = reconstructRow(file, i);
+    let e = 0;
+    let xx = 0;
+    let rr = 0;
+    let xr = 0;
+    for (let k = 0; k < d; k++) {
+      const a = x[i * d + k];
+      const b = r[k];
+      e += (a - b) * (a - b);
+      xx += a * a;
+      rr += b * b;
+      xr += a * b;
+    }
+    sqErr += e;
+    sqNorm += xx;
+    cosSum += xx === 0 && rr === 0 ? 1 : xx === 0 || rr === 0 ? 0 : xr / Math.sqrt(xx * rr);
+  }
+
+  // Search quality on a seeded sample of the vectors, each left out of its own results.
+  const nq = Math.min(o.queries, n);
+  const k10 = Math.min(10, n - 1);
+  let recall1: number | null = null;
+  let recall10: number | null = null;
+  if (k10 >= 1) {
+    const sample = sampleIndices(n, nq, o.seed);
+    const q = new Float32Array(nq * d);
+    sample.forEach((i, r) => q.set(x.subarray(i * d, (i + 1) * d), r * d));
+    const exclude = Int32Array.from(sample);
+    const exact = await knn(x, n, q, nq, d, k10 + 1);
+    const approx = await searchCompressed(file, q, nq, { k: k10, nprobe: o.nprobe, exclude });
+    let hits1 = 0;
+    let hits10 = 0;
+    for (let r = 0; r < nq; r++) {
+      const truth = withoutSelf(exact.ids.subarray(r * (k10 + 1), (r + 1) * (k10 + 1)), sample[r], k10);
+      const got = approx.ids.subarray(r * k10, (r + 1) * k10);
+      if (got[0] === truth[0]) hits1++;
+      const set = new Set(truth);
+      for (const id of got) if (set.has(id)) hits10++;
+    }
+    recall1 = hits1 / nq;
+    recall10 = hits10 / (nq * k10);
+  }
+  return {
+    n,
+    d,
+    m,
+    mse: sqErr / n,
+    mse_per_dim: sqErr / n / d,
+    relative_error: sqNorm > 0 ? Math.sqrt(sqErr / sqNorm) : 0,
+    mean_cosine: cosSum / n,
+    queries: nq,
+    recall_at_1: recall1,
+    recall_at_10: recall10,
+    k10,
+  };
+}
+
+/** The first k ids of an exact result list, leaving out the query's own id (or the last, if absent). */
+function withoutSelf(ids: Int32Array, self: number, k: number): number[] {
+  const out = Array.from(ids).filter((id) => id !== self && id >= 0);
+  return out.slice(0, k);
+}
+
+/** `count` distinct indices of 0..n-1, in sample order, from a seeded partial Fisher–Yates shuffle. */
+export function sampleIndices(n: number, count: number, seed: number): number[] {
+  const rand = mulberry32(seed);
+  const pool = new Map<number, number>(); // sparse swap table: O(count) memory even for huge n
+  const out: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const j = i + Math.floor(rand() * (n - i));
+    const vi = pool.get(i) ?? i;
+    const vj = pool.get(j) ?? j;
+    pool.set(j, vi);
+    out.push(vj);
+  }
+  return out;
+}
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function evalText(r: EvalResult & { seconds: number }): string {
+  const f = (v: number | null, digits = 4) => (v === null ? 'n/a' : v.toFixed(digits));
+  return (
+    [
+      `vectors          ${r.n} x ${r.d}, m = ${r.m} anchors`,
+      `mse              ${r.mse.toPrecision(6)} (mean squared L2 error per vector; ${r.mse_per_dim.toPrecision(4)} per coordinate)`,
+      `relative error   ${f(r.relative_error)} (||X - X'|| / ||X||)`,
+      `mean cosine      ${f(r.mean_cosine)}`,
+      `recall@1         ${f(r.recall_at_1)} (${r.queries} sampled queries, compressed search vs exact search)`,
+      `recall@${String(r.k10).padEnd(10)}${f(r.recall_at_10)}`,
+      `time             ${r.seconds.toFixed(2)} s`,
+    ].join('\n') + '\n'
+  );
+}

@@ -1,0 +1,54 @@
+// Options that describe how to read an embedding file (compress, eval, search), and the device
+// choice shared by the commands that run the quantizer. Used by the commands in this folder only.
+import { Option, type Command } from 'commander';
+import { UsageError } from '../errors.js';
+import type { ReadOptions } from '../io/read.js';
+import { parseInteger } from './options.js';
+
+export interface InputFlags {
+  format?: string;
+  column?: string;
+  tensor?: string;
+  field?: string;
+  dim?: number;
+  rawDtype?: 'f32' | 'f16';
+  dropInvalid?: boolean;
+}
+
+/** --format --column --tensor --field --dim --raw-dtype --drop-invalid. `prefix` names the file they apply to. */
+export function addInputOptions(cmd: Command, what = 'the input'): Command {
+  return cmd
+    .option('--format <format>', `force the format of ${what} (npy, fvecs, bvecs, arrow, parquet, safetensors, jsonl, raw) instead of sniffing it`)
+    .option('--column <name>', `Arrow/Parquet column holding the vectors in ${what} (default: the only vector column)`)
+    .option('--tensor <name>', `safetensors tensor to read from ${what} (default: the only 2-D tensor)`)
+    .option('--field <name>', `JSONL field holding the vectors in ${what} (default: "embedding")`)
+    .option('--dim <d>', `dimensions per vector when ${what} is raw f32/f16 bytes`, (v) => parseInteger('--dim', v, 1))
+    .addOption(
+      new Option('--raw-dtype <dtype>', `element type when ${what} is raw bytes (default f32)`).choices(['f32', 'f16']),
+    )
+    .option('--drop-invalid', `skip vectors containing NaN or Inf in ${what} (and say how many) instead of failing`);
+}
+
+export function readOptionsFrom(o: InputFlags): ReadOptions {
+  return {
+    format: o.format,
+    column: o.column,
+    tensor: o.tensor,
+    field: o.field,
+    dim: o.dim,
+    rawDtype: o.rawDtype,
+    dropInvalid: o.dropInvalid,
+  };
+}
+
+/**
+ * --gpu N only means something on a GPU: with --device cpu it is a contradiction (exit 2), and with
+ * --device auto an explicit --gpu asks for CUDA, so a missing GPU is an error (exit 3) rather than a
+ * quiet fall-back to the CPU.
+ */
+export function effectiveDevice(cmd: Command, o: { device: 'auto' | 'cuda' | 'cpu' }): 'auto' | 'cuda' | 'cpu' {
+  const gpuGiven = cmd.getOptionValueSource('gpu') === 'cli';
+  if (!gpuGiven) return o.device;
+  if (o.device === 'cpu') throw new UsageError('--gpu selects a GPU, but --device cpu was asked for; drop one of them');
+  return 'cuda';
+}

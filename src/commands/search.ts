@@ -1,0 +1,64 @@
+// `vlc search <in.vlc> --queries <file> -k 10`: k nearest neighbours of each query over the
+// compressed index (src/io/vlc/search.ts). Output on stdout: one JSON line per query,
+// {"query": q, "ids": [...], "distances": [...]} (squared L2 to the reconstructions), or with
+// --json a single object holding them all.
+import type { Command } from 'commander';
+import { UsageError } from '../errors.js';
+import { toF32 } from '../io/dataset.js';
+import { readDataset } from '../io/read.js';
+import { readVlc } from '../io/vlc/file.js';
+import { searchCompressed } from '../io/vlc/search.js';
+import { log } from '../log.js';
+import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
+import { applyVerbosity, parseInteger } from './options.js';
+
+interface SearchFlags extends InputFlags {
+  queries: string;
+  k: number;
+  nprobe: number;
+  json?: boolean;
+  quiet?: boolean;
+  verbose?: boolean;
+}
+
+export function register(program: Command): void {
+  const cmd = program
+    .command('search')
+    .description('k nearest neighbours of query vectors over a .vlc index (nearest anchors, then their vectors)')
+    .argument('<in.vlc>', 'the .vlc index, or - for stdin')
+    .requiredOption('--queries <file>', 'query vectors, any input format (- for stdin)')
+    .option('-k <k>', 'neighbours per query', (v) => parseInteger('-k', v, 1), 10)
+    .option('--nprobe <p>', 'visit at least this many nearest anchors per query', (v) => parseInteger('--nprobe', v, 1), 1);
+  addInputOptions(cmd, 'the queries');
+  cmd
+    .option('--json', 'print one JSON object {k, queries, results: [{ids, distances}]} instead of JSON lines')
+    .option('-q, --quiet', 'only errors on stderr')
+    .option('-v, --verbose', 'debug logs on stderr')
+    .action(async (vlcPath: string, o: SearchFlags) => {
+      applyVerbosity(o);
+      if (vlcPath === '-' && o.queries === '-') throw new UsageError('only one of the index and --queries can be stdin (-)');
+      const file = await readVlc(vlcPath);
+      const qs = await readDataset(o.queries, readOptionsFrom(o));
+      const { n, d } = file.manifest;
+      if (qs.d !== d) throw new UsageError(`queries have ${qs.d} dimensions but ${vlcPath} holds ${d}-dimensional vectors`);
+      if (o.k > n) throw new UsageError(`-k ${o.k} is more than the ${n} vectors in ${vlcPath}; use at most ${n}`);
+      const t0 = performance.now();
+      const res = await searchCompressed(file, toF32(qs), qs.n, { k: o.k, nprobe: o.nprobe });
+      log().debug({ queries: qs.n, seconds: (performance.now() - t0) / 1000 }, 'search done');
+      const rowOf = (q: number) => ({
+        ids: Array.from(res.ids.subarray(q * o.k, (q + 1) * o.k)),
+        distances: Array.from(res.dists.subarray(q * o.k, (q + 1) * o.k)),
+      });
+      if (o.json) {
+        const results = Array.from({ length: qs.n }, (_, q) => rowOf(q));
+        process.stdout.write(JSON.stringify({ k: o.k, queries: qs.n, results }) + '\n');
+        return;
+      }
+      // JSON lines, written in blocks so a million queries do not build one giant string.
+      for (let q0 = 0; q0 < qs.n; q0 += 1024) {
+        let text = '';
+        for (let q = q0; q < Math.min(qs.n, q0 + 1024); q++) text += JSON.stringify({ query: q, ...rowOf(q) }) + '\n';
+        if (!process.stdout.write(text)) await new Promise((r) => process.stdout.once('drain', r));
+      }
+    });
+}
