@@ -1,9 +1,58 @@
-// PLACEHOLDER (being written): the CUDA backend.
-import type { Backend } from '../types.js';
-export type CudaProbe = { ok: true; devices: unknown[]; driverVersion: number } | { ok: false; reason: string };
-export function probeCuda(): CudaProbe {
-  return { ok: false, reason: 'CUDA backend not written yet' };
+// The CUDA backend: prebuilt PTX kernels driven through the CUDA driver API (koffi → libcuda.so.1).
+// Layers, bottom up: driver.ts (bound functions, injectable) → check.ts (errors) → probe.ts
+// (what GPUs exist) → context.ts (one GPU ready: context, stream, modules, pool) → engine.ts (the
+// Engine of ../types.ts). docs/cuda.md explains the kernels and the measurements.
+import { UsageError } from '../../errors.js';
+import type { Backend, Engine } from '../types.js';
+import type { Dataset } from '../../io/dataset.js';
+import { driver } from './driver.js';
+import { probeCuda, type CudaProbe, type CudaDeviceInfo } from './probe.js';
+import { CudaContext } from './context.js';
+import { CudaEngine, type CudaEngineOptions } from './engine.js';
+import { CudaError } from './check.js';
+
+export { probeCuda, CudaEngine, CudaContext, CudaError };
+export type { CudaProbe, CudaDeviceInfo, CudaEngineOptions };
+
+export class CudaBackend implements Backend {
+  readonly kind = 'cuda' as const;
+  readonly label: string;
+  private engines = new Set<Engine>();
+
+  constructor(readonly ctx: CudaContext) {
+    this.label = `${ctx.info.name} (${ctx.where})`;
+  }
+
+  async open(data: Dataset, m: number, o: CudaEngineOptions = {}): Promise<CudaEngine> {
+    const e = await CudaEngine.create(this.ctx, data, m, o);
+    this.engines.add(e);
+    const dispose = e.dispose.bind(e);
+    e.dispose = async () => {
+      this.engines.delete(e);
+      await dispose();
+    };
+    return e;
+  }
+
+  async close(): Promise<void> {
+    for (const e of [...this.engines]) await e.dispose().catch(() => undefined);
+    this.ctx.close();
+  }
 }
-export function createCudaBackend(_gpu: number): Promise<Backend> {
-  throw new Error('CUDA backend not written yet');
+
+/** "0: NVIDIA H100 80GB HBM3, 1: ..." for error messages. */
+function listDevices(devices: CudaDeviceInfo[]): string {
+  return devices.map((d) => `${d.index} (${d.name})`).join(', ');
+}
+
+/** Open GPU `gpu`. DeviceError (exit 3) when CUDA is unusable; UsageError (exit 2) for a bad --gpu. */
+export async function createCudaBackend(gpu: number): Promise<CudaBackend> {
+  const probe = probeCuda();
+  if (!probe.ok) throw new CudaError(probe.reason, -1);
+  if (!Number.isInteger(gpu) || gpu < 0 || gpu >= probe.devices.length) {
+    throw new UsageError(
+      `--gpu ${gpu}: no such GPU; this machine has ${probe.devices.length === 1 ? 'GPU' : 'GPUs'} ${listDevices(probe.devices)} (see \`vlc devices\`)`,
+    );
+  }
+  return new CudaBackend(CudaContext.open(driver(), probe.devices[gpu], probe.driverVersion));
 }

@@ -1,0 +1,114 @@
+// reduce: from each point's top-2 (written by assign) accumulate the per-anchor statistics of
+// types.ts: soft weights w1/w2 (temperature), Huber weights r, weighted sums S and W, counts, sse,
+// the farthest point, and per block the energy and changed-assignment partials.
+//
+// One warp per point (lanes split the dimensions), per-point atomics into per-anchor
+// accumulators: no per-anchor scan over the n points. S and W are accumulated in 64-bit fixed
+// point (integer atomics are associative), so a pass gives the same bits whatever the order in
+// which the atomics land: same input + seed + device ⇒ same anchors. The scales are chosen by
+// the host from the data's largest |x| so that no sum can overflow (engine.ts: fixedScales).
+// The grid is fixed for a given device, so the per-block partials are summed in a fixed order.
+#include "common.cuh"
+
+#define RD_THREADS 256
+#define NONE 0xffffffffu
+
+__device__ __forceinline__ double robust(double dist, double H) {
+  return dist <= H ? 1.0 : sqrt(H / dist);
+}
+
+__device__ __forceinline__ void add_fixed(long long *p, double v) {
+  atomicAdd(reinterpret_cast<unsigned long long *>(p), (unsigned long long)__double2ll_rn(v));
+}
+
+template <typename T>
+__device__ void reduce_points(const T *__restrict__ X, int n, int d,
+                              const unsigned *__restrict__ J1, const float *__restrict__ D1,
+                              const unsigned *__restrict__ J2, const float *__restrict__ D2,
+                              unsigned *__restrict__ assign, const double *__restrict__ H,
+                              double temperature, int accumulate, double sScale, double wScale,
+                              long long *S, long long *W, unsigned *count, double *sse,
+                              unsigned long long *far, double *partial) {
+  __shared__ double shE[RD_THREADS / 32], shC[RD_THREADS / 32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const long long warps = (long long)gridDim.x * (RD_THREADS / 32);
+  double energy = 0.0, changed = 0.0;  // lane 0's running sums, points in a fixed order
+  for (long long i = (long long)blockIdx.x * (RD_THREADS / 32) + warp; i < n; i += warps) {
+    const unsigned a = J1[i], b = J2[i];
+    const float da = D1[i], db = D2[i];
+    double w2 = 0.0;
+    if (temperature > 0.0 && b != NONE) w2 = 1.0 / (1.0 + exp(((double)db - (double)da) / temperature));
+    const double w1 = 1.0 - w2;
+    if (lane == 0) {
+      atomicAdd(count + a, 1u);
+      atomicAdd(sse + a, (double)da);
+      // Largest distance wins; among equal distances the lowest i (stored inverted).
+      atomicMax(far + a, ((unsigned long long)__float_as_uint(da) << 32) | (unsigned long long)(NONE - (unsigned)i));
+      changed += assign[i] != a ? 1.0 : 0.0;
+      assign[i] = a;
+      energy += da;
+    }
+    if (accumulate) {
+      const double wa = w1 * robust(da, H[a]);
+      const double wb = w2 > 0.0 ? w2 * robust(db, H[b]) : 0.0;
+      if (lane == 0) {
+        add_fixed(W + a, wa * wScale);
+        if (wb > 0.0) add_fixed(W + b, wb * wScale);
+      }
+      const size_t base = (size_t)i * d;
+      for (int k = lane; k < d; k += 32) {
+        const double x = (double)load_f32(X, base + k) * sScale;
+        add_fixed(S + (size_t)a * d + k, wa * x);
+        if (wb > 0.0) add_fixed(S + (size_t)b * d + k, wb * x);
+      }
+    }
+  }
+  if (lane == 0) {
+    shE[warp] = energy;
+    shC[warp] = changed;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    double e = 0.0, c = 0.0;
+    for (int w = 0; w < RD_THREADS / 32; w++) {
+      e += shE[w];
+      c += shC[w];
+    }
+    partial[2 * blockIdx.x] = e;
+    partial[2 * blockIdx.x + 1] = c;
+  }
+}
+
+#define REDUCE_ARGS(T)                                                                           \
+  const T *X, int n, int d, const unsigned *J1, const float *D1, const unsigned *J2,           \
+      const float *D2, unsigned *assign, const double *H, double temperature, int accumulate, \
+      double sScale, double wScale, long long *S, long long *W, unsigned *count, double *sse,  \
+      unsigned long long *far, double *partial
+#define REDUCE_PASS X, n, d, J1, D1, J2, D2, assign, H, temperature, accumulate, sScale, wScale, S, W, count, sse, far, partial
+
+extern "C" __global__ void __launch_bounds__(RD_THREADS) reduce_points_f32(REDUCE_ARGS(float)) { reduce_points(REDUCE_PASS); }
+extern "C" __global__ void __launch_bounds__(RD_THREADS) reduce_points_f16(REDUCE_ARGS(__half)) { reduce_points(REDUCE_PASS); }
+
+// One block: out[0] = Σ energy partials, out[1] = Σ changed partials, in a fixed order.
+extern "C" __global__ void __launch_bounds__(RD_THREADS) pass_end(const double *partial, int blocks, double *out) {
+  __shared__ double shE[RD_THREADS], shC[RD_THREADS];
+  double e = 0.0, c = 0.0;
+  for (int b = threadIdx.x; b < blocks; b += RD_THREADS) {
+    e += partial[2 * b];
+    c += partial[2 * b + 1];
+  }
+  shE[threadIdx.x] = e;
+  shC[threadIdx.x] = c;
+  __syncthreads();
+  for (int s = RD_THREADS / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) {
+      shE[threadIdx.x] += shE[threadIdx.x + s];
+      shC[threadIdx.x] += shC[threadIdx.x + s];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    out[0] = shE[0];
+    out[1] = shC[0];
+  }
+}

@@ -1,0 +1,90 @@
+// k-means++ seeding support (Engine.seedBegin / seedAdd / seedTry / seedPick).
+// D[i] is a resident per-point f32 array. Each block owns a contiguous range of SEED_POINTS
+// points and writes the f64 sum of its D values to partial[block], so the host can locate the
+// block that holds a sampling target (seedPick) from a small download, in a fixed order.
+#include "common.cuh"
+
+#define SEED_THREADS 256
+#define SEED_POINTS 1024  // points per block (contiguous), 8 warps × 128
+
+__device__ __forceinline__ double block_sum(double v, double *shm) {
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  if (lane == 0) shm[warp] = v;
+  __syncthreads();
+  double t = 0.0;
+  if (threadIdx.x == 0)
+    for (int w = 0; w < SEED_THREADS / 32; w++) t += shm[w];
+  __syncthreads();
+  return t;  // valid on thread 0
+}
+
+// mode 0: D[i] = dist(x_i, c); mode 1: D[i] = min(D[i], dist(x_i, c)). partial[b] = Σ D over block b.
+template <typename T>
+__device__ void seed_dist(const T *X, int n, int d, const float *c, float *D, int mode, double *partial) {
+  __shared__ double shm[SEED_THREADS / 32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const long long first = (long long)blockIdx.x * SEED_POINTS;
+  double mine = 0.0;  // accumulated on lane 0, points in increasing order
+  for (int p = warp; p < SEED_POINTS; p += SEED_THREADS / 32) {
+    const long long i = first + p;
+    if (i >= n) break;
+    float v = warp_dist(X, d, i, c, lane);
+    if (mode == 1) v = fminf(v, D[i]);
+    if (lane == 0) {
+      D[i] = v;
+      mine += v;
+    }
+  }
+  const double t = block_sum(lane == 0 ? mine : 0.0, shm);
+  if (threadIdx.x == 0) partial[blockIdx.x] = t;
+}
+
+// For L candidates C (L×d): partial[b*L + l] = Σ over block b of min(D[i], dist(x_i, c_l)). D unchanged.
+template <typename T>
+__device__ void seed_try(const T *X, int n, int d, const float *C, int L, const float *D, double *partial) {
+  __shared__ double shm[SEED_THREADS / 32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const long long first = (long long)blockIdx.x * SEED_POINTS;
+  for (int l = 0; l < L; l++) {
+    double mine = 0.0;
+    for (int p = warp; p < SEED_POINTS; p += SEED_THREADS / 32) {
+      const long long i = first + p;
+      if (i >= n) break;
+      float v = fminf(D[i], warp_dist(X, d, i, C + (size_t)l * d, lane));
+      if (lane == 0) mine += v;
+    }
+    const double t = block_sum(lane == 0 ? mine : 0.0, shm);
+    if (threadIdx.x == 0) partial[(size_t)blockIdx.x * L + l] = t;
+  }
+}
+
+extern "C" __global__ void __launch_bounds__(SEED_THREADS)
+seed_dist_f32(const float *X, int n, int d, const float *c, float *D, int mode, double *partial) {
+  seed_dist(X, n, d, c, D, mode, partial);
+}
+extern "C" __global__ void __launch_bounds__(SEED_THREADS)
+seed_dist_f16(const __half *X, int n, int d, const float *c, float *D, int mode, double *partial) {
+  seed_dist(X, n, d, c, D, mode, partial);
+}
+extern "C" __global__ void __launch_bounds__(SEED_THREADS)
+seed_try_f32(const float *X, int n, int d, const float *C, int L, const float *D, double *partial) {
+  seed_try(X, n, d, C, L, D, partial);
+}
+extern "C" __global__ void __launch_bounds__(SEED_THREADS)
+seed_try_f16(const __half *X, int n, int d, const float *C, int L, const float *D, double *partial) {
+  seed_try(X, n, d, C, L, D, partial);
+}
+
+// Largest |x| over the data as f32 bits (non-negative floats order like their bits), for the
+// fixed-point scale of the reduce step. *out must start at 0.
+template <typename T>
+__device__ void max_abs(const T *X, long long count, unsigned int *out) {
+  float m = 0.f;
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < count; e += (long long)gridDim.x * blockDim.x)
+    m = fmaxf(m, fabsf(load_f32(X, e)));
+  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  if ((threadIdx.x & 31) == 0) atomicMax(out, __float_as_uint(m));
+}
+extern "C" __global__ void max_abs_f32(const float *X, long long count, unsigned int *out) { max_abs(X, count, out); }
+extern "C" __global__ void max_abs_f16(const __half *X, long long count, unsigned int *out) { max_abs(X, count, out); }

@@ -1,0 +1,182 @@
+// One GPU made ready for work: its primary context, a stream, the PTX modules and their kernels,
+// and the helpers every engine call uses — launch (checked), copies, and an asynchronous wait
+// that polls an event between turns of the event loop, so Ctrl-C is honoured within a second
+// even while the GPU is busy (no long blocking synchronisation on the main thread).
+import { setImmediate as yieldImmediate, setTimeout as sleep } from 'node:timers/promises';
+import { InterruptedError } from '../../errors.js';
+import { interruptSignal } from '../../interrupt.js';
+import type { CudaDriver, Handle } from './driver.js';
+import { CudaError, check, describeStatus } from './check.js';
+import { CU } from './status.js';
+import { MODULES, readPtx, ptxIsaOf, ptxTooNewMessage, type ModuleName } from './ptx.js';
+import { DevicePool, type DeviceBuffer } from './pool.js';
+import type { CudaDeviceInfo } from './probe.js';
+
+const PTX_REJECTED = new Set<number>([CU.UNSUPPORTED_PTX_VERSION, CU.INVALID_PTX, CU.NO_BINARY_FOR_GPU, CU.JIT_COMPILER_NOT_FOUND]);
+
+export class CudaContext {
+  readonly pool: DevicePool;
+  readonly where: string;
+  private ctx: Handle = 0n;
+  private retained = false;
+  stream: Handle = 0n;
+  private modules = new Map<ModuleName, Handle>();
+  private functions = new Map<string, Handle>();
+  private events: Handle[] = [];
+  private lastKernel = '';
+  private out = new BigUint64Array(1);
+  private closed = false;
+
+  private constructor(
+    readonly drv: CudaDriver,
+    readonly info: CudaDeviceInfo,
+    readonly driverVersion: number,
+  ) {
+    this.where = `cuda:${info.index}`;
+    this.pool = new DevicePool(drv, this.where);
+  }
+
+  /** Retain the device's primary context, create a stream and load every PTX module. */
+  static open(drv: CudaDriver, info: CudaDeviceInfo, driverVersion: number): CudaContext {
+    const c = new CudaContext(drv, info, driverVersion);
+    try {
+      c.init();
+      return c;
+    } catch (e) {
+      c.close();
+      throw e;
+    }
+  }
+
+  private init(): void {
+    const { drv } = this;
+    const i32 = new Int32Array(1);
+    check(drv, drv.cuDeviceGet(i32, this.info.index), `cuDeviceGet(${this.info.index})`);
+    check(drv, drv.cuDevicePrimaryCtxRetain(this.out, i32[0]), 'cuDevicePrimaryCtxRetain');
+    this.ctx = this.out[0];
+    this.retained = true;
+    this.makeCurrent();
+    // Flags 0: a blocking stream, ordered with the synchronous copies of the legacy stream.
+    check(drv, drv.cuStreamCreate(this.out, 0), 'cuStreamCreate');
+    this.stream = this.out[0];
+    for (const name of MODULES) this.loadModule(name);
+  }
+
+  private loadModule(name: ModuleName): void {
+    const image = readPtx(name);
+    const st = this.drv.cuModuleLoadData(this.out, image);
+    if (PTX_REJECTED.has(st)) {
+      throw new CudaError(`${ptxTooNewMessage(name, ptxIsaOf(image), this.driverVersion)} (${describeStatus(this.drv, st)})`, st);
+    }
+    check(this.drv, st, `loading build/${name}.ptx (cuModuleLoadData)`);
+    this.modules.set(name, this.out[0]);
+  }
+
+  makeCurrent(): void {
+    check(this.drv, this.drv.cuCtxSetCurrent(this.ctx), 'cuCtxSetCurrent');
+  }
+
+  /** The kernel `fn` of module `mod`, looked up once. */
+  kernel(mod: ModuleName, fn: string): Handle {
+    const key = `${mod}/${fn}`;
+    let f = this.functions.get(key);
+    if (f === undefined) {
+      const m = this.modules.get(mod);
+      if (m === undefined) throw new Error(`module ${mod} not loaded`);
+      check(this.drv, this.drv.cuModuleGetFunction(this.out, m, fn), `cuModuleGetFunction(${fn})`);
+      f = this.out[0];
+      this.functions.set(key, f);
+    }
+    return f;
+  }
+
+  /** Launch a 1-D grid on the stream; arguments as typed arrays of one element each. */
+  launch(mod: ModuleName, fn: string, grid: number, block: number, args: ArrayBufferView[], sharedBytes = 0): void {
+    if (grid <= 0) return;
+    this.lastKernel = fn;
+    const st = this.drv.cuLaunchKernel(this.kernel(mod, fn), grid, 1, 1, block, 1, 1, sharedBytes, this.stream, args, null);
+    check(this.drv, st, `kernel ${fn} (grid ${grid}×${block})`);
+  }
+
+  event(): Handle {
+    check(this.drv, this.drv.cuEventCreate(this.out, 0), 'cuEventCreate');
+    this.events.push(this.out[0]);
+    return this.out[0];
+  }
+
+  destroyEvent(ev: Handle): void {
+    const k = this.events.indexOf(ev);
+    if (k < 0) return;
+    this.events.splice(k, 1);
+    this.drv.cuEventDestroy_v2(ev);
+  }
+
+  record(ev: Handle): void {
+    check(this.drv, this.drv.cuEventRecord(ev, this.stream), 'cuEventRecord');
+  }
+
+  elapsedMs(start: Handle, end: Handle): number {
+    const ms = new Float32Array(1);
+    check(this.drv, this.drv.cuEventElapsedTime(ms, start, end), 'cuEventElapsedTime');
+    return ms[0];
+  }
+
+  /**
+   * Wait until `ev` (recorded on the stream) has completed, yielding to the event loop between
+   * polls: first with setImmediate (sub-millisecond latency for short kernels), then with 1 ms
+   * sleeps. Throws InterruptedError after Ctrl-C, a CudaError naming the last kernel if one failed.
+   */
+  async wait(ev: Handle): Promise<void> {
+    const t0 = performance.now();
+    for (;;) {
+      const st = this.drv.cuEventQuery(ev);
+      if (st === CU.SUCCESS) return;
+      if (st !== CU.NOT_READY) check(this.drv, st, this.lastKernel ? `kernel ${this.lastKernel}` : 'GPU work');
+      if (interruptSignal.aborted) throw new InterruptedError();
+      if (performance.now() - t0 < 5) await yieldImmediate();
+      else await sleep(1);
+    }
+  }
+
+  /** Synchronous copies (the caller has waited for the stream, so they do not block for long). */
+  upload(buf: DeviceBuffer, src: ArrayBufferView, offsetBytes = 0): void {
+    if (offsetBytes + src.byteLength > buf.bytes) throw new Error(`upload past the end of ${buf.name}`);
+    if (src.byteLength === 0) return;
+    check(this.drv, this.drv.cuMemcpyHtoD_v2(buf.ptr + BigInt(offsetBytes), src, src.byteLength), `copy to GPU (${buf.name})`);
+  }
+
+  download(dst: ArrayBufferView, buf: DeviceBuffer, offsetBytes = 0): void {
+    if (offsetBytes + dst.byteLength > buf.bytes) throw new Error(`download past the end of ${buf.name}`);
+    if (dst.byteLength === 0) return;
+    check(this.drv, this.drv.cuMemcpyDtoH_v2(dst, buf.ptr + BigInt(offsetBytes), dst.byteLength), `copy from GPU (${buf.name})`);
+  }
+
+  /** Release everything this context created, in reverse order. Safe to call twice. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    const { drv } = this;
+    const firstError: unknown[] = [];
+    const attempt = (f: () => void) => {
+      try {
+        f();
+      } catch (e) {
+        firstError.push(e);
+      }
+    };
+    attempt(() => this.pool.freeAll());
+    for (const ev of this.events) drv.cuEventDestroy_v2(ev);
+    this.events = [];
+    for (const m of this.modules.values()) drv.cuModuleUnload(m);
+    this.modules.clear();
+    this.functions.clear();
+    if (this.stream) drv.cuStreamDestroy_v2(this.stream);
+    this.stream = 0n;
+    if (this.retained) {
+      const i32 = new Int32Array(1);
+      if (drv.cuDeviceGet(i32, this.info.index) === CU.SUCCESS) drv.cuDevicePrimaryCtxRelease_v2(i32[0]);
+      this.retained = false;
+    }
+    if (firstError.length) throw firstError[0];
+  }
+}
