@@ -11,7 +11,10 @@ export function buildProgram(): Command {
   const program = new Command('vlc')
     .description('Compress embedding vectors with an annealing vector quantizer (CUDA GPU or CPU).')
     .version(VERSION, '-V, --version')
-    .showHelpAfterError('(run with --help for usage)')
+    // Usage errors are one stderr line, like every other error ("vlc: <what> (run with --help ...)").
+    .configureOutput({
+      outputError: (str, write) => write(`vlc: ${str.replace(/^error: /, '').trimEnd()} (run with --help for usage)\n`),
+    })
     .exitOverride();
   for (const register of commands) register(program);
   return program;
