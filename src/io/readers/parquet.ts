@@ -53,7 +53,9 @@ export async function readParquet(src: ByteSource, column: string | undefined, d
     if (!node) throw badInput(src, `no vector column: columns are ${listing}; vectors must be ${ACCEPTED}`);
   }
   const name = node.element.name;
-  const half = vectorLeaf(node)!.logical_type?.type === 'FLOAT16';
+  const leaf = vectorLeaf(node)!;
+  const half = leaf.logical_type?.type === 'FLOAT16';
+  const leafName = half ? 'float16' : leaf.type === 'DOUBLE' ? 'double' : 'float';
 
   let rows: RowCollector | undefined;
   let d = -1;
@@ -88,5 +90,5 @@ export async function readParquet(src: ByteSource, column: string | undefined, d
     rowStart = rowEnd;
   }
   if (!rows) throw badInput(src, rowStart === 0 ? `column '${name}' has 0 rows; nothing to read` : `every row of column '${name}' is null`);
-  return { n: rows.rows, d, dtype: rows.dtype, data: rows.finish(), format: `parquet list<${half ? 'float16' : 'float'}>`, dropped };
+  return { n: rows.rows, d, dtype: rows.dtype, data: rows.finish(), format: `parquet list<${leafName}>`, dropped };
 }

@@ -36,7 +36,8 @@ export async function writeArrow(sink: ByteSink, data: Float32Array, n: number, 
   const options = { compressionType: o.lz4 ? CompressionType.LZ4_FRAME : null };
   const writer = o.ipc === 'stream' ? new RecordBatchStreamWriter(options) : new RecordBatchFileWriter(options);
   const batchRows = o.batchRows ?? Math.max(1, Math.floor((64 << 20) / (d * 4)));
-  for (let r0 = 0; r0 < n; r0 += batchRows) {
+  // At least one batch, even for n = 0: apache-arrow writes the schema only with the first batch.
+  for (let r0 = 0; r0 < n || r0 === 0; r0 += batchRows) {
     const k = Math.min(batchRows, n - r0);
     const view = data.subarray(r0 * d, (r0 + k) * d);
     let values: Float32Array | Uint16Array = view;

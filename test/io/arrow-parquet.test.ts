@@ -1,0 +1,184 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  Field,
+  Float32,
+  Float64,
+  Int32,
+  List,
+  makeData,
+  RecordBatch,
+  RecordBatchFileWriter,
+  RecordBatchStreamWriter,
+  Schema,
+  Struct,
+  Utf8,
+  vectorFromArray,
+} from 'apache-arrow';
+import { readDataset } from '../../dist/io/read.js';
+import { f16ToF32 } from '../../dist/io/dataset.js';
+import { lz4FrameDecode, lz4FrameEncode } from '../../dist/io/lz4.js';
+import { writeArrow } from '../../dist/io/writers/arrow.js';
+import { writeAtomic } from '../../dist/io/atomic.js';
+import { asNumbers, expectUsage, matrix, scratchDir, writeFile } from './helpers.js';
+
+const dir = scratchDir('arrow');
+const fixtures = path.join(path.dirname(new URL(import.meta.url).pathname), 'fixtures');
+const want = Array.from(matrix(7, 13));
+
+async function writeOurArrow(name: string, o: Parameters<typeof writeArrow>[4], n = 7, d = 13): Promise<string> {
+  const p = path.join(dir, name);
+  await writeAtomic(p, (sink) => writeArrow(sink, matrix(n, d), n, d, o));
+  return p;
+}
+
+/** An Arrow file with a List<elem> column (+ an id column), rows given as arrays (null = null row). */
+function listFile(name: string, rows: (number[] | null)[], elem: Float32 | Float64, stream = false): string {
+  const offsets = new Int32Array(rows.length + 1);
+  rows.forEach((r, i) => (offsets[i + 1] = offsets[i] + (r?.length ?? 0)));
+  const flat = rows.flatMap((r) => r ?? []);
+  const values = elem instanceof Float64 ? new Float64Array(flat) : new Float32Array(flat);
+  const child = makeData({ type: elem, length: flat.length, nullCount: 0, data: values });
+  const nullBitmap = new Uint8Array(Math.ceil(rows.length / 8));
+  rows.forEach((r, i) => r && (nullBitmap[i >> 3] |= 1 << (i & 7)));
+  const nulls = rows.filter((r) => r === null).length;
+  const listType = new List(new Field('item', elem, false));
+  const list = makeData({ type: listType, length: rows.length, nullCount: nulls, nullBitmap, valueOffsets: offsets, child });
+  const ids = vectorFromArray(rows.map((_, i) => i), new Int32()).data[0];
+  const schema = new Schema([new Field('id', new Int32(), false), new Field('vec', listType, true)]);
+  const batch = new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: rows.length, nullCount: 0, children: [ids, list] }));
+  const writer = stream ? new RecordBatchStreamWriter() : new RecordBatchFileWriter();
+  writer.write(batch);
+  writer.finish();
+  return writeFile(dir, name, writer.toUint8Array(true));
+}
+
+const rowsOf = (x: Float32Array, d: number) => Array.from({ length: x.length / d }, (_, i) => Array.from(x.subarray(i * d, (i + 1) * d)));
+
+describe('Arrow IPC', () => {
+  it.each([
+    ['file f32', 'a.arrow', { dtype: 'f32' }, 'f32'],
+    ['file f16', 'b.feather', { dtype: 'f16' }, 'f16'],
+    ['stream f32', 'c.arrows', { dtype: 'f32', ipc: 'stream' }, 'f32'],
+    ['stream f16, 3 batches', 'd.arrow', { dtype: 'f16', ipc: 'stream', batchRows: 3 }, 'f16'],
+    ['Feather with LZ4 frames', 'e.feather', { dtype: 'f32', lz4: true, batchRows: 4 }, 'f32'],
+    ['Feather f16 with LZ4 frames', 'f.feather', { dtype: 'f16', lz4: true }, 'f16'],
+  ] as const)('reads FixedSizeList: %s', async (_label, name, o, dtype) => {
+    const p = await writeOurArrow(name, o);
+    const ds = await readDataset(p);
+    expect([ds.n, ds.d, ds.dtype]).toEqual([7, 13, dtype]);
+    expect(asNumbers(ds, f16ToF32)).toEqual(want);
+  });
+
+  it('the LZ4 Feather file really is compressed', async () => {
+    const plain = await writeOurArrow('plain-big.arrow', { dtype: 'f32' }, 500, 64);
+    const packed = await writeOurArrow('lz4-big.feather', { dtype: 'f32', lz4: true }, 500, 64);
+    expect(fs.statSync(packed).size).toBeLessThan(fs.statSync(plain).size / 2); // matrix() repeats every 17 values
+    const ds = await readDataset(packed);
+    expect(Array.from(ds.data)).toEqual(Array.from(matrix(500, 64)));
+  });
+
+  it.each([
+    ['List<Float32> file', 'l32.arrow', new Float32(), false],
+    ['List<Float64> stream', 'l64.arrows', new Float64(), true],
+  ] as const)('reads %s beside another column', async (_label, name, elem, stream) => {
+    const p = listFile(name, rowsOf(matrix(7, 13), 13), elem, stream);
+    const ds = await readDataset(p);
+    expect([ds.n, ds.d, ds.dtype]).toEqual([7, 13, 'f32']);
+    expect(Array.from(ds.data)).toEqual(want);
+  });
+
+  it('ragged List rows are named', async () => {
+    const rows = rowsOf(matrix(7, 13), 13);
+    rows[5] = rows[5].slice(0, 11);
+    await expectUsage(readDataset(listFile('ragged.arrow', rows, new Float32())), "row 5 of column 'vec' has 11 values but row 0 has 13");
+  });
+
+  it('null rows fail, or are dropped and counted with dropInvalid', async () => {
+    const rows: (number[] | null)[] = rowsOf(matrix(7, 13), 13);
+    rows[2] = null;
+    const p = listFile('nulls.arrow', rows, new Float32());
+    await expectUsage(readDataset(p), "row 2 of column 'vec' is null", '--drop-invalid');
+    const ds = await readDataset(p, { dropInvalid: true });
+    expect([ds.n, ds.dropped]).toEqual([6, 1]);
+    expect(Array.from(ds.data.subarray(2 * 13, 3 * 13))).toEqual(want.slice(3 * 13, 4 * 13));
+  });
+
+  it('no vector column lists the columns', async () => {
+    const table = new Schema([new Field('name', new Utf8()), new Field('score', new Float64())]);
+    const names = vectorFromArray(['a', 'b'], new Utf8()).data[0];
+    const scores = vectorFromArray([1, 2], new Float64()).data[0];
+    const batch = new RecordBatch(table, makeData({ type: new Struct(table.fields), length: 2, nullCount: 0, children: [names, scores] }));
+    const w = new RecordBatchFileWriter();
+    w.write(batch);
+    w.finish();
+    const p = writeFile(dir, 'novec.arrow', w.toUint8Array(true));
+    await expectUsage(readDataset(p), 'no vector column', 'name (Utf8), score (Float64)', 'FixedSizeList<Float32|Float16>');
+    await expectUsage(readDataset(p, { column: 'score' }), "column 'score' has type Float64");
+    await expectUsage(readDataset(p, { column: 'nope' }), "no column named 'nope'");
+  });
+
+  it('zero rows', async () => {
+    const p = await writeOurArrow('empty.arrow', { dtype: 'f32' }, 0, 13);
+    await expectUsage(readDataset(p), 'has 0 rows');
+  });
+
+  it('a corrupt Arrow file', async () => {
+    const good = fs.readFileSync(await writeOurArrow('tocut.arrow', { dtype: 'f32' }));
+    const p = writeFile(dir, 'cut.arrow', good.subarray(0, 200));
+    await expectUsage(readDataset(p), /Arrow/);
+  });
+});
+
+describe('LZ4 frames', () => {
+  it('decodes a frame made by the reference lz4 tool (linked blocks, block checksums)', () => {
+    const out = lz4FrameDecode(fs.readFileSync(path.join(fixtures, 'reference.lz4')));
+    const expected = new Uint8Array(300 * 1024).map((_, i) => (i % 1000 < 500 ? (i * 7) & 255 : i % 3));
+    expect(out.length).toBe(expected.length);
+    expect(Buffer.compare(Buffer.from(out), Buffer.from(expected))).toBe(0);
+  });
+  it('round-trips random and repetitive data across several blocks', () => {
+    const data = new Uint8Array(9 << 20);
+    for (let i = 0; i < data.length; i++) data[i] = i % 4096 < 2048 ? (i * 131) & 255 : (Math.random() * 256) | 0;
+    const enc = lz4FrameEncode(data);
+    expect(enc.length).toBeLessThan(data.length);
+    expect(Buffer.compare(Buffer.from(lz4FrameDecode(enc)), Buffer.from(data))).toBe(0);
+  });
+});
+
+describe('Parquet (fixtures from fixtures/make-fixtures.mjs)', () => {
+  const fx = (f: string) => path.join(fixtures, f);
+  it('list<float> over 3 row groups beside an id column', async () => {
+    const ds = await readDataset(fx('f32_list.parquet'));
+    expect([ds.n, ds.d, ds.dtype, ds.format]).toEqual([7, 13, 'f32', 'parquet list<float>']);
+    expect(Array.from(ds.data)).toEqual(want);
+  });
+  it('list<double> after a string column', async () => {
+    const ds = await readDataset(fx('f64_list.parquet'));
+    expect([ds.n, ds.d, ds.dtype]).toEqual([7, 13, 'f32']);
+    expect(Array.from(ds.data)).toEqual(want);
+  });
+  it('list<float16> stays f16', async () => {
+    const ds = await readDataset(fx('f16_list.parquet'));
+    expect(ds.dtype).toBe('f16');
+    expect(asNumbers(ds, f16ToF32)).toEqual(want);
+  });
+  it('no vector column lists the columns', async () => {
+    await expectUsage(readDataset(fx('no_vectors.parquet')), 'no vector column', 'name (UTF8), score (DOUBLE)');
+    await expectUsage(readDataset(fx('f64_list.parquet'), { column: 'text' }), "column 'text' has type UTF8");
+  });
+  it('ragged rows are named', async () => {
+    await expectUsage(readDataset(fx('ragged.parquet')), "row 2 of column 'embedding' has 12 values but the first row has 13");
+  });
+  it('null rows fail, or are dropped with dropInvalid', async () => {
+    await expectUsage(readDataset(fx('null_row.parquet')), 'row 3', 'is null', '--drop-invalid');
+    const ds = await readDataset(fx('null_row.parquet'), { dropInvalid: true });
+    expect([ds.n, ds.dropped]).toEqual([6, 1]);
+  });
+  it('a truncated Parquet file', async () => {
+    const bytes = fs.readFileSync(fx('f32_list.parquet'));
+    const p = writeFile(dir, 'cut.parquet', bytes.subarray(0, bytes.length - 30));
+    await expectUsage(readDataset(p), /Parquet/);
+  });
+});
