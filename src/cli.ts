@@ -13,7 +13,7 @@ export function buildProgram(): Command {
     .version(VERSION, '-V, --version')
     // Usage errors are one stderr line, like every other error ("vlc: <what> (run with --help ...)").
     .configureOutput({
-      outputError: (str, write) => write(`vlc: ${str.replace(/^error: /, '').trimEnd()} (run with --help for usage)\n`),
+      outputError: (str, write) => write(`vlc: ${str.replace(/^error: /, '').trim().replace(/\s*\n\s*/g, ' ')} (run with --help for usage)\n`),
     })
     .exitOverride();
   for (const register of commands) register(program);

@@ -17,6 +17,7 @@ import { VERSION } from '../version.js';
 import { addInputOptions, effectiveDevice, readOptionsFrom, type InputFlags } from './input-options.js';
 import { addDeviceOptions, addOutputOptions, applyVerbosity, parseInteger, type CommonOptions } from './options.js';
 import { createProgress } from './progress.js';
+import { assertWritable } from './preflight.js';
 
 interface CompressFlags extends CommonOptions, InputFlags {
   output: string;
@@ -64,6 +65,8 @@ async function runCompress(input: string, o: CompressFlags, cmd: Command): Promi
     throw new UsageError('--json prints to stdout, which -o - uses for the .vlc data; use --stats FILE instead');
   if (o.stats === '-' && o.output === '-') throw new UsageError('--stats - and -o - both want stdout; give --stats a file name');
   const device = effectiveDevice(cmd, o);
+  assertWritable(o.output);
+  if (o.stats) assertWritable(o.stats, '--stats');
   const t0 = performance.now();
 
   const ds = await readDataset(input, readOptionsFrom(o));
@@ -71,7 +74,7 @@ async function runCompress(input: string, o: CompressFlags, cmd: Command): Promi
   const m = o.anchors ?? defaultAnchors(ds.n);
   if (m > ds.n)
     throw new UsageError(`--anchors ${m} is more than the ${ds.n} vectors in ${input}; use at most ${ds.n}`);
-  if (ds.dropped > 0) log().info(`skipped ${ds.dropped} vectors containing NaN or Inf (--drop-invalid)`);
+  if (ds.dropped > 0) log().info(`skipped ${ds.dropped} vector${ds.dropped === 1 ? '' : 's'} containing NaN or Inf (--drop-invalid)`);
 
   const cfg: AnnealConfig = { ...DEFAULT_CONFIG, m, seed: o.seed, maxIters: o.iters };
   const backend = await selectBackend({ device, gpu: o.gpu });

@@ -1,0 +1,95 @@
+// Helpers for the end-to-end CLI tests: run `node bin/vlc.js` as a user would, and make small
+// input files (valid and deliberately broken) in a fresh temp directory.
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const BIN = path.join(ROOT, 'bin/vlc.js');
+export const DEMO = path.join(ROOT, 'fixtures/demo-2000x64.npy');
+
+export interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  stdoutBytes: Buffer;
+}
+
+/** `vlc <args>`, with optional stdin bytes. Never throws; inspect code/stdout/stderr. */
+export function vlc(args: string[], o: { input?: Uint8Array | string; cwd?: string } = {}): Run {
+  const r: SpawnSyncReturns<Buffer> = spawnSync(process.execPath, [BIN, ...args], {
+    cwd: o.cwd ?? ROOT,
+    input: o.input,
+    maxBuffer: 256 * 1024 * 1024,
+    env: { ...process.env, FORCE_COLOR: '0' },
+  });
+  return { code: r.status, stdout: r.stdout.toString(), stderr: r.stderr.toString(), stdoutBytes: r.stdout };
+}
+
+/** A shell pipeline (bash -o pipefail), for tests of `|` and EPIPE. */
+export function sh(script: string, cwd = ROOT): Run {
+  const r = spawnSync('bash', ['-o', 'pipefail', '-c', script], { cwd, maxBuffer: 256 * 1024 * 1024 });
+  return { code: r.status, stdout: r.stdout.toString(), stderr: r.stderr.toString(), stdoutBytes: r.stdout };
+}
+
+export function tempDir(tag: string): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), `vlc-${tag}-`));
+}
+
+/** Seeded uniform numbers (mulberry32). */
+export function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** n×d f32 values in a few clusters. */
+export function clustered(n: number, d: number, seed = 1, clusters = 5): Float32Array {
+  const r = rng(seed);
+  const centres = Array.from({ length: clusters }, () => Array.from({ length: d }, () => r() * 10));
+  const x = new Float32Array(n * d);
+  for (let i = 0; i < n; i++) for (let k = 0; k < d; k++) x[i * d + k] = centres[i % clusters][k] + r() - 0.5;
+  return x;
+}
+
+/** A .npy file: header with `descr` and `shape` as given (they may lie), then `body`. */
+export function npyBytes(descr: string, shape: number[], body: Uint8Array, fortran = false): Buffer {
+  let dict = `{'descr': '${descr}', 'fortran_order': ${fortran ? 'True' : 'False'}, 'shape': (${shape.join(', ')}${shape.length === 1 ? ',' : ''}), }`;
+  dict += ' '.repeat(63 - ((10 + dict.length) % 64)) + '\n';
+  const pre = Buffer.alloc(10);
+  pre.write('\x93NUMPY', 0, 'latin1');
+  pre[6] = 1;
+  pre.writeUInt16LE(dict.length, 8);
+  return Buffer.concat([pre, Buffer.from(dict, 'latin1'), Buffer.from(body.buffer, body.byteOffset, body.byteLength)]);
+}
+
+export function writeNpy(file: string, x: Float32Array, n: number, d: number): string {
+  fs.writeFileSync(file, npyBytes('<f4', [n, d], new Uint8Array(x.buffer, x.byteOffset, x.byteLength)));
+  return file;
+}
+
+/** Read a 2-D little-endian f4/f2 (or 1-D u1/u2/u4) .npy written by vlc. */
+export function readNpy(file: string): { shape: number[]; descr: string; data: ArrayLike<number> } {
+  const b = fs.readFileSync(file);
+  const hl = b.readUInt16LE(8);
+  const header = b.subarray(10, 10 + hl).toString('latin1');
+  const descr = /'descr': '([^']+)'/.exec(header)![1];
+  const shape = /'shape': \(([^)]*)\)/.exec(header)![1].split(',').filter((s) => s.trim()).map(Number);
+  const body = b.subarray(10 + hl);
+  const ab = body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength);
+  const data =
+    descr === '<f4' ? new Float32Array(ab) : descr === '<u1' || descr === '|u1' ? new Uint8Array(ab) : descr === '<u2' ? new Uint16Array(ab) : descr === '<u4' ? new Uint32Array(ab) : new Uint16Array(ab);
+  return { shape, descr, data };
+}
+
+/** Files in a directory other than the given inputs (what a failed command must not leave). */
+export function leftovers(dir: string, inputs: string[]): string[] {
+  const keep = new Set(inputs.map((f) => path.basename(f)));
+  return fs.readdirSync(dir).filter((f) => !keep.has(f));
+}
