@@ -1,0 +1,262 @@
+// The commands end to end through `node bin/vlc.js`, as a user runs them: compress → info → eval →
+// decompress → search on the demo fixture, JSON on stdout, stdout/stderr separation, determinism,
+// pipelines through stdin/stdout, EPIPE, and Ctrl-C.
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeVlc } from '../../dist/io/vlc/format.js';
+import { readDataset } from '../../dist/io/read.js';
+import { BIN, DEMO, clustered, readNpy, sh, tempDir, vlc, writeNpy } from './helpers.js';
+
+const ITERS = '8'; // keep the suite fast; quality is measured elsewhere
+let dir: string;
+let model: string; // demo compressed once with --json
+let stats: Record<string, unknown>;
+
+beforeAll(() => {
+  dir = tempDir('cmd');
+  model = path.join(dir, 'demo.vlc');
+  const r = vlc(['compress', DEMO, '-o', model, '--iters', ITERS, '--device', 'cpu', '--json']);
+  expect(r.code, r.stderr).toBe(0);
+  stats = JSON.parse(r.stdout);
+});
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe('compress', () => {
+  it('prints one JSON object with the figures, and writes a valid file of that size', () => {
+    expect(stats).toMatchObject({ n: 2000, d: 64, m: 128, device: 'cpu', anchor_dtype: 'f16', assignment_width: 'u8' });
+    for (const k of ['energy', 'iterations', 'seconds', 'iter_ms', 'ratio', 'true_ratio', 'bytes_per_vector', 'bytes'])
+      expect(typeof stats[k], k).toBe('number');
+    expect(stats.iterations as number).toBeGreaterThanOrEqual(1);
+    expect(stats.iterations as number).toBeLessThanOrEqual(Number(ITERS));
+    expect(stats.ratio).toBeCloseTo((128 * 64 * 2 + 2000 * 4) / (2000 * 64 * 4), 12);
+    const bytes = fs.statSync(model).size;
+    expect(stats.bytes).toBe(bytes);
+    expect(stats.true_ratio).toBeCloseTo(bytes / (2000 * 64 * 4), 12);
+    const f = decodeVlc(fs.readFileSync(model));
+    expect(f.manifest.training.energy).toBe(stats.energy);
+    expect(f.manifest.seed).toBe(1234);
+  });
+
+  it('default m is the largest power of two <= 4*sqrt(n): 128 for the 2000-vector demo', () => {
+    expect(stats.m).toBe(2 ** Math.floor(Math.log2(4 * Math.sqrt(2000))));
+  });
+
+  it('is reproducible: same input and seed give the same bytes, to a file or to stdout', () => {
+    const again = path.join(dir, 'again.vlc');
+    expect(vlc(['compress', DEMO, '-o', again, '--iters', ITERS, '--device', 'cpu', '-q']).code).toBe(0);
+    const a = fs.readFileSync(model);
+    expect(fs.readFileSync(again).equals(a)).toBe(true);
+    const piped = vlc(['compress', DEMO, '-o', '-', '--iters', ITERS, '--device', 'cpu', '-q']);
+    expect(piped.code).toBe(0);
+    expect(piped.stdoutBytes.equals(a)).toBe(true);
+    const other = vlc(['compress', DEMO, '-o', '-', '--iters', ITERS, '--device', 'cpu', '-q', '--seed', '7']);
+    expect(other.stdoutBytes.equals(a)).toBe(false);
+  });
+
+  it('-o - puts only the .vlc on stdout; --stats FILE gets the JSON', () => {
+    const statsFile = path.join(dir, 'stats.json');
+    const r = vlc(['compress', DEMO, '-o', '-', '--iters', '3', '--device', 'cpu', '--anchors', '300', '--stats', statsFile]);
+    expect(r.code, r.stderr).toBe(0);
+    const f = decodeVlc(r.stdoutBytes);
+    expect(f.manifest.m).toBe(300);
+    expect(f.manifest.assignmentWidth).toBe('u16');
+    const s = JSON.parse(fs.readFileSync(statsFile, 'utf8'));
+    expect(s.m).toBe(300);
+    expect(s.bytes).toBe(r.stdoutBytes.length);
+    expect(r.stderr).toMatch(/compressed 2,000 x 64 to 300 anchors/); // the summary goes to stderr
+  });
+
+  it('-q leaves stderr empty; --anchor-dtype f32 doubles the anchor bytes', () => {
+    const out = path.join(dir, 'f32.vlc');
+    const r = vlc(['compress', DEMO, '-o', out, '--iters', '2', '--device', 'cpu', '-q', '--anchor-dtype', 'f32', '--anchors', '16']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe('');
+    const f = decodeVlc(fs.readFileSync(out));
+    expect(f.sections.find((s) => s.name === 'anchors')!.bytes).toBe(16 * 64 * 4);
+  });
+});
+
+describe('info', () => {
+  it('--json agrees with compress and the file', () => {
+    const r = vlc(['info', model, '--json']);
+    expect(r.code).toBe(0);
+    const info = JSON.parse(r.stdout);
+    expect(info).toMatchObject({
+      n: 2000,
+      d: 64,
+      m: 128,
+      energy: stats.energy,
+      iterations: stats.iterations,
+      device: 'cpu',
+      bytes: stats.bytes,
+      ratio: stats.ratio,
+      true_ratio: stats.true_ratio,
+      format_version: 1,
+    });
+    expect(info.sections).toEqual([
+      { name: 'anchors', bytes: 128 * 64 * 2 },
+      { name: 'assignments', bytes: 2000 },
+    ]);
+    expect(r.stderr).toBe('');
+  });
+
+  it('prints the sizes, ratios and training stats as text', () => {
+    const r = vlc(['info', model]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/n = 2,000, d = 64/);
+    expect(r.stdout).toMatch(/m = 128 anchors \(f16\), u8 assignments/);
+    expect(r.stdout).toMatch(/ratio .*% of f32.*seed formula 4\.76%/);
+    expect(r.stdout).toMatch(/training\s+energy \d/);
+  });
+});
+
+describe('eval', () => {
+  it('--json: MSE matches the training energy, recall within [0, 1]', () => {
+    const r = vlc(['eval', DEMO, model, '--json', '--queries', '200']);
+    expect(r.code, r.stderr).toBe(0);
+    const e = JSON.parse(r.stdout);
+    expect(e.queries).toBe(200);
+    // f16 anchors move the reconstruction a little from the f32 anchors the energy was measured on.
+    expect(Math.abs(e.mse - (stats.energy as number)) / (stats.energy as number)).toBeLessThan(1e-3);
+    expect(e.relative_error).toBeGreaterThan(0);
+    expect(e.relative_error).toBeLessThan(1);
+    expect(e.mean_cosine).toBeGreaterThan(0.5);
+    expect(e.mean_cosine).toBeLessThanOrEqual(1);
+    for (const k of ['recall_at_1', 'recall_at_10']) {
+      expect(e[k]).toBeGreaterThanOrEqual(0);
+      expect(e[k]).toBeLessThanOrEqual(1);
+    }
+    // 128 anchors over 2000 clustered vectors: neighbours mostly share the anchor.
+    expect(e.recall_at_10).toBeGreaterThan(0.2);
+    // Same seed, same sample, same figures.
+    const again = JSON.parse(vlc(['eval', DEMO, model, '--json', '--queries', '200']).stdout);
+    expect(again.recall_at_10).toBe(e.recall_at_10);
+  });
+});
+
+describe('decompress', () => {
+  it('rebuilds every vector as its anchor (npy, f32 by default for f32 input)', () => {
+    const out = path.join(dir, 'rec.npy');
+    expect(vlc(['decompress', model, '-o', out, '-q']).code).toBe(0);
+    const { shape, descr, data } = readNpy(out);
+    expect(shape).toEqual([2000, 64]);
+    expect(descr).toBe('<f4');
+    const f = decodeVlc(fs.readFileSync(model));
+    for (const i of [0, 1, 999, 1999]) {
+      const a = f.assignments[i];
+      expect(Array.from((data as Float32Array).subarray(i * 64, (i + 1) * 64))).toEqual(Array.from(f.anchors.subarray(a * 64, (a + 1) * 64)));
+    }
+  });
+
+  it('--dtype f16, --anchors, --assignments (npy and txt)', () => {
+    const f = decodeVlc(fs.readFileSync(model));
+    const half = path.join(dir, 'rec16.npy');
+    expect(vlc(['decompress', model, '-o', half, '--dtype', 'f16']).code).toBe(0);
+    expect(readNpy(half).descr).toBe('<f2');
+    const anchors = path.join(dir, 'anchors.npy');
+    expect(vlc(['decompress', model, '-o', anchors, '--anchors']).code).toBe(0);
+    expect(readNpy(anchors).shape).toEqual([128, 64]);
+    const ids = path.join(dir, 'ids.npy');
+    expect(vlc(['decompress', model, '-o', ids, '--assignments']).code).toBe(0);
+    const got = readNpy(ids);
+    expect(got.descr).toBe('<u1');
+    expect(Array.from(got.data)).toEqual(Array.from(f.assignments));
+    const txt = vlc(['decompress', model, '-o', '-', '--assignments', '--format', 'txt']);
+    expect(txt.stdout.trimEnd().split('\n').map(Number)).toEqual(Array.from(f.assignments));
+  });
+
+  it('writes Arrow and fvecs that vlc reads back', async () => {
+    for (const ext of ['arrow', 'fvecs']) {
+      const out = path.join(dir, `rec.${ext}`);
+      const r = vlc(['decompress', model, '-o', out]);
+      expect(r.code, r.stderr).toBe(0);
+      const ds = await readDataset(out);
+      expect([ds.n, ds.d]).toEqual([2000, 64]);
+    }
+  });
+});
+
+describe('search', () => {
+  it('prints one JSON line per query with k ids and ascending distances', () => {
+    const q = writeNpy(path.join(dir, 'q.npy'), clustered(5, 64, 3), 5, 64);
+    const r = vlc(['search', model, '--queries', q, '-k', '7']);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
+    expect(lines).toHaveLength(5);
+    lines.forEach((l, i) => {
+      expect(l.query).toBe(i);
+      expect(l.ids).toHaveLength(7);
+      expect(new Set(l.ids).size).toBe(7);
+      for (const id of l.ids) expect(id >= 0 && id < 2000).toBe(true);
+      for (let j = 1; j < 7; j++) expect(l.distances[j]).toBeGreaterThanOrEqual(l.distances[j - 1]);
+    });
+    const all = JSON.parse(vlc(['search', model, '--queries', q, '-k', '7', '--json']).stdout);
+    expect(all.k).toBe(7);
+    expect(all.results.map((x: { ids: number[] }) => x.ids)).toEqual(lines.map((l) => l.ids));
+  });
+
+  it('finds a stored vector among the vectors of its own anchor', () => {
+    const r = vlc(['search', model, '--queries', DEMO, '-k', '1', '--json']);
+    const f = decodeVlc(fs.readFileSync(model));
+    const { results } = JSON.parse(r.stdout);
+    // The first hit is in the query's own anchor for almost every vector (its anchor is nearest).
+    let same = 0;
+    results.forEach((x: { ids: number[] }, i: number) => (same += f.assignments[x.ids[0]] === f.assignments[i] ? 1 : 0));
+    expect(same / 2000).toBeGreaterThan(0.95);
+  });
+});
+
+describe('pipelines and streams', () => {
+  it('cat x.npy | vlc compress - -o - | vlc info -', () => {
+    const r = sh(`cat ${DEMO} | node ${BIN} compress - -o - --iters 3 --device cpu -q | node ${BIN} info - --json`);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ n: 2000, d: 64, m: 128 });
+  });
+
+  it('vlc decompress -o - | vlc compress - round-trips through stdin', () => {
+    const r = sh(`node ${BIN} decompress ${model} -o - --format npy | node ${BIN} compress - -o - --iters 2 --anchors 8 -q --device cpu | node ${BIN} info - --json`);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ n: 2000, d: 64, m: 8 });
+  });
+
+  it('a closed stdout (| head) ends quietly with exit 0', () => {
+    const r = sh(`node ${BIN} decompress ${model} -o - --format npy | head -c 100 > /dev/null`);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const s = sh(`node ${BIN} search ${model} --queries ${DEMO} -k 10 | head -n 1`);
+    expect(s.code).toBe(0);
+    expect(s.stderr).toBe('');
+    expect(JSON.parse(s.stdout).ids).toHaveLength(10);
+  });
+});
+
+describe('Ctrl-C', () => {
+  it('exits 130, leaves no partial output and keeps an existing output file', async () => {
+    const big = writeNpy(path.join(dir, 'big.npy'), clustered(20000, 32, 5, 50), 20000, 32);
+    const out = path.join(dir, 'big.vlc');
+    fs.writeFileSync(out, 'previous contents');
+    const child = spawn(process.execPath, [BIN, 'compress', big, '-o', out, '--anchors', '512', '--iters', '100000', '--device', 'cpu', '-v']);
+    let stderr = '';
+    const code = await new Promise<number | null>((resolve) => {
+      child.stderr.on('data', (b: Buffer) => {
+        stderr += b.toString();
+        if (stderr.includes('"iteration"') && !child.killed) child.kill('SIGINT'); // training is under way
+      });
+      child.on('exit', (c) => resolve(c));
+    });
+    expect(code).toBe(130);
+    expect(fs.readFileSync(out, 'utf8')).toBe('previous contents');
+    expect(fs.readdirSync(dir).filter((f) => f.includes('big.vlc'))).toEqual(['big.vlc']);
+  });
+});
+
+describe('help', () => {
+  it('lists the commands of this README', () => {
+    const r = vlc(['--help']);
+    expect(r.code).toBe(0);
+    for (const c of ['compress', 'decompress', 'info', 'eval', 'search']) expect(r.stdout).toMatch(new RegExp(`\\n  ${c} `));
+  });
+});
