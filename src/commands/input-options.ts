@@ -22,9 +22,9 @@ export function addInputOptions(cmd: Command, what = 'the input'): Command {
     .option('--column <name>', `Arrow/Parquet column holding the vectors in ${what} (default: the only vector column)`)
     .option('--tensor <name>', `safetensors tensor to read from ${what} (default: the only 2-D tensor)`)
     .option('--field <name>', `JSONL field holding the vectors in ${what} (default: "embedding")`)
-    .option('--dim <d>', `dimensions per vector when ${what} is raw f32/f16 bytes`, (v) => parseInteger('--dim', v, 1))
+    .option('--dim <d>', `vector dimension of raw f32/f16 data (${what})`, (v) => parseInteger('--dim', v, 1))
     .addOption(
-      new Option('--raw-dtype <dtype>', `element type when ${what} is raw bytes (default f32)`).choices(['f32', 'f16']),
+      new Option('--raw-dtype <dtype>', `element type of raw data (${what}; default f32)`).choices(['f32', 'f16']),
     )
     .option('--drop-invalid', `skip vectors containing NaN or Inf in ${what} (and say how many) instead of failing`);
 }

@@ -19,7 +19,7 @@ export function createProgress(opts: { enabled: boolean; stream?: NodeJS.WriteSt
   return {
     onIter(rec, maxIters) {
       const now = performance.now();
-      if (now - lastDraw < REDRAW_MS && rec.iter < maxIters) return;
+      if (now - lastDraw < REDRAW_MS && rec.iter + 1 < maxIters) return;
       lastDraw = now;
       drawn = true;
       stream.write(`\r\x1b[K${progressLine(rec, maxIters, (now - started) / 1000)}`);
@@ -36,10 +36,10 @@ export function createProgress(opts: { enabled: boolean; stream?: NodeJS.WriteSt
  * maxIters at the pace so far; convergence usually ends it sooner.
  */
 export function progressLine(rec: IterRecord, maxIters: number, elapsedSeconds: number): string {
-  const perIter = rec.iter > 0 ? elapsedSeconds / rec.iter : 0;
-  const eta = Math.max(0, (maxIters - rec.iter) * perIter);
+  const done = rec.iter + 1; // IterRecord.iter counts from 0
+  const eta = Math.max(0, ((maxIters - done) * elapsedSeconds) / done);
   return [
-    `iter ${rec.iter}/${maxIters}`,
+    `iter ${done}/${maxIters}`,
     `T ${rec.temperature.toPrecision(3)}`,
     `energy ${rec.energy.toPrecision(5)}`,
     `changed ${rec.changed}`,

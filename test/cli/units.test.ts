@@ -62,7 +62,7 @@ describe('progress', () => {
   const rec = { iter: 10, temperature: 0.0123456, energy: 0.28134567, changed: 41, ms: 3 };
 
   it('shows iteration, temperature, energy, changed and an ETA', () => {
-    expect(progressLine(rec, 100, 2)).toBe('iter 10/100  T 0.0123  energy 0.28135  changed 41  ETA 18s');
+    expect(progressLine(rec, 100, 2.2)).toBe('iter 11/100  T 0.0123  energy 0.28135  changed 41  ETA 18s'); // iter counts from 0
     expect(formatDuration(125)).toBe('2m05s');
     expect(formatDuration(7300)).toBe('2h01m');
   });
@@ -73,7 +73,7 @@ describe('progress', () => {
     const p = createProgress({ enabled: true, stream });
     p.onIter(rec, 100);
     p.done();
-    expect(written[0]).toMatch(/^\r\x1b\[Kiter 10\/100 /);
+    expect(written[0]).toMatch(/^\r\x1b\[Kiter 11\/100 /);
     expect(written.at(-1)).toBe('\r\x1b[K');
     const quiet: string[] = [];
     const q = createProgress({ enabled: false, stream: { write: (s: string) => quiet.push(s) } as unknown as NodeJS.WriteStream });
