@@ -3,6 +3,7 @@
 // everything else goes through a small reused chunk and is converted to f32.
 import type { VectorDtype } from '../dataset.js';
 import type { ByteSource } from './source.js';
+import { firstNonFinite } from './validate.js';
 
 export type ElementType = 'f32' | 'f16' | 'f64' | 'bf16' | 'u8';
 
@@ -13,8 +14,8 @@ export function keptAs(t: ElementType): VectorDtype {
   return t === 'f16' ? 'f16' : 'f32';
 }
 
-/** Bytes per read: large enough that syscalls are cheap, small enough to stay in cache-friendly sizes. */
-export const CHUNK_BYTES = 16 << 20;
+/** Bytes per read: large enough that syscalls are cheap, small enough to still be in cache when scanned. */
+export const CHUNK_BYTES = 4 << 20;
 
 /** Bytes of `dst[at .. at+count)` as a Uint8Array view (for reading into it directly). */
 export function byteView(dst: Float32Array | Uint16Array, at: number, count: number): Uint8Array {
@@ -52,7 +53,12 @@ export function decodeElements(bytes: Uint8Array, t: ElementType, count: number,
   }
 }
 
-/** Read `count` elements of type t starting at byte `offset` of src into dst[at..], in chunks. */
+/**
+ * Read `count` elements of type t starting at byte `offset` of src into dst[at..], in chunks.
+ * Each chunk is scanned for NaN/Inf right after it lands, while it is still in cache (a separate
+ * pass over a large array afterwards costs nearly as much as the read). Returns the index in dst
+ * of the first NaN/Inf, or -1.
+ */
 export function readElements(
   src: ByteSource,
   offset: number,
@@ -60,11 +66,12 @@ export function readElements(
   t: ElementType,
   dst: Float32Array | Uint16Array,
   at: number,
-): void {
+): number {
   const eb = ELEMENT_BYTES[t];
   const direct = t === 'f32' || t === 'f16';
   const perChunk = Math.max(1, Math.floor(CHUNK_BYTES / eb));
   const scratch = direct ? undefined : new Uint8Array(Math.min(count, perChunk) * eb);
+  let firstBad = -1;
   for (let done = 0; done < count; done += perChunk) {
     const k = Math.min(perChunk, count - done);
     if (direct) {
@@ -74,5 +81,7 @@ export function readElements(
       src.readInto(buf, offset + done * eb);
       decodeElements(buf, t, k, dst, at + done);
     }
+    if (firstBad < 0) firstBad = firstNonFinite(dst, at + done, at + done + k);
   }
+  return firstBad;
 }

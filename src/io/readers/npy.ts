@@ -88,9 +88,13 @@ export function readNpy(src: ByteSource): RawDataset {
     throw badInput(src, `.npy header says shape ${n} × ${d} ${h.elem} (${expected} data bytes) but the file has ${actual}: the header does not match the data`);
   const dtype = keptAs(h.elem);
   const data = allocVectors(n, d, dtype);
-  if (!h.fortran || d === 1 || n === 1) readElements(src, h.dataOffset, n * d, h.elem, data, 0);
-  else readFortran(src, h.dataOffset, n, d, h.elem, data);
-  return { n, d, dtype, data, format: `npy ${h.elem}${h.fortran ? ' fortran' : ''}` };
+  const format = `npy ${h.elem}${h.fortran ? ' fortran' : ''}`;
+  if (!h.fortran || d === 1 || n === 1) {
+    const bad = readElements(src, h.dataOffset, n * d, h.elem, data, 0);
+    return { n, d, dtype, data, format, firstBadRow: bad < 0 ? -1 : Math.floor(bad / d) };
+  }
+  readFortran(src, h.dataOffset, n, d, h.elem, data);
+  return { n, d, dtype, data, format };
 }
 
 /**
@@ -98,6 +102,8 @@ export function readNpy(src: ByteSource): RawDataset {
  * `cols` columns × `rows` rows at a time (one contiguous read per column) and scatter it into
  * row-major order, so each output row segment written is `cols` elements long, not one.
  */
+const TILE = 256;
+
 function readFortran(src: ByteSource, offset: number, n: number, d: number, elem: ElementType, dst: Float32Array | Uint16Array): void {
   const eb = ELEMENT_BYTES[elem];
   const cols = Math.min(d, 64);
@@ -108,9 +114,13 @@ function readFortran(src: ByteSource, offset: number, n: number, d: number, elem
     for (let c0 = 0; c0 < d; c0 += cols) {
       const nc = Math.min(cols, d - c0);
       for (let c = 0; c < nc; c++) readElements(src, offset + ((c0 + c) * n + r0) * eb, nr, elem, block, c * nr);
-      for (let i = 0; i < nr; i++) {
-        const rowBase = (r0 + i) * d + c0;
-        for (let c = 0; c < nc; c++) dst[rowBase + c] = block[c * nr + i];
+      // Transpose in tiles of TILE rows so both the block reads and the row writes stay in cache.
+      for (let i0 = 0; i0 < nr; i0 += TILE) {
+        const i1 = Math.min(nr, i0 + TILE);
+        for (let c = 0; c < nc; c++) {
+          const from = c * nr;
+          for (let i = i0; i < i1; i++) dst[(r0 + i) * d + c0 + c] = block[from + i];
+        }
       }
     }
   }

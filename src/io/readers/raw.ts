@@ -14,6 +14,6 @@ export function readRaw(src: ByteSource, dim: number | undefined, rawDtype: 'f32
   const n = src.size / row;
   const dtype = keptAs(rawDtype);
   const data = allocVectors(n, dim, dtype);
-  readElements(src, 0, n * dim, rawDtype, data, 0);
-  return { n, d: dim, dtype, data, format: `raw ${rawDtype}` };
+  const bad = readElements(src, 0, n * dim, rawDtype, data, 0);
+  return { n, d: dim, dtype, data, format: `raw ${rawDtype}`, firstBadRow: bad < 0 ? -1 : Math.floor(bad / dim) };
 }

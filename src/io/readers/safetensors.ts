@@ -59,6 +59,6 @@ export function readSafetensors(src: ByteSource, tensorName: string | undefined)
     throw badInput(src, `truncated safetensors: tensor '${name}' ends at byte ${start + expected}, the file has ${src.size}`);
   const dtype = keptAs(elem);
   const data = allocVectors(n, d, dtype);
-  readElements(src, start, n * d, elem, data, 0);
-  return { n, d, dtype, data, format: `safetensors ${t.dtype} '${name}'` };
+  const bad = readElements(src, start, n * d, elem, data, 0);
+  return { n, d, dtype, data, format: `safetensors ${t.dtype} '${name}'`, firstBadRow: bad < 0 ? -1 : Math.floor(bad / d) };
 }

@@ -4,4 +4,6 @@ import type { Dataset } from '../dataset.js';
 export type RawDataset = Omit<Dataset, 'dropped'> & {
   /** Rows the reader itself skipped under --drop-invalid (e.g. null Arrow rows). */
   dropped?: number;
+  /** Set by readers that already scanned the values: first row with NaN/Inf, or -1 for none. */
+  firstBadRow?: number;
 };

@@ -19,16 +19,27 @@ function isBadRow(data: Float32Array | Uint16Array, f16: boolean, row: number, d
   return false;
 }
 
-export function checkFinite(raw: RawDataset, name: string, dropInvalid: boolean): Dataset {
+/**
+ * Index of the first NaN/Inf element in data[from, to), or -1. A value is NaN or ±Inf exactly when
+ * its exponent bits are all ones; testing that on the raw integer bits is a never-taken branch in
+ * the common all-finite case (measured no slower than float tricks such as x - x !== 0).
+ */
+export function firstNonFinite(data: Float32Array | Uint16Array, from: number, to: number): number {
+  if (data instanceof Uint16Array) {
+    for (let i = from; i < to; i++) if ((data[i] & 0x7c00) === 0x7c00) return i;
+    return -1;
+  }
+  const bits = new Int32Array(data.buffer, data.byteOffset, data.length);
+  for (let i = from; i < to; i++) if ((bits[i] & 0x7f800000) === 0x7f800000) return i;
+  return -1;
+}
+
+export function checkFinite(found: RawDataset, name: string, dropInvalid: boolean): Dataset {
+  const { firstBadRow, ...raw } = found;
   const { n, d, data } = raw;
   const f16 = raw.dtype === 'f16';
-  let firstBad = -1;
-  for (let i = 0; i < n; i++) {
-    if (isBadRow(data, f16, i, d)) {
-      firstBad = i;
-      break;
-    }
-  }
+  // Readers that load straight into `data` scan each chunk while it is still in cache.
+  const firstBad = firstBadRow ?? Math.floor(firstNonFinite(data, 0, n * d) / d);
   const alreadyDropped = raw.dropped ?? 0;
   if (firstBad < 0) return { ...raw, dropped: alreadyDropped };
   if (!dropInvalid) {
