@@ -352,6 +352,16 @@ export class CudaEngine implements Engine {
     return { energy: res[0] / n, changed: Math.round(res[1]), ms };
   }
 
+  /**
+   * Tests only: fill every per-pass output (top-2 arrays, sums, farthest, partials) with 0xff
+   * bytes — NaN distances, out-of-range indices — so a kernel that skips an element is caught.
+   */
+  poisonForTests(): void {
+    for (const b of [this.J1, this.D1, this.J2, this.D2, this.S, this.W, this.far, this.partial, this.result, this.seedD, this.seedPartial]) {
+      this.fill(b, 0xff);
+    }
+  }
+
   async stats(): Promise<AnchorStats> {
     this.live();
     const m = this.m;

@@ -1,0 +1,161 @@
+// `vlc bench`: per-iteration time of the standard workloads on one device. Each workload runs
+// plain Lloyd iterations (T = 0, step 1) from m seeded random rows — the same loop as the
+// PyTorch peer, so the two per-iteration times compare — then, optionally, a whole anneal
+// (k-means++ init + the default schedule). Times are the backend's own (CUDA events on the GPU).
+import { spawnSync } from 'node:child_process';
+import { writeFileSync, unlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DEFAULT_CONFIG } from '../anneal/config.js';
+import type { Backend, Engine } from '../backend/types.js';
+import type { Dataset } from '../io/dataset.js';
+import { npyHeader } from '../io/writers/npy.js';
+import { interruptSignal } from '../interrupt.js';
+import { log } from '../log.js';
+import { sampleRows } from './data.js';
+import { WORKLOADS, cpuSubsample, type Workload } from './workloads.js';
+
+export interface BenchOptions {
+  workloads: string[];
+  iters: number;
+  /** Run the whole anneal (k-means++ + default schedule) after the Lloyd timing. */
+  anneal: boolean;
+  /** Path of the PyTorch peer (torch_kmeans.py): run it on the same data in the same process tree. */
+  peer?: string;
+  /** Subsample n (the CPU benchmark). */
+  subsample: boolean;
+}
+
+export interface PeerResult {
+  iter_ms_median: number;
+  energy: number;
+  device?: string;
+  [k: string]: unknown;
+}
+
+export interface WorkloadResult {
+  name: string;
+  n: number;
+  d: number;
+  m: number;
+  dtype: string;
+  /** n of the workload as SPEC §5 defines it (differs from n when subsampled). */
+  n_full: number;
+  iters: number;
+  open_ms: number;
+  iter_ms_median: number;
+  iter_ms_min: number;
+  assign_ms_median?: number;
+  /** 2·n·m·d / assign time: what the distance work achieved (CUDA only: kernel timed alone). */
+  assign_tflops?: number;
+  /** 2·n·m·d / whole iteration time. */
+  iter_tflops: number;
+  energy: number;
+  anneal?: { seconds: number; init_seconds: number; iterations: number; iter_ms_median: number; energy: number; converged: boolean };
+  torch?: PeerResult | { error: string };
+  speedup_vs_torch?: number;
+}
+
+function median(v: number[]): number {
+  const s = [...v].sort((a, b) => a - b);
+  const h = s.length >> 1;
+  return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2;
+}
+
+function writeNpyFile(path: string, ds: Dataset): void {
+  const header = npyHeader(ds.dtype === 'f16' ? '<f2' : '<f4', [ds.n, ds.d]);
+  const body = new Uint8Array(ds.data.buffer, ds.data.byteOffset, ds.data.byteLength);
+  const out = Buffer.allocUnsafe(header.length + body.length);
+  out.set(header, 0);
+  out.set(body, header.length);
+  writeFileSync(path, out);
+}
+
+function runPeer(peer: string, ds: Dataset, w: Workload, iters: number): PeerResult | { error: string } {
+  const file = join(tmpdir(), `vlc-bench-${w.name}-${process.pid}.npy`);
+  try {
+    writeNpyFile(file, ds);
+    const r = spawnSync('python3', [peer, file, '--m', String(w.m), '--iters', String(iters)], { encoding: 'utf8' });
+    if (r.status !== 0) return { error: `peer exited ${r.status}: ${(r.stderr || '').trim().split('\n').pop()}` };
+    const line = r.stdout.trim().split('\n').pop() ?? '';
+    return JSON.parse(line) as PeerResult;
+  } catch (e) {
+    return { error: (e as Error).message };
+  } finally {
+    try {
+      unlinkSync(file);
+    } catch {
+      /* never written */
+    }
+  }
+}
+
+async function benchOne(backend: Backend, w: Workload, o: BenchOptions): Promise<WorkloadResult> {
+  const n = o.subsample ? cpuSubsample(w) : w.n;
+  const ds = w.make(n);
+  const { d, m } = w;
+  const t0 = performance.now();
+  let engine: Engine | undefined;
+  const res: Partial<WorkloadResult> = { name: w.name, n, d, m, dtype: ds.dtype, n_full: w.n, iters: o.iters };
+  try {
+    engine = await backend.open(ds, m);
+    res.open_ms = performance.now() - t0;
+    await engine.setAnchors(sampleRows(ds, m, 1234));
+    const lloyd = { temperature: 0, step: 1, huber: 0 };
+    for (let k = 0; k < 2; k++) await engine.iterate(lloyd); // warm-up
+    const ms: number[] = [];
+    const assignMs: number[] = [];
+    let energy = NaN;
+    for (let k = 0; k < o.iters; k++) {
+      if (interruptSignal.aborted) break;
+      const s = await engine.iterate(lloyd);
+      ms.push(s.ms);
+      energy = s.energy;
+      const times = (engine as { lastTimes?: { assignMs: number } }).lastTimes;
+      if (times) assignMs.push(times.assignMs);
+    }
+    energy = (await engine.finalize()).energy;
+    const flops = 2 * n * m * d;
+    res.iter_ms_median = median(ms);
+    res.iter_ms_min = Math.min(...ms);
+    res.iter_tflops = flops / (res.iter_ms_median * 1e9);
+    if (assignMs.length) {
+      res.assign_ms_median = median(assignMs);
+      res.assign_tflops = flops / (res.assign_ms_median * 1e9);
+    }
+    res.energy = energy;
+    if (o.anneal) {
+      const { anneal } = await import('../anneal/index.js');
+      const r = await anneal(engine, { ...DEFAULT_CONFIG, m }, { signal: interruptSignal });
+      res.anneal = {
+        seconds: r.seconds,
+        init_seconds: r.initSeconds,
+        iterations: r.iterations,
+        iter_ms_median: r.iterMsMedian,
+        energy: r.energy,
+        converged: r.converged,
+      };
+    }
+  } finally {
+    await engine?.dispose();
+  }
+  if (o.peer) {
+    res.torch = runPeer(o.peer, ds, w, 20);
+    if ('iter_ms_median' in res.torch) res.speedup_vs_torch = res.torch.iter_ms_median / res.iter_ms_median!;
+  }
+  log().info(
+    `${w.name}: ${n}x${d} m=${m} ${res.iter_ms_median!.toFixed(3)} ms/iter` +
+      (res.assign_tflops ? `, assign ${res.assign_tflops.toFixed(1)} TFLOP/s` : '') +
+      (res.speedup_vs_torch ? `, ${res.speedup_vs_torch.toFixed(2)}x torch` : ''),
+  );
+  return res as WorkloadResult;
+}
+
+export async function runBench(backend: Backend, o: BenchOptions): Promise<WorkloadResult[]> {
+  const out: WorkloadResult[] = [];
+  for (const w of WORKLOADS) {
+    if (!o.workloads.includes(w.name)) continue;
+    out.push(await benchOne(backend, w, o));
+  }
+  return out;
+}

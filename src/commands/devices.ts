@@ -1,0 +1,50 @@
+// `vlc devices`: the GPUs the CUDA driver sees (the same probe as --device auto), or why none.
+import type { Command } from 'commander';
+import { DeviceError } from '../errors.js';
+import { probeCuda } from '../backend/cuda/index.js';
+import { addOutputOptions, applyVerbosity } from './options.js';
+
+interface DevicesFlags {
+  json?: boolean;
+  quiet?: boolean;
+  verbose?: boolean;
+}
+
+const GiB = 2 ** 30;
+
+export function register(program: Command): void {
+  const cmd = program
+    .command('devices')
+    .description('list the GPUs seen by the CUDA driver: index, name, compute capability, memory, SMs, driver version');
+  addOutputOptions(cmd);
+  cmd.action(async (o: DevicesFlags) => runDevices(o));
+}
+
+async function runDevices(o: DevicesFlags): Promise<void> {
+  applyVerbosity(o);
+  const probe = probeCuda({ memory: true });
+  if (!probe.ok) {
+    if (o.json) process.stdout.write(JSON.stringify({ ok: false, reason: probe.reason, devices: [] }) + '\n');
+    throw new DeviceError(probe.reason);
+  }
+  if (o.json) {
+    process.stdout.write(
+      JSON.stringify({ ok: true, driverVersion: probe.driverVersionText, devices: probe.devices }, null, 2) + '\n',
+    );
+    return;
+  }
+  const rows = [['index', 'name', 'compute', 'memory total', 'memory free', 'SMs']];
+  for (const d of probe.devices) {
+    rows.push([
+      String(d.index),
+      d.name,
+      d.computeCapability,
+      `${(d.memoryTotalBytes / GiB).toFixed(1)} GiB`,
+      d.memoryFreeBytes === undefined ? '?' : `${(d.memoryFreeBytes / GiB).toFixed(1)} GiB`,
+      String(d.multiprocessors),
+    ]);
+  }
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
+  const lines = rows.map((r) => r.map((v, c) => v.padEnd(widths[c])).join('  ').trimEnd());
+  process.stdout.write(`CUDA driver ${probe.driverVersionText} (${probe.driverVersion})\n${lines.join('\n')}\n`);
+}

@@ -1,0 +1,89 @@
+// `vlc test-cuda [--large]`: the seed's parity test (src/bench/parity.ts) — CUDA then CPU on the
+// same data, config and init; prints both runs and exits non-zero when parity fails. Without a
+// usable GPU it still runs the CPU half, prints its figures, and exits 3 saying why.
+import type { Command } from 'commander';
+import { DeviceError, VlcError, EXIT } from '../errors.js';
+import { createCpuBackend } from '../backend/cpu/index.js';
+import { createCudaBackend } from '../backend/cuda/index.js';
+import type { Backend } from '../backend/types.js';
+import { runParity, PARITY, type DeviceRun, type ParityReport } from '../bench/parity.js';
+import { addOutputOptions, applyVerbosity, parseInteger } from './options.js';
+
+interface TestCudaFlags {
+  large?: boolean;
+  gpu: number;
+  json?: boolean;
+  quiet?: boolean;
+  verbose?: boolean;
+}
+
+export function register(program: Command): void {
+  const cmd = program
+    .command('test-cuda')
+    .description("the seed's parity test: the same synthetic data and config on CUDA, then the CPU, compared")
+    .option('--large', 'n=10000 d=128 m=256 instead of n=1000 d=64 m=32')
+    .option('--gpu <index>', 'GPU index (see `vlc devices`)', (v) => parseInteger('--gpu', v, 0), 0);
+  addOutputOptions(cmd);
+  cmd.action(async (o: TestCudaFlags) => runTestCuda(o));
+}
+
+/** Parity failed: exit 1 after the report is printed. */
+class ParityError extends VlcError {}
+
+async function runTestCuda(o: TestCudaFlags): Promise<void> {
+  applyVerbosity(o);
+  let cuda: Backend | string;
+  try {
+    cuda = await createCudaBackend(o.gpu);
+  } catch (e) {
+    if (!(e instanceof DeviceError)) throw e; // a bad --gpu is a usage error (exit 2)
+    cuda = e.message;
+  }
+  const cpu = createCpuBackend({});
+  let report: ParityReport;
+  try {
+    report = await runParity(o.large ? 'large' : 'small', cuda, cpu);
+  } finally {
+    if (typeof cuda !== 'string') await cuda.close();
+    await cpu.close();
+  }
+  if (o.json) process.stdout.write(JSON.stringify(report, null, 2) + '\n');
+  else process.stdout.write(formatReport(report));
+  if (report.cudaUnavailable) throw new DeviceError(`CUDA half not run: ${report.cudaUnavailable}`);
+  if (!report.pass) {
+    throw new ParityError(
+      `parity FAILED: energy differs by ${pct(report.energyRelDiff!)} (limit ${pct(PARITY.energyRelDiff)}), ` +
+        `assignments agree on ${pct(report.agreement!)} (limit ${pct(PARITY.agreement)})`,
+      EXIT.failure,
+    );
+  }
+}
+
+function pct(x: number): string {
+  return `${(x * 100).toFixed(2)}%`;
+}
+
+function ms(x: number): string {
+  return x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${x.toFixed(1)} ms`;
+}
+
+function formatReport(r: ParityReport): string {
+  const row = (name: string, x: DeviceRun) =>
+    `${name.padEnd(5)} ${ms(x.ms).padStart(10)} ${ms(x.initMs).padStart(10)} ${ms(x.loopMs).padStart(10)} ` +
+    `${String(x.iterations).padStart(6)} ${x.energy.toPrecision(6).padStart(12)} ${pct(x.compressionRatio).padStart(7)}  ${x.device}`;
+  const lines = [
+    `test-cuda (${r.size}): n=${r.n} d=${r.d} m=${r.m}, f16 data (seed formula), seed config`,
+    `${'run'.padEnd(5)} ${'compress'.padStart(10)} ${'init'.padStart(10)} ${'loop'.padStart(10)} ${'iters'.padStart(6)} ${'energy'.padStart(12)} ${'ratio'.padStart(7)}  device`,
+  ];
+  if (r.cuda) lines.push(row('cuda', r.cuda));
+  lines.push(row('cpu', r.cpu));
+  if (r.cuda) {
+    lines.push(
+      `speedup ${r.speedup!.toFixed(1)}x, energy difference ${pct(r.energyRelDiff!)}, assignment agreement ${pct(r.agreement!)}`,
+      `parity: ${r.pass ? 'PASS' : 'FAIL'} (limits: energy ${pct(PARITY.energyRelDiff)}, agreement ${pct(PARITY.agreement)})`,
+    );
+  } else {
+    lines.push(`cuda: not run (${r.cudaUnavailable})`);
+  }
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,120 @@
+// The CUDA engine's host code (argument lists, buffer handling, seeding bookkeeping, statistics
+// decoding) through the fake driver, whose kernels emulate cuda/*.cu, against the plain f64
+// reference of types.ts. The same checks run on a real GPU in test/gpu/kernels.test.ts.
+import { afterEach, describe, expect, it } from 'vitest';
+import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
+import { createCudaBackend } from '../../dist/backend/cuda/index.js';
+import { f32ToF16, f16ToF32, type Dataset } from '../../dist/io/dataset.js';
+import { FakeCuda } from './fake-driver.js';
+import { refPass, rng, dist, type RefState } from './reference.js';
+
+afterEach(() => setDriverForTests(undefined));
+
+function randomData(n: number, d: number, dtype: 'f32' | 'f16', seed: number): { ds: Dataset; X: Float64Array } {
+  const r = rng(seed);
+  const X = new Float64Array(n * d);
+  const data = dtype === 'f32' ? new Float32Array(n * d) : new Uint16Array(n * d);
+  for (let e = 0; e < n * d; e++) {
+    const v = (r() - 0.5) * 4 + (e % 3);
+    if (dtype === 'f32') X[e] = (data[e] = v);
+    else X[e] = f16ToF32((data[e] = f32ToF16(v)));
+  }
+  return { ds: { n, d, dtype, data, format: 'test', dropped: 0 }, X };
+}
+
+async function open(ds: Dataset, m: number) {
+  const fake = new FakeCuda();
+  setDriverForTests(fake.api);
+  const backend = await createCudaBackend(0);
+  const engine = await backend.open(ds, m);
+  return { fake, backend, engine };
+}
+
+describe('CUDA engine through the fake driver', () => {
+  for (const dtype of ['f32', 'f16'] as const) {
+    it(`iterate/finalize/stats match the reference (${dtype}, soft + Huber)`, async () => {
+      const n = 301, d = 7, m = 5;
+      const { ds, X } = randomData(n, d, dtype, 7);
+      const { fake, backend, engine } = await open(ds, m);
+      const C = new Float32Array(m * d);
+      for (let j = 0; j < m; j++) for (let k = 0; k < d; k++) C[j * d + k] = X[(j * 37) * d + k];
+      await engine.setAnchors(C);
+      const prev: RefState = { count: new Float64Array(m), sse: new Float64Array(m), hasPrev: false };
+      let ref = Float64Array.from(C) as ArrayLike<number>;
+      let lastJ1 = new Int32Array(n);
+      for (const p of [
+        { temperature: 0.8, step: 0.5, huber: 1.5 },
+        { temperature: 0.3, step: 0.7, huber: 1.0 },
+        { temperature: 0, step: 1, huber: 0 },
+      ]) {
+        const s = await engine.iterate(p);
+        const r = refPass(X, n, d, ref, m, p.temperature, p.step, p.huber, prev);
+        expect(s.energy).toBeCloseTo(r.energy, 4);
+        const got = await engine.getAnchors();
+        for (let e = 0; e < m * d; e++) expect(got[e]).toBeCloseTo(r.anchors[e], 4);
+        ref = got; // continue from the engine's f32 anchors
+        lastJ1 = r.j1;
+      }
+      const fin = await engine.finalize();
+      const r = refPass(X, n, d, ref, m, 0, 0, 0, prev);
+      expect(fin.energy).toBeCloseTo(r.energy, 5);
+      expect(fin.changed).toBe(r.j1.filter((j, i) => j !== lastJ1[i]).length);
+      const st = await engine.stats();
+      expect(Array.from(st.count)).toEqual(Array.from(r.count));
+      expect(Array.from(st.far)).toEqual(Array.from(r.far));
+      for (let j = 0; j < m; j++) {
+        expect(st.sse[j]).toBeCloseTo(r.sse[j], 3);
+        expect(st.farDist[j]).toBeCloseTo(r.farDist[j], 4);
+      }
+      expect(Array.from(await engine.assignments())).toEqual(Array.from(r.j1));
+      await engine.dispose();
+      await engine.dispose(); // twice is fine
+      await backend.close();
+      expect(fake.live).toBe(0);
+    });
+  }
+
+  it('first pass counts every point as changed; m = 1 has no runner-up', async () => {
+    const { ds } = randomData(50, 3, 'f32', 3);
+    const { fake, backend, engine } = await open(ds, 1);
+    await engine.setAnchors(new Float32Array([0, 0, 0]));
+    expect((await engine.iterate({ temperature: 5, step: 1, huber: 0 })).changed).toBe(50);
+    expect((await engine.iterate({ temperature: 5, step: 1, huber: 0 })).changed).toBe(0);
+    await backend.close();
+    expect(fake.live).toBe(0);
+  });
+
+  it('k-means++ support: seedBegin / seedAdd / seedTry / seedPick', async () => {
+    const n = 2500, d = 5; // three seeding blocks of 1024 points
+    const { ds, X } = randomData(n, d, 'f32', 11);
+    const { backend, engine } = await open(ds, 4);
+    const c0 = Float32Array.from(X.subarray(0, d));
+    const c1 = Float32Array.from(X.subarray(1500 * d, 1501 * d));
+    const D = new Float64Array(n);
+    for (let i = 0; i < n; i++) D[i] = dist(X, i, c0, 0, d);
+    const sum0 = D.reduce((a, b) => a + b, 0);
+    expect(await engine.seedBegin(c0)).toBeCloseTo(sum0, 2);
+    const tries = await engine.seedTry(new Float32Array([...c1, ...c0]));
+    let t1 = 0;
+    for (let i = 0; i < n; i++) t1 += Math.min(D[i], dist(X, i, c1, 0, d));
+    expect(tries[0]).toBeCloseTo(t1, 2);
+    expect(tries[1]).toBeCloseTo(sum0, 2);
+    for (let i = 0; i < n; i++) D[i] = Math.min(D[i], dist(X, i, c1, 0, d));
+    const sum1 = D.reduce((a, b) => a + b, 0);
+    expect(await engine.seedAdd(c1)).toBeCloseTo(sum1, 2);
+    for (const frac of [0, 0.1, 0.4999, 0.77, 0.999999]) {
+      const target = frac * sum1;
+      let acc = 0, want = n - 1;
+      for (let i = 0; i < n; i++) {
+        acc += D[i];
+        if (acc > target) {
+          want = i;
+          break;
+        }
+      }
+      expect(Math.abs((await engine.seedPick(target)) - want)).toBeLessThanOrEqual(1);
+    }
+    expect(Array.from(await engine.row(1500))).toEqual(Array.from(c1));
+    await backend.close();
+  });
+});

@@ -1,0 +1,191 @@
+// GPU suite (npm run test:gpu, on the GPU machine): every kernel family against the f64 reference
+// of types.ts on random inputs of awkward sizes, f32 and f16, with outputs poisoned before launch;
+// the whole loop's parity with the CPU backend; error paths. Skipped visibly without a GPU.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { probeCuda, createCudaBackend, type CudaEngine } from '../../dist/backend/cuda/index.js';
+import { createCpuBackend } from '../../dist/backend/cpu/index.js';
+import { runParity } from '../../dist/bench/parity.js';
+import { f16ToF32, f32ToF16, type Dataset } from '../../dist/io/dataset.js';
+import { refPass, rng, dist, type RefState } from '../cuda-host/reference.js';
+
+const probe = probeCuda();
+const hasGpu = probe.ok;
+
+describe.skipIf(hasGpu)('GPU suite', () => {
+  it(`skipped: ${probe.ok ? '' : probe.reason}`, () => {
+    expect(probe.ok).toBe(false);
+  });
+});
+
+function randomData(n: number, d: number, dtype: 'f32' | 'f16', seed: number, offset = 0) {
+  const r = rng(seed);
+  const X = new Float64Array(n * d);
+  const data = dtype === 'f32' ? new Float32Array(n * d) : new Uint16Array(n * d);
+  for (let e = 0; e < n * d; e++) {
+    const v = offset + (r() - 0.5) * 2 + ((e / d) % 7 | 0) * 0.5;
+    if (dtype === 'f32') X[e] = (data[e] = v);
+    else X[e] = f16ToF32((data[e] = f32ToF16(v)));
+  }
+  const ds: Dataset = { n, d, dtype, data, format: 'test', dropped: 0 };
+  return { ds, X };
+}
+
+/** Anchors: rows of X (some repeated, to exercise ties) nudged slightly. */
+function anchorsFrom(X: Float64Array, n: number, d: number, m: number, seed: number): Float32Array {
+  const r = rng(seed);
+  const C = new Float32Array(m * d);
+  for (let j = 0; j < m; j++) {
+    const i = j % 5 === 4 && j > 0 ? -1 : Math.floor(r() * n);
+    for (let k = 0; k < d; k++) C[j * d + k] = i < 0 ? C[(j - 1) * d + k] : X[i * d + k] + (r() - 0.5) * 0.1;
+  }
+  return C;
+}
+
+// n from 1 to 10^5; d in 1, 3, 17, 64, 128, 384, 784, 1536; m from 1 to 4096.
+const CASES: Array<{ n: number; d: number; m: number; dtype: 'f32' | 'f16' }> = [
+  { n: 1, d: 1, m: 1, dtype: 'f32' },
+  { n: 2, d: 3, m: 1, dtype: 'f16' },
+  { n: 37, d: 17, m: 3, dtype: 'f32' },
+  { n: 1000, d: 64, m: 32, dtype: 'f16' },
+  { n: 129, d: 128, m: 129, dtype: 'f32' },
+  { n: 2049, d: 384, m: 257, dtype: 'f16' },
+  { n: 700, d: 784, m: 100, dtype: 'f32' },
+  { n: 300, d: 1536, m: 65, dtype: 'f16' },
+  { n: 100000, d: 3, m: 7, dtype: 'f32' },
+  { n: 3001, d: 17, m: 4096, dtype: 'f32' },
+  { n: 5000, d: 64, m: 1000, dtype: 'f16' },
+];
+
+describe.skipIf(!hasGpu)('CUDA kernels vs the reference', () => {
+  let backend: Awaited<ReturnType<typeof createCudaBackend>>;
+  beforeAll(async () => {
+    backend = await createCudaBackend(0);
+  });
+  afterAll(async () => {
+    await backend?.close();
+  });
+
+  for (const c of CASES) {
+    it(`assign/reduce/update n=${c.n} d=${c.d} m=${c.m} ${c.dtype}`, async () => {
+      const { n, d, m } = c;
+      const { ds, X } = randomData(n, d, c.dtype, n * 31 + d * 7 + m, 3);
+      const C0 = anchorsFrom(X, n, d, m, 99);
+      const engine = (await backend.open(ds, m)) as CudaEngine;
+      try {
+        await engine.setAnchors(C0);
+        const prev: RefState = { count: new Float64Array(m), sse: new Float64Array(m), hasPrev: false };
+        let anchors: ArrayLike<number> = C0;
+        for (const p of [
+          { temperature: 0.05, step: 0.5, huber: 1.5 },
+          { temperature: 0.01, step: 0.8, huber: 1.0 },
+        ]) {
+          engine.poisonForTests();
+          const s = await engine.iterate(p);
+          const r = refPass(X, n, d, anchors, m, p.temperature, p.step, p.huber, prev);
+          expect(Math.abs(s.energy - r.energy)).toBeLessThanOrEqual(1e-4 * (r.energy + 1e-6));
+          const got = await engine.getAnchors();
+          // A near-tie decided the other way in f32 moves a point between two anchors: allow a few.
+          let off = 0;
+          for (let j = 0; j < m; j++) {
+            let worst = 0;
+            for (let k = 0; k < d; k++) {
+              const e = j * d + k;
+              worst = Math.max(worst, Math.abs(got[e] - r.anchors[e]) / (Math.abs(r.anchors[e]) + 1e-2));
+            }
+            if (worst > 1e-3) off++;
+          }
+          expect(off).toBeLessThanOrEqual(2 + Math.floor(m / 100));
+          anchors = got;
+        }
+        engine.poisonForTests();
+        const fin = await engine.finalize();
+        const r = refPass(X, n, d, anchors, m, 0, 0, 0, prev);
+        expect(Math.abs(fin.energy - r.energy)).toBeLessThanOrEqual(1e-4 * (r.energy + 1e-6));
+        const a = await engine.assignments();
+        let bad = 0;
+        for (let i = 0; i < n; i++) {
+          if (a[i] === r.j1[i]) continue;
+          // only a near-tie may differ, and then the GPU's choice must be (nearly) as close
+          const dg = dist(X, i, anchors, a[i], d);
+          if (!(a[i] < m) || Math.abs(dg - r.d1[i]) > 1e-4 * (r.d1[i] + 1e-6)) bad++;
+        }
+        expect(bad).toBe(0);
+        const st = await engine.stats();
+        let cnt = 0;
+        for (let j = 0; j < m; j++) cnt += st.count[j];
+        expect(cnt).toBe(n);
+        for (let j = 0; j < m; j++) {
+          if (st.count[j] === 0) expect(st.far[j]).toBe(-1);
+          else {
+            expect(a[st.far[j]]).toBe(j);
+            expect(st.farDist[j]).toBeGreaterThanOrEqual(0);
+          }
+        }
+      } finally {
+        await engine.dispose();
+      }
+    });
+  }
+
+  it('k-means++ kernels: sums, tries and picks (f16, n=100000 d=17)', async () => {
+    const n = 100000, d = 17;
+    const { ds, X } = randomData(n, d, 'f16', 5);
+    const engine = (await backend.open(ds, 8)) as CudaEngine;
+    try {
+      engine.poisonForTests();
+      const c0 = Float32Array.from(X.subarray(0, d));
+      const c1 = Float32Array.from(X.subarray(77777 * d, 77778 * d));
+      const D = new Float64Array(n);
+      for (let i = 0; i < n; i++) D[i] = dist(X, i, c0, 0, d);
+      const s0 = D.reduce((p, q) => p + q, 0);
+      expect(Math.abs((await engine.seedBegin(c0)) - s0)).toBeLessThan(1e-5 * s0);
+      const tries = await engine.seedTry(new Float32Array([...c1, ...c0, ...c1]));
+      let t1 = 0;
+      for (let i = 0; i < n; i++) t1 += Math.min(D[i], dist(X, i, c1, 0, d));
+      expect(Math.abs(tries[0] - t1)).toBeLessThan(1e-5 * t1);
+      expect(Math.abs(tries[1] - s0)).toBeLessThan(1e-5 * s0);
+      expect(tries[2]).toBe(tries[0]);
+      for (let i = 0; i < n; i++) D[i] = Math.min(D[i], dist(X, i, c1, 0, d));
+      const s1 = D.reduce((p, q) => p + q, 0);
+      expect(Math.abs((await engine.seedAdd(c1)) - s1)).toBeLessThan(1e-5 * s1);
+      for (const frac of [0, 0.25, 0.5, 0.9, 0.999]) {
+        const target = frac * s1;
+        let acc = 0, want = n - 1;
+        for (let i = 0; i < n; i++) if ((acc += D[i]) > target) { want = i; break; }
+        expect(Math.abs((await engine.seedPick(target)) - want)).toBeLessThanOrEqual(2);
+      }
+      const row = await engine.row(4242);
+      for (let k = 0; k < d; k++) expect(row[k]).toBe(X[4242 * d + k]);
+    } finally {
+      await engine.dispose();
+    }
+  });
+
+  it('parity with the CPU backend: test-cuda small and large', async () => {
+    const cpu = createCpuBackend({});
+    try {
+      for (const size of ['small', 'large'] as const) {
+        const r = await runParity(size, backend, cpu);
+        console.log(`parity ${size}: gpu ${r.cuda!.ms.toFixed(1)} ms, cpu ${r.cpu.ms.toFixed(1)} ms, energy diff ${(r.energyRelDiff! * 100).toFixed(3)}%, agreement ${(r.agreement! * 100).toFixed(2)}%`);
+        expect(r.pass).toBe(true);
+      }
+    } finally {
+      await cpu.close();
+    }
+  });
+
+  it('error paths: a bad --gpu index, an allocation larger than the card', async () => {
+    await expect(createCudaBackend(probe.ok ? probe.devices.length : 0)).rejects.toThrow(/no such GPU; this machine has/);
+    const before = backend.ctx.pool.count;
+    const total = probe.ok ? probe.devices[0].memoryTotalBytes : 0;
+    expect(() => backend.ctx.pool.alloc('too big', total * 2)).toThrow(/out of GPU memory .* needs .* free of/);
+    expect(backend.ctx.pool.count).toBe(before);
+    // the context still works after the failed allocation
+    const { ds } = randomData(10, 3, 'f32', 1);
+    const e = await backend.open(ds, 2);
+    await e.setAnchors(new Float32Array(6));
+    expect((await e.finalize()).changed).toBe(10);
+    await e.dispose();
+    expect(backend.ctx.pool.count).toBe(before);
+  });
+});
