@@ -5,6 +5,9 @@ import { register as decompress } from './decompress.js';
 import { register as info } from './info.js';
 import { register as evaluate } from './eval.js';
 import { register as search } from './search.js';
+import { register as testCuda } from './test-cuda.js';
+import { register as devices } from './devices.js';
+import { register as bench } from './bench.js';
 
 export const commands: Array<(program: Command) => void> = [
   compress,
@@ -12,4 +15,7 @@ export const commands: Array<(program: Command) => void> = [
   info,
   evaluate,
   search,
+  testCuda,
+  devices,
+  bench,
 ];
