@@ -6,6 +6,7 @@ import {
   compressionRegistry,
   CompressionType,
   DataType,
+  Message,
   Precision,
   RecordBatchReader,
   type Data,
@@ -83,6 +84,7 @@ export async function readArrow(src: ByteSource, column: string | undefined, dro
     const half = child.precision === Precision.HALF;
     let rows: RowCollector | undefined;
     let d = DataType.isFixedSizeList(field.type) ? field.type.listSize : -1;
+    const totalRows = reader.isFile() ? fileRowCount(src, reader) : undefined;
     let seen = 0;
     let dropped = 0;
     try {
@@ -92,7 +94,7 @@ export async function readArrow(src: ByteSource, column: string | undefined, dro
         for (const data of vec.data) {
           if (d < 0) d = firstListLength(data);
           if (d === 0) throw badInput(src, `column '${field.name}' holds vectors of dimension 0`);
-          rows ??= new RowCollector(d, half ? 'f16' : 'f32');
+          rows ??= new RowCollector(d, half ? 'f16' : 'f32', totalRows === undefined ? undefined : totalRows - seen);
           dropped += appendData(src, field.name, data, d, seen, rows, dropInvalid);
           seen += data.length;
         }
@@ -107,9 +109,33 @@ export async function readArrow(src: ByteSource, column: string | undefined, dro
     if (!rows || rows.rows === 0)
       throw badInput(src, seen === 0 ? `column '${field.name}' has 0 rows; nothing to read` : `every row of column '${field.name}' is null`);
     const format = reader.isFile() ? 'arrow' : 'arrow stream';
-    return { n: rows.rows, d, dtype: rows.dtype, data: rows.finish(), format: `${format} ${field.type}`, dropped };
+    return { n: rows.rows, d, dtype: rows.dtype, data: rows.finish(), format: `${format} ${field.type}`, dropped, firstBadRow: rows.firstBadRow };
   } finally {
     await opened.close();
+  }
+}
+
+/**
+ * Rows in an Arrow file, from the footer's record-batch blocks: each block's message header
+ * (a few hundred bytes) states its row count, so the output can be allocated once, exactly.
+ * Undefined when anything looks unusual; the caller then gathers rows in chunks instead.
+ */
+function fileRowCount(src: ByteSource, reader: RecordBatchReader): number | undefined {
+  try {
+    const footer = reader.footer;
+    if (!footer) return undefined;
+    let total = 0;
+    for (const block of footer.recordBatches()) {
+      const meta = src.read(block.offset, block.metaDataLength);
+      // Message framing: [0xFFFFFFFF continuation] int32 length, then the flatbuffer.
+      const skip = new DataView(meta.buffer).getInt32(0, true) === -1 ? 8 : 4;
+      const message = Message.decode(meta.subarray(skip));
+      if (!message.isRecordBatch()) return undefined;
+      total += Number(message.header().length);
+    }
+    return total;
+  } catch {
+    return undefined;
   }
 }
 

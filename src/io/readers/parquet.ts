@@ -81,7 +81,8 @@ export async function readParquet(src: ByteSource, column: string | undefined, d
       if (d < 0) {
         d = v.length;
         if (d === 0) throw badInput(src, `column '${name}' holds vectors of dimension 0`);
-        rows = new RowCollector(d, half ? 'f16' : 'f32');
+        // The footer knows the row count: rows go straight into the final array.
+        rows = new RowCollector(d, half ? 'f16' : 'f32', Number(metadata.num_rows) - r);
       }
       if (v.length !== d)
         throw badInput(src, `row ${r} of column '${name}' has ${v.length} values but the first row has ${d}: all vectors must have the same dimension`);
@@ -90,5 +91,5 @@ export async function readParquet(src: ByteSource, column: string | undefined, d
     rowStart = rowEnd;
   }
   if (!rows) throw badInput(src, rowStart === 0 ? `column '${name}' has 0 rows; nothing to read` : `every row of column '${name}' is null`);
-  return { n: rows.rows, d, dtype: rows.dtype, data: rows.finish(), format: `parquet list<${leafName}>`, dropped };
+  return { n: rows.rows, d, dtype: rows.dtype, data: rows.finish(), format: `parquet list<${leafName}>`, dropped, firstBadRow: rows.firstBadRow };
 }
