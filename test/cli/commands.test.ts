@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeVlc } from '../../dist/io/vlc/format.js';
+import { decodeVlc, encodeVlcBytes } from '../../dist/io/vlc/format.js';
 import { readDataset } from '../../dist/io/read.js';
 import { BIN, DEMO, clustered, readNpy, sh, tempDir, vlc, writeNpy } from './helpers.js';
 
@@ -110,6 +110,26 @@ describe('info', () => {
     expect(r.stdout).toMatch(/m = 128 anchors \(f16\), u8 assignments/);
     expect(r.stdout).toMatch(/ratio .*% of f32.*seed formula 4\.76%/);
     expect(r.stdout).toMatch(/training\s+energy \d/);
+  });
+});
+
+describe('sections from a newer vlc', () => {
+  it('an unknown optional section is skipped with a warning on stderr; the file still works', () => {
+    const f = decodeVlc(fs.readFileSync(model));
+    const withExtra = path.join(dir, 'extra.vlc');
+    fs.writeFileSync(
+      withExtra,
+      encodeVlcBytes({
+        manifest: f.manifest,
+        anchors: f.anchors,
+        assignments: f.assignments,
+        extra: [{ tag: 'RSD8', name: 'residuals', required: false, payload: new Uint8Array(16) }],
+      }),
+    );
+    const r = vlc(['info', withExtra, '--json']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/skipping unknown section 'residuals' \(type 'RSD8'\)/);
+    expect(JSON.parse(r.stdout).m).toBe(128);
   });
 });
 
