@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   Field,
+  FixedSizeList,
   Float32,
   Float64,
   Int32,
@@ -10,6 +11,7 @@ import {
   makeData,
   RecordBatch,
   RecordBatchFileWriter,
+  RecordBatchReader,
   RecordBatchStreamWriter,
   Schema,
   Struct,
@@ -21,6 +23,8 @@ import { f16ToF32 } from '../../dist/io/dataset.js';
 import { lz4FrameDecode, lz4FrameEncode } from '../../dist/io/lz4.js';
 import { writeArrow } from '../../dist/io/writers/arrow.js';
 import { writeAtomic } from '../../dist/io/atomic.js';
+import { readArrowFileDirect } from '../../dist/io/readers/arrow-direct.js';
+import { openFileSource } from '../../dist/io/readers/source.js';
 import { asNumbers, expectUsage, matrix, scratchDir, writeFile } from './helpers.js';
 
 const dir = scratchDir('arrow');
@@ -87,6 +91,66 @@ describe('Arrow IPC', () => {
     const ds = await readDataset(p);
     expect([ds.n, ds.d, ds.dtype]).toEqual([7, 13, 'f32']);
     expect(Array.from(ds.data)).toEqual(want);
+  });
+
+  it('reads a FixedSizeList<Float64> after string, list and int columns, straight from the file', async () => {
+    // Two batches, so the direct path has to place each batch's rows.
+    const vecType = new FixedSizeList(13, new Field('item', new Float64(), false));
+    const schema = new Schema([
+      new Field('id', new Int32(), false),
+      new Field('text', new Utf8(), false),
+      new Field('tags', new List(new Field('item', new Int32(), false)), true),
+      new Field('embedding', vecType, false),
+    ]);
+    const writer = new RecordBatchFileWriter();
+    for (const [r0, k] of [[0, 4], [4, 3]]) {
+      const values = new Float64Array(matrix(7, 13).subarray(r0 * 13, (r0 + k) * 13));
+      const vec = makeData({ type: vecType, length: k, nullCount: 0, child: makeData({ type: new Float64(), length: k * 13, nullCount: 0, data: values }) });
+      const cols = [
+        vectorFromArray(Array.from({ length: k }, (_, i) => r0 + i), new Int32()).data[0],
+        vectorFromArray(Array.from({ length: k }, (_, i) => `row ${r0 + i}`), new Utf8()).data[0],
+        vectorFromArray(Array.from({ length: k }, (_, i) => (i % 2 ? null : [i, i + 1])), schema.fields[2].type).data[0],
+        vec,
+      ];
+      writer.write(new RecordBatch(schema, makeData({ type: new Struct(schema.fields), length: k, nullCount: 0, children: cols })));
+    }
+    writer.finish();
+    const p = writeFile(dir, 'mixed.arrow', writer.toUint8Array(true));
+
+    const src = openFileSource(p);
+    const handle = await fs.promises.open(p);
+    const reader = await RecordBatchReader.from(handle);
+    await reader.open();
+    const direct = readArrowFileDirect(src, reader, 3);
+    await handle.close();
+    src.close();
+    expect(direct, 'the fast path should take this file').toBeDefined();
+    expect(Array.from(direct!.data)).toEqual(want);
+
+    const ds = await readDataset(p);
+    expect([ds.n, ds.d, ds.dtype]).toEqual([7, 13, 'f32']);
+    expect(Array.from(ds.data)).toEqual(want);
+  });
+
+  it('LZ4 and stream inputs go through apache-arrow, with the same result', async () => {
+    const p = await writeOurArrow('lz4-check.feather', { dtype: 'f32', lz4: true });
+    const src = openFileSource(p);
+    const handle = await fs.promises.open(p);
+    const reader = await RecordBatchReader.from(handle);
+    await reader.open();
+    expect(readArrowFileDirect(src, reader, 0)).toBeUndefined();
+    await handle.close();
+    src.close();
+  });
+
+  it.each([false, true])('NaN rows are named and dropped (lz4: %s)', async (lz4) => {
+    const x = matrix(7, 13);
+    x[4 * 13 + 2] = NaN;
+    const p = path.join(dir, `nan-${lz4}.feather`);
+    await writeAtomic(p, (sink) => writeArrow(sink, x, 7, 13, { dtype: 'f32', lz4, batchRows: 3 }));
+    await expectUsage(readDataset(p), 'row 4 has a non-finite value (NaN in dimension 2)', '--drop-invalid');
+    const ds = await readDataset(p, { dropInvalid: true });
+    expect([ds.n, ds.dropped]).toEqual([6, 1]);
   });
 
   it('ragged List rows are named', async () => {

@@ -14,6 +14,7 @@ import {
   type Schema,
 } from 'apache-arrow';
 import { lz4FrameDecode, lz4FrameEncode } from '../lz4.js';
+import { readArrowFileDirect } from './arrow-direct.js';
 import { RowCollector } from './collect.js';
 import { badInput, type ByteSource } from './source.js';
 import type { RawDataset } from './types.js';
@@ -84,6 +85,10 @@ export async function readArrow(src: ByteSource, column: string | undefined, dro
     const half = child.precision === Precision.HALF;
     let rows: RowCollector | undefined;
     let d = DataType.isFixedSizeList(field.type) ? field.type.listSize : -1;
+    if (reader.isFile()) {
+      const direct = readArrowFileDirect(src, reader, idx);
+      if (direct) return direct;
+    }
     const totalRows = reader.isFile() ? fileRowCount(src, reader) : undefined;
     let seen = 0;
     let dropped = 0;
