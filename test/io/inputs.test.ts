@@ -51,6 +51,16 @@ describe('stdin', () => {
   it('reads JSONL on stdin', () => {
     expect(JSON.parse(readViaStdin(Buffer.from(jsonl(rows.map((embedding) => ({ embedding }))))))).toEqual([7, 13, 'f32', "jsonl 'embedding'", want[14]]);
   });
+  it('reads Arrow IPC file and stream bytes on stdin', async () => {
+    const { writeArrow } = await import('../../dist/io/writers/arrow.js');
+    for (const ipc of ['file', 'stream'] as const) {
+      const chunks: Uint8Array[] = [];
+      await writeArrow({ write: async (c: Uint8Array) => void chunks.push(c.slice()) }, matrix(7, 13), 7, 13, { dtype: 'f32', ipc, batchRows: 3 });
+      const [n, d, dtype, format, v14] = JSON.parse(readViaStdin(Buffer.concat(chunks)));
+      expect([n, d, dtype, v14]).toEqual([7, 13, 'f32', want[14]]);
+      expect(format).toMatch(ipc === 'file' ? /^arrow FixedSizeList/ : /^arrow stream/);
+    }
+  });
   it('empty stdin', () => {
     expect(readViaStdin(new Uint8Array(0))).toBe('UsageError: stdin: is empty (0 bytes)');
   });

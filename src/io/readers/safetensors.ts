@@ -17,7 +17,8 @@ interface TensorInfo {
 
 /** True when the bytes look like a safetensors header: a sane length, then '{'. */
 export function looksLikeSafetensors(head: Uint8Array, size: number): boolean {
-  if (head.length < 9 || head[8] !== 0x7b) return false;
+  // '{"' (or '{}' for an empty header) right after the length.
+  if (head.length < 10 || head[8] !== 0x7b || (head[9] !== 0x22 && head[9] !== 0x7d)) return false;
   const len = Number(new DataView(head.buffer, head.byteOffset, 8).getBigUint64(0, true));
   return len >= 2 && 8 + len <= size;
 }
