@@ -3,7 +3,6 @@
 import { extname } from 'node:path';
 import { UsageError } from '../errors.js';
 import { writeAtomic } from './atomic.js';
-import { writeArrow } from './writers/arrow.js';
 import { writeFvecs } from './writers/fvecs.js';
 import { writeNpy } from './writers/npy.js';
 
@@ -33,7 +32,8 @@ export async function writeVectors(
   if (o.format === 'fvecs' && dtype !== 'f32') throw new UsageError('.fvecs holds float32 only; use .npy or .arrow for f16 output');
   await writeAtomic(target, async (sink) => {
     if (o.format === 'npy') await writeNpy(sink, data, n, d, dtype);
-    else if (o.format === 'arrow') await writeArrow(sink, data, n, d, { dtype });
+    // apache-arrow takes ~0.2 s to load: only when an Arrow file is actually written.
+    else if (o.format === 'arrow') await (await import('./writers/arrow.js')).writeArrow(sink, data, n, d, { dtype });
     else await writeFvecs(sink, data, n, d);
   });
 }
