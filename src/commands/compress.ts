@@ -17,7 +17,7 @@ import { VERSION } from '../version.js';
 import { addInputOptions, effectiveDevice, readOptionsFrom, type InputFlags } from './input-options.js';
 import { addDeviceOptions, addOutputOptions, applyVerbosity, parseInteger, type CommonOptions } from './options.js';
 import { createProgress } from './progress.js';
-import { assertWritable } from './preflight.js';
+import { assertNotTerminal, assertWritable } from './preflight.js';
 
 interface CompressFlags extends CommonOptions, InputFlags {
   output: string;
@@ -66,6 +66,7 @@ async function runCompress(input: string, o: CompressFlags, cmd: Command): Promi
   if (o.stats === '-' && o.output === '-') throw new UsageError('--stats - and -o - both want stdout; give --stats a file name');
   const device = effectiveDevice(cmd, o);
   assertWritable(o.output);
+  assertNotTerminal(o.output, 'the binary .vlc file');
   if (o.stats) assertWritable(o.stats, '--stats');
   const t0 = performance.now();
 

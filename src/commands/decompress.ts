@@ -9,7 +9,7 @@ import { reconstruct } from '../io/vlc/reconstruct.js';
 import { formatFromPath, writeVectors, type VectorFormat } from '../io/write.js';
 import { log } from '../log.js';
 import { applyVerbosity } from './options.js';
-import { assertWritable } from './preflight.js';
+import { assertNotTerminal, assertWritable } from './preflight.js';
 
 interface DecompressFlags {
   output: string;
@@ -49,6 +49,7 @@ async function runDecompress(input: string, o: DecompressFlags): Promise<void> {
   const vectorFormat = o.assignments ? undefined : pickVectorFormat(o);
 
   assertWritable(o.output);
+  if (idFormat !== 'txt') assertNotTerminal(o.output, 'binary vectors');
   const file = await readVlc(input);
   const { n, d, m } = file.manifest;
   if (idFormat) {

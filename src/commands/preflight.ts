@@ -35,3 +35,9 @@ export function assertWritable(target: string, option = '-o'): void {
     throw new UsageError(`cannot write ${target}: ${WHY[code] ?? code} (${code}); choose another ${option} path`);
   }
 }
+
+/** Binary data on a terminal is never what anyone wants (and can garble it): ask for a redirect. */
+export function assertNotTerminal(target: string, what: string): void {
+  if (target === '-' && process.stdout.isTTY)
+    throw new UsageError(`refusing to write ${what} to a terminal; redirect stdout (> file, | vlc ...) or give -o FILE`);
+}

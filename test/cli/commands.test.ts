@@ -273,6 +273,25 @@ describe('Ctrl-C', () => {
   });
 });
 
+// `script` runs a command on a pseudo-terminal, as an interactive user would (util-linux; skipped without it).
+const hasScript = sh('command -v script').code === 0;
+describe.skipIf(!hasScript)('on a terminal', () => {
+  const onTty = (cmd: string) => sh(`script -q -e -c ${JSON.stringify(cmd)} /dev/null`);
+
+  it('draws the progress line on stderr (and erases it)', () => {
+    const r = onTty(`node ${BIN} compress ${DEMO} -o ${path.join(dir, 'tty.vlc')} --iters 30 --device cpu`);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/\r\x1b\[Kiter \d+\/30 +T [\d.e-]+ +energy [\d.]+ +changed \d+ +ETA \d+s/);
+    expect(r.stdout).toMatch(/\r\x1b\[K\{"level":"info","msg":"compressed/);
+  });
+
+  it('refuses to write binary data to the terminal', () => {
+    const r = onTty(`node ${BIN} compress ${DEMO} -o - --iters 2 --device cpu`);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatch(/refusing to write the binary \.vlc file to a terminal/);
+  });
+});
+
 describe('help', () => {
   it('lists the commands of this README', () => {
     const r = vlc(['--help']);
