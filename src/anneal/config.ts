@@ -24,22 +24,36 @@ export interface AnnealConfig {
   changeTol: number;
   /** ... for this many consecutive iterations. */
   patience: number;
-  /** Greedy k-means++: candidates tried per pick (1 = plain D² sampling). */
+  /** Greedy k-means++: candidates tried per pick (1 = plain D² sampling, 0 = 2 + ⌊ln m⌋ as scikit-learn). */
   initCandidates: number;
+  /** The warm phase ends (T = 0, plain Lloyd) once T falls below this × the energy after init. */
+  tMin: number;
+  /** First swap trial moves this share of the m anchors (at least 1); halves on each rejection. */
+  swapShare: number;
+  /** The swap phase ends after this many rejected single-anchor swaps. */
+  swapRejects: number;
+  /** k-means++ tries; each gets up to `restartIters` Lloyd iterations and the best one is kept. */
+  restarts: number;
+  restartIters: number;
 }
 
 export const DEFAULT_CONFIG: Omit<AnnealConfig, 'm'> = {
   seed: 1234,
-  maxIters: 100,
-  t0: 1.0,
-  cooling: 0.05,
-  step: 0.2,
+  maxIters: 300,
+  t0: 0.3,
+  cooling: 0.1,
+  step: 0.5,
   huber: 0,
-  maintenanceEvery: 20,
+  maintenanceEvery: 10,
   energyTol: 1e-3,
   changeTol: 1e-3,
   patience: 3,
-  initCandidates: 1,
+  initCandidates: 0,
+  tMin: 1e-3,
+  swapShare: 0.05,
+  swapRejects: 5,
+  restarts: 3,
+  restartIters: 10,
 };
 
 /** The seed document's configuration, used by `vlc test-cuda` so figures compare. */
@@ -51,4 +65,6 @@ export const SEED_CONFIG: Omit<AnnealConfig, 'm'> = {
   step: 0.2,
   maintenanceEvery: 20,
   energyTol: 1e-3,
+  // The seed had one init and no restarts: all 50 iterations follow its schedule.
+  restarts: 1,
 };
