@@ -11,6 +11,9 @@ import { writeAtomic } from '../io/atomic.js';
 import { readDataset } from '../io/read.js';
 import { writeVlc } from '../io/vlc/file.js';
 import { assignmentWidthFor } from '../io/vlc/manifest.js';
+import { storedAnchors } from '../io/vlc/format.js';
+import { quantizeResiduals, residualMse, type Residuals } from '../io/vlc/residuals.js';
+import { toF32 } from '../io/dataset.js';
 import { bytesPerVector, grouped, percent, seedRatio, trueRatio } from '../io/vlc/stats.js';
 import { log } from '../log.js';
 import { VERSION } from '../version.js';
@@ -25,6 +28,7 @@ interface CompressFlags extends CommonOptions, InputFlags {
   iters: number;
   seed: number;
   anchorDtype: 'f16' | 'f32';
+  residual: 'none' | 'int8' | 'int4';
   stats?: string;
 }
 
@@ -52,6 +56,11 @@ export function register(program: Command): void {
     .option('--iters <n>', 'maximum annealing iterations', (v) => parseInteger('--iters', v, 1, 1_000_000), DEFAULT_CONFIG.maxIters)
     .option('--seed <s>', 'random seed: same input + seed + device => same output file', (v) => parseInteger('--seed', v, 0, 2 ** 32 - 1), DEFAULT_CONFIG.seed)
     .addOption(new Option('--anchor-dtype <dtype>', 'how anchors are stored').choices(['f16', 'f32']).default('f16'))
+    .addOption(
+      new Option('--residual <mode>', 'also store each vector minus its anchor, quantized per dimension: int8 (d bytes/vector) or int4 (d/2)')
+        .choices(['none', 'int8', 'int4'])
+        .default('none'),
+    )
     .option('--stats <file>', 'write the result JSON (as --json prints) to this file; use with -o -');
   addInputOptions(cmd);
   addDeviceOptions(cmd);
@@ -99,6 +108,18 @@ async function runCompress(input: string, o: CompressFlags, cmd: Command): Promi
     await backend.close();
   }
 
+  // Residuals against the anchors as stored (f16-rounded by default), so decoding reproduces them.
+  const tr = performance.now();
+  let residuals: Residuals | undefined;
+  let residualEnergy: number | undefined;
+  if (o.residual !== 'none') {
+    const x = toF32(ds);
+    const anchors = storedAnchors(result.anchors, o.anchorDtype);
+    residuals = quantizeResiduals(o.residual, x, ds.n, ds.d, anchors, result.assignments);
+    residualEnergy = residualMse(residuals, x, ds.n, ds.d, anchors, result.assignments);
+  }
+  const residualSeconds = (performance.now() - tr) / 1000;
+
   const tw = performance.now();
   const bytes = await writeVlc(o.output, {
     manifest: {
@@ -107,7 +128,8 @@ async function runCompress(input: string, o: CompressFlags, cmd: Command): Promi
       m,
       metric: 'l2',
       anchorDtype: o.anchorDtype,
-      residual: 'none',
+      residual: o.residual,
+      ...(residualEnergy !== undefined ? { residualEnergy } : {}),
       input: { dtype: ds.dtype, dropped: ds.dropped },
       training: {
         energy: result.energy,
@@ -122,6 +144,7 @@ async function runCompress(input: string, o: CompressFlags, cmd: Command): Promi
     },
     anchors: result.anchors,
     assignments: result.assignments,
+    residuals,
   });
   const writeSeconds = (performance.now() - tw) / 1000;
 
@@ -137,6 +160,10 @@ async function runCompress(input: string, o: CompressFlags, cmd: Command): Promi
     seconds: result.seconds,
     init_seconds: result.initSeconds,
     iter_ms: result.iterMsMedian,
+    residual: o.residual,
+    /** Mean squared error of anchor + residual (null without residuals: then it is `energy`). */
+    residual_energy: residualEnergy ?? null,
+    residual_seconds: residualSeconds,
     read_seconds: readSeconds,
     write_seconds: writeSeconds,
     total_seconds: (performance.now() - t0) / 1000,
@@ -157,7 +184,9 @@ async function runCompress(input: string, o: CompressFlags, cmd: Command): Promi
   log().info(
     `compressed ${grouped(ds.n)} x ${ds.d} to ${m} anchors on ${backend.label}: energy ${result.energy.toPrecision(5)} after ` +
       `${result.iterations} iterations${result.converged ? ' (converged)' : ''} in ${result.seconds.toFixed(2)} s ` +
-      `(${result.iterMsMedian.toFixed(2)} ms/iteration); ${o.output === '-' ? 'stdout' : o.output}: ${grouped(bytes)} bytes = ` +
+      `(${result.iterMsMedian.toFixed(2)} ms/iteration)` +
+      (residualEnergy !== undefined ? `; with ${o.residual} residuals ${residualEnergy.toPrecision(5)}` : '') +
+      `; ${o.output === '-' ? 'stdout' : o.output}: ${grouped(bytes)} bytes = ` +
       `${percent(stats.true_ratio)} of f32, ${stats.bytes_per_vector.toFixed(2)} bytes/vector`,
   );
 }

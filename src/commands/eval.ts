@@ -10,15 +10,15 @@ import { toF32, type Dataset } from '../io/dataset.js';
 import { readDataset } from '../io/read.js';
 import { readVlc } from '../io/vlc/file.js';
 import type { VlcFile } from '../io/vlc/format.js';
-import { reconstructRow } from '../io/vlc/reconstruct.js';
-import { searchCompressed } from '../io/vlc/search.js';
+import { reconstructInto } from '../io/vlc/reconstruct.js';
+import { defaultNprobe, searchCompressed } from '../io/vlc/search.js';
 import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
 import { applyVerbosity, parseInteger } from './options.js';
 
 interface EvalFlags extends InputFlags {
   queries: number;
   seed: number;
-  nprobe: number;
+  nprobe?: number;
   json?: boolean;
   quiet?: boolean;
   verbose?: boolean;
@@ -32,7 +32,9 @@ export function register(program: Command): void {
     .argument('<in.vlc>', 'the .vlc file')
     .option('--queries <n>', 'number of original vectors sampled as queries for recall', (v) => parseInteger('--queries', v, 1), 1000)
     .option('--seed <s>', 'seed of the query sample', (v) => parseInteger('--seed', v, 0, 2 ** 32 - 1), 1)
-    .option('--nprobe <p>', 'anchors visited at least, per query, in the compressed search', (v) => parseInteger('--nprobe', v, 1), 1);
+    .option('--nprobe <p>', 'anchors visited at least, per query, in the compressed search (default: 1, or 8 with residuals)', (v) =>
+      parseInteger('--nprobe', v, 1),
+    );
   addInputOptions(cmd, 'the original');
   cmd
     .option('--json', 'print one machine-readable JSON object on stdout')
@@ -61,6 +63,8 @@ export interface EvalResult {
   n: number;
   d: number;
   m: number;
+  /** Residual mode of the file (none, int8, int4). */
+  residual: string;
   /** Mean over vectors of the squared L2 reconstruction error (the seed's "energy", measured). */
   mse: number;
   /** mse / d: the mean squared error per coordinate. */
@@ -76,9 +80,11 @@ export interface EvalResult {
   recall_at_10: number | null;
   /** k actually used for "@10" (min(10, n − 1)). */
   k10: number;
+  /** Anchors visited at least per query. */
+  nprobe: number;
 }
 
-export async function evaluate(ds: Dataset, file: VlcFile, o: { queries: number; seed: number; nprobe: number }): Promise<EvalResult> {
+export async function evaluate(ds: Dataset, file: VlcFile, o: { queries: number; seed: number; nprobe?: number }): Promise<EvalResult> {
   const { n, d, m } = file.manifest;
   const x = toF32(ds);
 
@@ -86,8 +92,9 @@ export async function evaluate(ds: Dataset, file: VlcFile, o: { queries: number;
   let sqErr = 0;
   let sqNorm = 0;
   let cosSum = 0;
+  const r = new Float32Array(d);
   for (let i = 0; i < n; i++) {
-    const r = reconstructRow(file, i);
+    reconstructInto(file, i, r);
     let e = 0;
     let xx = 0;
     let rr = 0;
@@ -107,6 +114,7 @@ export async function evaluate(ds: Dataset, file: VlcFile, o: { queries: number;
 
   // Search quality on a seeded sample of the vectors, each left out of its own results.
   const nq = Math.min(o.queries, n);
+  const nprobe = o.nprobe ?? defaultNprobe(file);
   const k10 = Math.min(10, n - 1);
   let recall1: number | null = null;
   let recall10: number | null = null;
@@ -116,7 +124,7 @@ export async function evaluate(ds: Dataset, file: VlcFile, o: { queries: number;
     sample.forEach((i, r) => q.set(x.subarray(i * d, (i + 1) * d), r * d));
     const exclude = Int32Array.from(sample);
     const exact = await knn(x, n, q, nq, d, k10 + 1);
-    const approx = await searchCompressed(file, q, nq, { k: k10, nprobe: o.nprobe, exclude });
+    const approx = await searchCompressed(file, q, nq, { k: k10, nprobe, exclude });
     let hits1 = 0;
     let hits10 = 0;
     for (let r = 0; r < nq; r++) {
@@ -133,6 +141,7 @@ export async function evaluate(ds: Dataset, file: VlcFile, o: { queries: number;
     n,
     d,
     m,
+    residual: file.manifest.residual,
     mse: sqErr / n,
     mse_per_dim: sqErr / n / d,
     relative_error: sqNorm > 0 ? Math.sqrt(sqErr / sqNorm) : 0,
@@ -141,6 +150,7 @@ export async function evaluate(ds: Dataset, file: VlcFile, o: { queries: number;
     recall_at_1: recall1,
     recall_at_10: recall10,
     k10,
+    nprobe,
   };
 }
 
@@ -179,11 +189,11 @@ function evalText(r: EvalResult & { seconds: number }): string {
   const f = (v: number | null, digits = 4) => (v === null ? 'n/a' : v.toFixed(digits));
   return (
     [
-      `vectors          ${r.n} x ${r.d}, m = ${r.m} anchors`,
+      `vectors          ${r.n} x ${r.d}, m = ${r.m} anchors, residuals ${r.residual}`,
       `mse              ${r.mse.toPrecision(6)} (mean squared L2 error per vector; ${r.mse_per_dim.toPrecision(4)} per coordinate)`,
       `relative error   ${f(r.relative_error)} (||X - X'|| / ||X||)`,
       `mean cosine      ${f(r.mean_cosine)}`,
-      `recall@1         ${f(r.recall_at_1)} (${r.queries} sampled queries, compressed search vs exact search)`,
+      `recall@1         ${f(r.recall_at_1)} (${r.queries} sampled queries, compressed search with nprobe ${r.nprobe} vs exact search)`,
       `recall@${String(r.k10).padEnd(10)}${f(r.recall_at_10)}`,
       `time             ${r.seconds.toFixed(2)} s`,
     ].join('\n') + '\n'

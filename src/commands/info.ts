@@ -41,6 +41,7 @@ export function infoOf(file: VlcFile) {
     true_ratio: trueRatio(file.fileBytes, n, d),
     bytes_per_vector: bytesPerVector(file.fileBytes, n),
     energy: mf.training.energy,
+    residual_energy: mf.residualEnergy ?? null,
     iterations: mf.training.iterations,
     converged: mf.training.converged,
     init: mf.training.init,
@@ -72,6 +73,9 @@ function infoText(f: ReturnType<typeof infoOf>, name: string): string {
       `energy ${f.energy.toPrecision(6)} (mean squared L2 error), ${f.iterations} iterations, ` +
         `${f.converged ? 'converged' : 'stopped at the iteration limit'}, init ${f.init}, device ${f.device}, seed ${f.seed}`,
     ],
+    ...(f.residual_energy !== null
+      ? ([['residuals', `${f.residual}: mean squared L2 error with residuals ${f.residual_energy.toPrecision(6)}`]] as Array<[string, string]>)
+      : []),
     ['config', Object.entries(f.config).map(([k, v]) => `${k}=${v}`).join(' ')],
   ];
   return rows.map(([k, v]) => `${k.padEnd(9)} ${v}\n`).join('');

@@ -15,7 +15,7 @@ import { applyVerbosity, parseInteger } from './options.js';
 interface SearchFlags extends InputFlags {
   queries: string;
   k: number;
-  nprobe: number;
+  nprobe?: number;
   json?: boolean;
   quiet?: boolean;
   verbose?: boolean;
@@ -28,7 +28,9 @@ export function register(program: Command): void {
     .argument('<in.vlc>', 'the .vlc index, or - for stdin')
     .requiredOption('--queries <file>', 'query vectors, any input format (- for stdin)')
     .option('-k <k>', 'neighbours per query', (v) => parseInteger('-k', v, 1), 10)
-    .option('--nprobe <p>', 'visit at least this many nearest anchors per query', (v) => parseInteger('--nprobe', v, 1), 1);
+    .option('--nprobe <p>', 'visit at least this many nearest anchors per query (default: 1, or 8 with residuals)', (v) =>
+      parseInteger('--nprobe', v, 1),
+    );
   addInputOptions(cmd, 'the queries');
   cmd
     .option('--json', 'print one JSON object {k, queries, results: [{ids, distances}]} instead of JSON lines')

@@ -123,12 +123,12 @@ describe('sections from a newer vlc', () => {
         manifest: f.manifest,
         anchors: f.anchors,
         assignments: f.assignments,
-        extra: [{ tag: 'RSD8', name: 'residuals', required: false, payload: new Uint8Array(16) }],
+        extra: [{ tag: 'PQ16', name: 'product-codes', required: false, payload: new Uint8Array(16) }],
       }),
     );
     const r = vlc(['info', withExtra, '--json']);
     expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(/skipping unknown section 'residuals' \(type 'RSD8'\)/);
+    expect(r.stderr).toMatch(/skipping unknown section 'product-codes' \(type 'PQ16'\)/);
     expect(JSON.parse(r.stdout).m).toBe(128);
   });
 });
@@ -226,6 +226,40 @@ describe('search', () => {
     let same = 0;
     results.forEach((x: { ids: number[] }, i: number) => (same += f.assignments[x.ids[0]] === f.assignments[i] ? 1 : 0));
     expect(same / 2000).toBeGreaterThan(0.95);
+  });
+});
+
+describe('--residual int8 / int4', () => {
+  it('stores per-vector residuals: far lower error, high recall, and decompress reproduces it', async () => {
+    const results: Record<string, { bytes: number; residual_energy: number; recall10: number }> = {};
+    for (const mode of ['int8', 'int4']) {
+      const out = path.join(dir, `res-${mode}.vlc`);
+      const r = vlc(['compress', DEMO, '-o', out, '--iters', ITERS, '--device', 'cpu', '--residual', mode, '--json']);
+      expect(r.code, r.stderr).toBe(0);
+      const s = JSON.parse(r.stdout);
+      expect(s.residual).toBe(mode);
+      expect(s.energy).toBe(stats.energy); // same anchors as without residuals
+      expect(s.residual_energy).toBeLessThan((stats.energy as number) / 20);
+      const info = JSON.parse(vlc(['info', out, '--json']).stdout);
+      expect(info).toMatchObject({ residual: mode, residual_energy: s.residual_energy, bytes: s.bytes });
+      // d f32 scales, then one byte (int8) or half a byte (int4) per coordinate.
+      expect(info.sections[2]).toEqual({ name: 'residuals', bytes: 4 * 64 + 2000 * (mode === 'int8' ? 64 : 32) });
+      const e = JSON.parse(vlc(['eval', DEMO, out, '--json', '--queries', '200']).stdout);
+      expect(Math.abs(e.mse - s.residual_energy) / s.residual_energy).toBeLessThan(1e-9);
+      expect(e.nprobe).toBe(8);
+      results[mode] = { bytes: s.bytes, residual_energy: s.residual_energy, recall10: e.recall_at_10 };
+    }
+    expect(results.int8.recall10).toBeGreaterThan(0.95);
+    expect(results.int4.recall10).toBeGreaterThan(0.8);
+    expect(results.int8.residual_energy).toBeLessThan(results.int4.residual_energy);
+    // decompress gives anchor + residual: close to the original vectors.
+    const rec = path.join(dir, 'res.npy');
+    expect(vlc(['decompress', path.join(dir, 'res-int8.vlc'), '-o', rec]).code).toBe(0);
+    const orig = await readDataset(DEMO);
+    const back = readNpy(rec).data as Float32Array;
+    let worst = 0;
+    for (let i = 0; i < back.length; i++) worst = Math.max(worst, Math.abs(back[i] - (orig.data as Float32Array)[i]));
+    expect(worst).toBeLessThan(0.01);
   });
 });
 

@@ -10,6 +10,8 @@ import {
   type VlcContent,
 } from '../../dist/io/vlc/format.js';
 import { assignmentWidthFor } from '../../dist/io/vlc/manifest.js';
+import { quantizeResiduals, residualMse } from '../../dist/io/vlc/residuals.js';
+import { reconstruct } from '../../dist/io/vlc/reconstruct.js';
 import { UsageError } from '../../dist/errors.js';
 
 /** A deterministic little model: n vectors, m anchors, anchor values exactly representable in f16. */
@@ -217,17 +219,75 @@ describe('.vlc damage is detected and named', () => {
 
 describe('.vlc sections this version does not know', () => {
   it('skips an unknown optional section with a warning', () => {
-    const c = { ...content(30, 2, 4), extra: [{ tag: 'RSD8', name: 'residuals', required: false, payload: Uint8Array.of(1, 2, 3) }] };
+    const c = { ...content(30, 2, 4), extra: [{ tag: 'PQ16', name: 'product-codes', required: false, payload: Uint8Array.of(1, 2, 3) }] };
     const f = decodeVlc(encodeVlcBytes(c), 'x.vlc');
-    expect(f.warnings).toEqual(["skipping unknown section 'residuals' (type 'RSD8'), probably written by a newer vlc"]);
-    expect(f.manifest.sections).toEqual(['anchors', 'assignments', 'residuals']);
+    expect(f.warnings).toEqual(["skipping unknown section 'product-codes' (type 'PQ16'), probably written by a newer vlc"]);
+    expect(f.manifest.sections).toEqual(['anchors', 'assignments', 'product-codes']);
     expect(Array.from(f.assignments)).toEqual(Array.from(c.assignments));
   });
 
   it('refuses a file with an unknown required section', () => {
-    const c = { ...content(30, 2, 4), extra: [{ tag: 'RSD4', name: 'residuals', required: true, payload: Uint8Array.of(9) }] };
+    const c = { ...content(30, 2, 4), extra: [{ tag: 'PQ16', name: 'product-codes', required: true, payload: Uint8Array.of(9) }] };
     expect(decodeError(encodeVlcBytes(c))).toBe(
-      "x.vlc: section 'residuals' (type 'RSD4') is required but this vlc does not know it; upgrade vlc",
+      "x.vlc: section 'product-codes' (type 'PQ16') is required but this vlc does not know it; upgrade vlc",
     );
+  });
+});
+
+describe('.vlc residual sections', () => {
+  /** Vectors near their anchors, so the residuals are what is being tested. */
+  function withResiduals(mode: 'int8' | 'int4', n: number, d: number, m: number) {
+    const c = content(n, d, m, 'f32');
+    const x = new Float32Array(n * d);
+    let s = 12345;
+    for (let i = 0; i < n; i++)
+      for (let k = 0; k < d; k++) {
+        s = (s * 1103515245 + 12345) >>> 0;
+        x[i * d + k] = c.anchors[(c.assignments as Uint32Array)[i] * d + k] + ((s >>> 8) / 2 ** 24 - 0.5) * (k + 1) * 0.1;
+      }
+    const residuals = quantizeResiduals(mode, x, n, d, c.anchors, c.assignments);
+    const residualEnergy = residualMse(residuals, x, n, d, c.anchors, c.assignments);
+    return { x, residualEnergy, content: { ...c, manifest: { ...c.manifest, residual: mode, residualEnergy }, residuals } };
+  }
+
+  it.each([
+    ['int8', 9, 127],
+    ['int4', 9, 7],
+    ['int4', 8, 7],
+  ] as const)('%s (d = %i) round-trips codes and scales and shrinks the error', (mode, d, L) => {
+    const n = 50;
+    const { x, residualEnergy, content: c } = withResiduals(mode, n, d, 6);
+    const bytes = encodeVlcBytes(c);
+    const f = decodeVlc(bytes, 'r.vlc');
+    expect(f.manifest.residual).toBe(mode);
+    expect(f.manifest.residualEnergy).toBe(residualEnergy);
+    expect(f.sections.map((s) => s.name)).toEqual(['anchors', 'assignments', 'residuals']);
+    expect(f.sections[2].bytes).toBe(4 * d + n * (mode === 'int8' ? d : Math.ceil(d / 2)));
+    expect(Array.from(f.residuals!.codes)).toEqual(Array.from(c.residuals.codes));
+    expect(Array.from(f.residuals!.scales)).toEqual(Array.from(c.residuals.scales));
+    expect(Math.min(...f.residuals!.codes)).toBeGreaterThanOrEqual(-L);
+    expect(Math.max(...f.residuals!.codes)).toBe(L); // the largest residual uses the top code
+    // The decoded reconstruction has exactly the error measured at encode time, far below anchors alone.
+    const rec = reconstruct(f);
+    let err = 0;
+    let anchorOnly = 0;
+    for (let i = 0; i < n; i++)
+      for (let k = 0; k < d; k++) {
+        err += (x[i * d + k] - rec[i * d + k]) ** 2;
+        anchorOnly += (x[i * d + k] - c.anchors[f.assignments[i] * d + k]) ** 2;
+      }
+    expect(Math.abs(err / n - residualEnergy) / residualEnergy).toBeLessThan(1e-12);
+    expect(err).toBeLessThan(anchorOnly * (mode === 'int8' ? 1e-3 : 0.05));
+  });
+
+  it('names damage in the residual section, and a residual section the manifest does not announce', () => {
+    const { content: c } = withResiduals('int8', 40, 4, 5);
+    const good = encodeVlcBytes(c);
+    const [, , rsd] = layout(good);
+    const b = good.slice();
+    b[rsd.payload + 20] ^= 4;
+    expect(decodeError(b)).toBe("x.vlc: section 'residuals' checksum mismatch: file is corrupted");
+    expect(decodeError(good.subarray(0, rsd.payload + 8))).toMatch(/truncated in section 'residuals'/);
+    expect(() => encodeVlcBytes({ ...c, manifest: { ...c.manifest, residual: 'none' } })).toThrow(/residual/);
   });
 });

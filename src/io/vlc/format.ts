@@ -18,6 +18,8 @@
 //
 //   ANCH payload: m×d anchors, row-major, f16 or f32 (manifest.anchorDtype).
 //   ASGN payload: n anchor ids, u8 / u16 / u32 (manifest.assignmentWidth).
+//   RSD8 / RSD4 payload (only with manifest.residual int8 / int4): d f32 scales, then n×d int8
+//     codes, or n×ceil(d/2) bytes of two int4 codes each (low nibble first) — see residuals.ts.
 //
 // Every byte is covered: magic, checksums, zero padding and the exact end of file. The decoder
 // names what is wrong in one line ("section 'assignments' checksum mismatch: file is corrupted").
@@ -32,6 +34,7 @@ import {
   validateManifest,
   type VlcManifest,
 } from './manifest.js';
+import { packResiduals, residualPayloadBytes, unpackResiduals, type Residuals } from './residuals.js';
 
 export const MAGIC = Uint8Array.of(0x89, 0x56, 0x4c, 0x43, 0x0d, 0x0a, 0x1a, 0x0a);
 export const FORMAT_VERSION = 1;
@@ -40,7 +43,8 @@ export const SECTION_HEADER_BYTES = 24;
 const FLAG_REQUIRED = 1;
 
 /** Section tags this version knows, and the names used in the manifest and in messages. */
-export const SECTION_TAGS = { ANCH: 'anchors', ASGN: 'assignments' } as const;
+export const SECTION_TAGS = { ANCH: 'anchors', ASGN: 'assignments', RSD8: 'residuals', RSD4: 'residuals' } as const;
+const RESIDUAL_TAG = { int8: 'RSD8', int4: 'RSD4' } as const;
 
 export type Assignments = Uint8Array | Uint16Array | Uint32Array;
 
@@ -51,6 +55,8 @@ export interface VlcContent {
   anchors: Float32Array;
   /** n anchor ids (any unsigned width); stored in the narrowest width for m. */
   assignments: ArrayLike<number>;
+  /** Quantized residuals, when manifest.residual is not 'none'. */
+  residuals?: Residuals;
   /** Extra sections (tests; future residual sections). */
   extra?: ExtraSection[];
 }
@@ -77,6 +83,8 @@ export interface VlcFile {
   anchors: Float32Array;
   /** n anchor ids in the stored width. */
   assignments: Assignments;
+  /** Present when manifest.residual is int8 or int4. */
+  residuals?: Residuals;
   fileBytes: number;
   sections: SectionInfo[];
   /** Non-fatal findings (unknown optional sections skipped). */
@@ -101,10 +109,13 @@ export function encodeVlc(content: VlcContent): Uint8Array[] {
   if (assignments.length !== n) throw new Error(`encodeVlc: ${assignments.length} assignments, expected n = ${n}`);
   const width = assignmentWidthFor(m);
   const extra = content.extra ?? [];
+  const res = content.residuals;
+  if ((base.residual === 'none') !== (res === undefined) || (res && res.mode !== base.residual))
+    throw new Error(`encodeVlc: manifest.residual is '${base.residual}' but residuals are ${res ? res.mode : 'absent'}`);
   const manifest = canonicalManifest({
     ...base,
     assignmentWidth: width,
-    sections: ['anchors', 'assignments', ...extra.map((s) => s.name)],
+    sections: ['anchors', 'assignments', ...(res ? ['residuals'] : []), ...extra.map((s) => s.name)],
   });
 
   const anchorPayload = base.anchorDtype === 'f16' ? bytesOf(toF16(anchors)) : bytesOf(Float32Array.from(anchors));
@@ -116,7 +127,7 @@ export function encodeVlc(content: VlcContent): Uint8Array[] {
   const hv = new DataView(head.buffer);
   hv.setUint32(8, FORMAT_VERSION, true);
   hv.setUint32(12, json.length, true);
-  hv.setUint32(16, 2 + extra.length, true);
+  hv.setUint32(16, manifest.sections.length, true);
   head.set(json, FILE_HEADER_BYTES);
   hv.setUint32(20, crc32c(json, crc32c(head.subarray(8, 20))), true);
 
@@ -135,6 +146,7 @@ export function encodeVlc(content: VlcContent): Uint8Array[] {
   };
   addSection('ANCH', true, anchorPayload);
   addSection('ASGN', true, assignPayload);
+  if (res) addSection(RESIDUAL_TAG[res.mode], true, packResiduals(res, n, d));
   for (const s of extra) {
     if (!/^[\x20-\x7e]{4}$/.test(s.tag)) throw new Error(`encodeVlc: section tag must be 4 ASCII characters`);
     addSection(s.tag, s.required, s.payload);
@@ -151,6 +163,15 @@ export function encodeVlcBytes(content: VlcContent): Uint8Array {
     out.set(c, off);
     off += c.length;
   }
+  return out;
+}
+
+/** The anchors as a reader will see them: rounded through f16 when stored as f16. */
+export function storedAnchors(anchors: Float32Array, dtype: 'f16' | 'f32'): Float32Array {
+  if (dtype === 'f32') return anchors;
+  const half = toF16(anchors);
+  const out = new Float32Array(half.length);
+  for (let i = 0; i < half.length; i++) out[i] = f16ToF32(half[i]);
   return out;
 }
 
@@ -227,6 +248,7 @@ export function decodeVlc(buf: Uint8Array, source = '<input>'): VlcFile {
   const sections: SectionInfo[] = [];
   let anchorsBytes: Uint8Array | undefined;
   let assignBytes: Uint8Array | undefined;
+  let residualBytes: Uint8Array | undefined;
   for (let s = 0; s < sectionCount; s++) {
     const name = manifest.sections[s];
     if (off + SECTION_HEADER_BYTES > len)
@@ -260,13 +282,17 @@ export function decodeVlc(buf: Uint8Array, source = '<input>'): VlcFile {
       continue;
     }
     if (known !== name) throw corrupt(`section ${s + 1} has type '${tag}' (${known}) but the manifest says '${name}'`);
+    if (known === 'residuals' && tag !== (manifest.residual === 'none' ? '' : RESIDUAL_TAG[manifest.residual]))
+      throw corrupt(`section '${name}' has type '${tag}' but the manifest says residual mode '${manifest.residual}'`);
     sections.push({ name, tag, bytes: size, offset: start });
     if (known === 'anchors') anchorsBytes = payload;
-    else assignBytes = payload;
+    else if (known === 'assignments') assignBytes = payload;
+    else residualBytes = payload;
   }
   if (off !== len) throw corrupt(`${len - off} unexpected bytes after the last section`);
   if (!anchorsBytes) throw corrupt(`section 'anchors' is missing`);
   if (!assignBytes) throw corrupt(`section 'assignments' is missing`);
+  if (manifest.residual !== 'none' && !residualBytes) throw corrupt(`section 'residuals' is missing`);
 
   const { n, d, m } = manifest;
   const wantAnchors = m * d * DTYPE_BYTES[manifest.anchorDtype];
@@ -283,7 +309,18 @@ export function decodeVlc(buf: Uint8Array, source = '<input>'): VlcFile {
   for (let i = 0; i < n; i++)
     if (assignments[i] >= m) throw corrupt(`section 'assignments': vector ${i} names anchor ${assignments[i]} but m = ${m}`);
 
-  return { manifest, anchors, assignments, fileBytes: len, sections, warnings };
+  let residuals: Residuals | undefined;
+  if (manifest.residual !== 'none') {
+    const mode = manifest.residual;
+    const want = residualPayloadBytes(mode, n, d);
+    if (residualBytes!.length !== want)
+      throw corrupt(`section 'residuals' has ${residualBytes!.length} bytes, but n = ${n}, d = ${d} ${mode} needs ${want}`);
+    residuals = unpackResiduals(mode, residualBytes!, n, d);
+    if (!residuals.scales.every((s) => Number.isFinite(s) && s >= 0)) throw corrupt(`section 'residuals': a scale is not a finite number >= 0`);
+    const lowest = mode === 'int8' ? -127 : -7;
+    if (residuals.codes.some((q) => q < lowest)) throw corrupt(`section 'residuals': a code is outside -${-lowest}..${-lowest}`);
+  }
+  return { manifest, anchors, assignments, residuals, fileBytes: len, sections, warnings };
 }
 
 function checkPadding(buf: Uint8Array, from: number, to: number, after: string, corrupt: (w: string) => Error) {

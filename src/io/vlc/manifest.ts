@@ -3,11 +3,11 @@
 // seed give the same bytes. Keys are written in the fixed order built here (JSON.stringify keeps
 // insertion order), which is what makes the bytes stable.
 import { UsageError } from '../../errors.js';
+import { RESIDUAL_MODES, type ResidualMode } from './residuals.js';
 
 export type AnchorDtype = 'f16' | 'f32';
 export type AssignmentWidth = 'u8' | 'u16' | 'u32';
-/** "none" today; "int8"/"int4" residual sections are planned (SPEC §3.3). */
-export type ResidualMode = 'none';
+export type { ResidualMode };
 
 export interface TrainingStats {
   /** Mean squared L2 distance to the (f32) anchors after the final hard assignment. */
@@ -28,6 +28,8 @@ export interface VlcManifest {
   anchorDtype: AnchorDtype;
   assignmentWidth: AssignmentWidth;
   residual: ResidualMode;
+  /** With residuals: mean squared L2 error of the full reconstruction (anchor + residual). */
+  residualEnergy?: number;
   /** Section names in file order (lets a reader name a section whose own header is damaged). */
   sections: string[];
   /** Dtype of the input vectors and the rows --drop-invalid removed. */
@@ -63,6 +65,7 @@ export function canonicalManifest(x: VlcManifest): VlcManifest {
     anchorDtype: x.anchorDtype,
     assignmentWidth: x.assignmentWidth,
     residual: x.residual,
+    ...(x.residual !== 'none' ? { residualEnergy: x.residualEnergy } : {}),
     sections: [...x.sections],
     input: { dtype: x.input.dtype, dropped: x.input.dropped },
     training: {
@@ -113,8 +116,10 @@ export function validateManifest(raw: unknown, source: string): VlcManifest {
     throw bad(`field 'assignmentWidth' is ${assignmentWidth} but m = ${m} needs ${assignmentWidthFor(m)}`);
   const residual = o.residual;
   if (typeof residual !== 'string') throw bad(`field 'residual' must be a string`);
-  if (residual !== 'none')
+  if (!(RESIDUAL_MODES as readonly string[]).includes(residual))
     throw new UsageError(`${source}: residual mode '${residual}' is not supported by this vlc; upgrade vlc`);
+  const residualEnergy = o.residualEnergy;
+  if (residual !== 'none' && typeof residualEnergy !== 'number') throw bad(`field 'residualEnergy' must be a number`);
   const sections = o.sections;
   if (!Array.isArray(sections) || !sections.every((s) => typeof s === 'string'))
     throw bad(`field 'sections' must be a list of names`);
@@ -134,7 +139,8 @@ export function validateManifest(raw: unknown, source: string): VlcManifest {
     metric,
     anchorDtype,
     assignmentWidth,
-    residual: 'none',
+    residual: residual as ResidualMode,
+    ...(residual !== 'none' ? { residualEnergy: residualEnergy as number } : {}),
     sections: sections as string[],
     input: {
       dtype: input.dtype === 'f16' ? 'f16' : 'f32',

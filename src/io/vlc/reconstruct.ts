@@ -1,22 +1,40 @@
-// Turning a .vlc back into vectors: each vector is its anchor (no residual sections exist yet;
-// when they do, this is the one place that adds them).
+// Turning a .vlc back into vectors: each vector is its anchor, plus its dequantized residual when
+// the file has a residual section. The one place that knows how a reconstruction is made.
 import type { VlcFile } from './format.js';
+
+/** Vector i's reconstruction, written into `out` (length d), which is returned. */
+export function reconstructInto(file: VlcFile, i: number, out: Float32Array): Float32Array {
+  const d = file.manifest.d;
+  const a = file.assignments[i] * d;
+  const r = file.residuals;
+  if (!r) {
+    out.set(file.anchors.subarray(a, a + d));
+    return out;
+  }
+  const { scales, codes } = r;
+  for (let k = 0; k < d; k++) out[k] = file.anchors[a + k] + scales[k] * codes[i * d + k];
+  return out;
+}
 
 /** All n reconstructed vectors, n×d row-major f32. */
 export function reconstruct(file: VlcFile): Float32Array {
   const { n, d } = file.manifest;
   const out = new Float32Array(n * d);
-  const { anchors, assignments } = file;
-  for (let i = 0; i < n; i++) {
-    const a = assignments[i] * d;
-    out.set(anchors.subarray(a, a + d), i * d);
-  }
+  for (let i = 0; i < n; i++) reconstructInto(file, i, out.subarray(i * d, (i + 1) * d));
   return out;
 }
 
-/** Vector i's reconstruction, as a view (do not modify). */
-export function reconstructRow(file: VlcFile, i: number): Float32Array {
-  const d = file.manifest.d;
-  const a = file.assignments[i] * d;
-  return file.anchors.subarray(a, a + d);
+/** Mean over vectors of the squared L2 distance between x (n×d) and the reconstructions, in f64. */
+export function reconstructionMse(file: VlcFile, x: Float32Array): number {
+  const { n, d } = file.manifest;
+  const row = new Float32Array(d);
+  let sum = 0;
+  for (let i = 0; i < n; i++) {
+    reconstructInto(file, i, row);
+    for (let k = 0; k < d; k++) {
+      const e = x[i * d + k] - row[k];
+      sum += e * e;
+    }
+  }
+  return sum / n;
 }

@@ -4,14 +4,21 @@
 //      least k candidates are in hand and at least `nprobe` anchors were visited;
 //   3. rank candidates by the distance from the query to their reconstruction.
 // With no residual section a vector's reconstruction is its anchor, so step 3's distance is the
-// anchor's distance and candidates of one anchor tie (broken by the lower id). Residual modes will
-// give each candidate its own reconstructed distance here.
+// anchor's distance and candidates of one anchor tie (broken by the lower id). With residuals each
+// candidate has its own reconstruction, and visiting more anchors (nprobe) finds neighbours that
+// fell just across a cell boundary.
 import { knn } from '../../backend/cpu/index.js';
 import type { VlcFile } from './format.js';
+import { reconstructInto } from './reconstruct.js';
+
+/** Anchors visited at least, by default: with residuals, neighbours in nearby cells are findable. */
+export function defaultNprobe(file: VlcFile): number {
+  return file.residuals ? 8 : 1;
+}
 
 export interface SearchOptions {
   k: number;
-  /** Visit at least this many anchors (more candidates; matters once residuals exist). */
+  /** Visit at least this many anchors (default: defaultNprobe). */
   nprobe?: number;
   /** Per query, one vector id to leave out of its results (eval: the query itself), or -1. */
   exclude?: Int32Array;
@@ -51,7 +58,8 @@ export async function searchCompressed(
 ): Promise<SearchResult> {
   const { d, m } = file.manifest;
   const k = o.k;
-  const nprobe = Math.min(m, Math.max(1, o.nprobe ?? 1));
+  const nprobe = Math.min(m, Math.max(1, o.nprobe ?? defaultNprobe(file)));
+  const row = new Float32Array(d);
   const ids = new Int32Array(nq * k).fill(-1);
   const dists = new Float32Array(nq * k).fill(Infinity);
 
@@ -71,20 +79,21 @@ export async function searchCompressed(
   }
   return { ids, dists };
 
-  /** Fill query q's results from its ranked anchors (row `row` of `ranked`); false if it ran short. */
-  function collect(q: number, final: boolean, row = q): boolean {
+  /** Fill query q's results from its ranked anchors (row `rankRow` of `ranked`); false if it ran short. */
+  function collect(q: number, final: boolean, rankRow = q): boolean {
     const skip = o.exclude ? o.exclude[q] : -1;
     const cand: Array<[number, number]> = []; // [distance, id]
     let visited = 0;
     for (let r = 0; r < width; r++) {
-      const j = ranked.ids[row * width + r];
+      const j = ranked.ids[rankRow * width + r];
       if (j < 0) break;
       if (cand.length >= k && visited >= nprobe) break;
       visited++;
-      const dist = ranked.dists[row * width + r]; // = distance to every member's reconstruction
+      const anchorDist = ranked.dists[rankRow * width + r]; // = every member's distance without residuals
       for (let p = lists.start[j]; p < lists.start[j + 1]; p++) {
         const id = lists.members[p];
-        if (id !== skip) cand.push([dist, id]);
+        if (id === skip) continue;
+        cand.push([file.residuals ? distanceToReconstruction(q, id) : anchorDist, id]);
       }
     }
     if (cand.length < k && !final && width < m) return false;
@@ -94,5 +103,15 @@ export async function searchCompressed(
       dists[q * k + r] = cand[r][0];
     }
     return true;
+  }
+
+  function distanceToReconstruction(q: number, id: number): number {
+    reconstructInto(file, id, row);
+    let s = 0;
+    for (let k = 0; k < d; k++) {
+      const e = queries[q * d + k] - row[k];
+      s += e * e;
+    }
+    return s;
   }
 }
