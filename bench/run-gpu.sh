@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Everything the GPU machine has to measure, in one command (device time is scarce):
 #   the GPU test suite, test-cuda small + large, vlc bench on the four workloads with the
-#   PyTorch peer on the same data, the assign-kernel variant, and an end-to-end compress of a
-#   1,000,000×128 f32 .npy with m=2048. Logs and JSON go to $OUT (default bench/out).
+#   PyTorch peer on the same data (screened assign, the default) and again with the direct
+#   assign only, and an end-to-end compress of a 1,000,000×128 f32 .npy with m=2048 (with a CPU
+#   profile of the host side). Logs and JSON go to $OUT (default bench/out); results-gpu.json is
+#   what gets committed as bench/results/<date>-h100-gpu.json.
 # Run from the repository root on the GPU machine, after `source .gpu/activate.sh`
 # (see /work/shared/gpu/README.md: Node and node_modules travel in .gpu/; without .gpu/peers the
 # PyTorch peer is skipped). Usage: bench/run-gpu.sh [quick]
@@ -16,7 +18,7 @@ PEER=.gpu/peers/torch_kmeans.py
 peer_args=(); [ -f "$PEER" ] && peer_args=(--peer "$PEER")
 
 say "machine"; { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv; node --version; } 2>&1 | tee -a "$log"
-say "vlc devices"; vlc devices 2>&1 | tee -a "$log"; vlc devices --json > "$OUT/devices.json"
+say "vlc devices"; { vlc devices; vlc devices --json; } 2>&1 | tee -a "$log"
 
 say "GPU test suite"
 node_modules/.bin/vitest run --config vitest.gpu.config.ts 2>&1 | tee "$OUT/gpu-tests.log" | tail -25 | tee -a "$log"
@@ -28,10 +30,10 @@ vlc test-cuda --large 2>&1 | tee -a "$log"
 
 [ "${1:-}" = quick ] && exit 0
 
-say "bench (occ2 assign build, with the PyTorch peer)"
-VLC_CUDA_ASSIGN=occ2 vlc bench --device cuda --anneal "${peer_args[@]}" --out "$OUT/bench-gpu.json" 2>&1 | tee -a "$log"
-say "bench (occ1 assign build, mnemo + prod)"
-VLC_CUDA_ASSIGN=occ1 vlc bench --device cuda --workloads mnemo,prod --out "$OUT/bench-gpu-occ1.json" 2>&1 | tee -a "$log"
+say "bench (default: screened assign where it pays), with the PyTorch peer"
+vlc bench --device cuda --anneal "${peer_args[@]}" --out "$OUT/bench-gpu.json" 2>&1 | tee -a "$log"
+say "bench (direct assign only)"
+VLC_CUDA_SCREEN=0 vlc bench --device cuda --workloads seed-large,mnemo,prod --out "$OUT/bench-gpu-direct.json" 2>&1 | tee -a "$log"
 
 say "compress 1,000,000x128 f32 .npy, m=2048, end to end"
 python3 - <<'PY'
@@ -42,7 +44,10 @@ x = c[rng.integers(0, 512, 1_000_000)] + 0.35 * rng.standard_normal((1_000_000, 
 np.save('/tmp/prod.npy', x.astype(np.float32))
 PY
 /usr/bin/time -v node bin/vlc.js compress /tmp/prod.npy -o /tmp/prod.vlc --anchors 2048 --device cuda --json \
-  > "$OUT/compress-prod.json" 2> "$OUT/compress-prod.err"; echo "exit $?" | tee -a "$log"
-grep -E "Elapsed|Maximum resident" "$OUT/compress-prod.err" | tee -a "$log"
-tail -3 "$OUT/compress-prod.err" | tee -a "$log"
+  > "$OUT/compress-prod.json" 2> /tmp/compress-prod.err; echo "exit $?" | tee -a "$log"
+grep -E "Elapsed|Maximum resident" /tmp/compress-prod.err | tee -a "$log"; grep -v "^\s" /tmp/compress-prod.err | tail -3 | tee -a "$log"
+rm -rf /tmp/prof; node --cpu-prof --cpu-prof-dir=/tmp/prof bin/vlc.js compress /tmp/prod.npy -o /tmp/prod2.vlc --anchors 2048 --device cuda -q
+node bench/cpuprofile-top.mjs /tmp/prof/*.cpuprofile 30 > "$OUT/compress-profile.txt" 2>&1; head -12 "$OUT/compress-profile.txt" | tee -a "$log"
+
+node bench/merge-gpu-results.mjs "$OUT" > "$OUT/results-gpu.json"
 say "done"

@@ -29,10 +29,13 @@ __device__ __forceinline__ void top2_push(float d, unsigned j, float &d1, unsign
   }
 }
 
-template <typename T>
+// LIST: the block's points are list[p0 ..] (the screen's fallback list, *listCount long) instead
+// of p0 .., so the same kernel finishes the points the screen could not decide (screen.cu).
+template <typename T, bool LIST>
 __device__ void assign_top2(const T *__restrict__ X, const float *__restrict__ C, int n, int d, int m,
                             unsigned *__restrict__ outJ1, float *__restrict__ outD1,
-                            unsigned *__restrict__ outJ2, float *__restrict__ outD2) {
+                            unsigned *__restrict__ outJ2, float *__restrict__ outD2,
+                            const unsigned *__restrict__ list, const unsigned *__restrict__ listCount) {
   __shared__ __align__(16) float Xs[AS_K][AS_P + AS_PAD];
   __shared__ __align__(16) float Cs[AS_K][AS_A + AS_PAD];
 
@@ -40,6 +43,12 @@ __device__ void assign_top2(const T *__restrict__ X, const float *__restrict__ C
   const int tx = tid & 15;   // anchor group: anchors tx*4+{0..3} and 64+tx*4+{0..3} of a tile
   const int ty = tid >> 4;   // point group: points ty*4+{0..3} and 64+ty*4+{0..3} of the block
   const long long p0 = (long long)blockIdx.x * AS_P;
+  if (LIST) {
+    n = (int)*listCount;  // points in the list; blocks past it have nothing to do
+    if (p0 >= n) return;
+  }
+  // Row of the block's r-th point in X (and in the outputs).
+  auto rowOf = [&](long long r) -> long long { return LIST ? (long long)list[r] : r; };
 
   const int kChunks = (d + AS_K - 1) / AS_K;
   const int aTiles = (m + AS_A - 1) / AS_A;
@@ -57,7 +66,7 @@ __device__ void assign_top2(const T *__restrict__ X, const float *__restrict__ C
       const int row = ty + 16 * r;
       const long long i = p0 + row;
       const int j = a0 + row;
-      xr[r] = (kin && i < n) ? load_f32(X, (size_t)i * d + k) : 0.f;
+      xr[r] = (kin && i < n) ? load_f32(X, (size_t)rowOf(i) * d + k) : 0.f;
       cr[r] = (kin && j < m) ? __ldg(C + (size_t)j * d + k) : 0.f;
     }
   };
@@ -132,8 +141,9 @@ __device__ void assign_top2(const T *__restrict__ X, const float *__restrict__ C
   if (tx == 0) {
 #pragma unroll
     for (int p = 0; p < 8; p++) {
-      const long long i = p0 + (p < 4 ? ty * 4 + p : 64 + ty * 4 + (p - 4));
-      if (i < n) {
+      const long long q = p0 + (p < 4 ? ty * 4 + p : 64 + ty * 4 + (p - 4));
+      if (q < n) {
+        const long long i = rowOf(q);
         outJ1[i] = i1[p];
         outD1[i] = b1[p];
         outJ2[i] = i2[p];  // 0xffffffff when m == 1
@@ -143,22 +153,28 @@ __device__ void assign_top2(const T *__restrict__ X, const float *__restrict__ C
   }
 }
 
-// Two builds of the same kernel: one block per SM with every register it wants, and two blocks
-// per SM capped at 128 registers (a few spills outside the inner loop). The engine picks one by
-// measurement (docs/cuda.md); both stay so the choice can be re-measured on other cards.
+// Two builds of the same kernel: one block per SM with every register it wants (occ1), and two
+// blocks per SM capped at 128 registers (a few spills outside the inner loop). occ1 measured
+// faster on the H100 (docs/cuda.md); both stay so the choice can be re-measured on other cards.
+#define ASSIGN_ARGS(T) const T *X, const float *C, int n, int d, int m, unsigned *j1, float *d1, unsigned *j2, float *d2
+extern "C" __global__ void __launch_bounds__(AS_THREADS, 1) assign_top2_f32(ASSIGN_ARGS(float)) {
+  assign_top2<float, false>(X, C, n, d, m, j1, d1, j2, d2, nullptr, nullptr);
+}
+extern "C" __global__ void __launch_bounds__(AS_THREADS, 1) assign_top2_f16(ASSIGN_ARGS(__half)) {
+  assign_top2<__half, false>(X, C, n, d, m, j1, d1, j2, d2, nullptr, nullptr);
+}
+extern "C" __global__ void __launch_bounds__(AS_THREADS, 2) assign_top2_f32_occ2(ASSIGN_ARGS(float)) {
+  assign_top2<float, false>(X, C, n, d, m, j1, d1, j2, d2, nullptr, nullptr);
+}
+extern "C" __global__ void __launch_bounds__(AS_THREADS, 2) assign_top2_f16_occ2(ASSIGN_ARGS(__half)) {
+  assign_top2<__half, false>(X, C, n, d, m, j1, d1, j2, d2, nullptr, nullptr);
+}
+// The screen's fallback: the same exact pass over the listed points only.
 extern "C" __global__ void __launch_bounds__(AS_THREADS, 1)
-assign_top2_f32(const float *X, const float *C, int n, int d, int m, unsigned *j1, float *d1, unsigned *j2, float *d2) {
-  assign_top2(X, C, n, d, m, j1, d1, j2, d2);
+assign_list_f32(ASSIGN_ARGS(float), const unsigned *list, const unsigned *count) {
+  assign_top2<float, true>(X, C, n, d, m, j1, d1, j2, d2, list, count);
 }
 extern "C" __global__ void __launch_bounds__(AS_THREADS, 1)
-assign_top2_f16(const __half *X, const float *C, int n, int d, int m, unsigned *j1, float *d1, unsigned *j2, float *d2) {
-  assign_top2(X, C, n, d, m, j1, d1, j2, d2);
-}
-extern "C" __global__ void __launch_bounds__(AS_THREADS, 2)
-assign_top2_f32_occ2(const float *X, const float *C, int n, int d, int m, unsigned *j1, float *d1, unsigned *j2, float *d2) {
-  assign_top2(X, C, n, d, m, j1, d1, j2, d2);
-}
-extern "C" __global__ void __launch_bounds__(AS_THREADS, 2)
-assign_top2_f16_occ2(const __half *X, const float *C, int n, int d, int m, unsigned *j1, float *d1, unsigned *j2, float *d2) {
-  assign_top2(X, C, n, d, m, j1, d1, j2, d2);
+assign_list_f16(ASSIGN_ARGS(__half), const unsigned *list, const unsigned *count) {
+  assign_top2<__half, true>(X, C, n, d, m, j1, d1, j2, d2, list, count);
 }

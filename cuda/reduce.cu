@@ -12,6 +12,10 @@
 
 #define RD_THREADS 256
 #define NONE 0xffffffffu
+// Soft shares below this are dropped (w2 = 0, w1 = 1). The fixed-point sums resolve weights
+// down to ~1e-13 (n = 10^6), so an anchor supported only by shares of e^-30 would get a mean
+// made of rounding; shares this small move no f32 anchor that has real support anyway.
+#define MIN_SHARE 9.5367431640625e-07  // 2^-20
 
 __device__ __forceinline__ double robust(double dist, double H) {
   return dist <= H ? 1.0 : sqrt(H / dist);
@@ -38,6 +42,7 @@ __device__ void reduce_points(const T *__restrict__ X, int n, int d,
     const float da = D1[i], db = D2[i];
     double w2 = 0.0;
     if (temperature > 0.0 && b != NONE) w2 = 1.0 / (1.0 + exp(((double)db - (double)da) / temperature));
+    if (w2 < MIN_SHARE) w2 = 0.0;
     const double w1 = 1.0 - w2;
     if (lane == 0) {
       atomicAdd(count + a, 1u);
@@ -89,8 +94,10 @@ __device__ void reduce_points(const T *__restrict__ X, int n, int d,
 extern "C" __global__ void __launch_bounds__(RD_THREADS) reduce_points_f32(REDUCE_ARGS(float)) { reduce_points(REDUCE_PASS); }
 extern "C" __global__ void __launch_bounds__(RD_THREADS) reduce_points_f16(REDUCE_ARGS(__half)) { reduce_points(REDUCE_PASS); }
 
-// One block: out[0] = Σ energy partials, out[1] = Σ changed partials, in a fixed order.
-extern "C" __global__ void __launch_bounds__(RD_THREADS) pass_end(const double *partial, int blocks, double *out) {
+// One block: out[0] = Σ energy partials, out[1] = Σ changed partials, in a fixed order;
+// out[2] = the length of the screen's fallback list (screen.cu), -1 when the screen did not run.
+extern "C" __global__ void __launch_bounds__(RD_THREADS) pass_end(const double *partial, int blocks,
+                                                                  const unsigned *fallback, double *out) {
   __shared__ double shE[RD_THREADS], shC[RD_THREADS];
   double e = 0.0, c = 0.0;
   for (int b = threadIdx.x; b < blocks; b += RD_THREADS) {
@@ -110,5 +117,6 @@ extern "C" __global__ void __launch_bounds__(RD_THREADS) pass_end(const double *
   if (threadIdx.x == 0) {
     out[0] = shE[0];
     out[1] = shC[0];
+    out[2] = fallback ? (double)*fallback : -1.0;
   }
 }

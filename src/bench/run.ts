@@ -51,6 +51,8 @@ export interface WorkloadResult {
   /** 2·n·m·d / whole iteration time. */
   iter_tflops: number;
   energy: number;
+  /** The CUDA engine's screen (cuda/screen.cu): passes screened and points it left to the exact fallback. */
+  screen?: { passes: number; fallback_rate: number };
   anneal?: { seconds: number; init_seconds: number; iterations: number; iter_ms_median: number; energy: number; converged: boolean };
   torch?: PeerResult | { error: string };
   speedup_vs_torch?: number;
@@ -115,6 +117,8 @@ async function benchOne(backend: Backend, w: Workload, o: BenchOptions): Promise
       if (times) assignMs.push(times.assignMs);
     }
     energy = (await engine.finalize()).energy;
+    const prof = (engine as { profile?: { screenPasses: number; screenFallbacks: number } }).profile;
+    if (prof) res.screen = { passes: prof.screenPasses, fallback_rate: prof.screenPasses ? prof.screenFallbacks / (prof.screenPasses * n) : 0 };
     const flops = 2 * n * m * d;
     res.iter_ms_median = median(ms);
     res.iter_ms_min = Math.min(...ms);

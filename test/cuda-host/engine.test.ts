@@ -22,20 +22,20 @@ function randomData(n: number, d: number, dtype: 'f32' | 'f16', seed: number): {
   return { ds: { n, d, dtype, data, format: 'test', dropped: 0 }, X };
 }
 
-async function open(ds: Dataset, m: number) {
+async function open(ds: Dataset, m: number, screen = false) {
   const fake = new FakeCuda();
   setDriverForTests(fake.api);
   const backend = await createCudaBackend(0);
-  const engine = await backend.open(ds, m);
+  const engine = await backend.open(ds, m, { screen });
   return { fake, backend, engine };
 }
 
 describe('CUDA engine through the fake driver', () => {
-  for (const dtype of ['f32', 'f16'] as const) {
-    it(`iterate/finalize/stats match the reference (${dtype}, soft + Huber)`, async () => {
+  for (const [dtype, screen] of [['f32', false], ['f16', false], ['f32', true], ['f16', true]] as const) {
+    it(`iterate/finalize/stats match the reference (${dtype}, soft + Huber${screen ? ', screened' : ''})`, async () => {
       const n = 301, d = 7, m = 5;
       const { ds, X } = randomData(n, d, dtype, 7);
-      const { fake, backend, engine } = await open(ds, m);
+      const { fake, backend, engine } = await open(ds, m, screen);
       const C = new Float32Array(m * d);
       for (let j = 0; j < m; j++) for (let k = 0; k < d; k++) C[j * d + k] = X[(j * 37) * d + k];
       await engine.setAnchors(C);
@@ -67,12 +67,38 @@ describe('CUDA engine through the fake driver', () => {
         expect(st.farDist[j]).toBeCloseTo(r.farDist[j], 4);
       }
       expect(Array.from(await engine.assignments())).toEqual(Array.from(r.j1));
+      const prof = (engine as unknown as { profile: { screenPasses: number } }).profile;
+      expect(prof.screenPasses).toBe(screen ? 4 : 0);
       await engine.dispose();
       await engine.dispose(); // twice is fine
       await backend.close();
       expect(fake.live).toBe(0);
     });
   }
+
+  it('the screen hands undecidable points to the exact fallback, and stops when most are', async () => {
+    const n = 200, d = 16, m = 6;
+    const { ds, X } = randomData(n, d, 'f32', 5);
+    // Far from the origin: the expansion's rounding bound swamps the gaps between anchors.
+    const far = new Float32Array(n * d);
+    for (let e = 0; e < n * d; e++) far[e] = (X[e] = Math.fround(X[e] * 0.01 + 3000));
+    ds.data = far;
+    const { fake, backend, engine } = await open(ds, m, true);
+    const C = new Float32Array(m * d);
+    for (let j = 0; j < m; j++) for (let k = 0; k < d; k++) C[j * d + k] = X[(j * 31) * d + k];
+    await engine.setAnchors(C);
+    const prev: RefState = { count: new Float64Array(m), sse: new Float64Array(m), hasPrev: false };
+    const s = await engine.finalize();
+    const r = refPass(X, n, d, C, m, 0, 0, 0, prev);
+    expect(s.energy).toBeCloseTo(r.energy, 6);
+    expect(Array.from(await engine.assignments())).toEqual(Array.from(r.j1));
+    const prof = (engine as unknown as { profile: { screenPasses: number; screenFallbacks: number } }).profile;
+    expect(prof.screenPasses).toBe(1);
+    expect(prof.screenFallbacks).toBeGreaterThan(0.25 * n);
+    expect((engine as unknown as { screening: boolean }).screening).toBe(false);
+    await backend.close();
+    expect(fake.live).toBe(0);
+  });
 
   it('first pass counts every point as changed; m = 1 has no runner-up', async () => {
     const { ds } = randomData(50, 3, 'f32', 3);

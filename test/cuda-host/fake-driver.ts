@@ -269,7 +269,8 @@ export class FakeCuda {
         let energy = 0, changed = 0;
         for (let i = 0; i < n; i++) {
           const a = J1[i], b = J2[i], da = D1[i], db = D2[i];
-          const w2 = T > 0 && b !== 0xffffffff ? 1 / (1 + Math.exp((db - da) / T)) : 0;
+          let w2 = T > 0 && b !== 0xffffffff ? 1 / (1 + Math.exp((db - da) / T)) : 0;
+          if (w2 < 2 ** -20) w2 = 0; // MIN_SHARE of reduce.cu
           const w1 = 1 - w2;
           count[a]++;
           sse[a] += da;
@@ -298,8 +299,82 @@ export class FakeCuda {
         part[1] = changed;
         return;
       }
+      case 'point_norms': {
+        const n = int(1), d = int(2), x = X(0, n * d), xx = f32(3);
+        for (let i = 0; i < n; i++) {
+          let s = 0;
+          for (let k = 0; k < d; k++) s = Math.fround(s + Math.fround(x[i * d + k] * x[i * d + k]));
+          xx[i] = s;
+        }
+        return;
+      }
+      case 'anchor_norms': {
+        const C = f32(0), m = int(1), d = int(2), cc = f32(3), ccMax = f32(4), count = u32(5);
+        let best = 0;
+        for (let j = 0; j < m; j++) {
+          let s = 0;
+          for (let k = 0; k < d; k++) s = Math.fround(s + Math.fround(C[j * d + k] * C[j * d + k]));
+          cc[j] = s;
+          best = Math.max(best, s);
+        }
+        ccMax[0] = best;
+        count[0] = 0;
+        return;
+      }
+      case 'screen_top2': {
+        const C = f32(1), xx = f32(2), cc = f32(3), n = int(4), d = int(5), m = int(6), x = X(0, n * d);
+        const J1 = u32(7), J2 = u32(8), A2 = f32(9), A3 = f32(10);
+        for (let i = 0; i < n; i++) {
+          let a1 = Infinity, a2 = Infinity, a3 = Infinity, j1 = 0xffffffff, j2 = 0xffffffff;
+          for (let j = 0; j < m; j++) {
+            let dot = 0;
+            for (let k = 0; k < d; k++) dot = Math.fround(dot + Math.fround(x[i * d + k] * C[j * d + k]));
+            const a = Math.fround(Math.fround(xx[i] + cc[j]) - 2 * dot);
+            if (a < a1) [a3, a2, j2, a1, j1] = [a2, a1, j1, a, j];
+            else if (a < a2) [a3, a2, j2] = [a2, a, j];
+            else if (a < a3) a3 = a;
+          }
+          J1[i] = j1; J2[i] = j2; A2[i] = a2; A3[i] = a3;
+        }
+        return;
+      }
+      case 'screen_exact': {
+        const C = f32(1), xx = f32(2), ccMax = f32(3), n = int(4), d = int(5), x = X(0, n * d);
+        const J1 = u32(6), D1 = f32(7), J2 = u32(8), D2 = f32(9), list = u32(10), count = u32(11);
+        const u = 2 ** -24, gamma = (d * u) / (1 - d * u), cmax = Math.sqrt(ccMax[0]);
+        for (let i = 0; i < n; i++) {
+          const r = Math.sqrt(xx[i]) + cmax;
+          const B = (2 * gamma + 8 * u) * r * r;
+          if (!(D2[i] - D1[i] > 2 * B)) {
+            list[count[0]++] = i;
+            continue;
+          }
+          let ja = J1[i], jb = J2[i];
+          let da = dist(x, i, d, C, ja * d);
+          let db = jb === 0xffffffff ? Infinity : dist(x, i, d, C, jb * d);
+          if (db < da || (db === da && jb < ja)) [da, db, ja, jb] = [db, da, jb, ja];
+          J1[i] = ja; D1[i] = da; J2[i] = jb; D2[i] = db;
+        }
+        return;
+      }
+      case 'assign_list': {
+        const C = f32(1), n = int(2), d = int(3), m = int(4), x = X(0, n * d);
+        const J1 = u32(5), D1 = f32(6), J2 = u32(7), D2 = f32(8), list = u32(9), count = u32(10);
+        for (let q = 0; q < count[0]; q++) {
+          const i = list[q];
+          let b1 = Infinity, b2 = Infinity, j1 = 0xffffffff, j2 = 0xffffffff;
+          for (let j = 0; j < m; j++) {
+            const v = dist(x, i, d, C, j * d);
+            if (v < b1) [b2, j2, b1, j1] = [b1, j1, v, j];
+            else if (v < b2) [b2, j2] = [v, j];
+          }
+          J1[i] = j1; D1[i] = b1; J2[i] = j2; D2[i] = b2;
+        }
+        return;
+      }
       case 'pass_end': {
-        const part = f64(0), blocks = int(1), out = f64(2);
+        const part = f64(0), blocks = int(1), out = f64(3);
+        const fallback = (P[2] as BigUint64Array)[0] === 0n ? undefined : u32(2);
         let e = 0, c = 0;
         for (let b = 0; b < blocks; b++) {
           e += part[2 * b];
@@ -307,6 +382,7 @@ export class FakeCuda {
         }
         out[0] = e;
         out[1] = c;
+        out[2] = fallback ? fallback[0] : -1;
         return;
       }
       case 'update_anchors': {

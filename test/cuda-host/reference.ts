@@ -26,10 +26,13 @@ export function dist(X: ArrayLike<number>, i: number, C: ArrayLike<number>, j: n
   return s;
 }
 
-/** One iterate() (or finalize() with T = s = 0) of types.ts. `prev` carries the Huber statistics. */
+/**
+ * One iterate() (or finalize() with T = s = 0) of types.ts. `prev` carries the Huber statistics.
+ * `minShare`: soft shares below it count as 0, as the CUDA reduce does (MIN_SHARE, 2^-20).
+ */
 export function refPass(
   X: ArrayLike<number>, n: number, d: number, C: ArrayLike<number>, m: number,
-  T: number, step: number, huber: number, prev: RefState,
+  T: number, step: number, huber: number, prev: RefState, minShare = 2 ** -20,
 ): RefPass {
   const H = new Float64Array(m).fill(Infinity);
   if (huber > 0 && prev.hasPrev) for (let j = 0; j < m; j++) if (prev.count[j] > 0) H[j] = (huber * huber * prev.sse[j]) / prev.count[j];
@@ -48,7 +51,8 @@ export function refPass(
       if (v < b1) [b2, j2, b1, j1] = [b1, j1, v, j];
       else if (v < b2) [b2, j2] = [v, j];
     }
-    const w2 = T > 0 && m > 1 ? 1 / (1 + Math.exp((b2 - b1) / T)) : 0;
+    let w2 = T > 0 && m > 1 ? 1 / (1 + Math.exp((b2 - b1) / T)) : 0;
+    if (w2 < minShare) w2 = 0;
     const w1 = 1 - w2;
     W[j1] += w1 * r(b1, j1);
     for (let k = 0; k < d; k++) S[j1 * d + k] += w1 * r(b1, j1) * X[i * d + k];

@@ -65,12 +65,12 @@ describe.skipIf(!hasGpu)('CUDA kernels vs the reference', () => {
     await backend?.close();
   });
 
-  for (const c of CASES) {
-    it(`assign/reduce/update n=${c.n} d=${c.d} m=${c.m} ${c.dtype}`, async () => {
+  for (const c of CASES.flatMap((k) => [{ ...k, screen: false }, { ...k, screen: true }])) {
+    it(`assign/reduce/update n=${c.n} d=${c.d} m=${c.m} ${c.dtype}${c.screen ? ' screened' : ''}`, async () => {
       const { n, d, m } = c;
       const { ds, X } = randomData(n, d, c.dtype, n * 31 + d * 7 + m, 3);
       const C0 = anchorsFrom(X, n, d, m, 99);
-      const engine = (await backend.open(ds, m)) as CudaEngine;
+      const engine = (await backend.open(ds, m, { screen: c.screen })) as CudaEngine;
       try {
         await engine.setAnchors(C0);
         const prev: RefState = { count: new Float64Array(m), sse: new Float64Array(m), hasPrev: false };
@@ -110,6 +110,10 @@ describe.skipIf(!hasGpu)('CUDA kernels vs the reference', () => {
           if (!(a[i] < m) || Math.abs(dg - r.d1[i]) > 1e-4 * (r.d1[i] + 1e-6)) bad++;
         }
         expect(bad).toBe(0);
+        if (c.screen && m >= 3) {
+          expect(engine.profile.screenPasses).toBeGreaterThan(0);
+          console.log(`screen n=${n} d=${d} m=${m}: ${engine.profile.screenFallbacks} fallbacks in ${engine.profile.screenPasses} passes`);
+        }
         const st = await engine.stats();
         let cnt = 0;
         for (let j = 0; j < m; j++) cnt += st.count[j];

@@ -12,6 +12,9 @@ import { MODULES, readPtx, ptxIsaOf, ptxTooNewMessage, type ModuleName } from '.
 import { DevicePool, type DeviceBuffer } from './pool.js';
 import type { CudaDeviceInfo } from './probe.js';
 
+/** Longest synchronous spin on an event before yielding to the event loop. */
+const SPIN_MS = 0.5;
+
 const PTX_REJECTED = new Set<number>([CU.UNSUPPORTED_PTX_VERSION, CU.INVALID_PTX, CU.NO_BINARY_FOR_GPU, CU.JIT_COMPILER_NOT_FOUND]);
 
 export class CudaContext {
@@ -122,21 +125,31 @@ export class CudaContext {
   }
 
   /**
-   * Wait until `ev` (recorded on the stream) has completed, yielding to the event loop between
-   * polls: first with setImmediate (sub-millisecond latency for short kernels), then with 1 ms
-   * sleeps. Throws InterruptedError after Ctrl-C, a CudaError naming the last kernel if one failed.
+   * Wait until `ev` (recorded on the stream) has completed without blocking the event loop for
+   * long: when the work is expected to take a while, sleep through most of it first; then spin
+   * on cuEventQuery synchronously for at most SPIN_MS (short kernels answer in microseconds), then
+   * poll between turns of the event loop (setImmediate), then every millisecond. Ctrl-C is thus
+   * seen within a few milliseconds. Throws InterruptedError after Ctrl-C, a CudaError naming the
+   * last kernel if one failed.
    */
-  async wait(ev: Handle): Promise<void> {
+  async wait(ev: Handle, expectMs = 0): Promise<void> {
     const t0 = performance.now();
+    if (expectMs > 3) await sleep(Math.min(expectMs * 0.8 - 1, 500));
     for (;;) {
       const st = this.drv.cuEventQuery(ev);
-      if (st === CU.SUCCESS) return;
+      if (st === CU.SUCCESS) break;
       if (st !== CU.NOT_READY) check(this.drv, st, this.lastKernel ? `kernel ${this.lastKernel}` : 'GPU work');
       if (interruptSignal.aborted) throw new InterruptedError();
-      if (performance.now() - t0 < 5) await yieldImmediate();
+      const waited = performance.now() - t0;
+      if (waited < SPIN_MS) continue;
+      if (waited < 5 + expectMs) await yieldImmediate();
       else await sleep(1);
     }
+    this.waitMs += performance.now() - t0;
   }
+
+  /** Host milliseconds spent in wait() (profile for bench/test-cuda). */
+  waitMs = 0;
 
   /** Synchronous copies (the caller has waited for the stream, so they do not block for long). */
   upload(buf: DeviceBuffer, src: ArrayBufferView, offsetBytes = 0): void {

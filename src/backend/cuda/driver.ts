@@ -112,6 +112,9 @@ function load(): CudaDriver | DriverLoadError {
   } catch (e) {
     return new DriverLoadError(`the FFI module koffi could not be loaded (${(e as Error).message})`);
   }
+  // Compile every kernel when its module loads (backend creation), not lazily at its first
+  // launch, which would land inside the first timed iteration. Read by the driver at cuInit.
+  process.env.CUDA_MODULE_LOADING ??= 'EAGER';
   let lib: ReturnType<typeof koffi.load>;
   try {
     lib = koffi.load(name);

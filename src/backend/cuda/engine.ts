@@ -3,7 +3,7 @@
 // Per iterate() the host receives two scalars (energy sum, changed count); stats() downloads the
 // m-sized statistics for maintenance. All buffers are allocated once in create() and reused.
 import type { AnchorStats, Engine, IterParams, IterStats } from '../types.js';
-import { f16ToF32, type Dataset } from '../../io/dataset.js';
+import { rowF32, type Dataset } from '../../io/dataset.js';
 import { interruptSignal } from '../../interrupt.js';
 import { InterruptedError } from '../../errors.js';
 import { setImmediate as yieldImmediate } from 'node:timers/promises';
@@ -20,11 +20,29 @@ const ASSIGN_POINTS = 128; // AS_P of assign.cu
 const THREADS = 256;
 const UPLOAD_CHUNK = 64 * 2 ** 20; // bytes per host→device copy, so Ctrl-C is seen between chunks
 
-/** Which build of the assign kernel to use (cuda/assign.cu): 'occ2' measured faster (docs/cuda.md). */
+/** Which build of the assign kernel to use (cuda/assign.cu): 'occ1' measured faster on the H100 (docs/cuda.md). */
 export type AssignVariant = 'occ1' | 'occ2';
 
 export interface CudaEngineOptions {
   assignVariant?: AssignVariant;
+  /**
+   * Screen with the f32 expansion, then decide exactly (cuda/screen.cu). Default: on when the
+   * pass is large enough to gain (n·m·d >= 2^24) and m >= 3; VLC_CUDA_SCREEN=0|1 overrides.
+   * Either way the assignments are those of the direct pass.
+   */
+  screen?: boolean;
+}
+
+/** Host-side profile of an engine (bench and test-cuda report it). */
+export interface EngineProfile {
+  passes: number;
+  passGpuMs: number;
+  passWallMs: number;
+  seedCalls: number;
+  seedWallMs: number;
+  screenPasses: number;
+  /** Points the screen could not decide, summed over the screened passes. */
+  screenFallbacks: number;
 }
 
 /** Timings of the last pass, for `vlc bench` (CUDA events). */
@@ -36,8 +54,8 @@ export interface PassTimes {
 /** Device bytes one engine needs for n×d vectors and m anchors (all of it resident). */
 export function engineBytes(n: number, d: number, m: number, dtype: 'f32' | 'f16', smCount: number): number {
   const vectors = n * d * (dtype === 'f16' ? 2 : 4);
-  const perPoint = n * 4 * 6; // j1, d1, j2, d2, assign, seed D
-  const anchors = m * d * (4 + 8) + m * (8 + 4 + 8 + 8 + 8); // C, S; W, count, sse, far, H
+  const perPoint = n * 4 * 8; // j1, d1, j2, d2, assign, seed D, ‖x‖², fallback list
+  const anchors = m * d * (4 + 8) + m * (8 + 4 + 8 + 8 + 8 + 4); // C, S; W, count, sse, far, H, ‖c‖²
   const partials = Math.ceil(n / SEED_POINTS) * 8 * 8 + reduceGrid(n, smCount) * 16 + 64;
   return vectors + perPoint + anchors + partials + d * 4 * 9;
 }
@@ -87,9 +105,20 @@ export class CudaEngine implements Engine {
   private scales = { sScale: 1, wScale: 1 };
   private hasPrev = false;
   private seedSums: Float64Array;
+  private screen: boolean;
+  private xx!: DeviceBuffer;
+  private cc!: DeviceBuffer;
+  private screenScalars!: DeviceBuffer;
+  private fallbackList!: DeviceBuffer;
+  profile: EngineProfile = { passes: 0, passGpuMs: 0, passWallMs: 0, seedCalls: 0, seedWallMs: 0, screenPasses: 0, screenFallbacks: 0 };
   private disposed = false;
   private ev: { start: bigint; a0: bigint; a1: bigint; end: bigint };
   lastTimes: PassTimes = { passMs: 0, assignMs: 0 };
+
+  /** Whether the next pass screens (tests and bench read it). */
+  get screening(): boolean {
+    return this.screen;
+  }
 
   private constructor(private readonly ctx: CudaContext, private readonly data: Dataset, m: number, o: CudaEngineOptions) {
     this.n = data.n;
@@ -97,6 +126,8 @@ export class CudaEngine implements Engine {
     this.m = m;
     this.sfx = data.dtype === 'f16' ? '_f16' : '_f32';
     this.assignFn = `assign_top2${this.sfx}${(o.assignVariant ?? defaultVariant()) === 'occ2' ? '_occ2' : ''}`;
+    const env = process.env.VLC_CUDA_SCREEN;
+    this.screen = m >= 3 && (o.screen ?? (env === '1' ? true : env === '0' ? false : this.n * m * this.d >= 2 ** 24));
     this.seedBlocks = Math.ceil(this.n / SEED_POINTS);
     this.rGrid = reduceGrid(this.n, ctx.info.multiprocessors);
     this.seedSums = new Float64Array(this.seedBlocks);
@@ -152,6 +183,10 @@ export class CudaEngine implements Engine {
     this.partial = this.alloc('reduce partials', this.rGrid * 16);
     this.seedPartial = this.alloc('seeding partials', this.seedBlocks * 8);
     this.result = this.alloc('pass result', 64);
+    this.xx = this.alloc('point norms', n * 4);
+    this.cc = this.alloc('anchor norms', m * 4);
+    this.screenScalars = this.alloc('screen scalars', 16);
+    this.fallbackList = this.alloc('screen fallback list', n * 4);
     this.growCandidates(8);
 
     await this.uploadVectors();
@@ -170,6 +205,8 @@ export class CudaEngine implements Engine {
     const maxAbs = new Float32Array(maxBits.buffer)[0];
     if (!Number.isFinite(maxAbs)) throw new CudaError('the vectors contain NaN or infinite values; use --drop-invalid', 0);
     this.scales = fixedScales(n, maxAbs);
+    ctx.launch('screen', `point_norms${this.sfx}`, Math.ceil(n / THREADS), THREADS, [ptr(this.X.ptr), i32(n), i32(d), ptr(this.xx.ptr)]);
+    await this.sync();
   }
 
   /** memset through a host buffer (only at open: never in the loop). */
@@ -214,6 +251,7 @@ export class CudaEngine implements Engine {
 
   private async seedPass(c: Float32Array, mode: 0 | 1): Promise<number> {
     this.live();
+    const t0 = performance.now();
     this.ctx.upload(this.cand, c.subarray(0, this.d));
     this.ctx.launch('seed', `seed_dist${this.sfx}`, this.seedBlocks, SEED_THREADS, [
       ptr(this.X.ptr), i32(this.n), i32(this.d), ptr(this.cand.ptr), ptr(this.seedD.ptr), i32(mode), ptr(this.seedPartial.ptr),
@@ -222,6 +260,8 @@ export class CudaEngine implements Engine {
     this.ctx.download(this.seedSums, this.seedPartial);
     let s = 0;
     for (const v of this.seedSums) s += v;
+    this.profile.seedCalls++;
+    this.profile.seedWallMs += performance.now() - t0;
     return s;
   }
 
@@ -276,17 +316,11 @@ export class CudaEngine implements Engine {
     return first + lastPositive;
   }
 
+  /** Served from the host copy of the vectors (identical to the device's): no transfer. */
   async row(i: number): Promise<Float32Array> {
     this.live();
-    const out = new Float32Array(this.d);
-    if (this.data.dtype === 'f32') {
-      this.ctx.download(out, this.X, i * this.d * 4);
-    } else {
-      const h = new Uint16Array(this.d);
-      this.ctx.download(h, this.X, i * this.d * 2);
-      for (let k = 0; k < this.d; k++) out[k] = f16ToF32(h[k]);
-    }
-    return out;
+    if (!(i >= 0 && i < this.n)) throw new Error(`row ${i} out of range 0..${this.n - 1}`);
+    return rowF32(this.data, i);
   }
 
   // --- the loop ---
@@ -318,16 +352,34 @@ export class CudaEngine implements Engine {
     const { ctx, n, d, m } = this;
     const { sScale, wScale } = this.scales;
     const accumulate = step > 0 ? 1 : 0;
+    const tStart = performance.now();
     ctx.record(this.ev.start);
     ctx.launch('update', 'pass_begin', Math.ceil(Math.max(m * d, m) / THREADS), THREADS, [
       i32(m), i32(d), f64(huber), i32(this.hasPrev ? 1 : 0),
       ptr(this.count.ptr), ptr(this.sse.ptr), ptr(this.far.ptr), ptr(this.W.ptr), ptr(this.S.ptr), ptr(this.H.ptr),
     ]);
     ctx.record(this.ev.a0);
-    ctx.launch('assign', this.assignFn, Math.ceil(n / ASSIGN_POINTS), THREADS, [
-      ptr(this.X.ptr), ptr(this.C.ptr), i32(n), i32(d), i32(m),
-      ptr(this.J1.ptr), ptr(this.D1.ptr), ptr(this.J2.ptr), ptr(this.D2.ptr),
-    ]);
+    const screened = this.screen;
+    const top2 = [ptr(this.J1.ptr), ptr(this.D1.ptr), ptr(this.J2.ptr), ptr(this.D2.ptr)];
+    if (screened) {
+      const ccMax = this.screenScalars.ptr;
+      const count = this.screenScalars.ptr + 4n;
+      ctx.launch('screen', 'anchor_norms', 1, 1024, [ptr(this.C.ptr), i32(m), i32(d), ptr(this.cc.ptr), ptr(ccMax), ptr(count)]);
+      ctx.launch('screen', `screen_top2${this.sfx}`, Math.ceil(n / ASSIGN_POINTS), THREADS, [
+        ptr(this.X.ptr), ptr(this.C.ptr), ptr(this.xx.ptr), ptr(this.cc.ptr), i32(n), i32(d), i32(m),
+        ptr(this.J1.ptr), ptr(this.J2.ptr), ptr(this.D1.ptr), ptr(this.D2.ptr),
+      ]);
+      ctx.launch('screen', `screen_exact${this.sfx}`, this.rGrid * 2, THREADS, [
+        ptr(this.X.ptr), ptr(this.C.ptr), ptr(this.xx.ptr), ptr(ccMax), i32(n), i32(d), ...top2, ptr(this.fallbackList.ptr), ptr(count),
+      ]);
+      ctx.launch('assign', `assign_list${this.sfx}`, Math.ceil(n / ASSIGN_POINTS), THREADS, [
+        ptr(this.X.ptr), ptr(this.C.ptr), i32(n), i32(d), i32(m), ...top2, ptr(this.fallbackList.ptr), ptr(count),
+      ]);
+    } else {
+      ctx.launch('assign', this.assignFn, Math.ceil(n / ASSIGN_POINTS), THREADS, [
+        ptr(this.X.ptr), ptr(this.C.ptr), i32(n), i32(d), i32(m), ...top2,
+      ]);
+    }
     ctx.record(this.ev.a1);
     ctx.launch('reduce', `reduce_points${this.sfx}`, this.rGrid, THREADS, [
       ptr(this.X.ptr), i32(n), i32(d),
@@ -336,19 +388,31 @@ export class CudaEngine implements Engine {
       f64(Math.max(0, temperature)), i32(accumulate), f64(sScale), f64(wScale),
       ptr(this.S.ptr), ptr(this.W.ptr), ptr(this.count.ptr), ptr(this.sse.ptr), ptr(this.far.ptr), ptr(this.partial.ptr),
     ]);
-    ctx.launch('reduce', 'pass_end', 1, THREADS, [ptr(this.partial.ptr), i32(this.rGrid), ptr(this.result.ptr)]);
+    ctx.launch('reduce', 'pass_end', 1, THREADS, [
+      ptr(this.partial.ptr), i32(this.rGrid), ptr(screened ? this.screenScalars.ptr + 4n : 0n), ptr(this.result.ptr),
+    ]);
     if (step > 0) {
       ctx.launch('update', 'update_anchors', Math.ceil((m * d) / THREADS), THREADS, [
         ptr(this.C.ptr), ptr(this.S.ptr), ptr(this.W.ptr), i32(m), i32(d), f64(step), f64(sScale), f64(wScale),
       ]);
     }
     ctx.record(this.ev.end);
-    await ctx.wait(this.ev.end);
-    const res = new Float64Array(2);
+    await ctx.wait(this.ev.end, this.lastTimes.passMs);
+    const res = new Float64Array(3);
     ctx.download(res, this.result);
     this.hasPrev = true;
     const ms = ctx.elapsedMs(this.ev.start, this.ev.end);
     this.lastTimes = { passMs: ms, assignMs: ctx.elapsedMs(this.ev.a0, this.ev.a1) };
+    const p = this.profile;
+    p.passes++;
+    p.passGpuMs += ms;
+    p.passWallMs += performance.now() - tStart;
+    if (screened) {
+      p.screenPasses++;
+      p.screenFallbacks += res[2];
+      // Data the screen cannot decide (far from the origin, e.g. test-cuda's): stop screening.
+      if (res[2] > 0.25 * n) this.screen = false;
+    }
     return { energy: res[0] / n, changed: Math.round(res[1]), ms };
   }
 
@@ -357,7 +421,7 @@ export class CudaEngine implements Engine {
    * bytes — NaN distances, out-of-range indices — so a kernel that skips an element is caught.
    */
   poisonForTests(): void {
-    for (const b of [this.J1, this.D1, this.J2, this.D2, this.S, this.W, this.far, this.partial, this.result, this.seedD, this.seedPartial]) {
+    for (const b of [this.J1, this.D1, this.J2, this.D2, this.S, this.W, this.far, this.partial, this.result, this.seedD, this.seedPartial, this.cc, this.screenScalars, this.fallbackList]) {
       this.fill(b, 0xff);
     }
   }
@@ -418,5 +482,5 @@ export class CudaEngine implements Engine {
 
 function defaultVariant(): AssignVariant {
   const v = process.env.VLC_CUDA_ASSIGN;
-  return v === 'occ1' || v === 'occ2' ? v : 'occ2';
+  return v === 'occ1' || v === 'occ2' ? v : 'occ1';
 }

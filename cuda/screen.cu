@@ -1,0 +1,237 @@
+// screen: a faster assign that stays exact. The direct form Σ (x − c)² costs two instructions per
+// element (subtract, fused multiply-add); the expansion ‖x‖² + ‖c‖² − 2 x·c costs one, but its
+// rounding error is far larger (SPEC §3.5: never use it for the final assignment). So the
+// expansion only *screens*: per point it finds the two most promising anchors and the third-best
+// approximate distance a3. With the rounding bound B (below) of the expansion in f32, if
+// a3 − a2 > 2B no anchor outside the two can be among the true top-2, and the exact kernel then
+// decides between the two candidates with direct differences. Points that fail the test (near
+// ties, or data far from the origin such as test-cuda's) go to a list that assign_list
+// (assign.cu) finishes with the full direct pass. The outputs equal the direct pass's.
+//
+// Bound: with u = 2^-24 and γ = d·u / (1 − d·u), the f32 dot product, the two squared norms and
+// the final additions are each off by at most γ·(‖x‖ + ‖c‖)²-sized terms; the f32 direct
+// distance that decides differs from the real one by at most γ·(‖x‖ + ‖c‖)² too. Summing them
+// with slack: B = (2γ + 8u)·(‖x‖ + max‖c‖)².
+#include "common.cuh"
+
+#define SC_THREADS 256
+#define SC_P 128
+#define SC_A 128
+#define SC_K 16
+#define SC_PAD 4
+#define NONE 0xffffffffu
+
+// Squared norm of each point (once per engine) — sequential f32, covered by the bound.
+template <typename T>
+__device__ void point_norms(const T *X, int n, int d, float *xx) {
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  float s = 0.f;
+  for (int k = 0; k < d; k++) {
+    const float v = load_f32(X, (size_t)i * d + k);
+    s = fmaf(v, v, s);
+  }
+  xx[i] = s;
+}
+extern "C" __global__ void point_norms_f32(const float *X, int n, int d, float *xx) { point_norms(X, n, d, xx); }
+extern "C" __global__ void point_norms_f16(const __half *X, int n, int d, float *xx) { point_norms(X, n, d, xx); }
+
+// One block: cc[j] = ‖c_j‖², *ccMax = max_j cc[j]; also resets the fallback list length.
+extern "C" __global__ void __launch_bounds__(1024) anchor_norms(const float *C, int m, int d, float *cc, float *ccMax,
+                                                                 unsigned *fallbackCount) {
+  __shared__ float shm[32];
+  float best = 0.f;
+  for (int j = threadIdx.x; j < m; j += blockDim.x) {
+    float s = 0.f;
+    for (int k = 0; k < d; k++) {
+      const float v = C[(size_t)j * d + k];
+      s = fmaf(v, v, s);
+    }
+    cc[j] = s;
+    best = fmaxf(best, s);
+  }
+  for (int o = 16; o > 0; o >>= 1) best = fmaxf(best, __shfl_xor_sync(0xffffffffu, best, o));
+  if ((threadIdx.x & 31) == 0) shm[threadIdx.x >> 5] = best;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float b = 0.f;
+    for (int w = 0; w < (int)(blockDim.x >> 5); w++) b = fmaxf(b, shm[w]);
+    *ccMax = b;
+    *fallbackCount = 0;
+  }
+}
+
+// (a1, j1) <= (a2, j2) <= a3: the two best approximate distances with their anchors, and the third.
+__device__ __forceinline__ void push3(float a, unsigned j, float &a1, unsigned &j1, float &a2, unsigned &j2, float &a3) {
+  if (a < a1) {
+    a3 = a2; a2 = a1; j2 = j1; a1 = a; j1 = j;
+  } else if (a < a2) {
+    a3 = a2; a2 = a; j2 = j;
+  } else if (a < a3) {
+    a3 = a;
+  }
+}
+
+// The tiled layout of assign.cu (128 points × 128-anchor tiles, 8×8 per thread, 16-dim chunks
+// staged through shared memory), accumulating x·c instead of (x − c)².
+template <typename T>
+__device__ void screen_top2(const T *__restrict__ X, const float *__restrict__ C, const float *__restrict__ xx,
+                            const float *__restrict__ cc, int n, int d, int m,
+                            unsigned *__restrict__ J1, unsigned *__restrict__ J2,
+                            float *__restrict__ A2, float *__restrict__ A3) {
+  __shared__ __align__(16) float Xs[SC_K][SC_P + SC_PAD];
+  __shared__ __align__(16) float Cs[SC_K][SC_A + SC_PAD];
+  const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
+  const long long p0 = (long long)blockIdx.x * SC_P;
+  const int kChunks = (d + SC_K - 1) / SC_K;
+  const int aTiles = (m + SC_A - 1) / SC_A;
+  const int steps = kChunks * aTiles;
+
+  float xr[8], cr[8];
+  auto fetch = [&](int step) {
+    const int a0 = (step / kChunks) * SC_A;
+    const int k = (step % kChunks) * SC_K + tx;
+    const bool kin = k < d;
+#pragma unroll
+    for (int r = 0; r < 8; r++) {
+      const int row = ty + 16 * r;
+      const long long i = p0 + row;
+      const int j = a0 + row;
+      xr[r] = (kin && i < n) ? load_f32(X, (size_t)i * d + k) : 0.f;
+      cr[r] = (kin && j < m) ? __ldg(C + (size_t)j * d + k) : 0.f;
+    }
+  };
+
+  float acc[8][8], xn[8];
+  float b1[8], b2[8], b3[8];
+  unsigned i1[8], i2[8];
+#pragma unroll
+  for (int p = 0; p < 8; p++) {
+    const long long i = p0 + (p < 4 ? ty * 4 + p : 64 + ty * 4 + (p - 4));
+    xn[p] = i < n ? xx[i] : 0.f;
+    b1[p] = b2[p] = b3[p] = __int_as_float(0x7f800000);
+    i1[p] = i2[p] = NONE;
+#pragma unroll
+    for (int a = 0; a < 8; a++) acc[p][a] = 0.f;
+  }
+
+  fetch(0);
+  for (int step = 0; step < steps; step++) {
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < 8; r++) {
+      Xs[tx][ty + 16 * r] = xr[r];
+      Cs[tx][ty + 16 * r] = cr[r];
+    }
+    __syncthreads();
+    if (step + 1 < steps) fetch(step + 1);
+#pragma unroll
+    for (int k = 0; k < SC_K; k++) {
+      const float4 xa = *reinterpret_cast<const float4 *>(&Xs[k][ty * 4]);
+      const float4 xb = *reinterpret_cast<const float4 *>(&Xs[k][64 + ty * 4]);
+      const float4 ca = *reinterpret_cast<const float4 *>(&Cs[k][tx * 4]);
+      const float4 cb = *reinterpret_cast<const float4 *>(&Cs[k][64 + tx * 4]);
+      const float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
+      const float cv[8] = {ca.x, ca.y, ca.z, ca.w, cb.x, cb.y, cb.z, cb.w};
+#pragma unroll
+      for (int p = 0; p < 8; p++)
+#pragma unroll
+        for (int a = 0; a < 8; a++) acc[p][a] = fmaf(xv[p], cv[a], acc[p][a]);
+    }
+    if (step % kChunks == kChunks - 1) {
+      const int a0 = (step / kChunks) * SC_A;
+#pragma unroll
+      for (int a = 0; a < 8; a++) {
+        const int j = a0 + (a < 4 ? tx * 4 + a : 64 + tx * 4 + (a - 4));
+        if (j < m) {
+          const float cj = __ldg(cc + j);
+#pragma unroll
+          for (int p = 0; p < 8; p++) push3((xn[p] + cj) - 2.f * acc[p][a], (unsigned)j, b1[p], i1[p], b2[p], i2[p], b3[p]);
+        }
+#pragma unroll
+        for (int p = 0; p < 8; p++) acc[p][a] = 0.f;
+      }
+    }
+  }
+  // Merge across the 16 threads that share each point; a3 last so it can only land third.
+#pragma unroll
+  for (int p = 0; p < 8; p++) {
+#pragma unroll
+    for (int o = 8; o > 0; o >>= 1) {
+      const float o1 = __shfl_xor_sync(0xffffffffu, b1[p], o);
+      const unsigned oj1 = __shfl_xor_sync(0xffffffffu, i1[p], o);
+      const float o2 = __shfl_xor_sync(0xffffffffu, b2[p], o);
+      const unsigned oj2 = __shfl_xor_sync(0xffffffffu, i2[p], o);
+      const float o3 = __shfl_xor_sync(0xffffffffu, b3[p], o);
+      push3(o1, oj1, b1[p], i1[p], b2[p], i2[p], b3[p]);
+      push3(o2, oj2, b1[p], i1[p], b2[p], i2[p], b3[p]);
+      push3(o3, NONE, b1[p], i1[p], b2[p], i2[p], b3[p]);
+    }
+  }
+  if (tx == 0) {
+#pragma unroll
+    for (int p = 0; p < 8; p++) {
+      const long long i = p0 + (p < 4 ? ty * 4 + p : 64 + ty * 4 + (p - 4));
+      if (i < n) {
+        J1[i] = i1[p];
+        J2[i] = i2[p];
+        A2[i] = b2[p];
+        A3[i] = b3[p];
+      }
+    }
+  }
+}
+
+#define SCREEN_ARGS(T) const T *X, const float *C, const float *xx, const float *cc, int n, int d, int m, \
+                       unsigned *J1, unsigned *J2, float *A2, float *A3
+extern "C" __global__ void __launch_bounds__(SC_THREADS, 1) screen_top2_f32(SCREEN_ARGS(float)) {
+  screen_top2(X, C, xx, cc, n, d, m, J1, J2, A2, A3);
+}
+extern "C" __global__ void __launch_bounds__(SC_THREADS, 1) screen_top2_f16(SCREEN_ARGS(__half)) {
+  screen_top2(X, C, xx, cc, n, d, m, J1, J2, A2, A3);
+}
+
+__device__ __forceinline__ bool lex_less(float da, unsigned ja, float db, unsigned jb) {
+  return da < db || (da == db && ja < jb);
+}
+
+// One warp per point: when the screen's margin holds, the exact (direct) distances to the two
+// candidates, ordered (ties: lower index); otherwise the point joins the fallback list.
+// In: J1/J2 candidates, D1 = a2, D2 = a3 (from screen_top2). Out: J1, D1, J2, D2 exact.
+template <typename T>
+__device__ void screen_exact(const T *X, const float *C, const float *xx, const float *ccMax, int n, int d,
+                             unsigned *J1, float *D1, unsigned *J2, float *D2, unsigned *list, unsigned *count) {
+  const int lane = threadIdx.x & 31;
+  const long long warps = (long long)gridDim.x * (blockDim.x >> 5);
+  const float u = 5.9604645e-8f;  // 2^-24
+  const float gamma = (d * u) / (1.f - d * u);
+  const float cmax = sqrtf(*ccMax);
+  for (long long i = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); i < n; i += warps) {
+    const float a2 = D1[i], a3 = D2[i];
+    const float r = sqrtf(xx[i]) + cmax;
+    const float B = (2.f * gamma + 8.f * u) * r * r;
+    if (!(a3 - a2 > 2.f * B)) {  // also catches NaN
+      if (lane == 0) list[atomicAdd(count, 1u)] = (unsigned)i;
+      continue;
+    }
+    unsigned ja = J1[i], jb = J2[i];
+    float da = warp_dist(X, d, i, C + (size_t)ja * d, lane);
+    float db = __int_as_float(0x7f800000);
+    if (jb != NONE) db = warp_dist(X, d, i, C + (size_t)jb * d, lane);
+    if (lex_less(db, jb, da, ja)) {
+      const float t = da; da = db; db = t;
+      const unsigned s = ja; ja = jb; jb = s;
+    }
+    if (lane == 0) {
+      J1[i] = ja; D1[i] = da; J2[i] = jb; D2[i] = db;
+    }
+  }
+}
+#define EXACT_ARGS(T) const T *X, const float *C, const float *xx, const float *ccMax, int n, int d, \
+                      unsigned *J1, float *D1, unsigned *J2, float *D2, unsigned *list, unsigned *count
+extern "C" __global__ void __launch_bounds__(256) screen_exact_f32(EXACT_ARGS(float)) {
+  screen_exact(X, C, xx, ccMax, n, d, J1, D1, J2, D2, list, count);
+}
+extern "C" __global__ void __launch_bounds__(256) screen_exact_f16(EXACT_ARGS(__half)) {
+  screen_exact(X, C, xx, ccMax, n, d, J1, D1, J2, D2, list, count);
+}
