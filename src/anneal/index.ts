@@ -26,7 +26,7 @@ export { kmeansPlusPlus } from './init.js';
 export { Rng } from './random.js';
 
 /** Where a moved anchor lands between the split cluster's centre (0) and its farthest point (1). */
-const SPLIT_FRACTION = Number(process.env.VLC_SPLIT ?? 0.5);
+const SPLIT_FRACTION = 0.5;
 
 function median(v: number[]): number {
   if (v.length === 0) return 0;

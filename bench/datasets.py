@@ -1,0 +1,41 @@
+"""The benchmark datasets of bench/quality.py and bench/cpu_speed.mjs, generated deterministically.
+
+  seed-large: SPEC 1's test-cuda data, n=10000, d=128: point i dim j = centre[i % 3] +
+              sin((i*d + j) * 0.1) * 0.5 in f32 (centres 0, 5, 10), stored as f16.
+  gm:         20000 x 128, a mixture of 300 Gaussian components (centres N(0, 1), noise sd 0.3,
+              component of each point uniform), each point projected onto the unit sphere; f32.
+  digits:     scikit-learn's bundled load_digits (1797 x 64, pixel values 0..16), f32.
+
+Usage: python3 bench/datasets.py NAME OUT.npy
+"""
+import sys
+import numpy as np
+
+
+def seed_large(n=10000, d=128):
+    i = np.arange(n, dtype=np.int64)[:, None]
+    j = np.arange(d, dtype=np.int64)[None, :]
+    centres = np.array([0, 5, 10], dtype=np.float32)
+    x = centres[(i % 3).ravel()][:, None] + np.sin((i * d + j).astype(np.float32) * np.float32(0.1)) * np.float32(0.5)
+    return x.astype(np.float32).astype(np.float16)
+
+
+def gm(n=20000, d=128, k=300, noise=0.3, seed=42):
+    rng = np.random.default_rng(seed)
+    c = rng.normal(size=(k, d))
+    lab = rng.integers(0, k, n)
+    x = c[lab] + noise * rng.normal(size=(n, d))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    return x.astype(np.float32)
+
+
+def digits():
+    from sklearn.datasets import load_digits
+    return load_digits().data.astype(np.float32)
+
+
+DATASETS = {"seed-large": (seed_large, 256), "gm": (gm, 256), "digits": (digits, 64)}
+
+if __name__ == "__main__":
+    name, out = sys.argv[1], sys.argv[2]
+    np.save(out, DATASETS[name][0]())

@@ -1,0 +1,139 @@
+// The CPU engine against a naive transcription of the math in src/backend/types.ts, on odd sizes.
+import { describe, expect, it } from 'vitest';
+import { createCpuBackend } from '../../dist/backend/cpu/index.js';
+import { f32ToF16 } from '../../dist/io/dataset.js';
+import type { Dataset } from '../../src/io/dataset.js';
+import { naiveInit, naivePass, naiveDist } from './naive.js';
+import { randomDataset } from './data.js';
+
+function expectRel(got: number, want: number, tol = 1e-6) {
+  expect(Math.abs(got - want)).toBeLessThanOrEqual(tol * Math.max(1, Math.abs(want)));
+}
+
+function firstRows(ds: Dataset, m: number): Float32Array {
+  // Anchors: rows spread over the data (i·7 mod n), so some are duplicated when m > n.
+  const x = ds.data as Float32Array;
+  const out = new Float32Array(m * ds.d);
+  for (let j = 0; j < m; j++) out.set(x.subarray(((j * 7) % ds.n) * ds.d, ((j * 7) % ds.n + 1) * ds.d), j * ds.d);
+  return out;
+}
+
+const PASSES = [
+  { temperature: 0.3, step: 0.7, huber: 1.2 },
+  { temperature: 0, step: 1, huber: 0.8 },
+  { temperature: 0.05, step: 0.5, huber: 0 },
+  { temperature: 0, step: 1, huber: 0 },
+];
+
+describe('cpu engine vs naive math', () => {
+  const cases = [
+    { n: 37, d: 5, m: 3 },
+    { n: 101, d: 1, m: 7 },
+    { n: 50, d: 13, m: 1 },
+    { n: 613, d: 17, m: 11 },
+    { n: 9, d: 3, m: 9 },
+  ];
+  for (const { n, d, m } of cases) {
+    it(`n=${n} d=${d} m=${m}`, async () => {
+      const ds = randomDataset(n, d, n * 31 + d * 7 + m);
+      const init = firstRows(ds, m);
+      const backend = createCpuBackend({ threads: 2 });
+      const engine = await backend.open(ds, m);
+      try {
+        await engine.setAnchors(init);
+        const ref = naiveInit(ds.data as Float32Array, n, d, m, init);
+        for (const p of PASSES) {
+          const got = await engine.iterate(p);
+          const want = naivePass(ref, p.temperature, p.step, p.huber, true);
+          expectRel(got.energy, want.energy);
+          expect(got.changed).toBe(want.changed);
+          const a = await engine.getAnchors();
+          for (let k = 0; k < m * d; k++) expect(Math.abs(a[k] - ref.c[k])).toBeLessThan(1e-5);
+          const st = await engine.stats();
+          expect(Array.from(st.count)).toEqual(Array.from(ref.count));
+          expect(Array.from(st.far)).toEqual(Array.from(ref.far));
+          for (let j = 0; j < m; j++) expectRel(st.sse[j], ref.sse[j]);
+        }
+        const fin = await engine.finalize();
+        const want = naivePass(ref, 0, 0, 0, false);
+        expectRel(fin.energy, want.energy);
+        expect(Array.from(await engine.assignments())).toEqual(Array.from(ref.assign));
+      } finally {
+        await backend.close();
+      }
+    });
+  }
+});
+
+describe('cpu engine determinism', () => {
+  it('gives identical anchors with 1 or 3 threads and with the wasm or the js kernel', async () => {
+    const ds = randomDataset(1500, 19, 5);
+    const init = firstRows(ds, 13);
+    const results: Float32Array[] = [];
+    for (const o of [{ threads: 1 }, { threads: 3 }, { threads: 2, kernel: 'js' as const }]) {
+      const backend = createCpuBackend(o);
+      const e = await backend.open(ds, 13);
+      await e.setAnchors(init);
+      for (const p of PASSES) await e.iterate(p);
+      results.push(await e.getAnchors());
+      await backend.close();
+    }
+    expect(Array.from(results[1])).toEqual(Array.from(results[0]));
+    expect(Array.from(results[2])).toEqual(Array.from(results[0]));
+  });
+});
+
+describe('cpu engine seeding', () => {
+  it('seedBegin / seedTry / seedAdd / seedPick follow their definitions', async () => {
+    const n = 777, d = 6;
+    const ds = randomDataset(n, d, 99);
+    const x = ds.data as Float32Array;
+    const backend = createCpuBackend({ threads: 2 });
+    const e = await backend.open(ds, 4);
+    try {
+      const ref = naiveInit(x, n, d, 1, new Float32Array(d));
+      const dist = (i: number, c: Float32Array) => {
+        ref.c = Float64Array.from(c);
+        return naiveDist(ref, i, 0);
+      };
+      const c0 = await e.row(3), c1 = await e.row(500), c2 = await e.row(10);
+      expect(Array.from(c0)).toEqual(Array.from(x.subarray(3 * d, 4 * d)));
+      const D = Array.from({ length: n }, (_, i) => Math.fround(dist(i, c0))); // the engine keeps D in f32
+      expectRel(await e.seedBegin(c0), D.reduce((a, b) => a + b));
+      const cands = new Float32Array(2 * d);
+      cands.set(c1, 0); cands.set(c2, d);
+      const tried = await e.seedTry(cands);
+      for (const [l, c] of [c1, c2].entries()) {
+        expectRel(tried[l], D.reduce((a, v, i) => a + Math.min(v, Math.fround(dist(i, c))), 0));
+      }
+      for (let i = 0; i < n; i++) D[i] = Math.min(D[i], Math.fround(dist(i, c1)));
+      const total = await e.seedAdd(c1);
+      expectRel(total, D.reduce((a, b) => a + b));
+      // seedPick: the first i whose prefix sum exceeds the target.
+      for (const frac of [0, 0.1, 0.5, 0.93, 0.999999]) {
+        const target = frac * total;
+        let acc = 0, want = -1;
+        for (let i = 0; i < n && want < 0; i++) if ((acc += D[i]) > target) want = i;
+        expect(await e.seedPick(target)).toBe(want);
+      }
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('decodes f16 datasets exactly', async () => {
+    const n = 40, d = 7;
+    const f32 = randomDataset(n, d, 3, 20, 100);
+    const half = new Uint16Array(new SharedArrayBuffer(n * d * 2));
+    (f32.data as Float32Array).forEach((v, i) => (half[i] = f32ToF16(v)));
+    const backend = createCpuBackend({ threads: 2 });
+    const e = await backend.open({ ...f32, dtype: 'f16', data: half }, 2);
+    try {
+      const row = await e.row(5);
+      for (let k = 0; k < d; k++) expect(Math.abs(row[k] - (f32.data as Float32Array)[5 * d + k])).toBeLessThan(0.07);
+      expect(f32ToF16(row[0])).toBe(half[5 * d]);
+    } finally {
+      await backend.close();
+    }
+  });
+});
