@@ -13,7 +13,7 @@ import { writeVlc } from '../io/vlc/file.js';
 import { assignmentWidthFor } from '../io/vlc/manifest.js';
 import { storedAnchors } from '../io/vlc/format.js';
 import { quantizeResiduals, residualMse, type Residuals } from '../io/vlc/residuals.js';
-import { toF32 } from '../io/dataset.js';
+import { toF32, type Dataset } from '../io/dataset.js';
 import { bytesPerVector, grouped, percent, seedRatio, trueRatio } from '../io/vlc/stats.js';
 import { log } from '../log.js';
 import { VERSION } from '../version.js';
@@ -108,16 +108,8 @@ async function runCompress(input: string, o: CompressFlags, cmd: Command): Promi
     await backend.close();
   }
 
-  // Residuals against the anchors as stored (f16-rounded by default), so decoding reproduces them.
   const tr = performance.now();
-  let residuals: Residuals | undefined;
-  let residualEnergy: number | undefined;
-  if (o.residual !== 'none') {
-    const x = toF32(ds);
-    const anchors = storedAnchors(result.anchors, o.anchorDtype);
-    residuals = quantizeResiduals(o.residual, x, ds.n, ds.d, anchors, result.assignments);
-    residualEnergy = residualMse(residuals, x, ds.n, ds.d, anchors, result.assignments);
-  }
+  const { residuals, residualEnergy } = o.residual === 'none' ? {} : encodeResiduals(o.residual, ds, result, o.anchorDtype);
   const residualSeconds = (performance.now() - tr) / 1000;
 
   const tw = performance.now();
@@ -189,4 +181,17 @@ async function runCompress(input: string, o: CompressFlags, cmd: Command): Promi
       `; ${o.output === '-' ? 'stdout' : o.output}: ${grouped(bytes)} bytes = ` +
       `${percent(stats.true_ratio)} of f32, ${stats.bytes_per_vector.toFixed(2)} bytes/vector`,
   );
+}
+
+/** Residuals against the anchors as stored (f16-rounded by default), so decoding reproduces them. */
+function encodeResiduals(
+  mode: 'int8' | 'int4',
+  ds: Dataset,
+  result: AnnealResult,
+  anchorDtype: 'f16' | 'f32',
+): { residuals: Residuals; residualEnergy: number } {
+  const x = toF32(ds);
+  const anchors = storedAnchors(result.anchors, anchorDtype);
+  const residuals = quantizeResiduals(mode, x, ds.n, ds.d, anchors, result.assignments);
+  return { residuals, residualEnergy: residualMse(residuals, x, ds.n, ds.d, anchors, result.assignments) };
 }

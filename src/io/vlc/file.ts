@@ -42,6 +42,8 @@ function readFileOrExplain(path: string): Uint8Array {
 }
 
 async function readStdin(): Promise<Uint8Array> {
+  // Waiting for a binary file to be typed in is never what was meant.
+  if (process.stdin.isTTY) throw new UsageError('- reads a .vlc file from stdin, but stdin is a terminal; pipe one in or give its path');
   const parts: Buffer[] = [];
   for await (const chunk of process.stdin) parts.push(chunk as Buffer);
   return Buffer.concat(parts);
