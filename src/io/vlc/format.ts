@@ -9,7 +9,7 @@
 //   20      4     u32 CRC32C of bytes 8..20 followed by the manifest bytes (the "header checksum")
 //   24      L     manifest, UTF-8 JSON (src/io/vlc/manifest.ts), then zero padding to a multiple of 8
 //   then S sections, each:
-//   +0      4     type tag, 4 ASCII bytes: 'ANCH' anchors, 'ASGN' assignments (later: residuals)
+//   +0      4     type tag, 4 ASCII bytes: 'ANCH' anchors, 'ASGN' assignments, 'RSD8'/'RSD4' residuals
 //   +4      4     u32 flags; bit 0 = required (a reader that does not know the tag must refuse)
 //   +8      8     u64 payload length P
 //   +16     4     u32 CRC32C of the payload
