@@ -1,0 +1,25 @@
+// The README stays true: every option that `--help` lists for the commands it documents in full
+// appears in it, and its quick-start command is the one that works on a fresh clone.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT, vlc } from './helpers.js';
+
+const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+
+describe('README', () => {
+  it.each(['compress', 'decompress', 'info', 'eval', 'search'])('documents every option of `vlc %s --help`', (cmd) => {
+    const help = vlc([cmd, '--help']).stdout;
+    const flags = [...help.matchAll(/(?:^|\s)(--[a-z][a-z0-9-]*|-[a-zA-Z])\b/g)].map((m) => m[1]).filter((f) => f !== '--help' && f !== '-h');
+    expect(flags.length).toBeGreaterThan(2);
+    for (const f of new Set(flags)) expect(readme, `${cmd} ${f}`).toMatch(new RegExp(`\`(-o, |-q, |-v, )?${f}(?![a-z0-9-])`));
+  });
+
+  it('starts with the quick-start command, on the committed demo fixture', () => {
+    expect(readme).toContain(
+      'npm ci && node bin/vlc.js compress fixtures/demo-2000x64.npy -o /tmp/demo.vlc && node bin/vlc.js info /tmp/demo.vlc',
+    );
+    expect(fs.existsSync(path.join(ROOT, 'fixtures/demo-2000x64.npy'))).toBe(true);
+    expect(fs.statSync(path.join(ROOT, 'fixtures/demo-2000x64.npy')).size).toBeLessThan(1 << 20);
+  });
+});
