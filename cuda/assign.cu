@@ -2,19 +2,14 @@
 // differences Σ_k (x_ik − c_jk)² in f32 (SPEC §3.5: never the norm expansion). No n×m matrix:
 // the minimum is fused into the distance loop.
 //
-// Register tiling: a block of 256 threads owns 128 points and walks over all anchors in tiles of
-// 128; each thread accumulates 8 points × 8 anchors, with points and anchors staged through
-// shared memory in chunks of 16 dimensions (the next chunk is fetched into registers while the
-// current one is computed). Each thread keeps a running top-2 of its 8 points over its anchors;
-// the 16 threads that share points merge their top-2s with warp shuffles at the end.
+// The tiling (cuda/tile.cuh): 128 points per block against anchor tiles of 128, 8×8 per thread,
+// double-buffered 16-dimension chunks. Each thread keeps a running top-2 of its 8 points over its
+// anchors; the 16 threads that share points merge their top-2s with warp shuffles at the end.
 // Ties: the pair (distance, index) is compared lexicographically, so the lowest index wins.
-#include "common.cuh"
+#include "tile.cuh"
 
-#define AS_THREADS 256
-#define AS_P 128  // points per block
-#define AS_A 128  // anchors per tile
-#define AS_K 16   // dimensions per chunk
-#define AS_PAD 4  // shared row padding (keeps 16-byte alignment, spreads banks)
+
+#define AS_THREADS TL_THREADS
 
 __device__ __forceinline__ bool lex_less(float da, unsigned ja, float db, unsigned jb) {
   return da < db || (da == db && ja < jb);
@@ -36,94 +31,34 @@ __device__ void assign_top2(const T *__restrict__ X, const float *__restrict__ C
                             unsigned *__restrict__ outJ1, float *__restrict__ outD1,
                             unsigned *__restrict__ outJ2, float *__restrict__ outD2,
                             const unsigned *__restrict__ list, const unsigned *__restrict__ listCount) {
-  __shared__ __align__(16) float Xs[AS_K][AS_P + AS_PAD];
-  __shared__ __align__(16) float Cs[AS_K][AS_A + AS_PAD];
-
-  const int tid = threadIdx.x;
-  const int tx = tid & 15;   // anchor group: anchors tx*4+{0..3} and 64+tx*4+{0..3} of a tile
-  const int ty = tid >> 4;   // point group: points ty*4+{0..3} and 64+ty*4+{0..3} of the block
-  const long long p0 = (long long)blockIdx.x * AS_P;
+  const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+  const long long p0 = (long long)blockIdx.x * TL_P;
   if (LIST) {
     n = (int)*listCount;  // points in the list; blocks past it have nothing to do
     if (p0 >= n) return;
   }
-  // Row of the block's r-th point in X (and in the outputs).
-  auto rowOf = [&](long long r) -> long long { return LIST ? (long long)list[r] : r; };
+  // Row of X (and of the outputs) of the block's q-th point.
+  auto rowOf = [&](long long q) -> long long { return LIST ? (long long)list[q] : q; };
 
-  const int kChunks = (d + AS_K - 1) / AS_K;
-  const int aTiles = (m + AS_A - 1) / AS_A;
-  const int steps = kChunks * aTiles;
-
-  // Staging: element e = tid + r*256 of a 128×16 chunk is (row ty + 16r, dim tx): each thread
-  // always loads the same dimension offset, rows 16 apart.
-  float xr[8], cr[8];
-  auto fetch = [&](int step) {
-    const int a0 = (step / kChunks) * AS_A;
-    const int k = (step % kChunks) * AS_K + tx;
-    const bool kin = k < d;
-#pragma unroll
-    for (int r = 0; r < 8; r++) {
-      const int row = ty + 16 * r;
-      const long long i = p0 + row;
-      const int j = a0 + row;
-      xr[r] = (kin && i < n) ? load_f32(X, (size_t)rowOf(i) * d + k) : 0.f;
-      cr[r] = (kin && j < m) ? __ldg(C + (size_t)j * d + k) : 0.f;
-    }
-  };
-
-  float acc[8][8];
   float b1[8], b2[8];
   unsigned i1[8], i2[8];
 #pragma unroll
   for (int p = 0; p < 8; p++) {
     b1[p] = b2[p] = __int_as_float(0x7f800000);
     i1[p] = i2[p] = 0xffffffffu;
-#pragma unroll
-    for (int a = 0; a < 8; a++) acc[p][a] = 0.f;
   }
-
-  fetch(0);
-  for (int step = 0; step < steps; step++) {
-    __syncthreads();
+  tile_loop<false>(X, C, n, d, m, p0, rowOf, [&](int a0, float (&acc)[8][8]) {
 #pragma unroll
-    for (int r = 0; r < 8; r++) {
-      Xs[tx][ty + 16 * r] = xr[r];
-      Cs[tx][ty + 16 * r] = cr[r];
-    }
-    __syncthreads();
-    if (step + 1 < steps) fetch(step + 1);
-
+    for (int a = 0; a < 8; a++) {
+      const int j = a0 + tl_local(tx, a);
+      if (j < m) {
 #pragma unroll
-    for (int k = 0; k < AS_K; k++) {
-      const float4 xa = *reinterpret_cast<const float4 *>(&Xs[k][ty * 4]);
-      const float4 xb = *reinterpret_cast<const float4 *>(&Xs[k][64 + ty * 4]);
-      const float4 ca = *reinterpret_cast<const float4 *>(&Cs[k][tx * 4]);
-      const float4 cb = *reinterpret_cast<const float4 *>(&Cs[k][64 + tx * 4]);
-      const float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
-      const float cv[8] = {ca.x, ca.y, ca.z, ca.w, cb.x, cb.y, cb.z, cb.w};
-#pragma unroll
-      for (int p = 0; p < 8; p++)
-#pragma unroll
-        for (int a = 0; a < 8; a++) {
-          const float t = xv[p] - cv[a];
-          acc[p][a] = fmaf(t, t, acc[p][a]);
-        }
-    }
-
-    if (step % kChunks == kChunks - 1) {  // this anchor tile is complete: fold it into the top-2
-      const int a0 = (step / kChunks) * AS_A;
-#pragma unroll
-      for (int a = 0; a < 8; a++) {
-        const int j = a0 + (a < 4 ? tx * 4 + a : 64 + tx * 4 + (a - 4));
-        if (j < m) {
-#pragma unroll
-          for (int p = 0; p < 8; p++) top2_push(acc[p][a], (unsigned)j, b1[p], i1[p], b2[p], i2[p]);
-        }
-#pragma unroll
-        for (int p = 0; p < 8; p++) acc[p][a] = 0.f;
+        for (int p = 0; p < 8; p++) top2_push(acc[p][a], (unsigned)j, b1[p], i1[p], b2[p], i2[p]);
       }
+#pragma unroll
+      for (int p = 0; p < 8; p++) acc[p][a] = 0.f;
     }
-  }
+  });
 
   // Merge the top-2s of the 16 threads (same ty, lanes of one half-warp) that share each point.
 #pragma unroll
@@ -141,7 +76,7 @@ __device__ void assign_top2(const T *__restrict__ X, const float *__restrict__ C
   if (tx == 0) {
 #pragma unroll
     for (int p = 0; p < 8; p++) {
-      const long long q = p0 + (p < 4 ? ty * 4 + p : 64 + ty * 4 + (p - 4));
+      const long long q = p0 + tl_local(ty, p);
       if (q < n) {
         const long long i = rowOf(q);
         outJ1[i] = i1[p];

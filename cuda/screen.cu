@@ -12,13 +12,9 @@
 // the final additions are each off by at most γ·(‖x‖ + ‖c‖)²-sized terms; the f32 direct
 // distance that decides differs from the real one by at most γ·(‖x‖ + ‖c‖)² too. Summing them
 // with slack: B = (2γ + 8u)·(‖x‖ + max‖c‖)².
-#include "common.cuh"
+#include "tile.cuh"
 
-#define SC_THREADS 256
-#define SC_P 128
-#define SC_A 128
-#define SC_K 16
-#define SC_PAD 4
+#define SC_THREADS TL_THREADS
 #define NONE 0xffffffffu
 
 // Squared norm of each point (once per engine) — sequential f32, covered by the bound.
@@ -72,87 +68,36 @@ __device__ __forceinline__ void push3(float a, unsigned j, float &a1, unsigned &
   }
 }
 
-// The tiled layout of assign.cu (128 points × 128-anchor tiles, 8×8 per thread, 16-dim chunks
-// staged through shared memory), accumulating x·c instead of (x − c)².
+// The tiling of assign.cu (cuda/tile.cuh), accumulating x·c instead of (x − c)².
 template <typename T>
 __device__ void screen_top2(const T *__restrict__ X, const float *__restrict__ C, const float *__restrict__ xx,
                             const float *__restrict__ cc, int n, int d, int m,
                             unsigned *__restrict__ J1, unsigned *__restrict__ J2,
                             float *__restrict__ A2, float *__restrict__ A3) {
-  __shared__ __align__(16) float Xs[SC_K][SC_P + SC_PAD];
-  __shared__ __align__(16) float Cs[SC_K][SC_A + SC_PAD];
-  const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
-  const long long p0 = (long long)blockIdx.x * SC_P;
-  const int kChunks = (d + SC_K - 1) / SC_K;
-  const int aTiles = (m + SC_A - 1) / SC_A;
-  const int steps = kChunks * aTiles;
-
-  float xr[8], cr[8];
-  auto fetch = [&](int step) {
-    const int a0 = (step / kChunks) * SC_A;
-    const int k = (step % kChunks) * SC_K + tx;
-    const bool kin = k < d;
-#pragma unroll
-    for (int r = 0; r < 8; r++) {
-      const int row = ty + 16 * r;
-      const long long i = p0 + row;
-      const int j = a0 + row;
-      xr[r] = (kin && i < n) ? load_f32(X, (size_t)i * d + k) : 0.f;
-      cr[r] = (kin && j < m) ? __ldg(C + (size_t)j * d + k) : 0.f;
-    }
-  };
-
-  float acc[8][8], xn[8];
-  float b1[8], b2[8], b3[8];
+  const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+  const long long p0 = (long long)blockIdx.x * TL_P;
+  float xn[8], b1[8], b2[8], b3[8];
   unsigned i1[8], i2[8];
 #pragma unroll
   for (int p = 0; p < 8; p++) {
-    const long long i = p0 + (p < 4 ? ty * 4 + p : 64 + ty * 4 + (p - 4));
+    const long long i = p0 + tl_local(ty, p);
     xn[p] = i < n ? xx[i] : 0.f;
     b1[p] = b2[p] = b3[p] = __int_as_float(0x7f800000);
     i1[p] = i2[p] = NONE;
-#pragma unroll
-    for (int a = 0; a < 8; a++) acc[p][a] = 0.f;
   }
-
-  fetch(0);
-  for (int step = 0; step < steps; step++) {
-    __syncthreads();
+  tile_loop<true>(X, C, n, d, m, p0, [](long long q) { return q; }, [&](int a0, float (&acc)[8][8]) {
 #pragma unroll
-    for (int r = 0; r < 8; r++) {
-      Xs[tx][ty + 16 * r] = xr[r];
-      Cs[tx][ty + 16 * r] = cr[r];
-    }
-    __syncthreads();
-    if (step + 1 < steps) fetch(step + 1);
+    for (int a = 0; a < 8; a++) {
+      const int j = a0 + tl_local(tx, a);
+      if (j < m) {
+        const float cj = __ldg(cc + j);
 #pragma unroll
-    for (int k = 0; k < SC_K; k++) {
-      const float4 xa = *reinterpret_cast<const float4 *>(&Xs[k][ty * 4]);
-      const float4 xb = *reinterpret_cast<const float4 *>(&Xs[k][64 + ty * 4]);
-      const float4 ca = *reinterpret_cast<const float4 *>(&Cs[k][tx * 4]);
-      const float4 cb = *reinterpret_cast<const float4 *>(&Cs[k][64 + tx * 4]);
-      const float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
-      const float cv[8] = {ca.x, ca.y, ca.z, ca.w, cb.x, cb.y, cb.z, cb.w};
-#pragma unroll
-      for (int p = 0; p < 8; p++)
-#pragma unroll
-        for (int a = 0; a < 8; a++) acc[p][a] = fmaf(xv[p], cv[a], acc[p][a]);
-    }
-    if (step % kChunks == kChunks - 1) {
-      const int a0 = (step / kChunks) * SC_A;
-#pragma unroll
-      for (int a = 0; a < 8; a++) {
-        const int j = a0 + (a < 4 ? tx * 4 + a : 64 + tx * 4 + (a - 4));
-        if (j < m) {
-          const float cj = __ldg(cc + j);
-#pragma unroll
-          for (int p = 0; p < 8; p++) push3((xn[p] + cj) - 2.f * acc[p][a], (unsigned)j, b1[p], i1[p], b2[p], i2[p], b3[p]);
-        }
-#pragma unroll
-        for (int p = 0; p < 8; p++) acc[p][a] = 0.f;
+        for (int p = 0; p < 8; p++) push3((xn[p] + cj) - 2.f * acc[p][a], (unsigned)j, b1[p], i1[p], b2[p], i2[p], b3[p]);
       }
+#pragma unroll
+      for (int p = 0; p < 8; p++) acc[p][a] = 0.f;
     }
-  }
+  });
   // Merge across the 16 threads that share each point; a3 last so it can only land third.
 #pragma unroll
   for (int p = 0; p < 8; p++) {
@@ -171,7 +116,7 @@ __device__ void screen_top2(const T *__restrict__ X, const float *__restrict__ C
   if (tx == 0) {
 #pragma unroll
     for (int p = 0; p < 8; p++) {
-      const long long i = p0 + (p < 4 ? ty * 4 + p : 64 + ty * 4 + (p - 4));
+      const long long i = p0 + tl_local(ty, p);
       if (i < n) {
         J1[i] = i1[p];
         J2[i] = i2[p];

@@ -41,21 +41,32 @@ __device__ void seed_dist(const T *X, int n, int d, const float *c, float *D, in
 }
 
 // For L candidates C (L×d): partial[b*L + l] = Σ over block b of min(D[i], dist(x_i, c_l)). D unchanged.
+// Points outer, candidates inner (in groups of SEED_TRY_GROUP), so each row of X is read from
+// memory once per group rather than once per candidate.
+#define SEED_TRY_GROUP 32
 template <typename T>
 __device__ void seed_try(const T *X, int n, int d, const float *C, int L, const float *D, double *partial) {
   __shared__ double shm[SEED_THREADS / 32];
+  __shared__ double mine[SEED_THREADS / 32][SEED_TRY_GROUP];  // per warp, per candidate (lane 0 writes)
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const long long first = (long long)blockIdx.x * SEED_POINTS;
-  for (int l = 0; l < L; l++) {
-    double mine = 0.0;
+  for (int l0 = 0; l0 < L; l0 += SEED_TRY_GROUP) {
+    const int g = min(SEED_TRY_GROUP, L - l0);
+    if (lane == 0)
+      for (int l = 0; l < g; l++) mine[warp][l] = 0.0;
     for (int p = warp; p < SEED_POINTS; p += SEED_THREADS / 32) {
       const long long i = first + p;
       if (i >= n) break;
-      float v = fminf(D[i], warp_dist(X, d, i, C + (size_t)l * d, lane));
-      if (lane == 0) mine += v;
+      const float Di = D[i];
+      for (int l = 0; l < g; l++) {
+        const float v = fminf(Di, warp_dist(X, d, i, C + (size_t)(l0 + l) * d, lane));
+        if (lane == 0) mine[warp][l] += v;
+      }
     }
-    const double t = block_sum(lane == 0 ? mine : 0.0, shm);
-    if (threadIdx.x == 0) partial[(size_t)blockIdx.x * L + l] = t;
+    for (int l = 0; l < g; l++) {
+      const double t = block_sum(lane == 0 ? mine[warp][l] : 0.0, shm);
+      if (threadIdx.x == 0) partial[(size_t)blockIdx.x * L + l0 + l] = t;
+    }
   }
 }
 

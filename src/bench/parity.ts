@@ -28,6 +28,8 @@ export interface DeviceRun {
   iterMsMedian: number;
   energy: number;
   compressionRatio: number;
+  /** Where the time went inside the engine (CUDA only): wall and GPU ms of the passes, seeding. */
+  engineProfile?: unknown;
 }
 
 export interface ParityReport {
@@ -84,6 +86,7 @@ async function compressOn(
         iterMsMedian: result.iterMsMedian,
         energy: result.energy,
         compressionRatio: seedRatio(data.n, data.d, cfg.m),
+        engineProfile: (engine as { profile?: unknown }).profile,
       },
     };
   } finally {

@@ -26,7 +26,8 @@ export class CudaContext {
   private modules = new Map<ModuleName, Handle>();
   private functions = new Map<string, Handle>();
   private events: Handle[] = [];
-  private lastKernel = '';
+  /** Kernels launched since the last completed wait: an asynchronous failure is one of them. */
+  private inFlight: string[] = [];
   private out = new BigUint64Array(1);
   private closed = false;
 
@@ -96,9 +97,9 @@ export class CudaContext {
   /** Launch a 1-D grid on the stream; arguments as typed arrays of one element each. */
   launch(mod: ModuleName, fn: string, grid: number, block: number, args: ArrayBufferView[], sharedBytes = 0): void {
     if (grid <= 0) return;
-    this.lastKernel = fn;
+    if (this.inFlight.length < 64) this.inFlight.push(fn);
     const st = this.drv.cuLaunchKernel(this.kernel(mod, fn), grid, 1, 1, block, 1, 1, sharedBytes, this.stream, args, null);
-    check(this.drv, st, `kernel ${fn} (grid ${grid}×${block})`);
+    check(this.drv, st, this.inFlightText());
   }
 
   event(): Handle {
@@ -138,7 +139,7 @@ export class CudaContext {
     for (;;) {
       const st = this.drv.cuEventQuery(ev);
       if (st === CU.SUCCESS) break;
-      if (st !== CU.NOT_READY) check(this.drv, st, this.lastKernel ? `kernel ${this.lastKernel}` : 'GPU work');
+      if (st !== CU.NOT_READY) check(this.drv, st, this.inFlightText());
       if (interruptSignal.aborted) throw new InterruptedError();
       const waited = performance.now() - t0;
       if (waited < SPIN_MS) continue;
@@ -146,6 +147,12 @@ export class CudaContext {
       else await sleep(1);
     }
     this.waitMs += performance.now() - t0;
+    this.inFlight = [];
+  }
+
+  private inFlightText(): string {
+    const k = [...new Set(this.inFlight)];
+    return k.length === 1 ? `kernel ${k[0]}` : k.length ? `one of the kernels ${k.join(', ')}` : 'GPU work';
   }
 
   /** Host milliseconds spent in wait() (profile for bench/test-cuda). */
