@@ -22,5 +22,14 @@ export async function selectBackend(o: SelectOptions): Promise<Backend> {
     log().info(`using the CPU: ${probe.reason}`);
     return createCpuBackend({ threads: o.threads });
   }
-  return createCudaBackend(o.gpu);
+  if (o.device === 'cuda') return createCudaBackend(o.gpu);
+  // auto: a GPU that is seen but cannot be used (PTX too new for the driver, no memory...) also
+  // falls back, with one line saying why; a bad --gpu index stays a usage error.
+  try {
+    return await createCudaBackend(o.gpu);
+  } catch (e) {
+    if (!(e instanceof DeviceError)) throw e;
+    log().info(`using the CPU: ${e.message}`);
+    return createCpuBackend({ threads: o.threads });
+  }
 }
