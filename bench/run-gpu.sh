@@ -7,7 +7,8 @@
 #   what gets committed as bench/results/<date>-h100-gpu.json.
 # Run from the repository root on the GPU machine, after `source .gpu/activate.sh`
 # (see /work/shared/gpu/README.md: Node and node_modules travel in .gpu/; without .gpu/peers the
-# PyTorch peer is skipped). Usage: bench/run-gpu.sh [quick]
+# PyTorch peer is skipped). Usage: bench/run-gpu.sh [SECTIONS], SECTIONS a comma-separated subset
+# of tests,testcuda,bench,compress,ncu (default: all but ncu).
 set -uo pipefail
 OUT=${OUT:-bench/out}
 mkdir -p "$OUT"
@@ -16,25 +17,32 @@ say() { echo "== $*" | tee -a "$log"; }
 vlc() { node bin/vlc.js "$@"; }
 PEER=.gpu/peers/torch_kmeans.py
 peer_args=(); [ -f "$PEER" ] && peer_args=(--peer "$PEER")
+SECTIONS=",${1:-tests,testcuda,bench,compress},"
+want() { [[ "$SECTIONS" == *",$1,"* ]]; }
 
 say "machine"; { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv; node --version; } 2>&1 | tee -a "$log"
 say "vlc devices"; { vlc devices; vlc devices --json; } 2>&1 | tee -a "$log"
 
+if want tests; then
 say "GPU test suite"
 node_modules/.bin/vitest run --config vitest.gpu.config.ts 2>&1 | tee "$OUT/gpu-tests.log" | tail -25 | tee -a "$log"
 
+fi
+if want testcuda; then
 say "test-cuda (small, large)"
 vlc test-cuda 2>&1 | tee -a "$log"
 vlc test-cuda --large --json > "$OUT/test-cuda-large.json" 2>>"$log"; echo "exit $?" | tee -a "$log"
 vlc test-cuda --large 2>&1 | tee -a "$log"
 
-[ "${1:-}" = quick ] && exit 0
-
+fi
+if want bench; then
 say "bench (default: screened assign where it pays), with the PyTorch peer"
-vlc bench --device cuda --anneal "${peer_args[@]}" --out "$OUT/bench-gpu.json" 2>&1 | tee -a "$log"
+vlc bench --device cuda "${peer_args[@]}" --out "$OUT/bench-gpu.json" 2>&1 | tee -a "$log"
 say "bench (direct assign only)"
 VLC_CUDA_SCREEN=0 vlc bench --device cuda --workloads seed-large,mnemo,prod --out "$OUT/bench-gpu-direct.json" 2>&1 | tee -a "$log"
 
+fi
+if want compress; then
 say "compress 1,000,000x128 f32 .npy, m=2048, end to end"
 python3 - <<'PY'
 import numpy as np
@@ -43,11 +51,20 @@ c = rng.standard_normal((512, 128)).astype(np.float32)
 x = c[rng.integers(0, 512, 1_000_000)] + 0.35 * rng.standard_normal((1_000_000, 128), dtype=np.float32)
 np.save('/tmp/prod.npy', x.astype(np.float32))
 PY
-/usr/bin/time -v node bin/vlc.js compress /tmp/prod.npy -o /tmp/prod.vlc --anchors 2048 --device cuda --json \
+rm -rf /tmp/prof
+/usr/bin/time -v node --cpu-prof --cpu-prof-dir=/tmp/prof bin/vlc.js compress /tmp/prod.npy -o /tmp/prod.vlc --anchors 2048 --device cuda --json \
   > "$OUT/compress-prod.json" 2> /tmp/compress-prod.err; echo "exit $?" | tee -a "$log"
 grep -E "Elapsed|Maximum resident" /tmp/compress-prod.err | tee -a "$log"; grep -v "^\s" /tmp/compress-prod.err | tail -3 | tee -a "$log"
-rm -rf /tmp/prof; node --cpu-prof --cpu-prof-dir=/tmp/prof bin/vlc.js compress /tmp/prod.npy -o /tmp/prod2.vlc --anchors 2048 --device cuda -q
 node bench/cpuprofile-top.mjs /tmp/prof/*.cpuprofile 30 > "$OUT/compress-profile.txt" 2>&1; head -12 "$OUT/compress-profile.txt" | tee -a "$log"
-
+fi
+if want ncu; then
+say "ncu: the assign kernels on mnemo (one launch each)"
+for k in screen_top2 assign_top2 screen_exact reduce_points; do
+  VLC_CUDA_SCREEN=$([ $k = assign_top2 ] && echo 0 || echo 1) timeout 120 ncu --target-processes all -k "regex:$k" -c 1 \
+    --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats \
+    node bin/vlc.js bench --device cuda --workloads mnemo --iters 1 -q 2>&1 | grep -vE "^==PROF==|^\s*$" >> "$OUT/ncu.txt"
+done
+tail -60 "$OUT/ncu.txt" | tee -a "$log"
+fi
 node bench/merge-gpu-results.mjs "$OUT" > "$OUT/results-gpu.json"
 say "done"
