@@ -7,7 +7,8 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeVlc, encodeVlcBytes } from '../../dist/io/vlc/format.js';
 import { readDataset } from '../../dist/io/read.js';
-import { BIN, DEMO, clustered, readNpy, sh, tempDir, vlc, writeNpy } from './helpers.js';
+import { f32ToF16 } from '../../dist/io/dataset.js';
+import { BIN, DEMO, clustered, npyBytes, readNpy, sh, tempDir, vlc, writeNpy } from './helpers.js';
 
 const ITERS = '8'; // keep the suite fast; quality is measured elsewhere
 let dir: string;
@@ -186,6 +187,21 @@ describe('decompress', () => {
     expect(Array.from(got.data)).toEqual(Array.from(f.assignments));
     const txt = vlc(['decompress', model, '-o', '-', '--assignments', '--format', 'txt']);
     expect(txt.stdout.trimEnd().split('\n').map(Number)).toEqual(Array.from(f.assignments));
+  });
+
+  it('keeps f16 input f16 by default (fvecs, which is f32 only, excepted)', async () => {
+    const demo = (await readDataset(DEMO)).data as Float32Array;
+    const half = Uint16Array.from(demo, (v) => f32ToF16(v));
+    const input = path.join(dir, 'half.npy');
+    fs.writeFileSync(input, npyBytes('<f2', [2000, 64], new Uint8Array(half.buffer)));
+    const out = path.join(dir, 'half.vlc');
+    const r = vlc(['compress', input, '-o', out, '--iters', '2', '--anchors', '16', '--device', 'cpu', '--json', '-q']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).input_dtype).toBe('f16');
+    expect(vlc(['decompress', out, '-o', path.join(dir, 'half-rec.npy')]).code).toBe(0);
+    expect(readNpy(path.join(dir, 'half-rec.npy')).descr).toBe('<f2');
+    expect(vlc(['decompress', out, '-o', path.join(dir, 'half-rec.fvecs')]).code).toBe(0);
+    expect(fs.statSync(path.join(dir, 'half-rec.fvecs')).size).toBe(2000 * (4 + 64 * 4));
   });
 
   it('writes Arrow and fvecs that vlc reads back', async () => {
