@@ -14,7 +14,7 @@
 //     `swapRejects` rejections of a single swap, or at maxIters.
 //  4. finalize: one exact hard pass; refill any anchor still empty; the assignments.
 import type { Engine } from '../backend/types.js';
-import { InterruptedError } from '../errors.js';
+import { InterruptedError, UsageError } from '../errors.js';
 import type { AnnealConfig } from './config.js';
 import type { AnnealHooks, AnnealResult, IterRecord } from './types.js';
 import { Rng } from './random.js';
@@ -50,8 +50,11 @@ export async function anneal(engine: Engine, cfg: AnnealConfig, hooks: AnnealHoo
   };
   const { n, d } = engine;
   const m = cfg.m;
+  if (n < 1) throw new UsageError('the input has no vectors: nothing to quantize');
+  if (!(Number.isInteger(m) && m >= 1 && m <= n)) {
+    throw new UsageError(`--anchors ${m}: must be an integer from 1 to the number of vectors (${n})`);
+  }
   const rng = new Rng(cfg.seed);
-  const candidates = cfg.initCandidates >= 1 ? cfg.initCandidates : 2 + Math.floor(Math.log(m));
 
   // 1. init: k-means++ (best of `restarts` tries, each polished by a short Lloyd run), or given
   const history: IterRecord[] = [];
@@ -61,13 +64,13 @@ export async function anneal(engine: Engine, cfg: AnnealConfig, hooks: AnnealHoo
     await engine.setAnchors(hooks.initAnchors);
     eInit = (await engine.finalize()).energy;
   } else if (cfg.restarts <= 1) {
-    const init = await kmeansPlusPlus(engine, m, rng, candidates, check);
+    const init = await kmeansPlusPlus(engine, m, rng, cfg.initCandidates, check);
     await engine.setAnchors(init.anchors);
     eInit = init.energy;
   } else {
     let best: { anchors: Float32Array; energy: number } | undefined;
     for (let r = 0; r < cfg.restarts; r++) {
-      const init = await kmeansPlusPlus(engine, m, rng, candidates, check);
+      const init = await kmeansPlusPlus(engine, m, rng, cfg.initCandidates, check);
       await engine.setAnchors(init.anchors);
       let energy = init.energy, prev = NaN, calm = 0;
       for (let k = 0; k < cfg.restartIters && calm < cfg.patience && history.length < cfg.maxIters; k++) {

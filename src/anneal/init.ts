@@ -10,10 +10,16 @@ export interface InitResult {
   energy: number;
 }
 
+/** Candidates per pick: `candidates` when >= 1, else scikit-learn's 2 + ⌊ln m⌋. */
+export function candidatesFor(candidates: number, m: number): number {
+  return candidates >= 1 ? Math.floor(candidates) : 2 + Math.floor(Math.log(m));
+}
+
 export async function kmeansPlusPlus(
   engine: Engine, m: number, rng: Rng, candidates = 1, check: () => void = () => {},
 ): Promise<InitResult> {
   const { n, d } = engine;
+  candidates = candidatesFor(candidates, m);
   const anchors = new Float32Array(m * d);
   let row = await engine.row(rng.int(n));
   anchors.set(row, 0);
