@@ -52,8 +52,9 @@ export function lz4FrameDecode(input: Uint8Array): Uint8Array {
     if (hasDictId) throw new Lz4Error('LZ4 frames with a dictionary are not supported');
     p += 6; // magic, FLG, BD
     if (hasContentSize) {
+      // A hint only: trust it for preallocation when plausible (LZ4 expands at most ~255x).
       const size = Number(dv.getBigUint64(p, true));
-      out.reserve(size);
+      if (size <= input.length * 255) out.reserve(size);
       p += 8;
     }
     p += 1; // header checksum (not verified: Arrow checks buffer lengths itself)
@@ -84,8 +85,10 @@ function decodeBlock(src: Uint8Array, p: number, end: number, out: Out): void {
     let litLen = token >> 4;
     if (litLen === 15) {
       let b: number;
-      do litLen += b = src[p++];
-      while (b === 255);
+      do {
+        if (p >= end) throw new Lz4Error('corrupt LZ4 block (literal length past the end)');
+        litLen += b = src[p++];
+      } while (b === 255);
     }
     if (p + litLen > end) throw new Lz4Error('corrupt LZ4 block (literals past the end)');
     out.reserve(litLen);
@@ -93,14 +96,17 @@ function decodeBlock(src: Uint8Array, p: number, end: number, out: Out): void {
     out.len += litLen;
     p += litLen;
     if (p >= end) break; // the last sequence has literals only
+    if (p + 2 > end) throw new Lz4Error('corrupt LZ4 block (match offset past the end)');
     const offset = src[p] | (src[p + 1] << 8);
     p += 2;
     if (offset === 0 || offset > out.len) throw new Lz4Error('corrupt LZ4 block (bad match offset)');
     let matchLen = (token & 15) + MIN_MATCH;
     if ((token & 15) === 15) {
       let b: number;
-      do matchLen += b = src[p++];
-      while (b === 255);
+      do {
+        if (p >= end) throw new Lz4Error('corrupt LZ4 block (match length past the end)');
+        matchLen += b = src[p++];
+      } while (b === 255);
     }
     out.reserve(matchLen);
     const buf = out.buf;

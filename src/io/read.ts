@@ -9,6 +9,7 @@ import { readVecs } from './readers/vecs.js';
 import { readRaw } from './readers/raw.js';
 import { readSafetensors } from './readers/safetensors.js';
 import { checkFinite } from './readers/validate.js';
+import { readGuarded } from './readers/guard.js';
 import type { RawDataset } from './readers/types.js';
 
 export interface ReadOptions {
@@ -64,9 +65,9 @@ async function readAs(src: ByteSource, format: InputFormat, o: ReadOptions): Pro
       return readSafetensors(src, o.tensor);
     case 'arrow':
     case 'arrow-stream':
-      return (await import('./readers/arrow.js')).readArrow(src, o.column, o.dropInvalid ?? false);
+      return readGuarded(src, 'arrow', o.column, o.dropInvalid ?? false);
     case 'parquet':
-      return (await import('./readers/parquet.js')).readParquet(src, o.column, o.dropInvalid ?? false);
+      return readGuarded(src, 'parquet', o.column, o.dropInvalid ?? false);
     case 'jsonl':
       return (await import('./readers/jsonl.js')).readJsonl(src, o.field);
   }

@@ -66,13 +66,15 @@ async function openReader(src: ByteSource): Promise<{ reader: RecordBatchReader;
   }
 }
 
-export async function readArrow(src: ByteSource, column: string | undefined, dropInvalid: boolean): Promise<RawDataset> {
+/** `progress` is called after each record batch (the decode guard's heartbeat). */
+export async function readArrow(src: ByteSource, column: string | undefined, dropInvalid: boolean, progress: () => void = () => {}): Promise<RawDataset> {
   registerArrowCodecs();
-  let opened: Awaited<ReturnType<typeof openReader>>;
+  let opened: Awaited<ReturnType<typeof openReader>> | undefined;
   try {
     opened = await openReader(src);
     await opened.reader.open();
   } catch (e) {
+    await opened?.close();
     throw badInput(src, `not a readable Arrow IPC file or stream (${(e as Error).message})`);
   }
   const { reader } = opened;
@@ -94,6 +96,7 @@ export async function readArrow(src: ByteSource, column: string | undefined, dro
     let dropped = 0;
     try {
       for await (const batch of reader) {
+        progress();
         const vec = batch.getChildAt(idx);
         if (!vec) continue;
         for (const data of vec.data) {

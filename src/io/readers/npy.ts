@@ -37,12 +37,12 @@ export function parseNpyHeader(src: ByteSource): NpyHeader {
     const structured = /['"]descr['"]\s*:\s*\[/.test(text);
     throw badInput(src, structured
       ? `.npy holds a structured (record) dtype; supported: ${SUPPORTED}; save a plain 2-D array`
-      : `.npy header has no 'descr' (dtype): ${text.trim()}`);
+      : `.npy header has no 'descr' (dtype): ${quoteHeader(text)}`);
   }
   const fortranText = /['"]fortran_order['"]\s*:\s*(True|False)/.exec(text)?.[1];
   const shapeText = /['"]shape['"]\s*:\s*\(([^)]*)\)/.exec(text)?.[1];
   if (fortranText === undefined || shapeText === undefined)
-    throw badInput(src, `.npy header is malformed (missing fortran_order or shape): ${text.trim()}`);
+    throw badInput(src, `.npy header is malformed (missing fortran_order or shape): ${quoteHeader(text)}`);
   const shape = shapeText.split(',').map((s) => s.trim()).filter((s) => s !== '').map((s) => Number(s.replace(/L$/, '')));
   if (shape.some((x) => !Number.isSafeInteger(x) || x < 0)) throw badInput(src, `.npy header has a bad shape (${shapeText})`);
 
@@ -53,6 +53,12 @@ export function parseNpyHeader(src: ByteSource): NpyHeader {
     throw badInput(src, `dtype '${descr}' is big-endian; convert with arr.astype('<${code}') (supported: ${SUPPORTED})`);
   if (!elem) throw badInput(src, `unsupported dtype '${descr}' (${numpyName(code)}); supported: ${SUPPORTED}; convert with arr.astype('float32')`);
   return { elem, fortran: fortranText === 'True', shape, dataOffset: start + headerLen };
+}
+
+/** The header as one printable line (it may hold newlines or binary garbage), at most 200 chars. */
+function quoteHeader(text: string): string {
+  const flat = text.trim().replace(/[\x00-\x1f\x7f-\x9f]/g, '?');
+  return flat.length > 200 ? `${flat.slice(0, 200)}...` : flat;
 }
 
 function numpyName(code: string): string {

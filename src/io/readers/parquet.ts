@@ -1,6 +1,6 @@
 // Parquet through hyparquet, one row group at a time. Vector columns: a LIST of FLOAT / DOUBLE /
 // FLOAT16 (FIXED_LEN_BYTE_ARRAY(2)), or a legacy repeated FLOAT / DOUBLE field.
-import { asyncBufferFromFile, parquetMetadataAsync, parquetRead, parquetSchema, type AsyncBuffer, type FileMetaData } from 'hyparquet';
+import { parquetMetadataAsync, parquetRead, parquetSchema, type AsyncBuffer, type FileMetaData } from 'hyparquet';
 import { RowCollector } from './collect.js';
 import { badInput, type ByteSource } from './source.js';
 import type { RawDataset } from './types.js';
@@ -30,13 +30,24 @@ function typeName(node: SchemaNode): string {
   return e.logical_type?.type ?? e.converted_type ?? e.type ?? 'unknown';
 }
 
-export async function readParquet(src: ByteSource, column: string | undefined, dropInvalid: boolean): Promise<RawDataset> {
+/** hyparquet's view of the input: byte ranges read on demand through our ByteSource. */
+function asyncBufferFrom(src: ByteSource): AsyncBuffer {
+  return {
+    byteLength: src.size,
+    slice: async (start: number, end?: number) => {
+      const out = new Uint8Array(Math.max(0, Math.min(end ?? src.size, src.size) - start));
+      src.readInto(out, start);
+      return out.buffer;
+    },
+  };
+}
+
+/** `progress` is called after each page (the decode guard's heartbeat). */
+export async function readParquet(src: ByteSource, column: string | undefined, dropInvalid: boolean, progress: () => void = () => {}): Promise<RawDataset> {
   let file: AsyncBuffer;
   let metadata: FileMetaData;
   try {
-    file = src.bytes
-      ? (src.bytes.buffer.slice(src.bytes.byteOffset, src.bytes.byteOffset + src.bytes.length) as ArrayBuffer)
-      : await asyncBufferFromFile(src.path!);
+    file = asyncBufferFrom(src);
     metadata = await parquetMetadataAsync(file);
   } catch (e) {
     throw badInput(src, `not a readable Parquet file (${(e as Error).message})`);
@@ -65,7 +76,7 @@ export async function readParquet(src: ByteSource, column: string | undefined, d
     const rowEnd = rowStart + Number(group.num_rows);
     let groupRows: (number[] | null | undefined)[][] = [];
     try {
-      await parquetRead({ file, metadata, columns: [name], rowStart, rowEnd, onComplete: (r) => (groupRows = r) });
+      await parquetRead({ file, metadata, columns: [name], rowStart, rowEnd, onPage: progress, onComplete: (r) => (groupRows = r) });
     } catch (e) {
       throw badInput(src, `corrupt Parquet data in rows ${rowStart}..${rowEnd - 1} (${(e as Error).message})`);
     }

@@ -97,5 +97,13 @@ export async function readStdin(): Promise<ByteSource> {
     total += (c as Buffer).length;
   }
   if (total === 0) throw badInput('stdin', 'is empty (0 bytes)');
-  return memorySource('stdin', chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total));
+  // Shared memory, so a decoder worker (guard.ts) can read it without a copy.
+  const bytes = new Uint8Array(new SharedArrayBuffer(total));
+  let at = 0;
+  while (chunks.length > 0) {
+    const c = chunks.shift()!;
+    bytes.set(c, at);
+    at += c.length;
+  }
+  return memorySource('stdin', bytes);
 }
