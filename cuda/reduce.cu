@@ -37,9 +37,21 @@ __device__ void reduce_points(const T *__restrict__ X, int n, int d,
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const long long warps = (long long)gridDim.x * (RD_THREADS / 32);
   double energy = 0.0, changed = 0.0;  // lane 0's running sums, points in a fixed order
-  for (long long i = (long long)blockIdx.x * (RD_THREADS / 32) + warp; i < n; i += warps) {
-    const unsigned a = J1[i], b = J2[i];
-    const float da = D1[i], db = D2[i];
+  // Software pipelining: the next point's top-2 and previous assignment are loaded while the
+  // current one is accumulated, so a warp is not stalled on each point's loads in turn.
+  long long i = (long long)blockIdx.x * (RD_THREADS / 32) + warp;
+  unsigned a = 0, b = 0, old = 0;
+  float da = 0.f, db = 0.f;
+  if (i < n) {
+    a = J1[i]; b = J2[i]; da = D1[i]; db = D2[i]; old = assign[i];
+  }
+  for (; i < n; i += warps) {
+    const long long nx = i + warps;
+    unsigned na = 0, nb = 0, nold = 0;
+    float nda = 0.f, ndb = 0.f;
+    if (nx < n) {
+      na = J1[nx]; nb = J2[nx]; nda = D1[nx]; ndb = D2[nx]; nold = assign[nx];
+    }
     double w2 = 0.0;
     if (temperature > 0.0 && b != NONE) w2 = 1.0 / (1.0 + exp(((double)db - (double)da) / temperature));
     if (w2 < MIN_SHARE) w2 = 0.0;
@@ -49,7 +61,7 @@ __device__ void reduce_points(const T *__restrict__ X, int n, int d,
       atomicAdd(sse + a, (double)da);
       // Largest distance wins; among equal distances the lowest i (stored inverted).
       atomicMax(far + a, ((unsigned long long)__float_as_uint(da) << 32) | (unsigned long long)(NONE - (unsigned)i));
-      changed += assign[i] != a ? 1.0 : 0.0;
+      changed += old != a ? 1.0 : 0.0;
       assign[i] = a;
       energy += da;
     }
@@ -67,6 +79,7 @@ __device__ void reduce_points(const T *__restrict__ X, int n, int d,
         if (wb > 0.0) add_fixed(S + (size_t)b * d + k, wb * x);
       }
     }
+    a = na; b = nb; da = nda; db = ndb; old = nold;
   }
   if (lane == 0) {
     shE[warp] = energy;

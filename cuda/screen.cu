@@ -1,10 +1,10 @@
 // screen: a faster assign that stays exact. The direct form Σ (x − c)² costs two instructions per
 // element (subtract, fused multiply-add); the expansion ‖x‖² + ‖c‖² − 2 x·c costs one, but its
 // rounding error is far larger (SPEC §3.5: never use it for the final assignment). So the
-// expansion only *screens*: per point it finds the two most promising anchors and the third-best
-// approximate distance a3. With the rounding bound B (below) of the expansion in f32, if
-// a3 − a2 > 2B no anchor outside the two can be among the true top-2, and the exact kernel then
-// decides between the two candidates with direct differences. Points that fail the test (near
+// expansion only *screens*: per point it finds the three most promising anchors and the
+// fourth-best approximate distance a4. With the rounding bound B (below) of the expansion in f32,
+// if a4 − a2 > 2B no anchor outside the three can be among the true top-2, and the exact kernel
+// then decides among the three candidates with direct differences. Points that fail the test (near
 // ties, or data far from the origin such as test-cuda's) go to a list that assign_list
 // (assign.cu) finishes with the full direct pass. The outputs equal the direct pass's.
 //
@@ -57,14 +57,24 @@ extern "C" __global__ void __launch_bounds__(1024) anchor_norms(const float *C, 
   }
 }
 
-// (a1, j1) <= (a2, j2) <= a3: the two best approximate distances with their anchors, and the third.
-__device__ __forceinline__ void push3(float a, unsigned j, float &a1, unsigned &j1, float &a2, unsigned &j2, float &a3) {
-  if (a < a1) {
-    a3 = a2; a2 = a1; j2 = j1; a1 = a; j1 = j;
-  } else if (a < a2) {
-    a3 = a2; a2 = a; j2 = j;
-  } else if (a < a3) {
-    a3 = a;
+// (a1, j1) <= (a2, j2) <= (a3, j3) <= a4: the three best approximate distances with their
+// anchors, and the fourth.
+__device__ __forceinline__ void push4(float a, unsigned j, float &a1, unsigned &j1, float &a2, unsigned &j2,
+                                      float &a3, unsigned &j3, float &a4) {
+  if (a < a3) {
+    a4 = a3;
+    if (a < a2) {
+      a3 = a2; j3 = j2;
+      if (a < a1) {
+        a2 = a1; j2 = j1; a1 = a; j1 = j;
+      } else {
+        a2 = a; j2 = j;
+      }
+    } else {
+      a3 = a; j3 = j;
+    }
+  } else if (a < a4) {
+    a4 = a;
   }
 }
 
@@ -72,18 +82,18 @@ __device__ __forceinline__ void push3(float a, unsigned j, float &a1, unsigned &
 template <typename T>
 __device__ void screen_top2(const T *__restrict__ X, const float *__restrict__ C, const float *__restrict__ xx,
                             const float *__restrict__ cc, int n, int d, int m,
-                            unsigned *__restrict__ J1, unsigned *__restrict__ J2,
-                            float *__restrict__ A2, float *__restrict__ A3) {
+                            unsigned *__restrict__ J1, unsigned *__restrict__ J2, unsigned *__restrict__ J3,
+                            float *__restrict__ A2, float *__restrict__ A4) {
   const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
   const long long p0 = (long long)blockIdx.x * TL_P;
-  float xn[8], b1[8], b2[8], b3[8];
-  unsigned i1[8], i2[8];
+  float xn[8], b1[8], b2[8], b3[8], b4[8];
+  unsigned i1[8], i2[8], i3[8];
 #pragma unroll
   for (int p = 0; p < 8; p++) {
     const long long i = p0 + tl_local(ty, p);
     xn[p] = i < n ? xx[i] : 0.f;
-    b1[p] = b2[p] = b3[p] = __int_as_float(0x7f800000);
-    i1[p] = i2[p] = NONE;
+    b1[p] = b2[p] = b3[p] = b4[p] = __int_as_float(0x7f800000);
+    i1[p] = i2[p] = i3[p] = NONE;
   }
   tile_loop<true>(X, C, n, d, m, p0, [](long long q) { return q; }, [&](int a0, float (&acc)[8][8]) {
 #pragma unroll
@@ -92,13 +102,14 @@ __device__ void screen_top2(const T *__restrict__ X, const float *__restrict__ C
       if (j < m) {
         const float cj = __ldg(cc + j);
 #pragma unroll
-        for (int p = 0; p < 8; p++) push3((xn[p] + cj) - 2.f * acc[p][a], (unsigned)j, b1[p], i1[p], b2[p], i2[p], b3[p]);
+        for (int p = 0; p < 8; p++)
+          push4((xn[p] + cj) - 2.f * acc[p][a], (unsigned)j, b1[p], i1[p], b2[p], i2[p], b3[p], i3[p], b4[p]);
       }
 #pragma unroll
       for (int p = 0; p < 8; p++) acc[p][a] = 0.f;
     }
   });
-  // Merge across the 16 threads that share each point; a3 last so it can only land third.
+  // Merge across the 16 threads that share each point; a4 last so it can only land fourth.
 #pragma unroll
   for (int p = 0; p < 8; p++) {
 #pragma unroll
@@ -108,9 +119,12 @@ __device__ void screen_top2(const T *__restrict__ X, const float *__restrict__ C
       const float o2 = __shfl_xor_sync(0xffffffffu, b2[p], o);
       const unsigned oj2 = __shfl_xor_sync(0xffffffffu, i2[p], o);
       const float o3 = __shfl_xor_sync(0xffffffffu, b3[p], o);
-      push3(o1, oj1, b1[p], i1[p], b2[p], i2[p], b3[p]);
-      push3(o2, oj2, b1[p], i1[p], b2[p], i2[p], b3[p]);
-      push3(o3, NONE, b1[p], i1[p], b2[p], i2[p], b3[p]);
+      const unsigned oj3 = __shfl_xor_sync(0xffffffffu, i3[p], o);
+      const float o4 = __shfl_xor_sync(0xffffffffu, b4[p], o);
+      push4(o1, oj1, b1[p], i1[p], b2[p], i2[p], b3[p], i3[p], b4[p]);
+      push4(o2, oj2, b1[p], i1[p], b2[p], i2[p], b3[p], i3[p], b4[p]);
+      push4(o3, oj3, b1[p], i1[p], b2[p], i2[p], b3[p], i3[p], b4[p]);
+      push4(o4, NONE, b1[p], i1[p], b2[p], i2[p], b3[p], i3[p], b4[p]);
     }
   }
   if (tx == 0) {
@@ -120,63 +134,72 @@ __device__ void screen_top2(const T *__restrict__ X, const float *__restrict__ C
       if (i < n) {
         J1[i] = i1[p];
         J2[i] = i2[p];
+        J3[i] = i3[p];
         A2[i] = b2[p];
-        A3[i] = b3[p];
+        A4[i] = b4[p];
       }
     }
   }
 }
 
 #define SCREEN_ARGS(T) const T *X, const float *C, const float *xx, const float *cc, int n, int d, int m, \
-                       unsigned *J1, unsigned *J2, float *A2, float *A3
+                       unsigned *J1, unsigned *J2, unsigned *J3, float *A2, float *A4
 extern "C" __global__ void __launch_bounds__(SC_THREADS, 1) screen_top2_f32(SCREEN_ARGS(float)) {
-  screen_top2(X, C, xx, cc, n, d, m, J1, J2, A2, A3);
+  screen_top2(X, C, xx, cc, n, d, m, J1, J2, J3, A2, A4);
 }
 extern "C" __global__ void __launch_bounds__(SC_THREADS, 1) screen_top2_f16(SCREEN_ARGS(__half)) {
-  screen_top2(X, C, xx, cc, n, d, m, J1, J2, A2, A3);
+  screen_top2(X, C, xx, cc, n, d, m, J1, J2, J3, A2, A4);
 }
 
 __device__ __forceinline__ bool lex_less(float da, unsigned ja, float db, unsigned jb) {
   return da < db || (da == db && ja < jb);
 }
 
-// One warp per point: when the screen's margin holds, the exact (direct) distances to the two
-// candidates, ordered (ties: lower index); otherwise the point joins the fallback list.
-// In: J1/J2 candidates, D1 = a2, D2 = a3 (from screen_top2). Out: J1, D1, J2, D2 exact.
+// Insert (d, j) into the exact top-2, lexicographically (ties: lower index).
+__device__ __forceinline__ void top2_lex(float d, unsigned j, float &d1, unsigned &j1, float &d2, unsigned &j2) {
+  if (lex_less(d, j, d1, j1)) {
+    d2 = d1; j2 = j1; d1 = d; j1 = j;
+  } else if (lex_less(d, j, d2, j2)) {
+    d2 = d; j2 = j;
+  }
+}
+
+// One warp per point: when the screen's margin holds, the exact (direct) distances to the three
+// candidates give the top-2 (ties: lower index); otherwise the point joins the fallback list.
+// In: J1/J2/J3 candidates, D1 = a2, D2 = a4 (from screen_top2). Out: J1, D1, J2, D2 exact.
 template <typename T>
 __device__ void screen_exact(const T *X, const float *C, const float *xx, const float *ccMax, int n, int d,
-                             unsigned *J1, float *D1, unsigned *J2, float *D2, unsigned *list, unsigned *count) {
+                             unsigned *J1, float *D1, unsigned *J2, float *D2, const unsigned *J3,
+                             unsigned *list, unsigned *count) {
   const int lane = threadIdx.x & 31;
   const long long warps = (long long)gridDim.x * (blockDim.x >> 5);
   const float u = 5.9604645e-8f;  // 2^-24
   const float gamma = (d * u) / (1.f - d * u);
   const float cmax = sqrtf(*ccMax);
   for (long long i = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); i < n; i += warps) {
-    const float a2 = D1[i], a3 = D2[i];
+    const float a2 = D1[i], a4 = D2[i];
     const float r = sqrtf(xx[i]) + cmax;
     const float B = (2.f * gamma + 8.f * u) * r * r;
-    if (!(a3 - a2 > 2.f * B)) {  // also catches NaN
+    if (!(a4 - a2 > 2.f * B)) {  // also catches NaN
       if (lane == 0) list[atomicAdd(count, 1u)] = (unsigned)i;
       continue;
     }
-    unsigned ja = J1[i], jb = J2[i];
-    float da = warp_dist(X, d, i, C + (size_t)ja * d, lane);
-    float db = __int_as_float(0x7f800000);
-    if (jb != NONE) db = warp_dist(X, d, i, C + (size_t)jb * d, lane);
-    if (lex_less(db, jb, da, ja)) {
-      const float t = da; da = db; db = t;
-      const unsigned s = ja; ja = jb; jb = s;
-    }
+    const unsigned cand[3] = {J1[i], J2[i], J3[i]};
+    float e1 = __int_as_float(0x7f800000), e2 = e1;
+    unsigned k1 = NONE, k2 = NONE;
+#pragma unroll
+    for (int c = 0; c < 3; c++)
+      if (cand[c] != NONE) top2_lex(warp_dist(X, d, i, C + (size_t)cand[c] * d, lane), cand[c], e1, k1, e2, k2);
     if (lane == 0) {
-      J1[i] = ja; D1[i] = da; J2[i] = jb; D2[i] = db;
+      J1[i] = k1; D1[i] = e1; J2[i] = k2; D2[i] = e2;
     }
   }
 }
 #define EXACT_ARGS(T) const T *X, const float *C, const float *xx, const float *ccMax, int n, int d, \
-                      unsigned *J1, float *D1, unsigned *J2, float *D2, unsigned *list, unsigned *count
+                      unsigned *J1, float *D1, unsigned *J2, float *D2, const unsigned *J3, unsigned *list, unsigned *count
 extern "C" __global__ void __launch_bounds__(256) screen_exact_f32(EXACT_ARGS(float)) {
-  screen_exact(X, C, xx, ccMax, n, d, J1, D1, J2, D2, list, count);
+  screen_exact(X, C, xx, ccMax, n, d, J1, D1, J2, D2, J3, list, count);
 }
 extern "C" __global__ void __launch_bounds__(256) screen_exact_f16(EXACT_ARGS(__half)) {
-  screen_exact(X, C, xx, ccMax, n, d, J1, D1, J2, D2, list, count);
+  screen_exact(X, C, xx, ccMax, n, d, J1, D1, J2, D2, J3, list, count);
 }

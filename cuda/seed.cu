@@ -5,7 +5,7 @@
 #include "common.cuh"
 
 #define SEED_THREADS 256
-#define SEED_POINTS 1024  // points per block (contiguous), 8 warps × 128
+#define SEED_POINTS 256  // points per block (contiguous), 8 warps × 32, four at a time
 
 __device__ __forceinline__ double block_sum(double v, double *shm) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -20,20 +20,38 @@ __device__ __forceinline__ double block_sum(double v, double *shm) {
 }
 
 // mode 0: D[i] = dist(x_i, c); mode 1: D[i] = min(D[i], dist(x_i, c)). partial[b] = Σ D over block b.
+// Each warp takes four points at a time (independent loads in flight), lanes over dimensions.
 template <typename T>
 __device__ void seed_dist(const T *X, int n, int d, const float *c, float *D, int mode, double *partial) {
   __shared__ double shm[SEED_THREADS / 32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const long long first = (long long)blockIdx.x * SEED_POINTS;
   double mine = 0.0;  // accumulated on lane 0, points in increasing order
-  for (int p = warp; p < SEED_POINTS; p += SEED_THREADS / 32) {
-    const long long i = first + p;
-    if (i >= n) break;
-    float v = warp_dist(X, d, i, c, lane);
-    if (mode == 1) v = fminf(v, D[i]);
+  for (int p = warp * 4; p < SEED_POINTS; p += (SEED_THREADS / 32) * 4) {
+    const long long i0 = first + p;
+    if (i0 >= n) break;
+    float s[4] = {0.f, 0.f, 0.f, 0.f};
+    for (int k = lane; k < d; k += 32) {
+      const float ck = c[k];
+#pragma unroll
+      for (int q = 0; q < 4; q++)
+        if (i0 + q < n) {
+          const float t = load_f32(X, (size_t)(i0 + q) * d + k) - ck;
+          s[q] = fmaf(t, t, s[q]);
+        }
+    }
+#pragma unroll
+    for (int q = 0; q < 4; q++)
+      for (int o = 16; o > 0; o >>= 1) s[q] += __shfl_xor_sync(0xffffffffu, s[q], o);
     if (lane == 0) {
-      D[i] = v;
-      mine += v;
+#pragma unroll
+      for (int q = 0; q < 4; q++)
+        if (i0 + q < n) {
+          float v = s[q];
+          if (mode == 1) v = fminf(v, D[i0 + q]);
+          D[i0 + q] = v;
+          mine += v;
+        }
     }
   }
   const double t = block_sum(lane == 0 ? mine : 0.0, shm);

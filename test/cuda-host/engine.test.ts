@@ -111,7 +111,7 @@ describe('CUDA engine through the fake driver', () => {
   });
 
   it('k-means++ support: seedBegin / seedAdd / seedTry / seedPick', async () => {
-    const n = 2500, d = 5; // three seeding blocks of 1024 points
+    const n = 2500, d = 5; // ten seeding blocks of 256 points, the last one partial
     const { ds, X } = randomData(n, d, 'f32', 11);
     const { backend, engine } = await open(ds, 4);
     const c0 = Float32Array.from(X.subarray(0, d));

@@ -208,7 +208,7 @@ export class FakeCuda {
         const n = int(1), d = int(2), x = X(0, n * d), c = f32(3), D = f32(4), mode = int(5), part = f64(6);
         for (let b = 0; b < grid; b++) {
           let s = 0;
-          for (let i = b * 1024; i < Math.min(n, (b + 1) * 1024); i++) {
+          for (let i = b * 256; i < Math.min(n, (b + 1) * 256); i++) {
             let v = dist(x, i, d, c, 0);
             if (mode === 1) v = Math.min(v, D[i]);
             D[i] = v;
@@ -223,7 +223,7 @@ export class FakeCuda {
         for (let b = 0; b < grid; b++)
           for (let l = 0; l < L; l++) {
             let s = 0;
-            for (let i = b * 1024; i < Math.min(n, (b + 1) * 1024); i++) s += Math.min(D[i], dist(x, i, d, C, l * d));
+            for (let i = b * 256; i < Math.min(n, (b + 1) * 256); i++) s += Math.min(D[i], dist(x, i, d, C, l * d));
             part[b * L + l] = s;
           }
         return;
@@ -323,24 +323,23 @@ export class FakeCuda {
       }
       case 'screen_top2': {
         const C = f32(1), xx = f32(2), cc = f32(3), n = int(4), d = int(5), m = int(6), x = X(0, n * d);
-        const J1 = u32(7), J2 = u32(8), A2 = f32(9), A3 = f32(10);
+        const J1 = u32(7), J2 = u32(8), J3 = u32(9), A2 = f32(10), A4 = f32(11);
         for (let i = 0; i < n; i++) {
-          let a1 = Infinity, a2 = Infinity, a3 = Infinity, j1 = 0xffffffff, j2 = 0xffffffff;
+          const best: Array<[number, number]> = [];
           for (let j = 0; j < m; j++) {
             let dot = 0;
             for (let k = 0; k < d; k++) dot = Math.fround(dot + Math.fround(x[i * d + k] * C[j * d + k]));
-            const a = Math.fround(Math.fround(xx[i] + cc[j]) - 2 * dot);
-            if (a < a1) [a3, a2, j2, a1, j1] = [a2, a1, j1, a, j];
-            else if (a < a2) [a3, a2, j2] = [a2, a, j];
-            else if (a < a3) a3 = a;
+            best.push([Math.fround(Math.fround(xx[i] + cc[j]) - 2 * dot), j]);
           }
-          J1[i] = j1; J2[i] = j2; A2[i] = a2; A3[i] = a3;
+          best.sort((p, q) => p[0] - q[0] || p[1] - q[1]);
+          const at = (r: number) => best[r] ?? [Infinity, 0xffffffff];
+          J1[i] = at(0)[1]; J2[i] = at(1)[1]; J3[i] = at(2)[1]; A2[i] = at(1)[0]; A4[i] = at(3)[0];
         }
         return;
       }
       case 'screen_exact': {
         const C = f32(1), xx = f32(2), ccMax = f32(3), n = int(4), d = int(5), x = X(0, n * d);
-        const J1 = u32(6), D1 = f32(7), J2 = u32(8), D2 = f32(9), list = u32(10), count = u32(11);
+        const J1 = u32(6), D1 = f32(7), J2 = u32(8), D2 = f32(9), J3 = u32(10), list = u32(11), count = u32(12);
         const u = 2 ** -24, gamma = (d * u) / (1 - d * u), cmax = Math.sqrt(ccMax[0]);
         for (let i = 0; i < n; i++) {
           const r = Math.sqrt(xx[i]) + cmax;
@@ -349,11 +348,10 @@ export class FakeCuda {
             list[count[0]++] = i;
             continue;
           }
-          let ja = J1[i], jb = J2[i];
-          let da = dist(x, i, d, C, ja * d);
-          let db = jb === 0xffffffff ? Infinity : dist(x, i, d, C, jb * d);
-          if (db < da || (db === da && jb < ja)) [da, db, ja, jb] = [db, da, jb, ja];
-          J1[i] = ja; D1[i] = da; J2[i] = jb; D2[i] = db;
+          const cands = [J1[i], J2[i], J3[i]].filter((j) => j !== 0xffffffff).map((j) => [dist(x, i, d, C, j * d), j]);
+          cands.sort((p, q) => p[0] - q[0] || p[1] - q[1]);
+          J1[i] = cands[0][1]; D1[i] = cands[0][0];
+          J2[i] = cands[1]?.[1] ?? 0xffffffff; D2[i] = cands[1]?.[0] ?? Infinity;
         }
         return;
       }

@@ -14,7 +14,7 @@ import { CU } from './status.js';
 import { fmtBytes, memInfo } from './pool.js';
 import { ptr, i32, i64, f64 } from './args.js';
 
-const SEED_POINTS = 1024; // points per block of seed.cu (SEED_POINTS there)
+const SEED_POINTS = 256; // points per block of seed.cu (SEED_POINTS there)
 const SEED_THREADS = 256;
 const ASSIGN_POINTS = 128; // AS_P of assign.cu
 const THREADS = 256;
@@ -54,7 +54,7 @@ export interface PassTimes {
 /** Device bytes one engine needs for n×d vectors and m anchors (all of it resident). */
 export function engineBytes(n: number, d: number, m: number, dtype: 'f32' | 'f16', smCount: number): number {
   const vectors = n * d * (dtype === 'f16' ? 2 : 4);
-  const perPoint = n * 4 * 8; // j1, d1, j2, d2, assign, seed D, ‖x‖², fallback list
+  const perPoint = n * 4 * 9; // j1, d1, j2, d2, assign, seed D, ‖x‖², screen's 3rd candidate, fallback list
   const anchors = m * d * (4 + 8) + m * (8 + 4 + 8 + 8 + 8 + 4); // C, S; W, count, sse, far, H, ‖c‖²
   const partials = Math.ceil(n / SEED_POINTS) * 8 * 8 + reduceGrid(n, smCount) * 16 + 64;
   return vectors + perPoint + anchors + partials + d * 4 * 9;
@@ -110,6 +110,7 @@ export class CudaEngine implements Engine {
   private cc!: DeviceBuffer;
   private screenScalars!: DeviceBuffer;
   private fallbackList!: DeviceBuffer;
+  private J3!: DeviceBuffer;
   profile: EngineProfile = { passes: 0, passGpuMs: 0, passWallMs: 0, seedCalls: 0, seedWallMs: 0, screenPasses: 0, screenFallbacks: 0 };
   private disposed = false;
   private ev: { start: bigint; a0: bigint; a1: bigint; end: bigint };
@@ -187,6 +188,7 @@ export class CudaEngine implements Engine {
     this.cc = this.alloc('anchor norms', m * 4);
     this.screenScalars = this.alloc('screen scalars', 16);
     this.fallbackList = this.alloc('screen fallback list', n * 4);
+    this.J3 = this.alloc('screen third candidate', n * 4);
     this.growCandidates(8);
 
     await this.uploadVectors();
@@ -367,10 +369,11 @@ export class CudaEngine implements Engine {
       ctx.launch('screen', 'anchor_norms', 1, 1024, [ptr(this.C.ptr), i32(m), i32(d), ptr(this.cc.ptr), ptr(ccMax), ptr(count)]);
       ctx.launch('screen', `screen_top2${this.sfx}`, Math.ceil(n / ASSIGN_POINTS), THREADS, [
         ptr(this.X.ptr), ptr(this.C.ptr), ptr(this.xx.ptr), ptr(this.cc.ptr), i32(n), i32(d), i32(m),
-        ptr(this.J1.ptr), ptr(this.J2.ptr), ptr(this.D1.ptr), ptr(this.D2.ptr),
+        ptr(this.J1.ptr), ptr(this.J2.ptr), ptr(this.J3.ptr), ptr(this.D1.ptr), ptr(this.D2.ptr),
       ]);
       ctx.launch('screen', `screen_exact${this.sfx}`, this.rGrid * 2, THREADS, [
-        ptr(this.X.ptr), ptr(this.C.ptr), ptr(this.xx.ptr), ptr(ccMax), i32(n), i32(d), ...top2, ptr(this.fallbackList.ptr), ptr(count),
+        ptr(this.X.ptr), ptr(this.C.ptr), ptr(this.xx.ptr), ptr(ccMax), i32(n), i32(d), ...top2, ptr(this.J3.ptr),
+        ptr(this.fallbackList.ptr), ptr(count),
       ]);
       ctx.launch('assign', `assign_list${this.sfx}`, Math.ceil(n / ASSIGN_POINTS), THREADS, [
         ptr(this.X.ptr), ptr(this.C.ptr), i32(n), i32(d), i32(m), ...top2, ptr(this.fallbackList.ptr), ptr(count),
