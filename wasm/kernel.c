@@ -19,7 +19,9 @@
 #define INF __builtin_inff()
 
 // Anchors per cache block: ANCHOR_BLOCK_BYTES / (4 d), at least 2.
+#ifndef ANCHOR_BLOCK_BYTES
 #define ANCHOR_BLOCK_BYTES 16384
+#endif
 
 static inline float hsum(v128_t a) {
   return (wasm_f32x4_extract_lane(a, 0) + wasm_f32x4_extract_lane(a, 1)) +
