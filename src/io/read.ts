@@ -24,7 +24,7 @@ export interface ReadOptions {
 
 export async function readDataset(path: string, o: ReadOptions = {}): Promise<Dataset> {
   const forced = o.format === undefined ? undefined : parseFormat(o.format);
-  const src = path === '-' ? await readStdin() : openFileSource(path);
+  const src = path === '-' ? readStdin() : openFileSource(path);
   try {
     const format = forced ?? detect(src, o);
     const raw = await readAs(src, format, o);

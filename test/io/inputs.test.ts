@@ -1,5 +1,6 @@
 // Cross-format behaviour: JSONL, stdin, sniffing, file-system errors, NaN/Inf handling.
 import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readDataset } from '../../dist/io/read.js';
@@ -35,21 +36,37 @@ describe('JSONL', () => {
 });
 
 describe('stdin', () => {
-  const readViaStdin = (input: Uint8Array, opts = '{}') =>
-    spawnSync(
-      process.execPath,
-      ['--input-type=module', '-e', `
-        import { readDataset } from ${JSON.stringify(path.resolve('dist/io/read.js'))};
-        try { const ds = await readDataset('-', ${opts}); console.log(JSON.stringify([ds.n, ds.d, ds.dtype, ds.format, ds.data[14]])); }
-        catch (e) { console.log(e.name + ': ' + e.message); }`],
-      { input, encoding: 'utf8' },
-    ).stdout.trim();
+  const script = `
+    import { readDataset } from ${JSON.stringify(path.resolve('dist/io/read.js'))};
+    try { const ds = await readDataset('-'); console.log(JSON.stringify([ds.n, ds.d, ds.dtype, ds.format, ds.data[14], ds.data[ds.data.length - 1]])); }
+    catch (e) { console.log(e.name + ': ' + e.message); }`;
+  /** Bytes through a pipe. */
+  const readViaStdin = (input: Uint8Array) =>
+    spawnSync(process.execPath, ['--input-type=module', '-e', script], { input, encoding: 'utf8', maxBuffer: 1 << 26 }).stdout.trim();
+  /** stdin redirected from a file (`vlc ... - < file`): read by position, not buffered. */
+  const readViaRedirect = (file: string) => {
+    const fd = fs.openSync(file, 'r');
+    try {
+      return spawnSync(process.execPath, ['--input-type=module', '-e', script], { stdio: [fd, 'pipe', 'pipe'], encoding: 'utf8' }).stdout.trim();
+    } finally {
+      fs.closeSync(fd);
+    }
+  };
+
+  it('reads a pipe larger than one 16 MiB buffer block, and a redirected file', () => {
+    const [n, d] = [20_000, 300]; // 24 MB
+    const bytes = npyBytes({ descr: '<f4', shape: [n, d] });
+    const last = matrix(n, d)[n * d - 1];
+    expect(JSON.parse(readViaStdin(bytes))).toEqual([n, d, 'f32', 'npy f32', want[14], last]);
+    const file = writeFile(dir, 'redirect.npy', bytes);
+    expect(JSON.parse(readViaRedirect(file))).toEqual([n, d, 'f32', 'npy f32', want[14], last]);
+  });
 
   it('reads an .npy piped on stdin (sniffed from the bytes)', () => {
-    expect(JSON.parse(readViaStdin(npyBytes({ descr: '<f2', shape: [7, 13] })))).toEqual([7, 13, 'f16', 'npy f16', expect.any(Number)]);
+    expect(JSON.parse(readViaStdin(npyBytes({ descr: '<f2', shape: [7, 13] })))).toEqual([7, 13, 'f16', 'npy f16', expect.any(Number), expect.any(Number)]);
   });
   it('reads JSONL on stdin', () => {
-    expect(JSON.parse(readViaStdin(Buffer.from(jsonl(rows.map((embedding) => ({ embedding }))))))).toEqual([7, 13, 'f32', "jsonl 'embedding'", want[14]]);
+    expect(JSON.parse(readViaStdin(Buffer.from(jsonl(rows.map((embedding) => ({ embedding }))))))).toEqual([7, 13, 'f32', "jsonl 'embedding'", want[14], want[90]]);
   });
   it('reads Arrow IPC file and stream bytes on stdin', async () => {
     const { writeArrow } = await import('../../dist/io/writers/arrow.js');
@@ -57,6 +74,7 @@ describe('stdin', () => {
       const chunks: Uint8Array[] = [];
       await writeArrow({ write: async (c: Uint8Array) => void chunks.push(c.slice()) }, matrix(7, 13), 7, 13, { dtype: 'f32', ipc, batchRows: 3 });
       const [n, d, dtype, format, v14] = JSON.parse(readViaStdin(Buffer.concat(chunks)));
+      expect(JSON.parse(readViaRedirect(writeFile(dir, `stdin-${ipc}.arrow`, Buffer.concat(chunks))))[3]).toBe(format);
       expect([n, d, dtype, v14]).toEqual([7, 13, 'f32', want[14]]);
       expect(format).toMatch(ipc === 'file' ? /^arrow FixedSizeList/ : /^arrow stream/);
     }

@@ -55,15 +55,26 @@ function pickColumn(src: ByteSource, schema: Schema, wanted: string | undefined)
   return idx;
 }
 
+/**
+ * apache-arrow reads files through a Node FileHandle; this stand-in serves its reads from our
+ * ByteSource, so files, stdin and decoder workers all take the same path.
+ */
+function fileHandleFor(src: ByteSource) {
+  return {
+    fd: -1,
+    stat: async () => ({ size: src.size }),
+    read: async (buffer: Uint8Array, offset: number, length: number, position: number) => {
+      const n = Math.max(0, Math.min(length, src.size - position));
+      src.readInto(buffer.subarray(offset, offset + n), position);
+      return { bytesRead: n, buffer };
+    },
+    close: async () => {},
+  };
+}
+
 async function openReader(src: ByteSource): Promise<{ reader: RecordBatchReader; close: () => Promise<void> }> {
-  if (src.bytes) return { reader: await RecordBatchReader.from(src.bytes), close: async () => {} };
-  const handle = await fs.promises.open(src.path!, 'r');
-  try {
-    return { reader: await RecordBatchReader.from(handle), close: () => handle.close() };
-  } catch (e) {
-    await handle.close();
-    throw e;
-  }
+  const reader = await RecordBatchReader.from(fileHandleFor(src) as unknown as fs.promises.FileHandle);
+  return { reader, close: async () => {} };
 }
 
 /** `progress` is called after each record batch (the decode guard's heartbeat). */

@@ -1,13 +1,13 @@
 // Runs a third-party decoder (apache-arrow, hyparquet) off the main thread, for guard.ts. The
 // result's data lives in a SharedArrayBuffer, so posting it back copies nothing.
 import { parentPort, workerData } from 'node:worker_threads';
-import { memorySource, openFileSource } from './source.js';
+import { sourceFromRef } from './source.js';
 import type { GuardedJob } from './guard.js';
 
 const job = workerData as GuardedJob;
 const port = parentPort!;
 const beat = () => port.postMessage({ type: 'beat' });
-const src = job.bytes ? memorySource(job.name, job.bytes) : openFileSource(job.path!);
+const src = sourceFromRef(job.name, job.ref);
 try {
   // Load only the library this input needs (each takes 0.1-0.2 s to import).
   const read = job.kind === 'arrow' ? (await import('./arrow.js')).readArrow : (await import('./parquet.js')).readParquet;

@@ -7,14 +7,13 @@ import * as os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { InterruptedError } from '../../errors.js';
 import { interruptSignal } from '../../interrupt.js';
-import { badInput, type ByteSource } from './source.js';
+import { badInput, type ByteSource, type SourceRef } from './source.js';
 import type { RawDataset } from './types.js';
 
 export interface GuardedJob {
   kind: 'arrow' | 'parquet';
   name: string;
-  path?: string;
-  bytes?: Uint8Array;
+  ref: SourceRef;
   column?: string;
   dropInvalid: boolean;
 }
@@ -34,7 +33,7 @@ export function setDecodeGuardLimits(l: Partial<typeof limits>): void {
 const KIND_NAME = { arrow: 'Arrow', parquet: 'Parquet' };
 
 export function readGuarded(src: ByteSource, kind: GuardedJob['kind'], column: string | undefined, dropInvalid: boolean): Promise<RawDataset> {
-  const job: GuardedJob = { kind, name: src.name, path: src.path, bytes: src.bytes, column, dropInvalid };
+  const job: GuardedJob = { kind, name: src.name, ref: src.ref, column, dropInvalid };
   const worker = new Worker(new URL('./decode-worker.js', import.meta.url), {
     workerData: job,
     resourceLimits: { maxOldGenerationSizeMb: limits.maxHeapMb },
