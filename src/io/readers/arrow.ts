@@ -35,11 +35,19 @@ function isFloat(t: DataType): boolean {
 
 /** A column vlc can read vectors from: a (fixed-size) list of floats. */
 function isVectorType(t: DataType): boolean {
-  return (DataType.isFixedSizeList(t) || DataType.isList(t)) && isFloat(t.children[0].type);
+  const child = t.children?.[0]?.type; // a corrupt schema can have a list without its child
+  return (DataType.isFixedSizeList(t) || DataType.isList(t)) && child !== undefined && isFloat(child);
 }
 
 function describeColumns(schema: Schema): string {
-  return schema.fields.map((f: Field) => `${f.name} (${f.type})`).join(', ') || 'none';
+  const typeName = (f: Field) => {
+    try {
+      return String(f.type);
+    } catch {
+      return 'unreadable type'; // apache-arrow's toString throws on some corrupt schemas
+    }
+  };
+  return schema.fields.map((f: Field) => `${f.name} (${typeName(f)})`).join(', ') || 'none';
 }
 
 function pickColumn(src: ByteSource, schema: Schema, wanted: string | undefined): number {

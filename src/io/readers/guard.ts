@@ -66,8 +66,11 @@ export function readGuarded(src: ByteSource, kind: GuardedJob['kind'], column: s
       if (m.type === 'beat') arm();
       else if (m.type === 'done') finish(() => resolve(m.result!));
       else if (m.type === 'error') {
-        // Reader errors are UsageErrors already prefixed with the input's name; keep them as they are.
-        const e = m.name === 'UsageError' ? badInput(src, m.message!.replace(`${src.name}: `, '')) : new Error(m.message);
+        // Reader errors are UsageErrors already prefixed with the input's name; anything else
+        // escaped from deep inside a decoder on bytes it did not expect.
+        const e = m.name === 'UsageError'
+          ? badInput(src, m.message!.replace(`${src.name}: `, ''))
+          : badInput(src, `cannot decode this ${KIND_NAME[kind]} data (${m.message}); the file is probably corrupt`);
         finish(() => reject(e));
       }
     });
