@@ -1,5 +1,7 @@
 // The one entry point for reading embedding files: open (file or stdin), pick a reader by magic
 // bytes / extension / --format, read, then refuse (or drop) rows with NaN or Inf.
+// Our own readers (npy, vecs, raw, safetensors, JSONL) run here; Arrow and Parquet go through
+// third-party decoders, run in a guarded worker (readers/guard.ts).
 import type { Dataset } from './dataset.js';
 import { UsageError } from '../errors.js';
 import { formatFromExtension, INPUT_FORMATS, sniffFormat, SUPPORTED_INPUTS, type InputFormat } from './sniff.js';
