@@ -210,3 +210,10 @@ EXPORT void dists(const float *X, int np, const float *C, int m, int d, float *o
     }
   }
 }
+
+// Distance of each point to one given anchor: out[p] = dist(x_p, c_idx[p]). The same op sequence
+// as every other path, so the value equals what top2 would report (exact-bounds skipping relies
+// on it).
+EXPORT void dist_idx(const float *X, int np, const float *C, int d, const int *idx, float *out) {
+  for (int p = 0; p < np; p++) out[p] = dist1x1(X + (long)p * d, C + (long)idx[p] * d, d);
+}

@@ -40,9 +40,11 @@ export class CpuEngine implements Engine {
   private last: AnchorStats;
   private ready: Promise<void[]>;
   private candCap = 0;
+  private trySums = sharedF64(1); // per-chunk sums of seedTry (stride L); st.chunkSums keeps begin/add's
   private disposed = false;
+  private boundsValid = false; // every point's lower bound holds (after one full assignment)
 
-  constructor(data: Dataset, m: number, threads: number, kernel: KernelKind) {
+  constructor(data: Dataset, m: number, threads: number, kernel: KernelKind, private useBounds = true) {
     this.n = data.n;
     this.d = data.d;
     this.m = m;
@@ -66,15 +68,16 @@ export class CpuEngine implements Engine {
   private async seedPass(mode: 'begin' | 'add' | 'try', cands: Float32Array, count: number): Promise<Float64Array> {
     await this.ready;
     const L = mode === 'try' ? count : 1;
-    if (L * this.d > this.st.cands.length || L > this.candCap) {
-      this.candCap = Math.max(L, this.candCap);
-      this.st.cands = sharedF32(this.candCap * this.d);
-      this.st.chunkSums = sharedF64(chunkCount(this.n) * this.candCap);
+    if (L > this.candCap) {
+      this.candCap = L;
+      this.st.cands = sharedF32(L * this.d);
+      this.trySums = sharedF64(chunkCount(this.n) * L);
     }
     this.st.cands.set(cands.subarray(0, L * this.d));
-    await this.pool.all(() => ({ op: 'seed', mode, count: L, cands: this.st.cands, chunkSums: this.st.chunkSums }));
+    // seedPick relies on begin/add's chunk sums: a seedTry must not overwrite them.
+    const cs = mode === 'try' ? this.trySums : this.st.chunkSums;
+    await this.pool.all(() => ({ op: 'seed', mode, count: L, cands: this.st.cands, chunkSums: cs }));
     const totals = new Float64Array(L);
-    const cs = this.st.chunkSums;
     for (let c = 0; c < chunkCount(this.n); c++) for (let l = 0; l < L; l++) totals[l] += cs[c * L + l];
     return totals;
   }
@@ -121,7 +124,14 @@ export class CpuEngine implements Engine {
 
   async setAnchors(anchors: Float32Array): Promise<void> {
     if (anchors.length !== this.m * this.d) throw new Error(`setAnchors: expected ${this.m * this.d} values, got ${anchors.length}`);
-    this.st.anchors.set(anchors);
+    const { d } = this;
+    const C = this.st.anchors;
+    for (let j = 0; j < this.m; j++) {
+      let moved = 0;
+      for (let k = j * d; k < (j + 1) * d; k++) moved += (anchors[k] - C[k]) ** 2;
+      this.st.drift[j] += Math.sqrt(moved);
+    }
+    C.set(anchors);
     this.version++;
   }
 
@@ -140,7 +150,13 @@ export class CpuEngine implements Engine {
       st.huberH[j] = update && p.huber > 0 && prev.count[j] > 0 ? p.huber * p.huber * (prev.sse[j] / prev.count[j]) : Infinity;
     }
     const T = update ? p.temperature : 0;
-    await this.pool.all(() => ({ op: 'assign', version: this.version, temperature: T }));
+    // At T = 0 points whose anchor is provably unchanged skip the search (worker.ts, assign).
+    const bounds = this.useBounds && this.boundsValid && T === 0;
+    let maxDrift = 0;
+    for (let j = 0; j < m; j++) maxDrift = Math.max(maxDrift, st.drift[j]);
+    await this.pool.all(() => ({ op: 'assign', version: this.version, temperature: T, bounds, maxDrift }));
+    st.drift.fill(0);
+    this.boundsValid = true;
     const reduced = update
       ? this.pool.all((w) => {
           const [k0, k1] = split(d, this.threads, w);
@@ -169,7 +185,13 @@ export class CpuEngine implements Engine {
       for (let j = 0; j < m; j++) {
         if (!(W[j] > 0)) continue;
         const inv = 1 / W[j];
-        for (let k = j * d; k < (j + 1) * d; k++) C[k] = C[k] + s * (S[k] * inv - C[k]);
+        let moved = 0;
+        for (let k = j * d; k < (j + 1) * d; k++) {
+          const old = C[k];
+          C[k] = old + s * (S[k] * inv - old);
+          moved += (C[k] - old) ** 2;
+        }
+        st.drift[j] += Math.sqrt(moved);
       }
       this.version++;
     }

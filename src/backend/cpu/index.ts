@@ -13,6 +13,12 @@ export interface CpuOptions {
   threads?: number;
   /** 'wasm' (default) or 'js' — the plain-JS kernel, for speed comparisons. */
   kernel?: KernelKind;
+  /**
+   * Skip the search at T = 0 for points whose anchor provably stays nearest (Hamerly's bounds,
+   * with a margin for f32 rounding): same results, much less work once Lloyd settles. Default true;
+   * false times the plain brute-force pass (bench/cpu_speed.mjs).
+   */
+  bounds?: boolean;
 }
 
 export function createCpuBackend(o: CpuOptions = {}): Backend {
@@ -21,10 +27,10 @@ export function createCpuBackend(o: CpuOptions = {}): Backend {
   const engines = new Set<Engine>();
   return {
     kind: 'cpu',
-    label: `cpu (${threads} thread${threads === 1 ? '' : 's'}${kernel === 'js' ? ', js kernel' : ''})`,
+    label: `cpu (${threads} thread${threads === 1 ? '' : 's'}${kernel === 'js' ? ', js kernel' : ''}${o.bounds === false ? ', no bounds' : ''})`,
     async open(data: Dataset, m: number): Promise<Engine> {
       if (!(m >= 1 && Number.isInteger(m))) throw new Error(`cpu backend: m must be a positive integer, got ${m}`);
-      const e = new CpuEngine(data, m, threads, kernel);
+      const e = new CpuEngine(data, m, threads, kernel, o.bounds ?? true);
       engines.add(e);
       const dispose = e.dispose.bind(e);
       e.dispose = async () => {

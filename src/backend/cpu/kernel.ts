@@ -14,6 +14,8 @@ export interface Kernel {
   top2(x: Float32Array, np: number, c: Float32Array, m: number, d: number, out: Top2Out, version?: number): void;
   /** All np×m distances, row-major. */
   dists(x: Float32Array, np: number, c: Float32Array, m: number, d: number, out: Float32Array, version?: number): void;
+  /** out[p] = dist(x_p, c_idx[p]): the same value top2 would give for that pair. */
+  distIdx(x: Float32Array, np: number, c: Float32Array, m: number, d: number, idx: Int32Array, out: Float32Array, version?: number): void;
   // `version`: when given and equal to the previous call's with the same anchors array, the
   // anchors are known unchanged and not copied again (one copy per iteration, not per tile).
 }
@@ -43,6 +45,7 @@ interface WasmExports {
   __heap_base: WebAssembly.Global;
   top2(x: number, np: number, c: number, m: number, d: number, j1: number, d1: number, j2: number, d2: number): void;
   dists(x: number, np: number, c: number, m: number, d: number, out: number): void;
+  dist_idx(x: number, np: number, c: number, d: number, idx: number, out: number): void;
 }
 
 /**
@@ -113,6 +116,16 @@ export class WasmKernel implements Kernel {
     this.f32().set(x.subarray(0, np * d), this.xOff >> 2);
     this.ex.dists(this.xOff, np, this.cOff, m, d, this.oOff);
     out.set(new Float32Array(this.ex.memory.buffer, this.oOff, np * m));
+  }
+
+  distIdx(x: Float32Array, np: number, c: Float32Array, m: number, d: number, idx: Int32Array, out: Float32Array, version?: number): void {
+    this.reserve(np, m, d);
+    this.loadAnchors(c, m, d, version);
+    this.f32().set(x.subarray(0, np * d), this.xOff >> 2);
+    const o = this.oOff;
+    new Int32Array(this.ex.memory.buffer, o, np).set(idx.subarray(0, np));
+    this.ex.dist_idx(this.xOff, np, this.cOff, d, o, o + np * 4);
+    out.set(new Float32Array(this.ex.memory.buffer, o + np * 4, np));
   }
 }
 
@@ -198,6 +211,10 @@ export class JsKernel implements Kernel {
 
   dists(x: Float32Array, np: number, c: Float32Array, m: number, d: number, out: Float32Array): void {
     for (let p = 0; p < np; p++) for (let j = 0; j < m; j++) out[p * m + j] = this.pair(x, p * d, c, j * d, d);
+  }
+
+  distIdx(x: Float32Array, np: number, c: Float32Array, _m: number, d: number, idx: Int32Array, out: Float32Array): void {
+    for (let p = 0; p < np; p++) out[p] = this.pair(x, p * d, c, idx[p] * d, d);
   }
 }
 

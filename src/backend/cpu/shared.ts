@@ -21,6 +21,8 @@ export interface SharedState {
   d2: Float32Array; // n
   w1: Float64Array; // n: w1·r(d1, j1), the point's weight for j1
   w2: Float64Array; // n: w2·r(d2, j2), 0 when no share
+  lower: Float64Array; // n: lower bound on the distance (not squared) to every anchor but j1
+  drift: Float64Array; // m: how far (not squared) each anchor moved since the last assignment
   sums: Float64Array; // m×d: S (weighted sums), filled by dimension slices
   seedD: Float32Array; // n: k-means++ D[i]
   chunkSums: Float64Array; // nChunks × maxCands: per-chunk seeding sums
@@ -52,6 +54,8 @@ export function allocShared(x: Float32Array, n: number, d: number, m: number, ma
     d2: sharedF32(n),
     w1: sharedF64(n),
     w2: sharedF64(n),
+    lower: sharedF64(n),
+    drift: sharedF64(m),
     sums: sharedF64(m * d),
     seedD: sharedF32(n),
     chunkSums: sharedF64(chunkCount(n) * maxCands),
@@ -62,7 +66,7 @@ export function allocShared(x: Float32Array, n: number, d: number, m: number, ma
 /** Messages main -> worker. Every reply is { ok: true } or { ok: false, error }. */
 export type WorkerRequest =
   | { op: 'init'; state: SharedState; kernel: 'wasm' | 'js'; chunk0: number; chunk1: number }
-  | { op: 'assign'; version: number; temperature: number }
+  | { op: 'assign'; version: number; temperature: number; bounds: boolean; maxDrift: number }
   | { op: 'reduce'; k0: number; k1: number }
   | { op: 'seed'; mode: 'begin' | 'add' | 'try'; count: number; cands?: Float32Array; chunkSums?: Float64Array }
   | { op: 'knn'; base: Float32Array; nb: number; queries: Float32Array; q0: number; q1: number; d: number; k: number; ids: Int32Array; dists: Float32Array };

@@ -9,22 +9,70 @@ import { knnRange } from './knn-core.js';
 let st: SharedState | undefined;
 let kernel: Kernel | undefined;
 let range = { i0: 0, i1: 0, chunk0: 0 };
-let tile: Top2Out & { dist: Float32Array } = {
+let tile: Top2Out & { dist: Float32Array; list: Int32Array; rows: Float32Array } = {
   j1: new Int32Array(CHUNK), d1: new Float32Array(CHUNK), j2: new Int32Array(CHUNK), d2: new Float32Array(CHUNK),
-  dist: new Float32Array(CHUNK),
+  dist: new Float32Array(CHUNK), list: new Int32Array(CHUNK), rows: new Float32Array(0),
 };
 
-function assign(version: number, temperature: number): void {
+/**
+ * Relative slack on distances for the bound test: a worst-case bound on the f32 rounding of a
+ * d-term sum of squares, doubled. A point is skipped only when its anchor is nearest by more than
+ * that, so skipping never changes j1 (or d1, recomputed exactly) compared with a full search.
+ */
+function slack(d: number): number {
+  return 2 * (d + 8) * 2 ** -24;
+}
+
+/**
+ * Nearest + runner-up of each point of this worker's range, and the point's two weights.
+ * With `bounds` (T = 0 only, when every point's lower bound is valid): Hamerly's test — the exact
+ * distance to the previous anchor, against a lower bound on the distance to all others (last
+ * runner-up distance minus the largest anchor drift since); only points failing it get the full
+ * search. At T = 0 the runner-up is not needed (w2 = 0), so skipped points leave j2 = -1.
+ */
+function assign(version: number, temperature: number, bounds: boolean, maxDrift: number): void {
   const s = st!;
-  const { d, m, x, anchors, huberH: H } = s;
+  const { d, m, x, anchors, huberH: H, lower } = s;
   const soft = temperature > 0 && m > 1;
+  const eps = slack(d);
   for (let i0 = range.i0; i0 < range.i1; i0 += CHUNK) {
     const np = Math.min(CHUNK, range.i1 - i0);
-    kernel!.top2(x.subarray(i0 * d, (i0 + np) * d), np, anchors, m, d, tile, version);
-    for (let p = 0; p < np; p++) {
-      const i = i0 + p;
-      const a = tile.j1[p], da = tile.d1[p], b = tile.j2[p], db = tile.d2[p];
-      s.j1[i] = a; s.d1[i] = da; s.j2[i] = b; s.d2[i] = db;
+    const xs = x.subarray(i0 * d, (i0 + np) * d);
+    let todo = np; // points needing the full search: all, or those listed in tile.list
+    if (bounds) {
+      kernel!.distIdx(xs, np, anchors, m, d, s.j1.subarray(i0, i0 + np), tile.dist, version);
+      todo = 0;
+      for (let p = 0; p < np; p++) {
+        const i = i0 + p;
+        const dd = tile.dist[p];
+        const l = lower[i] * (1 - eps) - maxDrift;
+        if (Math.sqrt(dd) * (1 + eps) < l) {
+          s.d1[i] = dd;
+          s.j2[i] = -1;
+          s.d2[i] = Infinity;
+          lower[i] = l;
+        } else tile.list[todo++] = p;
+      }
+      if (todo > 0) {
+        // Gather the remaining rows, search them, scatter the results.
+        for (let q = 0; q < todo; q++) tile.rows.set(xs.subarray(tile.list[q] * d, (tile.list[q] + 1) * d), q * d);
+        kernel!.top2(tile.rows, todo, anchors, m, d, tile, version);
+        for (let q = 0; q < todo; q++) {
+          const i = i0 + tile.list[q];
+          s.j1[i] = tile.j1[q]; s.d1[i] = tile.d1[q]; s.j2[i] = tile.j2[q]; s.d2[i] = tile.d2[q];
+          lower[i] = Math.sqrt(tile.d2[q]);
+        }
+      }
+    } else {
+      kernel!.top2(xs, np, anchors, m, d, tile, version);
+      for (let p = 0; p < np; p++) {
+        const i = i0 + p;
+        s.j1[i] = tile.j1[p]; s.d1[i] = tile.d1[p]; s.j2[i] = tile.j2[p]; s.d2[i] = tile.d2[p];
+        lower[i] = Math.sqrt(tile.d2[p]);
+      }
+    }
+    for (let i = i0; i < i0 + np; i++) {
+      const a = s.j1[i], da = s.d1[i], b = s.j2[i], db = s.d2[i];
       // Soft share of the runner-up, then the Huber weight of each side (types.ts).
       const w2 = soft ? 1 / (1 + Math.exp((db - da) / temperature)) : 0;
       const w1 = 1 - w2;
@@ -90,11 +138,12 @@ function handle(msg: WorkerRequest): void {
     case 'init': {
       st = msg.state;
       kernel = makeKernel(msg.kernel);
+      tile.rows = new Float32Array(CHUNK * st.d);
       range = { i0: Math.min(msg.chunk0 * CHUNK, st.n), i1: Math.min(msg.chunk1 * CHUNK, st.n), chunk0: msg.chunk0 };
       return;
     }
     case 'assign':
-      return assign(msg.version, msg.temperature);
+      return assign(msg.version, msg.temperature, msg.bounds, msg.maxDrift);
     case 'reduce':
       return reduce(msg.k0, msg.k1);
     case 'seed':
