@@ -27,27 +27,21 @@ __device__ __forceinline__ void tile_loop(const T *__restrict__ X, const float *
   __shared__ __align__(16) float Cs[2][TL_K][TL_A + TL_PAD];
   const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
   const int kChunks = (d + TL_K - 1) / TL_K;
-  const int aTiles = (m + TL_A - 1) / TL_A;
+  const int steps = kChunks * ((m + TL_A - 1) / TL_A);
 
-  // Staging: thread loads dimension tx of rows ty + 16r (r = 0..7) of the chunk. The rows of X it
-  // reads never change, so their validity and base offsets are computed once.
+  // Staging: thread loads dimension tx of rows ty + 16r (r = 0..7) of the chunk.
   float xr[8], cr[8];
-  size_t xrow[8];
-  unsigned xok = 0;
-#pragma unroll
-  for (int r = 0; r < 8; r++) {
-    const long long q = p0 + ty + 16 * r;
-    xok |= (q < n ? 1u : 0u) << r;
-    xrow[r] = q < n ? (size_t)rowOf(q) * d : 0;
-  }
-  auto fetch = [&](int a0, int k0) {
-    const int k = k0 + tx;
+  auto fetch = [&](int step) {
+    const int a0 = (step / kChunks) * TL_A;
+    const int k = (step % kChunks) * TL_K + tx;
     const bool kin = k < d;
-    const float *cbase = C + (size_t)(a0 + ty) * d + k;
 #pragma unroll
     for (int r = 0; r < 8; r++) {
-      xr[r] = (kin && (xok >> r & 1u)) ? load_f32(X, xrow[r] + k) : 0.f;
-      cr[r] = (kin && a0 + ty + 16 * r < m) ? __ldg(cbase + (size_t)16 * r * d) : 0.f;
+      const int row = ty + 16 * r;
+      const long long q = p0 + row;
+      const int j = a0 + row;
+      xr[r] = (kin && q < n) ? load_f32(X, (size_t)rowOf(q) * d + k) : 0.f;
+      cr[r] = (kin && j < m) ? __ldg(C + (size_t)j * d + k) : 0.f;
     }
   };
   auto stash = [&](int s) {
@@ -64,43 +58,35 @@ __device__ __forceinline__ void tile_loop(const T *__restrict__ X, const float *
 #pragma unroll
     for (int a = 0; a < 8; a++) acc[p][a] = 0.f;
 
-  fetch(0, 0);
+  fetch(0);
   stash(0);
   __syncthreads();
-  int s = 0;
-  for (int a0 = 0; a0 < aTiles * TL_A; a0 += TL_A) {
-    for (int c = 0; c < kChunks; c++) {
-      // The next chunk (of this tile, or the first of the next one) loads during the math below.
-      const bool more = c + 1 < kChunks || a0 + TL_A < aTiles * TL_A;
-      if (more) {
-        if (c + 1 < kChunks) fetch(a0, (c + 1) * TL_K);
-        else fetch(a0 + TL_A, 0);
-      }
+  for (int step = 0; step < steps; step++) {
+    const int s = step & 1;
+    if (step + 1 < steps) fetch(step + 1);  // global loads in flight during the math below
 #pragma unroll
-      for (int k = 0; k < TL_K; k++) {
-        const float4 xa = *reinterpret_cast<const float4 *>(&Xs[s][k][ty * 4]);
-        const float4 xb = *reinterpret_cast<const float4 *>(&Xs[s][k][64 + ty * 4]);
-        const float4 ca = *reinterpret_cast<const float4 *>(&Cs[s][k][tx * 4]);
-        const float4 cb = *reinterpret_cast<const float4 *>(&Cs[s][k][64 + tx * 4]);
-        const float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
-        const float cv[8] = {ca.x, ca.y, ca.z, ca.w, cb.x, cb.y, cb.z, cb.w};
+    for (int k = 0; k < TL_K; k++) {
+      const float4 xa = *reinterpret_cast<const float4 *>(&Xs[s][k][ty * 4]);
+      const float4 xb = *reinterpret_cast<const float4 *>(&Xs[s][k][64 + ty * 4]);
+      const float4 ca = *reinterpret_cast<const float4 *>(&Cs[s][k][tx * 4]);
+      const float4 cb = *reinterpret_cast<const float4 *>(&Cs[s][k][64 + tx * 4]);
+      const float xv[8] = {xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w};
+      const float cv[8] = {ca.x, ca.y, ca.z, ca.w, cb.x, cb.y, cb.z, cb.w};
 #pragma unroll
-        for (int p = 0; p < 8; p++)
+      for (int p = 0; p < 8; p++)
 #pragma unroll
-          for (int a = 0; a < 8; a++) {
-            if (DOT) {
-              acc[p][a] = fmaf(xv[p], cv[a], acc[p][a]);
-            } else {
-              const float t = xv[p] - cv[a];
-              acc[p][a] = fmaf(t, t, acc[p][a]);
-            }
+        for (int a = 0; a < 8; a++) {
+          if (DOT) {
+            acc[p][a] = fmaf(xv[p], cv[a], acc[p][a]);
+          } else {
+            const float t = xv[p] - cv[a];
+            acc[p][a] = fmaf(t, t, acc[p][a]);
           }
-      }
-      if (c + 1 == kChunks) fold(a0, acc);
-      // The other stage was last read before the previous barrier: safe to overwrite now.
-      if (more) stash(s ^ 1);
-      __syncthreads();
-      s ^= 1;
+        }
     }
+    if (step % kChunks == kChunks - 1) fold((step / kChunks) * TL_A, acc);
+    // The other stage was last read before the previous barrier: safe to overwrite now.
+    if (step + 1 < steps) stash(s ^ 1);
+    __syncthreads();
   }
 }

@@ -105,12 +105,16 @@ export async function runParity(size: 'small' | 'large', cuda: Backend | string,
   const report: Partial<ParityReport> = { size, n, d, m, config };
   if (typeof cuda === 'string') {
     report.cudaUnavailable = cuda;
+    await compressOn(cpu, data, config, undefined); // untimed warm-up, as below
     report.cpu = (await compressOn(cpu, data, config, undefined)).run;
     return report as ParityReport;
   }
   // The init is computed once, on the GPU, and given to both; each device still times its own
-  // k-means++ so that both times are those of a whole compress.
+  // k-means++ so that both times are those of a whole compress. Each device first runs once
+  // untimed (module load, JIT of the JavaScript, worker start-up), then the timed run.
+  await compressOn(cuda, data, config, undefined);
   const g = await compressOn(cuda, data, config, undefined);
+  await compressOn(cpu, data, config, g.init);
   const c = await compressOn(cpu, data, config, g.init);
   let same = 0;
   for (let i = 0; i < n; i++) if (g.result.assignments[i] === c.result.assignments[i]) same++;
