@@ -24,6 +24,9 @@ export function sharedVectors(data: Dataset): Float32Array {
   return copy;
 }
 
+/** Largest n×L seedTry distance cache, in floats (256 MiB). */
+const TRY_CACHE_MAX = 1 << 26;
+
 function split(total: number, parts: number, w: number): [number, number] {
   return [Math.floor((w * total) / parts), Math.floor(((w + 1) * total) / parts)];
 }
@@ -65,8 +68,35 @@ export class CpuEngine implements Engine {
 
   // --- k-means++ seeding ---
 
+  /**
+   * Greedy k-means++ adds one of the candidates it just tried: the try pass keeps every point's
+   * distance to each candidate (n×L floats, when that stays under TRY_CACHE_MAX), so the add
+   * that follows needs no second pass over the vectors.
+   */
+  private tryCache: { cands: Float32Array; L: number; dist: Float32Array } | undefined;
+  private tryDist: Float32Array | undefined;
+
+  private cachedCandidate(c: Float32Array): number {
+    const t = this.tryCache;
+    if (!t) return -1;
+    const d = this.d;
+    outer: for (let l = 0; l < t.L; l++) {
+      for (let k = 0; k < d; k++) if (!Object.is(t.cands[l * d + k], c[k])) continue outer;
+      return l;
+    }
+    return -1;
+  }
+
   private async seedPass(mode: 'begin' | 'add' | 'try', cands: Float32Array, count: number): Promise<Float64Array> {
     await this.ready;
+    let extra: { tryDist?: Float32Array; fromTry?: number; tryL?: number } = {};
+    if (mode === 'try' && this.n * count <= TRY_CACHE_MAX) {
+      if (!this.tryDist || this.tryDist.length < this.n * count) this.tryDist = sharedF32(this.n * count);
+      extra = { tryDist: this.tryDist };
+    } else if (mode === 'add') {
+      const l = this.cachedCandidate(cands);
+      if (l >= 0) extra = { tryDist: this.tryCache!.dist, fromTry: l, tryL: this.tryCache!.L };
+    }
     const L = mode === 'try' ? count : 1;
     if (L > this.candCap) {
       this.candCap = L;
@@ -76,7 +106,8 @@ export class CpuEngine implements Engine {
     this.st.cands.set(cands.subarray(0, L * this.d));
     // seedPick relies on begin/add's chunk sums: a seedTry must not overwrite them.
     const cs = mode === 'try' ? this.trySums : this.st.chunkSums;
-    await this.pool.all(() => ({ op: 'seed', mode, count: L, cands: this.st.cands, chunkSums: cs }));
+    await this.pool.all(() => ({ op: 'seed', mode, count: L, cands: this.st.cands, chunkSums: cs, ...extra }));
+    this.tryCache = mode === 'try' && extra.tryDist ? { cands: cands.slice(0, L * this.d), L, dist: extra.tryDist } : undefined;
     const totals = new Float64Array(L);
     for (let c = 0; c < chunkCount(this.n); c++) for (let l = 0; l < L; l++) totals[l] += cs[c * L + l];
     return totals;

@@ -68,5 +68,9 @@ export type WorkerRequest =
   | { op: 'init'; state: SharedState; kernel: 'wasm' | 'js'; chunk0: number; chunk1: number }
   | { op: 'assign'; version: number; temperature: number; bounds: boolean; maxDrift: number }
   | { op: 'reduce'; k0: number; k1: number }
-  | { op: 'seed'; mode: 'begin' | 'add' | 'try'; count: number; cands?: Float32Array; chunkSums?: Float64Array }
+  | {
+      op: 'seed'; mode: 'begin' | 'add' | 'try'; count: number; cands?: Float32Array; chunkSums?: Float64Array;
+      /** try: keep each point's distances to the L candidates here (n×L); add: reuse column fromTry. */
+      tryDist?: Float32Array; fromTry?: number; tryL?: number;
+    }
   | { op: 'knn'; base: Float32Array; nb: number; queries: Float32Array; q0: number; q1: number; d: number; k: number; ids: Int32Array; dists: Float32Array };

@@ -107,15 +107,22 @@ function reduce(k0: number, k1: number): void {
  * k-means++ passes over this worker's chunks. begin: D = dist(x, c); add: D = min(D, dist(x, c));
  * both leave each chunk's Σ D in chunkSums[chunk]. try: chunkSums[chunk·L + l] = Σ min(D, dist(x, c_l)).
  */
-function seed(mode: 'begin' | 'add' | 'try', count: number, cands: Float32Array, chunkSums: Float64Array): void {
+function seed(
+  mode: 'begin' | 'add' | 'try', count: number, cands: Float32Array, chunkSums: Float64Array,
+  tryDist?: Float32Array, fromTry = -1, tryL = 0,
+): void {
   const { d, x, seedD: D } = st!;
   const L = mode === 'try' ? count : 1;
   if (tile.dist.length < CHUNK * L) tile.dist = new Float32Array(CHUNK * L);
   const dist = tile.dist;
   for (let i0 = range.i0, chunk = range.chunk0; i0 < range.i1; i0 += CHUNK, chunk++) {
     const np = Math.min(CHUNK, range.i1 - i0);
-    kernel!.dists(x.subarray(i0 * d, (i0 + np) * d), np, cands, L, d, dist);
+    if (mode === 'add' && tryDist && fromTry >= 0) {
+      // The added anchor was a candidate of the last try: its distances are already known.
+      for (let p = 0; p < np; p++) dist[p] = tryDist[(i0 + p) * tryL + fromTry];
+    } else kernel!.dists(x.subarray(i0 * d, (i0 + np) * d), np, cands, L, d, dist);
     if (mode === 'try') {
+      if (tryDist) tryDist.set(dist.subarray(0, np * L), i0 * L);
       for (let l = 0; l < L; l++) {
         let sum = 0;
         for (let p = 0; p < np; p++) sum += Math.min(D[i0 + p], dist[p * L + l]);
@@ -147,7 +154,7 @@ function handle(msg: WorkerRequest): void {
     case 'reduce':
       return reduce(msg.k0, msg.k1);
     case 'seed':
-      return seed(msg.mode, msg.count, msg.cands ?? st!.cands, msg.chunkSums ?? st!.chunkSums);
+      return seed(msg.mode, msg.count, msg.cands ?? st!.cands, msg.chunkSums ?? st!.chunkSums, msg.tryDist, msg.fromTry, msg.tryL);
     case 'knn':
       kernel ??= makeKernel('wasm');
       return knnRange(kernel, msg);
