@@ -13,7 +13,7 @@ const tc = read('test-cuda-large.json');
 const compress = read('compress-prod.json');
 let wall;
 try {
-  const m = /Elapsed \(wall clock\) time[^:]*: (?:(\d+):)?(\d+):(\d+(?:\.\d+)?)/.exec(readFileSync(join(dir, 'run.log'), 'utf8'));
+  const m = /Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):(\d+(?:\.\d+)?)/.exec(readFileSync(join(dir, 'run.log'), 'utf8'));
   if (m) wall = (Number(m[1] ?? 0) * 3600 + Number(m[2]) * 60 + Number(m[3]));
 } catch {
   /* no log */
