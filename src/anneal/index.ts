@@ -28,6 +28,12 @@ export { Rng } from './random.js';
 /** Where a moved anchor lands between the split cluster's centre (0) and its farthest point (1). */
 const SPLIT_FRACTION = 0.5;
 
+/** One iteration counts toward convergence (energy 0 included: 0/0 is "no change"). */
+function isStable(prev: number, energy: number, changed: number, n: number, cfg: AnnealConfig): boolean {
+  const rel = prev === energy ? 0 : Math.abs(prev - energy) / Math.max(energy, Number.MIN_VALUE);
+  return rel < cfg.energyTol && changed / n < cfg.changeTol;
+}
+
 function median(v: number[]): number {
   if (v.length === 0) return 0;
   const s = [...v].sort((a, b) => a - b);
@@ -79,7 +85,7 @@ export async function anneal(engine: Engine, cfg: AnnealConfig, hooks: AnnealHoo
         const rec: IterRecord = { iter: history.length, temperature: 0, energy: s.energy, changed: s.changed, ms: s.ms };
         history.push(rec);
         hooks.onIter?.(rec, cfg.maxIters);
-        calm = Math.abs(prev - s.energy) < cfg.energyTol * s.energy && s.changed / n < cfg.changeTol ? calm + 1 : 0;
+        calm = isStable(prev, s.energy, s.changed, n, cfg) ? calm + 1 : 0;
         prev = energy = s.energy;
       }
       if (!best || energy < best.energy) best = { anchors: await engine.getAnchors(), energy };
@@ -115,8 +121,7 @@ export async function anneal(engine: Engine, cfg: AnnealConfig, hooks: AnnealHoo
     history.push(rec);
     lastEnergy = s.energy;
     sinceMove++;
-    const rel = Math.abs(prevEnergy - s.energy) / Math.max(s.energy, Number.MIN_VALUE);
-    stable = rel < cfg.energyTol && s.changed / n < cfg.changeTol ? stable + 1 : 0;
+    stable = isStable(prevEnergy, s.energy, s.changed, n, cfg) ? stable + 1 : 0;
     prevEnergy = s.energy;
 
     const maintain = cfg.maintenanceEvery > 0;
