@@ -175,3 +175,21 @@ describe('cpu engine bounds (skipping settled points at T = 0)', () => {
     expect(runs[0]).toEqual(runs[1]);
   });
 });
+
+describe('cpu engine lifecycle', () => {
+  it('dispose() during a pass rejects it instead of hanging, and is safe twice', async () => {
+    const ds = randomDataset(20000, 64, 4);
+    const backend = createCpuBackend({ threads: 2 });
+    const e = await backend.open(ds, 300);
+    await e.setAnchors((ds.data as Float32Array).slice(0, 300 * 64));
+    const pass = e.iterate({ temperature: 0, step: 1, huber: 0 }).then(
+      () => 'finished',
+      (err: Error) => err.message,
+    );
+    await new Promise((r) => setTimeout(r, 5));
+    await e.dispose();
+    await e.dispose();
+    expect(await pass).toMatch(/disposed/);
+    await expect(e.iterate({ temperature: 0, step: 1, huber: 0 })).rejects.toThrow(/disposed/);
+  });
+});

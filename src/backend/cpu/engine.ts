@@ -64,6 +64,9 @@ export class CpuEngine implements Engine {
       const [chunk0, chunk1] = split(chunks, this.threads, w);
       return { op: 'init', state: this.st, kernel, chunk0, chunk1 };
     });
+    // Methods await `ready` and see its failure; this only keeps an engine disposed before its
+    // first pass from reporting an unhandled rejection.
+    this.ready.catch(() => {});
   }
 
   // --- k-means++ seeding ---

@@ -54,6 +54,8 @@ export class WorkerPool {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Anything still waiting (dispose() during a pass, e.g. on Ctrl-C) fails instead of hanging.
+    for (const q of this.queues) for (const p of q.splice(0)) p.reject(new Error('cpu engine disposed during a pass'));
     await Promise.all(this.workers.map((w) => w.terminate()));
   }
 }
