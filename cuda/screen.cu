@@ -95,7 +95,7 @@ __device__ void screen_top2(const T *__restrict__ X, const float *__restrict__ C
     b1[p] = b2[p] = b3[p] = b4[p] = __int_as_float(0x7f800000);
     i1[p] = i2[p] = i3[p] = NONE;
   }
-  tile_loop<true, false>(X, C, n, d, m, p0, [](long long q) { return q; }, [&](int a0, float (&acc)[8][8]) {
+  tile_loop<true>(X, C, n, d, m, p0, [](long long q) { return q; }, [&](int a0, float (&acc)[8][8]) {
 #pragma unroll
     for (int a = 0; a < 8; a++) {
       const int j = a0 + tl_local(tx, a);

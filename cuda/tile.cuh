@@ -17,10 +17,10 @@
 /** Local row index (0..127) of a thread's p-th point (or a-th anchor) within its block (tile). */
 __device__ __forceinline__ int tl_local(int lane16, int p) { return p < 4 ? lane16 * 4 + p : 64 + lane16 * 4 + (p - 4); }
 
-// DOT = false: acc += (x − c)²; DOT = true: acc += x·c. The block's points are q = p0 + local,
-// valid when q < n; their row of X is q, or rowOf(q) when LISTED (the fallback list). fold(a0, acc)
-// runs after each complete anchor tile starting at anchor a0 and must leave acc zeroed.
-template <bool DOT, bool LISTED, typename T, typename RowOf, typename Fold>
+// DOT = false: acc += (x − c)²; DOT = true: acc += x·c. rowOf(q) maps the block's q-th point
+// (q = p0 + local) to its row of X; `valid` points are q < n. fold(a0, acc) runs after each
+// complete anchor tile starting at anchor a0 and must leave acc zeroed for the next tile.
+template <bool DOT, typename T, typename RowOf, typename Fold>
 __device__ __forceinline__ void tile_loop(const T *__restrict__ X, const float *__restrict__ C, int n, int d, int m,
                                           long long p0, RowOf rowOf, Fold fold) {
   __shared__ __align__(16) float Xs[2][TL_K][TL_P + TL_PAD];
@@ -29,28 +29,19 @@ __device__ __forceinline__ void tile_loop(const T *__restrict__ X, const float *
   const int kChunks = (d + TL_K - 1) / TL_K;
   const int steps = kChunks * ((m + TL_A - 1) / TL_A);
 
-  // Staging: thread loads dimension tx of rows ty + 16r (r = 0..7) of the chunk. Addresses are
-  // one base pointer plus a constant stride (16 rows), validity a bit mask computed once for the
-  // points and once per tile for the anchors: the fetch costs a few instructions per element
-  // (the compiler's per-element 64-bit address arithmetic had cost a quarter of the issue slots).
-  const size_t stride = (size_t)16 * d;
-  const T *xbase = X + (size_t)(p0 + ty) * d + tx;  // LIST: unused, rows come from rowOf
-  unsigned xmask = 0;
-#pragma unroll
-  for (int r = 0; r < 8; r++) xmask |= (p0 + ty + 16 * r < n ? 1u : 0u) << r;
+  // Staging: thread loads dimension tx of rows ty + 16r (r = 0..7) of the chunk.
   float xr[8], cr[8];
-  auto fetch = [&](int a0, int k0) {
-    const bool kin = k0 + tx < d;
-    const float *cq = C + (size_t)(a0 + ty) * d + k0 + tx;
+  auto fetch = [&](int step) {
+    const int a0 = (step / kChunks) * TL_A;
+    const int k = (step % kChunks) * TL_K + tx;
+    const bool kin = k < d;
 #pragma unroll
     for (int r = 0; r < 8; r++) {
-      if (LISTED) {
-        const long long q = p0 + ty + 16 * r;
-        xr[r] = (kin && (xmask >> r & 1u)) ? load_f32(X, (size_t)rowOf(q) * d + k0 + tx) : 0.f;
-      } else {
-        xr[r] = (kin && (xmask >> r & 1u)) ? load_f32(xbase, k0 + r * stride) : 0.f;
-      }
-      cr[r] = (kin && a0 + ty + 16 * r < m) ? __ldg(cq + r * stride) : 0.f;
+      const int row = ty + 16 * r;
+      const long long q = p0 + row;
+      const int j = a0 + row;
+      xr[r] = (kin && q < n) ? load_f32(X, (size_t)rowOf(q) * d + k) : 0.f;
+      cr[r] = (kin && j < m) ? __ldg(C + (size_t)j * d + k) : 0.f;
     }
   };
   auto stash = [&](int s) {
@@ -60,22 +51,19 @@ __device__ __forceinline__ void tile_loop(const T *__restrict__ X, const float *
       Cs[s][tx][ty + 16 * r] = cr[r];
     }
   };
+
   float acc[8][8];
 #pragma unroll
   for (int p = 0; p < 8; p++)
 #pragma unroll
     for (int a = 0; a < 8; a++) acc[p][a] = 0.f;
 
-  // (a0, k0) of the current chunk and (na0, nk0) of the next, advanced without divisions.
-  int a0 = 0, k0 = 0;
-  fetch(0, 0);
+  fetch(0);
   stash(0);
   __syncthreads();
   for (int step = 0; step < steps; step++) {
     const int s = step & 1;
-    const bool lastChunk = k0 + TL_K >= d;
-    const int na0 = lastChunk ? a0 + TL_A : a0, nk0 = lastChunk ? 0 : k0 + TL_K;
-    if (step + 1 < steps) fetch(na0, nk0);  // global loads in flight during the math below
+    if (step + 1 < steps) fetch(step + 1);  // global loads in flight during the math below
 #pragma unroll
     for (int k = 0; k < TL_K; k++) {
       const float4 xa = *reinterpret_cast<const float4 *>(&Xs[s][k][ty * 4]);
@@ -96,11 +84,9 @@ __device__ __forceinline__ void tile_loop(const T *__restrict__ X, const float *
           }
         }
     }
-    if (lastChunk) fold(a0, acc);
+    if (step % kChunks == kChunks - 1) fold((step / kChunks) * TL_A, acc);
     // The other stage was last read before the previous barrier: safe to overwrite now.
     if (step + 1 < steps) stash(s ^ 1);
     __syncthreads();
-    a0 = na0;
-    k0 = nk0;
   }
 }
