@@ -2,7 +2,8 @@
 // file only sees scalars per iteration and m-sized statistics at maintenance. docs/algorithm.md
 // explains the design and how the defaults were chosen.
 //
-//  1. init: k-means++ (greedy D² sampling) through the engine, or hooks.initAnchors.
+//  1. init: k-means++ (greedy D² sampling) through the engine, best of `restarts` tries each
+//     polished by a few Lloyd iterations — or hooks.initAnchors.
 //  2. warm phase: temperature T falls geometrically from t0 × (energy after init); each point
 //     shares its weight with its runner-up anchor (softmax at T), the step toward the mean is
 //     damped and a Huber weight tempers far points; both fade to plain Lloyd as T → 0.
@@ -10,7 +11,8 @@
 //  3. cold phase (T = 0, step 1, no Huber: exactly Lloyd, so energy never rises): run to
 //     stability, then try swaps — move the anchors that are cheapest to remove into the clusters
 //     with the largest error — keep them if the energy, once stable again, is lower, else restore
-//     the anchors. The swap count halves on each rejection; the phase ends after
+//     the anchors. The swap count halves on each rejection and doubles (up to its first size)
+//     on each acceptance; the phase ends after
 //     `swapRejects` rejections of a single swap, or at maxIters.
 //  4. finalize: one exact hard pass; refill any anchor still empty; the assignments.
 import type { Engine } from '../backend/types.js';
