@@ -66,12 +66,18 @@ for k in screen_top2 assign_top2 screen_exact reduce_points; do
 done
 tail -60 "$OUT/ncu.txt" | tee -a "$log"
 fi
+if want variants; then
+say "tile variants: GPU tests with p4, then mnemo and prod with p8/p4, screened and direct"
+VLC_CUDA_TILE=p4 node_modules/.bin/vitest run --config vitest.gpu.config.ts 2>&1 | tee "$OUT/gpu-tests-p4.log" | tail -6 | tee -a "$log"
+for t in p8 p4; do for sc in 1 0; do
+  VLC_CUDA_TILE=$t VLC_CUDA_SCREEN=$sc vlc bench --device cuda --workloads mnemo,prod --out "$OUT/bench-$t-s$sc.json" 2>&1 | tee -a "$log"
+done; done
+fi
 if want ncustall; then
 say "ncu: stall reasons and instruction mix of the tiled kernels on mnemo"
 for k in screen_top2 assign_top2; do
   VLC_CUDA_SCREEN=$([ $k = assign_top2 ] && echo 0 || echo 1) timeout 150 ncu --target-processes all -k "regex:$k" -c 1 \
-    --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio' \
-    --metrics smsp__inst_executed.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,smsp__sass_thread_inst_executed_op_fadd_pred_on.sum,smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum,smsp__inst_executed_op_global_ld.sum,smsp__inst_executed_op_branch.sum,sm__cycles_elapsed.avg,smsp__issue_active.avg.pct_of_peak_sustained_active \
+    --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio',smsp__inst_executed.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,smsp__sass_thread_inst_executed_op_fadd_pred_on.sum,smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum,smsp__inst_executed_op_global_ld.sum,smsp__inst_executed_op_branch.sum,sm__cycles_elapsed.avg,smsp__issue_active.avg.pct_of_peak_sustained_active \
     node bin/vlc.js bench --device cuda --workloads mnemo --iters 1 -q 2>&1 | grep -vE "^==PROF==|^\s*$" >> "$OUT/ncu-stall.txt"
 done
 cat "$OUT/ncu-stall.txt" | tee -a "$log"

@@ -26,13 +26,13 @@ __device__ __forceinline__ void top2_push(float d, unsigned j, float &d1, unsign
 
 // LIST: the block's points are list[p0 ..] (the screen's fallback list, *listCount long) instead
 // of p0 .., so the same kernel finishes the points the screen could not decide (screen.cu).
-template <typename T, bool LIST>
+template <typename T, bool LIST, int PP = 8>
 __device__ void assign_top2(const T *__restrict__ X, const float *__restrict__ C, int n, int d, int m,
                             unsigned *__restrict__ outJ1, float *__restrict__ outD1,
                             unsigned *__restrict__ outJ2, float *__restrict__ outD2,
                             const unsigned *__restrict__ list, const unsigned *__restrict__ listCount) {
   const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
-  const long long p0 = (long long)blockIdx.x * TL_P;
+  const long long p0 = (long long)blockIdx.x * (16 * PP);
   if (LIST) {
     n = (int)*listCount;  // points in the list; blocks past it have nothing to do
     if (p0 >= n) return;
@@ -40,29 +40,29 @@ __device__ void assign_top2(const T *__restrict__ X, const float *__restrict__ C
   // Row of X (and of the outputs) of the block's q-th point.
   auto rowOf = [&](long long q) -> long long { return LIST ? (long long)list[q] : q; };
 
-  float b1[8], b2[8];
-  unsigned i1[8], i2[8];
+  float b1[PP], b2[PP];
+  unsigned i1[PP], i2[PP];
 #pragma unroll
-  for (int p = 0; p < 8; p++) {
+  for (int p = 0; p < PP; p++) {
     b1[p] = b2[p] = __int_as_float(0x7f800000);
     i1[p] = i2[p] = 0xffffffffu;
   }
-  tile_loop<false>(X, C, n, d, m, p0, rowOf, [&](int a0, float (&acc)[8][8]) {
+  tile_loop<false, PP>(X, C, n, d, m, p0, rowOf, [&](int a0, float (&acc)[PP][8]) {
 #pragma unroll
     for (int a = 0; a < 8; a++) {
       const int j = a0 + tl_local(tx, a);
       if (j < m) {
 #pragma unroll
-        for (int p = 0; p < 8; p++) top2_push(acc[p][a], (unsigned)j, b1[p], i1[p], b2[p], i2[p]);
+        for (int p = 0; p < PP; p++) top2_push(acc[p][a], (unsigned)j, b1[p], i1[p], b2[p], i2[p]);
       }
 #pragma unroll
-      for (int p = 0; p < 8; p++) acc[p][a] = 0.f;
+      for (int p = 0; p < PP; p++) acc[p][a] = 0.f;
     }
   });
 
   // Merge the top-2s of the 16 threads (same ty, lanes of one half-warp) that share each point.
 #pragma unroll
-  for (int p = 0; p < 8; p++) {
+  for (int p = 0; p < PP; p++) {
 #pragma unroll
     for (int o = 8; o > 0; o >>= 1) {
       const float od1 = __shfl_xor_sync(0xffffffffu, b1[p], o);
@@ -75,7 +75,7 @@ __device__ void assign_top2(const T *__restrict__ X, const float *__restrict__ C
   }
   if (tx == 0) {
 #pragma unroll
-    for (int p = 0; p < 8; p++) {
+    for (int p = 0; p < PP; p++) {
       const long long q = p0 + tl_local(ty, p);
       if (q < n) {
         const long long i = rowOf(q);
@@ -97,6 +97,13 @@ extern "C" __global__ void __launch_bounds__(AS_THREADS, 1) assign_top2_f32(ASSI
 }
 extern "C" __global__ void __launch_bounds__(AS_THREADS, 1) assign_top2_f16(ASSIGN_ARGS(__half)) {
   assign_top2<__half, false>(X, C, n, d, m, j1, d1, j2, d2, nullptr, nullptr);
+}
+// PP = 4: 64 points per block, about half the registers, two blocks per SM (tile.cuh).
+extern "C" __global__ void __launch_bounds__(AS_THREADS, 2) assign_top2_f32_p4(ASSIGN_ARGS(float)) {
+  assign_top2<float, false, 4>(X, C, n, d, m, j1, d1, j2, d2, nullptr, nullptr);
+}
+extern "C" __global__ void __launch_bounds__(AS_THREADS, 2) assign_top2_f16_p4(ASSIGN_ARGS(__half)) {
+  assign_top2<__half, false, 4>(X, C, n, d, m, j1, d1, j2, d2, nullptr, nullptr);
 }
 extern "C" __global__ void __launch_bounds__(AS_THREADS, 2) assign_top2_f32_occ2(ASSIGN_ARGS(float)) {
   assign_top2<float, false>(X, C, n, d, m, j1, d1, j2, d2, nullptr, nullptr);

@@ -79,39 +79,39 @@ __device__ __forceinline__ void push4(float a, unsigned j, float &a1, unsigned &
 }
 
 // The tiling of assign.cu (cuda/tile.cuh), accumulating x·c instead of (x − c)².
-template <typename T>
+template <typename T, int PP = 8>
 __device__ void screen_top2(const T *__restrict__ X, const float *__restrict__ C, const float *__restrict__ xx,
                             const float *__restrict__ cc, int n, int d, int m,
                             unsigned *__restrict__ J1, unsigned *__restrict__ J2, unsigned *__restrict__ J3,
                             float *__restrict__ A2, float *__restrict__ A4) {
   const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
-  const long long p0 = (long long)blockIdx.x * TL_P;
-  float xn[8], b1[8], b2[8], b3[8], b4[8];
-  unsigned i1[8], i2[8], i3[8];
+  const long long p0 = (long long)blockIdx.x * (16 * PP);
+  float xn[PP], b1[PP], b2[PP], b3[PP], b4[PP];
+  unsigned i1[PP], i2[PP], i3[PP];
 #pragma unroll
-  for (int p = 0; p < 8; p++) {
+  for (int p = 0; p < PP; p++) {
     const long long i = p0 + tl_local(ty, p);
     xn[p] = i < n ? xx[i] : 0.f;
     b1[p] = b2[p] = b3[p] = b4[p] = __int_as_float(0x7f800000);
     i1[p] = i2[p] = i3[p] = NONE;
   }
-  tile_loop<true>(X, C, n, d, m, p0, [](long long q) { return q; }, [&](int a0, float (&acc)[8][8]) {
+  tile_loop<true, PP>(X, C, n, d, m, p0, [](long long q) { return q; }, [&](int a0, float (&acc)[PP][8]) {
 #pragma unroll
     for (int a = 0; a < 8; a++) {
       const int j = a0 + tl_local(tx, a);
       if (j < m) {
         const float cj = __ldg(cc + j);
 #pragma unroll
-        for (int p = 0; p < 8; p++)
+        for (int p = 0; p < PP; p++)
           push4((xn[p] + cj) - 2.f * acc[p][a], (unsigned)j, b1[p], i1[p], b2[p], i2[p], b3[p], i3[p], b4[p]);
       }
 #pragma unroll
-      for (int p = 0; p < 8; p++) acc[p][a] = 0.f;
+      for (int p = 0; p < PP; p++) acc[p][a] = 0.f;
     }
   });
   // Merge across the 16 threads that share each point; a4 last so it can only land fourth.
 #pragma unroll
-  for (int p = 0; p < 8; p++) {
+  for (int p = 0; p < PP; p++) {
 #pragma unroll
     for (int o = 8; o > 0; o >>= 1) {
       const float o1 = __shfl_xor_sync(0xffffffffu, b1[p], o);
@@ -129,7 +129,7 @@ __device__ void screen_top2(const T *__restrict__ X, const float *__restrict__ C
   }
   if (tx == 0) {
 #pragma unroll
-    for (int p = 0; p < 8; p++) {
+    for (int p = 0; p < PP; p++) {
       const long long i = p0 + tl_local(ty, p);
       if (i < n) {
         J1[i] = i1[p];
@@ -149,6 +149,13 @@ extern "C" __global__ void __launch_bounds__(SC_THREADS, 1) screen_top2_f32(SCRE
 }
 extern "C" __global__ void __launch_bounds__(SC_THREADS, 1) screen_top2_f16(SCREEN_ARGS(__half)) {
   screen_top2(X, C, xx, cc, n, d, m, J1, J2, J3, A2, A4);
+}
+// PP = 4: 64 points per block, two blocks per SM (tile.cuh).
+extern "C" __global__ void __launch_bounds__(SC_THREADS, 2) screen_top2_f32_p4(SCREEN_ARGS(float)) {
+  screen_top2<float, 4>(X, C, xx, cc, n, d, m, J1, J2, J3, A2, A4);
+}
+extern "C" __global__ void __launch_bounds__(SC_THREADS, 2) screen_top2_f16_p4(SCREEN_ARGS(__half)) {
+  screen_top2<__half, 4>(X, C, xx, cc, n, d, m, J1, J2, J3, A2, A4);
 }
 
 __device__ __forceinline__ bool lex_less(float da, unsigned ja, float db, unsigned jb) {

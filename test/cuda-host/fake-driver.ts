@@ -174,7 +174,7 @@ export class FakeCuda {
     const u64 = (k: number) => this.view(P[k], BigUint64Array as never) as unknown as BigUint64Array;
     const int = (k: number) => (P[k] as Int32Array)[0];
     const dbl = (k: number) => (P[k] as Float64Array)[0];
-    const half = name.endsWith('_f16') || name.endsWith('_f16_occ2');
+    const half = /_f16(_occ2|_p4)?$/.test(name);
     // The vectors as f32 (an f16 buffer decoded exactly, as the kernels widen each element).
     const X = (k: number, count: number): Float32Array => {
       if (!half) return f32(k);
@@ -193,7 +193,7 @@ export class FakeCuda {
       }
       return s;
     };
-    const base = name.replace(/_(f32|f16)(_occ2)?$/, '');
+    const base = name.replace(/_(f32|f16)(_occ2|_p4)?$/, '');
     switch (base) {
       case 'max_abs': {
         const count = Number((P[1] as BigInt64Array)[0]), x = X(0, count), out = u32(2);

@@ -26,6 +26,11 @@ export type AssignVariant = 'occ1' | 'occ2';
 export interface CudaEngineOptions {
   assignVariant?: AssignVariant;
   /**
+   * Points per thread of the tiled kernels (cuda/tile.cuh): 8 (128 points per block, one block
+   * per SM) or 4 (64 points per block, two blocks per SM). VLC_CUDA_TILE=p8|p4 overrides.
+   */
+  tile?: 'p8' | 'p4';
+  /**
    * Screen with the f32 expansion, then decide exactly (cuda/screen.cu). Default: on when the
    * pass is large enough to gain (n·m·d >= 2^24) and m >= 3; VLC_CUDA_SCREEN=0|1 overrides.
    * Either way the assignments are those of the direct pass.
@@ -80,6 +85,9 @@ export class CudaEngine implements Engine {
   readonly m: number;
   private readonly sfx: string;
   private readonly assignFn: string;
+  private readonly screenFn: string;
+  /** Points per block of assignFn / screenFn. */
+  private readonly tilePoints: number;
   private bufs: DeviceBuffer[] = [];
   private X!: DeviceBuffer;
   private C!: DeviceBuffer;
@@ -126,7 +134,11 @@ export class CudaEngine implements Engine {
     this.d = data.d;
     this.m = m;
     this.sfx = data.dtype === 'f16' ? '_f16' : '_f32';
-    this.assignFn = `assign_top2${this.sfx}${(o.assignVariant ?? defaultVariant()) === 'occ2' ? '_occ2' : ''}`;
+    const envTile = process.env.VLC_CUDA_TILE;
+    const p4 = (o.tile ?? (envTile === 'p4' ? 'p4' : 'p8')) === 'p4';
+    this.tilePoints = p4 ? 64 : ASSIGN_POINTS;
+    this.assignFn = `assign_top2${this.sfx}${p4 ? '_p4' : (o.assignVariant ?? defaultVariant()) === 'occ2' ? '_occ2' : ''}`;
+    this.screenFn = `screen_top2${this.sfx}${p4 ? '_p4' : ''}`;
     const env = process.env.VLC_CUDA_SCREEN;
     this.screen = m >= 3 && (o.screen ?? (env === '1' ? true : env === '0' ? false : this.n * m * this.d >= 2 ** 24));
     this.seedBlocks = Math.ceil(this.n / SEED_POINTS);
@@ -367,7 +379,7 @@ export class CudaEngine implements Engine {
       const ccMax = this.screenScalars.ptr;
       const count = this.screenScalars.ptr + 4n;
       ctx.launch('screen', 'anchor_norms', 1, 1024, [ptr(this.C.ptr), i32(m), i32(d), ptr(this.cc.ptr), ptr(ccMax), ptr(count)]);
-      ctx.launch('screen', `screen_top2${this.sfx}`, Math.ceil(n / ASSIGN_POINTS), THREADS, [
+      ctx.launch('screen', this.screenFn, Math.ceil(n / this.tilePoints), THREADS, [
         ptr(this.X.ptr), ptr(this.C.ptr), ptr(this.xx.ptr), ptr(this.cc.ptr), i32(n), i32(d), i32(m),
         ptr(this.J1.ptr), ptr(this.J2.ptr), ptr(this.J3.ptr), ptr(this.D1.ptr), ptr(this.D2.ptr),
       ]);
@@ -379,7 +391,7 @@ export class CudaEngine implements Engine {
         ptr(this.X.ptr), ptr(this.C.ptr), i32(n), i32(d), i32(m), ...top2, ptr(this.fallbackList.ptr), ptr(count),
       ]);
     } else {
-      ctx.launch('assign', this.assignFn, Math.ceil(n / ASSIGN_POINTS), THREADS, [
+      ctx.launch('assign', this.assignFn, Math.ceil(n / this.tilePoints), THREADS, [
         ptr(this.X.ptr), ptr(this.C.ptr), i32(n), i32(d), i32(m), ...top2,
       ]);
     }
