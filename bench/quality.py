@@ -1,8 +1,8 @@
 """Quality: vlc's final energy vs scikit-learn KMeans(n_init=5, max_iter=300, init='k-means++')
 at the same m, on the three datasets of bench/datasets.py (seed-large, gm, digits).
 
-vlc runs with DEFAULT_CONFIG (dist/anneal/config.js) on the CPU backend through
-bench/quality-run.mjs; energy = mean squared distance of each vector to its anchor (sklearn's
+vlc runs with its defaults on the CPU backend, end to end through `node bin/vlc.js compress
+--device cpu --json` (bench/quality-run.mjs, calling dist/ directly, when there is no CLI); energy = mean squared distance of each vector to its anchor (sklearn's
 inertia_ / n). Extra vlc seeds (--seeds) show the spread; the table's ratio uses the default seed.
 
 Usage: /usr/bin/python3 bench/quality.py [--seeds 1234,1,2] [--out bench/results/quality.json]
@@ -19,10 +19,22 @@ from datasets import DATASETS  # noqa: E402
 
 
 def run_vlc(npy, m, seed):
+    """vlc end to end through its CLI (`vlc compress --json`), or dist/ directly if no CLI."""
+    root = os.path.dirname(HERE)
+    cli = os.path.join(root, "bin", "vlc.js")
+    if os.path.exists(cli):
+        out_vlc = npy + f".{seed}.vlc"
+        out = subprocess.run(["node", cli, "compress", npy, "-o", out_vlc, "--device", "cpu", "--anchors", str(m),
+                              "--seed", str(seed), "--json"], check=True, capture_output=True, text=True).stdout
+        r = json.loads(out.strip().splitlines()[-1])
+        return {"energy": r["energy"], "seconds": r["seconds"], "iterations": r["iterations"],
+                "converged": r["converged"], "via": "vlc compress --device cpu --json"}
     out = subprocess.run(["node", os.path.join(HERE, "quality-run.mjs"), npy, "--m", str(m),
                           "--config", json.dumps({"seed": seed})],
                          check=True, capture_output=True, text=True).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    r = json.loads(out.strip().splitlines()[-1])
+    r["via"] = "bench/quality-run.mjs"
+    return r
 
 
 def main():
@@ -49,7 +61,7 @@ def main():
             row = {"dataset": name, "n": int(x.shape[0]), "d": int(x.shape[1]), "m": m,
                    "sklearn": {"energy": sk, "seconds": sk_s, "n_iter_best": int(km.n_iter_)},
                    "vlc": [{"seed": s, "energy": r["energy"], "seconds": r["seconds"], "iterations": r["iterations"],
-                            "converged": r["converged"], "emptyAnchors": r["emptyAnchors"]} for s, r in zip(seeds, vlc)],
+                            "converged": r["converged"], "via": r["via"]} for s, r in zip(seeds, vlc)],
                    "ratio": vlc[0]["energy"] / sk,
                    "ratioWorstSeed": max(r["energy"] for r in vlc) / sk}
             rows.append(row)
@@ -63,7 +75,7 @@ def main():
               "machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
                           "load": os.getloadavg()},
               "commit": commit, "sklearn": "KMeans(n_init=5, max_iter=300, init='k-means++', random_state=0)",
-              "vlcConfig": vlc[0]["config"] if rows else None, "rows": rows}
+              "vlcConfig": "DEFAULT_CONFIG of src/anneal/config.ts at this commit (seed from --seed)", "rows": rows}
     os.makedirs(os.path.dirname(a.out), exist_ok=True)
     with open(a.out, "w") as f:
         json.dump(result, f, indent=2)
