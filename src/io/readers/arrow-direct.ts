@@ -1,10 +1,10 @@
 // Fast path for the common Feather/Arrow file: an uncompressed FixedSizeList<Float16|32|64>
-// column without nulls. Its values sit contiguously in each record batch's body, so they are read
+// column, or a List of floats whose rows all have the same length, without nulls. Its values sit contiguously in each record batch's body, so they are read
 // straight from the file into the Dataset (like an .npy), skipping apache-arrow's per-batch
 // buffers and a second full copy. Anything unusual returns undefined and the general path runs.
-import { DataType, Message, Precision, type Field, type RecordBatchReader } from 'apache-arrow';
+import { DataType, Message, Precision, type Field, type FixedSizeList, type RecordBatchReader } from 'apache-arrow';
 import { allocVectors } from '../dataset.js';
-import { keptAs, readElements, type ElementType } from './elements.js';
+import { ELEMENT_BYTES, keptAs, readElements, type ElementType } from './elements.js';
 import type { ByteSource } from './source.js';
 import type { RawDataset } from './types.js';
 
@@ -34,11 +34,13 @@ const FLOAT_ELEMENTS: Record<number, ElementType> = { [Precision.HALF]: 'f16', [
 export function readArrowFileDirect(src: ByteSource, reader: RecordBatchReader, column: number): RawDataset | undefined {
   const footer = reader.footer;
   const field = reader.schema.fields[column];
-  if (!footer || !DataType.isFixedSizeList(field.type)) return undefined;
+  const fixed = DataType.isFixedSizeList(field.type);
+  if (!footer || !(fixed || DataType.isList(field.type))) return undefined;
   const elem = FLOAT_ELEMENTS[field.type.children[0].type.precision];
-  const d = field.type.listSize;
-  if (!elem || d === 0) return undefined;
-  // Position of the column's child values among each batch's nodes and buffers.
+  if (!elem) return undefined;
+  const eb = ELEMENT_BYTES[elem];
+  // Position of the column's nodes and buffers among each batch's. A FixedSizeList owns
+  // [validity] and its child [validity, values]; a List has [validity, offsets] before the child.
   let node = 0;
   let buffer = 0;
   for (const f of reader.schema.fields.slice(0, column)) {
@@ -47,7 +49,9 @@ export function readArrowFileDirect(src: ByteSource, reader: RecordBatchReader, 
     node += l.nodes;
     buffer += l.buffers;
   }
-  const [listNode, valueNode, valueBuffer] = [node, node + 1, buffer + 2];
+  const [listNode, valueNode] = [node, node + 1];
+  const [offsetsBuffer, valueBuffer] = fixed ? [-1, buffer + 2] : [buffer + 1, buffer + 3];
+  let d = fixed ? (field.type as FixedSizeList).listSize : -1; // a List's d comes from its first row
 
   // Plan every batch first, so nothing is read unless the whole file fits the fast path.
   const parts: { rows: number; position: number }[] = [];
@@ -60,13 +64,25 @@ export function readArrowFileDirect(src: ByteSource, reader: RecordBatchReader, 
       if (!message.isRecordBatch()) return undefined;
       const header = message.header();
       const rows = Number(header.length);
+      const body = block.offset + block.metaDataLength;
       const list = header.nodes[listNode];
       const values = header.nodes[valueNode];
       const region = header.buffers[valueBuffer];
       if (header.compression || !list || !values || !region) return undefined;
-      if (list.nullCount !== 0 || values.nullCount !== 0 || list.length !== rows || values.length !== rows * d) return undefined;
-      if (region.length < rows * d * (elem === 'f64' ? 8 : elem === 'f32' ? 4 : 2)) return undefined;
-      parts.push({ rows, position: block.offset + block.metaDataLength + region.offset });
+      if (list.nullCount !== 0 || values.nullCount !== 0 || list.length !== rows) return undefined;
+      if (rows === 0) continue;
+      let first = 0; // index of the batch's first value in the values buffer
+      if (!fixed) {
+        const offsetsRegion = header.buffers[offsetsBuffer];
+        if (!offsetsRegion || offsetsRegion.length < (rows + 1) * 4) return undefined;
+        const offsets = new Int32Array(src.read(body + offsetsRegion.offset, (rows + 1) * 4).buffer);
+        if (d < 0) d = offsets[1] - offsets[0];
+        // Every row must hold exactly d values; otherwise the general path names the odd row.
+        for (let i = 0; i < rows; i++) if (offsets[i + 1] - offsets[i] !== d) return undefined;
+        first = offsets[0];
+      }
+      if (d <= 0 || values.length < first + rows * d || region.length < (first + rows * d) * eb) return undefined;
+      parts.push({ rows, position: body + region.offset + first * eb });
       n += rows;
     }
   } catch {
@@ -79,6 +95,7 @@ export function readArrowFileDirect(src: ByteSource, reader: RecordBatchReader, 
   let firstBad = -1;
   for (const part of parts) {
     const bad = readElements(src, part.position, part.rows * d, elem, data, at * d);
+    // readElements reports the element index within `data`, so this is already the global row.
     if (firstBad < 0 && bad >= 0) firstBad = Math.floor(bad / d);
     at += part.rows;
   }
