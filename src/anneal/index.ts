@@ -187,7 +187,7 @@ export async function anneal(engine: Engine, cfg: AnnealConfig, hooks: AnnealHoo
     if (refills.length) {
       moves = refills; // free moves: no trial needed
     } else {
-      moves = planSwaps(stats, anchors, d, swapK, excluded);
+      moves = planSwaps(stats, nn, swapK, excluded);
       if (moves.length) trial = { ...snapshot, moves };
     }
     if (moves.length === 0) {

@@ -6,6 +6,9 @@
 //     squared error. Lloyd's iterations cannot do this (they only move anchors locally), which is
 //     why plain k-means stays in local minima; anneal() accepts a swap only if the energy drops.
 import type { AnchorStats } from '../backend/types.js';
+// The CPU backend's SIMD kernel, used here as a plain math routine (m×m anchor distances), on
+// whichever device the quantizer runs: it only ever sees the m×d anchors.
+import { WasmKernel } from '../backend/cpu/kernel.js';
 
 export interface Move {
   /** The anchor that moves... */
@@ -14,21 +17,29 @@ export interface Move {
   to: number;
 }
 
-/** For each anchor, the squared distance to the nearest other anchor and which one (m² d / 2). */
+const NN_TILE = 1024;
+let kernel: WasmKernel | undefined;
+
+/**
+ * For each anchor, the squared distance to the nearest other anchor and which one. m² d work
+ * (at most one brute-force iteration, as n >= m), through the SIMD kernel: each anchor's nearest
+ * in the set is itself (distance 0), so its runner-up is its nearest other — unless an exact
+ * duplicate with a lower index came first, which is then the nearest other.
+ */
 export function nearestOther(anchors: Float32Array, m: number, d: number): { dist: Float64Array; idx: Int32Array } {
   const dist = new Float64Array(m).fill(Infinity);
   const idx = new Int32Array(m).fill(-1);
-  for (let a = 0; a < m; a++) {
-    const ao = a * d;
-    for (let b = a + 1; b < m; b++) {
-      const bo = b * d;
-      let s = 0;
-      for (let k = 0; k < d; k++) {
-        const e = anchors[ao + k] - anchors[bo + k];
-        s += e * e;
-      }
-      if (s < dist[a]) { dist[a] = s; idx[a] = b; }
-      if (s < dist[b]) { dist[b] = s; idx[b] = a; }
+  if (m < 2) return { dist, idx };
+  kernel ??= new WasmKernel();
+  const t = Math.min(NN_TILE, m);
+  const out = { j1: new Int32Array(t), d1: new Float32Array(t), j2: new Int32Array(t), d2: new Float32Array(t) };
+  for (let a0 = 0; a0 < m; a0 += t) {
+    const np = Math.min(t, m - a0);
+    kernel.top2(anchors.subarray(a0 * d, (a0 + np) * d), np, anchors, m, d, out);
+    for (let p = 0; p < np; p++) {
+      const self = out.j1[p] === a0 + p;
+      idx[a0 + p] = self ? out.j2[p] : out.j1[p];
+      dist[a0 + p] = self ? out.d2[p] : out.d1[p];
     }
   }
   return { dist, idx };
@@ -73,10 +84,9 @@ export function planRefills(s: AnchorStats, nn: { dist: Float64Array; idx: Int32
  * removing an anchor and the neighbour that would absorb its points together.
  */
 export function planSwaps(
-  s: AnchorStats, anchors: Float32Array, d: number, k: number, excluded: Set<number>,
+  s: AnchorStats, nn: { dist: Float64Array; idx: Int32Array }, k: number, excluded: Set<number>,
 ): Move[] {
   const m = s.count.length;
-  const nn = nearestOther(anchors, m, d);
   const partner = nn.idx;
   const cost = new Float64Array(m);
   for (let j = 0; j < m; j++) cost[j] = s.count[j] * nn.dist[j];

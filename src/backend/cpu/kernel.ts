@@ -57,7 +57,7 @@ export class WasmKernel implements Kernel {
   private cOff = 0;
   private xOff = 0;
   private oOff = 0; // top2 outputs, or the dists matrix
-  private cap = { points: 0, anchors: 0, d: 0 };
+  private cap = { points: 0, anchors: 0, d: 0, out: 0 };
   private loadedAnchors: Float32Array | undefined;
   private loadedVersion = -1;
 
@@ -65,11 +65,14 @@ export class WasmKernel implements Kernel {
     this.ex = new WebAssembly.Instance(mod, {}).exports as unknown as WasmExports;
   }
 
-  private reserve(points: number, anchors: number, d: number): void {
+  /** Room for `points` rows, `anchors` anchors and `outFloats` output values per point. */
+  private reserve(points: number, anchors: number, d: number, outFloats: number): void {
     const c = this.cap;
-    if (points <= c.points && anchors <= c.anchors && d === c.d) return;
-    points = Math.max(points, c.d === d ? c.points : 0);
-    anchors = Math.max(anchors, c.d === d ? c.anchors : 0);
+    if (points <= c.points && anchors <= c.anchors && outFloats <= c.out && d === c.d) return;
+    const same = c.d === d;
+    points = Math.max(points, same ? c.points : 0);
+    anchors = Math.max(anchors, same ? c.anchors : 0);
+    outFloats = Math.max(outFloats, same ? c.out : 0);
     const align = (v: number) => (v + 15) & ~15;
     let off = align(this.ex.__heap_base.value as number);
     this.cOff = off;
@@ -77,10 +80,10 @@ export class WasmKernel implements Kernel {
     this.xOff = off;
     off = align(off + points * d * 4);
     this.oOff = off;
-    off += Math.max(points * 16, points * anchors * 4);
+    off += points * outFloats * 4;
     const mem = this.ex.memory;
     if (off > mem.buffer.byteLength) mem.grow(Math.ceil((off - mem.buffer.byteLength) / 65536));
-    this.cap = { points, anchors, d };
+    this.cap = { points, anchors, d, out: outFloats };
     this.loadedAnchors = undefined;
   }
 
@@ -97,7 +100,7 @@ export class WasmKernel implements Kernel {
   }
 
   top2(x: Float32Array, np: number, c: Float32Array, m: number, d: number, out: Top2Out, version?: number): void {
-    this.reserve(np, m, d);
+    this.reserve(np, m, d, 4);
     this.loadAnchors(c, m, d, version);
     const mem = this.f32();
     mem.set(x.subarray(0, np * d), this.xOff >> 2);
@@ -111,7 +114,7 @@ export class WasmKernel implements Kernel {
   }
 
   dists(x: Float32Array, np: number, c: Float32Array, m: number, d: number, out: Float32Array, version?: number): void {
-    this.reserve(np, m, d);
+    this.reserve(np, m, d, m);
     this.loadAnchors(c, m, d, version);
     this.f32().set(x.subarray(0, np * d), this.xOff >> 2);
     this.ex.dists(this.xOff, np, this.cOff, m, d, this.oOff);
@@ -119,7 +122,7 @@ export class WasmKernel implements Kernel {
   }
 
   distIdx(x: Float32Array, np: number, c: Float32Array, m: number, d: number, idx: Int32Array, out: Float32Array, version?: number): void {
-    this.reserve(np, m, d);
+    this.reserve(np, m, d, 2);
     this.loadAnchors(c, m, d, version);
     this.f32().set(x.subarray(0, np * d), this.xOff >> 2);
     const o = this.oOff;
