@@ -27,7 +27,8 @@ export interface CudaEngineOptions {
   assignVariant?: AssignVariant;
   /**
    * Points per thread of the tiled kernels (cuda/tile.cuh): 8 (128 points per block, one block
-   * per SM) or 4 (64 points per block, two blocks per SM). VLC_CUDA_TILE=p8|p4 overrides.
+   * per SM) or 4 (64 points per block, two blocks per SM; the default: prod measured 20.7 vs
+   * 22.6 ms per iteration on the H100, mnemo equal). VLC_CUDA_TILE=p8|p4 overrides.
    */
   tile?: 'p8' | 'p4';
   /**
@@ -135,7 +136,7 @@ export class CudaEngine implements Engine {
     this.m = m;
     this.sfx = data.dtype === 'f16' ? '_f16' : '_f32';
     const envTile = process.env.VLC_CUDA_TILE;
-    const p4 = (o.tile ?? (envTile === 'p4' ? 'p4' : 'p8')) === 'p4';
+    const p4 = (o.tile ?? (envTile === 'p8' ? 'p8' : 'p4')) === 'p4';
     this.tilePoints = p4 ? 64 : ASSIGN_POINTS;
     this.assignFn = `assign_top2${this.sfx}${p4 ? '_p4' : (o.assignVariant ?? defaultVariant()) === 'occ2' ? '_occ2' : ''}`;
     this.screenFn = `screen_top2${this.sfx}${p4 ? '_p4' : ''}`;
