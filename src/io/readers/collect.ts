@@ -43,10 +43,9 @@ export class RowCollector {
       const to = from + take * d;
       const at = chunk.rows * d;
       const dst = chunk.data;
-      if (this.dtype === 'f16' && !(values instanceof Uint16Array)) {
-        for (let i = from; i < to; i++) dst[at + i - from] = f32ToF16((values as ArrayLike<number>)[i]);
-      } else if (ArrayBuffer.isView(values)) {
-        // Copy in cache-sized pieces and scan each for NaN/Inf while it is still in cache.
+      const roundToHalf = this.dtype === 'f16' && !(values instanceof Uint16Array);
+      if (!roundToHalf && ArrayBuffer.isView(values)) {
+        // Typed source: copy in cache-sized pieces, scanning each for NaN/Inf while still in cache.
         const view = values as Float32Array;
         for (let p = from; p < to; p += SCAN_PIECE) {
           const q = Math.min(to, p + SCAN_PIECE);
@@ -54,10 +53,11 @@ export class RowCollector {
           if (this.firstBad < 0) this.noteBad(firstNonFinite(dst, at + p - from, at + q - from), chunk);
         }
       } else {
-        for (let i = from; i < to; i++) dst[at + i - from] = values[i];
-      }
-      if (!ArrayBuffer.isView(values) || (this.dtype === 'f16' && !(values instanceof Uint16Array)))
+        // Plain numbers (JSON lines, Parquet rows), or rounding to half: element by element.
+        const nums = values as ArrayLike<number>;
+        for (let i = from; i < to; i++) dst[at + i - from] = roundToHalf ? f32ToF16(nums[i]) : nums[i];
         if (this.firstBad < 0) this.noteBad(firstNonFinite(dst, at, at + take * d), chunk);
+      }
       chunk.rows += take;
       this.rows += take;
       done += take;
