@@ -27,6 +27,21 @@ export function sharedVectors(data: Dataset): Float32Array {
 /** Largest n×L seedTry distance cache, in floats (256 MiB). */
 const TRY_CACHE_MAX = 1 << 26;
 
+/**
+ * Anchors that jumped (maintenance moved them across the space) would ruin every point's bound
+ * through the largest drift; instead the points' exact distances to those few are computed. The
+ * jumped set: up to JUMP_MAX anchors whose drift exceeds twice the largest drift left outside it.
+ */
+const JUMP_MAX = 32;
+export function splitDrift(drift: Float64Array, m: number): { jumped: Int32Array; maxDrift: number } {
+  const kmax = Math.min(JUMP_MAX, Math.floor(m / 8));
+  const order = Array.from({ length: m }, (_, j) => j).sort((a, b) => drift[b] - drift[a] || a - b);
+  const rest = kmax < m ? drift[order[kmax]] : 0; // largest drift of the anchors never jumped
+  let k = 0;
+  while (k < kmax && drift[order[k]] > 2 * rest) k++;
+  return { jumped: Int32Array.from(order.slice(0, k)), maxDrift: k < m ? drift[order[k]] : 0 };
+}
+
 function split(total: number, parts: number, w: number): [number, number] {
   return [Math.floor((w * total) / parts), Math.floor(((w + 1) * total) / parts)];
 }
@@ -186,9 +201,8 @@ export class CpuEngine implements Engine {
     const T = update ? p.temperature : 0;
     // At T = 0 points whose anchor is provably unchanged skip the search (worker.ts, assign).
     const bounds = this.useBounds && this.boundsValid && T === 0;
-    let maxDrift = 0;
-    for (let j = 0; j < m; j++) maxDrift = Math.max(maxDrift, st.drift[j]);
-    await this.pool.all(() => ({ op: 'assign', version: this.version, temperature: T, bounds, maxDrift }));
+    const { jumped, maxDrift } = splitDrift(st.drift, m);
+    await this.pool.all(() => ({ op: 'assign', version: this.version, temperature: T, bounds, maxDrift, jumped }));
     st.drift.fill(0);
     this.boundsValid = true;
     const reduced = update

@@ -66,7 +66,11 @@ export function allocShared(x: Float32Array, n: number, d: number, m: number, ma
 /** Messages main -> worker. Every reply is { ok: true } or { ok: false, error }. */
 export type WorkerRequest =
   | { op: 'init'; state: SharedState; kernel: 'wasm' | 'js'; chunk0: number; chunk1: number }
-  | { op: 'assign'; version: number; temperature: number; bounds: boolean; maxDrift: number }
+  | {
+      op: 'assign'; version: number; temperature: number; bounds: boolean;
+      /** Largest drift among the anchors not in `jumped`; distances to `jumped` are computed. */
+      maxDrift: number; jumped: Int32Array;
+    }
   | { op: 'reduce'; k0: number; k1: number }
   | {
       op: 'seed'; mode: 'begin' | 'add' | 'try'; count: number; cands?: Float32Array; chunkSums?: Float64Array;

@@ -8,10 +8,11 @@ import { knnRange } from './knn-core.js';
 
 let st: SharedState | undefined;
 let kernel: Kernel | undefined;
+let jKernel: Kernel | undefined; // distances to jumped anchors (its own copy of those anchors)
 let range = { i0: 0, i1: 0, chunk0: 0 };
-let tile: Top2Out & { dist: Float32Array; list: Int32Array; rows: Float32Array } = {
+let tile: Top2Out & { dist: Float32Array; list: Int32Array; rows: Float32Array; jd: Float32Array } = {
   j1: new Int32Array(CHUNK), d1: new Float32Array(CHUNK), j2: new Int32Array(CHUNK), d2: new Float32Array(CHUNK),
-  dist: new Float32Array(CHUNK), list: new Int32Array(CHUNK), rows: new Float32Array(0),
+  dist: new Float32Array(CHUNK), list: new Int32Array(CHUNK), rows: new Float32Array(0), jd: new Float32Array(0),
 };
 
 /**
@@ -27,25 +28,33 @@ function slack(d: number): number {
  * Nearest + runner-up of each point of this worker's range, and the point's two weights.
  * With `bounds` (T = 0 only, when every point's lower bound is valid): Hamerly's test — the exact
  * distance to the previous anchor, against a lower bound on the distance to all others (last
- * runner-up distance minus the largest anchor drift since); only points failing it get the full
- * search. At T = 0 the runner-up is not needed (w2 = 0), so skipped points leave j2 = -1.
+ * runner-up distance minus the largest anchor drift since, or the exact distance to any anchor
+ * that jumped: see splitDrift in engine.ts); only points failing it get the full search. At T = 0 the runner-up is not needed (w2 = 0), so skipped points leave j2 = -1.
  */
-function assign(version: number, temperature: number, bounds: boolean, maxDrift: number): void {
+function assign(version: number, temperature: number, bounds: boolean, maxDrift: number, jumped: Int32Array): void {
   const s = st!;
   const { d, m, x, anchors, huberH: H, lower } = s;
   const soft = temperature > 0 && m > 1;
   const eps = slack(d);
+  const nj = bounds ? jumped.length : 0;
+  const jAnchors = new Float32Array(nj * d);
+  for (let q = 0; q < nj; q++) jAnchors.set(anchors.subarray(jumped[q] * d, (jumped[q] + 1) * d), q * d);
+  if (tile.jd.length < CHUNK * nj) tile.jd = new Float32Array(CHUNK * nj);
   for (let i0 = range.i0; i0 < range.i1; i0 += CHUNK) {
     const np = Math.min(CHUNK, range.i1 - i0);
     const xs = x.subarray(i0 * d, (i0 + np) * d);
     let todo = np; // points needing the full search: all, or those listed in tile.list
     if (bounds) {
       kernel!.distIdx(xs, np, anchors, m, d, s.j1.subarray(i0, i0 + np), tile.dist, version);
+      if (nj > 0) jKernel!.dists(xs, np, jAnchors, nj, d, tile.jd);
       todo = 0;
       for (let p = 0; p < np; p++) {
         const i = i0 + p;
         const dd = tile.dist[p];
-        const l = lower[i] * (1 - eps) - maxDrift;
+        let l = lower[i] * (1 - eps) - maxDrift;
+        for (let q = 0; q < nj; q++) {
+          if (jumped[q] !== s.j1[i]) l = Math.min(l, Math.sqrt(tile.jd[p * nj + q]) * (1 - eps));
+        }
         if (Math.sqrt(dd) * (1 + eps) < l) {
           s.d1[i] = dd;
           s.j2[i] = -1;
@@ -145,12 +154,13 @@ function handle(msg: WorkerRequest): void {
     case 'init': {
       st = msg.state;
       kernel = makeKernel(msg.kernel);
+      jKernel = makeKernel(msg.kernel);
       tile.rows = new Float32Array(CHUNK * st.d);
       range = { i0: Math.min(msg.chunk0 * CHUNK, st.n), i1: Math.min(msg.chunk1 * CHUNK, st.n), chunk0: msg.chunk0 };
       return;
     }
     case 'assign':
-      return assign(msg.version, msg.temperature, msg.bounds, msg.maxDrift);
+      return assign(msg.version, msg.temperature, msg.bounds, msg.maxDrift, msg.jumped);
     case 'reduce':
       return reduce(msg.k0, msg.k1);
     case 'seed':
