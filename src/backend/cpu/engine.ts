@@ -2,7 +2,8 @@
 //
 // One iteration = two parallel phases and a little main-thread work:
 //   1. assign (workers, by ranges of points): nearest + runner-up per point through the SIMD
-//      kernel, and each point's two weights (soft share × Huber);
+//      kernel, and each point's two weights (soft share × Huber). At T = 0, points whose anchor
+//      provably stays nearest skip the search (Hamerly bounds, worker.ts), same results;
 //   2. reduce (workers, by slices of dimensions): S[j][k], every point in index order;
 //      meanwhile the main thread walks the points once, in order, for W, count, sse, far, energy
 //      and changed. Every sum is therefore taken in the same order whatever the thread count:
