@@ -2,6 +2,7 @@
 // FLOAT16 (FIXED_LEN_BYTE_ARRAY(2)), or a legacy repeated FLOAT / DOUBLE field.
 import { parquetMetadataAsync, parquetRead, parquetSchema, type AsyncBuffer, type FileMetaData } from 'hyparquet';
 import { RowCollector } from './collect.js';
+import { readParquetDirect } from './parquet-direct.js';
 import { badInput, type ByteSource } from './source.js';
 import type { RawDataset } from './types.js';
 
@@ -68,6 +69,13 @@ export async function readParquet(src: ByteSource, column: string | undefined, d
   const half = leaf.logical_type?.type === 'FLOAT16';
   const leafName = half ? 'float16' : leaf.type === 'DOUBLE' ? 'double' : 'float';
 
+  const format = `parquet list<${leafName}>`;
+  const fast = await readParquetDirect(file, metadata, name, half ? 'f16' : 'f32', progress);
+  if (fast) {
+    const { rows, d } = fast;
+    return { n: rows.rows, d, dtype: rows.dtype, data: rows.finish(), format, firstBadRow: rows.firstBadRow };
+  }
+
   let rows: RowCollector | undefined;
   let d = -1;
   let dropped = 0;
@@ -102,5 +110,5 @@ export async function readParquet(src: ByteSource, column: string | undefined, d
     rowStart = rowEnd;
   }
   if (!rows) throw badInput(src, rowStart === 0 ? `column '${name}' has 0 rows; nothing to read` : `every row of column '${name}' is null`);
-  return { n: rows.rows, d, dtype: rows.dtype, data: rows.finish(), format: `parquet list<${leafName}>`, dropped, firstBadRow: rows.firstBadRow };
+  return { n: rows.rows, d, dtype: rows.dtype, data: rows.finish(), format, dropped, firstBadRow: rows.firstBadRow };
 }
