@@ -31,7 +31,7 @@ function layout(type: DataType): { nodes: number; buffers: number } | undefined 
 
 const FLOAT_ELEMENTS: Record<number, ElementType> = { [Precision.HALF]: 'f16', [Precision.SINGLE]: 'f32', [Precision.DOUBLE]: 'f64' };
 
-export function readArrowFileDirect(src: ByteSource, reader: RecordBatchReader, column: number): RawDataset | undefined {
+export function readArrowFileDirect(src: ByteSource, reader: RecordBatchReader, column: number, progress: () => void = () => {}): RawDataset | undefined {
   const footer = reader.footer;
   const field = reader.schema.fields[column];
   const fixed = DataType.isFixedSizeList(field.type);
@@ -98,6 +98,7 @@ export function readArrowFileDirect(src: ByteSource, reader: RecordBatchReader, 
     // readElements reports the element index within `data`, so this is already the global row.
     if (firstBad < 0 && bad >= 0) firstBad = Math.floor(bad / d);
     at += part.rows;
+    progress();
   }
   return { n, d, dtype, data, format: `arrow ${field.type}`, firstBadRow: firstBad };
 }

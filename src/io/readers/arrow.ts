@@ -107,7 +107,7 @@ export async function readArrow(src: ByteSource, column: string | undefined, dro
     let rows: RowCollector | undefined;
     let d = DataType.isFixedSizeList(field.type) ? field.type.listSize : -1;
     if (reader.isFile()) {
-      const direct = readArrowFileDirect(src, reader, idx);
+      const direct = readArrowFileDirect(src, reader, idx, progress);
       if (direct) return direct;
     }
     const totalRows = reader.isFile() ? fileRowCount(src, reader) : undefined;

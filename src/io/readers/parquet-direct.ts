@@ -36,6 +36,7 @@ export async function readParquetDirect(
       const meta = chunks[0].meta_data!;
       const start = Number(meta.dictionary_page_offset || meta.data_page_offset);
       const bytes = await file.slice(start, start + Number(meta.total_compressed_size));
+      progress();
       // The leaf's path: [root, column, repeated group, element] (or [root, column, repeated leaf]).
       const path: SchemaTree[] = getSchemaPath(metadata.schema, meta.path_in_schema);
       if (getMaxRepetitionLevel(path) !== 1) return undefined;
