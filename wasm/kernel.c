@@ -113,17 +113,22 @@ static inline void dist4x2(const float *x, const float *c0, const float *c1, int
   o[7] = hsum(a31) + tail(x3, c1, d4, d);
 }
 
-// Keep the two smallest distances seen so far, scanning anchors in ascending j: strict '<' keeps
-// the lowest j among equal minima (types.ts: "ties: lowest j").
-static inline void push2(int p, int j, float v, int *j1, float *d1, int *j2, float *d2) {
+// Keep the two smallest distances seen so far and the third smallest value, scanning anchors in
+// ascending j: strict '<' keeps the lowest j among equal minima (types.ts: "ties: lowest j"). The
+// third distance only feeds the CPU engine's bounds (worker.ts): it is a value, no index.
+static inline void push2(int p, int j, float v, int *j1, float *d1, int *j2, float *d2, float *d3) {
   if (v < d1[p]) {
+    d3[p] = d2[p];
     j2[p] = j1[p];
     d2[p] = d1[p];
     j1[p] = j;
     d1[p] = v;
   } else if (v < d2[p]) {
+    d3[p] = d2[p];
     j2[p] = j;
     d2[p] = v;
+  } else if (v < d3[p]) {
+    d3[p] = v;
   }
 }
 
@@ -134,14 +139,15 @@ static inline int anchor_block(int d) {
 }
 
 // For np points (row-major np x d) and m anchors (m x d): the nearest anchor j1/d1 and the
-// runner-up j2/d2 of every point (j2 = -1, d2 = +inf when m = 1).
+// runner-up j2/d2 of every point (j2 = -1, d2 = +inf when m = 1), and the third distance d3.
 EXPORT void top2(const float *X, int np, const float *C, int m, int d, int *j1, float *d1,
-                 int *j2, float *d2) {
+                 int *j2, float *d2, float *d3) {
   for (int p = 0; p < np; p++) {
     j1[p] = -1;
     j2[p] = -1;
     d1[p] = INF;
     d2[p] = INF;
+    d3[p] = INF;
   }
   int ab = anchor_block(d);
   float o[8];
@@ -154,13 +160,13 @@ EXPORT void top2(const float *X, int np, const float *C, int m, int d, int *j1, 
       for (; j + 2 <= je; j += 2) {
         dist4x2(x, C + (long)j * d, C + (long)(j + 1) * d, d, o);
         for (int q = 0; q < 4; q++) {
-          push2(p + q, j, o[2 * q], j1, d1, j2, d2);
-          push2(p + q, j + 1, o[2 * q + 1], j1, d1, j2, d2);
+          push2(p + q, j, o[2 * q], j1, d1, j2, d2, d3);
+          push2(p + q, j + 1, o[2 * q + 1], j1, d1, j2, d2, d3);
         }
       }
       if (j < je) {
         dist4x1(x, C + (long)j * d, d, o);
-        for (int q = 0; q < 4; q++) push2(p + q, j, o[q], j1, d1, j2, d2);
+        for (int q = 0; q < 4; q++) push2(p + q, j, o[q], j1, d1, j2, d2, d3);
       }
     }
     for (; p < np; p++) {
@@ -168,10 +174,10 @@ EXPORT void top2(const float *X, int np, const float *C, int m, int d, int *j1, 
       int j = jb;
       for (; j + 2 <= je; j += 2) {
         dist1x2(x, C + (long)j * d, C + (long)(j + 1) * d, d, o);
-        push2(p, j, o[0], j1, d1, j2, d2);
-        push2(p, j + 1, o[1], j1, d1, j2, d2);
+        push2(p, j, o[0], j1, d1, j2, d2, d3);
+        push2(p, j + 1, o[1], j1, d1, j2, d2, d3);
       }
-      if (j < je) push2(p, j, dist1x1(x, C + (long)j * d, d), j1, d1, j2, d2);
+      if (j < je) push2(p, j, dist1x1(x, C + (long)j * d, d), j1, d1, j2, d2, d3);
     }
   }
 }

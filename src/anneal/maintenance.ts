@@ -32,7 +32,7 @@ export function nearestOther(anchors: Float32Array, m: number, d: number): { dis
   if (m < 2) return { dist, idx };
   kernel ??= new WasmKernel();
   const t = Math.min(NN_TILE, m);
-  const out = { j1: new Int32Array(t), d1: new Float32Array(t), j2: new Int32Array(t), d2: new Float32Array(t) };
+  const out = { j1: new Int32Array(t), d1: new Float32Array(t), j2: new Int32Array(t), d2: new Float32Array(t), d3: new Float32Array(t) };
   for (let a0 = 0; a0 < m; a0 += t) {
     const np = Math.min(t, m - a0);
     kernel.top2(anchors.subarray(a0 * d, (a0 + np) * d), np, anchors, m, d, out);

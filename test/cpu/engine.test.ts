@@ -144,7 +144,7 @@ describe('cpu engine bounds (skipping settled points at T = 0)', () => {
     const ds = blobs(9, 70, 13, 21, 0.8);
     const m = 12;
     const init = firstRows(ds, m);
-    const runs: Array<{ anchors: number[]; energies: number[]; changed: number[]; assign: number[]; far: number[] }> = [];
+    const runs: Array<{ anchors: number[]; energies: number[]; changed: number[]; sse: number[]; assign: number[]; far: number[] }> = [];
     for (const bounds of [true, false]) {
       const backend = createCpuBackend({ threads: 2, bounds });
       const e = await backend.open(ds, m);
@@ -156,16 +156,19 @@ describe('cpu engine bounds (skipping settled points at T = 0)', () => {
           energies.push(s.energy);
           changed.push(s.changed);
         };
-        await step({ temperature: 0.2, step: 1, huber: 0 });
+        // Warm passes (the nearest two skip when provably unchanged), then cold ones.
+        for (let k = 0; k < 8; k++) await step({ temperature: 2 * 0.7 ** k, step: 0.6, huber: 1.5 });
         for (let k = 0; k < 15; k++) await step({ temperature: 0, step: 1, huber: 0 });
-        // A maintenance-like jump: move anchor 3 onto anchor 5, then settle again.
+        // A maintenance-like jump: move anchor 3 onto anchor 5, then settle again, warm then cold.
         const a = await e.getAnchors();
         a.copyWithin(3 * ds.d, 5 * ds.d, 6 * ds.d);
         await e.setAnchors(a);
+        for (let k = 0; k < 4; k++) await step({ temperature: 0.3, step: 0.8, huber: 0 });
         for (let k = 0; k < 10; k++) await step({ temperature: 0, step: 0.7, huber: 1.5 });
         await e.finalize();
         runs.push({
           anchors: Array.from(await e.getAnchors()), energies, changed,
+          sse: Array.from((await e.stats()).sse),
           assign: Array.from(await e.assignments()), far: Array.from((await e.stats()).far),
         });
       } finally {

@@ -3,7 +3,8 @@
 // One iteration = two parallel phases and a little main-thread work:
 //   1. assign (workers, by ranges of points): nearest + runner-up per point through the SIMD
 //      kernel, and each point's two weights (soft share × Huber). At T = 0, points whose anchor
-//      provably stays nearest skip the search (Hamerly bounds, worker.ts), same results;
+//      provably stays nearest skip the search (Hamerly bounds, worker.ts; at T > 0 the same for
+//      the nearest two), same results;
 //   2. reduce (workers, by slices of dimensions): S[j][k], every point in index order;
 //      meanwhile the main thread walks the points once, in order, for W, count, sse, far, energy
 //      and changed. Every sum is therefore taken in the same order whatever the thread count:
@@ -200,8 +201,8 @@ export class CpuEngine implements Engine {
       st.huberH[j] = update && p.huber > 0 && prev.count[j] > 0 ? p.huber * p.huber * (prev.sse[j] / prev.count[j]) : Infinity;
     }
     const T = update ? p.temperature : 0;
-    // At T = 0 points whose anchor is provably unchanged skip the search (worker.ts, assign).
-    const bounds = this.useBounds && this.boundsValid && T === 0;
+    // Points whose nearest (T = 0) or nearest two (T > 0) provably stay skip the search.
+    const bounds = this.useBounds && this.boundsValid;
     const { jumped, maxDrift } = splitDrift(st.drift, m);
     await this.pool.all(() => ({ op: 'assign', version: this.version, temperature: T, bounds, maxDrift, jumped }));
     st.drift.fill(0);

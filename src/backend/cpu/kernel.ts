@@ -25,6 +25,8 @@ export interface Top2Out {
   d1: Float32Array;
   j2: Int32Array;
   d2: Float32Array;
+  /** The third smallest distance (+inf when m < 3): the CPU engine's bounds use it. */
+  d3: Float32Array;
 }
 
 /** build/kernel.wasm, found relative to the package root (dist/backend/cpu/ -> ../../../build). */
@@ -43,7 +45,7 @@ export function wasmModule(): WebAssembly.Module {
 interface WasmExports {
   memory: WebAssembly.Memory;
   __heap_base: WebAssembly.Global;
-  top2(x: number, np: number, c: number, m: number, d: number, j1: number, d1: number, j2: number, d2: number): void;
+  top2(x: number, np: number, c: number, m: number, d: number, j1: number, d1: number, j2: number, d2: number, d3: number): void;
   dists(x: number, np: number, c: number, m: number, d: number, out: number): void;
   dist_idx(x: number, np: number, c: number, d: number, idx: number, out: number): void;
 }
@@ -100,17 +102,18 @@ export class WasmKernel implements Kernel {
   }
 
   top2(x: Float32Array, np: number, c: Float32Array, m: number, d: number, out: Top2Out, version?: number): void {
-    this.reserve(np, m, d, 4);
+    this.reserve(np, m, d, 5);
     this.loadAnchors(c, m, d, version);
     const mem = this.f32();
     mem.set(x.subarray(0, np * d), this.xOff >> 2);
     const o = this.oOff;
-    this.ex.top2(this.xOff, np, this.cOff, m, d, o, o + np * 4, o + np * 8, o + np * 12);
+    this.ex.top2(this.xOff, np, this.cOff, m, d, o, o + np * 4, o + np * 8, o + np * 12, o + np * 16);
     const buf = this.ex.memory.buffer;
     out.j1.set(new Int32Array(buf, o, np));
     out.d1.set(new Float32Array(buf, o + np * 4, np));
     out.j2.set(new Int32Array(buf, o + np * 8, np));
     out.d2.set(new Float32Array(buf, o + np * 12, np));
+    out.d3.set(new Float32Array(buf, o + np * 16, np));
   }
 
   dists(x: Float32Array, np: number, c: Float32Array, m: number, d: number, out: Float32Array, version?: number): void {
@@ -192,12 +195,13 @@ export class JsKernel implements Kernel {
   }
 
   top2(x: Float32Array, np: number, c: Float32Array, m: number, d: number, out: Top2Out): void {
-    const { j1, d1, j2, d2 } = out;
+    const { j1, d1, j2, d2, d3 } = out;
     j1.fill(-1, 0, np); j2.fill(-1, 0, np);
-    d1.fill(Infinity, 0, np); d2.fill(Infinity, 0, np);
+    d1.fill(Infinity, 0, np); d2.fill(Infinity, 0, np); d3.fill(Infinity, 0, np);
     const push = (p: number, j: number, v: number) => {
-      if (v < d1[p]) { j2[p] = j1[p]; d2[p] = d1[p]; j1[p] = j; d1[p] = v; }
-      else if (v < d2[p]) { j2[p] = j; d2[p] = v; }
+      if (v < d1[p]) { d3[p] = d2[p]; j2[p] = j1[p]; d2[p] = d1[p]; j1[p] = j; d1[p] = v; }
+      else if (v < d2[p]) { d3[p] = d2[p]; j2[p] = j; d2[p] = v; }
+      else if (v < d3[p]) d3[p] = v;
     };
     const o = this.o;
     let p = 0;

@@ -22,6 +22,7 @@ export interface SharedState {
   w1: Float64Array; // n: w1·r(d1, j1), the point's weight for j1
   w2: Float64Array; // n: w2·r(d2, j2), 0 when no share
   lower: Float64Array; // n: lower bound on the distance (not squared) to every anchor but j1
+  lower3: Float64Array; // n: the same for every anchor but j1 and j2
   drift: Float64Array; // m: how far (not squared) each anchor moved since the last assignment
   sums: Float64Array; // m×d: S (weighted sums), filled by dimension slices
   seedD: Float32Array; // n: k-means++ D[i]
@@ -55,6 +56,7 @@ export function allocShared(x: Float32Array, n: number, d: number, m: number, ma
     w1: sharedF64(n),
     w2: sharedF64(n),
     lower: sharedF64(n),
+    lower3: sharedF64(n),
     drift: sharedF64(m),
     sums: sharedF64(m * d),
     seedD: sharedF32(n),

@@ -10,9 +10,10 @@ let st: SharedState | undefined;
 let kernel: Kernel | undefined;
 let jKernel: Kernel | undefined; // distances to jumped anchors (its own copy of those anchors)
 let range = { i0: 0, i1: 0, chunk0: 0 };
-let tile: Top2Out & { dist: Float32Array; list: Int32Array; rows: Float32Array; jd: Float32Array } = {
+let tile: Top2Out & { dist: Float32Array; dist2: Float32Array; list: Int32Array; rows: Float32Array; jd: Float32Array } = {
   j1: new Int32Array(CHUNK), d1: new Float32Array(CHUNK), j2: new Int32Array(CHUNK), d2: new Float32Array(CHUNK),
-  dist: new Float32Array(CHUNK), list: new Int32Array(CHUNK), rows: new Float32Array(0), jd: new Float32Array(0),
+  d3: new Float32Array(CHUNK), dist: new Float32Array(CHUNK), dist2: new Float32Array(CHUNK),
+  list: new Int32Array(CHUNK), rows: new Float32Array(0), jd: new Float32Array(0),
 };
 
 /**
@@ -26,14 +27,21 @@ function slack(d: number): number {
 
 /**
  * Nearest + runner-up of each point of this worker's range, and the point's two weights.
- * With `bounds` (T = 0 only, when every point's lower bound is valid): Hamerly's test — the exact
- * distance to the previous anchor, against a lower bound on the distance to all others (last
- * runner-up distance minus the largest anchor drift since, or the exact distance to any anchor
- * that jumped: see splitDrift in engine.ts); only points failing it get the full search. At T = 0 the runner-up is not needed (w2 = 0), so skipped points leave j2 = -1.
+ *
+ * With `bounds` (valid once every point has had one full search), Hamerly's test skips the
+ * search where the answer provably cannot change. Each point keeps lower bounds on its distance
+ * to every anchor but its nearest (`lower`) and but its two nearest (`lower3`); after anchors
+ * move, a bound drops by the largest drift, except for anchors that jumped (splitDrift in
+ * engine.ts), whose exact distances are computed instead.
+ *  - T = 0: the exact distance to the previous nearest below `lower` ⇒ it stays nearest (the
+ *    runner-up is not needed: w2 = 0; j2 is left as it was, `lower3` still bounds the rest);
+ *  - T > 0: the exact distances to the previous two below `lower3` ⇒ they stay the two nearest,
+ *    ordered by those distances (ties: lowest j).
+ * Points failing the test get the full search. Results are identical to searching every point.
  */
 function assign(version: number, temperature: number, bounds: boolean, maxDrift: number, jumped: Int32Array): void {
   const s = st!;
-  const { d, m, x, anchors, huberH: H, lower } = s;
+  const { d, m, x, anchors, huberH: H, lower, lower3 } = s;
   const soft = temperature > 0 && m > 1;
   const eps = slack(d);
   const nj = bounds ? jumped.length : 0;
@@ -43,41 +51,59 @@ function assign(version: number, temperature: number, bounds: boolean, maxDrift:
   for (let i0 = range.i0; i0 < range.i1; i0 += CHUNK) {
     const np = Math.min(CHUNK, range.i1 - i0);
     const xs = x.subarray(i0 * d, (i0 + np) * d);
-    let todo = np; // points needing the full search: all, or those listed in tile.list
+    let todo = 0; // points needing the full search, listed in tile.list
     if (bounds) {
       kernel!.distIdx(xs, np, anchors, m, d, s.j1.subarray(i0, i0 + np), tile.dist, version);
+      if (soft) kernel!.distIdx(xs, np, anchors, m, d, s.j2.subarray(i0, i0 + np), tile.dist2, version);
       if (nj > 0) jKernel!.dists(xs, np, jAnchors, nj, d, tile.jd);
-      todo = 0;
       for (let p = 0; p < np; p++) {
         const i = i0 + p;
-        const dd = tile.dist[p];
-        let l = lower[i] * (1 - eps) - maxDrift;
+        const a = s.j1[i], b = s.j2[i];
+        // Bounds on every anchor but a (l2) and but a and b (l3), jumped anchors exact.
+        let l2 = lower[i] * (1 - eps) - maxDrift;
+        let l3 = lower3[i] * (1 - eps) - maxDrift;
         for (let q = 0; q < nj; q++) {
-          if (jumped[q] !== s.j1[i]) l = Math.min(l, Math.sqrt(tile.jd[p * nj + q]) * (1 - eps));
+          const j = jumped[q];
+          if (j === a) continue;
+          const e = Math.sqrt(tile.jd[p * nj + q]) * (1 - eps);
+          l2 = Math.min(l2, e);
+          if (j !== b) l3 = Math.min(l3, e);
         }
-        if (Math.sqrt(dd) * (1 + eps) < l) {
-          s.d1[i] = dd;
-          s.j2[i] = -1;
-          s.d2[i] = Infinity;
-          lower[i] = l;
-        } else tile.list[todo++] = p;
+        const da = tile.dist[p];
+        if (!soft) {
+          if (Math.sqrt(da) * (1 + eps) < l2) {
+            s.d1[i] = da;
+            lower[i] = l2;
+            lower3[i] = l3;
+            continue;
+          }
+        } else {
+          const db = tile.dist2[p];
+          if (Math.sqrt(Math.max(da, db)) * (1 + eps) < l3) {
+            const aFirst = da < db || (da === db && a < b);
+            s.j1[i] = aFirst ? a : b; s.d1[i] = aFirst ? da : db;
+            s.j2[i] = aFirst ? b : a; s.d2[i] = aFirst ? db : da;
+            lower[i] = Math.sqrt(s.d2[i]);
+            lower3[i] = l3;
+            continue;
+          }
+        }
+        tile.list[todo++] = p;
       }
-      if (todo > 0) {
-        // Gather the remaining rows, search them, scatter the results.
+    } else for (let p = 0; p < np; p++) tile.list[todo++] = p;
+    if (todo > 0) {
+      // Gather the rows to search (all of them without bounds), search, scatter the results.
+      let rows = xs;
+      if (todo < np) {
         for (let q = 0; q < todo; q++) tile.rows.set(xs.subarray(tile.list[q] * d, (tile.list[q] + 1) * d), q * d);
-        kernel!.top2(tile.rows, todo, anchors, m, d, tile, version);
-        for (let q = 0; q < todo; q++) {
-          const i = i0 + tile.list[q];
-          s.j1[i] = tile.j1[q]; s.d1[i] = tile.d1[q]; s.j2[i] = tile.j2[q]; s.d2[i] = tile.d2[q];
-          lower[i] = Math.sqrt(tile.d2[q]);
-        }
+        rows = tile.rows;
       }
-    } else {
-      kernel!.top2(xs, np, anchors, m, d, tile, version);
-      for (let p = 0; p < np; p++) {
-        const i = i0 + p;
-        s.j1[i] = tile.j1[p]; s.d1[i] = tile.d1[p]; s.j2[i] = tile.j2[p]; s.d2[i] = tile.d2[p];
-        lower[i] = Math.sqrt(tile.d2[p]);
+      kernel!.top2(rows, todo, anchors, m, d, tile, version);
+      for (let q = 0; q < todo; q++) {
+        const i = i0 + tile.list[q];
+        s.j1[i] = tile.j1[q]; s.d1[i] = tile.d1[q]; s.j2[i] = tile.j2[q]; s.d2[i] = tile.d2[q];
+        lower[i] = Math.sqrt(tile.d2[q]);
+        lower3[i] = Math.sqrt(tile.d3[q]);
       }
     }
     for (let i = i0; i < i0 + np; i++) {
