@@ -251,6 +251,7 @@ export class CudaEngine implements Engine {
     this.candRows = rows;
   }
   private seedPartialTry!: DeviceBuffer;
+  private tryPart = new Float64Array(0);
 
   private async sync(): Promise<void> {
     this.ctx.record(this.ev.end);
@@ -297,7 +298,8 @@ export class CudaEngine implements Engine {
       ptr(this.X.ptr), i32(this.n), i32(this.d), ptr(this.cand.ptr), i32(L), ptr(this.seedD.ptr), ptr(this.seedPartialTry.ptr),
     ]);
     await this.sync();
-    const part = new Float64Array(this.seedBlocks * L);
+    if (this.tryPart.length < this.seedBlocks * L) this.tryPart = new Float64Array(this.seedBlocks * L);
+    const part = this.tryPart.subarray(0, this.seedBlocks * L); // reused: no 100s of KB per call
     this.ctx.download(part, this.seedPartialTry);
     const out = new Float64Array(L);
     for (let b = 0; b < this.seedBlocks; b++) for (let l = 0; l < L; l++) out[l] += part[b * L + l];
