@@ -29,6 +29,22 @@ function layout(type: DataType): { nodes: number; buffers: number } | undefined 
   return { nodes: 1, buffers: 2 }; // fixed-width primitives: validity + values
 }
 
+/**
+ * Each record batch of an Arrow file, from the footer: its message header (row count, field
+ * nodes, buffer regions; a few hundred bytes read) and where its body starts. Throws on a block
+ * that is not a record batch.
+ */
+export function* recordBatchHeaders(src: ByteSource, footer: NonNullable<RecordBatchReader['footer']>) {
+  for (const block of footer.recordBatches()) {
+    const meta = src.read(block.offset, block.metaDataLength);
+    // Message framing: [0xFFFFFFFF continuation] int32 length, then the flatbuffer.
+    const skip = new DataView(meta.buffer).getInt32(0, true) === -1 ? 8 : 4;
+    const message = Message.decode(meta.subarray(skip));
+    if (!message.isRecordBatch()) throw new Error('footer block is not a record batch');
+    yield { header: message.header(), body: block.offset + block.metaDataLength };
+  }
+}
+
 const FLOAT_ELEMENTS: Record<number, ElementType> = { [Precision.HALF]: 'f16', [Precision.SINGLE]: 'f32', [Precision.DOUBLE]: 'f64' };
 
 export function readArrowFileDirect(src: ByteSource, reader: RecordBatchReader, column: number, progress: () => void = () => {}): RawDataset | undefined {
@@ -57,14 +73,8 @@ export function readArrowFileDirect(src: ByteSource, reader: RecordBatchReader, 
   const parts: { rows: number; position: number }[] = [];
   let n = 0;
   try {
-    for (const block of footer.recordBatches()) {
-      const meta = src.read(block.offset, block.metaDataLength);
-      const skip = new DataView(meta.buffer).getInt32(0, true) === -1 ? 8 : 4;
-      const message = Message.decode(meta.subarray(skip));
-      if (!message.isRecordBatch()) return undefined;
-      const header = message.header();
+    for (const { header, body } of recordBatchHeaders(src, footer)) {
       const rows = Number(header.length);
-      const body = block.offset + block.metaDataLength;
       const list = header.nodes[listNode];
       const values = header.nodes[valueNode];
       const region = header.buffers[valueBuffer];

@@ -1,12 +1,11 @@
 // Arrow IPC (file and stream formats; Feather v2 is the file format) through apache-arrow,
 // one record batch at a time. Vector columns: FixedSizeList<Float16|Float32|Float64> or
 // List<Float16|Float32|Float64>. LZ4-frame-compressed buffers are decoded by our own codec.
-import * as fs from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import {
   compressionRegistry,
   CompressionType,
   DataType,
-  Message,
   Precision,
   RecordBatchReader,
   type Data,
@@ -14,7 +13,7 @@ import {
   type Schema,
 } from 'apache-arrow';
 import { lz4FrameDecode, lz4FrameEncode } from '../lz4.js';
-import { readArrowFileDirect } from './arrow-direct.js';
+import { readArrowFileDirect, recordBatchHeaders } from './arrow-direct.js';
 import { RowCollector } from './collect.js';
 import { badInput, type ByteSource } from './source.js';
 import type { RawDataset } from './types.js';
@@ -80,66 +79,55 @@ function fileHandleFor(src: ByteSource) {
   };
 }
 
-async function openReader(src: ByteSource): Promise<{ reader: RecordBatchReader; close: () => Promise<void> }> {
-  const reader = await RecordBatchReader.from(fileHandleFor(src) as unknown as fs.promises.FileHandle);
-  return { reader, close: async () => {} };
-}
-
 /** `progress` is called after each record batch (the decode guard's heartbeat). */
 export async function readArrow(src: ByteSource, column: string | undefined, dropInvalid: boolean, progress: () => void = () => {}): Promise<RawDataset> {
   registerArrowCodecs();
-  let opened: Awaited<ReturnType<typeof openReader>> | undefined;
+  let reader: RecordBatchReader;
   try {
-    opened = await openReader(src);
-    await opened.reader.open();
+    reader = await RecordBatchReader.from(fileHandleFor(src) as unknown as FileHandle);
+    await reader.open();
   } catch (e) {
-    await opened?.close();
     throw badInput(src, `not a readable Arrow IPC file or stream (${(e as Error).message})`);
   }
-  const { reader } = opened;
-  try {
-    const schema = reader.schema;
-    if (!schema) throw badInput(src, 'Arrow input has no schema (empty stream)');
-    const idx = pickColumn(src, schema, column);
-    const field = schema.fields[idx];
-    const child = field.type.children[0].type;
-    const half = child.precision === Precision.HALF;
-    let rows: RowCollector | undefined;
-    let d = DataType.isFixedSizeList(field.type) ? field.type.listSize : -1;
-    if (reader.isFile()) {
-      const direct = readArrowFileDirect(src, reader, idx, progress);
-      if (direct) return direct;
-    }
-    const totalRows = reader.isFile() ? fileRowCount(src, reader) : undefined;
-    let seen = 0;
-    let dropped = 0;
-    try {
-      for await (const batch of reader) {
-        progress();
-        const vec = batch.getChildAt(idx);
-        if (!vec) continue;
-        for (const data of vec.data) {
-          if (d < 0) d = firstListLength(data);
-          if (d === 0) throw badInput(src, `column '${field.name}' holds vectors of dimension 0`);
-          rows ??= new RowCollector(d, half ? 'f16' : 'f32', totalRows === undefined ? undefined : totalRows - seen);
-          dropped += appendData(src, field.name, data, d, seen, rows, dropInvalid);
-          seen += data.length;
-        }
-      }
-    } catch (e) {
-      if ((e as Error).name === 'UsageError') throw e;
-      const msg = (e as Error).message;
-      if (/codec not found/.test(msg))
-        throw badInput(src, 'Arrow buffers use a compression vlc cannot decode (only LZ4 frame is supported); rewrite the file uncompressed or with LZ4');
-      throw badInput(src, `corrupt Arrow data (${msg})`);
-    }
-    if (!rows || rows.rows === 0)
-      throw badInput(src, seen === 0 ? `column '${field.name}' has 0 rows; nothing to read` : `every row of column '${field.name}' is null`);
-    const format = reader.isFile() ? 'arrow' : 'arrow stream';
-    return { n: rows.rows, d, dtype: rows.dtype, data: rows.finish(), format: `${format} ${field.type}`, dropped, firstBadRow: rows.firstBadRow };
-  } finally {
-    await opened.close();
+  const schema = reader.schema;
+  if (!schema) throw badInput(src, 'Arrow input has no schema (empty stream)');
+  const idx = pickColumn(src, schema, column);
+  const field = schema.fields[idx];
+  const child = field.type.children[0].type;
+  const half = child.precision === Precision.HALF;
+  let rows: RowCollector | undefined;
+  let d = DataType.isFixedSizeList(field.type) ? field.type.listSize : -1;
+  if (reader.isFile()) {
+    const direct = readArrowFileDirect(src, reader, idx, progress);
+    if (direct) return direct;
   }
+  const totalRows = reader.isFile() ? fileRowCount(src, reader) : undefined;
+  let seen = 0;
+  let dropped = 0;
+  try {
+    for await (const batch of reader) {
+      progress();
+      const vec = batch.getChildAt(idx);
+      if (!vec) continue;
+      for (const data of vec.data) {
+        if (d < 0) d = firstListLength(data);
+        if (d === 0) throw badInput(src, `column '${field.name}' holds vectors of dimension 0`);
+        rows ??= new RowCollector(d, half ? 'f16' : 'f32', totalRows === undefined ? undefined : totalRows - seen);
+        dropped += appendData(src, field.name, data, d, seen, rows, dropInvalid);
+        seen += data.length;
+      }
+    }
+  } catch (e) {
+    if ((e as Error).name === 'UsageError') throw e;
+    const msg = (e as Error).message;
+    if (/codec not found/.test(msg))
+      throw badInput(src, 'Arrow buffers use a compression vlc cannot decode (only LZ4 frame is supported); rewrite the file uncompressed or with LZ4');
+    throw badInput(src, `corrupt Arrow data (${msg})`);
+  }
+  if (!rows || rows.rows === 0)
+    throw badInput(src, seen === 0 ? `column '${field.name}' has 0 rows; nothing to read` : `every row of column '${field.name}' is null`);
+  const format = reader.isFile() ? 'arrow' : 'arrow stream';
+  return { n: rows.rows, d, dtype: rows.dtype, data: rows.finish(), format: `${format} ${field.type}`, dropped, firstBadRow: rows.firstBadRow };
 }
 
 /**
@@ -149,17 +137,9 @@ export async function readArrow(src: ByteSource, column: string | undefined, dro
  */
 function fileRowCount(src: ByteSource, reader: RecordBatchReader): number | undefined {
   try {
-    const footer = reader.footer;
-    if (!footer) return undefined;
+    if (!reader.footer) return undefined;
     let total = 0;
-    for (const block of footer.recordBatches()) {
-      const meta = src.read(block.offset, block.metaDataLength);
-      // Message framing: [0xFFFFFFFF continuation] int32 length, then the flatbuffer.
-      const skip = new DataView(meta.buffer).getInt32(0, true) === -1 ? 8 : 4;
-      const message = Message.decode(meta.subarray(skip));
-      if (!message.isRecordBatch()) return undefined;
-      total += Number(message.header().length);
-    }
+    for (const { header } of recordBatchHeaders(src, reader.footer)) total += Number(header.length);
     return total;
   } catch {
     return undefined;
