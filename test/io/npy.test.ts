@@ -42,6 +42,18 @@ describe('npy reader', () => {
     expect(Buffer.compare(Buffer.from(ds.data.buffer), Buffer.from(want.buffer))).toBe(0);
   });
 
+  it('names the first NaN row of a Fortran array (found column by column)', async () => {
+    const [n, d] = [3001, 70];
+    const colMajor = new Float32Array(n * d);
+    for (let j = 0; j < d; j++) for (let i = 0; i < n; i++) colMajor[j * n + i] = i + j;
+    colMajor[69 * n + 2000] = NaN; // row 2000, last column
+    colMajor[3 * n + 2500] = Infinity; // a later row, earlier column
+    const p = writeFile(dir, 'fortran-nan.npy', npyBytes({ descr: '<f4', shape: [n, d], fortran: true, body: new Uint8Array(colMajor.buffer) }));
+    await expectUsage(readDataset(p), 'row 2000 has a non-finite value (NaN in dimension 69)');
+    const ds = await readDataset(p, { dropInvalid: true });
+    expect([ds.n, ds.dropped]).toEqual([n - 2, 2]);
+  });
+
   it.each([2, 3] as const)('reads header version %i', async (version) => {
     const p = writeFile(dir, `v${version}.npy`, npyBytes({ descr: '<f4', shape: [7, 13], version }));
     const ds = await readDataset(p);

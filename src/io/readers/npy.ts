@@ -99,8 +99,8 @@ export function readNpy(src: ByteSource): RawDataset {
     const bad = readElements(src, h.dataOffset, n * d, h.elem, data, 0);
     return { n, d, dtype, data, format, firstBadRow: bad < 0 ? -1 : Math.floor(bad / d) };
   }
-  readFortran(src, h.dataOffset, n, d, h.elem, data);
-  return { n, d, dtype, data, format };
+  const firstBadRow = readFortran(src, h.dataOffset, n, d, h.elem, data);
+  return { n, d, dtype, data, format, firstBadRow };
 }
 
 /**
@@ -110,16 +110,22 @@ export function readNpy(src: ByteSource): RawDataset {
  */
 const TILE = 256;
 
-function readFortran(src: ByteSource, offset: number, n: number, d: number, elem: ElementType, dst: Float32Array | Uint16Array): void {
+/** Returns the first row holding NaN/Inf, or -1 (found while the columns are read). */
+function readFortran(src: ByteSource, offset: number, n: number, d: number, elem: ElementType, dst: Float32Array | Uint16Array): number {
   const eb = ELEMENT_BYTES[elem];
   const cols = Math.min(d, 64);
   const rows = Math.max(1, Math.min(n, Math.floor(CHUNK_BYTES / (cols * eb))));
   const block = dst instanceof Float32Array ? new Float32Array(cols * rows) : new Uint16Array(cols * rows);
+  let firstBad = -1;
   for (let r0 = 0; r0 < n; r0 += rows) {
     const nr = Math.min(rows, n - r0);
+    let badInBlock = Infinity; // smallest bad row of this row block, over all its columns
     for (let c0 = 0; c0 < d; c0 += cols) {
       const nc = Math.min(cols, d - c0);
-      for (let c = 0; c < nc; c++) readElements(src, offset + ((c0 + c) * n + r0) * eb, nr, elem, block, c * nr);
+      for (let c = 0; c < nc; c++) {
+        const bad = readElements(src, offset + ((c0 + c) * n + r0) * eb, nr, elem, block, c * nr);
+        if (bad >= 0) badInBlock = Math.min(badInBlock, r0 + bad - c * nr);
+      }
       // Transpose in tiles of TILE rows so both the block reads and the row writes stay in cache.
       for (let i0 = 0; i0 < nr; i0 += TILE) {
         const i1 = Math.min(nr, i0 + TILE);
@@ -129,5 +135,7 @@ function readFortran(src: ByteSource, offset: number, n: number, d: number, elem
         }
       }
     }
+    if (firstBad < 0 && badInBlock < Infinity) firstBad = badInBlock;
   }
+  return firstBad;
 }
