@@ -23,7 +23,7 @@ import { f16ToF32 } from '../../dist/io/dataset.js';
 import { lz4FrameDecode, lz4FrameEncode } from '../../dist/io/lz4.js';
 import { writeArrow } from '../../dist/io/writers/arrow.js';
 import { writeAtomic } from '../../dist/io/atomic.js';
-import { readArrowFileDirect } from '../../dist/io/readers/arrow-direct.js';
+import { readArrowDirect } from '../../dist/io/readers/arrow-direct.js';
 import { openFileSource } from '../../dist/io/readers/source.js';
 import { readParquetDirect } from '../../dist/io/readers/parquet-direct.js';
 import { parquetMetadataAsync } from 'hyparquet';
@@ -60,14 +60,14 @@ function listFile(name: string, rows: (number[] | null)[], elem: Float32 | Float
   return writeFile(dir, name, writer.toUint8Array(true));
 }
 
-/** What the Arrow file fast path makes of column `col` (undefined: it leaves the file to apache-arrow). */
+/** What the Arrow fast path makes of column `col` (undefined: it leaves the file to apache-arrow). */
 async function direct(p: string, col: number) {
   const src = openFileSource(p);
   const handle = await fs.promises.open(p);
   try {
     const reader = await RecordBatchReader.from(handle);
     await reader.open();
-    return readArrowFileDirect(src, reader, col);
+    return readArrowDirect(src, reader, col);
   } finally {
     await handle.close();
     src.close();
@@ -104,7 +104,7 @@ describe('Arrow IPC', () => {
     ['List<Float64> stream', 'l64.arrows', new Float64(), true],
   ] as const)('reads %s beside another column', async (_label, name, elem, stream) => {
     const p = listFile(name, rowsOf(matrix(7, 13), 13), elem, stream);
-    if (!stream) expect(Array.from((await direct(p, 1))!.data), 'fast path').toEqual(want);
+    expect(Array.from((await direct(p, 1))!.data), 'fast path').toEqual(want);
     const ds = await readDataset(p);
     expect([ds.n, ds.d, ds.dtype]).toEqual([7, 13, 'f32']);
     expect(Array.from(ds.data)).toEqual(want);
@@ -143,7 +143,9 @@ describe('Arrow IPC', () => {
     expect(Array.from(ds.data)).toEqual(want);
   });
 
-  it('LZ4 and stream inputs go through apache-arrow, with the same result', async () => {
+  it('streams take the fast path too; LZ4-compressed inputs go through apache-arrow', async () => {
+    const stream = await writeOurArrow('direct-stream.arrows', { dtype: 'f16', ipc: 'stream', batchRows: 3 });
+    expect(asNumbers((await direct(stream, 0))!, f16ToF32)).toEqual(want);
     const p = await writeOurArrow('lz4-check.feather', { dtype: 'f32', lz4: true });
     expect(await direct(p, 0)).toBeUndefined();
   });

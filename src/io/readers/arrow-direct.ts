@@ -1,8 +1,9 @@
-// Fast path for the common Feather/Arrow file: an uncompressed FixedSizeList<Float16|32|64>
-// column, or a List of floats whose rows all have the same length, without nulls. Its values sit contiguously in each record batch's body, so they are read
-// straight from the file into the Dataset (like an .npy), skipping apache-arrow's per-batch
-// buffers and a second full copy. Anything unusual returns undefined and the general path runs.
-import { DataType, Message, Precision, type Field, type FixedSizeList, type RecordBatchReader } from 'apache-arrow';
+// Fast path for the common Arrow file or stream: an uncompressed FixedSizeList<Float16|32|64>
+// column, or a List of floats whose rows all have the same length, without nulls. Its values sit
+// contiguously in each record batch's body, so they are read straight from the input into the
+// Dataset (like an .npy), skipping apache-arrow's per-batch buffers and a second full copy.
+// Anything unusual returns undefined and the general path (apache-arrow) runs.
+import { DataType, Message, MessageHeader, Precision, type Field, type FixedSizeList, type RecordBatchReader } from 'apache-arrow';
 import { allocVectors } from '../dataset.js';
 import { ELEMENT_BYTES, keptAs, readElements, type ElementType } from './elements.js';
 import type { ByteSource } from './source.js';
@@ -29,29 +30,52 @@ function layout(type: DataType): { nodes: number; buffers: number } | undefined 
   return { nodes: 1, buffers: 2 }; // fixed-width primitives: validity + values
 }
 
+/** One record batch: its message header (row count, field nodes, buffer regions) and body start. */
+type BatchHeader = { header: ReturnType<Message<MessageHeader.RecordBatch>['header']>; body: number };
+
+/** Decode the message whose framing starts at `pos`: [0xFFFFFFFF] int32 length, flatbuffer. */
+function messageAt(src: ByteSource, pos: number): { message: Message; body: number } | undefined {
+  if (pos + 4 > src.size) return undefined;
+  let len = new DataView(src.read(pos, 4).buffer).getInt32(0, true);
+  let start = pos + 4;
+  if (len === -1) {
+    // Continuation marker (format >= 0.15); the older framing has the length first.
+    if (pos + 8 > src.size) return undefined;
+    len = new DataView(src.read(pos + 4, 4).buffer).getInt32(0, true);
+    start = pos + 8;
+  }
+  if (len <= 0) return undefined; // end-of-stream marker
+  return { message: Message.decode(src.read(start, len)), body: start + len };
+}
+
 /**
- * Each record batch of an Arrow file, from the footer: its message header (row count, field
- * nodes, buffer regions; a few hundred bytes read) and where its body starts. Throws on a block
- * that is not a record batch.
+ * Every record batch of an Arrow input, without reading the bodies (a few hundred bytes each):
+ * a file lists them in its footer; a stream is walked message by message, skipping the schema
+ * and dictionary messages. Throws on anything malformed.
  */
-export function* recordBatchHeaders(src: ByteSource, footer: NonNullable<RecordBatchReader['footer']>) {
-  for (const block of footer.recordBatches()) {
-    const meta = src.read(block.offset, block.metaDataLength);
-    // Message framing: [0xFFFFFFFF continuation] int32 length, then the flatbuffer.
-    const skip = new DataView(meta.buffer).getInt32(0, true) === -1 ? 8 : 4;
-    const message = Message.decode(meta.subarray(skip));
-    if (!message.isRecordBatch()) throw new Error('footer block is not a record batch');
-    yield { header: message.header(), body: block.offset + block.metaDataLength };
+export function* recordBatchHeaders(src: ByteSource, reader: RecordBatchReader): Generator<BatchHeader> {
+  if (reader.isFile()) {
+    for (const block of reader.footer!.recordBatches()) {
+      const m = messageAt(src, block.offset);
+      if (!m || !m.message.isRecordBatch()) throw new Error('footer block is not a record batch');
+      yield { header: m.message.header(), body: m.body };
+    }
+    return;
+  }
+  for (let pos = 0, m = messageAt(src, 0); m; m = messageAt(src, pos)) {
+    if (m.message.isRecordBatch()) yield { header: m.message.header(), body: m.body };
+    const next = m.body + Number(m.message.bodyLength);
+    if (!(next >= m.body && next <= src.size)) throw new Error('message body runs past the end'); // corrupt lengths must not loop
+    pos = next;
   }
 }
 
 const FLOAT_ELEMENTS: Record<number, ElementType> = { [Precision.HALF]: 'f16', [Precision.SINGLE]: 'f32', [Precision.DOUBLE]: 'f64' };
 
-export function readArrowFileDirect(src: ByteSource, reader: RecordBatchReader, column: number, progress: () => void = () => {}): RawDataset | undefined {
-  const footer = reader.footer;
+export function readArrowDirect(src: ByteSource, reader: RecordBatchReader, column: number, progress: () => void = () => {}): RawDataset | undefined {
   const field = reader.schema.fields[column];
   const fixed = DataType.isFixedSizeList(field.type);
-  if (!footer || !(fixed || DataType.isList(field.type))) return undefined;
+  if (!(fixed || DataType.isList(field.type))) return undefined;
   const elem = FLOAT_ELEMENTS[field.type.children[0].type.precision];
   if (!elem) return undefined;
   const eb = ELEMENT_BYTES[elem];
@@ -73,7 +97,7 @@ export function readArrowFileDirect(src: ByteSource, reader: RecordBatchReader, 
   const parts: { rows: number; position: number }[] = [];
   let n = 0;
   try {
-    for (const { header, body } of recordBatchHeaders(src, footer)) {
+    for (const { header, body } of recordBatchHeaders(src, reader)) {
       const rows = Number(header.length);
       const list = header.nodes[listNode];
       const values = header.nodes[valueNode];
@@ -110,5 +134,5 @@ export function readArrowFileDirect(src: ByteSource, reader: RecordBatchReader, 
     at += part.rows;
     progress();
   }
-  return { n, d, dtype, data, format: `arrow ${field.type}`, firstBadRow: firstBad };
+  return { n, d, dtype, data, format: `${reader.isFile() ? 'arrow' : 'arrow stream'} ${field.type}`, firstBadRow: firstBad };
 }

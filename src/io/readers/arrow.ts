@@ -13,7 +13,7 @@ import {
   type Schema,
 } from 'apache-arrow';
 import { lz4FrameDecode, lz4FrameEncode } from '../lz4.js';
-import { readArrowFileDirect, recordBatchHeaders } from './arrow-direct.js';
+import { readArrowDirect, recordBatchHeaders } from './arrow-direct.js';
 import { RowCollector } from './collect.js';
 import { badInput, type ByteSource } from './source.js';
 import type { RawDataset } from './types.js';
@@ -97,11 +97,9 @@ export async function readArrow(src: ByteSource, column: string | undefined, dro
   const half = child.precision === Precision.HALF;
   let rows: RowCollector | undefined;
   let d = DataType.isFixedSizeList(field.type) ? field.type.listSize : -1;
-  if (reader.isFile()) {
-    const direct = readArrowFileDirect(src, reader, idx, progress);
-    if (direct) return direct;
-  }
-  const totalRows = reader.isFile() ? fileRowCount(src, reader) : undefined;
+  const direct = readArrowDirect(src, reader, idx, progress);
+  if (direct) return direct;
+  const totalRows = countRows(src, reader);
   let seen = 0;
   let dropped = 0;
   try {
@@ -131,15 +129,13 @@ export async function readArrow(src: ByteSource, column: string | undefined, dro
 }
 
 /**
- * Rows in an Arrow file, from the footer's record-batch blocks: each block's message header
- * (a few hundred bytes) states its row count, so the output can be allocated once, exactly.
- * Undefined when anything looks unusual; the caller then gathers rows in chunks instead.
+ * Rows in the input, from the batches' message headers, so the output can be allocated once,
+ * exactly. Undefined when anything looks unusual; rows are then gathered in chunks instead.
  */
-function fileRowCount(src: ByteSource, reader: RecordBatchReader): number | undefined {
+function countRows(src: ByteSource, reader: RecordBatchReader): number | undefined {
   try {
-    if (!reader.footer) return undefined;
     let total = 0;
-    for (const { header } of recordBatchHeaders(src, reader.footer)) total += Number(header.length);
+    for (const { header } of recordBatchHeaders(src, reader)) total += Number(header.length);
     return total;
   } catch {
     return undefined;
