@@ -142,35 +142,43 @@ function reduce(k0: number, k1: number): void {
  * k-means++ passes over this worker's chunks. begin: D = dist(x, c); add: D = min(D, dist(x, c));
  * both leave each chunk's Σ D in chunkSums[chunk]. try: chunkSums[chunk·L + l] = Σ min(D, dist(x, c_l)).
  */
+/** Chunks per kernel call in the seeding passes: few candidates per point, so per-call overhead shows. */
+const SEED_BLOCK = 16;
+
 function seed(
   mode: 'begin' | 'add' | 'try', count: number, cands: Float32Array, chunkSums: Float64Array,
   tryDist?: Float32Array, fromTry = -1, tryL = 0,
 ): void {
   const { d, x, seedD: D } = st!;
   const L = mode === 'try' ? count : 1;
-  if (tile.dist.length < CHUNK * L) tile.dist = new Float32Array(CHUNK * L);
+  if (tile.dist.length < SEED_BLOCK * CHUNK * L) tile.dist = new Float32Array(SEED_BLOCK * CHUNK * L);
   const dist = tile.dist;
-  for (let i0 = range.i0, chunk = range.chunk0; i0 < range.i1; i0 += CHUNK, chunk++) {
-    const np = Math.min(CHUNK, range.i1 - i0);
-    if (mode === 'add' && tryDist && fromTry >= 0) {
+  const cached = mode === 'add' && tryDist !== undefined && fromTry >= 0;
+  for (let b0 = range.i0, chunk = range.chunk0; b0 < range.i1; b0 += SEED_BLOCK * CHUNK) {
+    const nb = Math.min(SEED_BLOCK * CHUNK, range.i1 - b0);
+    if (cached) {
       // The added anchor was a candidate of the last try: its distances are already known.
-      for (let p = 0; p < np; p++) dist[p] = tryDist[(i0 + p) * tryL + fromTry];
-    } else kernel!.dists(x.subarray(i0 * d, (i0 + np) * d), np, cands, L, d, dist);
-    if (mode === 'try') {
-      if (tryDist) tryDist.set(dist.subarray(0, np * L), i0 * L);
-      for (let l = 0; l < L; l++) {
+      for (let p = 0; p < nb; p++) dist[p] = tryDist![(b0 + p) * tryL + fromTry];
+    } else kernel!.dists(x.subarray(b0 * d, (b0 + nb) * d), nb, cands, L, d, dist);
+    if (mode === 'try' && tryDist) tryDist.set(dist.subarray(0, nb * L), b0 * L);
+    // Sums per chunk of CHUNK points, in point order (the same whatever the thread count).
+    for (let c0 = 0; c0 < nb; c0 += CHUNK, chunk++) {
+      const np = Math.min(CHUNK, nb - c0);
+      if (mode === 'try') {
+        for (let l = 0; l < L; l++) {
+          let sum = 0;
+          for (let p = c0; p < c0 + np; p++) sum += Math.min(D[b0 + p], dist[p * L + l]);
+          chunkSums[chunk * L + l] = sum;
+        }
+      } else {
         let sum = 0;
-        for (let p = 0; p < np; p++) sum += Math.min(D[i0 + p], dist[p * L + l]);
-        chunkSums[chunk * L + l] = sum;
+        for (let p = c0; p < c0 + np; p++) {
+          const v = mode === 'begin' ? dist[p] : Math.min(D[b0 + p], dist[p]);
+          D[b0 + p] = v;
+          sum += v;
+        }
+        chunkSums[chunk] = sum;
       }
-    } else {
-      let sum = 0;
-      for (let p = 0; p < np; p++) {
-        const v = mode === 'begin' ? dist[p] : Math.min(D[i0 + p], dist[p]);
-        D[i0 + p] = v;
-        sum += v;
-      }
-      chunkSums[chunk] = sum;
     }
   }
 }
