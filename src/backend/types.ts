@@ -13,6 +13,7 @@
 //       j1 = argmin_j dist(i, j)      (ties: lowest j),  d1 = dist(i, j1)
 //       j2 = runner-up (lowest j ≠ j1 among the minima of the rest), d2 = dist(i, j2); m = 1: none
 //       soft share of the runner-up: w2 = (T > 0 && m > 1) ? 1 / (1 + exp((d2 − d1) / T)) : 0
+//         shares below 2⁻²⁰ count as 0 (MIN_SOFT_SHARE: the GPU's fixed-point sums cannot resolve them)
 //       w1 = 1 − w2
 //       robust weight (Huber on the distance, threshold from the previous pass's statistics):
 //         H_j = h² · sse_j / count_j of the previous iterate()/finalize() (h <= 0, no previous
@@ -32,6 +33,9 @@
 // backends agree to the tolerances of SPEC §3.4, not bit for bit.
 
 import type { Dataset } from '../io/dataset.js';
+
+/** Soft shares below this are dropped by every backend (see the math above). */
+export const MIN_SOFT_SHARE = 2 ** -20;
 
 export type BackendKind = 'cpu' | 'cuda';
 

@@ -5,6 +5,7 @@ import { parentPort } from 'node:worker_threads';
 import { CHUNK, type SharedState, type WorkerRequest } from './shared.js';
 import { makeKernel, type Kernel, type Top2Out } from './kernel.js';
 import { knnRange } from './knn-core.js';
+import { MIN_SOFT_SHARE } from '../types.js';
 
 let st: SharedState | undefined;
 let kernel: Kernel | undefined;
@@ -109,7 +110,8 @@ function assign(version: number, temperature: number, bounds: boolean, maxDrift:
     for (let i = i0; i < i0 + np; i++) {
       const a = s.j1[i], da = s.d1[i], b = s.j2[i], db = s.d2[i];
       // Soft share of the runner-up, then the Huber weight of each side (types.ts).
-      const w2 = soft ? 1 / (1 + Math.exp((db - da) / temperature)) : 0;
+      let w2 = soft ? 1 / (1 + Math.exp((db - da) / temperature)) : 0;
+      if (w2 < MIN_SOFT_SHARE) w2 = 0;
       const w1 = 1 - w2;
       const ha = H[a];
       s.w1[i] = w1 * (da <= ha ? 1 : Math.sqrt(ha / da));
