@@ -266,6 +266,11 @@ describe('Parquet (fixtures from fixtures/make-fixtures.mjs)', () => {
     expect(await fastParquet('f64_list.parquet', 'vec')).toEqual({ n: 7, d: 13, values: want });
     expect(await fastParquet('f16_list.parquet', 'embedding', 'f16')).toEqual({ n: 7, d: 13, values: want });
   });
+  it.each(['gzip', 'zstd'])('%s-compressed pages (hyparquet-compressors)', async (codec) => {
+    expect(await fastParquet(`${codec}.parquet`, 'embedding')).toEqual({ n: 7, d: 13, values: want });
+    const ds = await readDataset(fx(`${codec}.parquet`));
+    expect(Array.from(ds.data)).toEqual(want);
+  });
   it('the fast path declines ragged and null rows (the general path words those)', async () => {
     expect(await fastParquet('ragged.parquet', 'embedding')).toBeUndefined();
     expect(await fastParquet('null_row.parquet', 'embedding')).toBeUndefined();

@@ -11,6 +11,7 @@ import { convert, convertWithDictionary, DEFAULT_PARSERS } from 'hyparquet/src/c
 import { decompressPage, readDataPage, readDataPageV2 } from 'hyparquet/src/datapage.js';
 import { readPlain } from 'hyparquet/src/plain.js';
 import { getMaxDefinitionLevel, getMaxRepetitionLevel, getSchemaPath } from 'hyparquet/src/schema.js';
+import { compressors } from 'hyparquet-compressors';
 import type { VectorDtype } from '../dataset.js';
 import { RowCollector } from './collect.js';
 
@@ -46,6 +47,7 @@ export async function readParquetDirect(
         element: path[path.length - 1].element,
         schemaPath: path,
         codec: meta.codec,
+        compressors,
         parsers: DEFAULT_PARSERS,
       };
       const maxDef = getMaxDefinitionLevel(path);
@@ -57,7 +59,7 @@ export async function readParquetDirect(
         const pageBytes = new Uint8Array(bytes, reader.offset, header.compressed_page_size);
         reader.offset += header.compressed_page_size;
         if (header.type === 'DICTIONARY_PAGE') {
-          const page = decompressPage(pageBytes, header.uncompressed_page_size, meta.codec, undefined);
+          const page = decompressPage(pageBytes, header.uncompressed_page_size, meta.codec, compressors);
           const view = { view: new DataView(page.buffer, page.byteOffset, page.byteLength), offset: 0 };
           dictionary = convert(readPlain(view, meta.type, header.dictionary_page_header!.num_values, decoder.element.type_length), decoder) as ArrayLike<number>;
           continue;
@@ -66,7 +68,7 @@ export async function readParquetDirect(
         let encoding: string;
         if (header.type === 'DATA_PAGE') {
           const daph = header.data_page_header!;
-          page = readDataPage(decompressPage(pageBytes, header.uncompressed_page_size, meta.codec, undefined), daph, decoder);
+          page = readDataPage(decompressPage(pageBytes, header.uncompressed_page_size, meta.codec, compressors), daph, decoder);
           encoding = daph.encoding;
         } else if (header.type === 'DATA_PAGE_V2') {
           page = readDataPageV2(pageBytes, header, decoder);

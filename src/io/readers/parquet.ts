@@ -1,6 +1,8 @@
-// Parquet through hyparquet, one row group at a time. Vector columns: a LIST of FLOAT / DOUBLE /
+// Parquet through hyparquet, one row group at a time (every codec: snappy, gzip, brotli, zstd, lz4
+// via hyparquet-compressors). Vector columns: a LIST of FLOAT / DOUBLE /
 // FLOAT16 (FIXED_LEN_BYTE_ARRAY(2)), or a legacy repeated FLOAT / DOUBLE field.
 import { parquetMetadataAsync, parquetRead, parquetSchema, type AsyncBuffer, type FileMetaData } from 'hyparquet';
+import { compressors } from 'hyparquet-compressors';
 import { RowCollector } from './collect.js';
 import { readParquetDirect } from './parquet-direct.js';
 import { badInput, type ByteSource } from './source.js';
@@ -84,7 +86,7 @@ export async function readParquet(src: ByteSource, column: string | undefined, d
     const rowEnd = rowStart + Number(group.num_rows);
     let groupRows: (number[] | null | undefined)[][] = [];
     try {
-      await parquetRead({ file, metadata, columns: [name], rowStart, rowEnd, onPage: progress, onComplete: (r) => (groupRows = r) });
+      await parquetRead({ file, metadata, columns: [name], rowStart, rowEnd, compressors, onPage: progress, onComplete: (r) => (groupRows = r) });
     } catch (e) {
       throw badInput(src, `corrupt Parquet data in rows ${rowStart}..${rowEnd - 1} (${(e as Error).message})`);
     }
