@@ -35,6 +35,13 @@ export interface AnnealConfig {
   /** k-means++ tries; each gets up to `restartIters` Lloyd iterations and the best one is kept. */
   restarts: number;
   restartIters: number;
+  /**
+   * Restarts and greedy candidates apply only while n·m is at most this; above it, init is one
+   * plain k-means++ pass. Their cost grows with n·m (at n = 10⁶, m = 2048 the 5 greedy restarts
+   * took 20.7 s of a 28 s end-to-end GPU compress), while the quality gains were measured on
+   * problems of n·m ≤ 5.1·10⁶ (bench/quality.py). A rule on sizes, so every device agrees.
+   */
+  initBudget: number;
 }
 
 export const DEFAULT_CONFIG: Omit<AnnealConfig, 'm'> = {
@@ -54,6 +61,7 @@ export const DEFAULT_CONFIG: Omit<AnnealConfig, 'm'> = {
   swapRejects: 5,
   restarts: 5,
   restartIters: 10,
+  initBudget: 2 ** 25,
 };
 
 /** The seed document's configuration, used by `vlc test-cuda` so figures compare. */

@@ -63,6 +63,10 @@ export async function anneal(engine: Engine, cfg: AnnealConfig, hooks: AnnealHoo
     throw new UsageError(`--anchors ${m}: must be an integer from 1 to the number of vectors (${n})`);
   }
   const rng = new Rng(cfg.seed);
+  // Large problems get one plain k-means++ pass (config.ts, initBudget).
+  const small = n * m <= cfg.initBudget;
+  const restarts = small ? cfg.restarts : 1;
+  const candidates = small ? cfg.initCandidates : 1;
 
   // 1. init: k-means++ (best of `restarts` tries, each polished by a short Lloyd run), or given
   const history: IterRecord[] = [];
@@ -71,14 +75,14 @@ export async function anneal(engine: Engine, cfg: AnnealConfig, hooks: AnnealHoo
   if (hooks.initAnchors) {
     await engine.setAnchors(hooks.initAnchors);
     eInit = (await engine.finalize()).energy;
-  } else if (cfg.restarts <= 1) {
-    const init = await kmeansPlusPlus(engine, m, rng, cfg.initCandidates, check);
+  } else if (restarts <= 1) {
+    const init = await kmeansPlusPlus(engine, m, rng, candidates, check);
     await engine.setAnchors(init.anchors);
     eInit = init.energy;
   } else {
     let best: { anchors: Float32Array; energy: number } | undefined;
-    for (let r = 0; r < cfg.restarts; r++) {
-      const init = await kmeansPlusPlus(engine, m, rng, cfg.initCandidates, check);
+    for (let r = 0; r < restarts; r++) {
+      const init = await kmeansPlusPlus(engine, m, rng, candidates, check);
       await engine.setAnchors(init.anchors);
       let energy = init.energy, prev = NaN, calm = 0;
       for (let k = 0; k < cfg.restartIters && calm < cfg.patience && history.length < cfg.maxIters; k++) {

@@ -36,6 +36,15 @@ describe('anneal', () => {
     expect(Array.from(other.anchors)).not.toEqual(Array.from(a.anchors));
   });
 
+  it('above initBudget (n·m), init is one plain k-means++ pass whatever restarts/candidates say', async () => {
+    const base = { ...DEFAULT_CONFIG, m: 16, maxIters: 40 };
+    const capped = await run(ds, { ...base, restarts: 5, initCandidates: 0, initBudget: 0 });
+    const plain = await run(ds, { ...base, restarts: 1, initCandidates: 1 });
+    expect(Array.from(capped.anchors)).toEqual(Array.from(plain.anchors));
+    const full = await run(ds, base); // default budget: n·m is small here, so restarts apply
+    expect(Array.from(full.anchors)).not.toEqual(Array.from(plain.anchors));
+  });
+
   it('never raises the energy between cold iterations without maintenance', async () => {
     const r = await run(ds, { ...DEFAULT_CONFIG, m: 16, maxIters: 150, restarts: 1 });
     let checked = 0;
