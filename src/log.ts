@@ -1,12 +1,30 @@
 // Logs go to stderr (fd 2, synchronous) so stdout carries only data or the requested JSON.
-import { pino, type Logger } from 'pino';
+// People read them, so each record is printed as one plain line ("vlc: message", warnings and
+// debug lines tagged); VLC_LOG_JSON=1 keeps pino's JSON lines for log collectors.
+import * as fs from 'node:fs';
+import { pino, type Logger, type DestinationStream } from 'pino';
 
 export type Verbosity = 'quiet' | 'normal' | 'verbose';
 
-let current: Logger = make('normal');
+/** One pino record (a JSON line) → one human line on stderr. */
+const plainStderr: DestinationStream = {
+  write(line: string): void {
+    let text = line;
+    try {
+      const { level, msg, ...rest } = JSON.parse(line) as Record<string, unknown>;
+      const tag = level === 'warn' ? 'warning: ' : level === 'debug' ? '[debug] ' : '';
+      const extra = Object.entries(rest).map(([k, v]) => ` ${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`);
+      text = `vlc: ${tag}${msg ?? ''}${extra.join('')}\n`;
+    } catch {
+      /* not JSON: print as is */
+    }
+    fs.writeSync(2, text);
+  },
+};
 
 function make(v: Verbosity): Logger {
   const level = v === 'quiet' ? 'error' : v === 'verbose' ? 'debug' : 'info';
+  const json = process.env.VLC_LOG_JSON === '1';
   return pino(
     {
       level,
@@ -14,9 +32,11 @@ function make(v: Verbosity): Logger {
       timestamp: false,
       formatters: { level: (label) => ({ level: label }) },
     },
-    pino.destination({ fd: 2, sync: true }),
+    json ? pino.destination({ fd: 2, sync: true }) : plainStderr,
   );
 }
+
+let current: Logger = make('normal');
 
 export function setVerbosity(v: Verbosity): void {
   current = make(v);
