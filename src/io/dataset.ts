@@ -44,17 +44,22 @@ export function f16ToF32(h: number): number {
   return f16Table[h & 0xffff];
 }
 
+const bitsView = new Uint32Array(1);
+const floatView = new Float32Array(bitsView.buffer);
+
 /** float -> IEEE half bits, round to nearest even (as numpy's astype(float16) and CUDA's __float2half_rn). */
 export function f32ToF16(v: number): number {
-  const f = new Float32Array(1);
-  const u = new Uint32Array(f.buffer);
-  f[0] = v;
-  const x = u[0];
+  floatView[0] = v;
+  return halfFromFloatBits(bitsView[0]);
+}
+
+/** The same conversion from the float's 32 bits (bulk writers read them through one Uint32Array view). */
+export function halfFromFloatBits(x: number): number {
   const sign = (x >>> 16) & 0x8000;
   const exp = (x >>> 23) & 0xff;
   let mant = x & 0x7fffff;
   if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
-  let e = exp - 127 + 15;
+  const e = exp - 127 + 15;
   if (e >= 31) return sign | 0x7c00;
   if (e <= 0) {
     if (e < -10) return sign;
