@@ -50,11 +50,3 @@ export function parseInteger(name: string, v: string, min: number, max = Number.
   }
   return x;
 }
-
-/** A finite number in [min, max]. */
-export function parseNumber(name: string, v: string, min = -Infinity, max = Infinity): number {
-  const x = Number(v);
-  if (v.trim() === '' || !Number.isFinite(x)) throw new UsageError(`${name} must be a number (got '${v}')`);
-  if (x < min || x > max) throw new UsageError(`${name} must be between ${min} and ${max} (got ${x})`);
-  return x;
-}

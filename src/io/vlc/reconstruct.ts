@@ -23,18 +23,3 @@ export function reconstruct(file: VlcFile): Float32Array {
   for (let i = 0; i < n; i++) reconstructInto(file, i, out.subarray(i * d, (i + 1) * d));
   return out;
 }
-
-/** Mean over vectors of the squared L2 distance between x (n×d) and the reconstructions, in f64. */
-export function reconstructionMse(file: VlcFile, x: Float32Array): number {
-  const { n, d } = file.manifest;
-  const row = new Float32Array(d);
-  let sum = 0;
-  for (let i = 0; i < n; i++) {
-    reconstructInto(file, i, row);
-    for (let k = 0; k < d; k++) {
-      const e = x[i * d + k] - row[k];
-      sum += e * e;
-    }
-  }
-  return sum / n;
-}
