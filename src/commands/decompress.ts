@@ -7,6 +7,7 @@ import { readVlc } from '../io/vlc/file.js';
 import type { Assignments } from '../io/vlc/format.js';
 import { reconstruct } from '../io/vlc/reconstruct.js';
 import { formatFromPath, writeVectors, type VectorFormat } from '../io/write.js';
+import { npyHeader } from '../io/writers/npy.js';
 import { log } from '../log.js';
 import { applyVerbosity } from './options.js';
 import { assertNotTerminal, assertWritable } from './preflight.js';
@@ -89,7 +90,7 @@ function pickIdFormat(o: DecompressFlags): (typeof ID_FORMATS)[number] {
 async function writeIds(target: string, ids: Assignments, format: 'npy' | 'txt'): Promise<void> {
   await writeAtomic(target, async (sink) => {
     if (format === 'npy') {
-      await sink.write(npyHeader(`<u${ids.BYTES_PER_ELEMENT}`, ids.length));
+      await sink.write(npyHeader(`<u${ids.BYTES_PER_ELEMENT}`, [ids.length]));
       await sink.write(new Uint8Array(ids.buffer, ids.byteOffset, ids.byteLength));
       return;
     }
@@ -99,15 +100,4 @@ async function writeIds(target: string, ids: Assignments, format: 'npy' | 'txt')
       await sink.write(enc.encode(part));
     }
   });
-}
-
-/** .npy v1.0 header for a 1-D little-endian array (NumPy pads the header to a multiple of 64 bytes). */
-function npyHeader(descr: string, length: number): Uint8Array {
-  let dict = `{'descr': '${descr}', 'fortran_order': False, 'shape': (${length},), }`;
-  dict += ' '.repeat(63 - ((10 + dict.length) % 64)) + '\n';
-  const out = new Uint8Array(10 + dict.length);
-  out.set([0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59, 1, 0]); // \x93NUMPY v1.0
-  new DataView(out.buffer).setUint16(8, dict.length, true);
-  out.set(new TextEncoder().encode(dict), 10);
-  return out;
 }
