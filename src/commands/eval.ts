@@ -13,7 +13,7 @@ import type { VlcFile } from '../io/vlc/format.js';
 import { reconstructInto } from '../io/vlc/reconstruct.js';
 import { defaultNprobe, searchCompressed } from '../io/vlc/search.js';
 import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
-import { applyVerbosity, parseInteger } from './options.js';
+import { addOutputOptions, applyVerbosity, parseInteger } from './options.js';
 
 interface EvalFlags extends InputFlags {
   queries: number;
@@ -36,10 +36,8 @@ export function register(program: Command): void {
       parseInteger('--nprobe', v, 1),
     );
   addInputOptions(cmd, 'the original');
+  addOutputOptions(cmd);
   cmd
-    .option('--json', 'print one machine-readable JSON object on stdout')
-    .option('-q, --quiet', 'only errors on stderr')
-    .option('-v, --verbose', 'debug logs on stderr')
     .action(async (original: string, vlcPath: string, o: EvalFlags) => {
       applyVerbosity(o);
       if (original === '-' && vlcPath === '-') throw new UsageError('only one of the two inputs can be stdin (-)');

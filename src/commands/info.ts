@@ -4,16 +4,15 @@ import type { Command } from 'commander';
 import { readVlc } from '../io/vlc/file.js';
 import { FORMAT_VERSION, type VlcFile } from '../io/vlc/format.js';
 import { bytesPerVector, grouped, percent, seedRatio, trueRatio } from '../io/vlc/stats.js';
-import { applyVerbosity } from './options.js';
+import { addOutputOptions, applyVerbosity } from './options.js';
 
 export function register(program: Command): void {
-  program
+  const cmd = program
     .command('info')
     .description('show what a .vlc file holds: header, sizes, ratios, training statistics (validates it too)')
-    .argument('<in.vlc>', '.vlc file, or - for stdin')
-    .option('--json', 'print one machine-readable JSON object on stdout')
-    .option('-q, --quiet', 'only errors on stderr')
-    .option('-v, --verbose', 'debug logs on stderr')
+    .argument('<in.vlc>', '.vlc file, or - for stdin');
+  addOutputOptions(cmd);
+  cmd
     .action(async (input: string, o: { json?: boolean; quiet?: boolean; verbose?: boolean }) => {
       applyVerbosity(o);
       const file = await readVlc(input);

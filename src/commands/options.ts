@@ -12,7 +12,7 @@ export interface CommonOptions {
   verbose?: boolean;
 }
 
-/** --device, --gpu, --json, -q, -v. */
+/** --device and --gpu (the commands that run the quantizer). */
 export function addDeviceOptions(cmd: Command): Command {
   return cmd
     .addOption(
@@ -23,6 +23,7 @@ export function addDeviceOptions(cmd: Command): Command {
     .option('--gpu <index>', 'GPU index (see `vlc devices`)', (v) => parseInteger('--gpu', v, 0), 0);
 }
 
+/** --json, -q, -v. */
 export function addOutputOptions(cmd: Command): Command {
   return cmd
     .option('--json', 'print one machine-readable JSON object on stdout')
