@@ -8,7 +8,8 @@ import { createProgress, formatDuration, progressLine } from '../../dist/command
 import { decodeVlc, encodeVlcBytes } from '../../dist/io/vlc/format.js';
 import { reconstruct } from '../../dist/io/vlc/reconstruct.js';
 import { searchCompressed } from '../../dist/io/vlc/search.js';
-import { clustered, rng } from './helpers.js';
+import { rng } from '../rng.js';
+import { clustered } from './helpers.js';
 
 function vlcFile(x: Float32Array, n: number, d: number, anchors: Float32Array, assign: Uint32Array) {
   return decodeVlc(

@@ -1,20 +1,9 @@
 // Small deterministic datasets for the CPU and anneal tests (shared memory, like the readers make).
 import type { Dataset } from '../../src/io/dataset.js';
-
-/** Deterministic uniform numbers in [0, 1) (mulberry32). */
-export function uniform(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../rng.js';
 
 export function randomDataset(n: number, d: number, seed: number, scale = 1, offset = 0): Dataset {
-  const r = uniform(seed);
+  const r = rng(seed);
   const data = new Float32Array(new SharedArrayBuffer(n * d * 4));
   for (let i = 0; i < data.length; i++) data[i] = offset + scale * (r() * 2 - 1);
   return { n, d, dtype: 'f32', data, format: 'test', dropped: 0 };
@@ -22,7 +11,7 @@ export function randomDataset(n: number, d: number, seed: number, scale = 1, off
 
 /** k tight blobs of `per` points each around random centres, rows interleaved. */
 export function blobs(k: number, per: number, d: number, seed: number, spread = 0.05): Dataset {
-  const r = uniform(seed);
+  const r = rng(seed);
   const centres = Array.from({ length: k }, () => Array.from({ length: d }, () => r() * 10));
   const n = k * per;
   const data = new Float32Array(new SharedArrayBuffer(n * d * 4));

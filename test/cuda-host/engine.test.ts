@@ -6,7 +6,8 @@ import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
 import { createCudaBackend } from '../../dist/backend/cuda/index.js';
 import { f32ToF16, f16ToF32, type Dataset } from '../../dist/io/dataset.js';
 import { FakeCuda } from './fake-driver.js';
-import { refPass, rng, dist, type RefState } from './reference.js';
+import { rng } from '../rng.js';
+import { refPass, dist, type RefState } from './reference.js';
 
 afterEach(() => setDriverForTests(undefined));
 

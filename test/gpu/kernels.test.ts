@@ -6,7 +6,8 @@ import { probeCuda, createCudaBackend, type CudaEngine } from '../../dist/backen
 import { createCpuBackend } from '../../dist/backend/cpu/index.js';
 import { runParity } from '../../dist/bench/parity.js';
 import { f16ToF32, f32ToF16, type Dataset } from '../../dist/io/dataset.js';
-import { refPass, rng, dist, type RefState } from '../cuda-host/reference.js';
+import { refPass, dist, type RefState } from '../cuda-host/reference.js';
+import { rng } from '../rng.js';
 
 const probe = probeCuda();
 const hasGpu = probe.ok;
