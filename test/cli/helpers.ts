@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { npyBytes as npyFile } from '../io/helpers.js';
 import { rng } from '../rng.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -49,14 +50,8 @@ export function clustered(n: number, d: number, seed = 1, clusters = 5): Float32
 }
 
 /** A .npy file: header with `descr` and `shape` as given (they may lie), then `body`. */
-export function npyBytes(descr: string, shape: number[], body: Uint8Array, fortran = false): Buffer {
-  let dict = `{'descr': '${descr}', 'fortran_order': ${fortran ? 'True' : 'False'}, 'shape': (${shape.join(', ')}${shape.length === 1 ? ',' : ''}), }`;
-  dict += ' '.repeat(63 - ((10 + dict.length) % 64)) + '\n';
-  const pre = Buffer.alloc(10);
-  pre.write('\x93NUMPY', 0, 'latin1');
-  pre[6] = 1;
-  pre.writeUInt16LE(dict.length, 8);
-  return Buffer.concat([pre, Buffer.from(dict, 'latin1'), Buffer.from(body.buffer, body.byteOffset, body.byteLength)]);
+export function npyBytes(descr: string, shape: number[], body: Uint8Array, fortran = false): Uint8Array {
+  return npyFile({ descr, shape, body, fortran });
 }
 
 export function writeNpy(file: string, x: Float32Array, n: number, d: number): string {
