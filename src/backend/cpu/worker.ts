@@ -140,13 +140,13 @@ function reduce(k0: number, k1: number): void {
   }
 }
 
+/** Chunks per kernel call in the seeding passes: few candidates per point, so per-call overhead shows. */
+const SEED_BLOCK = 16;
+
 /**
  * k-means++ passes over this worker's chunks. begin: D = dist(x, c); add: D = min(D, dist(x, c));
  * both leave each chunk's Σ D in chunkSums[chunk]. try: chunkSums[chunk·L + l] = Σ min(D, dist(x, c_l)).
  */
-/** Chunks per kernel call in the seeding passes: few candidates per point, so per-call overhead shows. */
-const SEED_BLOCK = 16;
-
 function seed(
   mode: 'begin' | 'add' | 'try', count: number, cands: Float32Array, chunkSums: Float64Array,
   tryDist?: Float32Array, fromTry = -1, tryL = 0,
