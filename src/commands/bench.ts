@@ -10,8 +10,7 @@ import { writeAtomic } from '../io/atomic.js';
 import { runBench, type WorkloadResult } from '../bench/run.js';
 import { WORKLOADS } from '../bench/workloads.js';
 import { VERSION } from '../version.js';
-import { addDeviceOptions, addOutputOptions, applyVerbosity, parseInteger, type CommonOptions } from './options.js';
-import { effectiveDevice } from './input-options.js';
+import { addDeviceOptions, addOutputOptions, applyVerbosity, effectiveDevice, parseInteger, type CommonOptions } from './options.js';
 
 interface BenchFlags extends CommonOptions {
   workloads: string;

@@ -17,8 +17,8 @@ import { toF32, type Dataset } from '../io/dataset.js';
 import { bytesPerVector, grouped, percent, seedRatio, trueRatio } from '../io/vlc/stats.js';
 import { log } from '../log.js';
 import { VERSION } from '../version.js';
-import { addInputOptions, effectiveDevice, readOptionsFrom, type InputFlags } from './input-options.js';
-import { addDeviceOptions, addOutputOptions, applyVerbosity, parseInteger, type CommonOptions } from './options.js';
+import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
+import { addDeviceOptions, addOutputOptions, applyVerbosity, effectiveDevice, parseInteger, type CommonOptions } from './options.js';
 import { createProgress } from './progress.js';
 import { assertNotTerminal, assertWritable } from './preflight.js';
 

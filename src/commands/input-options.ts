@@ -1,7 +1,6 @@
-// Options that describe how to read an embedding file (compress, eval, search), and the device
-// choice shared by the commands that run the quantizer. Used by the commands in this folder only.
+// Options that describe how to read an embedding file (compress, eval, search). Used by the
+// commands in this folder only.
 import { Option, type Command } from 'commander';
-import { UsageError } from '../errors.js';
 import type { ReadOptions } from '../io/read.js';
 import { parseInteger } from './options.js';
 
@@ -15,7 +14,7 @@ export interface InputFlags {
   dropInvalid?: boolean;
 }
 
-/** --format --column --tensor --field --dim --raw-dtype --drop-invalid. `prefix` names the file they apply to. */
+/** --format --column --tensor --field --dim --raw-dtype --drop-invalid. `what` names the file they apply to. */
 export function addInputOptions(cmd: Command, what = 'the input'): Command {
   return cmd
     .option('--format <format>', `force the format of ${what} (npy, fvecs, bvecs, arrow, parquet, safetensors, jsonl, raw) instead of sniffing it`)
@@ -39,16 +38,4 @@ export function readOptionsFrom(o: InputFlags): ReadOptions {
     rawDtype: o.rawDtype,
     dropInvalid: o.dropInvalid,
   };
-}
-
-/**
- * --gpu N only means something on a GPU: with --device cpu it is a contradiction (exit 2), and with
- * --device auto an explicit --gpu asks for CUDA, so a missing GPU is an error (exit 3) rather than a
- * quiet fall-back to the CPU.
- */
-export function effectiveDevice(cmd: Command, o: { device: 'auto' | 'cuda' | 'cpu' }): 'auto' | 'cuda' | 'cpu' {
-  const gpuGiven = cmd.getOptionValueSource('gpu') === 'cli';
-  if (!gpuGiven) return o.device;
-  if (o.device === 'cpu') throw new UsageError('--gpu selects a GPU, but --device cpu was asked for; drop one of them');
-  return 'cuda';
 }

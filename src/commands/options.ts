@@ -23,6 +23,18 @@ export function addDeviceOptions(cmd: Command): Command {
     .option('--gpu <index>', 'GPU index (see `vlc devices`)', (v) => parseInteger('--gpu', v, 0), 0);
 }
 
+/**
+ * --gpu N only means something on a GPU: with --device cpu it is a contradiction (exit 2), and with
+ * --device auto an explicit --gpu asks for CUDA, so a missing GPU is an error (exit 3) rather than a
+ * quiet fall-back to the CPU.
+ */
+export function effectiveDevice(cmd: Command, o: { device: DeviceChoice }): DeviceChoice {
+  const gpuGiven = cmd.getOptionValueSource('gpu') === 'cli';
+  if (!gpuGiven) return o.device;
+  if (o.device === 'cpu') throw new UsageError('--gpu selects a GPU, but --device cpu was asked for; drop one of them');
+  return 'cuda';
+}
+
 /** --json, -q, -v. */
 export function addOutputOptions(cmd: Command): Command {
   return cmd
