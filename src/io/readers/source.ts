@@ -30,9 +30,21 @@ function truncated(name: string, needed: number, has: number): UsageError {
   return badInput(name, `truncated: needed ${needed} bytes, the input has ${has}`);
 }
 
+/** Completes a source with read(), a fresh copy made through its readInto(). */
+function withRead(src: Omit<ByteSource, 'read'>): ByteSource {
+  return {
+    ...src,
+    read(position, length) {
+      const out = new Uint8Array(length);
+      src.readInto(out, position);
+      return out;
+    },
+  };
+}
+
 /** Positional reads from an open descriptor; `owned` descriptors are closed by close(). */
 export function fdSource(name: string, fd: number, size: number, owned: boolean): ByteSource {
-  const src: ByteSource = {
+  return withRead({
     name,
     size,
     ref: { fd, size },
@@ -45,16 +57,10 @@ export function fdSource(name: string, fd: number, size: number, owned: boolean)
         done += got;
       }
     },
-    read(position, length) {
-      const out = new Uint8Array(length);
-      src.readInto(out, position);
-      return out;
-    },
     close() {
       if (owned) fs.closeSync(fd);
     },
-  };
-  return src;
+  });
 }
 
 /** A source over bytes in memory, held as one or more consecutive blocks. */
@@ -66,7 +72,7 @@ export function memorySource(name: string, blocks: Uint8Array | Uint8Array[]): B
     starts.push(size);
     size += b.length;
   }
-  const src: ByteSource = {
+  return withRead({
     name,
     size,
     ref: { blocks: list, size },
@@ -85,14 +91,8 @@ export function memorySource(name: string, blocks: Uint8Array | Uint8Array[]): B
         i++;
       }
     },
-    read(position, length) {
-      const out = new Uint8Array(length);
-      src.readInto(out, position);
-      return out;
-    },
     close() {},
-  };
-  return src;
+  });
 }
 
 /** Rebuild a source in a worker thread from the main thread's ref (nothing is copied or reopened). */
