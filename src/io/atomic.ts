@@ -36,14 +36,16 @@ export async function writeAtomic(target: string, produce: (sink: ByteSink) => P
   } catch (e) {
     throw new UsageError(`cannot write ${target}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
-  const unregister = onCleanup(() => {
+  // Close and delete the temp file: on failure, or from the Ctrl-C cleanup.
+  const discard = () => {
     try {
       fs.closeSync(fd);
     } catch {
       /* already closed */
     }
     fs.rmSync(tmp, { force: true });
-  });
+  };
+  const unregister = onCleanup(discard);
   try {
     await produce({
       write: async (c) => {
@@ -57,12 +59,7 @@ export async function writeAtomic(target: string, produce: (sink: ByteSink) => P
     unregister();
   } catch (e) {
     unregister();
-    try {
-      fs.closeSync(fd);
-    } catch {
-      /* already closed */
-    }
-    fs.rmSync(tmp, { force: true });
+    discard();
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'ENOSPC' || code === 'EACCES' || code === 'EROFS' || code === 'EDQUOT')
       throw new UsageError(`cannot write ${target}: ${code}`);
