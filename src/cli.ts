@@ -1,7 +1,7 @@
 // The command-line entry: builds the commander program from src/commands/ and is the single place
 // that turns errors into exit codes (README "Exit codes").
 import { Command, CommanderError } from 'commander';
-import { EXIT, VlcError, InterruptedError } from './errors.js';
+import { EXIT, VlcError } from './errors.js';
 import { installInterruptHandlers, interruptSignal, runCleanups } from './interrupt.js';
 import { log } from './log.js';
 import { commands } from './commands/index.js';
@@ -39,10 +39,9 @@ export async function main(argv: string[]): Promise<number> {
     runCleanups();
     if (interruptSignal.aborted) return EXIT.interrupted;
     if (err instanceof CommanderError) return exitCodeOf(err); // commander already printed it
-    const code = exitCodeOf(err);
     const msg = err instanceof Error ? err.message : String(err);
     process.stderr.write(`vlc: ${msg}\n`);
     if (!(err instanceof VlcError) && err instanceof Error && err.stack) log().debug(err.stack);
-    return err instanceof InterruptedError ? EXIT.interrupted : code;
+    return exitCodeOf(err); // InterruptedError carries exit 130 itself
   }
 }
