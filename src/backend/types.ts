@@ -29,7 +29,8 @@
 //   finalize(): the same assignment pass with s = 0 and T = 0 (hard, exact): fills assign,
 //     count, sse, far; anchors unchanged.
 //
-// Accumulations may run in any order (f32 partial sums on a GPU, f64 on the CPU); the two
+// Each backend sums in its own way (64-bit fixed-point atomics for S and W on the GPU,
+// cuda/reduce.cu; f64 in point order on the CPU), each deterministic on its own; the two
 // backends agree to the tolerances of SPEC §3.4, not bit for bit.
 
 import type { Dataset } from '../io/dataset.js';
