@@ -29,9 +29,9 @@
 //   finalize(): the same assignment pass with s = 0 and T = 0 (hard, exact): fills assign,
 //     count, sse, far; anchors unchanged.
 //
-// Each backend sums in its own way (64-bit fixed-point atomics for S and W on the GPU,
-// cuda/reduce.cu; f64 in point order on the CPU), each deterministic on its own; the two
-// backends agree to the tolerances of SPEC §3.4, not bit for bit.
+// Each backend sums in its own way (S and W as 64-bit fixed-point atomics on the GPU,
+// cuda/reduce.cu; f64 in point order on the CPU); the two backends agree to the tolerances of
+// SPEC §3.4, not bit for bit.
 
 import type { Dataset } from '../io/dataset.js';
 
