@@ -40,7 +40,7 @@ export class CudaBackend implements Backend {
   }
 }
 
-/** "0: NVIDIA H100 80GB HBM3, 1: ..." for error messages. */
+/** "0 (NVIDIA H100 80GB HBM3), 1 (...)" for error messages. */
 function listDevices(devices: CudaDeviceInfo[]): string {
   return devices.map((d) => `${d.index} (${d.name})`).join(', ');
 }
