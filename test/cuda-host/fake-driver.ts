@@ -193,6 +193,17 @@ export class FakeCuda {
       }
       return s;
     };
+    // Nearest and runner-up of point i over all m anchors (ties: lowest j), as assign.cu writes them.
+    const top2 = (x: Float32Array, i: number, d: number, C: Float32Array, m: number,
+      J1: Uint32Array, D1: Float32Array, J2: Uint32Array, D2: Float32Array) => {
+      let b1 = Infinity, b2 = Infinity, j1 = 0xffffffff, j2 = 0xffffffff;
+      for (let j = 0; j < m; j++) {
+        const v = dist(x, i, d, C, j * d);
+        if (v < b1) [b2, j2, b1, j1] = [b1, j1, v, j];
+        else if (v < b2) [b2, j2] = [v, j];
+      }
+      J1[i] = j1; D1[i] = b1; J2[i] = j2; D2[i] = b2;
+    };
     const base = name.replace(/_(f32|f16)(_occ2|_p4)?$/, '');
     switch (base) {
       case 'max_abs': {
@@ -244,15 +255,7 @@ export class FakeCuda {
       case 'assign_top2': {
         const C = f32(1), n = int(2), d = int(3), m = int(4), x = X(0, n * d);
         const J1 = u32(5), D1 = f32(6), J2 = u32(7), D2 = f32(8);
-        for (let i = 0; i < n; i++) {
-          let b1 = Infinity, b2 = Infinity, j1 = 0xffffffff, j2 = 0xffffffff;
-          for (let j = 0; j < m; j++) {
-            const v = dist(x, i, d, C, j * d);
-            if (v < b1) [b2, j2, b1, j1] = [b1, j1, v, j];
-            else if (v < b2) [b2, j2] = [v, j];
-          }
-          J1[i] = j1; D1[i] = b1; J2[i] = j2; D2[i] = b2;
-        }
+        for (let i = 0; i < n; i++) top2(x, i, d, C, m, J1, D1, J2, D2);
         return;
       }
       case 'reduce_points': {
@@ -358,16 +361,7 @@ export class FakeCuda {
       case 'assign_list': {
         const C = f32(1), n = int(2), d = int(3), m = int(4), x = X(0, n * d);
         const J1 = u32(5), D1 = f32(6), J2 = u32(7), D2 = f32(8), list = u32(9), count = u32(10);
-        for (let q = 0; q < count[0]; q++) {
-          const i = list[q];
-          let b1 = Infinity, b2 = Infinity, j1 = 0xffffffff, j2 = 0xffffffff;
-          for (let j = 0; j < m; j++) {
-            const v = dist(x, i, d, C, j * d);
-            if (v < b1) [b2, j2, b1, j1] = [b1, j1, v, j];
-            else if (v < b2) [b2, j2] = [v, j];
-          }
-          J1[i] = j1; D1[i] = b1; J2[i] = j2; D2[i] = b2;
-        }
+        for (let q = 0; q < count[0]; q++) top2(x, list[q], d, C, m, J1, D1, J2, D2);
         return;
       }
       case 'pass_end': {
