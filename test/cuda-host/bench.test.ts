@@ -1,18 +1,8 @@
 // `vlc bench` on the CPU (CI-safe: subsampled workloads) and its usage errors.
 import { describe, expect, it, vi, afterEach } from 'vitest';
-import { main } from '../../dist/cli.js';
+import { runVlc as vlc } from './in-process.js';
 
 afterEach(() => vi.restoreAllMocks());
-
-async function vlc(...args: string[]) {
-  let out = '';
-  let err = '';
-  vi.spyOn(process.stdout, 'write').mockImplementation((c: string | Uint8Array) => ((out += String(c)), true));
-  vi.spyOn(process.stderr, 'write').mockImplementation((c: string | Uint8Array) => ((err += String(c)), true));
-  const code = await main(['node', 'vlc', ...args]);
-  vi.restoreAllMocks();
-  return { code, out, err };
-}
 
 describe('vlc bench --device cpu', () => {
   it('times the seed workloads and reports JSON', async () => {

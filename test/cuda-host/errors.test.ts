@@ -7,10 +7,10 @@ import { mkdtempSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { main } from '../../dist/cli.js';
 import { setDriverForTests, DriverLoadError } from '../../dist/backend/cuda/driver.js';
 import { npyHeader } from '../../dist/io/writers/npy.js';
 import { FakeCuda, type FakeOptions } from './fake-driver.js';
+import { runVlc } from './in-process.js';
 
 let dir: string;
 let input: string;
@@ -31,13 +31,7 @@ afterEach(() => {
 /** Run the CLI in-process with a fake driver; capture stdout and stderr writes. */
 async function vlc(fake: FakeCuda | DriverLoadError | undefined, ...args: string[]) {
   setDriverForTests(fake instanceof FakeCuda ? fake.api : fake);
-  let out = '';
-  let err = '';
-  vi.spyOn(process.stdout, 'write').mockImplementation((c: string | Uint8Array) => ((out += String(c)), true));
-  vi.spyOn(process.stderr, 'write').mockImplementation((c: string | Uint8Array) => ((err += String(c)), true));
-  const code = await main(['node', 'vlc', ...args]);
-  vi.restoreAllMocks();
-  return { code, out, err };
+  return runVlc(...args);
 }
 
 function fakeWith(o: FakeOptions): FakeCuda {
