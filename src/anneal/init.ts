@@ -11,7 +11,7 @@ export interface InitResult {
 }
 
 /** Candidates per pick: `candidates` when >= 1, else scikit-learn's 2 + ⌊ln m⌋. */
-export function candidatesFor(candidates: number, m: number): number {
+function candidatesFor(candidates: number, m: number): number {
   return candidates >= 1 ? Math.floor(candidates) : 2 + Math.floor(Math.log(m));
 }
 

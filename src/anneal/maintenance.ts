@@ -58,7 +58,7 @@ function splitTargets(s: AnchorStats): number[] {
 }
 
 /** Empty anchors and exact duplicates (the later of each equal pair): they serve no point. */
-export function uselessAnchors(s: AnchorStats, nn: { dist: Float64Array; idx: Int32Array }): number[] {
+function uselessAnchors(s: AnchorStats, nn: { dist: Float64Array; idx: Int32Array }): number[] {
   const out: number[] = [];
   for (let j = 0; j < s.count.length; j++) {
     if (s.count[j] === 0 || (nn.dist[j] === 0 && nn.idx[j] < j)) out.push(j);

@@ -21,7 +21,7 @@ export function seedData(n: number, d: number): Dataset {
 }
 
 /** A small fast seeded generator (xorshift128+ style on 32-bit halves), uniform in [0, 1). */
-export class BenchRng {
+class BenchRng {
   private a: number;
   private b: number;
   private spare: number | undefined;

@@ -11,7 +11,7 @@ import { seedData } from './data.js';
 
 export const PARITY = { energyRelDiff: 0.005, agreement: 0.99 } as const;
 
-export const SIZES = {
+const SIZES = {
   small: { n: 1000, d: 64, m: 32 },
   large: { n: 10000, d: 128, m: 256 },
 } as const;

@@ -47,7 +47,7 @@ export function applyVerbosity(o: { quiet?: boolean; verbose?: boolean }): void 
   setVerbosity(o.quiet ? 'quiet' : o.verbose ? 'verbose' : 'normal');
 }
 
-export function parseDevice(v: string): DeviceChoice {
+function parseDevice(v: string): DeviceChoice {
   if (v === 'auto' || v === 'cuda' || v === 'cpu') return v;
   throw new UsageError(`--device must be auto, cuda or cpu (got '${v}')`);
 }

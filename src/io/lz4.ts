@@ -10,7 +10,7 @@ const LAST_LITERALS = 5;
 const MF_LIMIT = 12;
 const BLOCK_SIZES: Record<number, number> = { 4: 64 << 10, 5: 256 << 10, 6: 1 << 20, 7: 4 << 20 };
 
-export class Lz4Error extends Error {}
+class Lz4Error extends Error {}
 
 /** Growable output buffer. */
 class Out {
@@ -208,7 +208,7 @@ function writeLength(buf: Uint8Array, o: number, n: number): number {
 }
 
 /** xxHash32, used by the frame header checksum. */
-export function xxh32(data: Uint8Array, seed: number): number {
+function xxh32(data: Uint8Array, seed: number): number {
   const P1 = 2654435761, P2 = 2246822519, P3 = 3266489917, P4 = 668265263, P5 = 374761393;
   const rotl = (x: number, r: number) => ((x << r) | (x >>> (32 - r))) >>> 0;
   const u32 = (i: number) => (data[i] | (data[i + 1] << 8) | (data[i + 2] << 16) | (data[i + 3] << 24)) >>> 0;

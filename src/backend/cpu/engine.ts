@@ -18,7 +18,7 @@ import { WorkerPool } from './pool.js';
 import { allocShared, chunkCount, CHUNK, sharedF32, sharedF64, type SharedState } from './shared.js';
 
 /** Vectors as f32 in shared memory (a view of an f32 dataset already there; decoded otherwise). */
-export function sharedVectors(data: Dataset): Float32Array {
+function sharedVectors(data: Dataset): Float32Array {
   const f = toF32(data);
   if (f.buffer instanceof SharedArrayBuffer) return f;
   const copy = sharedF32(f.length);

@@ -30,14 +30,14 @@ export interface Top2Out {
 }
 
 /** build/kernel.wasm, found relative to the package root (dist/backend/cpu/ -> ../../../build). */
-export function wasmPath(): string {
+function wasmPath(): string {
   const here = path.dirname(fileURLToPath(import.meta.url));
   return path.resolve(here, '..', '..', '..', 'build', 'kernel.wasm');
 }
 
 let compiled: WebAssembly.Module | undefined;
 /** The compiled module, once per thread (compiling takes a few ms). */
-export function wasmModule(): WebAssembly.Module {
+function wasmModule(): WebAssembly.Module {
   compiled ??= new WebAssembly.Module(readFileSync(wasmPath()));
   return compiled;
 }
@@ -141,7 +141,7 @@ export class WasmKernel implements Kernel {
  * The same computation in plain JS, 4 points × 2 anchors per inner loop. Distances are summed in
  * f32 (Math.fround) in the kernel's lane order, so both kernels give identical results.
  */
-export class JsKernel implements Kernel {
+class JsKernel implements Kernel {
   private o = new Float32Array(8);
 
   private pair(x: Float32Array, xo: number, c: Float32Array, co: number, d: number): number {

@@ -18,7 +18,7 @@ export function keptAs(t: ElementType): VectorDtype {
 export const CHUNK_BYTES = 4 << 20;
 
 /** Bytes of `dst[at .. at+count)` as a Uint8Array view (for reading into it directly). */
-export function byteView(dst: Float32Array | Uint16Array, at: number, count: number): Uint8Array {
+function byteView(dst: Float32Array | Uint16Array, at: number, count: number): Uint8Array {
   return new Uint8Array(dst.buffer, dst.byteOffset + at * dst.BYTES_PER_ELEMENT, count * dst.BYTES_PER_ELEMENT);
 }
 

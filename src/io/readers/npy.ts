@@ -17,7 +17,7 @@ interface NpyHeader {
   dataOffset: number;
 }
 
-export function parseNpyHeader(src: ByteSource): NpyHeader {
+function parseNpyHeader(src: ByteSource): NpyHeader {
   if (src.size < 10) throw badInput(src, `truncated .npy: ${src.size} bytes, not even a header`);
   const pre = src.read(0, 12 <= src.size ? 12 : 10);
   if (!NPY_MAGIC.every((b, i) => pre[i] === b)) throw badInput(src, 'not an .npy file (no \\x93NUMPY magic at the start)');

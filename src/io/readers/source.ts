@@ -43,7 +43,7 @@ function withRead(src: Omit<ByteSource, 'read'>): ByteSource {
 }
 
 /** Positional reads from an open descriptor; `owned` descriptors are closed by close(). */
-export function fdSource(name: string, fd: number, size: number, owned: boolean): ByteSource {
+function fdSource(name: string, fd: number, size: number, owned: boolean): ByteSource {
   return withRead({
     name,
     size,
@@ -64,7 +64,7 @@ export function fdSource(name: string, fd: number, size: number, owned: boolean)
 }
 
 /** A source over bytes in memory, held as one or more consecutive blocks. */
-export function memorySource(name: string, blocks: Uint8Array | Uint8Array[]): ByteSource {
+function memorySource(name: string, blocks: Uint8Array | Uint8Array[]): ByteSource {
   const list = Array.isArray(blocks) ? blocks : [blocks];
   const starts: number[] = [];
   let size = 0;

@@ -36,14 +36,14 @@ import {
 } from './manifest.js';
 import { packResiduals, residualPayloadBytes, unpackResiduals, type Residuals } from './residuals.js';
 
-export const MAGIC = Uint8Array.of(0x89, 0x56, 0x4c, 0x43, 0x0d, 0x0a, 0x1a, 0x0a);
+const MAGIC = Uint8Array.of(0x89, 0x56, 0x4c, 0x43, 0x0d, 0x0a, 0x1a, 0x0a);
 export const FORMAT_VERSION = 1;
 export const FILE_HEADER_BYTES = 24;
 export const SECTION_HEADER_BYTES = 24;
 const FLAG_REQUIRED = 1;
 
 /** Section tags this version knows, and the names used in the manifest and in messages. */
-export const SECTION_TAGS = { ANCH: 'anchors', ASGN: 'assignments', RSD8: 'residuals', RSD4: 'residuals' } as const;
+const SECTION_TAGS = { ANCH: 'anchors', ASGN: 'assignments', RSD8: 'residuals', RSD4: 'residuals' } as const;
 const RESIDUAL_TAG = { int8: 'RSD8', int4: 'RSD4' } as const;
 
 export type Assignments = Uint8Array | Uint16Array | Uint32Array;

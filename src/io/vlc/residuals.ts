@@ -107,7 +107,7 @@ export function unpackResiduals(mode: 'int8' | 'int4', payload: Uint8Array, n: n
   return { mode, scales, codes };
 }
 
-export function residualRowBytes(mode: 'int8' | 'int4', d: number): number {
+function residualRowBytes(mode: 'int8' | 'int4', d: number): number {
   return mode === 'int8' ? d : Math.ceil(d / 2);
 }
 
