@@ -15,14 +15,13 @@
 //     on each acceptance; the phase ends after
 //     `swapRejects` rejections of a single swap, or at maxIters.
 //  4. finalize: one exact hard pass; refill any anchor still empty; the assignments.
-import type { Engine } from '../backend/types.js';
+import type { AnchorStats, Engine } from '../backend/types.js';
 import { InterruptedError, UsageError } from '../errors.js';
 import type { AnnealConfig } from './config.js';
 import type { AnnealHooks, AnnealResult, IterRecord } from './types.js';
 import { Rng } from './random.js';
 import { kmeansPlusPlus } from './init.js';
 import { applyMoves, nearestOther, planRefills, planSwaps, type Move } from './maintenance.js';
-import type { AnchorStats } from '../backend/types.js';
 
 export { kmeansPlusPlus } from './init.js';
 export { Rng } from './random.js';
@@ -114,6 +113,7 @@ export async function anneal(engine: Engine, cfg: AnnealConfig, hooks: AnnealHoo
   const excluded = new Set<number>();
   let trial: { anchors: Float32Array; energy: number; stats: AnchorStats; moves: Move[] } | undefined;
   let lastEnergy = eInit;
+  const maintain = cfg.maintenanceEvery > 0;
 
   const loopStart = history.length;
   for (let it = loopStart; it < cfg.maxIters; it++) {
@@ -130,7 +130,6 @@ export async function anneal(engine: Engine, cfg: AnnealConfig, hooks: AnnealHoo
     stable = isStable(prevEnergy, s.energy, s.changed, n, cfg) ? stable + 1 : 0;
     prevEnergy = s.energy;
 
-    const maintain = cfg.maintenanceEvery > 0;
     if (T > 0) {
       // Warm: only the free moves (empty or duplicate anchors).
       if (maintain && (it - loopStart + 1) % cfg.maintenanceEvery === 0) {
