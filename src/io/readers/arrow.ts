@@ -28,14 +28,10 @@ export function registerArrowCodecs(): void {
 
 const ACCEPTED = 'FixedSizeList<Float32|Float16> or List<Float32|Float64>';
 
-function isFloat(t: DataType): boolean {
-  return DataType.isFloat(t);
-}
-
 /** A column vlc can read vectors from: a (fixed-size) list of floats. */
 function isVectorType(t: DataType): boolean {
   const child = t.children?.[0]?.type; // a corrupt schema can have a list without its child
-  return (DataType.isFixedSizeList(t) || DataType.isList(t)) && child !== undefined && isFloat(child);
+  return (DataType.isFixedSizeList(t) || DataType.isList(t)) && child !== undefined && DataType.isFloat(child);
 }
 
 function describeColumns(schema: Schema): string {
@@ -92,13 +88,14 @@ export async function readArrow(src: ByteSource, column: string | undefined, dro
   const schema = reader.schema;
   if (!schema) throw badInput(src, 'Arrow input has no schema (empty stream)');
   const idx = pickColumn(src, schema, column);
-  const field = schema.fields[idx];
-  const child = field.type.children[0].type;
-  const half = child.precision === Precision.HALF;
-  let rows: RowCollector | undefined;
-  let d = DataType.isFixedSizeList(field.type) ? field.type.listSize : -1;
   const direct = readArrowDirect(src, reader, idx, progress);
   if (direct) return direct;
+
+  // The general path: apache-arrow decodes each record batch.
+  const field = schema.fields[idx];
+  const half = field.type.children[0].type.precision === Precision.HALF;
+  let rows: RowCollector | undefined;
+  let d = DataType.isFixedSizeList(field.type) ? field.type.listSize : -1;
   const totalRows = countRows(src, reader);
   let seen = 0;
   let dropped = 0;
