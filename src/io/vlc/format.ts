@@ -168,16 +168,18 @@ export function encodeVlcBytes(content: VlcContent): Uint8Array {
 
 /** The anchors as a reader will see them: rounded through f16 when stored as f16. */
 export function storedAnchors(anchors: Float32Array, dtype: 'f16' | 'f32'): Float32Array {
-  if (dtype === 'f32') return anchors;
-  const half = toF16(anchors);
-  const out = new Float32Array(half.length);
-  for (let i = 0; i < half.length; i++) out[i] = f16ToF32(half[i]);
-  return out;
+  return dtype === 'f32' ? anchors : fromF16(toF16(anchors));
 }
 
 function toF16(a: Float32Array): Uint16Array {
   const out = new Uint16Array(a.length);
   for (let i = 0; i < a.length; i++) out[i] = f32ToF16(a[i]);
+  return out;
+}
+
+function fromF16(half: Uint16Array): Float32Array {
+  const out = new Float32Array(half.length);
+  for (let i = 0; i < half.length; i++) out[i] = f16ToF32(half[i]);
   return out;
 }
 
@@ -339,10 +341,7 @@ function sniff(buf: Uint8Array): string {
 function decodeAnchors(bytes: Uint8Array, dtype: 'f16' | 'f32'): Float32Array {
   const own = copyAligned(bytes);
   if (dtype === 'f32') return new Float32Array(own.buffer, own.byteOffset, own.byteLength / 4);
-  const half = new Uint16Array(own.buffer, own.byteOffset, own.byteLength / 2);
-  const out = new Float32Array(half.length);
-  for (let i = 0; i < half.length; i++) out[i] = f16ToF32(half[i]);
-  return out;
+  return fromF16(new Uint16Array(own.buffer, own.byteOffset, own.byteLength / 2));
 }
 
 function viewAssignments(bytes: Uint8Array, width: 'u8' | 'u16' | 'u32'): Assignments {
