@@ -14,13 +14,17 @@ export interface CommonOptions {
 
 /** --device and --gpu (the commands that run the quantizer). */
 export function addDeviceOptions(cmd: Command): Command {
-  return cmd
-    .addOption(
-      new Option('--device <device>', 'where to run: auto (CUDA when usable, else CPU), cuda, cpu')
-        .default('auto')
-        .argParser((v) => parseDevice(v)),
-    )
-    .option('--gpu <index>', 'GPU index (see `vlc devices`)', (v) => parseInteger('--gpu', v, 0), 0);
+  cmd.addOption(
+    new Option('--device <device>', 'where to run: auto (CUDA when usable, else CPU), cuda, cpu')
+      .default('auto')
+      .argParser((v) => parseDevice(v)),
+  );
+  return addGpuOption(cmd);
+}
+
+/** --gpu N, a GPU index as `vlc devices` lists them (default 0). */
+export function addGpuOption(cmd: Command): Command {
+  return cmd.option('--gpu <index>', 'GPU index (see `vlc devices`)', (v) => parseInteger('--gpu', v, 0), 0);
 }
 
 /**

@@ -7,7 +7,7 @@ import { createCpuBackend } from '../backend/cpu/index.js';
 import { createCudaBackend } from '../backend/cuda/index.js';
 import type { Backend } from '../backend/types.js';
 import { runParity, PARITY, type DeviceRun, type ParityReport } from '../bench/parity.js';
-import { addOutputOptions, applyVerbosity, parseInteger } from './options.js';
+import { addGpuOption, addOutputOptions, applyVerbosity } from './options.js';
 
 interface TestCudaFlags {
   large?: boolean;
@@ -21,8 +21,8 @@ export function register(program: Command): void {
   const cmd = program
     .command('test-cuda')
     .description("the seed's parity test: the same synthetic data and config on CUDA, then the CPU, compared")
-    .option('--large', 'n=10000 d=128 m=256 instead of n=1000 d=64 m=32')
-    .option('--gpu <index>', 'GPU index (see `vlc devices`)', (v) => parseInteger('--gpu', v, 0), 0);
+    .option('--large', 'n=10000 d=128 m=256 instead of n=1000 d=64 m=32');
+  addGpuOption(cmd);
   addOutputOptions(cmd);
   cmd.action(async (o: TestCudaFlags) => runTestCuda(o));
 }
