@@ -78,7 +78,11 @@ async function runBenchCommand(o: BenchFlags, cmd: Command): Promise<void> {
     node: process.version,
     method:
       'per workload: m seeded random rows as anchors, 2 warm-up then --iters Lloyd iterations (T=0, step 1); ' +
-      'medians of the per-iteration time (CUDA events on the GPU); assign TFLOP/s = 2nmd / assign-kernel time',
+      'medians of the per-iteration time (CUDA events on the GPU); assign TFLOP/s = 2nmd / assign-kernel time' +
+      (backend.kind === 'cpu'
+        ? '; on the CPU, points whose nearest anchor provably cannot change skip the search (exact), so ' +
+          'iter_tflops is 2nmd-equivalent work per second, not arithmetic executed'
+        : ''),
     workloads: results,
     ...(Object.keys(speedups).length ? { speedup_vs_torch: speedups } : {}),
   };
