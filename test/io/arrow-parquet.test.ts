@@ -188,7 +188,7 @@ describe('Arrow IPC', () => {
     w.write(batch);
     w.finish();
     const p = writeFile(dir, 'novec.arrow', w.toUint8Array(true));
-    await expectUsage(readDataset(p), 'no vector column', 'name (Utf8), score (Float64)', 'FixedSizeList<Float32|Float16>');
+    await expectUsage(readDataset(p), 'no vector column', 'name (Utf8), score (Float64)', 'FixedSizeList<Float16|Float32|Float64>');
     await expectUsage(readDataset(p, { column: 'score' }), "column 'score' has type Float64");
     await expectUsage(readDataset(p, { column: 'nope' }), "no column named 'nope'");
   });

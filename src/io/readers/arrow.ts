@@ -26,7 +26,7 @@ export function registerArrowCodecs(): void {
   codecsRegistered = true;
 }
 
-const ACCEPTED = 'FixedSizeList<Float32|Float16> or List<Float32|Float64>';
+const ACCEPTED = 'FixedSizeList<Float16|Float32|Float64> or List<Float16|Float32|Float64>';
 
 /** A column vlc can read vectors from: a (fixed-size) list of floats. */
 function isVectorType(t: DataType): boolean {
