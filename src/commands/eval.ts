@@ -41,8 +41,9 @@ export function register(program: Command): void {
     .action(async (original: string, vlcPath: string, o: EvalFlags) => {
       applyVerbosity(o);
       if (original === '-' && vlcPath === '-') throw new UsageError('only one of the two inputs can be stdin (-)');
-      const ds = await readDataset(original, readOptionsFrom(o));
+      // The .vlc first: it is small and fully validated, so a damaged one fails before a large input is read.
       const file = await readVlc(vlcPath);
+      const ds = await readDataset(original, readOptionsFrom(o));
       const { n, d } = file.manifest;
       if (ds.n !== n || ds.d !== d)
         throw new UsageError(
