@@ -8,6 +8,10 @@
 // which the atomics land: same input + seed + device ⇒ same anchors. The scales are chosen by
 // the host from the data's largest |x| so that no sum can overflow (engine.ts: fixedScales).
 // The grid is fixed for a given device, so the per-block partials are summed in a fixed order.
+//
+// X may be one tile of the data (engine.ts streams vectors that do not fit on the GPU): the
+// per-point pointers are then offset to the tile and `first` is the data row of X's row 0, so
+// the farthest point is recorded by its index in the whole data.
 #include "common.cuh"
 
 #define RD_THREADS 256
@@ -32,7 +36,7 @@ __device__ void reduce_points(const T *__restrict__ X, int n, int d,
                               unsigned *__restrict__ assign, const double *__restrict__ H,
                               double temperature, int accumulate, double sScale, double wScale,
                               long long *S, long long *W, unsigned *count, double *sse,
-                              unsigned long long *far, double *partial) {
+                              unsigned long long *far, double *partial, int first) {
   __shared__ double shE[RD_THREADS / 32], shC[RD_THREADS / 32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const long long warps = (long long)gridDim.x * (RD_THREADS / 32);
@@ -60,7 +64,7 @@ __device__ void reduce_points(const T *__restrict__ X, int n, int d,
       atomicAdd(count + a, 1u);
       atomicAdd(sse + a, (double)da);
       // Largest distance wins; among equal distances the lowest i (stored inverted).
-      atomicMax(far + a, ((unsigned long long)__float_as_uint(da) << 32) | (unsigned long long)(NONE - (unsigned)i));
+      atomicMax(far + a, ((unsigned long long)__float_as_uint(da) << 32) | (unsigned long long)(NONE - (unsigned)(first + i)));
       changed += old != a ? 1.0 : 0.0;
       assign[i] = a;
       energy += da;
@@ -101,14 +105,16 @@ __device__ void reduce_points(const T *__restrict__ X, int n, int d,
   const T *X, int n, int d, const unsigned *J1, const float *D1, const unsigned *J2,           \
       const float *D2, unsigned *assign, const double *H, double temperature, int accumulate, \
       double sScale, double wScale, long long *S, long long *W, unsigned *count, double *sse,  \
-      unsigned long long *far, double *partial
-#define REDUCE_PASS X, n, d, J1, D1, J2, D2, assign, H, temperature, accumulate, sScale, wScale, S, W, count, sse, far, partial
+      unsigned long long *far, double *partial, int first
+#define REDUCE_PASS X, n, d, J1, D1, J2, D2, assign, H, temperature, accumulate, sScale, wScale, S, W, count, sse, far, partial, first
 
 extern "C" __global__ void __launch_bounds__(RD_THREADS) reduce_points_f32(REDUCE_ARGS(float)) { reduce_points(REDUCE_PASS); }
 extern "C" __global__ void __launch_bounds__(RD_THREADS) reduce_points_f16(REDUCE_ARGS(__half)) { reduce_points(REDUCE_PASS); }
 
 // One block: out[0] = Σ energy partials, out[1] = Σ changed partials, in a fixed order;
-// out[2] = the length of the screen's fallback list (screen.cu), -1 when the screen did not run.
+// out[2] = the length of the screen's fallback list (screen.cu), -1 when `fallback` is null (no
+// screen; or a tiled pass, whose list restarts with each tile, so the engine counts it per tile).
+// Tiled, `partial` holds the blocks of every tile, one after the other: still one fixed order.
 extern "C" __global__ void __launch_bounds__(RD_THREADS) pass_end(const double *partial, int blocks,
                                                                   const unsigned *fallback, double *out) {
   __shared__ double shE[RD_THREADS], shC[RD_THREADS];

@@ -3,12 +3,13 @@
 // data that do not fit, a bad --gpu; the exit codes and messages, --device auto's fallback, and
 // that every device allocation is freed and no output file is left behind.
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { mkdtempSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { setDriverForTests, DriverLoadError } from '../../dist/backend/cuda/driver.js';
 import { npyHeader } from '../../dist/io/writers/npy.js';
+import { engineBytes } from '../../dist/backend/cuda/engine.js';
 import { FakeCuda, type FakeOptions } from './fake-driver.js';
 import { runVlc } from './in-process.js';
 
@@ -158,9 +159,30 @@ describe('failures during GPU work free everything and leave no output', () => {
     const fake = fakeWith({ freeBytes: 4096 });
     const r = await vlc(fake, 'compress', input, '-o', join(dir, 'x.vlc'), '--device', 'cuda', '--anchors', '4');
     expect(r.code).toBe(3);
-    expect(r.err).toMatch(/the data do not fit on cuda:0: 300×8 f32 vectors with 4 anchors need .+ of GPU memory, 4\.0 KiB free/);
+    expect(r.err).toMatch(
+      /the data do not fit on cuda:0: 300×8 f32 vectors with 4 anchors need .+ of GPU memory even with the vectors streamed from host memory in tiles of 256 rows \(.+ with all of them on the GPU\), 4\.0 KiB free of 80\.00 GiB/,
+    );
     expect(fake.live).toBe(0);
     onlyInputLeft();
+  });
+
+  it('data that fit only in tiles (VLC_CUDA_MAX_BYTES): streamed, the same file as resident, everything freed', async () => {
+    const resident = join(dir, 'resident.vlc');
+    const tiled = join(dir, 'tiled.vlc');
+    const args = ['--device', 'cuda', '--anchors', '4', '--iters', '6', '--seed', '3', '-q'];
+    expect((await vlc(fakeWith({}), 'compress', input, '-o', resident, ...args)).code).toBe(0);
+    const fake = fakeWith({});
+    process.env.VLC_CUDA_MAX_BYTES = String(engineBytes(300, 8, 4, 'f32', 4, 256)); // 300 rows: tiles of 256 and 44
+    try {
+      const r = await vlc(fake, 'compress', input, '-o', tiled, ...args);
+      expect(r.code).toBe(0);
+    } finally {
+      delete process.env.VLC_CUDA_MAX_BYTES;
+    }
+    expect(fake.launches.filter((k) => k.startsWith('reduce_points')).length).toBeGreaterThanOrEqual(2 * 6);
+    expect(fake.live).toBe(0);
+    expect(readFileSync(tiled)).toEqual(readFileSync(resident));
+    spawnSync('rm', ['-f', resident, tiled]);
   });
 
   for (const kernel of ['seed_dist', 'assign_top2', 'reduce_points', 'update_anchors']) {

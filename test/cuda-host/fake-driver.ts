@@ -263,12 +263,22 @@ export class FakeCuda {
         const J1 = u32(3), D1 = f32(4), J2 = u32(5), D2 = f32(6), assign = u32(7), H = f64(8);
         const T = dbl(9), acc = int(10), sScale = dbl(11), wScale = dbl(12);
         const S = i64(13), W = i64(14), count = u32(15), sse = f64(16), far = u64(17), part = f64(18);
+        const first = int(19); // data row of X's row 0 (a tile): the farthest point's index is global
         const robust = (v: number, h: number) => (v <= h ? 1 : Math.sqrt(h / v));
-        // Integer sums as the device makes them, gathered in f64 first (exact below 2^53 per
-        // term, plenty here) so the emulation stays quick; added to the int64 buffers once.
+        // Integer sums as the device makes them (one rounded integer per term), gathered in f64
+        // while that is exact (below 2^53) so the emulation stays quick, and moved into the
+        // int64 buffers before it would not be: the sums are then exact whatever the grouping
+        // (one launch, or one per tile), like the device's integer atomics.
         const accS = new Map<number, number>();
         const accW = new Map<number, number>();
-        const add = (mp: Map<number, number>, k: number, v: number) => mp.set(k, (mp.get(k) ?? 0) + Math.round(v));
+        const add = (mp: Map<number, number>, k: number, v: number) => {
+          const t = Math.round(v), old = mp.get(k) ?? 0;
+          if (Math.abs(old + t) < 2 ** 53) mp.set(k, old + t);
+          else {
+            (mp === accS ? S : W)[k] += BigInt(old) + BigInt(t);
+            mp.set(k, 0);
+          }
+        };
         let energy = 0, changed = 0;
         for (let i = 0; i < n; i++) {
           const a = J1[i], b = J2[i], da = D1[i], db = D2[i];
@@ -278,7 +288,7 @@ export class FakeCuda {
           count[a]++;
           sse[a] += da;
           const fb = new Float32Array([da]);
-          const packed = (BigInt(new Uint32Array(fb.buffer)[0]) << 32n) | BigInt(0xffffffff - i);
+          const packed = (BigInt(new Uint32Array(fb.buffer)[0]) << 32n) | BigInt(0xffffffff - (first + i));
           if (packed > far[a]) far[a] = packed;
           if (assign[i] !== a) changed++;
           assign[i] = a;

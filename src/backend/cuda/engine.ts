@@ -2,10 +2,18 @@
 // vectors (f16 stays f16), the top-2 of each point, the assignments and the k-means++ distances.
 // Per iterate() the host receives two scalars (energy sum, changed count); stats() downloads the
 // m-sized statistics for maintenance. All buffers are allocated once in create() and reused.
+//
+// When the vectors do not fit (but everything else does), they stay on the host and stream
+// through one device buffer of `tileRows` rows: every pass, seeding call and the setup run the same
+// kernels tile by tile, with the per-point pointers offset to the tile, and wait for each tile
+// before the next upload overwrites the buffer. Slower (the vectors cross the bus on every pass),
+// but the same results: each point's work does not depend on its tile, S and W are integer sums,
+// and the tile rows are a multiple of the seeding blocks' 256 points, so every per-block partial
+// covers the same points as in the resident layout and is summed in the same fixed order.
 import type { AnchorStats, Engine, IterParams, IterStats } from '../types.js';
 import { rowF32, type Dataset } from '../../io/dataset.js';
 import { interruptSignal } from '../../interrupt.js';
-import { InterruptedError } from '../../errors.js';
+import { InterruptedError, UsageError } from '../../errors.js';
 import { setImmediate as yieldImmediate } from 'node:timers/promises';
 import type { CudaContext } from './context.js';
 import type { DeviceBuffer } from './pool.js';
@@ -13,12 +21,21 @@ import { CudaError } from './check.js';
 import { CU } from './status.js';
 import { fmtBytes, memInfo } from './pool.js';
 import { ptr, i32, i64, f64 } from './args.js';
+import { log } from '../../log.js';
 
 const SEED_POINTS = 256; // points per block of seed.cu (SEED_POINTS there)
 const SEED_THREADS = 256;
 const ASSIGN_POINTS = 128; // AS_P of assign.cu
 const THREADS = 256;
 const UPLOAD_CHUNK = 64 * 2 ** 20; // bytes per host→device copy, so Ctrl-C is seen between chunks
+// Tiled mode. Tile rows are a multiple of SEED_POINTS so that each seeding block lies inside one
+// tile (its partial sum is then the resident layout's). A tile larger than TILE_MAX_BYTES gains
+// nothing (one copy and one wait per tile) and would take memory that other processes may want;
+// TILE_MARGIN stays free when the tile is sized from the free memory (allocation granularity, the
+// driver's own needs, the seeding candidates that grow later).
+const TILE_ALIGN = SEED_POINTS;
+const TILE_MAX_BYTES = 2 ** 30;
+const TILE_MARGIN = 64 * 2 ** 20;
 
 /** Which build of the assign kernel to use (cuda/assign.cu): 'occ1' measured faster on the H100 (docs/cuda.md). */
 export type AssignVariant = 'occ1' | 'occ2';
@@ -37,6 +54,21 @@ export interface CudaEngineOptions {
    * Either way the assignments are those of the direct pass.
    */
   screen?: boolean;
+  /**
+   * Use at most this many bytes of GPU memory (default: whatever is free). When the engine needs
+   * more, the vectors are streamed from host memory in tiles (see engineBytes). The environment
+   * variable VLC_CUDA_MAX_BYTES sets it too (bytes, or with a K/M/G/T suffix: 6G).
+   */
+  maxDeviceBytes?: number;
+  /** Tests and measurements: stream the vectors in tiles of this many rows (a multiple of 256) even when they fit. */
+  tileRows?: number;
+}
+
+/** Rows [p0, p0 + rows) of the data, on the device at x (the resident vectors, or the tile buffer). */
+interface Span {
+  p0: number;
+  rows: number;
+  x: bigint;
 }
 
 /** Host-side profile of an engine (bench and test-cuda report it). */
@@ -57,12 +89,18 @@ export interface PassTimes {
   assignMs: number;
 }
 
-/** Device bytes one engine needs for n×d vectors and m anchors (all of it resident). */
-export function engineBytes(n: number, d: number, m: number, dtype: 'f32' | 'f16', smCount: number): number {
-  const vectors = n * d * (dtype === 'f16' ? 2 : 4);
-  const perPoint = n * 4 * 9; // j1, d1, j2, d2, assign, seed D, ‖x‖², screen's 3rd candidate, fallback list
+/**
+ * Device bytes one engine needs for n×d vectors and m anchors: with all the vectors on the GPU
+ * (tileRows 0), or streamed through a buffer of tileRows rows. Only the vectors and the screen's
+ * fallback list (it holds one launch's points) shrink with the tile; every per-point and per-anchor
+ * array stays whole, and the reduce partials grow by one grid per tile.
+ */
+export function engineBytes(n: number, d: number, m: number, dtype: 'f32' | 'f16', smCount: number, tileRows = 0): number {
+  const rows = Math.max(1, tileRows > 0 ? Math.min(tileRows, n) : n); // rows on the device at once
+  const vectors = rows * d * (dtype === 'f16' ? 2 : 4);
+  const perPoint = n * 4 * 8 + rows * 4; // j1, d1, j2, d2, assign, seed D, ‖x‖², screen's 3rd candidate; fallback list
   const anchors = m * d * (4 + 8) + m * (8 + 4 + 8 + 8 + 8 + 4); // C, S; W, count, sse, far, H, ‖c‖²
-  const partials = Math.ceil(n / SEED_POINTS) * 8 * 8 + reduceGrid(n, smCount) * 16 + 64;
+  const partials = Math.ceil(n / SEED_POINTS) * 8 * 8 + Math.ceil(n / rows) * reduceGrid(rows, smCount) * 16 + 64;
   return vectors + perPoint + anchors + partials + d * 4 * 9;
 }
 
@@ -110,7 +148,11 @@ export class CudaEngine implements Engine {
   private cand!: DeviceBuffer;
   private candRows = 0;
   private readonly seedBlocks: number;
-  private readonly rGrid: number;
+  /** Blocks of reduce_points per launch (per tile when tiled: the partials hold tiles × rGrid). */
+  private rGrid: number;
+  /** Rows per tile, 0 when all the vectors are resident (then X holds them all). */
+  private tileRows = 0;
+  private tiles = 1;
   private scales = { sScale: 1, wScale: 1 };
   private hasPrev = false;
   private seedSums: Float64Array;
@@ -124,6 +166,11 @@ export class CudaEngine implements Engine {
   private disposed = false;
   private ev: { start: bigint; a0: bigint; a1: bigint; end: bigint };
   lastTimes: PassTimes = { passMs: 0, assignMs: 0 };
+
+  /** Tiles of the vectors (rows per tile, count), null when they are all resident. Tests read it. */
+  get tiling(): { rows: number; tiles: number } | null {
+    return this.tileRows ? { rows: this.tileRows, tiles: this.tiles } : null;
+  }
 
   /** Whether the next pass screens (tests and bench read it). */
   get screening(): boolean {
@@ -152,7 +199,7 @@ export class CudaEngine implements Engine {
   static async create(ctx: CudaContext, data: Dataset, m: number, o: CudaEngineOptions = {}): Promise<CudaEngine> {
     const e = new CudaEngine(ctx, data, m, o);
     try {
-      await e.init();
+      await e.init(o);
       return e;
     } catch (err) {
       await e.dispose().catch(() => undefined);
@@ -166,21 +213,13 @@ export class CudaEngine implements Engine {
     return b;
   }
 
-  private async init(): Promise<void> {
+  private async init(o: CudaEngineOptions): Promise<void> {
     const { n, d, m, ctx } = this;
     ctx.makeCurrent();
-    const need = engineBytes(n, d, m, this.data.dtype, ctx.info.multiprocessors);
-    const [free, total] = memInfo(ctx.drv);
-    if (total > 0 && need > free) {
-      throw new CudaError(
-        `the data do not fit on ${ctx.where}: ${n}×${d} ${this.data.dtype} vectors with ${m} anchors need ` +
-          `${fmtBytes(need)} of GPU memory, ${fmtBytes(free)} free of ${fmtBytes(total)}; ` +
-          `use fewer vectors (or f16 input), another GPU (--gpu), or --device cpu`,
-        CU.OUT_OF_MEMORY,
-      );
-    }
+    this.planMemory(o);
+    const rows = this.tileRows ? Math.min(this.tileRows, n) : n; // rows of vectors on the device at once
     const elem = this.data.dtype === 'f16' ? 2 : 4;
-    this.X = this.alloc('vectors', n * d * elem);
+    this.X = this.alloc(this.tileRows ? 'vector tile' : 'vectors', rows * d * elem);
     this.C = this.alloc('anchors', m * d * 4);
     this.J1 = this.alloc('nearest', n * 4);
     this.D1 = this.alloc('nearest distance', n * 4);
@@ -194,34 +233,101 @@ export class CudaEngine implements Engine {
     this.sse = this.alloc('anchor sse', m * 8);
     this.far = this.alloc('anchor farthest', m * 8);
     this.H = this.alloc('huber thresholds', m * 8);
-    this.partial = this.alloc('reduce partials', this.rGrid * 16);
+    this.partial = this.alloc('reduce partials', this.tiles * this.rGrid * 16);
     this.seedPartial = this.alloc('seeding partials', this.seedBlocks * 8);
     this.result = this.alloc('pass result', 64);
     this.xx = this.alloc('point norms', n * 4);
     this.cc = this.alloc('anchor norms', m * 4);
     this.screenScalars = this.alloc('screen scalars', 16);
-    this.fallbackList = this.alloc('screen fallback list', n * 4);
+    this.fallbackList = this.alloc('screen fallback list', rows * 4); // indexes within one launch's rows
     this.J3 = this.alloc('screen third candidate', n * 4);
     this.growCandidates(8);
 
-    await this.uploadVectors();
+    if (!this.tileRows) await this.uploadRows(0, n); // tiled: every use uploads its tiles
     // "No assignment yet": every point counts as changed in the first pass; no previous stats.
     this.fill(this.assign, 0xff);
     this.fill(this.count, 0);
     this.fill(this.sse, 0);
 
-    // The largest |x| sets the fixed-point scale of the sums (reduce.cu).
+    // The largest |x| sets the fixed-point scale of the sums (reduce.cu); ‖x‖² is the screen's.
     const maxBits = new Uint32Array(1);
     this.ctx.upload(this.result, maxBits);
-    const blocks = Math.max(1, Math.min(Math.ceil((n * d) / THREADS), ctx.info.multiprocessors * 16));
-    ctx.launch('seed', `max_abs${this.sfx}`, blocks, THREADS, [ptr(this.X.ptr), i64(n * d), ptr(this.result.ptr)]);
+    for (let t = 0; t < this.tiles; t++) {
+      const s = await this.stage(t);
+      const blocks = Math.max(1, Math.min(Math.ceil((s.rows * d) / THREADS), ctx.info.multiprocessors * 16));
+      ctx.launch('seed', `max_abs${this.sfx}`, blocks, THREADS, [ptr(s.x), i64(s.rows * d), ptr(this.result.ptr)]);
+      ctx.launch('screen', `point_norms${this.sfx}`, Math.ceil(s.rows / THREADS), THREADS, [ptr(s.x), i32(s.rows), i32(d), this.at(this.xx, s)]);
+    }
     await this.sync();
     ctx.download(maxBits, this.result);
     const maxAbs = new Float32Array(maxBits.buffer)[0];
     if (!Number.isFinite(maxAbs)) throw new CudaError('the vectors contain NaN or infinite values; use --drop-invalid', 0);
     this.scales = fixedScales(n, maxAbs);
-    ctx.launch('screen', `point_norms${this.sfx}`, Math.ceil(n / THREADS), THREADS, [ptr(this.X.ptr), i32(n), i32(d), ptr(this.xx.ptr)]);
-    await this.sync();
+  }
+
+  /**
+   * Resident (tileRows 0) when everything fits in the free memory, or in maxDeviceBytes /
+   * VLC_CUDA_MAX_BYTES when that is lower: exactly the engine of before tiling. Otherwise the
+   * vectors stream through a tile buffer as large as the memory left allows (less a margin, at
+   * most TILE_MAX_BYTES), and the user is told once, since every pass is then slower. When even
+   * the per-point and per-anchor state with a tile of TILE_ALIGN rows does not fit: a CudaError
+   * (exit 3) with the bytes needed and free.
+   */
+  private planMemory(o: CudaEngineOptions): void {
+    const { n, d, m, ctx } = this;
+    const { dtype } = this.data;
+    const sms = ctx.info.multiprocessors;
+    const [free, total] = memInfo(ctx.drv);
+    const limit = o.maxDeviceBytes ?? maxBytesFromEnv();
+    // A driver that cannot say (total 0) constrains nothing; a limit the user gave still does.
+    const budget = Math.min(total > 0 ? free : Infinity, limit ?? Infinity);
+    const room =
+      (limit !== undefined && limit < free ? `${fmtBytes(budget)} allowed (VLC_CUDA_MAX_BYTES), ` : '') +
+      `${fmtBytes(free)} free of ${fmtBytes(total)}`;
+    const resident = engineBytes(n, d, m, dtype, sms);
+    const rowBytes = d * (dtype === 'f16' ? 2 : 4);
+    let rows: number;
+    if (o.tileRows !== undefined) {
+      if (!(Number.isInteger(o.tileRows) && o.tileRows > 0 && o.tileRows % TILE_ALIGN === 0)) {
+        throw new Error(`tileRows must be a positive multiple of ${TILE_ALIGN}, got ${o.tileRows}`);
+      }
+      rows = o.tileRows;
+    } else {
+      if (resident <= budget) return;
+      const minimal = engineBytes(n, d, m, dtype, sms, TILE_ALIGN);
+      if (minimal > budget) {
+        throw new CudaError(
+          `the data do not fit on ${ctx.where}: ${n}×${d} ${dtype} vectors with ${m} anchors need ${fmtBytes(minimal)} ` +
+            `of GPU memory even with the vectors streamed from host memory in tiles of ${TILE_ALIGN} rows ` +
+            `(${fmtBytes(resident)} with all of them on the GPU), ${room}; ` +
+            `use fewer vectors or anchors, another GPU (--gpu), or --device cpu`,
+          CU.OUT_OF_MEMORY,
+        );
+      }
+      // The largest tile (in units of TILE_ALIGN rows, at most TILE_MAX_BYTES) that fits beside
+      // the rest with the margin: a binary search, engineBytes growing with the rows. One unit
+      // always goes (minimal fits), even where the margin does not.
+      const margin = Math.min(TILE_MARGIN, budget / 16);
+      let lo = 1;
+      let hi = Math.max(1, Math.min(Math.floor(TILE_MAX_BYTES / rowBytes / TILE_ALIGN), Math.ceil(n / TILE_ALIGN)));
+      while (lo < hi) {
+        const mid = Math.ceil((lo + hi) / 2);
+        if (engineBytes(n, d, m, dtype, sms, mid * TILE_ALIGN) + margin <= budget) lo = mid;
+        else hi = mid - 1;
+      }
+      rows = lo * TILE_ALIGN;
+    }
+    this.tileRows = Math.min(rows, Math.ceil(n / TILE_ALIGN) * TILE_ALIGN);
+    this.tiles = Math.ceil(n / this.tileRows);
+    this.rGrid = reduceGrid(Math.min(this.tileRows, n), sms);
+    const how = `streaming the vectors from host memory in ${this.tiles} tiles of ${this.tileRows} rows`;
+    if (o.tileRows !== undefined) log().debug(`${ctx.where}: ${how} (tileRows option)`);
+    else {
+      log().warn(
+        `${n}×${d} ${dtype} vectors with ${m} anchors need ${fmtBytes(resident)} of GPU memory on ${ctx.where}, ${room}: ` +
+          `${how}, which is slower (each pass and each k-means++ step copies the ${fmtBytes(n * rowBytes)} of vectors to the GPU again)`,
+      );
+    }
   }
 
   /** memset through a host buffer (only at open: never in the loop). */
@@ -229,14 +335,35 @@ export class CudaEngine implements Engine {
     this.ctx.upload(buf, new Uint8Array(buf.bytes).fill(byte));
   }
 
-  private async uploadVectors(): Promise<void> {
+  /** Copy rows [p0, p0 + rows) of the host's vectors to the start of X, in chunks so that Ctrl-C is seen. */
+  private async uploadRows(p0: number, rows: number): Promise<void> {
     const src = this.data.data;
-    const bytes = new Uint8Array(src.buffer, src.byteOffset, this.n * this.d * (this.data.dtype === 'f16' ? 2 : 4));
+    const rowBytes = this.d * (this.data.dtype === 'f16' ? 2 : 4);
+    const bytes = new Uint8Array(src.buffer, src.byteOffset + p0 * rowBytes, rows * rowBytes);
     for (let off = 0; off < bytes.length; off += UPLOAD_CHUNK) {
       this.ctx.upload(this.X, bytes.subarray(off, Math.min(bytes.length, off + UPLOAD_CHUNK)), off);
       if (interruptSignal.aborted) throw new InterruptedError();
       if (off + UPLOAD_CHUNK < bytes.length) await yieldImmediate();
     }
+  }
+
+  /**
+   * Tile t of the vectors, ready on the device. Resident: all of them, already there (t = 0).
+   * Tiled: first wait until the kernels queued for tile t − 1 are done with the buffer (the
+   * wait also sees Ctrl-C), then upload the tile's rows.
+   */
+  private async stage(t: number): Promise<Span> {
+    if (!this.tileRows) return { p0: 0, rows: this.n, x: this.X.ptr };
+    if (t > 0) await this.sync();
+    const p0 = t * this.tileRows;
+    const rows = Math.min(this.tileRows, this.n - p0);
+    await this.uploadRows(p0, rows);
+    return { p0, rows, x: this.X.ptr };
+  }
+
+  /** Kernel argument: a per-point array (4-byte elements) from the span's first row on. */
+  private at(buf: DeviceBuffer, s: Span): ArrayBufferView {
+    return ptr(buf.ptr + BigInt(s.p0 * 4));
   }
 
   private growCandidates(rows: number): void {
@@ -269,9 +396,14 @@ export class CudaEngine implements Engine {
     this.live();
     const t0 = performance.now();
     this.ctx.upload(this.cand, c.subarray(0, this.d));
-    this.ctx.launch('seed', `seed_dist${this.sfx}`, this.seedBlocks, SEED_THREADS, [
-      ptr(this.X.ptr), i32(this.n), i32(this.d), ptr(this.cand.ptr), ptr(this.seedD.ptr), i32(mode), ptr(this.seedPartial.ptr),
-    ]);
+    for (let t = 0; t < this.tiles; t++) {
+      const s = await this.stage(t);
+      // A tile starts on a seeding block boundary: its blocks' partials go to their places.
+      this.ctx.launch('seed', `seed_dist${this.sfx}`, Math.ceil(s.rows / SEED_POINTS), SEED_THREADS, [
+        ptr(s.x), i32(s.rows), i32(this.d), ptr(this.cand.ptr), this.at(this.seedD, s), i32(mode),
+        ptr(this.seedPartial.ptr + BigInt((s.p0 / SEED_POINTS) * 8)),
+      ]);
+    }
     await this.sync();
     this.ctx.download(this.seedSums, this.seedPartial);
     let s = 0;
@@ -294,9 +426,13 @@ export class CudaEngine implements Engine {
     const L = Math.floor(cands.length / this.d);
     this.growCandidates(L);
     this.ctx.upload(this.cand, cands.subarray(0, L * this.d));
-    this.ctx.launch('seed', `seed_try${this.sfx}`, this.seedBlocks, SEED_THREADS, [
-      ptr(this.X.ptr), i32(this.n), i32(this.d), ptr(this.cand.ptr), i32(L), ptr(this.seedD.ptr), ptr(this.seedPartialTry.ptr),
-    ]);
+    for (let t = 0; t < this.tiles; t++) {
+      const s = await this.stage(t);
+      this.ctx.launch('seed', `seed_try${this.sfx}`, Math.ceil(s.rows / SEED_POINTS), SEED_THREADS, [
+        ptr(s.x), i32(s.rows), i32(this.d), ptr(this.cand.ptr), i32(L), this.at(this.seedD, s),
+        ptr(this.seedPartialTry.ptr + BigInt((s.p0 / SEED_POINTS) * L * 8)),
+      ]);
+    }
     await this.sync();
     if (this.tryPart.length < this.seedBlocks * L) this.tryPart = new Float64Array(this.seedBlocks * L);
     const part = this.tryPart.subarray(0, this.seedBlocks * L); // reused: no 100s of KB per call
@@ -363,10 +499,16 @@ export class CudaEngine implements Engine {
     return this.pass(0, 0, 0);
   }
 
-  /** One assign → reduce → (update) pass, all on the stream; two scalars come back. */
+  /**
+   * One assign → reduce → (update) pass, all on the stream; two scalars come back. Tiled, the
+   * assign and the reduce run once per tile (stage() waits for each tile before uploading the
+   * next), each tile's reduce writing its own slice of the partials, which pass_end then sums in
+   * one fixed order; the screen's fallback list holds one tile's points, so it is counted and
+   * emptied between tiles.
+   */
   private async pass(temperature: number, step: number, huber: number): Promise<IterStats> {
     this.live();
-    const { ctx, n, d, m } = this;
+    const { ctx, d, m } = this;
     const { sScale, wScale } = this.scales;
     const accumulate = step > 0 ? 1 : 0;
     const tStart = performance.now();
@@ -377,37 +519,52 @@ export class CudaEngine implements Engine {
     ]);
     ctx.record(this.ev.a0);
     const screened = this.screen;
-    const top2 = [ptr(this.J1.ptr), ptr(this.D1.ptr), ptr(this.J2.ptr), ptr(this.D2.ptr)];
-    if (screened) {
-      const ccMax = this.screenScalars.ptr;
-      const count = this.screenScalars.ptr + 4n;
-      ctx.launch('screen', 'anchor_norms', 1, 1024, [ptr(this.C.ptr), i32(m), i32(d), ptr(this.cc.ptr), ptr(ccMax), ptr(count)]);
-      ctx.launch('screen', this.screenFn, Math.ceil(n / this.tilePoints), THREADS, [
-        ptr(this.X.ptr), ptr(this.C.ptr), ptr(this.xx.ptr), ptr(this.cc.ptr), i32(n), i32(d), i32(m),
-        ptr(this.J1.ptr), ptr(this.J2.ptr), ptr(this.J3.ptr), ptr(this.D1.ptr), ptr(this.D2.ptr),
-      ]);
-      ctx.launch('screen', `screen_exact${this.sfx}`, this.rGrid * 2, THREADS, [
-        ptr(this.X.ptr), ptr(this.C.ptr), ptr(this.xx.ptr), ptr(ccMax), i32(n), i32(d), ...top2, ptr(this.J3.ptr),
-        ptr(this.fallbackList.ptr), ptr(count),
-      ]);
-      ctx.launch('assign', `assign_list${this.sfx}`, Math.ceil(n / ASSIGN_POINTS), THREADS, [
-        ptr(this.X.ptr), ptr(this.C.ptr), i32(n), i32(d), i32(m), ...top2, ptr(this.fallbackList.ptr), ptr(count),
-      ]);
-    } else {
-      ctx.launch('assign', this.assignFn, Math.ceil(n / this.tilePoints), THREADS, [
-        ptr(this.X.ptr), ptr(this.C.ptr), i32(n), i32(d), i32(m), ...top2,
+    const ccMax = this.screenScalars.ptr;
+    const count = this.screenScalars.ptr + 4n;
+    // Once per pass: the anchors' norms (it also empties the fallback list).
+    if (screened) ctx.launch('screen', 'anchor_norms', 1, 1024, [ptr(this.C.ptr), i32(m), i32(d), ptr(this.cc.ptr), ptr(ccMax), ptr(count)]);
+    let assignMs = 0;
+    let tileFallbacks = 0;
+    for (let t = 0; t < this.tiles; t++) {
+      const s = await this.stage(t);
+      if (t > 0) {
+        // Tile t − 1 is done (stage() waited for it): its assign time and its fallbacks.
+        assignMs += ctx.elapsedMs(this.ev.a0, this.ev.a1);
+        if (screened) tileFallbacks += this.takeFallbacks();
+        ctx.record(this.ev.a0);
+      }
+      const n = s.rows;
+      const top2 = [this.at(this.J1, s), this.at(this.D1, s), this.at(this.J2, s), this.at(this.D2, s)];
+      if (screened) {
+        ctx.launch('screen', this.screenFn, Math.ceil(n / this.tilePoints), THREADS, [
+          ptr(s.x), ptr(this.C.ptr), this.at(this.xx, s), ptr(this.cc.ptr), i32(n), i32(d), i32(m),
+          this.at(this.J1, s), this.at(this.J2, s), this.at(this.J3, s), this.at(this.D1, s), this.at(this.D2, s),
+        ]);
+        ctx.launch('screen', `screen_exact${this.sfx}`, this.rGrid * 2, THREADS, [
+          ptr(s.x), ptr(this.C.ptr), this.at(this.xx, s), ptr(ccMax), i32(n), i32(d), ...top2, this.at(this.J3, s),
+          ptr(this.fallbackList.ptr), ptr(count),
+        ]);
+        ctx.launch('assign', `assign_list${this.sfx}`, Math.ceil(n / ASSIGN_POINTS), THREADS, [
+          ptr(s.x), ptr(this.C.ptr), i32(n), i32(d), i32(m), ...top2, ptr(this.fallbackList.ptr), ptr(count),
+        ]);
+      } else {
+        ctx.launch('assign', this.assignFn, Math.ceil(n / this.tilePoints), THREADS, [
+          ptr(s.x), ptr(this.C.ptr), i32(n), i32(d), i32(m), ...top2,
+        ]);
+      }
+      ctx.record(this.ev.a1);
+      ctx.launch('reduce', `reduce_points${this.sfx}`, this.rGrid, THREADS, [
+        ptr(s.x), i32(n), i32(d),
+        ...top2,
+        this.at(this.assign, s), ptr(this.H.ptr),
+        f64(Math.max(0, temperature)), i32(accumulate), f64(sScale), f64(wScale),
+        ptr(this.S.ptr), ptr(this.W.ptr), ptr(this.count.ptr), ptr(this.sse.ptr), ptr(this.far.ptr),
+        ptr(this.partial.ptr + BigInt(t * this.rGrid * 16)), i32(s.p0),
       ]);
     }
-    ctx.record(this.ev.a1);
-    ctx.launch('reduce', `reduce_points${this.sfx}`, this.rGrid, THREADS, [
-      ptr(this.X.ptr), i32(n), i32(d),
-      ptr(this.J1.ptr), ptr(this.D1.ptr), ptr(this.J2.ptr), ptr(this.D2.ptr),
-      ptr(this.assign.ptr), ptr(this.H.ptr),
-      f64(Math.max(0, temperature)), i32(accumulate), f64(sScale), f64(wScale),
-      ptr(this.S.ptr), ptr(this.W.ptr), ptr(this.count.ptr), ptr(this.sse.ptr), ptr(this.far.ptr), ptr(this.partial.ptr),
-    ]);
+    // Resident, pass_end reads the fallback count; tiled, the host counts it tile by tile.
     ctx.launch('reduce', 'pass_end', 1, THREADS, [
-      ptr(this.partial.ptr), i32(this.rGrid), ptr(screened ? this.screenScalars.ptr + 4n : 0n), ptr(this.result.ptr),
+      ptr(this.partial.ptr), i32(this.tiles * this.rGrid), ptr(screened && !this.tileRows ? count : 0n), ptr(this.result.ptr),
     ]);
     if (step > 0) {
       ctx.launch('update', 'update_anchors', Math.ceil((m * d) / THREADS), THREADS, [
@@ -415,23 +572,32 @@ export class CudaEngine implements Engine {
       ]);
     }
     ctx.record(this.ev.end);
-    await ctx.wait(this.ev.end, this.lastTimes.passMs);
+    await ctx.wait(this.ev.end, this.lastTimes.passMs / this.tiles);
     const res = new Float64Array(3);
     ctx.download(res, this.result);
     this.hasPrev = true;
     const ms = ctx.elapsedMs(this.ev.start, this.ev.end);
-    this.lastTimes = { passMs: ms, assignMs: ctx.elapsedMs(this.ev.a0, this.ev.a1) };
+    this.lastTimes = { passMs: ms, assignMs: assignMs + ctx.elapsedMs(this.ev.a0, this.ev.a1) };
     const p = this.profile;
     p.passes++;
     p.passGpuMs += ms;
     p.passWallMs += performance.now() - tStart;
     if (screened) {
+      const fallbacks = this.tileRows ? tileFallbacks + this.takeFallbacks() : res[2];
       p.screenPasses++;
-      p.screenFallbacks += res[2];
+      p.screenFallbacks += fallbacks;
       // Data the screen cannot decide (far from the origin, e.g. test-cuda's): stop screening.
-      if (res[2] > 0.25 * n) this.screen = false;
+      if (fallbacks > 0.25 * this.n) this.screen = false;
     }
-    return { energy: res[0] / n, changed: Math.round(res[1]), ms };
+    return { energy: res[0] / this.n, changed: Math.round(res[1]), ms };
+  }
+
+  /** Tiled screen: the fallback list's length for the tile just done, then 0 for the next tile. */
+  private takeFallbacks(): number {
+    const c = new Uint32Array(1);
+    this.ctx.download(c, this.screenScalars, 4);
+    this.ctx.upload(this.screenScalars, new Uint32Array(1), 4);
+    return c[0];
   }
 
   /**
@@ -501,4 +667,13 @@ export class CudaEngine implements Engine {
 function defaultVariant(): AssignVariant {
   const v = process.env.VLC_CUDA_ASSIGN;
   return v === 'occ1' || v === 'occ2' ? v : 'occ1';
+}
+
+/** VLC_CUDA_MAX_BYTES: the most GPU memory to use, in bytes, optionally with K, M, G or T (binary: 6G). */
+function maxBytesFromEnv(): number | undefined {
+  const v = process.env.VLC_CUDA_MAX_BYTES;
+  if (v === undefined || v.trim() === '') return undefined;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?\s*$/i.exec(v);
+  if (!m) throw new UsageError(`VLC_CUDA_MAX_BYTES=${v}: expected a number of bytes, optionally with K, M, G or T (e.g. 6G)`);
+  return Math.floor(Number(m[1]) * 1024 ** (m[2] ? 'KMGT'.indexOf(m[2].toUpperCase()) + 1 : 0));
 }
