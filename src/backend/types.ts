@@ -28,6 +28,12 @@
 //     then for every j with W[j] > 0:  c_j ← c_j + s·(S[j] / W[j] − c_j)
 //   finalize(): the same assignment pass with s = 0 and T = 0 (hard, exact): fills assign,
 //     count, sse, far; anchors unchanged.
+//   nearestOther() (optional; maintenance's m²·d search, src/anneal/maintenance.ts): for the
+//     current anchors C (what getAnchors() returns), every anchor a as a point against all of C:
+//       (j1, d1, j2, d2) = the top-2 of c_a as above, in f32 (ties: lowest j)
+//       idx[a] = j1 == a ? j2 : j1,  dist[a] = the matching distance
+//     i.e. the nearest other anchor; dist(a, a) = 0, so j1 is a itself unless an exact duplicate
+//     with a lower index came first, which is then the answer (distance 0). m < 2: +∞ and −1.
 //
 // Each backend sums in its own way (S and W as 64-bit fixed-point atomics on the GPU,
 // cuda/reduce.cu; f64 in point order on the CPU); the two backends agree to the tolerances of
@@ -68,6 +74,12 @@ export interface AnchorStats {
   farDist: Float64Array;
 }
 
+/** Each anchor's nearest other anchor: squared distance (f32 kernel values) and index. */
+export interface NearestAnchors {
+  dist: Float64Array;
+  idx: Int32Array;
+}
+
 /** One dataset loaded on one device, with m anchors. Every method may be awaited. */
 export interface Engine {
   readonly n: number;
@@ -94,6 +106,13 @@ export interface Engine {
   stats(): Promise<AnchorStats>;
   /** The assignment of every point (n-sized download; call once, at the end). */
   assignments(): Promise<Uint32Array>;
+  /**
+   * Each current anchor's nearest other anchor (the math above). Optional: an engine offers it
+   * when it can do the m²·d work where the anchors already are (the GPU); without it the
+   * algorithm runs maintenance.ts nearestOther on the host: same rule, distances equal up to the
+   * last f32 bits (each sums the d terms in its own order).
+   */
+  nearestOther?(): Promise<NearestAnchors>;
 
   /** Free everything this engine holds. Safe to call twice. */
   dispose(): Promise<void>;

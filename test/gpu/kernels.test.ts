@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeCuda, createCudaBackend, type CudaEngine } from '../../dist/backend/cuda/index.js';
 import { createCpuBackend } from '../../dist/backend/cpu/index.js';
 import { runParity } from '../../dist/bench/parity.js';
+import { nearestOther } from '../../dist/anneal/maintenance.js';
 import { f16ToF32, f32ToF16, type Dataset } from '../../dist/io/dataset.js';
 import { refPass, dist, type RefState } from '../cuda-host/reference.js';
 import { rng } from '../rng.js';
@@ -128,6 +129,90 @@ describe.skipIf(!hasGpu)('CUDA kernels vs the reference', () => {
         }
       } finally {
         await engine.dispose();
+      }
+    });
+  }
+
+  // Maintenance's nearest other anchor on the device (engine.nearestOther) against the host
+  // function it replaces. Distances are both f32 but summed in other orders (four wasm lanes vs
+  // one sequence), so only a near-tie may pick another anchor; duplicates must match exactly.
+  for (const [m, d] of [[1, 3], [2, 1], [3, 17], [257, 128], [1000, 384], [2048, 128], [4096, 17]]) {
+    it(`nearestOther m=${m} d=${d} vs maintenance.ts (exact duplicates)`, async () => {
+      const { ds, X } = randomData(Math.max(m, 2), d, 'f16', m + d, 3);
+      const C = anchorsFrom(X, ds.n, d, m, 7); // every fifth anchor repeats the one before
+      if (m >= 3) C.copyWithin((m - 1) * d, 0, d); // and the last repeats the first
+      const engine = (await backend.open(ds, m)) as CudaEngine;
+      try {
+        await engine.setAnchors(C);
+        await engine.nearestOther(); // allocates its buffers: poison them for the checked call
+        engine.poisonForTests();
+        const got = await engine.nearestOther();
+        const want = nearestOther(C, m, d);
+        const tol = 4 * d * 2 ** -24;
+        let ties = 0;
+        for (let j = 0; j < m; j++) {
+          if (want.dist[j] === 0 || m < 2) {
+            expect([got.idx[j], got.dist[j]], `anchor ${j}`).toEqual([want.idx[j], want.dist[j]]);
+            continue;
+          }
+          expect(Math.abs(got.dist[j] - want.dist[j]), `anchor ${j}`).toBeLessThanOrEqual(tol * want.dist[j]);
+          if (got.idx[j] === want.idx[j]) continue;
+          // another anchor at (nearly) the same distance: allowed, if it is not j itself
+          ties++;
+          expect(got.idx[j] >= 0 && got.idx[j] < m && got.idx[j] !== j, `anchor ${j}`).toBe(true);
+          expect(Math.abs(dist(C, j, C, got.idx[j], d) - want.dist[j])).toBeLessThanOrEqual(tol * want.dist[j]);
+        }
+        expect(ties).toBeLessThanOrEqual(1 + Math.floor(m / 1000));
+      } finally {
+        await engine.dispose();
+      }
+    });
+  }
+
+  // The screens must really screen (an all-NaN a4 would send every point to the exact fallback
+  // and still pass the tests above) and decide like the direct pass.
+  for (const dtype of ['f32', 'f16'] as const) {
+    it(`tensor-core and f32 screens decide most points and agree with the direct assign (${dtype}, clustered, n=20011 d=131 m=301)`, async () => {
+      const n = 20011, d = 131, m = 301;
+      const r = rng(17);
+      const gauss = () => Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
+      const centres = Float64Array.from({ length: 64 * d }, gauss);
+      const X = new Float64Array(n * d);
+      const data = dtype === 'f32' ? new Float32Array(n * d) : new Uint16Array(n * d);
+      for (let i = 0; i < n; i++) {
+        const c = Math.floor(r() * 64);
+        for (let k = 0; k < d; k++) {
+          const v = centres[c * d + k] + 0.3 * gauss();
+          if (dtype === 'f32') X[i * d + k] = (data[i * d + k] = v);
+          else X[i * d + k] = f16ToF32((data[i * d + k] = f32ToF16(v)));
+        }
+      }
+      const ds: Dataset = { n, d, dtype, data, format: 'test', dropped: 0 };
+      const C0 = anchorsFrom(X, n, d, m, 5);
+      const runs: Array<{ a: Uint32Array; fallbacks: number; energy: number }> = [];
+      for (const o of [{ screen: false }, { screen: true, tensorCores: false }, { screen: true, tensorCores: true }]) {
+        const e = (await backend.open(ds, m, o)) as CudaEngine;
+        try {
+          await e.setAnchors(C0);
+          e.poisonForTests();
+          const s = await e.finalize();
+          runs.push({ a: await e.assignments(), fallbacks: e.profile.screenFallbacks, energy: s.energy });
+        } finally {
+          await e.dispose();
+        }
+      }
+      const [direct, f32screen, tc] = runs;
+      console.log(`clustered ${dtype}: fallbacks f32 screen ${f32screen.fallbacks}, tensor cores ${tc.fallbacks} of ${n}`);
+      for (const s of [f32screen, tc]) {
+        expect(s.fallbacks).toBeLessThan(0.1 * n);
+        expect(Math.abs(s.energy - direct.energy)).toBeLessThanOrEqual(1e-6 * direct.energy);
+        let bad = 0;
+        for (let i = 0; i < n; i++) {
+          if (s.a[i] === direct.a[i]) continue;
+          const ds1 = dist(X, i, C0, s.a[i], d), dd = dist(X, i, C0, direct.a[i], d);
+          if (!(s.a[i] < m) || Math.abs(ds1 - dd) > 1e-5 * dd) bad++;
+        }
+        expect(bad).toBe(0);
       }
     });
   }

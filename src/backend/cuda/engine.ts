@@ -10,7 +10,7 @@
 // but the same results: each point's work does not depend on its tile, S and W are integer sums,
 // and the tile rows are a multiple of the seeding blocks' 256 points, so every per-block partial
 // covers the same points as in the resident layout and is summed in the same fixed order.
-import type { AnchorStats, Engine, IterParams, IterStats } from '../types.js';
+import type { AnchorStats, Engine, IterParams, IterStats, NearestAnchors } from '../types.js';
 import { rowF32, type Dataset } from '../../io/dataset.js';
 import { interruptSignal } from '../../interrupt.js';
 import { InterruptedError, UsageError } from '../../errors.js';
@@ -99,7 +99,7 @@ export function engineBytes(n: number, d: number, m: number, dtype: 'f32' | 'f16
   const rows = Math.max(1, tileRows > 0 ? Math.min(tileRows, n) : n); // rows on the device at once
   const vectors = rows * d * (dtype === 'f16' ? 2 : 4);
   const perPoint = n * 4 * 8 + rows * 4; // j1, d1, j2, d2, assign, seed D, ‖x‖², screen's 3rd candidate; fallback list
-  const anchors = m * d * (4 + 8) + m * (8 + 4 + 8 + 8 + 8 + 4); // C, S; W, count, sse, far, H, ‖c‖²
+  const anchors = m * d * (4 + 8) + m * (8 + 4 + 8 + 8 + 8 + 4 + 16); // C, S; W, count, sse, far, H, ‖c‖², nearestOther's top-2
   const partials = Math.ceil(n / SEED_POINTS) * 8 * 8 + Math.ceil(n / rows) * reduceGrid(rows, smCount) * 16 + 64;
   return vectors + perPoint + anchors + partials + d * 4 * 9;
 }
@@ -476,6 +476,51 @@ export class CudaEngine implements Engine {
     return rowF32(this.data, i);
   }
 
+  // --- maintenance: each anchor's nearest other anchor (types.ts nearestOther) ---
+
+  /** Points per block of assign_top2_f32_p4 (tile.cuh with 4 points per thread). */
+  private static readonly NN_POINTS = 64;
+  /** The anchors' own top-2 (m-sized), allocated at the first call. */
+  private nn?: { J1: DeviceBuffer; D1: DeviceBuffer; J2: DeviceBuffer; D2: DeviceBuffer };
+
+  /**
+   * The anchors on the device assigned against themselves by the direct assign kernel (X = C): the
+   * passes' f32 distances and lowest-index ties, m²·d work on the GPU instead of the host's single
+   * thread, then one sync and four m-sized downloads. Always the f32 p4 build: the anchors are f32
+   * whatever the data, and m "points" fill few blocks, so the smaller blocks keep more SMs busy.
+   */
+  async nearestOther(): Promise<NearestAnchors> {
+    this.live();
+    const { ctx, m, d } = this;
+    const dist = new Float64Array(m).fill(Infinity);
+    const idx = new Int32Array(m).fill(-1);
+    if (m < 2) return { dist, idx };
+    this.nn ??= {
+      J1: this.alloc('anchor nearest', m * 4),
+      D1: this.alloc('anchor nearest distance', m * 4),
+      J2: this.alloc('anchor runner-up', m * 4),
+      D2: this.alloc('anchor runner-up distance', m * 4),
+    };
+    const { J1, D1, J2, D2 } = this.nn;
+    ctx.launch('assign', 'assign_top2_f32_p4', Math.ceil(m / CudaEngine.NN_POINTS), THREADS, [
+      ptr(this.C.ptr), ptr(this.C.ptr), i32(m), i32(d), i32(m), ptr(J1.ptr), ptr(D1.ptr), ptr(J2.ptr), ptr(D2.ptr),
+    ]);
+    await this.sync();
+    const j1 = new Int32Array(m), d1 = new Float32Array(m), j2 = new Int32Array(m), d2 = new Float32Array(m);
+    ctx.download(j1, J1);
+    ctx.download(d1, D1);
+    ctx.download(j2, J2);
+    ctx.download(d2, D2);
+    // dist(a, a) = 0, so the nearest is a itself (its runner-up is the answer) unless an exact
+    // duplicate with a lower index won the tie: then that duplicate is (maintenance.ts, the same rule).
+    for (let a = 0; a < m; a++) {
+      const self = j1[a] === a;
+      idx[a] = self ? j2[a] : j1[a];
+      dist[a] = self ? d2[a] : d1[a];
+    }
+    return { dist, idx };
+  }
+
   // --- the loop ---
 
   async setAnchors(anchors: Float32Array): Promise<void> {
@@ -605,7 +650,7 @@ export class CudaEngine implements Engine {
    * bytes — NaN distances, out-of-range indices — so a kernel that skips an element is caught.
    */
   poisonForTests(): void {
-    for (const b of [this.J1, this.D1, this.J2, this.D2, this.S, this.W, this.far, this.partial, this.result, this.seedD, this.seedPartial, this.cc, this.screenScalars, this.fallbackList]) {
+    for (const b of [this.J1, this.D1, this.J2, this.D2, this.S, this.W, this.far, this.partial, this.result, this.seedD, this.seedPartial, this.cc, this.screenScalars, this.fallbackList, ...Object.values(this.nn ?? {})]) {
       this.fill(b, 0xff);
     }
   }
