@@ -38,6 +38,8 @@ fi
 if want bench; then
 say "bench (default: screened assign where it pays), with the PyTorch peer"
 vlc bench --device cuda "${peer_args[@]}" --out "$OUT/bench-gpu.json" 2>&1 | tee -a "$log"
+say "bench (f32 screen, no tensor cores)"
+VLC_CUDA_TC=0 vlc bench --device cuda --workloads seed-large,mnemo,prod --out "$OUT/bench-gpu-f32screen.json" 2>&1 | tee -a "$log"
 say "bench (direct assign only)"
 VLC_CUDA_SCREEN=0 vlc bench --device cuda --workloads seed-large,mnemo,prod --out "$OUT/bench-gpu-direct.json" 2>&1 | tee -a "$log"
 

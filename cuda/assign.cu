@@ -7,22 +7,10 @@
 // anchors; the 16 threads that share points merge their top-2s with warp shuffles at the end.
 // Ties: the pair (distance, index) is compared lexicographically, so the lowest index wins.
 #include "tile.cuh"
+#include "top.cuh"
 
 
 #define AS_THREADS TL_THREADS
-
-__device__ __forceinline__ bool lex_less(float da, unsigned ja, float db, unsigned jb) {
-  return da < db || (da == db && ja < jb);
-}
-
-// Insert (d, j) into the top-2 (d1, j1) <= (d2, j2).
-__device__ __forceinline__ void top2_push(float d, unsigned j, float &d1, unsigned &j1, float &d2, unsigned &j2) {
-  if (lex_less(d, j, d1, j1)) {
-    d2 = d1; j2 = j1; d1 = d; j1 = j;
-  } else if (lex_less(d, j, d2, j2)) {
-    d2 = d; j2 = j;
-  }
-}
 
 // LIST: the block's points are list[p0 ..] (the screen's fallback list, *listCount long) instead
 // of p0 .., so the same kernel finishes the points the screen could not decide (screen.cu).

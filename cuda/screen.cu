@@ -13,9 +13,9 @@
 // distance that decides differs from the real one by at most γ·(‖x‖ + ‖c‖)² too. Summing them
 // with slack: B = (2γ + 8u)·(‖x‖ + max‖c‖)².
 #include "tile.cuh"
+#include "top.cuh"
 
 #define SC_THREADS TL_THREADS
-#define NONE 0xffffffffu
 
 // Squared norm of each point (once per engine) — sequential f32, covered by the bound.
 template <typename T>
@@ -54,27 +54,6 @@ extern "C" __global__ void __launch_bounds__(1024) anchor_norms(const float *C, 
     for (int w = 0; w < (int)(blockDim.x >> 5); w++) b = fmaxf(b, shm[w]);
     *ccMax = b;
     *fallbackCount = 0;
-  }
-}
-
-// (a1, j1) <= (a2, j2) <= (a3, j3) <= a4: the three best approximate distances with their
-// anchors, and the fourth.
-__device__ __forceinline__ void push4(float a, unsigned j, float &a1, unsigned &j1, float &a2, unsigned &j2,
-                                      float &a3, unsigned &j3, float &a4) {
-  if (a < a3) {
-    a4 = a3;
-    if (a < a2) {
-      a3 = a2; j3 = j2;
-      if (a < a1) {
-        a2 = a1; j2 = j1; a1 = a; j1 = j;
-      } else {
-        a2 = a; j2 = j;
-      }
-    } else {
-      a3 = a; j3 = j;
-    }
-  } else if (a < a4) {
-    a4 = a;
   }
 }
 
@@ -158,35 +137,22 @@ extern "C" __global__ void __launch_bounds__(SC_THREADS, 2) screen_top2_f16_p4(S
   screen_top2<__half, 4>(X, C, xx, cc, n, d, m, J1, J2, J3, A2, A4);
 }
 
-__device__ __forceinline__ bool lex_less(float da, unsigned ja, float db, unsigned jb) {
-  return da < db || (da == db && ja < jb);
-}
-
-// Insert (d, j) into the exact top-2, lexicographically (ties: lower index).
-__device__ __forceinline__ void top2_lex(float d, unsigned j, float &d1, unsigned &j1, float &d2, unsigned &j2) {
-  if (lex_less(d, j, d1, j1)) {
-    d2 = d1; j2 = j1; d1 = d; j1 = j;
-  } else if (lex_less(d, j, d2, j2)) {
-    d2 = d; j2 = j;
-  }
-}
-
 // One warp per point: when the screen's margin holds, the exact (direct) distances to the three
 // candidates give the top-2 (ties: lower index); otherwise the point joins the fallback list.
-// In: J1/J2/J3 candidates, D1 = a2, D2 = a4 (from screen_top2). Out: J1, D1, J2, D2 exact.
+// In: J1/J2/J3 candidates, D1 = a2, D2 = a4 (from screen_top2 or screen_tc). Out: J1, D1, J2, D2
+// exact. bcoef: B = bcoef·(‖x‖ + max‖c‖)², the bound of the screen that ran (the host computes it,
+// screenBound() in src/backend/cuda/engine.ts: (2γ + 8u) for screen_top2, more for screen_tc).
 template <typename T>
-__device__ void screen_exact(const T *X, const float *C, const float *xx, const float *ccMax, int n, int d,
+__device__ void screen_exact(const T *X, const float *C, const float *xx, const float *ccMax, float bcoef, int n, int d,
                              unsigned *J1, float *D1, unsigned *J2, float *D2, const unsigned *J3,
                              unsigned *list, unsigned *count) {
   const int lane = threadIdx.x & 31;
   const long long warps = (long long)gridDim.x * (blockDim.x >> 5);
-  const float u = 5.9604645e-8f;  // 2^-24
-  const float gamma = (d * u) / (1.f - d * u);
   const float cmax = sqrtf(*ccMax);
   for (long long i = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); i < n; i += warps) {
     const float a2 = D1[i], a4 = D2[i];
     const float r = sqrtf(xx[i]) + cmax;
-    const float B = (2.f * gamma + 8.f * u) * r * r;
+    const float B = bcoef * r * r;
     if (!(a4 - a2 > 2.f * B)) {  // also catches NaN
       if (lane == 0) list[atomicAdd(count, 1u)] = (unsigned)i;
       continue;
@@ -196,17 +162,17 @@ __device__ void screen_exact(const T *X, const float *C, const float *xx, const 
     unsigned k1 = NONE, k2 = NONE;
 #pragma unroll
     for (int c = 0; c < 3; c++)
-      if (cand[c] != NONE) top2_lex(warp_dist(X, d, i, C + (size_t)cand[c] * d, lane), cand[c], e1, k1, e2, k2);
+      if (cand[c] != NONE) top2_push(warp_dist(X, d, i, C + (size_t)cand[c] * d, lane), cand[c], e1, k1, e2, k2);
     if (lane == 0) {
       J1[i] = k1; D1[i] = e1; J2[i] = k2; D2[i] = e2;
     }
   }
 }
-#define EXACT_ARGS(T) const T *X, const float *C, const float *xx, const float *ccMax, int n, int d, \
+#define EXACT_ARGS(T) const T *X, const float *C, const float *xx, const float *ccMax, float bcoef, int n, int d, \
                       unsigned *J1, float *D1, unsigned *J2, float *D2, const unsigned *J3, unsigned *list, unsigned *count
 extern "C" __global__ void __launch_bounds__(256) screen_exact_f32(EXACT_ARGS(float)) {
-  screen_exact(X, C, xx, ccMax, n, d, J1, D1, J2, D2, J3, list, count);
+  screen_exact(X, C, xx, ccMax, bcoef, n, d, J1, D1, J2, D2, J3, list, count);
 }
 extern "C" __global__ void __launch_bounds__(256) screen_exact_f16(EXACT_ARGS(__half)) {
-  screen_exact(X, C, xx, ccMax, n, d, J1, D1, J2, D2, J3, list, count);
+  screen_exact(X, C, xx, ccMax, bcoef, n, d, J1, D1, J2, D2, J3, list, count);
 }

@@ -334,7 +334,8 @@ export class FakeCuda {
         count[0] = 0;
         return;
       }
-      case 'screen_top2': {
+      case 'screen_top2':
+      case 'screen_tc': { // same outputs; the emulation computes the dot products in f32
         const C = f32(1), xx = f32(2), cc = f32(3), n = int(4), d = int(5), m = int(6), x = X(0, n * d);
         const J1 = u32(7), J2 = u32(8), J3 = u32(9), A2 = f32(10), A4 = f32(11);
         for (let i = 0; i < n; i++) {
@@ -351,12 +352,12 @@ export class FakeCuda {
         return;
       }
       case 'screen_exact': {
-        const C = f32(1), xx = f32(2), ccMax = f32(3), n = int(4), d = int(5), x = X(0, n * d);
-        const J1 = u32(6), D1 = f32(7), J2 = u32(8), D2 = f32(9), J3 = u32(10), list = u32(11), count = u32(12);
-        const u = 2 ** -24, gamma = (d * u) / (1 - d * u), cmax = Math.sqrt(ccMax[0]);
+        const C = f32(1), xx = f32(2), ccMax = f32(3), bcoef = (P[4] as Float32Array)[0], n = int(5), d = int(6), x = X(0, n * d);
+        const J1 = u32(7), D1 = f32(8), J2 = u32(9), D2 = f32(10), J3 = u32(11), list = u32(12), count = u32(13);
+        const cmax = Math.sqrt(ccMax[0]);
         for (let i = 0; i < n; i++) {
           const r = Math.sqrt(xx[i]) + cmax;
-          const B = (2 * gamma + 8 * u) * r * r;
+          const B = bcoef * r * r;
           if (!(D2[i] - D1[i] > 2 * B)) {
             list[count[0]++] = i;
             continue;

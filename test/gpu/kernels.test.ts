@@ -67,12 +67,18 @@ describe.skipIf(!hasGpu)('CUDA kernels vs the reference', () => {
     await backend?.close();
   });
 
-  for (const c of CASES.flatMap((k) => [{ ...k, screen: false }, { ...k, screen: true }])) {
-    it(`assign/reduce/update n=${c.n} d=${c.d} m=${c.m} ${c.dtype}${c.screen ? ' screened' : ''}`, async () => {
+  // Each case three ways: the direct assign, the f32 screen, the tensor-core screen.
+  const VARIANTS = [
+    { screen: false, tc: false, label: '' },
+    { screen: true, tc: false, label: ' screened' },
+    { screen: true, tc: true, label: ' screened on tensor cores' },
+  ];
+  for (const c of CASES.flatMap((k) => VARIANTS.map((v) => ({ ...k, ...v })))) {
+    it(`assign/reduce/update n=${c.n} d=${c.d} m=${c.m} ${c.dtype}${c.label}`, async () => {
       const { n, d, m } = c;
       const { ds, X } = randomData(n, d, c.dtype, n * 31 + d * 7 + m, 3);
       const C0 = anchorsFrom(X, n, d, m, 99);
-      const engine = (await backend.open(ds, m, { screen: c.screen })) as CudaEngine;
+      const engine = (await backend.open(ds, m, { screen: c.screen, tensorCores: c.tc })) as CudaEngine;
       try {
         await engine.setAnchors(C0);
         const prev: RefState = { count: new Float64Array(m), sse: new Float64Array(m), hasPrev: false };
@@ -114,7 +120,7 @@ describe.skipIf(!hasGpu)('CUDA kernels vs the reference', () => {
         expect(bad).toBe(0);
         if (c.screen && m >= 3) {
           expect(engine.profile.screenPasses).toBeGreaterThan(0);
-          console.log(`screen n=${n} d=${d} m=${m}: ${engine.profile.screenFallbacks} fallbacks in ${engine.profile.screenPasses} passes`);
+          console.log(`screen${c.tc ? ' (tensor cores)' : ''} n=${n} d=${d} m=${m}: ${engine.profile.screenFallbacks} fallbacks in ${engine.profile.screenPasses} passes`);
         }
         const st = await engine.stats();
         let cnt = 0;

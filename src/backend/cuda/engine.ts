@@ -20,12 +20,13 @@ import type { DeviceBuffer } from './pool.js';
 import { CudaError } from './check.js';
 import { CU } from './status.js';
 import { fmtBytes, memInfo } from './pool.js';
-import { ptr, i32, i64, f64 } from './args.js';
+import { ptr, i32, i64, f32, f64 } from './args.js';
 import { log } from '../../log.js';
 
 const SEED_POINTS = 256; // points per block of seed.cu (SEED_POINTS there)
 const SEED_THREADS = 256;
 const ASSIGN_POINTS = 128; // AS_P of assign.cu
+const TC_POINTS = 128; // TC_P of screen_tc.cu
 const THREADS = 256;
 const UPLOAD_CHUNK = 64 * 2 ** 20; // bytes per host→device copy, so Ctrl-C is seen between chunks
 // Tiled mode. Tile rows are a multiple of SEED_POINTS so that each seeding block lies inside one
@@ -54,6 +55,12 @@ export interface CudaEngineOptions {
    * Either way the assignments are those of the direct pass.
    */
   screen?: boolean;
+  /**
+   * Screen on tensor cores (cuda/screen_tc.cu, 3xTF32 dot products) instead of f32 FMAs; still
+   * exact, as the bound that decides which points fall back grows to match. Default on;
+   * VLC_CUDA_TC=0|1 overrides.
+   */
+  tensorCores?: boolean;
   /**
    * Use at most this many bytes of GPU memory (default: whatever is free). When the engine needs
    * more, the vectors are streamed from host memory in tiles (see engineBytes). The environment
@@ -87,6 +94,25 @@ export interface EngineProfile {
 export interface PassTimes {
   passMs: number;
   assignMs: number;
+}
+
+/**
+ * The screens' rounding bound (cuda/screen.cu, cuda/screen_tc.cu): every approximate distance is
+ * within B = coef·(‖x‖ + max‖c‖)² of the f32 direct distance that decides. With u = 2^-24 and
+ * γ = d·u/(1 − d·u): the f32 screen's dot product, norms and direct distance are each off by at
+ * most γ·(‖x‖ + ‖c‖)², plus a few roundings: coef = 2γ + 8u. The tensor-core screen's 3xTF32 dot
+ * product is off by at most (γtc + 16u)·‖x‖‖c‖, where 16u covers the dropped lo·lo terms and the
+ * split's remainders, and γtc allows each of its 3·⌈d/8⌉ mma steps an error of 18u times the
+ * magnitudes it sums (tensor cores truncate when they align the products); −2·dot doubles it and
+ * 2‖x‖‖c‖ <= (‖x‖ + ‖c‖)²/2. Rounded up to an f32 so the kernel never uses less.
+ */
+export function screenBound(d: number, tensorCores: boolean): number {
+  const u = 2 ** -24;
+  const gamma = (d * u) / (1 - d * u);
+  let coef = 2 * gamma + 8 * u;
+  if (tensorCores) coef += (3 * Math.ceil(d / 8) * 18 * u + 16 * u) / 2;
+  const f = Math.fround(coef);
+  return f >= coef ? f : f * (1 + 2 ** -23);
 }
 
 /**
@@ -125,8 +151,12 @@ export class CudaEngine implements Engine {
   private readonly sfx: string;
   private readonly assignFn: string;
   private readonly screenFn: string;
-  /** Points per block of assignFn / screenFn. */
+  /** Points per block of assignFn. */
   private readonly tilePoints: number;
+  /** Module and points per block of screenFn, and its rounding bound coefficient (screenBound). */
+  private readonly screenModule: 'screen' | 'screen_tc';
+  private readonly screenPoints: number;
+  private readonly screenBcoef: number;
   private bufs: DeviceBuffer[] = [];
   private X!: DeviceBuffer;
   private C!: DeviceBuffer;
@@ -186,7 +216,11 @@ export class CudaEngine implements Engine {
     const p4 = (o.tile ?? (envTile === 'p8' ? 'p8' : 'p4')) === 'p4';
     this.tilePoints = p4 ? 64 : ASSIGN_POINTS;
     this.assignFn = `assign_top2${this.sfx}${p4 ? '_p4' : (o.assignVariant ?? defaultVariant()) === 'occ2' ? '_occ2' : ''}`;
-    this.screenFn = `screen_top2${this.sfx}${p4 ? '_p4' : ''}`;
+    const tc = o.tensorCores ?? process.env.VLC_CUDA_TC !== '0';
+    this.screenModule = tc ? 'screen_tc' : 'screen';
+    this.screenFn = tc ? `screen_tc${this.sfx}` : `screen_top2${this.sfx}${p4 ? '_p4' : ''}`;
+    this.screenPoints = tc ? TC_POINTS : this.tilePoints;
+    this.screenBcoef = screenBound(this.d, tc);
     const env = process.env.VLC_CUDA_SCREEN;
     this.screen = m >= 3 && (o.screen ?? (env === '1' ? true : env === '0' ? false : this.n * m * this.d >= 2 ** 24));
     this.seedBlocks = Math.ceil(this.n / SEED_POINTS);
@@ -581,12 +615,12 @@ export class CudaEngine implements Engine {
       const n = s.rows;
       const top2 = [this.at(this.J1, s), this.at(this.D1, s), this.at(this.J2, s), this.at(this.D2, s)];
       if (screened) {
-        ctx.launch('screen', this.screenFn, Math.ceil(n / this.tilePoints), THREADS, [
+        ctx.launch(this.screenModule, this.screenFn, Math.ceil(n / this.screenPoints), THREADS, [
           ptr(s.x), ptr(this.C.ptr), this.at(this.xx, s), ptr(this.cc.ptr), i32(n), i32(d), i32(m),
           this.at(this.J1, s), this.at(this.J2, s), this.at(this.J3, s), this.at(this.D1, s), this.at(this.D2, s),
         ]);
         ctx.launch('screen', `screen_exact${this.sfx}`, this.rGrid * 2, THREADS, [
-          ptr(s.x), ptr(this.C.ptr), this.at(this.xx, s), ptr(ccMax), i32(n), i32(d), ...top2, this.at(this.J3, s),
+          ptr(s.x), ptr(this.C.ptr), this.at(this.xx, s), ptr(ccMax), f32(this.screenBcoef), i32(n), i32(d), ...top2, this.at(this.J3, s),
           ptr(this.fallbackList.ptr), ptr(count),
         ]);
         ctx.launch('assign', `assign_list${this.sfx}`, Math.ceil(n / ASSIGN_POINTS), THREADS, [

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** Kernel families, one PTX module each (cuda/<name>.cu → build/<name>.ptx). */
-export const MODULES = ['seed', 'assign', 'screen', 'reduce', 'update'] as const;
+export const MODULES = ['seed', 'assign', 'screen', 'screen_tc', 'reduce', 'update'] as const;
 export type ModuleName = (typeof MODULES)[number];
 
 /** build/ at the package root (this file runs from dist/backend/cuda/). */
