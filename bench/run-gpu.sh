@@ -5,7 +5,8 @@
 #   assign only, and an end-to-end compress of a 1,000,000×128 f32 .npy with m=2048 (with a CPU
 #   profile of the host side). Logs and JSON go to $OUT (default bench/out); results-gpu.json is
 #   what gets committed as bench/results/<date>-h100-gpu.json.
-# Run from the repository root on the GPU machine, after `source .gpu/activate.sh`
+# Run from the repository root on the GPU machine, after `source .gpu/activate.sh`, with
+# VLC_COMMIT=<the commit measured> when that machine's copy of .git may be older than the tree
 # (see /work/shared/gpu/README.md: Node and node_modules travel in .gpu/; without .gpu/peers the
 # PyTorch peer is skipped). Usage: bench/run-gpu.sh [SECTIONS], SECTIONS a comma-separated subset
 # of tests,testcuda,bench,compress,ncu (default: all but ncu).
