@@ -99,7 +99,9 @@ extern "C" __global__ void __launch_bounds__(AS_THREADS, 2) assign_top2_f32_occ2
 extern "C" __global__ void __launch_bounds__(AS_THREADS, 2) assign_top2_f16_occ2(ASSIGN_ARGS(__half)) {
   assign_top2<__half, false>(X, C, n, d, m, j1, d1, j2, d2, nullptr, nullptr);
 }
-// The screen's fallback: the same exact pass over the listed points only.
+// The screen's fallback: the same exact pass over the listed points only. The list is short (a few
+// % of n), so few blocks run and each walks all m anchors: the p4 build (64 points per block, two
+// blocks per SM) spreads it over twice as many blocks. The p8 build stays for comparison.
 extern "C" __global__ void __launch_bounds__(AS_THREADS, 1)
 assign_list_f32(ASSIGN_ARGS(float), const unsigned *list, const unsigned *count) {
   assign_top2<float, true>(X, C, n, d, m, j1, d1, j2, d2, list, count);
@@ -107,4 +109,12 @@ assign_list_f32(ASSIGN_ARGS(float), const unsigned *list, const unsigned *count)
 extern "C" __global__ void __launch_bounds__(AS_THREADS, 1)
 assign_list_f16(ASSIGN_ARGS(__half), const unsigned *list, const unsigned *count) {
   assign_top2<__half, true>(X, C, n, d, m, j1, d1, j2, d2, list, count);
+}
+extern "C" __global__ void __launch_bounds__(AS_THREADS, 2)
+assign_list_f32_p4(ASSIGN_ARGS(float), const unsigned *list, const unsigned *count) {
+  assign_top2<float, true, 4>(X, C, n, d, m, j1, d1, j2, d2, list, count);
+}
+extern "C" __global__ void __launch_bounds__(AS_THREADS, 2)
+assign_list_f16_p4(ASSIGN_ARGS(__half), const unsigned *list, const unsigned *count) {
+  assign_top2<__half, true, 4>(X, C, n, d, m, j1, d1, j2, d2, list, count);
 }

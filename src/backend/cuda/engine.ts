@@ -623,7 +623,8 @@ export class CudaEngine implements Engine {
           ptr(s.x), ptr(this.C.ptr), this.at(this.xx, s), ptr(ccMax), f32(this.screenBcoef), i32(n), i32(d), ...top2, this.at(this.J3, s),
           ptr(this.fallbackList.ptr), ptr(count),
         ]);
-        ctx.launch('assign', `assign_list${this.sfx}`, Math.ceil(n / ASSIGN_POINTS), THREADS, [
+        const listP4 = process.env.VLC_CUDA_LIST !== 'p8'; // p4: twice the blocks for the short list (assign.cu)
+        ctx.launch('assign', `assign_list${this.sfx}${listP4 ? '_p4' : ''}`, Math.ceil(n / (listP4 ? 64 : ASSIGN_POINTS)), THREADS, [
           ptr(s.x), ptr(this.C.ptr), i32(n), i32(d), i32(m), ...top2, ptr(this.fallbackList.ptr), ptr(count),
         ]);
       } else {
