@@ -52,14 +52,7 @@ __device__ void assign_top2(const T *__restrict__ X, const float *__restrict__ C
 #pragma unroll
   for (int p = 0; p < PP; p++) {
 #pragma unroll
-    for (int o = 8; o > 0; o >>= 1) {
-      const float od1 = __shfl_xor_sync(0xffffffffu, b1[p], o);
-      const unsigned oj1 = __shfl_xor_sync(0xffffffffu, i1[p], o);
-      const float od2 = __shfl_xor_sync(0xffffffffu, b2[p], o);
-      const unsigned oj2 = __shfl_xor_sync(0xffffffffu, i2[p], o);
-      top2_push(od1, oj1, b1[p], i1[p], b2[p], i2[p]);
-      top2_push(od2, oj2, b1[p], i1[p], b2[p], i2[p]);
-    }
+    for (int o = 8; o > 0; o >>= 1) top2_merge_xor(o, b1[p], i1[p], b2[p], i2[p]);
   }
   if (tx == 0) {
 #pragma unroll

@@ -88,23 +88,11 @@ __device__ void screen_top2(const T *__restrict__ X, const float *__restrict__ C
       for (int p = 0; p < PP; p++) acc[p][a] = 0.f;
     }
   });
-  // Merge across the 16 threads that share each point; a4 last so it can only land fourth.
+  // Merge across the 16 threads that share each point.
 #pragma unroll
   for (int p = 0; p < PP; p++) {
 #pragma unroll
-    for (int o = 8; o > 0; o >>= 1) {
-      const float o1 = __shfl_xor_sync(0xffffffffu, b1[p], o);
-      const unsigned oj1 = __shfl_xor_sync(0xffffffffu, i1[p], o);
-      const float o2 = __shfl_xor_sync(0xffffffffu, b2[p], o);
-      const unsigned oj2 = __shfl_xor_sync(0xffffffffu, i2[p], o);
-      const float o3 = __shfl_xor_sync(0xffffffffu, b3[p], o);
-      const unsigned oj3 = __shfl_xor_sync(0xffffffffu, i3[p], o);
-      const float o4 = __shfl_xor_sync(0xffffffffu, b4[p], o);
-      push4(o1, oj1, b1[p], i1[p], b2[p], i2[p], b3[p], i3[p], b4[p]);
-      push4(o2, oj2, b1[p], i1[p], b2[p], i2[p], b3[p], i3[p], b4[p]);
-      push4(o3, oj3, b1[p], i1[p], b2[p], i2[p], b3[p], i3[p], b4[p]);
-      push4(o4, NONE, b1[p], i1[p], b2[p], i2[p], b3[p], i3[p], b4[p]);
-    }
+    for (int o = 8; o > 0; o >>= 1) merge4_xor(o, b1[p], i1[p], b2[p], i2[p], b3[p], i3[p], b4[p]);
   }
   if (tx == 0) {
 #pragma unroll

@@ -190,24 +190,11 @@ __device__ void screen_tc(const T *__restrict__ X, const float *__restrict__ C, 
     __syncthreads();
   }
 
-  // Merge the lists of the 4 lanes that share each point (they hold different anchors); a4 last
-  // so it can only land fourth.
+  // Merge the lists of the 4 lanes that share each point (they hold different anchors).
 #pragma unroll
   for (int p = 0; p < 4; p++) {
 #pragma unroll
-    for (int o = 1; o < 4; o <<= 1) {
-      const float o1 = __shfl_xor_sync(0xffffffffu, b1[p], o);
-      const unsigned oj1 = __shfl_xor_sync(0xffffffffu, i1[p], o);
-      const float o2 = __shfl_xor_sync(0xffffffffu, b2[p], o);
-      const unsigned oj2 = __shfl_xor_sync(0xffffffffu, i2[p], o);
-      const float o3 = __shfl_xor_sync(0xffffffffu, b3[p], o);
-      const unsigned oj3 = __shfl_xor_sync(0xffffffffu, i3[p], o);
-      const float o4 = __shfl_xor_sync(0xffffffffu, b4[p], o);
-      push4(o1, oj1, b1[p], i1[p], b2[p], i2[p], b3[p], i3[p], b4[p]);
-      push4(o2, oj2, b1[p], i1[p], b2[p], i2[p], b3[p], i3[p], b4[p]);
-      push4(o3, oj3, b1[p], i1[p], b2[p], i2[p], b3[p], i3[p], b4[p]);
-      push4(o4, NONE, b1[p], i1[p], b2[p], i2[p], b3[p], i3[p], b4[p]);
-    }
+    for (int o = 1; o < 4; o <<= 1) merge4_xor(o, b1[p], i1[p], b2[p], i2[p], b3[p], i3[p], b4[p]);
   }
   // Then the two warps that share each point, through shared memory (free since the last barrier).
   float *mf = reinterpret_cast<float *>(smem);  // 128 points × (a1, a2, a3, a4)
@@ -225,10 +212,8 @@ __device__ void screen_tc(const T *__restrict__ X, const float *__restrict__ C, 
 #pragma unroll
     for (int p = 0; p < 4; p++) {
       const int l = tc_row(wp, g, p);
-      push4(mf[4 * l], mi[3 * l], b1[p], i1[p], b2[p], i2[p], b3[p], i3[p], b4[p]);
-      push4(mf[4 * l + 1], mi[3 * l + 1], b1[p], i1[p], b2[p], i2[p], b3[p], i3[p], b4[p]);
-      push4(mf[4 * l + 2], mi[3 * l + 2], b1[p], i1[p], b2[p], i2[p], b3[p], i3[p], b4[p]);
-      push4(mf[4 * l + 3], NONE, b1[p], i1[p], b2[p], i2[p], b3[p], i3[p], b4[p]);
+      merge4(mf[4 * l], mi[3 * l], mf[4 * l + 1], mi[3 * l + 1], mf[4 * l + 2], mi[3 * l + 2], mf[4 * l + 3],
+             b1[p], i1[p], b2[p], i2[p], b3[p], i3[p], b4[p]);
       const long long i = p0 + l;
       if (i < n) {
         J1[i] = i1[p]; J2[i] = i2[p]; J3[i] = i3[p];
