@@ -9,6 +9,7 @@ import { nearestOther } from '../../dist/anneal/maintenance.js';
 import { f16ToF32, f32ToF16, type Dataset } from '../../dist/io/dataset.js';
 import { refPass, dist, type RefState } from '../cuda-host/reference.js';
 import { rng } from '../rng.js';
+import { randomData } from './data.js';
 
 const probe = probeCuda();
 const hasGpu = probe.ok;
@@ -18,19 +19,6 @@ describe.skipIf(hasGpu)('GPU suite', () => {
     expect(probe.ok).toBe(false);
   });
 });
-
-function randomData(n: number, d: number, dtype: 'f32' | 'f16', seed: number, offset = 0) {
-  const r = rng(seed);
-  const X = new Float64Array(n * d);
-  const data = dtype === 'f32' ? new Float32Array(n * d) : new Uint16Array(n * d);
-  for (let e = 0; e < n * d; e++) {
-    const v = offset + (r() - 0.5) * 2 + ((e / d) % 7 | 0) * 0.5;
-    if (dtype === 'f32') X[e] = (data[e] = v);
-    else X[e] = f16ToF32((data[e] = f32ToF16(v)));
-  }
-  const ds: Dataset = { n, d, dtype, data, format: 'test', dropped: 0 };
-  return { ds, X };
-}
 
 /** Anchors: rows of X (some repeated, to exercise ties) nudged slightly. */
 function anchorsFrom(X: Float64Array, n: number, d: number, m: number, seed: number): Float32Array {

@@ -7,23 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeCuda, createCudaBackend, type CudaEngine } from '../../dist/backend/cuda/index.js';
 import { engineBytes } from '../../dist/backend/cuda/engine.js';
-import { f16ToF32, f32ToF16, type Dataset } from '../../dist/io/dataset.js';
 import { rng } from '../rng.js';
+import { randomData } from './data.js';
 
 const hasGpu = probeCuda().ok;
-
-function randomData(n: number, d: number, dtype: 'f32' | 'f16', seed: number) {
-  const r = rng(seed);
-  const X = new Float64Array(n * d);
-  const data = dtype === 'f32' ? new Float32Array(n * d) : new Uint16Array(n * d);
-  for (let e = 0; e < n * d; e++) {
-    const v = (r() - 0.5) * 2 + ((e / d) % 7 | 0) * 0.5;
-    if (dtype === 'f32') X[e] = (data[e] = v);
-    else X[e] = f16ToF32((data[e] = f32ToF16(v)));
-  }
-  const ds: Dataset = { n, d, dtype, data, format: 'test', dropped: 0 };
-  return { ds, X };
-}
 
 function anchorsFrom(X: Float64Array, n: number, d: number, m: number, seed: number): Float32Array {
   const r = rng(seed);
