@@ -15,13 +15,13 @@
 //     on each acceptance; the phase ends after
 //     `swapRejects` rejections of a single swap, or at maxIters.
 //  4. finalize: one exact hard pass; refill any anchor still empty; the assignments.
-import type { AnchorStats, Engine, NearestAnchors } from '../backend/types.js';
+import type { AnchorStats, Engine } from '../backend/types.js';
 import { InterruptedError, UsageError } from '../errors.js';
 import type { AnnealConfig } from './config.js';
 import type { AnnealHooks, AnnealResult, IterRecord } from './types.js';
 import { Rng } from './random.js';
 import { kmeansPlusPlus } from './init.js';
-import { applyMoves, nearestOther, planRefills, planSwaps, type Move } from './maintenance.js';
+import { applyMoves, planRefills, planSwaps, type Move } from './maintenance.js';
 
 export { kmeansPlusPlus } from './init.js';
 export { Rng } from './random.js';
@@ -40,15 +40,6 @@ function median(v: number[]): number {
   const s = [...v].sort((a, b) => a - b);
   const h = s.length >> 1;
   return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2;
-}
-
-/**
- * Each anchor's nearest other anchor. `anchors` must be the engine's current ones (every caller
- * has just read or set them): an engine that offers nearestOther() (the GPU) searches the copy it
- * already holds instead of the host doing the m²·d work single-threaded.
- */
-function nearestAnchors(engine: Engine, anchors: Float32Array, m: number, d: number): Promise<NearestAnchors> | NearestAnchors {
-  return engine.nearestOther ? engine.nearestOther() : nearestOther(anchors, m, d);
 }
 
 /** Move anchors per `moves` (far points fetched from the engine: d values each). */
@@ -144,7 +135,7 @@ export async function anneal(engine: Engine, cfg: AnnealConfig, hooks: AnnealHoo
       if (maintain && (it - loopStart + 1) % cfg.maintenanceEvery === 0) {
         const stats = await engine.stats();
         const anchors = await engine.getAnchors();
-        const moves = planRefills(stats, await nearestAnchors(engine, anchors, m, d));
+        const moves = planRefills(stats, await engine.nearestOther());
         if (moves.length) await moveAnchors(engine, anchors, moves, stats);
         rec.maintenance = { split: 0, merged: 0, refilled: moves.length };
       }
@@ -192,7 +183,7 @@ export async function anneal(engine: Engine, cfg: AnnealConfig, hooks: AnnealHoo
     }
     stats ??= await engine.stats();
     anchors ??= await engine.getAnchors();
-    const nn = await nearestAnchors(engine, anchors, m, d);
+    const nn = await engine.nearestOther();
     const refills = planRefills(stats, nn);
     const snapshot = { anchors: anchors.slice(), energy: lastEnergy, stats };
     let moves: Move[];
@@ -226,7 +217,7 @@ export async function anneal(engine: Engine, cfg: AnnealConfig, hooks: AnnealHoo
     const stats = await engine.stats();
     if (!stats.count.some((c) => c === 0)) break;
     const anchors = await engine.getAnchors();
-    const moves = planRefills(stats, await nearestAnchors(engine, anchors, m, d));
+    const moves = planRefills(stats, await engine.nearestOther());
     if (moves.length === 0) break; // fewer distinct points than anchors: nothing to split
     await moveAnchors(engine, anchors, moves, stats);
     for (let k = 0; k < 3; k++) {

@@ -5,44 +5,13 @@
 //   - swap: the anchors whose removal would cost least are moved into the clusters with the largest
 //     squared error. Lloyd's iterations cannot do this (they only move anchors locally), which is
 //     why plain k-means stays in local minima; anneal() accepts a swap only if the energy drops.
-import type { AnchorStats } from '../backend/types.js';
-// The CPU backend's SIMD kernel, used here as a plain math routine (m×m anchor distances), on
-// whichever device the quantizer runs: it only ever sees the m×d anchors.
-import { WasmKernel } from '../backend/cpu/kernel.js';
+import type { AnchorStats, NearestAnchors } from '../backend/types.js';
 
 export interface Move {
   /** The anchor that moves... */
   from: number;
   /** ...to split the cluster of this anchor. */
   to: number;
-}
-
-const NN_TILE = 1024;
-let kernel: WasmKernel | undefined;
-
-/**
- * For each anchor, the squared distance to the nearest other anchor and which one. m² d work
- * (at most one brute-force iteration, as n >= m), through the SIMD kernel: each anchor's nearest
- * in the set is itself (distance 0), so its runner-up is its nearest other — unless an exact
- * duplicate with a lower index came first, which is then the nearest other.
- */
-export function nearestOther(anchors: Float32Array, m: number, d: number): { dist: Float64Array; idx: Int32Array } {
-  const dist = new Float64Array(m).fill(Infinity);
-  const idx = new Int32Array(m).fill(-1);
-  if (m < 2) return { dist, idx };
-  kernel ??= new WasmKernel();
-  const t = Math.min(NN_TILE, m);
-  const out = { j1: new Int32Array(t), d1: new Float32Array(t), j2: new Int32Array(t), d2: new Float32Array(t), d3: new Float32Array(t) };
-  for (let a0 = 0; a0 < m; a0 += t) {
-    const np = Math.min(t, m - a0);
-    kernel.top2(anchors.subarray(a0 * d, (a0 + np) * d), np, anchors, m, d, out);
-    for (let p = 0; p < np; p++) {
-      const self = out.j1[p] === a0 + p;
-      idx[a0 + p] = self ? out.j2[p] : out.j1[p];
-      dist[a0 + p] = self ? out.d2[p] : out.d1[p];
-    }
-  }
-  return { dist, idx };
 }
 
 /** Indices sorted by key (ascending), ties by index: decisions must not depend on sort stability. */
@@ -58,7 +27,7 @@ function splitTargets(s: AnchorStats): number[] {
 }
 
 /** Empty anchors and exact duplicates (the later of each equal pair): they serve no point. */
-function uselessAnchors(s: AnchorStats, nn: { dist: Float64Array; idx: Int32Array }): number[] {
+function uselessAnchors(s: AnchorStats, nn: NearestAnchors): number[] {
   const out: number[] = [];
   for (let j = 0; j < s.count.length; j++) {
     if (s.count[j] === 0 || (nn.dist[j] === 0 && nn.idx[j] < j)) out.push(j);
@@ -67,7 +36,7 @@ function uselessAnchors(s: AnchorStats, nn: { dist: Float64Array; idx: Int32Arra
 }
 
 /** One refill move per useless anchor, into distinct clusters by decreasing error. */
-export function planRefills(s: AnchorStats, nn: { dist: Float64Array; idx: Int32Array }): Move[] {
+export function planRefills(s: AnchorStats, nn: NearestAnchors): Move[] {
   const useless = uselessAnchors(s, nn);
   const targets = splitTargets(s).filter((j) => !useless.includes(j));
   const moves: Move[] = [];
@@ -84,7 +53,7 @@ export function planRefills(s: AnchorStats, nn: { dist: Float64Array; idx: Int32
  * removing an anchor and the neighbour that would absorb its points together.
  */
 export function planSwaps(
-  s: AnchorStats, nn: { dist: Float64Array; idx: Int32Array }, k: number, excluded: Set<number>,
+  s: AnchorStats, nn: NearestAnchors, k: number, excluded: Set<number>,
 ): Move[] {
   const m = s.count.length;
   const partner = nn.idx;

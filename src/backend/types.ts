@@ -28,10 +28,10 @@
 //     then for every j with W[j] > 0:  c_j ← c_j + s·(S[j] / W[j] − c_j)
 //   finalize(): the same assignment pass with s = 0 and T = 0 (hard, exact): fills assign,
 //     count, sse, far; anchors unchanged.
-//   nearestOther() (optional; maintenance's m²·d search, src/anneal/maintenance.ts): for the
-//     current anchors C (what getAnchors() returns), every anchor a as a point against all of C:
+//   nearestOther() (maintenance's m²·d search, src/anneal/maintenance.ts): for the current
+//     anchors C (what getAnchors() returns), every anchor a as a point against all of C:
 //       (j1, d1, j2, d2) = the top-2 of c_a as above, in f32 (ties: lowest j)
-//       idx[a] = j1 == a ? j2 : j1,  dist[a] = the matching distance
+//       idx[a] = j1 == a ? j2 : j1,  dist[a] = the matching distance   (nearest-other.ts, shared)
 //     i.e. the nearest other anchor; dist(a, a) = 0, so j1 is a itself unless an exact duplicate
 //     with a lower index came first, which is then the answer (distance 0). m < 2: +∞ and −1.
 //
@@ -107,12 +107,10 @@ export interface Engine {
   /** The assignment of every point (n-sized download; call once, at the end). */
   assignments(): Promise<Uint32Array>;
   /**
-   * Each current anchor's nearest other anchor (the math above). Optional: an engine offers it
-   * when it can do the m²·d work where the anchors already are (the GPU); without it the
-   * algorithm runs maintenance.ts nearestOther on the host: same rule, distances equal up to the
-   * last f32 bits (each sums the d terms in its own order).
+   * Each current anchor's nearest other anchor (the math above), computed where the anchors are.
+   * Backends sum the d terms in their own order, so distances agree up to the last f32 bits.
    */
-  nearestOther?(): Promise<NearestAnchors>;
+  nearestOther(): Promise<NearestAnchors>;
 
   /** Free everything this engine holds. Safe to call twice. */
   dispose(): Promise<void>;
@@ -124,4 +122,21 @@ export interface Backend {
   readonly label: string;
   open(data: Dataset, m: number): Promise<Engine>;
   close(): Promise<void>;
+}
+
+/** k nearest neighbours per query: nq×k ids and squared L2 distances, ascending (ties: lower id). */
+export interface Neighbours {
+  /** −1 where fewer than k base vectors exist. */
+  ids: Int32Array;
+  /** +∞ with id −1. */
+  dists: Float32Array;
+}
+
+/**
+ * Exact brute-force k-NN, the primitive src/search/ ranks anchors with (and `eval` its ground
+ * truth): for each of nq queries the k nearest of nb base vectors (row-major, d dims), by direct
+ * squared differences in f32. The CPU backend implements it (cpu/knn.ts); a device may too.
+ */
+export interface ExactKnn {
+  knn(base: Float32Array, nb: number, queries: Float32Array, nq: number, d: number, k: number): Promise<Neighbours>;
 }

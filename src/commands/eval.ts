@@ -1,17 +1,17 @@
 // `vlc eval <original> <in.vlc>`: how much a .vlc file lost. Reconstruction error over every vector
 // (MSE, relative error, mean cosine) and search quality: for a seeded sample of the original vectors
-// used as queries, recall of the compressed search (src/io/vlc/search.ts) against exact search on
+// used as queries, recall of the compressed search (src/search/) against exact search on
 // the originals. The query vector itself is left out of both result lists, so recall measures
 // finding its neighbours, not finding itself.
 import type { Command } from 'commander';
-import { knn } from '../backend/cpu/index.js';
+import { cpuKnn } from '../backend/cpu/index.js';
 import { UsageError } from '../errors.js';
 import { toF32, type Dataset } from '../io/dataset.js';
 import { readDataset } from '../io/read.js';
 import { readVlc } from '../io/vlc/file.js';
 import type { VlcFile } from '../io/vlc/format.js';
 import { reconstructInto } from '../io/vlc/reconstruct.js';
-import { defaultNprobe, searchCompressed } from '../io/vlc/search.js';
+import { defaultNprobe, searchCompressed, vlcSearchIndex } from '../search/index.js';
 import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
 import { addOutputOptions, applyVerbosity, parseInteger } from './options.js';
 
@@ -113,7 +113,8 @@ export async function evaluate(ds: Dataset, file: VlcFile, o: { queries: number;
 
   // Search quality on a seeded sample of the vectors, each left out of its own results.
   const nq = Math.min(o.queries, n);
-  const nprobe = o.nprobe ?? defaultNprobe(file);
+  const index = vlcSearchIndex(file);
+  const nprobe = o.nprobe ?? defaultNprobe(index);
   const k10 = Math.min(10, n - 1);
   let recall1: number | null = null;
   let recall10: number | null = null;
@@ -122,8 +123,8 @@ export async function evaluate(ds: Dataset, file: VlcFile, o: { queries: number;
     const q = new Float32Array(nq * d);
     sample.forEach((i, r) => q.set(x.subarray(i * d, (i + 1) * d), r * d));
     const exclude = Int32Array.from(sample);
-    const exact = await knn(x, n, q, nq, d, k10 + 1);
-    const approx = await searchCompressed(file, q, nq, { k: k10, nprobe, exclude });
+    const exact = await cpuKnn.knn(x, n, q, nq, d, k10 + 1);
+    const approx = await searchCompressed(index, q, nq, { k: k10, nprobe, exclude }, cpuKnn);
     let hits1 = 0;
     let hits10 = 0;
     for (let r = 0; r < nq; r++) {

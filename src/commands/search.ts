@@ -1,14 +1,15 @@
 // `vlc search <in.vlc> --queries <file> -k 10`: k nearest neighbours of each query over the
-// compressed index (src/io/vlc/search.ts). Output on stdout: one JSON line per query,
+// compressed index (src/search/). Output on stdout: one JSON line per query,
 // {"query": q, "ids": [...], "distances": [...]} (squared L2 to the reconstructions), or with
 // --json a single object holding them all.
 import type { Command } from 'commander';
+import { cpuKnn } from '../backend/cpu/index.js';
 import { UsageError } from '../errors.js';
 import { toF32 } from '../io/dataset.js';
 import { readDataset } from '../io/read.js';
 import { readVlc } from '../io/vlc/file.js';
-import { searchCompressed } from '../io/vlc/search.js';
 import { log } from '../log.js';
+import { searchCompressed, vlcSearchIndex } from '../search/index.js';
 import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
 import { applyVerbosity, parseInteger } from './options.js';
 
@@ -45,7 +46,7 @@ export function register(program: Command): void {
       if (qs.d !== d) throw new UsageError(`queries have ${qs.d} dimensions but ${vlcPath} holds ${d}-dimensional vectors`);
       if (o.k > n) throw new UsageError(`-k ${o.k} is more than the ${n} vectors in ${vlcPath}; use at most ${n}`);
       const t0 = performance.now();
-      const res = await searchCompressed(file, toF32(qs), qs.n, { k: o.k, nprobe: o.nprobe });
+      const res = await searchCompressed(vlcSearchIndex(file), toF32(qs), qs.n, { k: o.k, nprobe: o.nprobe }, cpuKnn);
       log().debug({ queries: qs.n, seconds: (performance.now() - t0) / 1000 }, 'search done');
       const rowOf = (q: number) => ({
         ids: Array.from(res.ids.subarray(q * o.k, (q + 1) * o.k)),

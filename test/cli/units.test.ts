@@ -7,7 +7,8 @@ import { evaluate, sampleIndices } from '../../dist/commands/eval.js';
 import { createProgress, formatDuration, progressLine } from '../../dist/commands/progress.js';
 import { decodeVlc, encodeVlcBytes } from '../../dist/io/vlc/format.js';
 import { reconstruct } from '../../dist/io/vlc/reconstruct.js';
-import { searchCompressed } from '../../dist/io/vlc/search.js';
+import { searchCompressed, vlcSearchIndex } from '../../dist/search/index.js';
+import { cpuKnn } from '../../dist/backend/cpu/index.js';
 import { rng } from '../rng.js';
 import { clustered } from './helpers.js';
 
@@ -108,7 +109,7 @@ describe('compressed search', () => {
     const nq = 25;
     const q = clustered(nq, d, 99, 8);
     const k = 15;
-    const got = await searchCompressed(file, q, nq, { k, nprobe: m });
+    const got = await searchCompressed(vlcSearchIndex(file), q, nq, { k, nprobe: m }, cpuKnn);
     const rec = reconstruct(file);
     for (let t = 0; t < nq; t++) {
       const all = Array.from({ length: n }, (_, i) => {
@@ -127,7 +128,7 @@ describe('compressed search', () => {
     const assign = Uint32Array.from({ length: n }, (_, i) => (i < m - 1 ? i : m - 1));
     const f = vlcFile(x, n, d, anchors, assign);
     const q = x.slice(0, 2 * d);
-    const res = await searchCompressed(f, q, 2, { k: 45, exclude: Int32Array.of(0, -1) });
+    const res = await searchCompressed(vlcSearchIndex(f), q, 2, { k: 45, exclude: Int32Array.of(0, -1) }, cpuKnn);
     const first = Array.from(res.ids.subarray(0, 45));
     expect(first).not.toContain(0);
     expect(first.every((id) => id >= 0)).toBe(true);

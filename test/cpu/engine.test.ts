@@ -196,3 +196,43 @@ describe('cpu engine lifecycle', () => {
     await expect(e.iterate({ temperature: 0, step: 1, huber: 0 })).rejects.toThrow(/disposed/);
   });
 });
+
+describe('cpu engine nearestOther', () => {
+  /** Naive f64 transcription of types.ts nearestOther: argmin over b ≠ a, ties to the lowest b. */
+  function naiveNearestOther(C: Float32Array, m: number, d: number) {
+    const idx = new Int32Array(m).fill(-1), dist = new Float64Array(m).fill(Infinity);
+    for (let a = 0; a < m; a++) {
+      for (let b = 0; b < m; b++) {
+        if (b === a) continue;
+        let t = 0;
+        for (let k = 0; k < d; k++) t += (C[a * d + k] - C[b * d + k]) ** 2;
+        if (t < dist[a]) { dist[a] = t; idx[a] = b; }
+      }
+    }
+    return { idx, dist };
+  }
+
+  // m = 1100 spans two of nearest.ts's 1024-anchor tiles; every seventh anchor j repeats anchor j / 2.
+  for (const [m, d, kernel] of [[1, 4, 'wasm'], [2, 3, 'js'], [5, 1, 'wasm'], [97, 13, 'js'], [1100, 6, 'wasm']] as const) {
+    it(`m=${m} d=${d} (${kernel} kernel, exact duplicates) follows the rule`, async () => {
+      const ds = randomDataset(Math.max(m, 4), d, m + d);
+      const C = firstRows(ds, m);
+      for (let j = 6; j < m; j += 7) C.copyWithin(j * d, (j >> 1) * d, ((j >> 1) + 1) * d);
+      const backend = createCpuBackend({ threads: 2, kernel });
+      try {
+        const e = await backend.open(ds, m);
+        await e.setAnchors(C);
+        const got = await e.nearestOther();
+        const want = naiveNearestOther(C, m, d);
+        expect(Array.from(got.idx)).toEqual(Array.from(want.idx));
+        for (let j = 0; j < m; j++) {
+          if (want.dist[j] === 0 || !Number.isFinite(want.dist[j])) expect(got.dist[j]).toBe(want.dist[j]);
+          else expectRel(got.dist[j], want.dist[j], 1e-5);
+        }
+        if (m >= 7) expect(got.dist[6]).toBe(0);
+      } finally {
+        await backend.close();
+      }
+    });
+  }
+});

@@ -1,10 +1,11 @@
 // The CUDA engine's nearestOther() (maintenance's nearest other anchor on the device) through the
-// fake driver, against the host function it replaces (src/anneal/maintenance.ts), and the whole
-// anneal with and without it. The same comparison runs on a real GPU in test/gpu/kernels.test.ts.
+// fake driver, against the CPU backend's (src/backend/cpu/nearest.ts), and the whole anneal with
+// the one and the other. The same comparison runs on a real GPU in test/gpu/kernels.test.ts.
 import { afterEach, describe, expect, it } from 'vitest';
 import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
 import { createCudaBackend } from '../../dist/backend/cuda/index.js';
-import { nearestOther } from '../../dist/anneal/maintenance.js';
+import { nearestOtherOnCpu } from '../../dist/backend/cpu/nearest.js';
+import { makeKernel } from '../../dist/backend/cpu/kernel.js';
 import { anneal } from '../../dist/anneal/index.js';
 import { DEFAULT_CONFIG } from '../../dist/anneal/config.js';
 import { f32ToF16, type Dataset } from '../../dist/io/dataset.js';
@@ -35,11 +36,18 @@ function dataset(n: number, d: number, dtype: 'f32' | 'f16'): Dataset {
   return { n, d, dtype, data: dtype === 'f32' ? v : Uint16Array.from(v, f32ToF16), format: 'test', dropped: 0 };
 }
 
-/** The engine as anneal() sees it: with nearestOther counted, or without it (then the host function runs). */
+/** The CPU backend's nearestOther of anchors C, on this thread. */
+function cpuNearestOther(C: Float32Array, m: number, d: number) {
+  return nearestOtherOnCpu(makeKernel('wasm'), C, m, d);
+}
+
+/** The engine as anneal() sees it: its own nearestOther counted, or the CPU's on its anchors instead. */
 function wrap(e: Engine, device: boolean, calls: { n: number }): Engine {
   return new Proxy(e, {
     get: (t, k) => {
-      if (k === 'nearestOther') return device ? () => (calls.n++, t.nearestOther!()) : undefined;
+      if (k === 'nearestOther') {
+        return device ? () => (calls.n++, t.nearestOther()) : async () => cpuNearestOther(await t.getAnchors(), t.m, t.d);
+      }
       const v = Reflect.get(t, k);
       return typeof v === 'function' ? v.bind(t) : v;
     },
@@ -48,14 +56,14 @@ function wrap(e: Engine, device: boolean, calls: { n: number }): Engine {
 
 describe('CUDA engine nearestOther through the fake driver', () => {
   for (const [m, d, dtype] of [[1, 5, 'f32'], [2, 3, 'f16'], [3, 7, 'f32'], [257, 19, 'f16'], [257, 1, 'f32']] as const) {
-    it(`equals maintenance.ts nearestOther (m=${m} d=${d}, ${dtype} data, exact duplicates)`, async () => {
+    it(`equals the CPU backend's nearestOther (m=${m} d=${d}, ${dtype} data, exact duplicates)`, async () => {
       const fake = new FakeCuda();
       setDriverForTests(fake.api);
       const backend = await createCudaBackend(0);
       const engine = await backend.open(dataset(300, d, dtype), m);
       const C = anchorsWithDuplicates(m, d, m * 13 + d);
       await engine.setAnchors(C);
-      const want = nearestOther(C, m, d);
+      const want = cpuNearestOther(C, m, d);
       const allocs = fake.allocs;
       engine.poisonForTests();
       const got = await engine.nearestOther();
@@ -77,7 +85,7 @@ describe('CUDA engine nearestOther through the fake driver', () => {
     });
   }
 
-  it('the whole anneal gives the same result with it as with the host function', async () => {
+  it('the whole anneal gives the same result with it as with the CPU backend\'s', async () => {
     // Start from anchors of which a quarter are exact duplicates and a quarter far from the data:
     // the warm phase refills them, the cold phase swaps, to convergence.
     const ds = blobs(6, 50, 9, 3, 0.5), m = 24, d = 9;

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeCuda, createCudaBackend, type CudaEngine } from '../../dist/backend/cuda/index.js';
 import { createCpuBackend } from '../../dist/backend/cpu/index.js';
 import { runParity } from '../../dist/bench/parity.js';
-import { nearestOther } from '../../dist/anneal/maintenance.js';
+import { nearestOtherOnCpu } from '../../dist/backend/cpu/nearest.js';
+import { makeKernel } from '../../dist/backend/cpu/kernel.js';
 import { f16ToF32, f32ToF16, type Dataset } from '../../dist/io/dataset.js';
 import { refPass, dist, type RefState } from '../cuda-host/reference.js';
 import { rng } from '../rng.js';
@@ -127,11 +128,12 @@ describe.skipIf(!hasGpu)('CUDA kernels vs the reference', () => {
     });
   }
 
-  // Maintenance's nearest other anchor on the device (engine.nearestOther) against the host
-  // function it replaces. Distances are both f32 but summed in other orders (four wasm lanes vs
-  // one sequence), so only a near-tie may pick another anchor; duplicates must match exactly.
+  // Maintenance's nearest other anchor on the device (engine.nearestOther) against the CPU
+  // backend's (src/backend/cpu/nearest.ts). Distances are both f32 but summed in other orders
+  // (four wasm lanes vs one sequence), so only a near-tie may pick another anchor; duplicates must
+  // match exactly.
   for (const [m, d] of [[1, 3], [2, 1], [3, 17], [257, 128], [1000, 384], [2048, 128], [4096, 17]]) {
-    it(`nearestOther m=${m} d=${d} vs maintenance.ts (exact duplicates)`, async () => {
+    it(`nearestOther m=${m} d=${d} vs the CPU backend (exact duplicates)`, async () => {
       const { ds, X } = randomData(Math.max(m, 2), d, 'f16', m + d, 3);
       const C = anchorsFrom(X, ds.n, d, m, 7); // every fifth anchor repeats the one before
       if (m >= 3) C.copyWithin((m - 1) * d, 0, d); // and the last repeats the first
@@ -141,7 +143,7 @@ describe.skipIf(!hasGpu)('CUDA kernels vs the reference', () => {
         await engine.nearestOther(); // allocates its buffers: poison them for the checked call
         engine.poisonForTests();
         const got = await engine.nearestOther();
-        const want = nearestOther(C, m, d);
+        const want = nearestOtherOnCpu(makeKernel('wasm'), C, m, d);
         const tol = 4 * d * 2 ** -24;
         let ties = 0;
         for (let j = 0; j < m; j++) {

@@ -10,10 +10,12 @@
 //      and changed. Every sum is therefore taken in the same order whatever the thread count:
 //      results are identical with 1 or 16 threads.
 //   3. update (main thread, m×d): c_j += s·(S_j / W_j − c_j).
+// Maintenance's nearest other anchor (m²·d) runs on the main thread through the same kernel.
 import type { Dataset } from '../../io/dataset.js';
 import { toF32 } from '../../io/dataset.js';
-import type { AnchorStats, Engine, IterParams, IterStats } from '../types.js';
-import type { KernelKind } from './kernel.js';
+import type { AnchorStats, Engine, IterParams, IterStats, NearestAnchors } from '../types.js';
+import { makeKernel, type Kernel, type KernelKind } from './kernel.js';
+import { nearestOtherOnCpu } from './nearest.js';
 import { WorkerPool } from './pool.js';
 import { allocShared, chunkCount, CHUNK, sharedF32, sharedF64, type SharedState } from './shared.js';
 
@@ -63,8 +65,9 @@ export class CpuEngine implements Engine {
   private trySums = sharedF64(1); // per-chunk sums of seedTry (stride L); st.chunkSums keeps begin/add's
   private disposed = false;
   private boundsValid = false; // every point's lower bound holds (after one full assignment)
+  private mainKernel: Kernel | undefined; // nearestOther's, on this thread (made at its first call)
 
-  constructor(data: Dataset, m: number, threads: number, kernel: KernelKind, private useBounds = true) {
+  constructor(data: Dataset, m: number, threads: number, private readonly kernelKind: KernelKind, private useBounds = true) {
     this.n = data.n;
     this.d = data.d;
     this.m = m;
@@ -79,7 +82,7 @@ export class CpuEngine implements Engine {
     this.pool = new WorkerPool(this.threads);
     this.ready = this.pool.all((w) => {
       const [chunk0, chunk1] = split(chunks, this.threads, w);
-      return { op: 'init', state: this.st, kernel, chunk0, chunk1 };
+      return { op: 'init', state: this.st, kernel: kernelKind, chunk0, chunk1 };
     });
     // Methods await `ready` and see its failure; this only keeps an engine disposed before its
     // first pass from reporting an unhandled rejection.
@@ -254,6 +257,11 @@ export class CpuEngine implements Engine {
 
   finalize(): Promise<IterStats> {
     return this.pass({ temperature: 0, step: 0, huber: 0 }, false);
+  }
+
+  async nearestOther(): Promise<NearestAnchors> {
+    this.mainKernel ??= makeKernel(this.kernelKind);
+    return nearestOtherOnCpu(this.mainKernel, this.st.anchors, this.m, this.d);
   }
 
   async stats(): Promise<AnchorStats> {

@@ -1,6 +1,7 @@
-// Exact brute-force k-NN (squared L2, ascending) over worker threads and the SIMD kernel; used by
-// `eval` (recall against exact search) and `search`.
+// Exact brute-force k-NN (squared L2, ascending) over worker threads and the SIMD kernel: the CPU's
+// ExactKnn (../types.ts), used by src/search/ and by `eval` (recall against exact search).
 import os from 'node:os';
+import type { ExactKnn, Neighbours } from '../types.js';
 import { WorkerPool } from './pool.js';
 import { sharedF32, sharedI32 } from './shared.js';
 
@@ -18,7 +19,7 @@ function shared(a: Float32Array, len: number): Float32Array {
 export async function knn(
   base: Float32Array, nb: number, queries: Float32Array, nq: number, d: number, k: number,
   threads = os.availableParallelism(),
-): Promise<{ ids: Int32Array; dists: Float32Array }> {
+): Promise<Neighbours> {
   if (!(k >= 1)) throw new Error(`knn: k must be >= 1, got ${k}`);
   const ids = sharedI32(nq * k), dists = sharedF32(nq * k);
   if (nq === 0) return { ids: new Int32Array(0), dists: new Float32Array(0) };
@@ -35,3 +36,6 @@ export async function knn(
   }
   return { ids: ids.slice(), dists: dists.slice() };
 }
+
+/** The CPU backend's ExactKnn: knn() above on every available core. */
+export const cpuKnn: ExactKnn = { knn: (base, nb, queries, nq, d, k) => knn(base, nb, queries, nq, d, k) };

@@ -11,6 +11,7 @@
 // and the tile rows are a multiple of the seeding blocks' 256 points, so every per-block partial
 // covers the same points as in the resident layout and is summed in the same fixed order.
 import type { AnchorStats, Engine, IterParams, IterStats, NearestAnchors } from '../types.js';
+import { nearestOtherFromTop2, noNearestAnchors } from '../nearest-other.js';
 import { rowF32, type Dataset } from '../../io/dataset.js';
 import { interruptSignal } from '../../interrupt.js';
 import { InterruptedError, UsageError } from '../../errors.js';
@@ -526,9 +527,8 @@ export class CudaEngine implements Engine {
   async nearestOther(): Promise<NearestAnchors> {
     this.live();
     const { ctx, m, d } = this;
-    const dist = new Float64Array(m).fill(Infinity);
-    const idx = new Int32Array(m).fill(-1);
-    if (m < 2) return { dist, idx };
+    const out = noNearestAnchors(m);
+    if (m < 2) return out;
     this.nn ??= {
       J1: this.alloc('anchor nearest', m * 4),
       D1: this.alloc('anchor nearest distance', m * 4),
@@ -545,14 +545,8 @@ export class CudaEngine implements Engine {
     ctx.download(d1, D1);
     ctx.download(j2, J2);
     ctx.download(d2, D2);
-    // dist(a, a) = 0, so the nearest is a itself (its runner-up is the answer) unless an exact
-    // duplicate with a lower index won the tie: then that duplicate is (maintenance.ts, the same rule).
-    for (let a = 0; a < m; a++) {
-      const self = j1[a] === a;
-      idx[a] = self ? j2[a] : j1[a];
-      dist[a] = self ? d2[a] : d1[a];
-    }
-    return { dist, idx };
+    nearestOtherFromTop2(out, 0, m, { j1, d1, j2, d2 });
+    return out;
   }
 
   // --- the loop ---

@@ -1,0 +1,47 @@
+// What the compressed k-NN search (index.ts) works on, and what it takes and gives back. The
+// search never sees a file format or a device: an index adapter (vlc.ts for .vlc files) says how
+// vectors are grouped and how far a query is from a vector's reconstruction; the exact k-NN that
+// ranks the anchors comes from a backend (ExactKnn, src/backend/types.ts).
+import type { Neighbours } from '../backend/types.js';
+
+/** Vectors grouped by anchor: ids of anchor j are members[start[j] .. start[j+1]), ascending. */
+export interface InvertedLists {
+  start: Uint32Array;
+  members: Uint32Array;
+}
+
+/**
+ * Distances from one query to candidate vectors' reconstructions, for a codec that stores more
+ * than the anchor id (residuals; product quantization would build its lookup tables here).
+ */
+export interface CandidateScorer {
+  /** Prepare for one query (length d); the returned function gives the squared L2 to vector `id`. */
+  forQuery(query: Float32Array): (id: number) => number;
+}
+
+/** A compressed index as the search sees it. */
+export interface SearchIndex {
+  /** Vectors, dimensions, anchors. */
+  n: number;
+  d: number;
+  m: number;
+  /** m×d anchors as the decoder uses them (f32). */
+  anchors: Float32Array;
+  lists: InvertedLists;
+  /**
+   * Absent when every vector's reconstruction is its anchor: a candidate's distance is then its
+   * anchor's, and the candidates of one anchor tie (the lower id first).
+   */
+  scorer?: CandidateScorer;
+}
+
+export interface SearchOptions {
+  k: number;
+  /** Visit at least this many anchors (default: defaultNprobe of the index). */
+  nprobe?: number;
+  /** Per query, one vector id to leave out of its results (eval: the query itself), or -1. */
+  exclude?: Int32Array;
+}
+
+/** nq×k ids (ascending distance; -1 where fewer than k vectors exist) and squared L2 distances to the reconstructions (+∞ with -1). */
+export type SearchResult = Neighbours;

@@ -1,0 +1,75 @@
+// The layering of docs/architecture.md, checked on the sources: every file imports only from its
+// own layer or the layers below, and the algorithm (anneal/), the search (search/) and the file
+// formats (io/) see the backends only through their contract (backend/types.ts), never a concrete
+// backend (backend/cpu, backend/cuda).
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'src');
+
+/** Layer of a source path (relative to src/, without extension), lowest first. */
+const LAYERS: Array<[RegExp, number, string]> = [
+  [/^(errors|log|interrupt|version)$/, 0, 'errors/log/interrupt/version'],
+  [/^io\//, 1, 'io'],
+  [/^backend\//, 2, 'backend'],
+  [/^(anneal|search)\//, 3, 'anneal, search'],
+  [/^bench\//, 4, 'bench'],
+  [/^commands\//, 5, 'commands'],
+  [/^cli$/, 6, 'cli'],
+];
+
+function layerOf(rel: string): { rank: number; name: string } {
+  for (const [re, rank, name] of LAYERS) if (re.test(rel)) return { rank, name };
+  throw new Error(`src/${rel}.ts belongs to no layer: add it to LAYERS in test/layers/imports.test.ts`);
+}
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    return e.isDirectory() ? sources(p) : e.name.endsWith('.ts') ? [p] : [];
+  });
+}
+
+/** Relative module specifiers of static imports, re-exports and dynamic import()s, resolved to src/-relative paths without extension. */
+function imports(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const specs = [...text.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](\.[^'"]+)['"]/gm)].map((m) => m[1]);
+  return specs.map((s) => path.relative(SRC, path.resolve(path.dirname(file), s)).replace(/\\/g, '/').replace(/\.(js|ts)$/, ''));
+}
+
+const files = sources(SRC).map((f) => ({ rel: path.relative(SRC, f).replace(/\\/g, '/').replace(/\.ts$/, ''), deps: imports(f) }));
+
+describe('layering of src/', () => {
+  it('finds the sources and their imports', () => {
+    expect(files.length).toBeGreaterThan(50);
+    expect(files.find((f) => f.rel === 'anneal/index')?.deps).toContain('backend/types');
+  });
+
+  it('anneal/, search/ and io/ import no concrete backend (backend/cpu, backend/cuda)', () => {
+    const bad = files.flatMap((f) =>
+      /^(anneal|search|io)\//.test(f.rel) ? f.deps.filter((d) => /^backend\/(cpu|cuda)\//.test(d)).map((d) => `${f.rel} -> ${d}`) : [],
+    );
+    expect(bad).toEqual([]);
+  });
+
+  it('every file imports only its own layer or the layers below', () => {
+    const bad = files.flatMap((f) => {
+      const own = layerOf(f.rel);
+      return f.deps.filter((d) => layerOf(d).rank > own.rank).map((d) => `${f.rel} (${own.name}) -> ${d} (${layerOf(d).name})`);
+    });
+    expect(bad).toEqual([]);
+  });
+
+  it('anneal/ and search/ are independent of each other, and the CPU and CUDA backends too', () => {
+    const apart: Array<[RegExp, RegExp]> = [
+      [/^anneal\//, /^search\//], [/^search\//, /^anneal\//],
+      [/^backend\/cpu\//, /^backend\/cuda\//], [/^backend\/cuda\//, /^backend\/cpu\//],
+    ];
+    const bad = files.flatMap((f) =>
+      apart.flatMap(([from, to]) => (from.test(f.rel) ? f.deps.filter((d) => to.test(d)).map((d) => `${f.rel} -> ${d}`) : [])),
+    );
+    expect(bad).toEqual([]);
+  });
+});
