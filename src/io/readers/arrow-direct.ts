@@ -1,5 +1,5 @@
 // Fast path for the common Arrow file or stream: an uncompressed FixedSizeList<Float16|32|64>
-// column, or a List of floats whose rows all have the same length, without nulls. Its values sit
+// column, or a List / LargeList of floats whose rows all have the same length, without nulls. Its values sit
 // contiguously in each record batch's body, so they are read straight from the input into the
 // Dataset (like an .npy), skipping apache-arrow's per-batch buffers and a second full copy.
 // Anything unusual returns undefined and the general path (apache-arrow) runs.
@@ -75,12 +75,14 @@ const FLOAT_ELEMENTS: Record<number, ElementType> = { [Precision.HALF]: 'f16', [
 export function readArrowDirect(src: ByteSource, reader: RecordBatchReader, column: number, progress: () => void = () => {}): RawDataset | undefined {
   const field = reader.schema.fields[column];
   const fixed = DataType.isFixedSizeList(field.type);
-  if (!(fixed || DataType.isList(field.type))) return undefined;
+  const large = DataType.isLargeList(field.type);
+  if (!(fixed || large || DataType.isList(field.type))) return undefined;
+  const offsetBytes = large ? 8 : 4;
   const elem = FLOAT_ELEMENTS[field.type.children[0].type.precision];
   if (!elem) return undefined;
   const eb = ELEMENT_BYTES[elem];
   // Position of the column's nodes and buffers among each batch's. A FixedSizeList owns
-  // [validity] and its child [validity, values]; a List has [validity, offsets] before the child.
+  // [validity] and its child [validity, values]; a (Large)List has [validity, offsets] before the child.
   let node = 0;
   let buffer = 0;
   for (const f of reader.schema.fields.slice(0, column)) {
@@ -108,8 +110,9 @@ export function readArrowDirect(src: ByteSource, reader: RecordBatchReader, colu
       let first = 0; // index of the batch's first value in the values buffer
       if (!fixed) {
         const offsetsRegion = header.buffers[offsetsBuffer];
-        if (!offsetsRegion || offsetsRegion.length < (rows + 1) * 4) return undefined;
-        const offsets = new Int32Array(src.read(body + offsetsRegion.offset, (rows + 1) * 4).buffer);
+        if (!offsetsRegion || offsetsRegion.length < (rows + 1) * offsetBytes) return undefined;
+        const raw = src.read(body + offsetsRegion.offset, (rows + 1) * offsetBytes).buffer;
+        const offsets = large ? Array.from(new BigInt64Array(raw), Number) : new Int32Array(raw);
         if (d < 0) d = offsets[1] - offsets[0];
         // Every row must hold exactly d values; otherwise the general path names the odd row.
         for (let i = 0; i < rows; i++) if (offsets[i + 1] - offsets[i] !== d) return undefined;

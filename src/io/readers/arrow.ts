@@ -1,10 +1,8 @@
 // Arrow IPC (file and stream formats; Feather v2 is the file format) through apache-arrow,
-// one record batch at a time. Vector columns: FixedSizeList<Float16|Float32|Float64> or
-// List<Float16|Float32|Float64>. LZ4-frame-compressed buffers are decoded by our own codec.
+// one record batch at a time. Vector columns: FixedSizeList, List or LargeList of
+// Float16|Float32|Float64. LZ4-frame and ZSTD-compressed buffers are decoded by arrow-codecs.ts.
 import type { FileHandle } from 'node:fs/promises';
 import {
-  compressionRegistry,
-  CompressionType,
   DataType,
   Precision,
   RecordBatchReader,
@@ -12,26 +10,18 @@ import {
   type Field,
   type Schema,
 } from 'apache-arrow';
-import { lz4FrameDecode, lz4FrameEncode } from '../lz4.js';
+import { registerArrowCodecs } from './arrow-codecs.js';
 import { readArrowDirect, recordBatchHeaders } from './arrow-direct.js';
 import { RowCollector } from './collect.js';
 import { badInput, type ByteSource } from './source.js';
 import type { RawDataset } from './types.js';
 
-let codecsRegistered = false;
-/** Teach apache-arrow LZ4 frames (it has no built-in codecs). Safe to call more than once. */
-export function registerArrowCodecs(): void {
-  if (codecsRegistered) return;
-  compressionRegistry.set(CompressionType.LZ4_FRAME, { decode: lz4FrameDecode, encode: lz4FrameEncode });
-  codecsRegistered = true;
-}
+const ACCEPTED = 'FixedSizeList<Float16|Float32|Float64>, List<Float16|Float32|Float64> or LargeList<Float16|Float32|Float64>';
 
-const ACCEPTED = 'FixedSizeList<Float16|Float32|Float64> or List<Float16|Float32|Float64>';
-
-/** A column vlc can read vectors from: a (fixed-size) list of floats. */
+/** A column vlc can read vectors from: a (fixed-size or large) list of floats. */
 function isVectorType(t: DataType): boolean {
   const child = t.children?.[0]?.type; // a corrupt schema can have a list without its child
-  return (DataType.isFixedSizeList(t) || DataType.isList(t)) && child !== undefined && DataType.isFloat(child);
+  return (DataType.isFixedSizeList(t) || DataType.isList(t) || DataType.isLargeList(t)) && child !== undefined && DataType.isFloat(child);
 }
 
 function describeColumns(schema: Schema): string {
@@ -116,7 +106,7 @@ export async function readArrow(src: ByteSource, column: string | undefined, dro
     if ((e as Error).name === 'UsageError') throw e;
     const msg = (e as Error).message;
     if (/codec not found/.test(msg))
-      throw badInput(src, 'Arrow buffers use a compression vlc cannot decode (only LZ4 frame is supported); rewrite the file uncompressed or with LZ4');
+      throw badInput(src, 'Arrow buffers use a compression vlc cannot decode (LZ4 frame and ZSTD are supported); rewrite the file uncompressed, with LZ4 or ZSTD');
     throw badInput(src, `corrupt Arrow data (${msg})`);
   }
   if (!rows || rows.rows === 0)
@@ -139,10 +129,17 @@ function countRows(src: ByteSource, reader: RecordBatchReader): number | undefin
   }
 }
 
+/** A List's offsets are int32, a LargeList's int64 (BigInt64Array): read either as numbers. */
+type Offsets = { at(i: number): number };
+function offsetsOf(data: Data): Offsets {
+  const raw = data.valueOffsets as Int32Array | BigInt64Array;
+  return raw instanceof BigInt64Array ? { at: (i) => Number(raw[i]) } : { at: (i) => raw[i] };
+}
+
 /** Dimension of a List column: the length of its first non-null row (0 when none). */
 function firstListLength(data: Data): number {
-  const offs = data.valueOffsets as Int32Array;
-  for (let i = 0; i < data.length; i++) if (data.getValid(i)) return offs[i + 1] - offs[i];
+  const offs = offsetsOf(data);
+  for (let i = 0; i < data.length; i++) if (data.getValid(i)) return offs.at(i + 1) - offs.at(i);
   return -1;
 }
 
@@ -152,20 +149,20 @@ function appendData(src: ByteSource, name: string, data: Data, d: number, firstR
   const vals = values.values as Float32Array | Float64Array | Uint16Array;
   const base = values.offset;
   const fixed = DataType.isFixedSizeList(data.type);
-  const offs = fixed ? undefined : (data.valueOffsets as Int32Array);
+  const offs = fixed ? undefined : offsetsOf(data);
   const valueNulls = values.nullCount > 0;
   let dropped = 0;
   let runStart = 0; // rows [runStart, i) are contiguous and valid: appended in one go
   const flush = (end: number) => {
-    if (end > runStart) rows.append(vals, base + (offs ? offs[runStart] : runStart * d), end - runStart);
+    if (end > runStart) rows.append(vals, base + (offs ? offs.at(runStart) : runStart * d), end - runStart);
   };
   for (let i = 0; i < data.length; i++) {
     let ok = data.nullCount === 0 || data.getValid(i);
-    if (ok && offs && offs[i + 1] - offs[i] !== d) {
-      throw badInput(src, `row ${firstRow + i} of column '${name}' has ${offs[i + 1] - offs[i]} values but row 0 has ${d}: all vectors must have the same dimension`);
+    if (ok && offs && offs.at(i + 1) - offs.at(i) !== d) {
+      throw badInput(src, `row ${firstRow + i} of column '${name}' has ${offs.at(i + 1) - offs.at(i)} values but row 0 has ${d}: all vectors must have the same dimension`);
     }
     if (ok && valueNulls) {
-      const at = offs ? offs[i] : i * d;
+      const at = offs ? offs.at(i) : i * d;
       for (let k = 0; k < d && ok; k++) ok = values.getValid(at + k);
     }
     if (!ok) {

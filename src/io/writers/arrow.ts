@@ -15,7 +15,7 @@ import {
   Struct,
 } from 'apache-arrow';
 import type { ByteSink } from '../atomic.js';
-import { registerArrowCodecs } from '../readers/arrow.js';
+import { registerArrowCodecs } from '../readers/arrow-codecs.js';
 import { f32ToF16Into } from './half.js';
 
 export interface ArrowWriteOptions {
