@@ -6,8 +6,11 @@ export interface IterRecord {
   energy: number;
   changed: number;
   ms: number;
-  /** Set on iterations that ran maintenance: anchors split/merged/refilled. */
-  maintenance?: { split: number; merged: number; refilled: number };
+  /**
+   * Set on iterations that ran maintenance: anchors moved by a swap trial (each taken from where it
+   * was cheapest to remove into a costly cluster) and empty or duplicate anchors refilled.
+   */
+  maintenance?: { swapped: number; refilled: number };
 }
 
 export interface AnnealResult {

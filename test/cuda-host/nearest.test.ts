@@ -114,7 +114,7 @@ describe('CUDA engine nearestOther through the fake driver', () => {
     const moves = dev.r.history.flatMap((h) => (h.maintenance ? [h.maintenance] : []));
     expect(dev.calls).toBeGreaterThanOrEqual(moves.length); // every maintenance round asked the device
     expect(moves.reduce((s, mv) => s + mv.refilled, 0)).toBeGreaterThan(5);
-    expect(moves.reduce((s, mv) => s + mv.split, 0)).toBeGreaterThan(2);
+    expect(moves.reduce((s, mv) => s + mv.swapped, 0)).toBeGreaterThan(2);
     expect(dev.r.converged).toBe(true);
     expect(Array.from(dev.r.anchors)).toEqual(Array.from(host.r.anchors));
     expect(Array.from(dev.r.assignments)).toEqual(Array.from(host.r.assignments));

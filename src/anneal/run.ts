@@ -1,0 +1,60 @@
+// The bookkeeping every step of anneal() shares: the engine and config, the iteration history,
+// the hooks (progress reports, Ctrl-C), and the stability count that decides convergence.
+import type { Engine, IterParams } from '../backend/types.js';
+import { InterruptedError } from '../errors.js';
+import type { AnnealConfig } from './config.js';
+import type { AnnealHooks, IterRecord } from './types.js';
+
+/** A plain Lloyd pass: hard assignment, full step to the mean, no Huber weight. */
+export const LLOYD: IterParams = { temperature: 0, step: 1, huber: 0 };
+
+export class Run {
+  readonly history: IterRecord[] = [];
+
+  constructor(readonly engine: Engine, readonly cfg: AnnealConfig, private readonly hooks: AnnealHooks) {}
+
+  /** Between engine calls: Ctrl-C (hooks.signal) ends the run with InterruptedError. */
+  check(): void {
+    if (this.hooks.signal?.aborted) throw new InterruptedError();
+  }
+
+  /** One iterate() pass, added to the history (the caller reports it once maintenance is noted). */
+  async pass(p: IterParams): Promise<IterRecord> {
+    this.check();
+    const s = await this.engine.iterate(p);
+    const rec: IterRecord = { iter: this.history.length, temperature: p.temperature, energy: s.energy, changed: s.changed, ms: s.ms };
+    this.history.push(rec);
+    return rec;
+  }
+
+  report(rec: IterRecord): void {
+    this.hooks.onIter?.(rec, this.cfg.maxIters);
+  }
+}
+
+/**
+ * Consecutive stable iterations — relative energy change below energyTol and changed assignments
+ * below changeTol (energy 0 included: 0/0 is "no change") — reset whenever anchors are moved.
+ */
+export class Calm {
+  private count = 0;
+  private prev = NaN;
+
+  constructor(private readonly cfg: AnnealConfig, private readonly n: number) {}
+
+  observe(energy: number, changed: number): void {
+    const rel = this.prev === energy ? 0 : Math.abs(this.prev - energy) / Math.max(energy, Number.MIN_VALUE);
+    this.count = rel < this.cfg.energyTol && changed / this.n < this.cfg.changeTol ? this.count + 1 : 0;
+    this.prev = energy;
+  }
+
+  reset(): void {
+    this.count = 0;
+    this.prev = NaN;
+  }
+
+  /** Stable for `patience` iterations in a row. */
+  get settled(): boolean {
+    return this.count >= this.cfg.patience;
+  }
+}
