@@ -18,7 +18,7 @@ import { bytesPerVector, grouped, percent, seedRatio, trueRatio } from '../io/vl
 import { log } from '../log.js';
 import { VERSION } from '../version.js';
 import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
-import { addDeviceOptions, addOutputOptions, applyVerbosity, effectiveDevice, parseInteger, type CommonOptions } from './options.js';
+import { addDeviceOptions, addOutputOptions, addSeedOption, applyVerbosity, effectiveDevice, parseInteger, type CommonOptions } from './options.js';
 import { createProgress } from './progress.js';
 import { assertNotTerminal, assertWritable } from './preflight.js';
 
@@ -53,8 +53,8 @@ export function register(program: Command): void {
       'number of anchors m, 1..n (default: the largest power of two <= 4*sqrt(n), at most 65536)',
       (v) => parseInteger('--anchors', v, 1),
     )
-    .option('--iters <n>', 'maximum annealing iterations', (v) => parseInteger('--iters', v, 1, 1_000_000), DEFAULT_CONFIG.maxIters)
-    .option('--seed <s>', 'random seed: same input + seed + device => same output file', (v) => parseInteger('--seed', v, 0, 2 ** 32 - 1), DEFAULT_CONFIG.seed)
+    .option('--iters <n>', 'maximum annealing iterations', (v) => parseInteger('--iters', v, 1, 1_000_000), DEFAULT_CONFIG.maxIters);
+  addSeedOption(cmd, 'random seed: same input + seed + device => same output file', DEFAULT_CONFIG.seed)
     .addOption(new Option('--anchor-dtype <dtype>', 'how anchors are stored').choices(['f16', 'f32']).default('f16'))
     .addOption(
       new Option('--residual <mode>', 'also store each vector minus its anchor, quantized per dimension: int8 (d bytes/vector) or int4 (d/2)')

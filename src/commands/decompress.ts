@@ -9,17 +9,15 @@ import { reconstruct } from '../io/vlc/reconstruct.js';
 import { formatFromPath, writeVectors, type VectorFormat } from '../io/write.js';
 import { npyHeader } from '../io/writers/npy.js';
 import { log } from '../log.js';
-import { applyVerbosity } from './options.js';
+import { addVerbosityOptions, applyVerbosity, type VerbosityFlags } from './options.js';
 import { assertNotTerminal, assertWritable } from './preflight.js';
 
-interface DecompressFlags {
+interface DecompressFlags extends VerbosityFlags {
   output: string;
   format?: string;
   dtype?: 'f32' | 'f16';
   anchors?: boolean;
   assignments?: boolean;
-  quiet?: boolean;
-  verbose?: boolean;
 }
 
 const VECTOR_FORMATS: VectorFormat[] = ['npy', 'arrow', 'fvecs'];
@@ -38,7 +36,7 @@ export function register(program: Command): void {
     .option('--anchors', 'write only the m anchors (m x d) instead of the n vectors')
     .option('--assignments', 'write only the anchor id of every vector (npy of unsigned ints, or txt: one id a line)');
   // No --json: decompress has no result to report, and its stdout may be the data itself.
-  cmd.option('-q, --quiet', 'only errors on stderr').option('-v, --verbose', 'debug logs on stderr');
+  addVerbosityOptions(cmd);
   cmd.action(async (input: string, o: DecompressFlags) => runDecompress(input, o));
 }
 

@@ -2,13 +2,7 @@
 import type { Command } from 'commander';
 import { DeviceError } from '../errors.js';
 import { probeCuda } from '../backend/cuda/index.js';
-import { addOutputOptions, applyVerbosity } from './options.js';
-
-interface DevicesFlags {
-  json?: boolean;
-  quiet?: boolean;
-  verbose?: boolean;
-}
+import { addOutputOptions, applyVerbosity, type OutputFlags } from './options.js';
 
 const GiB = 2 ** 30;
 
@@ -17,10 +11,10 @@ export function register(program: Command): void {
     .command('devices')
     .description('list the GPUs seen by the CUDA driver: index, name, compute capability, memory, SMs, driver version');
   addOutputOptions(cmd);
-  cmd.action(async (o: DevicesFlags) => runDevices(o));
+  cmd.action(async (o: OutputFlags) => runDevices(o));
 }
 
-async function runDevices(o: DevicesFlags): Promise<void> {
+async function runDevices(o: OutputFlags): Promise<void> {
   applyVerbosity(o);
   const probe = probeCuda({ memory: true });
   if (!probe.ok) {

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { readVlc } from '../io/vlc/file.js';
 import { FORMAT_VERSION, type VlcFile } from '../io/vlc/format.js';
 import { bytesPerVector, grouped, percent, seedRatio, trueRatio } from '../io/vlc/stats.js';
-import { addOutputOptions, applyVerbosity } from './options.js';
+import { addOutputOptions, applyVerbosity, type OutputFlags } from './options.js';
 
 export function register(program: Command): void {
   const cmd = program
@@ -13,7 +13,7 @@ export function register(program: Command): void {
     .argument('<in.vlc>', '.vlc file, or - for stdin');
   addOutputOptions(cmd);
   cmd
-    .action(async (input: string, o: { json?: boolean; quiet?: boolean; verbose?: boolean }) => {
+    .action(async (input: string, o: OutputFlags) => {
       applyVerbosity(o);
       const file = await readVlc(input);
       const facts = infoOf(file);

@@ -4,13 +4,24 @@ import { UsageError } from '../errors.js';
 import { setVerbosity } from '../log.js';
 import type { DeviceChoice } from '../backend/select.js';
 
-export interface CommonOptions {
-  device: DeviceChoice;
-  gpu: number;
-  json?: boolean;
+/** -q, -v: every command. */
+export interface VerbosityFlags {
   quiet?: boolean;
   verbose?: boolean;
 }
+
+/** --json and -q/-v: every command whose stdout is not the data itself. */
+export interface OutputFlags extends VerbosityFlags {
+  json?: boolean;
+}
+
+/** --device, --gpu: the commands that run the quantizer. */
+export interface DeviceFlags {
+  device: DeviceChoice;
+  gpu: number;
+}
+
+export interface CommonOptions extends DeviceFlags, OutputFlags {}
 
 /** --device and --gpu (the commands that run the quantizer). */
 export function addDeviceOptions(cmd: Command): Command {
@@ -39,12 +50,26 @@ export function effectiveDevice(cmd: Command, o: { device: DeviceChoice }): Devi
   return 'cuda';
 }
 
-/** --json, -q, -v. */
-export function addOutputOptions(cmd: Command): Command {
-  return cmd
-    .option('--json', 'print one machine-readable JSON object on stdout')
-    .option('-q, --quiet', 'only errors on stderr')
-    .option('-v, --verbose', 'debug logs on stderr');
+/** --json (what it prints, when a command says more than the default), -q, -v. */
+export function addOutputOptions(cmd: Command, json = 'print one machine-readable JSON object on stdout'): Command {
+  return addVerbosityOptions(cmd.option('--json', json));
+}
+
+/** -q, -v. */
+export function addVerbosityOptions(cmd: Command): Command {
+  return cmd.option('-q, --quiet', 'only errors on stderr').option('-v, --verbose', 'debug logs on stderr');
+}
+
+/** --seed S: a 32-bit seed; `what` says what it makes reproducible. */
+export function addSeedOption(cmd: Command, what: string, defaultSeed: number): Command {
+  return cmd.option('--seed <s>', what, (v) => parseInteger('--seed', v, 0, 2 ** 32 - 1), defaultSeed);
+}
+
+/** --nprobe P: anchors visited at least per query in the compressed search (src/search/). */
+export function addNprobeOption(cmd: Command): Command {
+  return cmd.option('--nprobe <p>', 'visit at least this many nearest anchors per query in the compressed search (default: 1, or 8 with residuals)', (v) =>
+    parseInteger('--nprobe', v, 1),
+  );
 }
 
 export function applyVerbosity(o: { quiet?: boolean; verbose?: boolean }): void {

@@ -11,15 +11,12 @@ import { readVlc } from '../io/vlc/file.js';
 import { log } from '../log.js';
 import { searchCompressed, vlcSearchIndex } from '../search/index.js';
 import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
-import { applyVerbosity, parseInteger } from './options.js';
+import { addNprobeOption, addOutputOptions, applyVerbosity, parseInteger, type OutputFlags } from './options.js';
 
-interface SearchFlags extends InputFlags {
+interface SearchFlags extends InputFlags, OutputFlags {
   queries: string;
   k: number;
   nprobe?: number;
-  json?: boolean;
-  quiet?: boolean;
-  verbose?: boolean;
 }
 
 export function register(program: Command): void {
@@ -28,15 +25,11 @@ export function register(program: Command): void {
     .description('k nearest neighbours of query vectors over a .vlc index (nearest anchors, then their vectors)')
     .argument('<in.vlc>', 'the .vlc index, or - for stdin')
     .requiredOption('--queries <file>', 'query vectors, any input format (- for stdin)')
-    .option('-k <k>', 'neighbours per query', (v) => parseInteger('-k', v, 1), 10)
-    .option('--nprobe <p>', 'visit at least this many nearest anchors per query (default: 1, or 8 with residuals)', (v) =>
-      parseInteger('--nprobe', v, 1),
-    );
+    .option('-k <k>', 'neighbours per query', (v) => parseInteger('-k', v, 1), 10);
+  addNprobeOption(cmd);
   addInputOptions(cmd, 'the queries');
+  addOutputOptions(cmd, 'print one JSON object {k, queries, results: [{ids, distances}]} instead of JSON lines');
   cmd
-    .option('--json', 'print one JSON object {k, queries, results: [{ids, distances}]} instead of JSON lines')
-    .option('-q, --quiet', 'only errors on stderr')
-    .option('-v, --verbose', 'debug logs on stderr')
     .action(async (vlcPath: string, o: SearchFlags) => {
       applyVerbosity(o);
       if (vlcPath === '-' && o.queries === '-') throw new UsageError('only one of the index and --queries can be stdin (-)');
