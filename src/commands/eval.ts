@@ -4,6 +4,7 @@
 // the originals. The query vector itself is left out of both result lists, so recall measures
 // finding its neighbours, not finding itself.
 import type { Command } from 'commander';
+import { Rng } from '../anneal/random.js';
 import { cpuKnn } from '../backend/cpu/index.js';
 import { UsageError } from '../errors.js';
 import { toF32, type Dataset } from '../io/dataset.js';
@@ -13,15 +14,12 @@ import type { VlcFile } from '../io/vlc/format.js';
 import { reconstructInto } from '../io/vlc/reconstruct.js';
 import { defaultNprobe, searchCompressed, vlcSearchIndex } from '../search/index.js';
 import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
-import { addOutputOptions, applyVerbosity, parseInteger } from './options.js';
+import { addNprobeOption, addOutputOptions, addSeedOption, applyVerbosity, parseInteger, type OutputFlags } from './options.js';
 
-interface EvalFlags extends InputFlags {
+interface EvalFlags extends InputFlags, OutputFlags {
   queries: number;
   seed: number;
   nprobe?: number;
-  json?: boolean;
-  quiet?: boolean;
-  verbose?: boolean;
 }
 
 export function register(program: Command): void {
@@ -30,11 +28,9 @@ export function register(program: Command): void {
     .description('measure the quality of a .vlc file against the original vectors: MSE, relative error, cosine, recall@1/@10')
     .argument('<original>', 'the embedding file that was compressed (same reader options as for compress)')
     .argument('<in.vlc>', 'the .vlc file')
-    .option('--queries <n>', 'number of original vectors sampled as queries for recall', (v) => parseInteger('--queries', v, 1), 1000)
-    .option('--seed <s>', 'seed of the query sample', (v) => parseInteger('--seed', v, 0, 2 ** 32 - 1), 1)
-    .option('--nprobe <p>', 'anchors visited at least, per query, in the compressed search (default: 1, or 8 with residuals)', (v) =>
-      parseInteger('--nprobe', v, 1),
-    );
+    .option('--queries <n>', 'number of original vectors sampled as queries for recall', (v) => parseInteger('--queries', v, 1), 1000);
+  addSeedOption(cmd, 'seed of the query sample', 1);
+  addNprobeOption(cmd);
   addInputOptions(cmd, 'the original');
   addOutputOptions(cmd);
   cmd
@@ -162,27 +158,17 @@ function withoutSelf(ids: Int32Array, self: number, k: number): number[] {
 
 /** `count` distinct indices of 0..n-1, in sample order, from a seeded partial Fisher–Yates shuffle. */
 export function sampleIndices(n: number, count: number, seed: number): number[] {
-  const rand = mulberry32(seed);
+  const rng = new Rng(seed);
   const pool = new Map<number, number>(); // sparse swap table: O(count) memory even for huge n
   const out: number[] = [];
   for (let i = 0; i < count; i++) {
-    const j = i + Math.floor(rand() * (n - i));
+    const j = i + rng.int(n - i);
     const vi = pool.get(i) ?? i;
     const vj = pool.get(j) ?? j;
     pool.set(j, vi);
     out.push(vj);
   }
   return out;
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function evalText(r: EvalResult & { seconds: number }): string {
