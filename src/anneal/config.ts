@@ -37,9 +37,9 @@ export interface AnnealConfig {
   restartIters: number;
   /**
    * Restarts and greedy candidates apply only while n·m is at most this; above it, init is one
-   * plain k-means++ pass. Their cost grows with n·m (at n = 10⁶, m = 2048 the 5 greedy restarts
-   * took 20.7 s of a 28 s end-to-end GPU compress), while the quality gains were measured on
-   * problems of n·m ≤ 5.1·10⁶ (bench/quality.py). A rule on sizes, so every device agrees.
+   * plain k-means++ pass. Their cost grows with n·m (on the prod workload they took most of a GPU
+   * compress: docs/algorithm.md §3), while their quality gains were measured on small problems
+   * (bench/quality.py). A rule on sizes, so every device agrees.
    */
   initBudget: number;
 }

@@ -32,7 +32,7 @@ export async function writeVectors(
   if (o.format === 'fvecs' && dtype !== 'f32') throw new UsageError('.fvecs holds float32 only; use .npy or .arrow for f16 output');
   await writeAtomic(target, async (sink) => {
     if (o.format === 'npy') await writeNpy(sink, data, n, d, dtype);
-    // apache-arrow takes ~0.2 s to load: only when an Arrow file is actually written.
+    // apache-arrow is slow to import (bench/results/host_costs.json): only when an Arrow file is written.
     else if (o.format === 'arrow') await (await import('./writers/arrow.js')).writeArrow(sink, data, n, d, { dtype });
     else await writeFvecs(sink, data, n, d);
   });

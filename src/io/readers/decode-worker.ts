@@ -9,7 +9,7 @@ const port = parentPort!;
 const beat = () => port.postMessage({ type: 'beat' });
 const src = sourceFromRef(job.name, job.ref);
 try {
-  // Load only the library this input needs (each takes 0.1-0.2 s to import).
+  // Load only the library this input needs (import times: bench/results/host_costs.json).
   const read = job.kind === 'arrow' ? (await import('./arrow.js')).readArrow : (await import('./parquet.js')).readParquet;
   const result = await read(src, job.column, job.dropInvalid, beat);
   port.postMessage({ type: 'done', result });
