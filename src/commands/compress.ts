@@ -12,7 +12,8 @@ import { readDataset } from '../io/read.js';
 import { writeVlc } from '../io/vlc/file.js';
 import { assignmentWidthFor } from '../io/vlc/manifest.js';
 import { storedAnchors } from '../io/vlc/format.js';
-import { quantizeResiduals, residualMse, type Residuals } from '../io/vlc/residuals.js';
+import { residualMse, type CodedResiduals } from '../codecs/index.js';
+import { encodeScalar } from '../codecs/scalar.js';
 import { toF32, type Dataset } from '../io/dataset.js';
 import { bytesPerVector, grouped, percent, seedRatio, trueRatio } from '../io/vlc/stats.js';
 import { log } from '../log.js';
@@ -189,9 +190,8 @@ function encodeResiduals(
   ds: Dataset,
   result: AnnealResult,
   anchorDtype: 'f16' | 'f32',
-): { residuals: Residuals; residualEnergy: number } {
-  const x = toF32(ds);
-  const anchors = storedAnchors(result.anchors, anchorDtype);
-  const residuals = quantizeResiduals(mode, x, ds.n, ds.d, anchors, result.assignments);
-  return { residuals, residualEnergy: residualMse(residuals, x, ds.n, ds.d, anchors, result.assignments) };
+): { residuals: CodedResiduals; residualEnergy: number } {
+  const input = { x: toF32(ds), n: ds.n, d: ds.d, anchors: storedAnchors(result.anchors, anchorDtype), assign: result.assignments };
+  const residuals = encodeScalar(mode, input);
+  return { residuals, residualEnergy: residualMse(residuals, input) };
 }

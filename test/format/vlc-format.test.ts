@@ -10,7 +10,8 @@ import {
   type VlcContent,
 } from '../../dist/io/vlc/format.js';
 import { assignmentWidthFor } from '../../dist/io/vlc/manifest.js';
-import { quantizeResiduals, residualMse } from '../../dist/io/vlc/residuals.js';
+import { residualMse } from '../../dist/codecs/index.js';
+import { encodeScalar, type ScalarResiduals } from '../../dist/codecs/scalar.js';
 import { reconstruct } from '../../dist/io/vlc/reconstruct.js';
 import { UsageError } from '../../dist/errors.js';
 
@@ -245,8 +246,9 @@ describe('.vlc residual sections', () => {
         s = (s * 1103515245 + 12345) >>> 0;
         x[i * d + k] = c.anchors[(c.assignments as Uint32Array)[i] * d + k] + ((s >>> 8) / 2 ** 24 - 0.5) * (k + 1) * 0.1;
       }
-    const residuals = quantizeResiduals(mode, x, n, d, c.anchors, c.assignments);
-    const residualEnergy = residualMse(residuals, x, n, d, c.anchors, c.assignments);
+    const input = { x, n, d, anchors: c.anchors, assign: c.assignments };
+    const residuals = encodeScalar(mode, input);
+    const residualEnergy = residualMse(residuals, input);
     return { x, residualEnergy, content: { ...c, manifest: { ...c.manifest, residual: mode, residualEnergy }, residuals } };
   }
 
@@ -263,10 +265,11 @@ describe('.vlc residual sections', () => {
     expect(f.manifest.residualEnergy).toBe(residualEnergy);
     expect(f.sections.map((s) => s.name)).toEqual(['anchors', 'assignments', 'residuals']);
     expect(f.sections[2].bytes).toBe(4 * d + n * (mode === 'int8' ? d : Math.ceil(d / 2)));
-    expect(Array.from(f.residuals!.codes)).toEqual(Array.from(c.residuals.codes));
-    expect(Array.from(f.residuals!.scales)).toEqual(Array.from(c.residuals.scales));
-    expect(Math.min(...f.residuals!.codes)).toBeGreaterThanOrEqual(-L);
-    expect(Math.max(...f.residuals!.codes)).toBe(L); // the largest residual uses the top code
+    const got = f.residuals as ScalarResiduals;
+    expect(Array.from(got.codes)).toEqual(Array.from(c.residuals.codes));
+    expect(Array.from(got.scales)).toEqual(Array.from(c.residuals.scales));
+    expect(Math.min(...got.codes)).toBeGreaterThanOrEqual(-L);
+    expect(Math.max(...got.codes)).toBe(L); // the largest residual uses the top code
     // The decoded reconstruction has exactly the error measured at encode time, far below anchors alone.
     const rec = reconstruct(f);
     let err = 0;

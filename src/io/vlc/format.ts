@@ -19,7 +19,7 @@
 //   ANCH payload: m×d anchors, row-major, f16 or f32 (manifest.anchorDtype).
 //   ASGN payload: n anchor ids, u8 / u16 / u32 (manifest.assignmentWidth).
 //   RSD8 / RSD4 payload (only with manifest.residual int8 / int4): d f32 scales, then n×d int8
-//     codes, or n×ceil(d/2) bytes of two int4 codes each (low nibble first) — see residuals.ts.
+//     codes, or n×ceil(d/2) bytes of two int4 codes each (low nibble first) — src/codecs/scalar.ts.
 //
 // Every byte is covered: magic, checksums, zero padding and the exact end of file. The decoder
 // names what is wrong in one line ("section 'assignments' checksum mismatch: file is corrupted").
@@ -34,7 +34,7 @@ import {
   validateManifest,
   type VlcManifest,
 } from './manifest.js';
-import { packResiduals, residualPayloadBytes, unpackResiduals, type Residuals } from './residuals.js';
+import { RESIDUAL_SECTIONS, type CodedResiduals } from '../../codecs/index.js';
 
 const MAGIC = Uint8Array.of(0x89, 0x56, 0x4c, 0x43, 0x0d, 0x0a, 0x1a, 0x0a);
 export const FORMAT_VERSION = 1;
@@ -43,8 +43,11 @@ export const SECTION_HEADER_BYTES = 24;
 const FLAG_REQUIRED = 1;
 
 /** Section tags this version knows, and the names used in the manifest and in messages. */
-const SECTION_TAGS = { ANCH: 'anchors', ASGN: 'assignments', RSD8: 'residuals', RSD4: 'residuals' } as const;
-const RESIDUAL_TAG = { int8: 'RSD8', int4: 'RSD4' } as const;
+const SECTION_TAGS: Record<string, string> = {
+  ANCH: 'anchors',
+  ASGN: 'assignments',
+  ...Object.fromEntries(Object.values(RESIDUAL_SECTIONS).map((s) => [s.tag, 'residuals'])),
+};
 
 export type Assignments = Uint8Array | Uint16Array | Uint32Array;
 
@@ -55,8 +58,8 @@ export interface VlcContent {
   anchors: Float32Array;
   /** n anchor ids (any unsigned width); stored in the narrowest width for m. */
   assignments: ArrayLike<number>;
-  /** Quantized residuals, when manifest.residual is not 'none'. */
-  residuals?: Residuals;
+  /** Coded residuals, when manifest.residual is not 'none'. */
+  residuals?: CodedResiduals;
   /** Extra sections (tests; future residual sections). */
   extra?: ExtraSection[];
 }
@@ -83,8 +86,8 @@ export interface VlcFile {
   anchors: Float32Array;
   /** n anchor ids in the stored width. */
   assignments: Assignments;
-  /** Present when manifest.residual is int8 or int4. */
-  residuals?: Residuals;
+  /** Present when manifest.residual is not 'none'. */
+  residuals?: CodedResiduals;
   fileBytes: number;
   sections: SectionInfo[];
   /** Non-fatal findings (unknown optional sections skipped). */
@@ -146,7 +149,7 @@ export function encodeVlc(content: VlcContent): Uint8Array[] {
   };
   addSection('ANCH', true, anchorPayload);
   addSection('ASGN', true, assignPayload);
-  if (res) addSection(RESIDUAL_TAG[res.mode], true, packResiduals(res, n, d));
+  if (res) addSection(RESIDUAL_SECTIONS[res.mode].tag, true, res.payload());
   for (const s of extra) {
     if (!/^[\x20-\x7e]{4}$/.test(s.tag)) throw new Error(`encodeVlc: section tag must be 4 ASCII characters`);
     addSection(s.tag, s.required, s.payload);
@@ -276,7 +279,7 @@ export function decodeVlc(buf: Uint8Array, source = '<input>'): VlcFile {
     checkPadding(buf, start + size, end, `section '${name}'`, corrupt);
     off = end;
 
-    const known = (SECTION_TAGS as Record<string, string>)[tag];
+    const known = SECTION_TAGS[tag];
     if (known === undefined) {
       if (flags & FLAG_REQUIRED)
         throw fail(`section '${name}' (type '${tag}') is required but this vlc does not know it; upgrade vlc`);
@@ -284,7 +287,7 @@ export function decodeVlc(buf: Uint8Array, source = '<input>'): VlcFile {
       continue;
     }
     if (known !== name) throw corrupt(`section ${s + 1} has type '${tag}' (${known}) but the manifest says '${name}'`);
-    if (known === 'residuals' && tag !== (manifest.residual === 'none' ? '' : RESIDUAL_TAG[manifest.residual]))
+    if (known === 'residuals' && tag !== (manifest.residual === 'none' ? '' : RESIDUAL_SECTIONS[manifest.residual].tag))
       throw corrupt(`section '${name}' has type '${tag}' but the manifest says residual mode '${manifest.residual}'`);
     sections.push({ name, tag, bytes: size, offset: start });
     if (known === 'anchors') anchorsBytes = payload;
@@ -311,17 +314,7 @@ export function decodeVlc(buf: Uint8Array, source = '<input>'): VlcFile {
   for (let i = 0; i < n; i++)
     if (assignments[i] >= m) throw corrupt(`section 'assignments': vector ${i} names anchor ${assignments[i]} but m = ${m}`);
 
-  let residuals: Residuals | undefined;
-  if (manifest.residual !== 'none') {
-    const mode = manifest.residual;
-    const want = residualPayloadBytes(mode, n, d);
-    if (residualBytes!.length !== want)
-      throw corrupt(`section 'residuals' has ${residualBytes!.length} bytes, but n = ${n}, d = ${d} ${mode} needs ${want}`);
-    residuals = unpackResiduals(mode, residualBytes!, n, d);
-    if (!residuals.scales.every((s) => Number.isFinite(s) && s >= 0)) throw corrupt(`section 'residuals': a scale is not a finite number >= 0`);
-    const lowest = mode === 'int8' ? -127 : -7;
-    if (residuals.codes.some((q) => q < lowest)) throw corrupt(`section 'residuals': a code is outside -${-lowest}..${-lowest}`);
-  }
+  const residuals = manifest.residual === 'none' ? undefined : RESIDUAL_SECTIONS[manifest.residual].read(residualBytes!, n, d, corrupt);
   return { manifest, anchors, assignments, residuals, fileBytes: len, sections, warnings };
 }
 

@@ -3,7 +3,7 @@
 // seed give the same bytes. Keys are written in the fixed order built here (JSON.stringify keeps
 // insertion order), which is what makes the bytes stable.
 import { UsageError } from '../../errors.js';
-import { RESIDUAL_MODES, type ResidualMode } from './residuals.js';
+import { RESIDUAL_MODES, type ResidualMode } from '../../codecs/index.js';
 
 export type AnchorDtype = 'f16' | 'f32';
 export type AssignmentWidth = 'u8' | 'u16' | 'u32';

@@ -1,18 +1,13 @@
-// Turning a .vlc back into vectors: each vector is its anchor, plus its dequantized residual when
-// the file has a residual section. The one place that knows how a reconstruction is made.
+// Turning a .vlc back into vectors: each vector is its anchor, plus its decoded residual when the
+// file has a residual section (src/codecs/). The one place that knows how a reconstruction is made.
 import type { VlcFile } from './format.js';
 
 /** Vector i's reconstruction, written into `out` (length d), which is returned. */
 export function reconstructInto(file: VlcFile, i: number, out: Float32Array): Float32Array {
   const d = file.manifest.d;
   const a = file.assignments[i] * d;
-  const r = file.residuals;
-  if (!r) {
-    out.set(file.anchors.subarray(a, a + d));
-    return out;
-  }
-  const { scales, codes } = r;
-  for (let k = 0; k < d; k++) out[k] = file.anchors[a + k] + scales[k] * codes[i * d + k];
+  out.set(file.anchors.subarray(a, a + d));
+  file.residuals?.addTo(i, out);
   return out;
 }
 

@@ -1,0 +1,32 @@
+// The residual codecs by name: which section each one owns, and what every codec shares (the
+// reconstruction error of a coded file). Encoders live in each codec's own file; this one is the
+// part a reader needs, so reading a .vlc never loads a trainer.
+import { scalarSection } from './scalar.js';
+import type { CodedMode, CodedResiduals, ResidualInput, ResidualMode, ResidualSection } from './types.js';
+
+export type { CodedMode, CodedResiduals, ResidualInput, ResidualMode, ResidualSection } from './types.js';
+
+export const RESIDUAL_MODES: readonly ResidualMode[] = ['none', 'int8', 'int4'];
+
+/** The section reader of each coded mode. */
+export const RESIDUAL_SECTIONS: Record<CodedMode, ResidualSection> = {
+  int8: scalarSection('int8'),
+  int4: scalarSection('int4'),
+};
+
+/** Mean over vectors of ‖x − (anchor + decoded residual)‖², in f64: the file's true error. */
+export function residualMse(r: CodedResiduals, input: ResidualInput): number {
+  const { x, n, d, anchors, assign } = input;
+  const row = new Float32Array(d); // decoders hold the reconstruction in f32, so measure that
+  let sum = 0;
+  for (let i = 0; i < n; i++) {
+    const a = assign[i] * d;
+    row.set(anchors.subarray(a, a + d));
+    r.addTo(i, row);
+    for (let k = 0; k < d; k++) {
+      const e = x[i * d + k] - row[k];
+      sum += e * e;
+    }
+  }
+  return sum / n;
+}

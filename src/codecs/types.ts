@@ -1,0 +1,33 @@
+// The residual codecs' common shape (SPEC §3.3, §6 Codecs). A .vlc file stores each vector as its
+// anchor id and, optionally, a coded residual r = x − (anchor as stored). Each codec owns one
+// checksummed section of the file: it knows how to train and encode (its own file), how to turn its
+// codes back into residuals, and how to write and read its section payload.
+
+export type ResidualMode = 'none' | 'int8' | 'int4';
+export type CodedMode = Exclude<ResidualMode, 'none'>;
+
+/** What every codec encodes: n×d vectors, the anchors as a reader will see them, each vector's anchor. */
+export interface ResidualInput {
+  x: Float32Array;
+  n: number;
+  d: number;
+  /** m×d anchors as stored (f16-rounded when the file holds f16), so decoding reproduces the encoder. */
+  anchors: Float32Array;
+  assign: ArrayLike<number>;
+}
+
+/** The residuals of n vectors in one codec's form: decodable, and writable as a section payload. */
+export interface CodedResiduals {
+  readonly mode: CodedMode;
+  /** Adds vector i's decoded residual to `out` (length d), which holds its anchor; f32 arithmetic as stored. */
+  addTo(i: number, out: Float32Array): void;
+  /** The section payload (deterministic: the same residuals give the same bytes). */
+  payload(): Uint8Array;
+}
+
+/** Reads one codec's section back. `corrupt(what)` builds the error for a payload that makes no sense. */
+export interface ResidualSection {
+  /** The 4-character section tag in the file. */
+  readonly tag: string;
+  read(payload: Uint8Array, n: number, d: number, corrupt: (what: string) => Error): CodedResiduals;
+}
