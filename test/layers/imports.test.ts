@@ -13,6 +13,10 @@ const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..
 const LAYERS: Array<[RegExp, number, string]> = [
   [/^(errors|log|interrupt|version)$/, 0, 'errors/log/interrupt/version'],
   [/^io\//, 1, 'io'],
+  // The residual codecs' coding and section I/O sit beside the file format that stores them; their
+  // trainers (codecs/train/) run the annealing engine, so they sit with anneal/.
+  [/^codecs\/train\//, 3, 'codec trainers'],
+  [/^codecs\//, 1, 'codecs'],
   [/^backend\//, 2, 'backend'],
   [/^(anneal|search)\//, 3, 'anneal, search'],
   [/^bench\//, 4, 'bench'],
