@@ -8,18 +8,22 @@ export interface InputFlags {
   format?: string;
   column?: string;
   tensor?: string;
+  array?: string;
+  dataset?: string;
   field?: string;
   dim?: number;
   rawDtype?: 'f32' | 'f16';
   dropInvalid?: boolean;
 }
 
-/** --format --column --tensor --field --dim --raw-dtype --drop-invalid. `what` names the file they apply to. */
+/** --format --column --tensor --array --dataset --field --dim --raw-dtype --drop-invalid. `what` names the file they apply to. */
 export function addInputOptions(cmd: Command, what = 'the input'): Command {
   return cmd
-    .option('--format <format>', `force the format of ${what} (npy, fvecs, bvecs, arrow, parquet, safetensors, jsonl, raw) instead of sniffing it`)
+    .option('--format <format>', `force the format of ${what} (npy, npz, fvecs, bvecs, arrow, parquet, safetensors, hdf5, csv, jsonl, raw) instead of sniffing it`)
     .option('--column <name>', `Arrow/Parquet column holding the vectors in ${what} (default: the only vector column)`)
     .option('--tensor <name>', `safetensors tensor to read from ${what} (default: the only 2-D tensor)`)
+    .option('--array <name>', `.npz array to read from ${what} (default: the only 2-D float array)`)
+    .option('--dataset <name>', `HDF5 dataset to read from ${what} (default: the only 2-D float dataset, or 'train' in the ann-benchmarks layout)`)
     .option('--field <name>', `JSONL field holding the vectors in ${what} (default: "embedding")`)
     .option('--dim <d>', `vector dimension of raw f32/f16 data (${what})`, (v) => parseInteger('--dim', v, 1))
     .addOption(
@@ -33,6 +37,8 @@ export function readOptionsFrom(o: InputFlags): ReadOptions {
     format: o.format,
     column: o.column,
     tensor: o.tensor,
+    array: o.array,
+    dataset: o.dataset,
     field: o.field,
     dim: o.dim,
     rawDtype: o.rawDtype,

@@ -1,10 +1,11 @@
 // The one entry point for reading embedding files: open (file or stdin), pick a reader by magic
 // bytes / extension / --format, read, then refuse (or drop) rows with NaN or Inf.
-// Our own readers (npy, vecs, raw, safetensors, JSONL) run here; Arrow and Parquet go through
-// third-party decoders, run in a guarded worker (readers/guard.ts).
+// Our own readers (npy, npz, vecs, raw, safetensors, CSV, JSONL) run here; Arrow, Parquet and
+// HDF5 go through third-party decoders, run in a guarded worker (readers/guard.ts).
 import type { Dataset } from './dataset.js';
 import { UsageError } from '../errors.js';
-import { formatFromExtension, INPUT_FORMATS, sniffFormat, SUPPORTED_INPUTS, type InputFormat } from './sniff.js';
+import { log } from '../log.js';
+import { formatFromExtension, INPUT_FORMATS, SNIFF_BYTES, sniffFormat, SUPPORTED_INPUTS, type InputFormat } from './sniff.js';
 import { badInput, openFileSource, readStdin, type ByteSource } from './readers/source.js';
 import { readNpy } from './readers/npy.js';
 import { readVecs } from './readers/vecs.js';
@@ -15,9 +16,11 @@ import { readGuarded } from './readers/guard.js';
 import type { RawDataset } from './readers/types.js';
 
 export interface ReadOptions {
-  format?: string; // force: npy | fvecs | bvecs | arrow | parquet | safetensors | raw | jsonl
+  format?: string; // force: npy | npz | fvecs | bvecs | arrow | parquet | safetensors | hdf5 | csv | raw | jsonl
   column?: string; // Arrow/Parquet column (default: the only/first vector-like column)
   tensor?: string; // safetensors tensor name (default: the only 2-D tensor)
+  array?: string; // .npz array name (default: the only 2-D float array)
+  dataset?: string; // HDF5 dataset path (default: the only 2-D float dataset, or 'train')
   field?: string; // JSONL field (default "embedding", else the only array field)
   dim?: number; // raw f32/f16 input: dimension (required for raw)
   rawDtype?: 'f32' | 'f16'; // raw input element type (default f32)
@@ -29,7 +32,8 @@ export async function readDataset(path: string, o: ReadOptions = {}): Promise<Da
   const src = path === '-' ? readStdin() : openFileSource(path);
   try {
     const format = forced ?? detect(src, o);
-    const raw = await readAs(src, format, o);
+    const { note, ...raw } = await readAs(src, format, o);
+    if (note) log().info(note);
     return checkFinite(raw, src.name, o.dropInvalid ?? false);
   } finally {
     src.close();
@@ -39,12 +43,14 @@ export async function readDataset(path: string, o: ReadOptions = {}): Promise<Da
 function parseFormat(f: string): InputFormat {
   const v = f.toLowerCase();
   if (v === 'feather' || v === 'ipc') return 'arrow';
+  if (v === 'tsv') return 'csv';
+  if (v === 'h5') return 'hdf5';
   if ((INPUT_FORMATS as readonly string[]).includes(v)) return v as InputFormat;
   throw new UsageError(`--format must be one of ${INPUT_FORMATS.join(', ')} (got '${f}')`);
 }
 
 function detect(src: ByteSource, o: ReadOptions): InputFormat {
-  const head = src.read(0, Math.min(src.size, 64));
+  const head = src.read(0, Math.min(src.size, SNIFF_BYTES));
   const found = sniffFormat(head, src.size, src.name);
   if (found) return found;
   if (o.dim !== undefined) return 'raw'; // headerless bytes plus a dimension: the user means raw
@@ -58,6 +64,12 @@ async function readAs(src: ByteSource, format: InputFormat, o: ReadOptions): Pro
   switch (format) {
     case 'npy':
       return readNpy(src);
+    case 'npz':
+      return (await import('./readers/npz.js')).readNpz(src, o.array);
+    case 'csv':
+      return (await import('./readers/csv.js')).readCsv(src);
+    case 'hdf5':
+      return readGuarded(src, 'hdf5', o.dataset, o.dropInvalid ?? false);
     case 'fvecs':
     case 'bvecs':
       return readVecs(src, format);

@@ -2,16 +2,28 @@
 import { extname } from 'node:path';
 import { NPY_MAGIC } from './readers/npy.js';
 import { looksLikeSafetensors } from './readers/safetensors.js';
+import { looksLikeCsv } from './readers/csv-sniff.js';
 
-export type InputFormat = 'npy' | 'fvecs' | 'bvecs' | 'arrow' | 'arrow-stream' | 'parquet' | 'safetensors' | 'raw' | 'jsonl';
+export type InputFormat = 'npy' | 'npz' | 'fvecs' | 'bvecs' | 'arrow' | 'arrow-stream' | 'parquet' | 'safetensors' | 'hdf5' | 'csv' | 'raw' | 'jsonl';
 
-export const INPUT_FORMATS = ['npy', 'fvecs', 'bvecs', 'arrow', 'parquet', 'safetensors', 'raw', 'jsonl'] as const;
+export const INPUT_FORMATS = ['npy', 'npz', 'fvecs', 'bvecs', 'arrow', 'parquet', 'safetensors', 'hdf5', 'csv', 'raw', 'jsonl'] as const;
 
 export const SUPPORTED_INPUTS =
-  '.npy, .fvecs, .bvecs, Arrow IPC file/stream or Feather v2, Parquet, safetensors, JSONL, or raw f32/f16 (--format raw --dim D)';
+  '.npy, .npz, .fvecs, .bvecs, Arrow IPC file/stream or Feather v2, Parquet, safetensors, HDF5, CSV/TSV, JSONL, or raw f32/f16 (--format raw --dim D)';
+
+/** HDF5's signature: at byte 0, or (after a user block) at 512, 1024, 2048... */
+export const HDF5_MAGIC = [0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a];
+/** Bytes sniffFormat wants to see: enough for a few CSV lines. */
+export const SNIFF_BYTES = 4096;
 
 const EXTENSIONS: Record<string, InputFormat> = {
   '.npy': 'npy',
+  '.npz': 'npz',
+  '.h5': 'hdf5',
+  '.hdf5': 'hdf5',
+  '.hdf': 'hdf5',
+  '.csv': 'csv',
+  '.tsv': 'csv',
   '.fvecs': 'fvecs',
   '.bvecs': 'bvecs',
   '.arrow': 'arrow',
@@ -45,6 +57,9 @@ function startsWith(head: Uint8Array, magic: number[] | string): boolean {
  */
 export function sniffFormat(head: Uint8Array, size: number, name: string): InputFormat | undefined {
   if (startsWith(head, NPY_MAGIC)) return 'npy';
+  if (startsWith(head, HDF5_MAGIC)) return 'hdf5';
+  // A zip archive: a local file header first (or the end record of an empty archive).
+  if (startsWith(head, 'PK\x03\x04') || startsWith(head, 'PK\x05\x06')) return 'npz';
   if (startsWith(head, 'ARROW1')) return 'arrow';
   if (startsWith(head, 'PAR1')) return 'parquet';
   // Arrow IPC stream: a continuation marker (0xFFFFFFFF) and a message length.
@@ -53,9 +68,10 @@ export function sniffFormat(head: Uint8Array, size: number, name: string): Input
 
   const hint = formatFromExtension(name);
   // An extension that promises a magic we did not find: let the caller say so rather than guess.
-  if (hint === 'npy' || hint === 'parquet' || hint === 'safetensors' || (hint === 'arrow' && !startsWith(head, [0xff, 0xff, 0xff, 0xff])))
+  // (An HDF5 file with a user block has its signature further in: the extension lets its reader look.)
+  if (hint === 'npy' || hint === 'npz' || hint === 'parquet' || hint === 'safetensors' || (hint === 'arrow' && !startsWith(head, [0xff, 0xff, 0xff, 0xff])))
     return undefined;
-  if (hint === 'fvecs' || hint === 'bvecs' || hint === 'raw' || hint === 'jsonl') return hint;
+  if (hint === 'fvecs' || hint === 'bvecs' || hint === 'raw' || hint === 'jsonl' || hint === 'csv' || hint === 'hdf5') return hint;
   if (hint === 'arrow' && startsWith(head, [0xff, 0xff, 0xff, 0xff])) return 'arrow-stream';
 
   // No magic, no telling extension: vecs files are recognisable by their repeated dimension header.
@@ -68,5 +84,6 @@ export function sniffFormat(head: Uint8Array, size: number, name: string): Input
   }
   const firstChar = head.find((b) => b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09);
   if (firstChar === 0x7b) return 'jsonl'; // '{'
+  if (looksLikeCsv(head, size)) return 'csv';
   return undefined;
 }

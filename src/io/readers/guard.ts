@@ -1,4 +1,4 @@
-// Arrow and Parquet bytes are decoded by third-party libraries that trust the file: a corrupted
+// Arrow, Parquet and HDF5 bytes are decoded by third-party libraries that trust the file: a corrupted
 // length can make apache-arrow allocate until the heap runs out, and a corrupted page can send
 // hyparquet's RLE decoder into an endless loop (both found by fuzzing). So they run in a worker
 // thread with a memory cap and a watchdog: no progress for a while, or out of memory, becomes one
@@ -11,9 +11,10 @@ import { badInput, type ByteSource, type SourceRef } from './source.js';
 import type { RawDataset } from './types.js';
 
 export interface GuardedJob {
-  kind: 'arrow' | 'parquet';
+  kind: 'arrow' | 'parquet' | 'hdf5';
   name: string;
   ref: SourceRef;
+  /** The column (Arrow, Parquet) or dataset (HDF5) asked for. */
   column?: string;
   dropInvalid: boolean;
 }
@@ -30,7 +31,7 @@ export function setDecodeGuardLimits(l: Partial<typeof limits>): void {
   Object.assign(limits, l);
 }
 
-const KIND_NAME = { arrow: 'Arrow', parquet: 'Parquet' };
+const KIND_NAME = { arrow: 'Arrow', parquet: 'Parquet', hdf5: 'HDF5' };
 
 export function readGuarded(src: ByteSource, kind: GuardedJob['kind'], column: string | undefined, dropInvalid: boolean): Promise<RawDataset> {
   const job: GuardedJob = { kind, name: src.name, ref: src.ref, column, dropInvalid };

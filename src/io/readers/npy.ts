@@ -10,14 +10,14 @@ export const NPY_MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
 const DTYPES: Record<string, ElementType> = { f4: 'f32', f2: 'f16', f8: 'f64', u1: 'u8' };
 const SUPPORTED = 'float32 (<f4), float16 (<f2), float64 (<f8), uint8 (|u1)';
 
-interface NpyHeader {
+export interface NpyHeader {
   elem: ElementType;
   fortran: boolean;
   shape: number[];
   dataOffset: number;
 }
 
-function parseNpyHeader(src: ByteSource): NpyHeader {
+export function parseNpyHeader(src: ByteSource): NpyHeader {
   if (src.size < 10) throw badInput(src, `truncated .npy: ${src.size} bytes, not even a header`);
   const pre = src.read(0, 12 <= src.size ? 12 : 10);
   if (!NPY_MAGIC.every((b, i) => pre[i] === b)) throw badInput(src, 'not an .npy file (no \\x93NUMPY magic at the start)');

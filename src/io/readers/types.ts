@@ -6,4 +6,6 @@ export type RawDataset = Omit<Dataset, 'dropped'> & {
   dropped?: number;
   /** Set by readers that already scanned the values: first row with NaN/Inf, or -1 for none. */
   firstBadRow?: number;
+  /** A choice the reader made that the user should hear about (e.g. which dataset it read). */
+  note?: string;
 };
