@@ -1,12 +1,12 @@
 // `vlc decompress <in.vlc> -o <out>`: rebuild the vectors (each one its anchor) as npy / Arrow /
-// fvecs, or export only the anchors (`--anchors`) or the anchor id of every vector (`--assignments`).
+// Parquet / safetensors / fvecs, or export only the anchors (`--anchors`) or the anchor id of every vector (`--assignments`).
 import { Option, type Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { writeAtomic } from '../io/atomic.js';
 import { readVlc } from '../io/vlc/file.js';
 import type { Assignments } from '../io/vlc/format.js';
 import { reconstruct } from '../io/vlc/reconstruct.js';
-import { formatFromPath, writeVectors, type VectorFormat } from '../io/write.js';
+import { formatFromPath, VECTOR_FORMATS, writeVectors, type VectorFormat } from '../io/write.js';
 import { npyHeader } from '../io/writers/npy.js';
 import { log } from '../log.js';
 import { addVerbosityOptions, applyVerbosity, type VerbosityFlags } from './options.js';
@@ -20,18 +20,17 @@ interface DecompressFlags extends VerbosityFlags {
   assignments?: boolean;
 }
 
-const VECTOR_FORMATS: VectorFormat[] = ['npy', 'arrow', 'fvecs'];
 const ID_FORMATS = ['npy', 'txt'] as const;
 
 export function register(program: Command): void {
   const cmd = program
     .command('decompress')
-    .description('rebuild vectors from a .vlc file (npy, Arrow or fvecs), or export its anchors or assignments')
+    .description('rebuild vectors from a .vlc file (npy, Arrow, Parquet, safetensors or fvecs), or export its anchors or assignments')
     .argument('<in.vlc>', '.vlc file, or - for stdin')
     .requiredOption('-o, --output <file>', 'output file, or - for stdout (then give --format)')
-    .option('--format <format>', 'output format: npy, arrow, fvecs (--assignments: npy, txt); default: from the extension of -o')
+    .option('--format <format>', 'output format: npy, arrow, parquet, safetensors, fvecs (--assignments: npy, txt); default: from the extension of -o')
     .addOption(
-      new Option('--dtype <dtype>', 'element type of the output vectors (default: that of the compressed input; f32 for fvecs)').choices(['f32', 'f16']),
+      new Option('--dtype <dtype>', 'element type of the output vectors (default: that of the compressed input; f32 for fvecs and Parquet)').choices(['f32', 'f16']),
     )
     .option('--anchors', 'write only the m anchors (m x d) instead of the n vectors')
     .option('--assignments', 'write only the anchor id of every vector (npy of unsigned ints, or txt: one id a line)');
@@ -56,8 +55,8 @@ async function runDecompress(input: string, o: DecompressFlags): Promise<void> {
     log().info(`wrote ${n} anchor ids to ${o.output === '-' ? 'stdout' : o.output}`);
     return;
   }
-  // Default: the dtype the vectors came in (f16 stays f16), except .fvecs, which is f32 only.
-  const dtype = o.dtype ?? (vectorFormat === 'fvecs' ? 'f32' : file.manifest.input.dtype);
+  // Default: the dtype the vectors came in (f16 stays f16), except .fvecs and Parquet, written as f32 only.
+  const dtype = o.dtype ?? (vectorFormat === 'fvecs' || vectorFormat === 'parquet' ? 'f32' : file.manifest.input.dtype);
   const [data, rows] = o.anchors ? [file.anchors, m] : [reconstruct(file), n];
   await writeVectors(o.output, data, rows, d, { format: vectorFormat!, dtype });
   log().info(`wrote ${rows} x ${d} ${dtype} ${o.anchors ? 'anchors' : 'vectors'} to ${o.output === '-' ? 'stdout' : o.output}`);
@@ -71,7 +70,7 @@ function pickVectorFormat(o: DecompressFlags): VectorFormat {
   }
   if (o.output === '-') throw new UsageError(`-o - needs --format (${VECTOR_FORMATS.join(', ')})`);
   const f = formatFromPath(o.output);
-  if (!f) throw new UsageError(`cannot tell the output format from '${o.output}'; use a .npy, .arrow or .fvecs name, or --format`);
+  if (!f) throw new UsageError(`cannot tell the output format from '${o.output}'; use a .npy, .arrow, .parquet, .safetensors or .fvecs name, or --format`);
   return f;
 }
 

@@ -122,7 +122,7 @@ const cases: Case[] = [
   { name: 'unknown command', args: ['compres', 'good.npy'], code: 2, says: /unknown command 'compres'/ },
   { name: 'unknown --device', args: ['compress', 'good.npy', '-o', 'out.vlc', '--device', 'tpu'], code: 2, says: /--device must be auto, cuda or cpu \(got 'tpu'\)/ },
   { name: 'bad --anchor-dtype', args: [...C, 'good.npy', '-o', 'out.vlc', '--anchor-dtype', 'f8'], code: 2, says: /'f8' is invalid.*f16, f32/ },
-  { name: 'unknown --format', args: [...C, 'good.npy', '-o', 'out.vlc', '--format', 'csv'], code: 2, says: /--format must be one of/ },
+  { name: 'unknown --format', args: [...C, 'good.npy', '-o', 'out.vlc', '--format', 'xlsx'], code: 2, says: /--format must be one of/ },
   { name: '--gpu together with --device cpu', args: [...C, 'good.npy', '-o', 'out.vlc', '--gpu', '0'], code: 2, says: /--gpu .*--device cpu/ },
   { name: '--gpu with no such GPU', args: ['compress', 'good.npy', '-o', 'out.vlc', '--gpu', '99'], code: 3, says: /cuda|GPU|driver/i },
   { name: '--device cuda without a GPU', args: ['compress', 'good.npy', '-o', 'out.vlc', '--device', 'cuda'], code: 3, says: /--device cuda: /, skip: hasCuda },

@@ -96,13 +96,13 @@ describe('file-system and format errors', () => {
   });
   it('unknown magic lists the supported formats', async () => {
     const p = writeFile(dir, 'mystery.xyz', '<!DOCTYPE html><html></html>');
-    await expectUsage(readDataset(p), 'unrecognized format (first bytes: 3c 21 44 4f', 'supported: .npy, .fvecs', 'Parquet', '--format');
+    await expectUsage(readDataset(p), 'unrecognized format (first bytes: 3c 21 44 4f', 'supported: .npy, .npz, .fvecs', 'Parquet', '--format');
   });
   it('an extension whose magic is missing', async () => {
     await expectUsage(readDataset(writeFile(dir, 'fake.parquet', 'not parquet at all, just text')), 'not a valid parquet file (wrong magic bytes');
   });
   it('unknown --format value', async () => {
-    await expectUsage(readDataset(writeFile(dir, 'x.npy', npyBytes({ descr: '<f4', shape: [7, 13] })), { format: 'csv' }), '--format must be one of npy, fvecs');
+    await expectUsage(readDataset(writeFile(dir, 'x.npy', npyBytes({ descr: '<f4', shape: [7, 13] })), { format: 'xlsx' }), '--format must be one of npy, npz, fvecs');
   });
   it('--format forces a reader over the magic', async () => {
     // An .npy read as raw f32: its 128-byte header becomes two 16-dim rows before the 4 real ones.

@@ -63,6 +63,9 @@ function survey(src: ByteSource): Layout {
   return { delimiter, header, skip, d, rows };
 }
 
+/** A field as it can be shown on one terminal line (binary read as text would not be). */
+const printable = (s: string) => s.replace(/[^\x20-\x7e]/g, '?');
+
 export function readCsv(src: ByteSource): RawDataset {
   const layout = survey(src);
   const { delimiter, header, skip, d, rows } = layout;
@@ -85,7 +88,7 @@ export function readCsv(src: ByteSource): RawDataset {
     for (let j = skip; j < fields.length; j++) {
       const v = parseField(fields[j]);
       if (v === undefined)
-        throw badInput(src, `CSV line ${lineNumber}, field ${j + 1}: '${fields[j].trim().slice(0, 40)}' is not a number`);
+        throw badInput(src, `CSV line ${lineNumber}, field ${j + 1}: '${printable(fields[j].trim().slice(0, 40))}' is not a number`);
       data[base + j] = v;
     }
     row++;
