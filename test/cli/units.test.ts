@@ -2,7 +2,7 @@
 // compressed search against brute force over the reconstructions, and eval's figures on files whose
 // answers are known.
 import { describe, expect, it } from 'vitest';
-import { defaultAnchors } from '../../dist/commands/compress.js';
+import { defaultAnchors } from '../../dist/api/compress.js';
 import { evaluate, sampleIndices } from '../../dist/commands/eval.js';
 import { createProgress, formatDuration, progressLine } from '../../dist/commands/progress.js';
 import { decodeVlc, encodeVlcBytes } from '../../dist/io/vlc/format.js';

@@ -20,8 +20,9 @@ const LAYERS: Array<[RegExp, number, string]> = [
   [/^backend\//, 2, 'backend'],
   [/^(anneal|search)\//, 3, 'anneal, search'],
   [/^bench\//, 4, 'bench'],
-  [/^commands\//, 5, 'commands'],
-  [/^cli$/, 6, 'cli'],
+  [/^api\//, 5, 'api'],
+  [/^commands\//, 6, 'commands'],
+  [/^(cli|index)$/, 7, 'cli, index (the library entry)'],
 ];
 
 function layerOf(rel: string): { rank: number; name: string } {

@@ -14,7 +14,8 @@ export class WorkerPool {
 
   constructor(readonly size: number) {
     for (let w = 0; w < size; w++) {
-      const worker = new Worker(new URL('./worker.js', import.meta.url));
+      // The parent's flags (e.g. --input-type of `node -e` / stdin scripts) can be invalid for a worker file.
+      const worker = new Worker(new URL('./worker.js', import.meta.url), { execArgv: [] });
       const queue: Pending[] = [];
       worker.on('message', (r: { ok: boolean; error?: string }) => {
         const p = queue.shift();

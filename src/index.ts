@@ -1,0 +1,14 @@
+// vlc as a library: `import { compress, decompress, readVectors, openVlc } from 'vlc'`. The same
+// code the commands run; errors are the classes of errors.ts (UsageError for bad input, exit code
+// 2 on the command line; DeviceError for an unusable GPU; InterruptedError). Logs go to stderr as
+// the CLI's do; setVerbosity('quiet') keeps only errors.
+export { compress, defaultAnchors, type CompressOptions, type CompressResult, type Vectors } from './api/compress.js';
+export { decompress, type DecompressOptions, type DecompressResult } from './api/decompress.js';
+export { openVlc, readVectors, type OpenedVlc } from './api/vectors.js';
+export { DeviceError, EXIT, InterruptedError, UsageError, VlcError } from './errors.js';
+export { setVerbosity, type Verbosity } from './log.js';
+export type { Dataset, VectorDtype } from './io/dataset.js';
+export type { ReadOptions } from './io/read.js';
+export type { VlcManifest } from './io/vlc/manifest.js';
+export type { Assignments, VlcFile } from './io/vlc/format.js';
+export type { DeviceChoice } from './backend/select.js';
