@@ -78,3 +78,11 @@ export function leftovers(dir: string, inputs: string[]): string[] {
   const keep = new Set(inputs.map((f) => path.basename(f)));
   return fs.readdirSync(dir).filter((f) => !keep.has(f));
 }
+
+/**
+ * A python3 that has numpy (the one on PATH, else Debian's, where .ci/run installs python3-numpy),
+ * or undefined when there is none.
+ */
+export const PYTHON_WITH_NUMPY: string | undefined = ['python3', '/usr/bin/python3'].find(
+  (py) => spawnSync(py, ['-c', 'import numpy'], { stdio: 'ignore' }).status === 0,
+);

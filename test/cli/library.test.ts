@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT, tempDir, vlc, writeNpy } from './helpers.js';
+import { PYTHON_WITH_NUMPY, ROOT, tempDir, vlc, writeNpy } from './helpers.js';
 import { compress, openVlc, readVectors, UsageError, VlcError } from '../../dist/index.js';
 import { rng } from '../rng.js';
 
@@ -13,7 +13,7 @@ const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 const section = readme.slice(readme.indexOf('## Use from Node and Python'));
 const codeBlock = (lang: string) => [...section.matchAll(/```(\w+)\n([\s\S]*?)```/g)].find((m) => m[1] === lang)![2];
 const dir = tempDir('library');
-const numpy = spawnSync('python3', ['-c', 'import numpy'], { stdio: 'ignore' }).status === 0;
+const numpy = PYTHON_WITH_NUMPY !== undefined;
 
 describe('vlc as a library', () => {
   it("runs the README's Node example, importing 'vlc' by name", () => {
@@ -67,7 +67,7 @@ describe.skipIf(!numpy && !process.env.CI)(`the README's numpy snippet${numpy ? 
     const c = vlc(['compress', writeNpy(path.join(dir, 'py.npy'), x, 600, 12), '-o', file, '--device', 'cpu', '--iters', '20', ...args]);
     expect(c.code, c.stderr).toBe(0);
     const snippet = codeBlock('python').replace("'/tmp/demo.vlc'", JSON.stringify(file));
-    const py = spawnSync('python3', ['-c', `${snippet}\nprint(json.dumps({'m': manifest['m'], 'anchors': anchors.tolist(), 'ids': ids.tolist(), 'vectors': vectors.shape}))`], { encoding: 'utf8', maxBuffer: 1 << 26 });
+    const py = spawnSync(PYTHON_WITH_NUMPY ?? 'python3', ['-c', `${snippet}\nprint(json.dumps({'m': manifest['m'], 'anchors': anchors.tolist(), 'ids': ids.tolist(), 'vectors': vectors.shape}))`], { encoding: 'utf8', maxBuffer: 1 << 26 });
     expect(py.status, py.stderr).toBe(0);
     const got = JSON.parse(py.stdout);
     const want = await openVlc(file);

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import h5wasm from 'h5wasm/node';
 import { hasZstd, largeListFile } from '../io/arrow-writers.js';
 import { rng } from '../rng.js';
-import { tempDir, vlc, writeNpy } from './helpers.js';
+import { PYTHON_WITH_NUMPY, tempDir, vlc, writeNpy } from './helpers.js';
 
 const n = 400;
 const d = 32;
@@ -18,10 +18,10 @@ const r = rng(9);
 const x = Float32Array.from({ length: n * d }, () => (r() - 0.5) * 8);
 const original = writeNpy(path.join(dir, 'original.npy'), x, n, d);
 
-const numpy = spawnSync('python3', ['-c', 'import numpy'], { stdio: 'ignore' }).status === 0;
+const numpy = PYTHON_WITH_NUMPY !== undefined;
 /** numpy writes .npz and .csv files here as users' scripts would; CI installs it (.ci/run). */
 function python(script: string): void {
-  execFileSync('python3', ['-c', `import numpy as np\nx = np.load(${JSON.stringify(original)})\n${script}`]);
+  execFileSync(PYTHON_WITH_NUMPY!, ['-c', `import numpy as np\nx = np.load(${JSON.stringify(original)})\n${script}`]);
 }
 
 async function hdf5(file: string): Promise<void> {

@@ -39,13 +39,28 @@ class SequentialCrc {
   }
 }
 
-function notShareable(): SourceRef {
-  throw new Error('a zip member source cannot be handed to a decoder worker');
-}
-
 export interface MemberSource extends ByteSource {
   /** Call once the reader is done: checks length and CRC-32. */
   finish(): void;
+}
+
+/** The ByteSource around a member's readInto (the archive stays open: close() is the caller's). */
+function asMemberSource(archive: ByteSource, m: ZipMember, readInto: (dst: Uint8Array, at: number) => void, finish: () => void): MemberSource {
+  return {
+    name: archive.name,
+    size: m.size,
+    readInto,
+    read: (at, length) => {
+      const out = new Uint8Array(length);
+      readInto(out, at);
+      return out;
+    },
+    get ref(): SourceRef {
+      throw new Error('a zip member source cannot be handed to a decoder worker');
+    },
+    finish,
+    close: () => {},
+  };
 }
 
 /** A stored member: reads go straight to the archive, at the member's offset. */
@@ -58,21 +73,7 @@ export function storedMember(archive: ByteSource, m: ZipMember): MemberSource {
     archive.readInto(dst, m.dataOffset + position);
     crc.see(dst, position);
   };
-  return {
-    name: archive.name,
-    size: m.size,
-    readInto,
-    read: (position, length) => {
-      const out = new Uint8Array(length);
-      readInto(out, position);
-      return out;
-    },
-    get ref() {
-      return notShareable();
-    },
-    finish: () => crc.check(),
-    close: () => {},
-  };
+  return asMemberSource(archive, m, readInto, () => crc.check());
 }
 
 /**
@@ -146,23 +147,9 @@ export function deflatedMember(archive: ByteSource, m: ZipMember): MemberSource 
     take(dst, dst.length);
   };
 
-  return {
-    name: archive.name,
-    size: m.size,
-    readInto,
-    read: (at, length) => {
-      const out = new Uint8Array(length);
-      readInto(out, at);
-      return out;
-    },
-    get ref() {
-      return notShareable();
-    },
-    finish() {
-      while (!ended && pump());
-      if (!ended || produced !== m.size) throw corrupt(`it inflates to ${produced} bytes, the directory says ${m.size}`);
-      crc.check();
-    },
-    close: () => {},
-  };
+  return asMemberSource(archive, m, readInto, () => {
+    while (!ended && pump());
+    if (!ended || produced !== m.size) throw corrupt(`it inflates to ${produced} bytes, the directory says ${m.size}`);
+    crc.check();
+  });
 }
