@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parquetMetadataAsync, parquetReadObjects, parquetSchema } from 'hyparquet';
+import { RecordBatchReader } from 'apache-arrow';
 import { readDataset } from '../../dist/io/read.js';
 import { writeVectors } from '../../dist/io/write.js';
 import { writeAtomic } from '../../dist/io/atomic.js';
@@ -38,6 +39,12 @@ describe('Parquet and safetensors output', () => {
     const file = fileBuffer(p);
     const meta = await parquetMetadataAsync(file);
     expect(parquetSchema(meta).children.map((c) => c.element.name)).toEqual(['id', 'embedding']);
+    // The Arrow schema pyarrow restores the column types from: embedding is FixedSizeList<Float32>[13].
+    const stored = meta.key_value_metadata?.find((kv) => kv.key === 'ARROW:schema')?.value;
+    const message = Buffer.from(stored!, 'base64');
+    const reader = RecordBatchReader.from(new Uint8Array([...message, 0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]));
+    reader.open();
+    expect(reader.schema.fields.map((f) => `${f.name}: ${f.type}`)).toEqual(['id: Int64', 'embedding: FixedSizeList[13]<Float32>']);
     const rows = await parquetReadObjects({ file });
     expect(rows.map((r) => Number(r.id))).toEqual([0, 1, 2, 3, 4, 5, 6]);
     expect(Array.from(rows[4].embedding as number[])).toEqual(Array.from(matrix(7, 13).subarray(4 * 13, 5 * 13)));

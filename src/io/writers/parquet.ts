@@ -1,8 +1,10 @@
 // Parquet writer: an `id` column (INT64, the row number) and an `embedding` column, a LIST of
-// FLOAT with d values per row (the Parquet form of Arrow's FixedSizeList<Float32>), uncompressed
-// PLAIN pages. hyparquet-writer (same author as our reader) serializes the page headers and the
+// FLOAT with d values per row, uncompressed PLAIN pages. That LIST is how Parquet stores Arrow's
+// FixedSizeList<Float32>; like pyarrow, the file also carries the Arrow schema (key ARROW:schema),
+// from which pyarrow and pandas restore the FixedSizeList type. hyparquet-writer (same author as our reader) serializes the page headers and the
 // footer; the pages' bodies are written here, because its general row encoder costs about 1 µs a
 // value and these columns need no encoding beyond copying the floats and a fixed level pattern.
+import { Field, FixedSizeList, Float32, Int64, RecordBatchStreamWriter, Schema } from 'apache-arrow';
 import type { ColumnChunk, FileMetaData, SchemaElement } from 'hyparquet';
 import { ByteWriter } from 'hyparquet-writer';
 import { writePageHeader } from 'hyparquet-writer/src/datapage.js';
@@ -21,6 +23,23 @@ const SCHEMA: SchemaElement[] = [
   { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
   { name: 'element', type: 'FLOAT', repetition_type: 'REQUIRED' },
 ];
+
+/**
+ * The Arrow schema as pyarrow stores it in a Parquet footer: base64 of the IPC schema message
+ * (continuation marker, length, flatbuffer), the first message apache-arrow writes for a stream.
+ */
+function arrowSchema(d: number): string {
+  const schema = new Schema([
+    new Field('id', new Int64(), false),
+    new Field('embedding', new FixedSizeList(d, new Field('element', new Float32(), false)), false),
+  ]);
+  const writer = new RecordBatchStreamWriter();
+  writer.reset(undefined, schema);
+  writer.finish();
+  const stream = writer.toUint8Array(true);
+  const length = new DataView(stream.buffer, stream.byteOffset).getInt32(4, true);
+  return Buffer.from(stream.subarray(0, 8 + length)).toString('base64');
+}
 
 /** ULEB128, as the RLE hybrid encoding writes run headers. */
 function varint(out: number[], v: number): void {
@@ -116,7 +135,15 @@ export async function writeParquet(sink: ByteSink, data: Float32Array, n: number
   };
   w.appendUint32(0x31524150); // PAR1
   const groupRows = o.groupRows ?? Math.max(1, Math.floor(GROUP_BYTES / (d * 4)));
-  const metadata: FileMetaData = { version: 2, schema: SCHEMA, num_rows: BigInt(n), row_groups: [], metadata_length: 0, created_by: `vlc ${VERSION}` };
+  const metadata: FileMetaData = {
+    version: 2,
+    schema: SCHEMA,
+    num_rows: BigInt(n),
+    row_groups: [],
+    metadata_length: 0,
+    created_by: `vlc ${VERSION}`,
+    key_value_metadata: [{ key: 'ARROW:schema', value: arrowSchema(d) }],
+  };
   for (let r0 = 0; r0 < n; r0 += groupRows) {
     const k = Math.min(groupRows, n - r0);
     const start = w.offset;
