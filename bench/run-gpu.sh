@@ -9,7 +9,7 @@
 # VLC_COMMIT=<the commit measured> when that machine's copy of .git may be older than the tree
 # (see /work/shared/gpu/README.md: Node and node_modules travel in .gpu/; without .gpu/peers the
 # PyTorch peer is skipped). Usage: bench/run-gpu.sh [SECTIONS], SECTIONS a comma-separated subset
-# of tests,testcuda,bench,compress,ncu (default: all but ncu).
+# of tests,testcuda,bench,compress,ncu,ncustall (default: all but the ncu ones).
 set -uo pipefail
 OUT=${OUT:-bench/out}
 mkdir -p "$OUT"
@@ -68,13 +68,6 @@ for k in screen_top2 assign_top2 screen_exact reduce_points; do
     node bin/vlc.js bench --device cuda --workloads mnemo --iters 1 -q 2>&1 | grep -vE "^==PROF==|^\s*$" >> "$OUT/ncu.txt"
 done
 tail -60 "$OUT/ncu.txt" | tee -a "$log"
-fi
-if want variants; then
-say "tile variants: GPU tests with p4, then mnemo and prod with p8/p4, screened and direct"
-VLC_CUDA_TILE=p4 node_modules/.bin/vitest run --config vitest.gpu.config.ts 2>&1 | tee "$OUT/gpu-tests-p4.log" | tail -6 | tee -a "$log"
-for t in p8 p4; do for sc in 1 0; do
-  VLC_CUDA_TILE=$t VLC_CUDA_SCREEN=$sc vlc bench --device cuda --workloads mnemo,prod --out "$OUT/bench-$t-s$sc.json" 2>&1 | tee -a "$log"
-done; done
 fi
 if want ncustall; then
 say "ncu: stall reasons and instruction mix of the tiled kernels on mnemo"

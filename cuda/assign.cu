@@ -2,8 +2,8 @@
 // differences Σ_k (x_ik − c_jk)² in f32 (SPEC §3.5: never the norm expansion). No n×m matrix:
 // the minimum is fused into the distance loop.
 //
-// The tiling (cuda/tile.cuh): 128 points per block against anchor tiles of 128, 8×8 per thread,
-// double-buffered 16-dimension chunks. Each thread keeps a running top-2 of its 8 points over its
+// The tiling (cuda/tile.cuh): 64 points per block against anchor tiles of 128, 4×8 per thread,
+// double-buffered 16-dimension chunks. Each thread keeps a running top-2 of its 4 points over its
 // anchors; the 16 threads that share points merge their top-2s with warp shuffles at the end.
 // Ties: the pair (distance, index) is compared lexicographically, so the lowest index wins.
 #include "tile.cuh"
@@ -14,7 +14,7 @@
 
 // LIST: the block's points are list[p0 ..] (the screen's fallback list, *listCount long) instead
 // of p0 .., so the same kernel finishes the points the screen could not decide (screen.cu).
-template <typename T, bool LIST, int PP = 8>
+template <typename T, bool LIST, int PP>
 __device__ void assign_top2(const T *__restrict__ X, const float *__restrict__ C, int n, int d, int m,
                             unsigned *__restrict__ outJ1, float *__restrict__ outD1,
                             unsigned *__restrict__ outJ2, float *__restrict__ outD2,
@@ -69,45 +69,26 @@ __device__ void assign_top2(const T *__restrict__ X, const float *__restrict__ C
   }
 }
 
-// Two builds of the same kernel: one block per SM with every register it wants (occ1), and two
-// blocks per SM capped at 128 registers (a few spills outside the inner loop). occ1 measured
-// faster on the H100 (docs/cuda.md); both stay so the choice can be re-measured on other cards.
+// One build: PP = 4 points per thread, 64 points per block (AS_P), about 115 registers so two
+// blocks (16 warps) fit on an SM (tile.cuh). docs/cuda.md has the measurements that chose it over
+// PP = 8 (one block per SM) for both the full pass and the fallback list.
+#define AS_PP 4
+#define AS_P 64  // points per block: 16·AS_PP
+static_assert(AS_P == 16 * AS_PP, "AS_P is the block's points");
 #define ASSIGN_ARGS(T) const T *X, const float *C, int n, int d, int m, unsigned *j1, float *d1, unsigned *j2, float *d2
-extern "C" __global__ void __launch_bounds__(AS_THREADS, 1) assign_top2_f32(ASSIGN_ARGS(float)) {
-  assign_top2<float, false>(X, C, n, d, m, j1, d1, j2, d2, nullptr, nullptr);
+extern "C" __global__ void __launch_bounds__(AS_THREADS, 2) assign_top2_f32(ASSIGN_ARGS(float)) {
+  assign_top2<float, false, AS_PP>(X, C, n, d, m, j1, d1, j2, d2, nullptr, nullptr);
 }
-extern "C" __global__ void __launch_bounds__(AS_THREADS, 1) assign_top2_f16(ASSIGN_ARGS(__half)) {
-  assign_top2<__half, false>(X, C, n, d, m, j1, d1, j2, d2, nullptr, nullptr);
+extern "C" __global__ void __launch_bounds__(AS_THREADS, 2) assign_top2_f16(ASSIGN_ARGS(__half)) {
+  assign_top2<__half, false, AS_PP>(X, C, n, d, m, j1, d1, j2, d2, nullptr, nullptr);
 }
-// PP = 4: 64 points per block, about half the registers, two blocks per SM (tile.cuh).
-extern "C" __global__ void __launch_bounds__(AS_THREADS, 2) assign_top2_f32_p4(ASSIGN_ARGS(float)) {
-  assign_top2<float, false, 4>(X, C, n, d, m, j1, d1, j2, d2, nullptr, nullptr);
-}
-extern "C" __global__ void __launch_bounds__(AS_THREADS, 2) assign_top2_f16_p4(ASSIGN_ARGS(__half)) {
-  assign_top2<__half, false, 4>(X, C, n, d, m, j1, d1, j2, d2, nullptr, nullptr);
-}
-extern "C" __global__ void __launch_bounds__(AS_THREADS, 2) assign_top2_f32_occ2(ASSIGN_ARGS(float)) {
-  assign_top2<float, false>(X, C, n, d, m, j1, d1, j2, d2, nullptr, nullptr);
-}
-extern "C" __global__ void __launch_bounds__(AS_THREADS, 2) assign_top2_f16_occ2(ASSIGN_ARGS(__half)) {
-  assign_top2<__half, false>(X, C, n, d, m, j1, d1, j2, d2, nullptr, nullptr);
-}
-// The screen's fallback: the same exact pass over the listed points only. The list is short (a few
-// % of n), so few blocks run and each walks all m anchors: the p4 build (64 points per block, two
-// blocks per SM) spreads it over twice as many blocks. The p8 build stays for comparison.
-extern "C" __global__ void __launch_bounds__(AS_THREADS, 1)
+// The screen's fallback: the same exact pass over the listed points only (a few % of n, so the
+// smaller blocks of this build spread them over more of the GPU).
+extern "C" __global__ void __launch_bounds__(AS_THREADS, 2)
 assign_list_f32(ASSIGN_ARGS(float), const unsigned *list, const unsigned *count) {
-  assign_top2<float, true>(X, C, n, d, m, j1, d1, j2, d2, list, count);
+  assign_top2<float, true, AS_PP>(X, C, n, d, m, j1, d1, j2, d2, list, count);
 }
-extern "C" __global__ void __launch_bounds__(AS_THREADS, 1)
+extern "C" __global__ void __launch_bounds__(AS_THREADS, 2)
 assign_list_f16(ASSIGN_ARGS(__half), const unsigned *list, const unsigned *count) {
-  assign_top2<__half, true>(X, C, n, d, m, j1, d1, j2, d2, list, count);
-}
-extern "C" __global__ void __launch_bounds__(AS_THREADS, 2)
-assign_list_f32_p4(ASSIGN_ARGS(float), const unsigned *list, const unsigned *count) {
-  assign_top2<float, true, 4>(X, C, n, d, m, j1, d1, j2, d2, list, count);
-}
-extern "C" __global__ void __launch_bounds__(AS_THREADS, 2)
-assign_list_f16_p4(ASSIGN_ARGS(__half), const unsigned *list, const unsigned *count) {
-  assign_top2<__half, true, 4>(X, C, n, d, m, j1, d1, j2, d2, list, count);
+  assign_top2<__half, true, AS_PP>(X, C, n, d, m, j1, d1, j2, d2, list, count);
 }

@@ -3,15 +3,18 @@
 // the farthest point, and per block the energy and changed-assignment partials.
 //
 // One warp per point (lanes split the dimensions), per-point atomics into per-anchor
-// accumulators: no per-anchor scan over the n points. S and W are accumulated in 64-bit fixed
-// point (integer atomics are associative), so a pass gives the same bits whatever the order in
-// which the atomics land: same input + seed + device ⇒ same anchors. The scales are chosen by
-// the host from the data's largest |x| so that no sum can overflow (engine.ts: fixedScales).
-// The grid is fixed for a given device, so the per-block partials are summed in a fixed order.
+// accumulators: no per-anchor scan over the n points. Every sum is an integer: S, W, sse and the
+// energy in 64-bit fixed point (each term rounded to an integer once, then added with integer
+// atomics, which are associative), counts and changes as counts, the farthest point as a max.
+// So a pass gives the same bits whatever the order in which the atomics land, the grid, the
+// tiles, or how the rows are split between devices (src/backend/sharded/): sums of several
+// shards are the integer sums of their parts. The scales come from the host
+// (src/backend/fixed.ts: passScales, from the whole data's n and largest |x|) so that no sum can
+// overflow.
 //
-// X may be one tile of the data (engine.ts streams vectors that do not fit on the GPU): the
-// per-point pointers are then offset to the tile and `first` is the data row of X's row 0, so
-// the farthest point is recorded by its index in the whole data.
+// X may be one tile or one shard of the data: the per-point pointers are then offset to it and
+// `first` is the data row of X's row 0, so the farthest point is recorded by its index in the
+// whole data.
 #include "common.cuh"
 
 #define RD_THREADS 256
@@ -34,13 +37,13 @@ __device__ void reduce_points(const T *__restrict__ X, int n, int d,
                               const unsigned *__restrict__ J1, const float *__restrict__ D1,
                               const unsigned *__restrict__ J2, const float *__restrict__ D2,
                               unsigned *__restrict__ assign, const double *__restrict__ H,
-                              double temperature, int accumulate, double sScale, double wScale,
-                              long long *S, long long *W, unsigned *count, double *sse,
-                              unsigned long long *far, double *partial, int first) {
-  __shared__ double shE[RD_THREADS / 32], shC[RD_THREADS / 32];
+                              double temperature, int accumulate, double sScale, double wScale, double eScale,
+                              long long *S, long long *W, unsigned *count, long long *sse,
+                              unsigned long long *far, long long *partial, int first) {
+  __shared__ long long shE[RD_THREADS / 32], shC[RD_THREADS / 32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const long long warps = (long long)gridDim.x * (RD_THREADS / 32);
-  double energy = 0.0, changed = 0.0;  // lane 0's running sums, points in a fixed order
+  long long energy = 0, changed = 0;  // lane 0's running sums (fixed point, integers)
   // Software pipelining: the next point's top-2 and previous assignment are loaded while the
   // current one is accumulated, so a warp is not stalled on each point's loads in turn.
   long long i = (long long)blockIdx.x * (RD_THREADS / 32) + warp;
@@ -61,13 +64,14 @@ __device__ void reduce_points(const T *__restrict__ X, int n, int d,
     if (w2 < MIN_SHARE) w2 = 0.0;
     const double w1 = 1.0 - w2;
     if (lane == 0) {
+      const long long e = __double2ll_rn((double)da * eScale);  // this point's d1 in fixed point
       atomicAdd(count + a, 1u);
-      atomicAdd(sse + a, (double)da);
+      atomicAdd(reinterpret_cast<unsigned long long *>(sse + a), (unsigned long long)e);
       // Largest distance wins; among equal distances the lowest i (stored inverted).
       atomicMax(far + a, ((unsigned long long)__float_as_uint(da) << 32) | (unsigned long long)(NONE - (unsigned)(first + i)));
-      changed += old != a ? 1.0 : 0.0;
+      changed += old != a ? 1 : 0;
       assign[i] = a;
-      energy += da;
+      energy += e;
     }
     if (accumulate) {
       const double wa = w1 * robust(da, H[a]);
@@ -91,7 +95,7 @@ __device__ void reduce_points(const T *__restrict__ X, int n, int d,
   }
   __syncthreads();
   if (threadIdx.x == 0) {
-    double e = 0.0, c = 0.0;
+    long long e = 0, c = 0;
     for (int w = 0; w < RD_THREADS / 32; w++) {
       e += shE[w];
       c += shC[w];
@@ -101,24 +105,25 @@ __device__ void reduce_points(const T *__restrict__ X, int n, int d,
   }
 }
 
-#define REDUCE_ARGS(T)                                                                           \
-  const T *X, int n, int d, const unsigned *J1, const float *D1, const unsigned *J2,           \
-      const float *D2, unsigned *assign, const double *H, double temperature, int accumulate, \
-      double sScale, double wScale, long long *S, long long *W, unsigned *count, double *sse,  \
-      unsigned long long *far, double *partial, int first
-#define REDUCE_PASS X, n, d, J1, D1, J2, D2, assign, H, temperature, accumulate, sScale, wScale, S, W, count, sse, far, partial, first
+#define REDUCE_ARGS(T)                                                                                     \
+  const T *X, int n, int d, const unsigned *J1, const float *D1, const unsigned *J2,                     \
+      const float *D2, unsigned *assign, const double *H, double temperature, int accumulate,           \
+      double sScale, double wScale, double eScale, long long *S, long long *W, unsigned *count,         \
+      long long *sse, unsigned long long *far, long long *partial, int first
+#define REDUCE_PASS \
+  X, n, d, J1, D1, J2, D2, assign, H, temperature, accumulate, sScale, wScale, eScale, S, W, count, sse, far, partial, first
 
 extern "C" __global__ void __launch_bounds__(RD_THREADS) reduce_points_f32(REDUCE_ARGS(float)) { reduce_points(REDUCE_PASS); }
 extern "C" __global__ void __launch_bounds__(RD_THREADS) reduce_points_f16(REDUCE_ARGS(__half)) { reduce_points(REDUCE_PASS); }
 
-// One block: out[0] = Σ energy partials, out[1] = Σ changed partials, in a fixed order;
-// out[2] = the length of the screen's fallback list (screen.cu), -1 when `fallback` is null (no
-// screen; or a tiled pass, whose list restarts with each tile, so the engine counts it per tile).
-// Tiled, `partial` holds the blocks of every tile, one after the other: still one fixed order.
-extern "C" __global__ void __launch_bounds__(RD_THREADS) pass_end(const double *partial, int blocks,
-                                                                  const unsigned *fallback, double *out) {
-  __shared__ double shE[RD_THREADS], shC[RD_THREADS];
-  double e = 0.0, c = 0.0;
+// One block: out[0] = Σ energy partials (fixed point), out[1] = Σ changed partials; out[2] = the
+// length of the screen's fallback list (screen.cu), -1 when `fallback` is null (no screen; or a
+// tiled pass, whose list restarts with each tile, so the engine counts it per tile). Tiled,
+// `partial` holds the blocks of every tile, one after the other. Integer sums: any order is exact.
+extern "C" __global__ void __launch_bounds__(RD_THREADS) pass_end(const long long *partial, int blocks,
+                                                                  const unsigned *fallback, long long *out) {
+  __shared__ long long shE[RD_THREADS], shC[RD_THREADS];
+  long long e = 0, c = 0;
   for (int b = threadIdx.x; b < blocks; b += RD_THREADS) {
     e += partial[2 * b];
     c += partial[2 * b + 1];
@@ -136,6 +141,6 @@ extern "C" __global__ void __launch_bounds__(RD_THREADS) pass_end(const double *
   if (threadIdx.x == 0) {
     out[0] = shE[0];
     out[1] = shC[0];
-    out[2] = fallback ? (double)*fallback : -1.0;
+    out[2] = fallback ? (long long)*fallback : -1;
   }
 }

@@ -58,7 +58,7 @@ extern "C" __global__ void __launch_bounds__(1024) anchor_norms(const float *C, 
 }
 
 // The tiling of assign.cu (cuda/tile.cuh), accumulating x·c instead of (x − c)².
-template <typename T, int PP = 8>
+template <typename T, int PP>
 __device__ void screen_top2(const T *__restrict__ X, const float *__restrict__ C, const float *__restrict__ xx,
                             const float *__restrict__ cc, int n, int d, int m,
                             unsigned *__restrict__ J1, unsigned *__restrict__ J2, unsigned *__restrict__ J3,
@@ -109,27 +109,24 @@ __device__ void screen_top2(const T *__restrict__ X, const float *__restrict__ C
   }
 }
 
+// PP = 4 (SC_P = 64 points per block, two blocks per SM), as assign.cu: docs/cuda.md.
+#define SC_PP 4
+#define SC_P 64  // points per block: 16·SC_PP
+static_assert(SC_P == 16 * SC_PP, "SC_P is the block's points");
 #define SCREEN_ARGS(T) const T *X, const float *C, const float *xx, const float *cc, int n, int d, int m, \
                        unsigned *J1, unsigned *J2, unsigned *J3, float *A2, float *A4
-extern "C" __global__ void __launch_bounds__(SC_THREADS, 1) screen_top2_f32(SCREEN_ARGS(float)) {
-  screen_top2(X, C, xx, cc, n, d, m, J1, J2, J3, A2, A4);
+extern "C" __global__ void __launch_bounds__(SC_THREADS, 2) screen_top2_f32(SCREEN_ARGS(float)) {
+  screen_top2<float, SC_PP>(X, C, xx, cc, n, d, m, J1, J2, J3, A2, A4);
 }
-extern "C" __global__ void __launch_bounds__(SC_THREADS, 1) screen_top2_f16(SCREEN_ARGS(__half)) {
-  screen_top2(X, C, xx, cc, n, d, m, J1, J2, J3, A2, A4);
-}
-// PP = 4: 64 points per block, two blocks per SM (tile.cuh).
-extern "C" __global__ void __launch_bounds__(SC_THREADS, 2) screen_top2_f32_p4(SCREEN_ARGS(float)) {
-  screen_top2<float, 4>(X, C, xx, cc, n, d, m, J1, J2, J3, A2, A4);
-}
-extern "C" __global__ void __launch_bounds__(SC_THREADS, 2) screen_top2_f16_p4(SCREEN_ARGS(__half)) {
-  screen_top2<__half, 4>(X, C, xx, cc, n, d, m, J1, J2, J3, A2, A4);
+extern "C" __global__ void __launch_bounds__(SC_THREADS, 2) screen_top2_f16(SCREEN_ARGS(__half)) {
+  screen_top2<__half, SC_PP>(X, C, xx, cc, n, d, m, J1, J2, J3, A2, A4);
 }
 
 // One warp per point: when the screen's margin holds, the exact (direct) distances to the three
 // candidates give the top-2 (ties: lower index); otherwise the point joins the fallback list.
 // In: J1/J2/J3 candidates, D1 = a2, D2 = a4 (from screen_top2 or screen_tc). Out: J1, D1, J2, D2
 // exact. bcoef: B = bcoef·(‖x‖ + max‖c‖)², the bound of the screen that ran (the host computes it,
-// screenBound() in src/backend/cuda/engine.ts: (2γ + 8u) for screen_top2, more for screen_tc).
+// screenBound() in src/backend/cuda/numerics.ts: (2γ + 8u) for screen_top2, more for screen_tc).
 template <typename T>
 __device__ void screen_exact(const T *X, const float *C, const float *xx, const float *ccMax, float bcoef, int n, int d,
                              unsigned *J1, float *D1, unsigned *J2, float *D2, const unsigned *J3,

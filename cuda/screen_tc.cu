@@ -8,7 +8,7 @@
 // hi = tf32(v), lo = tf32(v − hi) (v − hi is exact in f32) and |e| <= 2^-22·|v|; then
 // x·c ≈ Σ hi·hi' + hi·lo' + lo·hi'. Products of 11-bit significands are exact in f32; the dropped
 // lo·lo' and e terms are below 3·2^-22·|x_k c_k| per element. f16 vectors are exact in TF32 (lo = 0)
-// so their lo·hi' product is skipped. The host's screenBound() (src/backend/cuda/engine.ts) turns
+// so their lo·hi' product is skipped. The host's screenBound() (src/backend/cuda/numerics.ts) turns
 // this into B, allowing each mma a generous accumulation error (tensor cores align and truncate
 // rather than round).
 //
@@ -51,9 +51,9 @@ __device__ __forceinline__ void mma_tf32(float (&acc)[4], const unsigned (&a)[4]
 __device__ __forceinline__ int tc_row(int wp, int g, int p) { return wp + 16 * (p >> 1) + g + 8 * (p & 1); }
 
 // SPLIT_X = false for f16 vectors (exact in TF32: no lo part). The chunks sit in shared memory as
-// f32 and each warp splits the values it loads: measured faster on the H100 (mnemo 3.42 vs 3.67
-// ms per iteration) than splitting once when staging (hi and lo arrays, chunks of 8 dimensions to
-// stay within 48 KB), which doubles the shared loads and the barriers.
+// f32 and each warp splits the values it loads: measured faster (docs/cuda.md, the variants table)
+// than splitting once when staging (hi and lo arrays, chunks of 8 dimensions to stay within 48 KB),
+// which doubles the shared loads and the barriers.
 template <typename T, bool SPLIT_X>
 __device__ void screen_tc(const T *__restrict__ X, const float *__restrict__ C, const float *__restrict__ xx,
                           const float *__restrict__ cc, int n, int d, int m,

@@ -1,32 +1,38 @@
 // k-means++ seeding support (Engine.seedBegin / seedAdd / seedTry / seedPick).
 // D[i] is a resident per-point f32 array. Each block owns a contiguous range of SEED_POINTS
-// points and writes the f64 sum of its D values to partial[block], so the host can locate the
-// block that holds a sampling target (seedPick) from a small download, in a fixed order.
+// points and writes the sum of its D values to partial[block], so the host can locate the block
+// that holds a sampling target (seedPick) from a small download. The sums are exact: each D
+// value counts as the integer floor(D·seedScale), and the host chose seedScale so that the sum
+// over all the data stays below 2^52 (src/backend/fixed.ts: seedScale); each block sum is an
+// integer, exact as a double, and so is every sum of block sums, in any order and across shards.
 #include "common.cuh"
 
 #define SEED_THREADS 256
 #define SEED_POINTS 256  // points per block (contiguous), 8 warps × 32, four at a time
 
-__device__ __forceinline__ double block_sum(double v, double *shm) {
+__device__ __forceinline__ long long block_sum(long long v, long long *shm) {
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   if (lane == 0) shm[warp] = v;
   __syncthreads();
-  double t = 0.0;
+  long long t = 0;
   if (threadIdx.x == 0)
     for (int w = 0; w < SEED_THREADS / 32; w++) t += shm[w];
   __syncthreads();
   return t;  // valid on thread 0
 }
 
+// D as the integer the sums count (the top of the file).
+__device__ __forceinline__ long long fixed_d(float v, double seedScale) { return __double2ll_rd((double)v * seedScale); }
+
 // mode 0: D[i] = dist(x_i, c); mode 1: D[i] = min(D[i], dist(x_i, c)). partial[b] = Σ D over block b.
 // Each warp takes four points at a time (independent loads in flight), lanes over dimensions.
 template <typename T>
-__device__ void seed_dist(const T *X, int n, int d, const float *c, float *D, int mode, double *partial) {
-  __shared__ double shm[SEED_THREADS / 32];
+__device__ void seed_dist(const T *X, int n, int d, const float *c, float *D, int mode, double seedScale, double *partial) {
+  __shared__ long long shm[SEED_THREADS / 32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const long long first = (long long)blockIdx.x * SEED_POINTS;
-  double mine = 0.0;  // accumulated on lane 0, points in increasing order
+  long long mine = 0;  // accumulated on lane 0
   for (int p = warp * 4; p < SEED_POINTS; p += (SEED_THREADS / 32) * 4) {
     const long long i0 = first + p;
     if (i0 >= n) break;
@@ -50,12 +56,12 @@ __device__ void seed_dist(const T *X, int n, int d, const float *c, float *D, in
           float v = s[q];
           if (mode == 1) v = fminf(v, D[i0 + q]);
           D[i0 + q] = v;
-          mine += v;
+          mine += fixed_d(v, seedScale);
         }
     }
   }
-  const double t = block_sum(lane == 0 ? mine : 0.0, shm);
-  if (threadIdx.x == 0) partial[blockIdx.x] = t;
+  const long long t = block_sum(lane == 0 ? mine : 0, shm);
+  if (threadIdx.x == 0) partial[blockIdx.x] = (double)t;
 }
 
 // For L candidates C (L×d): partial[b*L + l] = Σ over block b of min(D[i], dist(x_i, c_l)). D unchanged.
@@ -63,46 +69,44 @@ __device__ void seed_dist(const T *X, int n, int d, const float *c, float *D, in
 // memory once per group rather than once per candidate.
 #define SEED_TRY_GROUP 32
 template <typename T>
-__device__ void seed_try(const T *X, int n, int d, const float *C, int L, const float *D, double *partial) {
-  __shared__ double shm[SEED_THREADS / 32];
-  __shared__ double mine[SEED_THREADS / 32][SEED_TRY_GROUP];  // per warp, per candidate (lane 0 writes)
+__device__ void seed_try(const T *X, int n, int d, const float *C, int L, const float *D, double seedScale, double *partial) {
+  __shared__ long long shm[SEED_THREADS / 32];
+  __shared__ long long mine[SEED_THREADS / 32][SEED_TRY_GROUP];  // per warp, per candidate (lane 0 writes)
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const long long first = (long long)blockIdx.x * SEED_POINTS;
   for (int l0 = 0; l0 < L; l0 += SEED_TRY_GROUP) {
     const int g = min(SEED_TRY_GROUP, L - l0);
     if (lane == 0)
-      for (int l = 0; l < g; l++) mine[warp][l] = 0.0;
+      for (int l = 0; l < g; l++) mine[warp][l] = 0;
     for (int p = warp; p < SEED_POINTS; p += SEED_THREADS / 32) {
       const long long i = first + p;
       if (i >= n) break;
       const float Di = D[i];
       for (int l = 0; l < g; l++) {
         const float v = fminf(Di, warp_dist(X, d, i, C + (size_t)(l0 + l) * d, lane));
-        if (lane == 0) mine[warp][l] += v;
+        if (lane == 0) mine[warp][l] += fixed_d(v, seedScale);
       }
     }
     for (int l = 0; l < g; l++) {
-      const double t = block_sum(lane == 0 ? mine[warp][l] : 0.0, shm);
-      if (threadIdx.x == 0) partial[(size_t)blockIdx.x * L + l0 + l] = t;
+      const long long t = block_sum(lane == 0 ? mine[warp][l] : 0, shm);
+      if (threadIdx.x == 0) partial[(size_t)blockIdx.x * L + l0 + l] = (double)t;
     }
   }
 }
 
-extern "C" __global__ void __launch_bounds__(SEED_THREADS)
-seed_dist_f32(const float *X, int n, int d, const float *c, float *D, int mode, double *partial) {
-  seed_dist(X, n, d, c, D, mode, partial);
+#define SEED_DIST_ARGS(T) const T *X, int n, int d, const float *c, float *D, int mode, double seedScale, double *partial
+#define SEED_TRY_ARGS(T) const T *X, int n, int d, const float *C, int L, const float *D, double seedScale, double *partial
+extern "C" __global__ void __launch_bounds__(SEED_THREADS) seed_dist_f32(SEED_DIST_ARGS(float)) {
+  seed_dist(X, n, d, c, D, mode, seedScale, partial);
 }
-extern "C" __global__ void __launch_bounds__(SEED_THREADS)
-seed_dist_f16(const __half *X, int n, int d, const float *c, float *D, int mode, double *partial) {
-  seed_dist(X, n, d, c, D, mode, partial);
+extern "C" __global__ void __launch_bounds__(SEED_THREADS) seed_dist_f16(SEED_DIST_ARGS(__half)) {
+  seed_dist(X, n, d, c, D, mode, seedScale, partial);
 }
-extern "C" __global__ void __launch_bounds__(SEED_THREADS)
-seed_try_f32(const float *X, int n, int d, const float *C, int L, const float *D, double *partial) {
-  seed_try(X, n, d, C, L, D, partial);
+extern "C" __global__ void __launch_bounds__(SEED_THREADS) seed_try_f32(SEED_TRY_ARGS(float)) {
+  seed_try(X, n, d, C, L, D, seedScale, partial);
 }
-extern "C" __global__ void __launch_bounds__(SEED_THREADS)
-seed_try_f16(const __half *X, int n, int d, const float *C, int L, const float *D, double *partial) {
-  seed_try(X, n, d, C, L, D, partial);
+extern "C" __global__ void __launch_bounds__(SEED_THREADS) seed_try_f16(SEED_TRY_ARGS(__half)) {
+  seed_try(X, n, d, C, L, D, seedScale, partial);
 }
 
 // Largest |x| over the data as f32 bits (non-negative floats order like their bits), for the

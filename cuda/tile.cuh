@@ -1,17 +1,16 @@
 // The register-tiled loop shared by assign.cu (direct differences) and screen.cu (dot products):
-// a block of 256 threads owns 128 points and walks over all anchors in tiles of 128; each thread
-// accumulates 8 points × 8 anchors. Points and anchors are staged through shared memory in chunks
+// a block of 256 threads owns 16·PP points and walks over all anchors in tiles of 128; each thread
+// accumulates PP points × 8 anchors. Points and anchors are staged through shared memory in chunks
 // of 16 dimensions, double-buffered: while the block computes on one stage, the next chunk is
 // already loading into registers and is stored into the other stage, so each chunk costs one
-// barrier. Thread (ty, tx) owns points ty*4+{0..3}, 64+ty*4+{0..3} of the block and anchors
-// tx*4+{0..3}, 64+tx*4+{0..3} of each tile (16-byte shared loads, broadcast across the warp).
-// PP (points per thread) = 8 is that layout; PP = 4 halves the block's points (64) and the
-// registers, so that two blocks (16 warps) fit on an SM: the "_p4" kernels.
+// barrier. Thread (ty, tx) owns points ty*4+{0..3} (and 64+ty*4+{0..3} when PP = 8) of the block
+// and anchors tx*4+{0..3}, 64+tx*4+{0..3} of each tile (16-byte shared loads, broadcast across
+// the warp). The kernels build PP = 4 (64 points per block, about 115 registers, two blocks of 8
+// warps per SM); PP = 8 (128 points, one block per SM) is the layout docs/cuda.md compares it with.
 #pragma once
 #include "common.cuh"
 
 #define TL_THREADS 256
-#define TL_P 128  // points per block with PP = 8 (16·PP in general)
 #define TL_A 128  // anchors per tile
 #define TL_K 16   // dimensions per chunk
 #define TL_PAD 4  // shared row padding (keeps 16-byte alignment, spreads banks)

@@ -1,20 +1,21 @@
 // update: the per-anchor steps around a reduce pass.
 //   pass_begin: the Huber thresholds of the coming pass from the previous pass's statistics
-//               (types.ts: H_j = h² · sse_j / count_j, +inf when disabled or empty), then zero the
-//               accumulators. Statistics of a pass stay readable (Engine.stats) until the next one.
+//               (types.ts: H_j = h² · sse_j / count_j, +inf when disabled or empty; sse in fixed
+//               point of scale eScale, reduce.cu), then zero the accumulators. Statistics of a pass
+//               stay readable (Engine.stats) until the next one.
 //   update_anchors: c_j ← c_j + s·(S_j / W_j − c_j) for every anchor with W_j > 0.
 #include <stdint.h>
 
 __device__ __forceinline__ double pos_inf() { return __longlong_as_double(0x7ff0000000000000LL); }
 
-extern "C" __global__ void pass_begin(int m, int d, double huber, int hasPrev, unsigned *count, double *sse,
-                                      unsigned long long *far, long long *W, long long *S, double *H) {
+extern "C" __global__ void pass_begin(int m, int d, double huber, int hasPrev, double eScale, unsigned *count,
+                                      long long *sse, unsigned long long *far, long long *W, long long *S, double *H) {
   const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (idx < m) {
     const unsigned c = count[idx];
-    H[idx] = (huber > 0.0 && hasPrev && c > 0) ? huber * huber * sse[idx] / (double)c : pos_inf();
+    H[idx] = (huber > 0.0 && hasPrev && c > 0) ? huber * huber * ((double)sse[idx] / eScale) / (double)c : pos_inf();
     count[idx] = 0;
-    sse[idx] = 0.0;
+    sse[idx] = 0;
     far[idx] = 0ull;
     W[idx] = 0;
   }

@@ -5,6 +5,7 @@ import { log } from '../log.js';
 import type { Backend } from './types.js';
 import { createCpuBackend } from './cpu/index.js';
 import { probeCuda, createCudaBackend } from './cuda/index.js';
+import { shardedBackend } from './sharded/backend.js';
 
 export type DeviceChoice = 'auto' | 'cuda' | 'cpu';
 
@@ -14,22 +15,50 @@ export interface SelectOptions {
   threads?: number;
 }
 
+/**
+ * Tests (until --gpu takes a list of GPUs): every backend selectBackend makes is sharded over this
+ * many engines — CUDA: GPUs gpu, gpu + 1, ... (modulo the GPUs present); CPU: that many CPU
+ * engines sharing the threads — so the real commands run sharded. 1 (the default) turns it off.
+ */
+let shardsForTests = 1;
+export function setShardsForTests(shards = 1): void {
+  shardsForTests = shards;
+}
+
+function cpuBackend(o: SelectOptions): Backend {
+  if (shardsForTests <= 1) return createCpuBackend({ threads: o.threads });
+  const threads = o.threads === undefined ? undefined : Math.max(1, Math.floor(o.threads / shardsForTests));
+  return shardedBackend(Array.from({ length: shardsForTests }, () => createCpuBackend({ threads })));
+}
+
+async function cudaBackend(o: SelectOptions, gpus: number): Promise<Backend> {
+  if (shardsForTests <= 1) return createCudaBackend(o.gpu);
+  const members: Backend[] = [];
+  try {
+    for (let k = 0; k < shardsForTests; k++) members.push(await createCudaBackend(k === 0 ? o.gpu : (o.gpu + k) % gpus));
+  } catch (e) {
+    await Promise.allSettled(members.map((b) => b.close()));
+    throw e;
+  }
+  return shardedBackend(members);
+}
+
 export async function selectBackend(o: SelectOptions): Promise<Backend> {
-  if (o.device === 'cpu') return createCpuBackend({ threads: o.threads });
+  if (o.device === 'cpu') return cpuBackend(o);
   const probe = probeCuda();
   if (!probe.ok) {
     if (o.device === 'cuda') throw new DeviceError(`--device cuda: ${probe.reason}`);
     log().info(`using the CPU: ${probe.reason}`);
-    return createCpuBackend({ threads: o.threads });
+    return cpuBackend(o);
   }
-  if (o.device === 'cuda') return createCudaBackend(o.gpu);
+  if (o.device === 'cuda') return cudaBackend(o, probe.devices.length);
   // auto: a GPU that is seen but cannot be used (PTX too new for the driver, no memory...) also
   // falls back, with one line saying why; a bad --gpu index stays a usage error.
   try {
-    return await createCudaBackend(o.gpu);
+    return await cudaBackend(o, probe.devices.length);
   } catch (e) {
     if (!(e instanceof DeviceError)) throw e;
     log().info(`using the CPU: ${e.message}`);
-    return createCpuBackend({ threads: o.threads });
+    return cpuBackend(o);
   }
 }

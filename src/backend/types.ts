@@ -35,9 +35,24 @@
 //     i.e. the nearest other anchor; dist(a, a) = 0, so j1 is a itself unless an exact duplicate
 //     with a lower index came first, which is then the answer (distance 0). m < 2: +∞ and −1.
 //
-// Each backend sums in its own way (S and W as 64-bit fixed-point atomics on the GPU,
-// cuda/reduce.cu; f64 in point order on the CPU); the two backends agree to the tolerances of
-// SPEC §3.4, not bit for bit.
+// HOW THE SUMS ARE TAKEN (fixed.ts). Every sum over points that a later decision reads — S, W,
+// count, sse, the energy, changed, and the k-means++ sums — is a sum of integers: each term is
+// rounded once to an integer at a power-of-two scale chosen from the WHOLE data's n and largest
+// |x| (told to the engine by setGlobal when it holds a shard), and integers add exactly in any
+// order; far combines by a max. So an engine's results do not depend on threads, blocks, tiles,
+// or on how the rows are split between engines: a sharded engine (sharded/engine.ts) over any
+// number of engines of one kind gives exactly the bytes of one engine of that kind. The GPU sums
+// in int64 with 61 bits of range, the CPU in doubles with 52 (exact integers); their rounding
+// differs, so the two backends agree to the tolerances of SPEC §3.4, not bit for bit.
+//
+// AN ITERATION in two steps, so that shards can combine between them:
+//   accumulate(p) -> Partials: the pass over this engine's rows (assignments updated, the sums
+//     taken), nothing applied;
+//   applyUpdate(total, p) -> IterStats: the combined Partials of every shard become this pass's
+//     statistics (stats(), the next pass's Huber thresholds) and move the anchors (p.step).
+// iterate(p) is the two in one on a single engine, without the partials leaving the device (the
+// GPU's hot path: one wait and a 24-byte download per iteration); it gives the same result as
+// applyUpdate(accumulate(p), p).
 
 import type { Dataset } from '../io/dataset.js';
 
@@ -74,35 +89,85 @@ export interface AnchorStats {
   farDist: Float64Array;
 }
 
+/**
+ * One pass's sums over an engine's rows, in the fixed point of the pass (every shard the same
+ * scales): combined across shards by adding `sums` and taking the max of `far`, element-wise
+ * (exact either way), which is all sharded/comm.ts needs to know.
+ */
+export interface Partials {
+  /** int64: S (m×d, row-major), then W (m), count (m), sse (m), changed (1). See partialLayout. */
+  sums: BigInt64Array;
+  /** Per anchor its farthest point, packed by fixed.ts packFar (0 = no point): combined by max. */
+  far: BigInt64Array;
+}
+
+/** Where each quantity sits in Partials.sums for m anchors of d dimensions. */
+export function partialLayout(m: number, d: number) {
+  const S = 0, W = m * d, count = W + m, sse = count + m, changed = sse + m;
+  return { S, W, count, sse, changed, length: changed + 1 };
+}
+
+/** The whole data's figures, for an engine that holds rows [rowOffset, rowOffset + its n) of it. */
+export interface GlobalFigures {
+  n: number;
+  maxAbs: number;
+  rowOffset: number;
+}
+
 /** Each anchor's nearest other anchor: squared distance (f32 kernel values) and index. */
 export interface NearestAnchors {
   dist: Float64Array;
   idx: Int32Array;
 }
 
-/** One dataset loaded on one device, with m anchors. Every method may be awaited. */
+/**
+ * A dataset (or one shard of it: rows [rowOffset, rowOffset + n) of the whole) loaded on one
+ * device, with m anchors. Every method may be awaited.
+ */
 export interface Engine {
+  /** Rows this engine holds (a shard's own rows; a sharded engine's: all of them). */
   readonly n: number;
   readonly d: number;
   readonly m: number;
+  /** Largest |x| over this engine's rows, measured when it was opened. */
+  readonly maxAbs: number;
+  /**
+   * Tell a shard the whole data's figures before its first seeding call or pass: the fixed-point
+   * scales, the energy's mean and the farthest points' indexes use them. Default: its own rows.
+   */
+  setGlobal(g: GlobalFigures): void;
 
   // --- k-means++ seeding (D² sampling). D[i] is a resident per-point array. ---
-  /** D[i] = dist(x_i, c) for one candidate c (length d); returns Σ D. */
+  // The sums count each D[i] as floor(D[i] / seedUnit) units (fixed.ts), so they are exact
+  // multiples of seedUnit that add up exactly across shards.
+  /** D[i] = dist(x_i, c) for one candidate c (length d); returns Σ D. Sets seedUnit (from c's range). */
   seedBegin(c: Float32Array): Promise<number>;
   /** For each of L candidates (L×d, row-major) return Σ_i min(D[i], dist(x_i, c_l)); D unchanged. */
   seedTry(cands: Float32Array): Promise<Float64Array>;
   /** D[i] = min(D[i], dist(x_i, c)); returns the new Σ D. */
   seedAdd(c: Float32Array): Promise<number>;
-  /** The smallest i whose prefix sum D[0] + … + D[i] exceeds target (target in [0, Σ D)). */
+  /**
+   * The smallest i (of this engine's rows) whose prefix sum D[0] + … + D[i], in units, exceeds
+   * target (target in [0, Σ D)); at or past Σ D, the last i with a non-zero share.
+   */
   seedPick(target: number): Promise<number>;
+  /** The unit of the seeding sums since the last seedBegin. */
+  readonly seedUnit: number;
   /** Vector i as f32 (length d). */
   row(i: number): Promise<Float32Array>;
 
   // --- the loop ---
   setAnchors(anchors: Float32Array): Promise<void>;
   getAnchors(): Promise<Float32Array>;
+  /** One pass: accumulate(p) then applyUpdate of its own partials, kept on the device. */
   iterate(p: IterParams): Promise<IterStats>;
+  /** iterate({ temperature: 0, step: 0, huber: 0 }): the exact hard pass, anchors unchanged. */
   finalize(): Promise<IterStats>;
+  /** The pass over this engine's rows: assignments updated, sums taken, nothing applied. */
+  accumulate(p: IterParams): Promise<Partials>;
+  /** The combined partials of every shard become this pass's statistics; the anchors move by p.step. */
+  applyUpdate(total: Partials, p: IterParams): Promise<IterStats>;
+  /** Statistics of the last pass (of the whole data once applyUpdate has installed them). */
   stats(): Promise<AnchorStats>;
   /** The assignment of every point (n-sized download; call once, at the end). */
   assignments(): Promise<Uint32Array>;

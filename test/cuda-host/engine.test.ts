@@ -23,20 +23,20 @@ function randomData(n: number, d: number, dtype: 'f32' | 'f16', seed: number): {
   return { ds: { n, d, dtype, data, format: 'test', dropped: 0 }, X };
 }
 
-async function open(ds: Dataset, m: number, screen = false, tile: 'p8' | 'p4' = 'p8') {
+async function open(ds: Dataset, m: number, screen = false, tensorCores = true) {
   const fake = new FakeCuda();
   setDriverForTests(fake.api);
-  const backend = await createCudaBackend(0);
-  const engine = await backend.open(ds, m, { screen, tile });
+  const backend = await createCudaBackend(0, {});
+  const engine = await backend.open(ds, m, { screen, tensorCores });
   return { fake, backend, engine };
 }
 
 describe('CUDA engine through the fake driver', () => {
-  for (const [dtype, screen, tile] of [['f32', false, 'p8'], ['f16', false, 'p4'], ['f32', true, 'p4'], ['f16', true, 'p8']] as const) {
-    it(`iterate/finalize/stats match the reference (${dtype}, soft + Huber${screen ? ', screened' : ''}, ${tile})`, async () => {
+  for (const [dtype, screen, tc] of [['f32', false, true], ['f16', false, true], ['f32', true, false], ['f16', true, true]] as const) {
+    it(`iterate/finalize/stats match the reference (${dtype}, soft + Huber${screen ? `, screened${tc ? ' on tensor cores' : ' in f32'}` : ''})`, async () => {
       const n = 301, d = 7, m = 5;
       const { ds, X } = randomData(n, d, dtype, 7);
-      const { fake, backend, engine } = await open(ds, m, screen, tile);
+      const { fake, backend, engine } = await open(ds, m, screen, tc);
       const C = new Float32Array(m * d);
       for (let j = 0; j < m; j++) for (let k = 0; k < d; k++) C[j * d + k] = X[(j * 37) * d + k];
       await engine.setAnchors(C);

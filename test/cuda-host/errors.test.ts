@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { setDriverForTests, DriverLoadError } from '../../dist/backend/cuda/driver.js';
 import { npyHeader } from '../../dist/io/writers/npy.js';
-import { engineBytes } from '../../dist/backend/cuda/engine.js';
+import { engineBytes } from '../../dist/backend/cuda/plan.js';
 import { FakeCuda, type FakeOptions } from './fake-driver.js';
 import { runVlc } from './in-process.js';
 
@@ -166,19 +166,14 @@ describe('failures during GPU work free everything and leave no output', () => {
     onlyInputLeft();
   });
 
-  it('data that fit only in tiles (VLC_CUDA_MAX_BYTES): streamed, the same file as resident, everything freed', async () => {
+  it('data that fit only in tiles (little free memory): streamed, the same file as resident, everything freed', async () => {
     const resident = join(dir, 'resident.vlc');
     const tiled = join(dir, 'tiled.vlc');
     const args = ['--device', 'cuda', '--anchors', '4', '--iters', '6', '--seed', '3', '-q'];
     expect((await vlc(fakeWith({}), 'compress', input, '-o', resident, ...args)).code).toBe(0);
-    const fake = fakeWith({});
-    process.env.VLC_CUDA_MAX_BYTES = String(engineBytes(300, 8, 4, 'f32', 4, 256)); // 300 rows: tiles of 256 and 44
-    try {
-      const r = await vlc(fake, 'compress', input, '-o', tiled, ...args);
-      expect(r.code).toBe(0);
-    } finally {
-      delete process.env.VLC_CUDA_MAX_BYTES;
-    }
+    const fake = fakeWith({ freeBytes: engineBytes(300, 8, 4, 'f32', 4, 256) }); // 300 rows: tiles of 256 and 44
+    const r = await vlc(fake, 'compress', input, '-o', tiled, ...args);
+    expect(r.code).toBe(0);
     expect(fake.launches.filter((k) => k.startsWith('reduce_points')).length).toBeGreaterThanOrEqual(2 * 6);
     expect(fake.live).toBe(0);
     expect(readFileSync(tiled)).toEqual(readFileSync(resident));

@@ -1,9 +1,11 @@
 // A fake CUDA driver: the same bound functions as src/backend/cuda/driver.ts, backed by host
-// memory, with the kernels of cuda/*.cu emulated in JS (same arguments, same semantics). It lets
+// memory, with the kernels of cuda/*.cu emulated in JS (same semantics; the arguments decoded by
+// name through the engine's own table, src/backend/cuda/kernels.ts, checked against the .cu). It lets
 // the CPU suite run the whole CUDA host path — probe, context, pool, engine, commands — and inject
 // the failures a real machine produces: no device, PTX too new, OOM at the k-th allocation, a
 // failing kernel. It tracks every allocation so tests can check that all were freed.
 import type { CudaDriver } from '../../dist/backend/cuda/driver.js';
+import { specOf, unpackArgs } from '../../dist/backend/cuda/kernels.js';
 
 export interface FakeOptions {
   devices?: Array<{ name: string; cc: [number, number]; sms: number; memBytes: number }>;
@@ -160,25 +162,31 @@ export class FakeCuda {
     return new Uint8Array(a.buf, off, n);
   }
 
-  private view<T>(p: ArrayBufferView, ctor: new (b: ArrayBuffer, off: number) => T): T {
-    const { a, off } = this.find((p as BigUint64Array)[0]);
+  /** The allocation at device address p, from p on, as a typed array. */
+  private view<T>(p: bigint, ctor: new (b: ArrayBuffer, off: number) => T): T {
+    const { a, off } = this.find(p);
     return new ctor(a.buf, off);
   }
 
-  // --- the kernels of cuda/*.cu in JS (argument lists as in the .cu files) ---
+  // --- the kernels of cuda/*.cu in JS: arguments decoded by the engine's own table (kernels.ts) ---
   private run(name: string, grid: number, block: number, P: ArrayBufferView[]): void {
-    const f32 = (k: number) => this.view(P[k], Float32Array as never) as unknown as Float32Array;
-    const f64 = (k: number) => this.view(P[k], Float64Array as never) as unknown as Float64Array;
-    const u32 = (k: number) => this.view(P[k], Uint32Array as never) as unknown as Uint32Array;
-    const i64 = (k: number) => this.view(P[k], BigInt64Array as never) as unknown as BigInt64Array;
-    const u64 = (k: number) => this.view(P[k], BigUint64Array as never) as unknown as BigUint64Array;
-    const int = (k: number) => (P[k] as Int32Array)[0];
-    const dbl = (k: number) => (P[k] as Float64Array)[0];
-    const half = /_f16(_occ2|_p4)?$/.test(name);
+    const found = specOf(name);
+    if (!found) throw new Error(`fake driver: no kernel ${name} in src/backend/cuda/kernels.ts`);
+    const { kernel, spec } = found;
+    if (block !== spec.threads) throw new Error(`fake driver: ${name} launched with ${block} threads, its table says ${spec.threads}`);
+    const a = unpackArgs(spec, P);
+    const ptr = (k: string) => a[k] as bigint;
+    const num = (k: string) => a[k] as number;
+    const f32 = (k: string) => this.view(ptr(k), Float32Array);
+    const f64 = (k: string) => this.view(ptr(k), Float64Array);
+    const u32 = (k: string) => this.view(ptr(k), Uint32Array);
+    const i64 = (k: string) => this.view(ptr(k), BigInt64Array);
+    const u64 = (k: string) => this.view(ptr(k), BigUint64Array);
+    const half = name.endsWith('_f16');
     // The vectors as f32 (an f16 buffer decoded exactly, as the kernels widen each element).
-    const X = (k: number, count: number): Float32Array => {
-      if (!half) return f32(k);
-      const h = this.view(P[k], Uint16Array as never) as unknown as Uint16Array;
+    const X = (count: number): Float32Array => {
+      if (!half) return f32('X');
+      const h = this.view(ptr('X'), Uint16Array);
       const out = new Float32Array(count);
       for (let e = 0; e < count; e++) out[e] = halfToFloat(h[e]);
       return out;
@@ -204,10 +212,29 @@ export class FakeCuda {
       }
       J1[i] = j1; D1[i] = b1; J2[i] = j2; D2[i] = b2;
     };
-    const base = name.replace(/_(f32|f16)(_occ2|_p4)?$/, '');
-    switch (base) {
+    // Integer sums as the device makes them (each term rounded once to an integer, __double2ll_rn
+    // or __double2ll_rd), gathered in doubles while that is exact (below 2^53) so the emulation
+    // stays quick, and moved into the int64 buffers before it would not be: the sums are then
+    // exact whatever the grouping (one launch, or one per tile), like the device's integer atomics.
+    const intSums = (target: BigInt64Array) => {
+      const acc = new Map<number, number>();
+      return {
+        add(k: number, v: number) {
+          const old = acc.get(k) ?? 0;
+          if (Math.abs(old + v) < 2 ** 53) acc.set(k, old + v);
+          else {
+            target[k] += BigInt(old) + BigInt(v);
+            acc.set(k, 0);
+          }
+        },
+        flush() {
+          for (const [k, v] of acc) target[k] += BigInt(v);
+        },
+      };
+    };
+    switch (kernel) {
       case 'max_abs': {
-        const count = Number((P[1] as BigInt64Array)[0]), x = X(0, count), out = u32(2);
+        const count = num('count'), x = X(count), out = u32('out');
         const fb = new Float32Array(1), ub = new Uint32Array(fb.buffer);
         for (let e = 0; e < count; e++) {
           fb[0] = Math.abs(x[e]);
@@ -216,36 +243,36 @@ export class FakeCuda {
         return;
       }
       case 'seed_dist': {
-        const n = int(1), d = int(2), x = X(0, n * d), c = f32(3), D = f32(4), mode = int(5), part = f64(6);
+        const n = num('n'), d = num('d'), x = X(n * d), c = f32('c'), D = f32('D'), mode = num('mode'), scale = num('seedScale'), part = f64('partial');
         for (let b = 0; b < grid; b++) {
           let s = 0;
           for (let i = b * 256; i < Math.min(n, (b + 1) * 256); i++) {
             let v = dist(x, i, d, c, 0);
             if (mode === 1) v = Math.min(v, D[i]);
             D[i] = v;
-            s += v;
+            s += Math.floor(v * scale);
           }
           part[b] = s;
         }
         return;
       }
       case 'seed_try': {
-        const n = int(1), d = int(2), x = X(0, n * d), C = f32(3), L = int(4), D = f32(5), part = f64(6);
+        const n = num('n'), d = num('d'), x = X(n * d), C = f32('C'), L = num('L'), D = f32('D'), scale = num('seedScale'), part = f64('partial');
         for (let b = 0; b < grid; b++)
           for (let l = 0; l < L; l++) {
             let s = 0;
-            for (let i = b * 256; i < Math.min(n, (b + 1) * 256); i++) s += Math.min(D[i], dist(x, i, d, C, l * d));
+            for (let i = b * 256; i < Math.min(n, (b + 1) * 256); i++) s += Math.floor(Math.min(D[i], dist(x, i, d, C, l * d)) * scale);
             part[b * L + l] = s;
           }
         return;
       }
       case 'pass_begin': {
-        const m = int(0), d = int(1), huber = dbl(2), hasPrev = int(3);
-        const count = u32(4), sse = f64(5), far = u64(6), W = i64(7), S = i64(8), H = f64(9);
+        const m = num('m'), d = num('d'), huber = num('huber'), hasPrev = num('hasPrev'), eScale = num('eScale');
+        const count = u32('count'), sse = i64('sse'), far = u64('far'), W = i64('W'), S = i64('S'), H = f64('H');
         for (let j = 0; j < m; j++) {
-          H[j] = huber > 0 && hasPrev && count[j] > 0 ? (huber * huber * sse[j]) / count[j] : Infinity;
+          H[j] = huber > 0 && hasPrev && count[j] > 0 ? (huber * huber * (Number(sse[j]) / eScale)) / count[j] : Infinity;
           count[j] = 0;
-          sse[j] = 0;
+          sse[j] = 0n;
           far[j] = 0n;
           W[j] = 0n;
         }
@@ -253,67 +280,56 @@ export class FakeCuda {
         return;
       }
       case 'assign_top2': {
-        const C = f32(1), n = int(2), d = int(3), m = int(4), x = X(0, n * d);
-        const J1 = u32(5), D1 = f32(6), J2 = u32(7), D2 = f32(8);
+        const C = f32('C'), n = num('n'), d = num('d'), m = num('m'), x = X(n * d);
+        const J1 = u32('j1'), D1 = f32('d1'), J2 = u32('j2'), D2 = f32('d2');
         for (let i = 0; i < n; i++) top2(x, i, d, C, m, J1, D1, J2, D2);
         return;
       }
       case 'reduce_points': {
-        const n = int(1), d = int(2), x = X(0, n * d);
-        const J1 = u32(3), D1 = f32(4), J2 = u32(5), D2 = f32(6), assign = u32(7), H = f64(8);
-        const T = dbl(9), acc = int(10), sScale = dbl(11), wScale = dbl(12);
-        const S = i64(13), W = i64(14), count = u32(15), sse = f64(16), far = u64(17), part = f64(18);
-        const first = int(19); // data row of X's row 0 (a tile): the farthest point's index is global
+        const n = num('n'), d = num('d'), x = X(n * d);
+        const J1 = u32('J1'), D1 = f32('D1'), J2 = u32('J2'), D2 = f32('D2'), assign = u32('assign'), H = f64('H');
+        const T = num('temperature'), acc = num('accumulate'), sScale = num('sScale'), wScale = num('wScale'), eScale = num('eScale');
+        const S = intSums(i64('S')), W = intSums(i64('W')), sse = intSums(i64('sse'));
+        const count = u32('count'), far = u64('far'), part = i64('partial');
+        const first = num('first'); // data row of X's row 0 (a tile, a shard): the farthest point's index is global
         const robust = (v: number, h: number) => (v <= h ? 1 : Math.sqrt(h / v));
-        // Integer sums as the device makes them (one rounded integer per term), gathered in f64
-        // while that is exact (below 2^53) so the emulation stays quick, and moved into the
-        // int64 buffers before it would not be: the sums are then exact whatever the grouping
-        // (one launch, or one per tile), like the device's integer atomics.
-        const accS = new Map<number, number>();
-        const accW = new Map<number, number>();
-        const add = (mp: Map<number, number>, k: number, v: number) => {
-          const t = Math.round(v), old = mp.get(k) ?? 0;
-          if (Math.abs(old + t) < 2 ** 53) mp.set(k, old + t);
-          else {
-            (mp === accS ? S : W)[k] += BigInt(old) + BigInt(t);
-            mp.set(k, 0);
-          }
-        };
-        let energy = 0, changed = 0;
+        let energy = 0n, changed = 0;
         for (let i = 0; i < n; i++) {
           const a = J1[i], b = J2[i], da = D1[i], db = D2[i];
           let w2 = T > 0 && b !== 0xffffffff ? 1 / (1 + Math.exp((db - da) / T)) : 0;
           if (w2 < 2 ** -20) w2 = 0; // MIN_SHARE of reduce.cu
           const w1 = 1 - w2;
+          const e = roundEven(da * eScale);
           count[a]++;
-          sse[a] += da;
+          sse.add(a, e);
+          energy += BigInt(e);
           const fb = new Float32Array([da]);
           const packed = (BigInt(new Uint32Array(fb.buffer)[0]) << 32n) | BigInt(0xffffffff - (first + i));
           if (packed > far[a]) far[a] = packed;
           if (assign[i] !== a) changed++;
           assign[i] = a;
-          energy += da;
           if (acc) {
             const wa = w1 * robust(da, H[a]);
             const wb = w2 > 0 ? w2 * robust(db, H[b]) : 0;
-            add(accW, a, wa * wScale);
-            if (wb > 0) add(accW, b, wb * wScale);
+            W.add(a, roundEven(wa * wScale));
+            if (wb > 0) W.add(b, roundEven(wb * wScale));
             for (let k = 0; k < d; k++) {
               const v = x[i * d + k] * sScale;
-              add(accS, a * d + k, wa * v);
-              if (wb > 0) add(accS, b * d + k, wb * v);
+              S.add(a * d + k, roundEven(wa * v));
+              if (wb > 0) S.add(b * d + k, roundEven(wb * v));
             }
           }
         }
-        for (const [k, v] of accW) W[k] += BigInt(v);
-        for (const [k, v] of accS) S[k] += BigInt(v);
-        part.fill(0, 0, 2 * grid);
+        S.flush();
+        W.flush();
+        sse.flush();
+        part.fill(0n, 0, 2 * grid);
         part[0] = energy;
-        part[1] = changed;
+        part[1] = BigInt(changed);
         return;
       }
       case 'point_norms': {
-        const n = int(1), d = int(2), x = X(0, n * d), xx = f32(3);
+        const n = num('n'), d = num('d'), x = X(n * d), xx = f32('xx');
         for (let i = 0; i < n; i++) {
           let s = 0;
           for (let k = 0; k < d; k++) s = Math.fround(s + Math.fround(x[i * d + k] * x[i * d + k]));
@@ -322,7 +338,7 @@ export class FakeCuda {
         return;
       }
       case 'anchor_norms': {
-        const C = f32(0), m = int(1), d = int(2), cc = f32(3), ccMax = f32(4), count = u32(5);
+        const C = f32('C'), m = num('m'), d = num('d'), cc = f32('cc'), ccMax = f32('ccMax'), count = u32('fallbackCount');
         let best = 0;
         for (let j = 0; j < m; j++) {
           let s = 0;
@@ -336,8 +352,8 @@ export class FakeCuda {
       }
       case 'screen_top2':
       case 'screen_tc': { // same outputs; the emulation computes the dot products in f32
-        const C = f32(1), xx = f32(2), cc = f32(3), n = int(4), d = int(5), m = int(6), x = X(0, n * d);
-        const J1 = u32(7), J2 = u32(8), J3 = u32(9), A2 = f32(10), A4 = f32(11);
+        const C = f32('C'), xx = f32('xx'), cc = f32('cc'), n = num('n'), d = num('d'), m = num('m'), x = X(n * d);
+        const J1 = u32('J1'), J2 = u32('J2'), J3 = u32('J3'), A2 = f32('A2'), A4 = f32('A4');
         for (let i = 0; i < n; i++) {
           const best: Array<[number, number]> = [];
           for (let j = 0; j < m; j++) {
@@ -352,8 +368,8 @@ export class FakeCuda {
         return;
       }
       case 'screen_exact': {
-        const C = f32(1), xx = f32(2), ccMax = f32(3), bcoef = (P[4] as Float32Array)[0], n = int(5), d = int(6), x = X(0, n * d);
-        const J1 = u32(7), D1 = f32(8), J2 = u32(9), D2 = f32(10), J3 = u32(11), list = u32(12), count = u32(13);
+        const C = f32('C'), xx = f32('xx'), ccMax = f32('ccMax'), bcoef = num('bcoef'), n = num('n'), d = num('d'), x = X(n * d);
+        const J1 = u32('J1'), D1 = f32('D1'), J2 = u32('J2'), D2 = f32('D2'), J3 = u32('J3'), list = u32('list'), count = u32('count');
         const cmax = Math.sqrt(ccMax[0]);
         for (let i = 0; i < n; i++) {
           const r = Math.sqrt(xx[i]) + cmax;
@@ -370,26 +386,26 @@ export class FakeCuda {
         return;
       }
       case 'assign_list': {
-        const C = f32(1), n = int(2), d = int(3), m = int(4), x = X(0, n * d);
-        const J1 = u32(5), D1 = f32(6), J2 = u32(7), D2 = f32(8), list = u32(9), count = u32(10);
+        const C = f32('C'), n = num('n'), d = num('d'), m = num('m'), x = X(n * d);
+        const J1 = u32('j1'), D1 = f32('d1'), J2 = u32('j2'), D2 = f32('d2'), list = u32('list'), count = u32('count');
         for (let q = 0; q < count[0]; q++) top2(x, list[q], d, C, m, J1, D1, J2, D2);
         return;
       }
       case 'pass_end': {
-        const part = f64(0), blocks = int(1), out = f64(3);
-        const fallback = (P[2] as BigUint64Array)[0] === 0n ? undefined : u32(2);
-        let e = 0, c = 0;
+        const part = i64('partial'), blocks = num('blocks'), out = i64('out');
+        const fallback = ptr('fallback') === 0n ? undefined : u32('fallback');
+        let e = 0n, c = 0n;
         for (let b = 0; b < blocks; b++) {
           e += part[2 * b];
           c += part[2 * b + 1];
         }
         out[0] = e;
         out[1] = c;
-        out[2] = fallback ? fallback[0] : -1;
+        out[2] = BigInt(fallback ? fallback[0] : -1);
         return;
       }
       case 'update_anchors': {
-        const C = f32(0), S = i64(1), W = i64(2), m = int(3), d = int(4), step = dbl(5), sScale = dbl(6), wScale = dbl(7);
+        const C = f32('C'), S = i64('S'), W = i64('W'), m = num('m'), d = num('d'), step = num('step'), sScale = num('sScale'), wScale = num('wScale');
         for (let j = 0; j < m; j++) {
           if (W[j] <= 0n) continue;
           for (let k = 0; k < d; k++) {
@@ -403,6 +419,12 @@ export class FakeCuda {
         throw new Error(`fake driver: no emulation of kernel ${name} (block ${block})`);
     }
   }
+}
+
+/** Round half to even, as the device's __double2ll_rn. */
+function roundEven(v: number): number {
+  const r = Math.round(v);
+  return r - v === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
 function halfToFloat(h: number): number {

@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { npyHeader } from '../../dist/io/writers/npy.js';
-import { engineBytes } from '../../dist/backend/cuda/engine.js';
+import { engineBytes } from '../../dist/backend/cuda/plan.js';
 
 describe('Ctrl-C while the GPU is busy', () => {
   for (const tiled of [false, true]) {

@@ -59,7 +59,7 @@ describe('CUDA engine nearestOther through the fake driver', () => {
     it(`equals the CPU backend's nearestOther (m=${m} d=${d}, ${dtype} data, exact duplicates)`, async () => {
       const fake = new FakeCuda();
       setDriverForTests(fake.api);
-      const backend = await createCudaBackend(0);
+      const backend = await createCudaBackend(0, {});
       const engine = await backend.open(dataset(300, d, dtype), m);
       const C = anchorsWithDuplicates(m, d, m * 13 + d);
       await engine.setAnchors(C);
@@ -79,7 +79,7 @@ describe('CUDA engine nearestOther through the fake driver', () => {
       const again = await engine.nearestOther();
       expect(Array.from(again.idx)).toEqual(Array.from(got.idx));
       expect(fake.allocs - allocs).toBe(m < 2 ? 0 : 4);
-      expect(fake.launches.filter((l) => l === 'assign_top2_f32_p4')).toHaveLength(m < 2 ? 0 : 2);
+      expect(fake.launches.filter((l) => l === 'assign_top2_f32')).toHaveLength(m < 2 ? 0 : 2);
       await backend.close();
       expect(fake.live).toBe(0);
     });
@@ -99,7 +99,7 @@ describe('CUDA engine nearestOther through the fake driver', () => {
     const cfg = { ...DEFAULT_CONFIG, m, maxIters: 200, maintenanceEvery: 5 };
     const run = async (device: boolean) => {
       setDriverForTests(new FakeCuda().api);
-      const backend = await createCudaBackend(0);
+      const backend = await createCudaBackend(0, {});
       try {
         const calls = { n: 0 };
         const r = await anneal(wrap(await backend.open(ds, m), device, calls), cfg, { initAnchors });

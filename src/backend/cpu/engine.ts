@@ -5,19 +5,23 @@
 //      kernel, and each point's two weights (soft share × Huber). At T = 0, points whose anchor
 //      provably stays nearest skip the search (Hamerly bounds, worker.ts; at T > 0 the same for
 //      the nearest two), same results;
-//   2. reduce (workers, by slices of dimensions): S[j][k], every point in index order;
-//      meanwhile the main thread walks the points once, in order, for W, count, sse, far, energy
-//      and changed. Every sum is therefore taken in the same order whatever the thread count:
-//      results are identical with 1 or 16 threads.
+//   2. reduce (workers, by slices of dimensions): S[j][k]; meanwhile the main thread walks the
+//      points once for W, count, sse, far, energy and changed (sums.ts);
 //   3. update (main thread, m×d): c_j += s·(S_j / W_j − c_j).
+// Every sum is of integers held in doubles (../fixed.ts, 52 bits: exact), so results are the same
+// with 1 or 16 threads and with the rows split between several engines (sharded/): accumulate()
+// hands out steps 1-2 as Partials, applyUpdate() takes the combined ones for step 3.
 // Maintenance's nearest other anchor (m²·d) runs on the main thread through the same kernel.
+import { UsageError } from '../../errors.js';
 import type { Dataset } from '../../io/dataset.js';
 import { toF32 } from '../../io/dataset.js';
-import type { AnchorStats, Engine, IterParams, IterStats, NearestAnchors } from '../types.js';
+import { DOUBLE_BITS, fixedSeed, maxAbsOf, passScales, seedScale, type PassScales } from '../fixed.js';
+import type { AnchorStats, Engine, GlobalFigures, IterParams, IterStats, NearestAnchors, Partials } from '../types.js';
 import { makeKernel, type Kernel, type KernelKind } from './kernel.js';
 import { nearestOtherOnCpu } from './nearest.js';
 import { WorkerPool } from './pool.js';
 import { allocShared, chunkCount, CHUNK, sharedF32, sharedF64, type SharedState } from './shared.js';
+import { energyUnits, fromPartials, passSums, statsOf, toPartials, type PassSums } from './sums.js';
 
 /** Vectors as f32 in shared memory (a view of an f32 dataset already there; decoded otherwise). */
 function sharedVectors(data: Dataset): Float32Array {
@@ -50,6 +54,10 @@ function split(total: number, parts: number, w: number): [number, number] {
   return [Math.floor((w * total) / parts), Math.floor(((w + 1) * total) / parts)];
 }
 
+const FINAL: IterParams = { temperature: 0, step: 0, huber: 0 };
+/** S of a pass that moves no anchor (step 0): not summed. */
+const NO_SUMS = new Float64Array(0);
+
 export class CpuEngine implements Engine {
   readonly n: number;
   readonly d: number;
@@ -65,9 +73,17 @@ export class CpuEngine implements Engine {
   private trySums = sharedF64(1); // per-chunk sums of seedTry (stride L); st.chunkSums keeps begin/add's
   private disposed = false;
   private boundsValid = false; // every point's lower bound holds (after one full assignment)
+  private localMaxAbs = NaN;
+  private global: GlobalFigures;
+  private anchorAbs = 0;
+  /** Scales of the next pass, and of the last one (whose sse `last` holds). */
+  private scales: PassScales = { s: 1, w: 1, e: 1 };
+  private lastScales: PassScales = { s: 1, w: 1, e: 1 };
+  private seedScaleV = 1;
+  private lastMs = 0;
   private mainKernel: Kernel | undefined; // nearestOther's, on this thread (made at its first call)
 
-  constructor(data: Dataset, m: number, threads: number, private readonly kernelKind: KernelKind, private useBounds = true) {
+  private constructor(data: Dataset, m: number, threads: number, private readonly kernelKind: KernelKind, private useBounds: boolean) {
     this.n = data.n;
     this.d = data.d;
     this.m = m;
@@ -79,14 +95,47 @@ export class CpuEngine implements Engine {
       count: new Float64Array(m), sse: new Float64Array(m),
       far: new Int32Array(m).fill(-1), farDist: new Float64Array(m),
     };
+    this.global = { n: this.n, maxAbs: 0, rowOffset: 0 };
     this.pool = new WorkerPool(this.threads);
+    const maxAbs = sharedF64(this.threads);
     this.ready = this.pool.all((w) => {
       const [chunk0, chunk1] = split(chunks, this.threads, w);
-      return { op: 'init', state: this.st, kernel: kernelKind, chunk0, chunk1 };
+      return { op: 'init', state: this.st, kernel: kernelKind, chunk0, chunk1, maxAbs, slot: w };
     });
     // Methods await `ready` and see its failure; this only keeps an engine disposed before its
     // first pass from reporting an unhandled rejection.
     this.ready.catch(() => {});
+    this.ready.then(() => (this.localMaxAbs = maxAbsOf(maxAbs)), () => {});
+  }
+
+  /** An engine over `data`, ready: its workers started and the data's range measured. */
+  static async create(data: Dataset, m: number, threads: number, kernel: KernelKind, useBounds = true): Promise<CpuEngine> {
+    const e = new CpuEngine(data, m, threads, kernel, useBounds);
+    try {
+      await e.ready;
+      if (!Number.isFinite(e.localMaxAbs)) {
+        throw new UsageError('the vectors contain NaN or infinite values; fix the data or pass --drop-invalid to skip such rows');
+      }
+      e.setGlobal({ n: e.n, maxAbs: e.localMaxAbs, rowOffset: 0 });
+      return e;
+    } catch (err) {
+      await e.dispose();
+      throw err;
+    }
+  }
+
+  get maxAbs(): number {
+    return this.localMaxAbs;
+  }
+
+  setGlobal(g: GlobalFigures): void {
+    this.global = { ...g };
+    this.refreshScales();
+  }
+
+  private refreshScales(anchorAbs = this.anchorAbs): void {
+    this.anchorAbs = anchorAbs;
+    this.scales = passScales(this.global.n, this.d, this.global.maxAbs, anchorAbs, DOUBLE_BITS);
   }
 
   // --- k-means++ seeding ---
@@ -112,6 +161,7 @@ export class CpuEngine implements Engine {
 
   private async seedPass(mode: 'begin' | 'add' | 'try', cands: Float32Array, count: number): Promise<Float64Array> {
     await this.ready;
+    if (mode === 'begin') this.seedScaleV = seedScale(this.global.n, this.d, this.global.maxAbs, maxAbsOf(cands.subarray(0, this.d)));
     let extra: { tryDist?: Float32Array; fromTry?: number; tryL?: number } = {};
     if (mode === 'try' && this.n * count <= TRY_CACHE_MAX) {
       if (!this.tryDist || this.tryDist.length < this.n * count) this.tryDist = sharedF32(this.n * count);
@@ -129,10 +179,12 @@ export class CpuEngine implements Engine {
     this.st.cands.set(cands.subarray(0, L * this.d));
     // seedPick relies on begin/add's chunk sums: a seedTry must not overwrite them.
     const cs = mode === 'try' ? this.trySums : this.st.chunkSums;
-    await this.pool.all(() => ({ op: 'seed', mode, count: L, cands: this.st.cands, chunkSums: cs, ...extra }));
+    const scale = this.seedScaleV;
+    await this.pool.all(() => ({ op: 'seed', mode, count: L, cands: this.st.cands, chunkSums: cs, seedScale: scale, ...extra }));
     this.tryCache = mode === 'try' && extra.tryDist ? { cands: cands.slice(0, L * this.d), L, dist: extra.tryDist } : undefined;
     const totals = new Float64Array(L);
     for (let c = 0; c < chunkCount(this.n); c++) for (let l = 0; l < L; l++) totals[l] += cs[c * L + l];
+    for (let l = 0; l < L; l++) totals[l] /= scale; // integers below 2^53 over a power of two: exact
     return totals;
   }
 
@@ -146,28 +198,26 @@ export class CpuEngine implements Engine {
     return (await this.seedPass('add', c, 1))[0];
   }
 
-  /** Same chunked order as the totals above, so a target below the total always lands. */
+  get seedUnit(): number {
+    return 1 / this.seedScaleV;
+  }
+
+  /** The smallest i whose prefix of units exceeds floor(target/unit); past the total, the last with a share. */
   async seedPick(target: number): Promise<number> {
-    const { seedD: D, chunkSums } = this.st;
-    // chunkSums holds the per-chunk Σ D of the last begin/add (stride 1 there).
+    const { seedD: D, chunkSums } = this.st; // chunkSums: the per-chunk units of the last begin/add
+    const scale = this.seedScaleV;
+    const T = Math.floor(target * scale);
     let acc = 0;
-    let lastPositive = -1;
+    let last = 0;
     for (let c = 0; c < chunkCount(this.n); c++) {
-      const cs = chunkSums[c];
       const i0 = c * CHUNK, i1 = Math.min(this.n, i0 + CHUNK);
-      if (acc + cs > target) {
-        let local = 0;
-        for (let i = i0; i < i1; i++) {
-          local += D[i];
-          if (D[i] > 0) lastPositive = i;
-          if (acc + local > target) return i;
-        }
-        return lastPositive >= 0 ? lastPositive : i0; // rounding at the chunk edge
+      if (acc + chunkSums[c] > T) {
+        for (let i = i0; i < i1; i++) if ((acc += fixedSeed(D[i], scale)) > T) return i;
       }
-      acc += cs;
-      for (let i = i1 - 1; i >= i0; i--) if (D[i] > 0) { lastPositive = i; break; }
+      acc += chunkSums[c];
+      if (chunkSums[c] > 0) for (let i = i1 - 1; i >= i0; i--) if (fixedSeed(D[i], scale) > 0) { last = i; break; }
     }
-    return lastPositive >= 0 ? lastPositive : this.n - 1;
+    return last;
   }
 
   async row(i: number): Promise<Float32Array> {
@@ -178,6 +228,9 @@ export class CpuEngine implements Engine {
 
   async setAnchors(anchors: Float32Array): Promise<void> {
     if (anchors.length !== this.m * this.d) throw new Error(`setAnchors: expected ${this.m * this.d} values, got ${anchors.length}`);
+    const abs = maxAbsOf(anchors);
+    if (!Number.isFinite(abs)) throw new Error('setAnchors: the anchors contain NaN or infinite values');
+    this.refreshScales(abs);
     const { d } = this;
     const C = this.st.anchors;
     for (let j = 0; j < this.m; j++) {
@@ -193,70 +246,76 @@ export class CpuEngine implements Engine {
     return this.st.anchors.slice();
   }
 
-  private async pass(p: IterParams, update: boolean): Promise<IterStats> {
+  /** Steps 1-2 over this engine's points (the top of the file): the pass's sums, nothing applied. */
+  private async sumPass(p: IterParams): Promise<PassSums> {
     await this.ready;
     const t0 = performance.now();
-    const { n, d, m } = this;
+    const { d, m } = this;
     const st = this.st;
+    const update = p.step > 0;
+    const sc = (this.lastScales = this.scales);
     // Huber thresholds from the previous pass (types.ts): h²·sse_j/count_j, +inf when off.
     const prev = this.last;
     for (let j = 0; j < m; j++) {
       st.huberH[j] = update && p.huber > 0 && prev.count[j] > 0 ? p.huber * p.huber * (prev.sse[j] / prev.count[j]) : Infinity;
     }
-    const T = update ? p.temperature : 0;
     // Points whose nearest (T = 0) or nearest two (T > 0) provably stay skip the search.
     const bounds = this.useBounds && this.boundsValid;
     const { jumped, maxDrift } = splitDrift(st.drift, m);
-    await this.pool.all(() => ({ op: 'assign', version: this.version, temperature: T, bounds, maxDrift, jumped }));
+    await this.pool.all(() => ({ op: 'assign', version: this.version, temperature: p.temperature, bounds, maxDrift, jumped }));
     st.drift.fill(0);
     this.boundsValid = true;
     const reduced = update
       ? this.pool.all((w) => {
           const [k0, k1] = split(d, this.threads, w);
-          return { op: 'reduce', k0, k1 };
+          return { op: 'reduce', k0, k1, sScale: sc.s };
         })
       : undefined;
-    // Main thread, points in order: per-anchor statistics, energy and changes.
-    const count = new Float64Array(m), sse = new Float64Array(m), W = new Float64Array(m);
-    const far = new Int32Array(m).fill(-1), farDist = new Float64Array(m);
-    const { j1, d1, j2, w1, w2 } = st;
-    let energy = 0, changed = 0;
-    for (let i = 0; i < n; i++) {
-      const a = j1[i], da = d1[i];
-      count[a] += 1;
-      sse[a] += da;
-      energy += da;
-      if (far[a] < 0 || da > farDist[a]) { far[a] = i; farDist[a] = da; }
-      if (this.assign[i] !== a) { changed++; this.assign[i] = a; }
-      W[a] += w1[i];
-      if (w2[i] > 0) W[j2[i]] += w2[i];
-    }
-    this.last = { count, sse, far, farDist };
-    if (reduced) {
-      await reduced;
-      const s = p.step, S = st.sums, C = st.anchors;
+    const sums = passSums(st, this.assign, sc, this.global.rowOffset, update ? st.sums : NO_SUMS);
+    await reduced;
+    this.lastMs = performance.now() - t0;
+    return sums;
+  }
+
+  /** Step 3: `s` (this engine's sums, or every shard's) become the pass's statistics; the anchors move. */
+  private apply(s: PassSums, p: IterParams, ms: number): IterStats {
+    const { d, m, st } = this;
+    const sc = this.lastScales;
+    this.last = statsOf(s, sc.e);
+    if (p.step > 0) {
+      const C = st.anchors;
       for (let j = 0; j < m; j++) {
-        if (!(W[j] > 0)) continue;
-        const inv = 1 / W[j];
+        if (!(s.W[j] > 0)) continue;
+        const inv = sc.w / (s.W[j] * sc.s); // mean = (S / sScale) / (W / wScale)
         let moved = 0;
         for (let k = j * d; k < (j + 1) * d; k++) {
           const old = C[k];
-          C[k] = old + s * (S[k] * inv - old);
+          C[k] = old + p.step * (s.S[k] * inv - old);
           moved += (C[k] - old) ** 2;
         }
         st.drift[j] += Math.sqrt(moved);
       }
       this.version++;
     }
-    return { energy: energy / n, changed, ms: performance.now() - t0 };
+    return { energy: energyUnits(s) / (sc.e * this.global.n), changed: s.changed, ms };
   }
 
-  iterate(p: IterParams): Promise<IterStats> {
-    return this.pass(p, true);
+  async iterate(p: IterParams): Promise<IterStats> {
+    const t0 = performance.now();
+    const s = await this.sumPass(p);
+    return this.apply(s, p, performance.now() - t0);
   }
 
   finalize(): Promise<IterStats> {
-    return this.pass({ temperature: 0, step: 0, huber: 0 }, false);
+    return this.iterate(FINAL);
+  }
+
+  async accumulate(p: IterParams): Promise<Partials> {
+    return toPartials(await this.sumPass(p), this.m, this.d);
+  }
+
+  async applyUpdate(total: Partials, p: IterParams): Promise<IterStats> {
+    return this.apply(fromPartials(total, this.m, this.d), p, this.lastMs);
   }
 
   async nearestOther(): Promise<NearestAnchors> {

@@ -30,7 +30,7 @@ export function createCpuBackend(o: CpuOptions = {}): Backend {
     label: `cpu (${threads} thread${threads === 1 ? '' : 's'}${kernel === 'js' ? ', js kernel' : ''}${o.bounds === false ? ', no bounds' : ''})`,
     async open(data: Dataset, m: number): Promise<Engine> {
       if (!(m >= 1 && Number.isInteger(m))) throw new Error(`cpu backend: m must be a positive integer, got ${m}`);
-      const e = new CpuEngine(data, m, threads, kernel, o.bounds ?? true);
+      const e = await CpuEngine.create(data, m, threads, kernel, o.bounds ?? true);
       engines.add(e);
       const dispose = e.dispose.bind(e);
       e.dispose = async () => {

@@ -24,9 +24,9 @@ export interface SharedState {
   lower: Float64Array; // n: lower bound on the distance (not squared) to every anchor but j1
   lower3: Float64Array; // n: the same for every anchor but j1 and j2
   drift: Float64Array; // m: how far (not squared) each anchor moved since the last assignment
-  sums: Float64Array; // m×d: S (weighted sums), filled by dimension slices
+  sums: Float64Array; // m×d: S (weighted sums, fixed point: integers, ../fixed.ts), filled by dimension slices
   seedD: Float32Array; // n: k-means++ D[i]
-  chunkSums: Float64Array; // nChunks × maxCands: per-chunk seeding sums
+  chunkSums: Float64Array; // nChunks × maxCands: per-chunk seeding sums (units: integers)
   cands: Float32Array; // maxCands×d: candidate anchors for seeding
 }
 
@@ -67,15 +67,21 @@ export function allocShared(x: Float32Array, n: number, d: number, m: number, ma
 
 /** Messages main -> worker. Every reply is { ok: true } or { ok: false, error }. */
 export type WorkerRequest =
-  | { op: 'init'; state: SharedState; kernel: 'wasm' | 'js'; chunk0: number; chunk1: number }
+  | {
+      op: 'init'; state: SharedState; kernel: 'wasm' | 'js'; chunk0: number; chunk1: number;
+      /** The worker writes the largest |x| of its rows to maxAbs[slot] (NaN if one is NaN). */
+      maxAbs: Float64Array; slot: number;
+    }
   | {
       op: 'assign'; version: number; temperature: number; bounds: boolean;
       /** Largest drift among the anchors not in `jumped`; distances to `jumped` are computed. */
       maxDrift: number; jumped: Int32Array;
     }
-  | { op: 'reduce'; k0: number; k1: number }
+  | { op: 'reduce'; k0: number; k1: number; sScale: number }
   | {
       op: 'seed'; mode: 'begin' | 'add' | 'try'; count: number; cands?: Float32Array; chunkSums?: Float64Array;
+      /** Units per unit of squared distance of the chunk sums (fixed.ts seedScale). */
+      seedScale: number;
       /** try: keep each point's distances to the L candidates here (n×L); add: reuse column fromTry. */
       tryDist?: Float32Array; fromTry?: number; tryL?: number;
     }

@@ -6,6 +6,7 @@ import { CHUNK, type SharedState, type WorkerRequest } from './shared.js';
 import { makeKernel, type Kernel, type Top2Out } from './kernel.js';
 import { knnRange } from './knn-core.js';
 import { MIN_SOFT_SHARE } from '../types.js';
+import { fixedSeed } from '../fixed.js';
 
 let st: SharedState | undefined;
 let kernel: Kernel | undefined;
@@ -123,21 +124,32 @@ function assign(version: number, temperature: number, bounds: boolean, maxDrift:
   }
 }
 
-/** S[j][k] for k in [k0, k1): every point in index order, so sums do not depend on threads. */
-function reduce(k0: number, k1: number): void {
+/**
+ * S[j][k] for k in [k0, k1), in fixed point (../fixed.ts): each term w·x·sScale rounded to an
+ * integer, so the sums are exact whatever the order of the points, threads or shards.
+ */
+function reduce(k0: number, k1: number, sScale: number): void {
   const { n, d, m, x, j1, j2, w1, w2, sums } = st!;
   if (k1 <= k0) return;
   for (let j = 0; j < m; j++) sums.fill(0, j * d + k0, j * d + k1);
   for (let i = 0; i < n; i++) {
     const xo = i * d;
-    let so = j1[i] * d, w = w1[i];
-    for (let k = k0; k < k1; k++) sums[so + k] += w * x[xo + k];
-    w = w2[i];
+    let so = j1[i] * d, w = w1[i] * sScale;
+    for (let k = k0; k < k1; k++) sums[so + k] += Math.round(w * x[xo + k]);
+    w = w2[i] * sScale;
     if (w > 0) {
       so = j2[i] * d;
-      for (let k = k0; k < k1; k++) sums[so + k] += w * x[xo + k];
+      for (let k = k0; k < k1; k++) sums[so + k] += Math.round(w * x[xo + k]);
     }
   }
+}
+
+/** Largest |x| of this worker's rows (NaN when one is NaN). */
+function maxAbsOfRange(): number {
+  const { d, x } = st!;
+  let m = 0;
+  for (let e = range.i0 * d; e < range.i1 * d; e++) m = Math.max(m, Math.abs(x[e]));
+  return m;
 }
 
 /** Chunks per kernel call in the seeding passes: few candidates per point, so per-call overhead shows. */
@@ -148,7 +160,7 @@ const SEED_BLOCK = 16;
  * both leave each chunk's Σ D in chunkSums[chunk]. try: chunkSums[chunk·L + l] = Σ min(D, dist(x, c_l)).
  */
 function seed(
-  mode: 'begin' | 'add' | 'try', count: number, cands: Float32Array, chunkSums: Float64Array,
+  mode: 'begin' | 'add' | 'try', count: number, cands: Float32Array, chunkSums: Float64Array, seedScale: number,
   tryDist?: Float32Array, fromTry = -1, tryL = 0,
 ): void {
   const { d, x, seedD: D } = st!;
@@ -163,13 +175,13 @@ function seed(
       for (let p = 0; p < nb; p++) dist[p] = tryDist![(b0 + p) * tryL + fromTry];
     } else kernel!.dists(x.subarray(b0 * d, (b0 + nb) * d), nb, cands, L, d, dist);
     if (mode === 'try' && tryDist) tryDist.set(dist.subarray(0, nb * L), b0 * L);
-    // Sums per chunk of CHUNK points, in point order (the same whatever the thread count).
+    // Sums per chunk of CHUNK points, each D counted as floor(D·seedScale) (exact integers).
     for (let c0 = 0; c0 < nb; c0 += CHUNK, chunk++) {
       const np = Math.min(CHUNK, nb - c0);
       if (mode === 'try') {
         for (let l = 0; l < L; l++) {
           let sum = 0;
-          for (let p = c0; p < c0 + np; p++) sum += Math.min(D[b0 + p], dist[p * L + l]);
+          for (let p = c0; p < c0 + np; p++) sum += fixedSeed(Math.min(D[b0 + p], dist[p * L + l]), seedScale);
           chunkSums[chunk * L + l] = sum;
         }
       } else {
@@ -177,7 +189,7 @@ function seed(
         for (let p = c0; p < c0 + np; p++) {
           const v = mode === 'begin' ? dist[p] : Math.min(D[b0 + p], dist[p]);
           D[b0 + p] = v;
-          sum += v;
+          sum += fixedSeed(v, seedScale);
         }
         chunkSums[chunk] = sum;
       }
@@ -193,14 +205,15 @@ function handle(msg: WorkerRequest): void {
       jKernel = makeKernel(msg.kernel);
       tile.rows = new Float32Array(CHUNK * st.d);
       range = { i0: Math.min(msg.chunk0 * CHUNK, st.n), i1: Math.min(msg.chunk1 * CHUNK, st.n), chunk0: msg.chunk0 };
+      msg.maxAbs[msg.slot] = maxAbsOfRange();
       return;
     }
     case 'assign':
       return assign(msg.version, msg.temperature, msg.bounds, msg.maxDrift, msg.jumped);
     case 'reduce':
-      return reduce(msg.k0, msg.k1);
+      return reduce(msg.k0, msg.k1, msg.sScale);
     case 'seed':
-      return seed(msg.mode, msg.count, msg.cands ?? st!.cands, msg.chunkSums ?? st!.chunkSums, msg.tryDist, msg.fromTry, msg.tryL);
+      return seed(msg.mode, msg.count, msg.cands ?? st!.cands, msg.chunkSums ?? st!.chunkSums, msg.seedScale, msg.tryDist, msg.fromTry, msg.tryL);
     case 'knn':
       kernel ??= makeKernel('wasm');
       return knnRange(kernel, msg);

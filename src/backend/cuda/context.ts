@@ -17,6 +17,18 @@ const SPIN_MS = 0.5;
 
 const PTX_REJECTED = new Set<number>([CU.UNSUPPORTED_PTX_VERSION, CU.INVALID_PTX, CU.NO_BINARY_FOR_GPU, CU.JIT_COMPILER_NOT_FOUND]);
 
+/**
+ * The context current on this (the only JS) thread, so that switching costs a driver call only
+ * when several GPUs' engines take turns. Every cuCtxSetCurrent goes through setCurrentContext.
+ */
+let current: Handle | undefined;
+
+export function setCurrentContext(drv: CudaDriver, ctx: Handle): void {
+  if (current === ctx) return;
+  check(drv, drv.cuCtxSetCurrent(ctx), 'cuCtxSetCurrent');
+  current = ctx;
+}
+
 export class CudaContext {
   readonly pool: DevicePool;
   readonly where: string;
@@ -76,8 +88,9 @@ export class CudaContext {
     this.modules.set(name, this.out[0]);
   }
 
+  /** Make this context current for the driver calls that follow (a no-op when it already is). */
   makeCurrent(): void {
-    check(this.drv, this.drv.cuCtxSetCurrent(this.ctx), 'cuCtxSetCurrent');
+    setCurrentContext(this.drv, this.ctx);
   }
 
   /** The kernel `fn` of module `mod`, looked up once. */
@@ -97,6 +110,7 @@ export class CudaContext {
   /** Launch a 1-D grid on the stream; arguments as typed arrays of one element each. */
   launch(mod: ModuleName, fn: string, grid: number, block: number, args: ArrayBufferView[], sharedBytes = 0): void {
     if (grid <= 0) return;
+    this.makeCurrent();
     if (this.inFlight.length < 64) this.inFlight.push(fn);
     const st = this.drv.cuLaunchKernel(this.kernel(mod, fn), grid, 1, 1, block, 1, 1, sharedBytes, this.stream, args, null);
     check(this.drv, st, this.inFlightText());
@@ -116,6 +130,7 @@ export class CudaContext {
   }
 
   record(ev: Handle): void {
+    this.makeCurrent();
     check(this.drv, this.drv.cuEventRecord(ev, this.stream), 'cuEventRecord');
   }
 
@@ -137,6 +152,7 @@ export class CudaContext {
     const t0 = performance.now();
     if (expectMs > 3) await sleep(Math.min(expectMs * 0.8 - 1, 500));
     for (;;) {
+      this.makeCurrent(); // another GPU's engine may have run while this one slept
       const st = this.drv.cuEventQuery(ev);
       if (st === CU.SUCCESS) break;
       if (st !== CU.NOT_READY) check(this.drv, st, this.inFlightText());
@@ -162,12 +178,14 @@ export class CudaContext {
   upload(buf: DeviceBuffer, src: ArrayBufferView, offsetBytes = 0): void {
     if (offsetBytes + src.byteLength > buf.bytes) throw new Error(`upload past the end of ${buf.name}`);
     if (src.byteLength === 0) return;
+    this.makeCurrent();
     check(this.drv, this.drv.cuMemcpyHtoD_v2(buf.ptr + BigInt(offsetBytes), src, src.byteLength), `copy to GPU (${buf.name})`);
   }
 
   download(dst: ArrayBufferView, buf: DeviceBuffer, offsetBytes = 0): void {
     if (offsetBytes + dst.byteLength > buf.bytes) throw new Error(`download past the end of ${buf.name}`);
     if (dst.byteLength === 0) return;
+    this.makeCurrent();
     check(this.drv, this.drv.cuMemcpyDtoH_v2(dst, buf.ptr + BigInt(offsetBytes), dst.byteLength), `copy from GPU (${buf.name})`);
   }
 
@@ -175,6 +193,7 @@ export class CudaContext {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    if (current === this.ctx) current = undefined;
     const { drv } = this;
     const firstError: unknown[] = [];
     const attempt = (f: () => void) => {

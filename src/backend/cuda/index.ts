@@ -1,30 +1,33 @@
 // The CUDA backend: prebuilt PTX kernels driven through the CUDA driver API (koffi → libcuda.so.1).
 // Layers, bottom up: driver.ts (bound functions, injectable) → check.ts (errors) → probe.ts
 // (what GPUs exist) → context.ts (one GPU ready: context, stream, modules, pool) → engine.ts (the
-// Engine of ../types.ts). docs/cuda.md explains the kernels and the measurements.
+// Engine of ../types.ts, with its parts). options.ts holds every switch. docs/cuda.md explains the
+// kernels, the module layout and the measurements.
 import { UsageError } from '../../errors.js';
 import type { Backend, Engine } from '../types.js';
 import type { Dataset } from '../../io/dataset.js';
 import { driver } from './driver.js';
 import { probeCuda, type CudaProbe, type CudaDeviceInfo } from './probe.js';
 import { CudaContext } from './context.js';
-import { CudaEngine, type CudaEngineOptions } from './engine.js';
+import { CudaEngine } from './engine.js';
 import { CudaError } from './check.js';
+import { cudaOptions, cudaOptionsFromEnv, type CudaOptions } from './options.js';
 
-export { probeCuda, CudaEngine, CudaContext, CudaError };
-export type { CudaProbe, CudaDeviceInfo, CudaEngineOptions };
+export { probeCuda, CudaEngine, CudaContext, CudaError, cudaOptionsFromEnv };
+export type { CudaProbe, CudaDeviceInfo, CudaOptions };
 
 export class CudaBackend implements Backend {
   readonly kind = 'cuda' as const;
   readonly label: string;
   private engines = new Set<Engine>();
 
-  constructor(readonly ctx: CudaContext) {
+  constructor(readonly ctx: CudaContext, readonly options: CudaOptions) {
     this.label = `${ctx.info.name} (${ctx.where})`;
   }
 
-  async open(data: Dataset, m: number, o: CudaEngineOptions = {}): Promise<CudaEngine> {
-    const e = await CudaEngine.create(this.ctx, data, m, o);
+  /** An engine over `data`; `o` overrides the backend's options for this engine (tests, bench). */
+  async open(data: Dataset, m: number, o: Partial<CudaOptions> = {}): Promise<CudaEngine> {
+    const e = await CudaEngine.create(this.ctx, data, m, cudaOptions({ ...this.options, ...o }));
     this.engines.add(e);
     const dispose = e.dispose.bind(e);
     e.dispose = async () => {
@@ -45,8 +48,12 @@ function listDevices(devices: CudaDeviceInfo[]): string {
   return devices.map((d) => `${d.index} (${d.name})`).join(', ');
 }
 
-/** Open GPU `gpu`. DeviceError (exit 3) when CUDA is unusable; UsageError (exit 2) for a bad --gpu. */
-export async function createCudaBackend(gpu: number): Promise<CudaBackend> {
+/**
+ * Open GPU `gpu` with `options` (default: read from the VLC_CUDA_* variables, once, here).
+ * DeviceError (exit 3) when CUDA is unusable; UsageError (exit 2) for a bad --gpu or variable.
+ */
+export async function createCudaBackend(gpu: number, options?: Partial<CudaOptions>): Promise<CudaBackend> {
+  const o = options ? cudaOptions(options) : cudaOptionsFromEnv();
   const probe = probeCuda();
   if (!probe.ok) throw new CudaError(probe.reason, -1);
   if (!Number.isInteger(gpu) || gpu < 0 || gpu >= probe.devices.length) {
@@ -54,5 +61,5 @@ export async function createCudaBackend(gpu: number): Promise<CudaBackend> {
       `--gpu ${gpu}: no such GPU; this machine has ${probe.devices.length === 1 ? 'GPU' : 'GPUs'} ${listDevices(probe.devices)} (see \`vlc devices\`)`,
     );
   }
-  return new CudaBackend(CudaContext.open(driver(), probe.devices[gpu], probe.driverVersion));
+  return new CudaBackend(CudaContext.open(driver(), probe.devices[gpu], probe.driverVersion), o);
 }

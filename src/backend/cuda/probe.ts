@@ -4,6 +4,7 @@ import { driver, driverLibraryName, DriverLoadError, type CudaDriver } from './d
 import { describeStatus } from './check.js';
 import { ATTR, CU } from './status.js';
 import { cudaVersionText } from './ptx.js';
+import { setCurrentContext } from './context.js';
 
 export interface CudaDeviceInfo {
   index: number;
@@ -103,7 +104,7 @@ function freeMemory(drv: CudaDriver, dev: number): number {
   const ctx = new BigUint64Array(1);
   must(drv, drv.cuDevicePrimaryCtxRetain(ctx, dev), 'cuDevicePrimaryCtxRetain');
   try {
-    must(drv, drv.cuCtxSetCurrent(ctx[0]), 'cuCtxSetCurrent');
+    setCurrentContext(drv, ctx[0]);
     const free = new BigUint64Array(1);
     const total = new BigUint64Array(1);
     must(drv, drv.cuMemGetInfo_v2(free, total), 'cuMemGetInfo');

@@ -1,0 +1,130 @@
+// Every device buffer of one engine, allocated once when it opens and reused by every call (no
+// allocation in the loop), named for the out-of-memory message and freed together. Sizes in
+// bytes; "per point" arrays hold the engine's n rows, whatever the tiling.
+import type { CudaContext } from './context.js';
+import type { DeviceBuffer } from './pool.js';
+
+export interface BufferShape {
+  n: number;
+  d: number;
+  m: number;
+  dtype: 'f32' | 'f16';
+  /** Rows of vectors on the device at once (n resident, the tile's rows when tiled). */
+  rows: number;
+  tiled: boolean;
+  /** Blocks of reduce_points over all tiles, and k-means++ blocks. */
+  reduceBlocks: number;
+  seedBlocks: number;
+}
+
+export class EngineBuffers {
+  private held: DeviceBuffer[] = [];
+  // the vectors (all, or one tile) and the anchors
+  X!: DeviceBuffer;
+  C!: DeviceBuffer;
+  // per point: the top-2 and the screen's third candidate, the assignment, ‖x‖², k-means++ D
+  J1!: DeviceBuffer;
+  D1!: DeviceBuffer;
+  J2!: DeviceBuffer;
+  D2!: DeviceBuffer;
+  J3!: DeviceBuffer;
+  assign!: DeviceBuffer;
+  xx!: DeviceBuffer;
+  seedD!: DeviceBuffer;
+  // per anchor: the sums of a pass (fixed point), its statistics, the Huber thresholds, ‖c‖²
+  S!: DeviceBuffer;
+  W!: DeviceBuffer;
+  count!: DeviceBuffer;
+  sse!: DeviceBuffer;
+  far!: DeviceBuffer;
+  H!: DeviceBuffer;
+  cc!: DeviceBuffer;
+  // partials and scalars: reduce blocks (energy, changed), k-means++ blocks, the pass's result
+  // (3 int64; at open, max |x|), the screen's max ‖c‖² and fallback count, its fallback list
+  partial!: DeviceBuffer;
+  seedPartial!: DeviceBuffer;
+  result!: DeviceBuffer;
+  screenScalars!: DeviceBuffer;
+  fallbackList!: DeviceBuffer;
+  // k-means++ candidates and their per-block sums: grown on demand (grow())
+  cand!: DeviceBuffer;
+  seedPartialTry!: DeviceBuffer;
+  candRows = 0;
+
+  constructor(private readonly ctx: CudaContext) {}
+
+  /** Allocate everything for `s` (on failure the ones already taken stay held: freeAll()). */
+  allocate(s: BufferShape): void {
+    const { n, d, m } = s;
+    this.X = this.alloc(s.tiled ? 'vector tile' : 'vectors', s.rows * d * (s.dtype === 'f16' ? 2 : 4));
+    this.C = this.alloc('anchors', m * d * 4);
+    this.J1 = this.alloc('nearest', n * 4);
+    this.D1 = this.alloc('nearest distance', n * 4);
+    this.J2 = this.alloc('runner-up', n * 4);
+    this.D2 = this.alloc('runner-up distance', n * 4);
+    this.assign = this.alloc('assignments', n * 4);
+    this.seedD = this.alloc('seeding distances', n * 4);
+    this.S = this.alloc('anchor sums', m * d * 8);
+    this.W = this.alloc('anchor weights', m * 8);
+    this.count = this.alloc('anchor counts', m * 4);
+    this.sse = this.alloc('anchor sse', m * 8);
+    this.far = this.alloc('anchor farthest', m * 8);
+    this.H = this.alloc('huber thresholds', m * 8);
+    this.partial = this.alloc('reduce partials', s.reduceBlocks * 16);
+    this.seedPartial = this.alloc('seeding partials', s.seedBlocks * 8);
+    this.result = this.alloc('pass result', 64);
+    this.xx = this.alloc('point norms', n * 4);
+    this.cc = this.alloc('anchor norms', m * 4);
+    this.screenScalars = this.alloc('screen scalars', 16);
+    this.fallbackList = this.alloc('screen fallback list', s.rows * 4); // indexes within one launch's rows
+    this.J3 = this.alloc('screen third candidate', n * 4);
+    this.growCandidates(8, d, s.seedBlocks);
+  }
+
+  alloc(name: string, bytes: number): DeviceBuffer {
+    const b = this.ctx.pool.alloc(name, bytes);
+    this.held.push(b);
+    return b;
+  }
+
+  /** Room for `rows` k-means++ candidates (the buffers only grow). */
+  growCandidates(rows: number, d: number, seedBlocks: number): void {
+    if (rows <= this.candRows) return;
+    if (this.cand) {
+      this.free(this.cand);
+      this.free(this.seedPartialTry);
+    }
+    this.cand = this.alloc('seeding candidates', rows * d * 4);
+    this.seedPartialTry = this.alloc('seeding try partials', rows * seedBlocks * 8);
+    this.candRows = rows;
+  }
+
+  /** memset through a host buffer (only at open and in tests: never in the loop). */
+  fill(buf: DeviceBuffer, byte: number): void {
+    this.ctx.upload(buf, new Uint8Array(buf.bytes).fill(byte));
+  }
+
+  private free(b: DeviceBuffer): void {
+    this.ctx.pool.free(b);
+    this.held = this.held.filter((x) => x !== b);
+  }
+
+  /** Every buffer a pass, a k-means++ call or nearestOther writes (tests poison them). */
+  outputs(): DeviceBuffer[] {
+    return [this.J1, this.D1, this.J2, this.D2, this.S, this.W, this.far, this.partial, this.result, this.seedD, this.seedPartial, this.cc, this.screenScalars, this.fallbackList];
+  }
+
+  /** Free every buffer; keeps going past failures and returns the first. */
+  freeAll(): unknown {
+    let first: unknown;
+    for (const b of this.held) {
+      try {
+        this.ctx.pool.free(b);
+      } catch (e) {
+        first ??= e;
+      }
+    }
+    this.held = [];
+    return first;
+  }
+}

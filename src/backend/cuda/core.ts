@@ -1,0 +1,50 @@
+// What every part of one CUDA engine shares (seeding.ts, pass.ts, nearest.ts, engine.ts): the
+// context, the data's shape, the buffers, the vectors' spans, the whole data's figures, the
+// events, and the two primitives of the engine's host code: launch a kernel, wait for the stream.
+import type { Dataset } from '../../io/dataset.js';
+import type { GlobalFigures } from '../types.js';
+import type { CudaContext } from './context.js';
+import { EngineBuffers } from './buffers.js';
+import { launch, type KernelArgs, type KernelName } from './kernels.js';
+import type { VectorSpans } from './spans.js';
+
+export class EngineCore {
+  readonly n: number;
+  readonly d: number;
+  readonly dtype: 'f32' | 'f16';
+  readonly bufs: EngineBuffers;
+  /** Set once the memory plan is known (engine.ts init). */
+  spans!: VectorSpans;
+  /** The whole data's figures; a single engine's own until setGlobal. */
+  global: GlobalFigures;
+  /** Events of a pass: start, assign start/end (per tile), end; `end` also serves sync(). */
+  readonly ev: { start: bigint; a0: bigint; a1: bigint; end: bigint };
+
+  constructor(
+    readonly ctx: CudaContext,
+    readonly data: Dataset,
+    readonly m: number,
+  ) {
+    this.n = data.n;
+    this.d = data.d;
+    this.dtype = data.dtype;
+    this.bufs = new EngineBuffers(ctx);
+    this.global = { n: data.n, maxAbs: 0, rowOffset: 0 };
+    this.ev = { start: ctx.event(), a0: ctx.event(), a1: ctx.event(), end: ctx.event() };
+  }
+
+  /** Launch kernel k (its build for the data's dtype) on `grid` blocks. */
+  run<K extends KernelName>(k: K, grid: number, args: KernelArgs<K>): void {
+    launch(this.ctx, k, this.dtype, grid, args);
+  }
+
+  /** Wait until everything queued on the stream is done (polling: Ctrl-C is seen). */
+  async sync(): Promise<void> {
+    this.ctx.record(this.ev.end);
+    await this.ctx.wait(this.ev.end);
+  }
+
+  destroyEvents(): void {
+    for (const e of Object.values(this.ev)) this.ctx.destroyEvent(e);
+  }
+}

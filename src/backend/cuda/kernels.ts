@@ -1,0 +1,169 @@
+// The kernel interface, written once: for every kernel of cuda/*.cu its module, whether it is
+// built per vector dtype (name_f32 / name_f16), the threads per block it is launched with (its
+// __launch_bounds__ where it has one), the points one block covers where the grid is sized by
+// points, and its arguments in order, named and typed as in the .cu signature. The engine
+// launches through launch() below; the fake driver of the tests decodes arguments by the same
+// table; test/cuda-host/kernels.test.ts checks the table against the .cu sources and the PTX
+// built from them (names, types, order, launch bounds, constants, and that nothing else ships).
+import type { CudaContext } from './context.js';
+import type { ModuleName } from './ptx.js';
+
+/** How an argument is passed: a device pointer, or a scalar of the C type. */
+export type ArgKind = 'ptr' | 'i32' | 'i64' | 'f32' | 'f64';
+
+export interface KernelSpec {
+  readonly module: ModuleName;
+  /** Built twice, for f32 and for f16 vectors (suffix _f32 / _f16). */
+  readonly perDtype: boolean;
+  /** Threads per block at every launch. */
+  readonly threads: number;
+  /** __launch_bounds__(threads, minBlocks): absent when the kernel declares none. */
+  readonly bounds?: { readonly minBlocks?: number };
+  /** Points per block when the grid is sized by points, and the .cu constant that says so. */
+  readonly points?: { readonly value: number; readonly constant: string };
+  readonly args: ReadonlyArray<readonly [name: string, kind: ArgKind]>;
+}
+
+const X_N_D = [['X', 'ptr'], ['n', 'i32'], ['d', 'i32']] as const;
+const TOP2 = [['j1', 'ptr'], ['d1', 'ptr'], ['j2', 'ptr'], ['d2', 'ptr']] as const;
+const SCREEN_OUT = [['J1', 'ptr'], ['J2', 'ptr'], ['J3', 'ptr'], ['A2', 'ptr'], ['A4', 'ptr']] as const;
+const ASSIGN = [['X', 'ptr'], ['C', 'ptr'], ['n', 'i32'], ['d', 'i32'], ['m', 'i32'], ...TOP2] as const;
+const SCREEN_IN = [['X', 'ptr'], ['C', 'ptr'], ['xx', 'ptr'], ['cc', 'ptr'], ['n', 'i32'], ['d', 'i32'], ['m', 'i32']] as const;
+
+export const KERNELS = {
+  // seed.cu: k-means++ support; each block owns SEED_POINTS consecutive points.
+  seed_dist: {
+    module: 'seed', perDtype: true, threads: 256, bounds: {}, points: { value: 256, constant: 'SEED_POINTS' },
+    args: [...X_N_D, ['c', 'ptr'], ['D', 'ptr'], ['mode', 'i32'], ['seedScale', 'f64'], ['partial', 'ptr']],
+  },
+  seed_try: {
+    module: 'seed', perDtype: true, threads: 256, bounds: {}, points: { value: 256, constant: 'SEED_POINTS' },
+    args: [...X_N_D, ['C', 'ptr'], ['L', 'i32'], ['D', 'ptr'], ['seedScale', 'f64'], ['partial', 'ptr']],
+  },
+  max_abs: { module: 'seed', perDtype: true, threads: 256, args: [['X', 'ptr'], ['count', 'i64'], ['out', 'ptr']] },
+  // assign.cu: the exact top-2 by direct differences, over every point or over a list of points.
+  assign_top2: {
+    module: 'assign', perDtype: true, threads: 256, bounds: { minBlocks: 2 }, points: { value: 64, constant: 'AS_P' },
+    args: ASSIGN,
+  },
+  assign_list: {
+    module: 'assign', perDtype: true, threads: 256, bounds: { minBlocks: 2 }, points: { value: 64, constant: 'AS_P' },
+    args: [...ASSIGN, ['list', 'ptr'], ['count', 'ptr']],
+  },
+  // screen.cu: norms, the f32 screen, and the exact decision after either screen.
+  point_norms: { module: 'screen', perDtype: true, threads: 256, args: [...X_N_D, ['xx', 'ptr']] },
+  anchor_norms: {
+    module: 'screen', perDtype: false, threads: 1024, bounds: {},
+    args: [['C', 'ptr'], ['m', 'i32'], ['d', 'i32'], ['cc', 'ptr'], ['ccMax', 'ptr'], ['fallbackCount', 'ptr']],
+  },
+  screen_top2: {
+    module: 'screen', perDtype: true, threads: 256, bounds: { minBlocks: 2 }, points: { value: 64, constant: 'SC_P' },
+    args: [...SCREEN_IN, ...SCREEN_OUT],
+  },
+  screen_exact: {
+    module: 'screen', perDtype: true, threads: 256, bounds: {},
+    args: [
+      ['X', 'ptr'], ['C', 'ptr'], ['xx', 'ptr'], ['ccMax', 'ptr'], ['bcoef', 'f32'], ['n', 'i32'], ['d', 'i32'],
+      ['J1', 'ptr'], ['D1', 'ptr'], ['J2', 'ptr'], ['D2', 'ptr'], ['J3', 'ptr'], ['list', 'ptr'], ['count', 'ptr'],
+    ],
+  },
+  // screen_tc.cu: the screen on tensor cores (the default screen).
+  screen_tc: {
+    module: 'screen_tc', perDtype: true, threads: 256, bounds: { minBlocks: 1 }, points: { value: 128, constant: 'TC_P' },
+    args: [...SCREEN_IN, ...SCREEN_OUT],
+  },
+  // reduce.cu: per-anchor statistics from each point's top-2, and the pass's scalars.
+  reduce_points: {
+    module: 'reduce', perDtype: true, threads: 256, bounds: {},
+    args: [
+      ...X_N_D, ['J1', 'ptr'], ['D1', 'ptr'], ['J2', 'ptr'], ['D2', 'ptr'], ['assign', 'ptr'], ['H', 'ptr'],
+      ['temperature', 'f64'], ['accumulate', 'i32'], ['sScale', 'f64'], ['wScale', 'f64'], ['eScale', 'f64'],
+      ['S', 'ptr'], ['W', 'ptr'], ['count', 'ptr'], ['sse', 'ptr'], ['far', 'ptr'], ['partial', 'ptr'], ['first', 'i32'],
+    ],
+  },
+  pass_end: {
+    module: 'reduce', perDtype: false, threads: 256, bounds: {},
+    args: [['partial', 'ptr'], ['blocks', 'i32'], ['fallback', 'ptr'], ['out', 'ptr']],
+  },
+  // update.cu: the per-anchor steps around a pass.
+  pass_begin: {
+    module: 'update', perDtype: false, threads: 256,
+    args: [
+      ['m', 'i32'], ['d', 'i32'], ['huber', 'f64'], ['hasPrev', 'i32'], ['eScale', 'f64'],
+      ['count', 'ptr'], ['sse', 'ptr'], ['far', 'ptr'], ['W', 'ptr'], ['S', 'ptr'], ['H', 'ptr'],
+    ],
+  },
+  update_anchors: {
+    module: 'update', perDtype: false, threads: 256,
+    args: [['C', 'ptr'], ['S', 'ptr'], ['W', 'ptr'], ['m', 'i32'], ['d', 'i32'], ['step', 'f64'], ['sScale', 'f64'], ['wScale', 'f64']],
+  },
+} as const satisfies Record<string, KernelSpec>;
+
+export type KernelName = keyof typeof KERNELS;
+
+/** The named arguments of kernel K: pointers as bigint device addresses, scalars as numbers. */
+export type KernelArgs<K extends KernelName> = {
+  [A in (typeof KERNELS)[K]['args'][number] as A[0]]: A[1] extends 'ptr' ? bigint : number;
+};
+
+/** The function name in the PTX: `name_f32` / `name_f16` for the per-dtype kernels. */
+export function buildName(k: KernelName, dtype: 'f32' | 'f16'): string {
+  return KERNELS[k].perDtype ? `${k}_${dtype}` : k;
+}
+
+/** Every function the PTX modules must contain, with the table entry it comes from. */
+export function allBuilds(): Array<{ name: string; kernel: KernelName; spec: KernelSpec }> {
+  return (Object.keys(KERNELS) as KernelName[]).flatMap((kernel) => {
+    const spec: KernelSpec = KERNELS[kernel];
+    const names = spec.perDtype ? [`${kernel}_f32`, `${kernel}_f16`] : [kernel];
+    return names.map((name) => ({ name, kernel, spec }));
+  });
+}
+
+/** The table entry of a function name of the PTX (name_f32 / name_f16 / name), or undefined. */
+export function specOf(name: string): { kernel: KernelName; spec: KernelSpec } | undefined {
+  const b = allBuilds().find((x) => x.name === name);
+  return b && { kernel: b.kernel, spec: b.spec };
+}
+
+/** One kernel argument as cuLaunchKernel takes it: a one-element typed array holding the C value. */
+function packArg(kind: ArgKind, v: bigint | number): ArrayBufferView {
+  switch (kind) {
+    case 'ptr':
+      return new BigUint64Array([v as bigint]);
+    case 'i32':
+      return new Int32Array([v as number]);
+    case 'i64':
+      return new BigInt64Array([BigInt(v)]);
+    case 'f32':
+      return new Float32Array([v as number]);
+    case 'f64':
+      return new Float64Array([v as number]);
+  }
+}
+
+/** The packed arguments of `spec` in declaration order (a missing one is a programming error). */
+export function packArgs(spec: KernelSpec, args: Record<string, bigint | number>): ArrayBufferView[] {
+  return spec.args.map(([name, kind]) => {
+    const v = args[name];
+    if (v === undefined) throw new Error(`kernel argument ${name} missing`);
+    return packArg(kind, v);
+  });
+}
+
+/** The named arguments back from packed ones (the fake driver's side of packArgs). */
+export function unpackArgs(spec: KernelSpec, packed: ArrayBufferView[]): Record<string, bigint | number> {
+  if (packed.length !== spec.args.length) throw new Error(`expected ${spec.args.length} kernel arguments, got ${packed.length}`);
+  const out: Record<string, bigint | number> = {};
+  spec.args.forEach(([name, kind], i) => {
+    const p = packed[i] as unknown as ArrayLike<bigint | number>;
+    out[name] = kind === 'i64' ? Number(p[0]) : p[0];
+  });
+  return out;
+}
+
+/** Launch kernel k (the build for `dtype` when it has one) on `grid` blocks of its threads. */
+export function launch<K extends KernelName>(ctx: CudaContext, k: K, dtype: 'f32' | 'f16', grid: number, args: KernelArgs<K>): void {
+  const spec: KernelSpec = KERNELS[k];
+  ctx.launch(spec.module, buildName(k, dtype), grid, spec.threads, packArgs(spec, args as Record<string, bigint | number>));
+}

@@ -1,0 +1,92 @@
+// Every switch of the CUDA backend in one place, each with its default and the reason for it (in
+// the manner of FAISS's ClusteringParameters). The environment is read once, by
+// cudaOptionsFromEnv() in createCudaBackend; an engine gets a validated CudaOptions object and
+// never looks at process.env. Tests pass options objects.
+import { UsageError } from '../../errors.js';
+
+export interface CudaOptions {
+  /**
+   * Screen the assign with the cheaper norm expansion and decide exactly among its candidates
+   * (cuda/screen.cu): the assignments are the direct pass's either way. 'auto' screens when the
+   * pass is large enough to gain (n·m·d >= 2^24) and m >= 3, the sizes where it measured faster
+   * (docs/cuda.md); true / false force it for A/B runs. VLC_CUDA_SCREEN=0|1|auto.
+   */
+  screen: 'auto' | boolean;
+  /**
+   * Screen on tensor cores (cuda/screen_tc.cu, 3xTF32) rather than with f32 FMAs: faster on every
+   * measured workload, still exact; false keeps the f32 screen for A/B runs. VLC_CUDA_TC=0|1.
+   */
+  tensorCores: boolean;
+  /**
+   * Use at most this many bytes of GPU memory (undefined: whatever is free), e.g. to leave room
+   * for another process. When the engine needs more, the vectors stream from host memory in tiles
+   * (plan.ts). VLC_CUDA_MAX_BYTES=<bytes>, optionally with a binary K/M/G/T suffix (6G).
+   */
+  maxDeviceBytes: number | undefined;
+  /**
+   * Stream the vectors in tiles of this many rows (a positive multiple of TILE_ALIGN, 256) even
+   * when they fit: tests and measurements of the tiled path on small data. No variable.
+   */
+  tileRows: number | undefined;
+}
+
+export const CUDA_DEFAULTS: Readonly<CudaOptions> = Object.freeze({
+  screen: 'auto',
+  tensorCores: true,
+  maxDeviceBytes: undefined,
+  tileRows: undefined,
+});
+
+/** Tile rows are a multiple of this: the points of one k-means++ block (SEED_POINTS of seed.cu). */
+export const TILE_ALIGN = 256;
+
+/** The variables this backend reads (VLC_CUDA_LIB is driver.ts's: which library to load). */
+const VARIABLES = ['VLC_CUDA_SCREEN', 'VLC_CUDA_TC', 'VLC_CUDA_MAX_BYTES', 'VLC_CUDA_LIB'] as const;
+
+/** Defaults overridden by the VLC_CUDA_* variables; an unknown variable or value is a UsageError (exit 2). */
+export function cudaOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CudaOptions {
+  for (const name of Object.keys(env)) {
+    if (name.startsWith('VLC_CUDA_') && !(VARIABLES as readonly string[]).includes(name)) {
+      throw new UsageError(`${name} is not a setting of vlc; the CUDA backend reads ${VARIABLES.join(', ')}`);
+    }
+  }
+  const value = (name: string) => {
+    const v = env[name]?.trim();
+    return v === undefined || v === '' ? undefined : v;
+  };
+  const screen = value('VLC_CUDA_SCREEN');
+  const tc = value('VLC_CUDA_TC');
+  const maxBytes = value('VLC_CUDA_MAX_BYTES');
+  return cudaOptions({
+    ...(screen !== undefined && { screen: choice('VLC_CUDA_SCREEN', screen, { auto: 'auto', '1': true, '0': false } as const) }),
+    ...(tc !== undefined && { tensorCores: choice('VLC_CUDA_TC', tc, { '1': true, '0': false } as const) }),
+    ...(maxBytes !== undefined && { maxDeviceBytes: parseBytes('VLC_CUDA_MAX_BYTES', maxBytes) }),
+  });
+}
+
+/** The defaults with `o` over them, validated (a bad value from code is a programming error). */
+export function cudaOptions(o: Partial<CudaOptions> = {}): CudaOptions {
+  const r: CudaOptions = { ...CUDA_DEFAULTS, ...o };
+  if (!(r.screen === 'auto' || typeof r.screen === 'boolean')) throw new Error(`screen must be 'auto', true or false, got ${String(r.screen)}`);
+  if (typeof r.tensorCores !== 'boolean') throw new Error(`tensorCores must be true or false, got ${String(r.tensorCores)}`);
+  if (r.maxDeviceBytes !== undefined && !(Number.isFinite(r.maxDeviceBytes) && r.maxDeviceBytes >= 0)) {
+    throw new Error(`maxDeviceBytes must be a number of bytes, got ${r.maxDeviceBytes}`);
+  }
+  if (r.tileRows !== undefined && !(Number.isInteger(r.tileRows) && r.tileRows > 0 && r.tileRows % TILE_ALIGN === 0)) {
+    throw new Error(`tileRows must be a positive multiple of ${TILE_ALIGN}, got ${r.tileRows}`);
+  }
+  return r;
+}
+
+function choice<T>(name: string, v: string, accepted: Record<string, T>): T {
+  if (Object.hasOwn(accepted, v)) return accepted[v];
+  const keys = Object.keys(accepted);
+  throw new UsageError(`${name}=${v}: expected ${keys.slice(0, -1).join(', ')} or ${keys[keys.length - 1]}`);
+}
+
+/** Bytes, optionally with K, M, G or T (binary: 6G = 6·2^30). */
+function parseBytes(name: string, v: string): number {
+  const m = /^(\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?$/i.exec(v);
+  if (!m) throw new UsageError(`${name}=${v}: expected a number of bytes, optionally with K, M, G or T (e.g. 6G)`);
+  return Math.floor(Number(m[1]) * 1024 ** (m[2] ? 'KMGT'.indexOf(m[2].toUpperCase()) + 1 : 0));
+}

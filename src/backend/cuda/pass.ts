@@ -1,0 +1,226 @@
+// One pass on the device: pass_begin → (screen → screen_exact → assign_list) or assign_top2 →
+// reduce_points, per span of the vectors → pass_end, all queued on the stream. Then either the
+// fused step of a single engine (update_anchors queued too, one wait, 24 bytes back: the hot
+// path), or the two steps of a shard: accumulate (wait, download the partial sums) and
+// applyUpdate (upload the combined sums, update_anchors). Every sum is fixed point (reduce.cu).
+import { doublesFromInt64, int64FromDoubles, sumInt64, unpackFar, type PassScales } from '../fixed.js';
+import { partialLayout, type AnchorStats, type IterParams, type IterStats, type Partials } from '../types.js';
+import type { EngineCore } from './core.js';
+import { KERNELS } from './kernels.js';
+import { gpuPassScales, screenBound } from './numerics.js';
+import type { CudaOptions } from './options.js';
+
+/** Host-side profile of an engine (bench and test-cuda report it). */
+export interface EngineProfile {
+  passes: number;
+  passGpuMs: number;
+  passWallMs: number;
+  seedCalls: number;
+  seedWallMs: number;
+  screenPasses: number;
+  /** Points the screen could not decide, summed over the screened passes. */
+  screenFallbacks: number;
+}
+
+/** Timings of the last pass, for `vlc bench` (CUDA events). */
+export interface PassTimes {
+  passMs: number;
+  assignMs: number;
+}
+
+const THREADS = KERNELS.update_anchors.threads; // the elementwise per-anchor kernels
+/** Screening stops for the rest of a run once more than this share of the points fell back. */
+const SCREEN_GIVE_UP = 0.25;
+
+export class DevicePass {
+  /** Whether the next pass screens (tests and bench read it). */
+  screen: boolean;
+  profile: EngineProfile = { passes: 0, passGpuMs: 0, passWallMs: 0, seedCalls: 0, seedWallMs: 0, screenPasses: 0, screenFallbacks: 0 };
+  lastTimes: PassTimes = { passMs: 0, assignMs: 0 };
+  private readonly tc: boolean;
+  private readonly bcoef: number;
+  /** The fixed-point scales of the next pass, and of the last one (its sse is on the device). */
+  private scales: PassScales = { s: 1, w: 1, e: 1 };
+  private last: PassScales = { s: 1, w: 1, e: 1 };
+  private anchorAbs = 0;
+  private hasPrev = false;
+
+  constructor(private readonly e: EngineCore, o: CudaOptions, private readonly rGrid: number) {
+    const { n, d, m } = e;
+    this.tc = o.tensorCores;
+    this.bcoef = screenBound(d, this.tc);
+    this.screen = m >= 3 && (o.screen === 'auto' ? n * m * d >= 2 ** 24 : o.screen);
+  }
+
+  /** The scales follow the whole data's figures and the anchors' range (fixed.ts passScales). */
+  refreshScales(anchorAbs = this.anchorAbs): void {
+    this.anchorAbs = anchorAbs;
+    this.scales = gpuPassScales(this.e.global.n, this.e.d, this.e.global.maxAbs, anchorAbs);
+  }
+
+  /** Queue a pass up to pass_end; returns what the host must add up tile by tile. */
+  private async queue(p: IterParams): Promise<{ assignMs: number; tileFallbacks: number }> {
+    const { e, rGrid } = this;
+    const { ctx, bufs: b, d, m, spans } = e;
+    const prevE = this.last.e; // the scale of the sse on the device, which the Huber thresholds read
+    const sc = (this.last = this.scales);
+    ctx.record(e.ev.start);
+    e.run('pass_begin', Math.ceil(Math.max(m * d, m) / THREADS), {
+      m, d, huber: p.huber, hasPrev: this.hasPrev ? 1 : 0, eScale: prevE,
+      count: b.count.ptr, sse: b.sse.ptr, far: b.far.ptr, W: b.W.ptr, S: b.S.ptr, H: b.H.ptr,
+    });
+    ctx.record(e.ev.a0);
+    const screened = this.screen;
+    const ccMax = b.screenScalars.ptr;
+    const count = ccMax + 4n;
+    // Once per pass: the anchors' norms (it also empties the fallback list).
+    if (screened) e.run('anchor_norms', 1, { C: b.C.ptr, m, d, cc: b.cc.ptr, ccMax, fallbackCount: count });
+    let assignMs = 0;
+    let tileFallbacks = 0;
+    await spans.forEachSpan((s, t) => {
+      if (t > 0) {
+        // Tile t − 1 is done (forEachSpan waited for it): its assign time and its fallbacks.
+        assignMs += ctx.elapsedMs(e.ev.a0, e.ev.a1);
+        if (screened) tileFallbacks += this.takeFallbacks();
+        ctx.record(e.ev.a0);
+      }
+      const n = s.rows;
+      const at = (buf: typeof b.J1) => spans.at(buf, s);
+      const top2 = { j1: at(b.J1), d1: at(b.D1), j2: at(b.J2), d2: at(b.D2) };
+      if (screened) {
+        const k = this.tc ? 'screen_tc' : 'screen_top2';
+        e.run(k, Math.ceil(n / KERNELS[k].points.value), {
+          X: s.x, C: b.C.ptr, xx: at(b.xx), cc: b.cc.ptr, n, d, m, J1: top2.j1, J2: top2.j2, J3: at(b.J3), A2: top2.d1, A4: top2.d2,
+        });
+        e.run('screen_exact', rGrid * 2, {
+          X: s.x, C: b.C.ptr, xx: at(b.xx), ccMax, bcoef: this.bcoef, n, d,
+          J1: top2.j1, D1: top2.d1, J2: top2.j2, D2: top2.d2, J3: at(b.J3), list: b.fallbackList.ptr, count,
+        });
+        e.run('assign_list', Math.ceil(n / KERNELS.assign_list.points.value), {
+          X: s.x, C: b.C.ptr, n, d, m, ...top2, list: b.fallbackList.ptr, count,
+        });
+      } else {
+        e.run('assign_top2', Math.ceil(n / KERNELS.assign_top2.points.value), { X: s.x, C: b.C.ptr, n, d, m, ...top2 });
+      }
+      ctx.record(e.ev.a1);
+      e.run('reduce_points', rGrid, {
+        X: s.x, n, d, J1: top2.j1, D1: top2.d1, J2: top2.j2, D2: top2.d2, assign: at(b.assign), H: b.H.ptr,
+        temperature: Math.max(0, p.temperature), accumulate: p.step > 0 ? 1 : 0, sScale: sc.s, wScale: sc.w, eScale: sc.e,
+        S: b.S.ptr, W: b.W.ptr, count: b.count.ptr, sse: b.sse.ptr, far: b.far.ptr,
+        partial: b.partial.ptr + BigInt(t * rGrid * 16), first: e.global.rowOffset + s.p0,
+      });
+    });
+    // Resident, pass_end reads the fallback count; tiled, the host counts it tile by tile.
+    e.run('pass_end', 1, {
+      partial: b.partial.ptr, blocks: spans.tiles * rGrid, fallback: screened && !spans.tileRows ? count : 0n, out: b.result.ptr,
+    });
+    return { assignMs, tileFallbacks };
+  }
+
+  private queueUpdate(step: number): void {
+    const { e } = this;
+    const { bufs: b, m, d } = e;
+    if (step > 0) {
+      e.run('update_anchors', Math.ceil((m * d) / THREADS), {
+        C: b.C.ptr, S: b.S.ptr, W: b.W.ptr, m, d, step, sScale: this.last.s, wScale: this.last.w,
+      });
+    }
+  }
+
+  /** Wait for the pass, read its three scalars, keep the books. Returns [energy units, changed]. */
+  private async finish(q: { assignMs: number; tileFallbacks: number }, tStart: number): Promise<[number, number]> {
+    const { ctx, ev, bufs, spans } = this.e;
+    ctx.record(ev.end);
+    await ctx.wait(ev.end, this.lastTimes.passMs / spans.tiles);
+    const res = new BigInt64Array(3);
+    ctx.download(res, bufs.result);
+    const [energy, changed, fallbackCount] = doublesFromInt64(res);
+    this.hasPrev = true;
+    const ms = ctx.elapsedMs(ev.start, ev.end);
+    this.lastTimes = { passMs: ms, assignMs: q.assignMs + ctx.elapsedMs(ev.a0, ev.a1) };
+    const p = this.profile;
+    p.passes++;
+    p.passGpuMs += ms;
+    p.passWallMs += performance.now() - tStart;
+    if (this.screen) {
+      const fallbacks = spans.tileRows ? q.tileFallbacks + this.takeFallbacks() : fallbackCount;
+      p.screenPasses++;
+      p.screenFallbacks += fallbacks;
+      // Data the screen cannot decide (far from the origin, e.g. test-cuda's): stop screening.
+      if (fallbacks > SCREEN_GIVE_UP * this.e.n) this.screen = false;
+    }
+    return [energy, changed];
+  }
+
+  /** The fused pass of a single engine: accumulate and update on the device, two scalars back. */
+  async iterate(p: IterParams): Promise<IterStats> {
+    const tStart = performance.now();
+    const q = await this.queue(p);
+    this.queueUpdate(p.step);
+    const [energy, changed] = await this.finish(q, tStart);
+    return { energy: energy / (this.last.e * this.e.global.n), changed, ms: this.lastTimes.passMs };
+  }
+
+  /** A shard's pass: the sums over its rows, downloaded, nothing applied. */
+  async accumulate(p: IterParams): Promise<Partials> {
+    const tStart = performance.now();
+    const q = await this.queue(p);
+    const [, changed] = await this.finish(q, tStart);
+    const { ctx, bufs: b, m, d } = this.e;
+    const L = partialLayout(m, d);
+    const sums = new BigInt64Array(L.length);
+    const far = new BigInt64Array(m);
+    const count = new Uint32Array(m);
+    ctx.download(sums.subarray(L.S, L.S + m * d), b.S);
+    ctx.download(sums.subarray(L.W, L.W + m), b.W);
+    ctx.download(count, b.count);
+    int64FromDoubles(count, sums.subarray(L.count, L.count + m));
+    ctx.download(sums.subarray(L.sse, L.sse + m), b.sse);
+    sums[L.changed] = BigInt(changed);
+    ctx.download(far, b.far);
+    return { sums, far };
+  }
+
+  /** A shard's update: the combined sums become the pass's statistics; the anchors move. */
+  async applyUpdate(total: Partials, p: IterParams): Promise<IterStats> {
+    const { ctx, bufs: b, m, d } = this.e;
+    const L = partialLayout(m, d);
+    const { sums } = total;
+    ctx.upload(b.S, sums.subarray(L.S, L.S + m * d));
+    ctx.upload(b.W, sums.subarray(L.W, L.W + m));
+    ctx.upload(b.count, Uint32Array.from(doublesFromInt64(sums.subarray(L.count, L.count + m))));
+    ctx.upload(b.sse, sums.subarray(L.sse, L.sse + m));
+    ctx.upload(b.far, total.far);
+    this.queueUpdate(p.step);
+    const energy = sumInt64(sums.subarray(L.sse, L.sse + m));
+    return { energy: energy / (this.last.e * this.e.global.n), changed: Number(sums[L.changed]), ms: this.lastTimes.passMs };
+  }
+
+  /** Statistics of the last pass (m-sized downloads). */
+  async stats(): Promise<AnchorStats> {
+    const { ctx, bufs: b, m } = this.e;
+    const count = new Uint32Array(m);
+    const sse = new BigInt64Array(m);
+    const far = new BigInt64Array(m);
+    ctx.download(count, b.count);
+    ctx.download(sse, b.sse);
+    ctx.download(far, b.far);
+    const out: AnchorStats = { count: Float64Array.from(count), sse: doublesFromInt64(sse), far: new Int32Array(m), farDist: new Float64Array(m) };
+    for (let j = 0; j < m; j++) {
+      out.sse[j] /= this.last.e;
+      const f = count[j] === 0 ? { index: -1, dist: 0 } : unpackFar(far[j]);
+      out.far[j] = f.index;
+      out.farDist[j] = f.dist;
+    }
+    return out;
+  }
+
+  /** Tiled screen: the fallback list's length for the tile just done, then 0 for the next tile. */
+  private takeFallbacks(): number {
+    const { ctx, bufs } = this.e;
+    const c = new Uint32Array(1);
+    ctx.download(c, bufs.screenScalars, 4);
+    ctx.upload(bufs.screenScalars, new Uint32Array(1), 4);
+    return c[0];
+  }
+}

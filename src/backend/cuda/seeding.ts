@@ -1,0 +1,100 @@
+// k-means++ support on the device (Engine.seedBegin / seedAdd / seedTry / seedPick, cuda/seed.cu).
+// Each block of seed_dist owns SEED_POINTS consecutive points and writes the sum of its D values,
+// in units of 1/scale, as an exact integer (fixed.ts); tiles start on block boundaries, so each
+// tile's blocks write their own slots. The host keeps the block sums of the last begin/add to
+// locate a sampling target, then scans that block's D values only.
+import { fixedSeed, maxAbsOf, seedScale } from '../fixed.js';
+import type { EngineCore } from './core.js';
+import { KERNELS } from './kernels.js';
+
+const SEED_POINTS = KERNELS.seed_dist.points.value;
+
+export class DeviceSeeding {
+  /** Units per unit of squared distance; set by seedBegin from the candidate's range. */
+  scale = 1;
+  readonly blocks: number;
+  /** Per-block sums (units) of the last seedBegin/seedAdd: what seedPick searches. */
+  private sums: Float64Array;
+  /** seedTry's per-block, per-candidate sums (reused: no 100s of KB per call). */
+  private tryPart = new Float64Array(0);
+  calls = 0;
+  wallMs = 0;
+
+  constructor(private readonly e: EngineCore) {
+    this.blocks = Math.ceil(e.n / SEED_POINTS);
+    this.sums = new Float64Array(this.blocks);
+  }
+
+  /** mode 0: D = dist(x, c) (seedBegin); 1: D = min(D, dist(x, c)) (seedAdd). Returns Σ D. */
+  async pass(c: Float32Array, mode: 0 | 1): Promise<number> {
+    const { e } = this;
+    const t0 = performance.now();
+    const cand = c.subarray(0, e.d);
+    if (mode === 0) this.scale = seedScale(e.global.n, e.d, e.global.maxAbs, maxAbsOf(cand));
+    e.ctx.upload(e.bufs.cand, cand);
+    await e.spans.forEachSpan((s) => {
+      // A tile starts on a seeding block boundary: its blocks' partials go to their places.
+      e.run('seed_dist', Math.ceil(s.rows / SEED_POINTS), {
+        X: s.x, n: s.rows, d: e.d, c: e.bufs.cand.ptr, D: e.spans.at(e.bufs.seedD, s), mode, seedScale: this.scale,
+        partial: e.bufs.seedPartial.ptr + BigInt((s.p0 / SEED_POINTS) * 8),
+      });
+    });
+    await e.sync();
+    e.ctx.download(this.sums, e.bufs.seedPartial);
+    let units = 0;
+    for (const v of this.sums) units += v; // integers below 2^53: exact
+    this.calls++;
+    this.wallMs += performance.now() - t0;
+    return units / this.scale;
+  }
+
+  /** For each of L candidates, Σ_i min(D[i], dist(x_i, c_l)); D unchanged. */
+  async tryCandidates(cands: Float32Array): Promise<Float64Array> {
+    const { e } = this;
+    const L = Math.floor(cands.length / e.d);
+    e.bufs.growCandidates(L, e.d, this.blocks);
+    e.ctx.upload(e.bufs.cand, cands.subarray(0, L * e.d));
+    await e.spans.forEachSpan((s) => {
+      e.run('seed_try', Math.ceil(s.rows / SEED_POINTS), {
+        X: s.x, n: s.rows, d: e.d, C: e.bufs.cand.ptr, L, D: e.spans.at(e.bufs.seedD, s), seedScale: this.scale,
+        partial: e.bufs.seedPartialTry.ptr + BigInt((s.p0 / SEED_POINTS) * L * 8),
+      });
+    });
+    await e.sync();
+    if (this.tryPart.length < this.blocks * L) this.tryPart = new Float64Array(this.blocks * L);
+    const part = this.tryPart.subarray(0, this.blocks * L);
+    e.ctx.download(part, e.bufs.seedPartialTry);
+    const out = new Float64Array(L);
+    for (let b = 0; b < this.blocks; b++) for (let l = 0; l < L; l++) out[l] += part[b * L + l];
+    for (let l = 0; l < L; l++) out[l] /= this.scale;
+    return out;
+  }
+
+  /**
+   * The smallest i whose prefix of units exceeds floor(target·scale): the block from the block
+   * sums, then a scan of that block's D; at or past the total, the last point with a share.
+   */
+  async pick(target: number): Promise<number> {
+    const T = Math.floor(target * this.scale);
+    const P = this.sums;
+    let acc = 0;
+    let b = 0;
+    while (b < P.length && acc + P[b] <= T) acc += P[b++];
+    const past = b === P.length;
+    if (past) {
+      b = P.length - 1;
+      while (b > 0 && P[b] === 0) b--;
+    }
+    const first = b * SEED_POINTS;
+    const D = new Float32Array(Math.min(SEED_POINTS, this.e.n - first));
+    this.e.ctx.download(D, this.e.bufs.seedD, first * 4);
+    let lastShare = 0;
+    for (let k = 0; k < D.length; k++) {
+      const q = fixedSeed(D[k], this.scale);
+      if (q > 0) lastShare = k;
+      acc += q;
+      if (!past && acc > T) return first + k;
+    }
+    return first + lastShare;
+  }
+}

@@ -1,0 +1,56 @@
+// A Backend whose engines are sharded: the rows split into contiguous ranges, one per member
+// backend (several GPUs, or several CPU engines), combined by a ShardedEngine over an in-process
+// group (comm.ts). Member backends of one kind only: engines of one kind give the same bytes for
+// any split (types.ts), two kinds would not.
+import type { Dataset } from '../../io/dataset.js';
+import type { Backend, Engine } from '../types.js';
+import { inProcessGroup } from './comm.js';
+import { ShardedEngine } from './engine.js';
+
+/** Rows per shard: n split into `parts` contiguous ranges whose sizes differ by at most one. */
+export function evenSplit(n: number, parts: number): number[] {
+  return Array.from({ length: parts }, (_, k) => Math.floor(((k + 1) * n) / parts) - Math.floor((k * n) / parts));
+}
+
+/** Rows [r0, r1) of a dataset, without a copy. */
+export function sliceRows(data: Dataset, r0: number, r1: number): Dataset {
+  return { ...data, n: r1 - r0, data: data.data.subarray(r0 * data.d, r1 * data.d) };
+}
+
+/**
+ * Engines over `members` (member k takes the k-th range of rows). `split` chooses the ranges
+ * (default evenSplit); a dataset with fewer rows than members uses the first n members only.
+ */
+export function shardedBackend(members: Backend[], split: (n: number, parts: number) => number[] = evenSplit): Backend {
+  if (members.length === 0) throw new Error('a sharded backend needs at least one member');
+  const kind = members[0].kind;
+  if (members.some((b) => b.kind !== kind)) throw new Error('the members of a sharded backend must be of one kind');
+  return {
+    kind,
+    label: `${members.length} shards: ${members.map((b) => b.label).join(', ')}`,
+    async open(data: Dataset, m: number): Promise<Engine> {
+      const parts = Math.max(1, Math.min(members.length, data.n));
+      const rows = split(data.n, parts);
+      if (rows.length !== parts || rows.some((r) => !(Number.isInteger(r) && r >= 1)) || rows.reduce((a, b) => a + b, 0) !== data.n) {
+        throw new Error(`split: expected ${parts} positive row counts summing to ${data.n}, got ${rows.join(', ')}`);
+      }
+      let r0 = 0;
+      const slices = rows.map((r) => sliceRows(data, r0, (r0 += r)));
+      const opened = await Promise.allSettled(slices.map((s, k) => members[k].open(s, m)));
+      const engines = opened.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+      const failed = opened.find((o) => o.status === 'rejected');
+      try {
+        if (failed) throw (failed as PromiseRejectedResult).reason;
+        return await ShardedEngine.create(engines, inProcessGroup(parts));
+      } catch (e) {
+        await Promise.allSettled(engines.map((x) => x.dispose()));
+        throw e;
+      }
+    },
+    async close(): Promise<void> {
+      const done = await Promise.allSettled(members.map((b) => b.close()));
+      const failed = done.find((r) => r.status === 'rejected');
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+    },
+  };
+}

@@ -1,0 +1,223 @@
+// An Engine over N member engines, each holding a contiguous range of the rows (rank 0 the first
+// rows, then rank 1...), as one engine to the algorithm: src/anneal does not know it is sharded.
+// Each iteration: accumulate on every member, combine the partial sums through the group's Comm
+// (comm.ts: one allreduce of int64 sums, one of maxima), applyUpdate on every member with the
+// total, so the anchors, the statistics and the Huber thresholds stay identical on every member.
+// Every sum is an integer (types.ts, fixed.ts), so the result is the one engine of that kind would
+// give on all the rows, byte for byte. The anchors are replicated: getAnchors, stats and
+// nearestOther ask the first member; row, seedPick and assignments find the rows' owners.
+//
+// Every method runs the same program on each member ("rank") concurrently, talking only through
+// the Comm (spmd below), which is how an MPI rank would run it with one member and an MPI Comm.
+import type { AnchorStats, Engine, GlobalFigures, IterParams, IterStats, NearestAnchors, Partials } from '../types.js';
+import type { Comm } from './comm.js';
+
+const FINAL: IterParams = { temperature: 0, step: 0, huber: 0 };
+
+export class ShardedEngine implements Engine {
+  readonly n: number;
+  readonly d: number;
+  readonly m: number;
+  readonly maxAbs: number;
+  /** Rows of each rank and the first row of each, in the whole data. */
+  private readonly counts: Float64Array;
+  private readonly offsets: number[];
+  /** Each rank's Σ D of the last seedBegin / seedAdd (exact multiples of seedUnit). */
+  private seedTotals: Float64Array;
+
+  private constructor(private readonly members: Engine[], private readonly comms: Comm[], counts: Float64Array, maxAbs: number) {
+    const e = members[0];
+    this.d = e.d;
+    this.m = e.m;
+    this.counts = counts;
+    this.offsets = [];
+    let acc = 0;
+    for (const c of counts) {
+      this.offsets.push(acc);
+      acc += c;
+    }
+    this.n = acc;
+    this.maxAbs = maxAbs;
+    this.seedTotals = new Float64Array(counts.length);
+  }
+
+  /**
+   * Members and their Comms (one each; comms[k].rank is member k's rank), already opened on their
+   * rows. The ranks learn each other's row counts and the largest |x| (exact: a sum of integers,
+   * a max), then each member its global figures.
+   */
+  static async create(members: Engine[], comms: Comm[]): Promise<ShardedEngine> {
+    if (members.length === 0 || members.length !== comms.length) throw new Error('a sharded engine needs one Comm per member');
+    const figures = await Promise.all(
+      members.map(async (e, k) => {
+        const c = comms[k];
+        const counts = await c.allreduce(oneHot(c.size, c.rank, e.n), 'sum');
+        const maxAbs = (await c.allreduce(Float64Array.of(e.maxAbs), 'max'))[0];
+        return { counts, maxAbs };
+      }),
+    );
+    const { counts, maxAbs } = figures[0];
+    const s = new ShardedEngine(members, comms, counts, maxAbs);
+    s.setGlobal({ n: s.n, maxAbs, rowOffset: 0 });
+    return s;
+  }
+
+  /** Nested in a larger group: this engine's rows start at g.rowOffset of the whole data. */
+  setGlobal(g: GlobalFigures): void {
+    this.members.forEach((e, k) => e.setGlobal({ n: g.n, maxAbs: g.maxAbs, rowOffset: g.rowOffset + this.offsets[this.comms[k].rank] }));
+  }
+
+  /** f on every member with its Comm, concurrently; the first member's result. A failure aborts the group. */
+  private async spmd<T>(f: (e: Engine, c: Comm) => Promise<T>): Promise<T> {
+    const runs = await Promise.allSettled(
+      this.members.map(async (e, k) => {
+        try {
+          return await f(e, this.comms[k]);
+        } catch (err) {
+          this.comms[k].abort(err instanceof Error ? err : new Error(String(err)));
+          throw err;
+        }
+      }),
+    );
+    const failed = runs.find((r) => r.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    return (runs[0] as PromiseFulfilledResult<T>).value;
+  }
+
+  /** The rank holding global row i, and i's index among its rows. */
+  private owner(i: number): { rank: number; local: number } {
+    if (!(i >= 0 && i < this.n)) throw new Error(`row ${i} out of range 0..${this.n - 1}`);
+    let rank = 0;
+    while (i >= this.offsets[rank] + this.counts[rank]) rank++;
+    return { rank, local: i - this.offsets[rank] };
+  }
+
+  // --- k-means++ seeding ---
+
+  private async seedTotal(step: (e: Engine) => Promise<number>): Promise<number> {
+    this.seedTotals = await this.spmd(async (e, c) => c.allreduce(oneHot(c.size, c.rank, await step(e)), 'sum'));
+    let total = 0;
+    for (const t of this.seedTotals) total += t; // whole units below 2^53: exact in any order
+    return total;
+  }
+
+  seedBegin(c: Float32Array): Promise<number> {
+    return this.seedTotal((e) => e.seedBegin(c));
+  }
+
+  seedAdd(c: Float32Array): Promise<number> {
+    return this.seedTotal((e) => e.seedAdd(c));
+  }
+
+  seedTry(cands: Float32Array): Promise<Float64Array> {
+    return this.spmd(async (e, c) => c.allreduce(await e.seedTry(cands), 'sum'));
+  }
+
+  get seedUnit(): number {
+    return this.members[0].seedUnit;
+  }
+
+  /**
+   * The rank whose units contain the target (in whole units, as every engine counts them), then
+   * that rank's own pick for what is left; past the total, the last rank with a share.
+   */
+  async seedPick(target: number): Promise<number> {
+    const unit = this.seedUnit;
+    const q = Math.floor(target / unit) * unit;
+    const totals = this.seedTotals;
+    let owner = -1;
+    let before = 0;
+    for (let r = 0; r < totals.length && owner < 0; r++) {
+      if (before + totals[r] > q) owner = r;
+      else before += totals[r];
+    }
+    let local = q - before; // whole units: exact
+    if (owner < 0) {
+      owner = totals.length - 1;
+      while (owner > 0 && !(totals[owner] > 0)) owner--;
+      local = totals[owner]; // at its total: its last point with a share
+    }
+    const at = owner;
+    return this.spmd(async (e, c) => {
+      const mine = c.rank === at ? Float64Array.of(this.offsets[at] + (await e.seedPick(local))) : undefined;
+      return new Float64Array((await c.broadcast(mine && bytes(mine), at)).buffer)[0];
+    });
+  }
+
+  row(i: number): Promise<Float32Array> {
+    const { rank, local } = this.owner(i);
+    return this.spmd(async (e, c) => {
+      const mine = c.rank === rank ? bytes(await e.row(local)) : undefined;
+      const got = await c.broadcast(mine, rank);
+      return new Float32Array(got.buffer, got.byteOffset, got.byteLength / 4);
+    });
+  }
+
+  // --- the loop ---
+
+  async setAnchors(anchors: Float32Array): Promise<void> {
+    await this.spmd((e) => e.setAnchors(anchors));
+  }
+
+  getAnchors(): Promise<Float32Array> {
+    return this.members[0].getAnchors(); // identical on every member
+  }
+
+  async iterate(p: IterParams): Promise<IterStats> {
+    const t0 = performance.now();
+    const s = await this.spmd(async (e, c) => e.applyUpdate(await combine(c, await e.accumulate(p)), p));
+    return { ...s, ms: performance.now() - t0 };
+  }
+
+  finalize(): Promise<IterStats> {
+    return this.iterate(FINAL);
+  }
+
+  /** The whole group's partials (every member's, combined). */
+  accumulate(p: IterParams): Promise<Partials> {
+    return this.spmd(async (e, c) => combine(c, await e.accumulate(p)));
+  }
+
+  applyUpdate(total: Partials, p: IterParams): Promise<IterStats> {
+    return this.spmd((e) => e.applyUpdate(total, p));
+  }
+
+  stats(): Promise<AnchorStats> {
+    return this.members[0].stats(); // the whole data's, installed on every member by applyUpdate
+  }
+
+  nearestOther(): Promise<NearestAnchors> {
+    return this.members[0].nearestOther(); // the anchors are the same on every member
+  }
+
+  /** Every rank's assignments gathered at rank 0, in row order. */
+  async assignments(): Promise<Uint32Array> {
+    const all = await this.spmd(async (e, c) => c.gather(bytes(await e.assignments()), 0));
+    if (!all) throw new Error('only rank 0 holds every assignment');
+    const out = new Uint32Array(this.n);
+    all.forEach((b, r) => out.set(new Uint32Array(b.buffer, b.byteOffset, b.byteLength / 4), this.offsets[r]));
+    return out;
+  }
+
+  async dispose(): Promise<void> {
+    const done = await Promise.allSettled(this.members.map((e) => e.dispose()));
+    const failed = done.find((r) => r.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+  }
+}
+
+/** The members' partials summed (S, W, count, sse, changed) and maxed (far) across the group. */
+async function combine(c: Comm, part: Partials): Promise<Partials> {
+  return { sums: await c.allreduce(part.sums, 'sum'), far: await c.allreduce(part.far, 'max') };
+}
+
+/** A vector of `size` zeros but `value` at `rank`: summed over the ranks, every rank's value. */
+function oneHot(size: number, rank: number, value: number): Float64Array {
+  const v = new Float64Array(size);
+  v[rank] = value;
+  return v;
+}
+
+function bytes(a: ArrayBufferView): Uint8Array {
+  return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+}

@@ -1,0 +1,69 @@
+// GPU suite (npm run test:gpu, on the GPU machine): a sharded engine over several CUDA engines
+// (on the GPUs present, several on one GPU when there are fewer) gives exactly what one engine
+// gives on all the rows, on the real device: every k-means++ sum and pick, every pass's energy,
+// anchors and statistics, the assignments and a whole anneal, bit for bit (the sums are
+// integers: src/backend/types.ts). Skipped without a GPU (kernels.test.ts reports the reason).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { probeCuda, createCudaBackend } from '../../dist/backend/cuda/index.js';
+import { shardedBackend } from '../../dist/backend/sharded/backend.js';
+import { anneal } from '../../dist/anneal/index.js';
+import { DEFAULT_CONFIG } from '../../dist/anneal/config.js';
+import type { Backend } from '../../src/backend/types.js';
+import type { CudaBackend } from '../../src/backend/cuda/index.js';
+import { plain, script } from '../sharded/script.js';
+import { randomData } from './data.js';
+
+const probe = probeCuda();
+const hasGpu = probe.ok;
+
+/** A member of a sharded backend: opens engines on `b` with options `o`; afterAll closes `b`. */
+const member = (b: CudaBackend, o = {}): Backend => ({ kind: b.kind, label: b.label, open: (data, m) => b.open(data, m, o), close: async () => {} });
+
+describe.skipIf(!hasGpu)('sharded CUDA engines = one engine, on the device', () => {
+  const backends: CudaBackend[] = [];
+  beforeAll(async () => {
+    const gpus = probe.ok ? probe.devices.length : 1;
+    for (let k = 0; k < 3; k++) backends.push(await createCudaBackend(k % gpus));
+  });
+  afterAll(async () => {
+    for (const b of backends) await b.close();
+  });
+
+  const CASES = [
+    { n: 20011, d: 131, m: 301, dtype: 'f32', o: { screen: true }, splits: [[7000, 13011], [1, 10000, 10010]] },
+    { n: 20011, d: 131, m: 301, dtype: 'f16', o: { screen: false }, splits: [[10005, 10006], [6000, 257, 13754]] },
+    { n: 5003, d: 17, m: 64, dtype: 'f32', o: { screen: true, tileRows: 1024 }, splits: [[2500, 2503], [1000, 1000, 3003]] },
+  ] as const;
+  for (const c of CASES) {
+    it(`n=${c.n} d=${c.d} m=${c.m} ${c.dtype} ${JSON.stringify(c.o)}: the script, N = 2 and 3`, async () => {
+      const { ds } = randomData(c.n, c.d, c.dtype, c.n + c.d);
+      const members = backends.map((b) => member(b, c.o));
+      const single = await members[0].open(ds, c.m);
+      const want = await script(single, c.m);
+      await single.dispose();
+      for (const split of c.splits) {
+        const sharded = await shardedBackend(members.slice(0, split.length), () => [...split]).open(ds, c.m);
+        try {
+          expect(await script(sharded, c.m), `split ${split}`).toEqual(want);
+        } finally {
+          await sharded.dispose();
+        }
+      }
+    });
+  }
+
+  it('a whole anneal (n=100003 d=64 m=256, f16): same anchors, assignments, energies', async () => {
+    const { ds } = randomData(100003, 64, 'f16', 9);
+    const cfg = { ...DEFAULT_CONFIG, m: 256, maxIters: 60, huber: 1 };
+    const one = await backends[0].open(ds, cfg.m);
+    const want = await anneal(one, cfg);
+    await one.dispose();
+    const three = await shardedBackend(backends.map((b) => member(b))).open(ds, cfg.m);
+    const got = await anneal(three, cfg);
+    await three.dispose();
+    console.log(`anneal sharded over 3 engines: ${got.iterations} iterations, energy ${got.energy}; one engine ${want.iterations}, ${want.energy}`);
+    expect(plain(got.anchors)).toEqual(plain(want.anchors));
+    expect(plain(got.assignments)).toEqual(plain(want.assignments));
+    expect(got.history.map((h) => h.energy)).toEqual(want.history.map((h) => h.energy));
+  });
+});

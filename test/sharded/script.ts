@@ -1,0 +1,39 @@
+// One fixed sequence of engine calls (k-means++ sums, tries and picks, soft and Huber passes, a
+// Lloyd pass, finalize, every statistic, the assignments, nearestOther) recorded as plain values:
+// two engines that must agree (one engine and a sharded one) give equal records. Shared by the
+// CPU suite (test/sharded/engine.test.ts) and the GPU suite (test/gpu/sharded.test.ts).
+import type { Engine } from '../../src/backend/types.js';
+
+export const plain = (a: ArrayLike<number>) => Array.from(a);
+
+/** Everything an engine answers along a fixed script; two engines must give equal records. */
+export async function script(e: Engine, m: number): Promise<unknown[]> {
+  const rec: unknown[] = [];
+  const rows = [5, 17, e.n - 1, 300, 3].map((i) => i % e.n);
+  const c0 = await e.row(rows[0]);
+  rec.push(plain(c0), await e.seedBegin(c0), e.seedUnit);
+  const cands = new Float32Array(3 * e.d);
+  for (let l = 0; l < 3; l++) cands.set(await e.row(rows[l + 1]), l * e.d);
+  rec.push(plain(await e.seedTry(cands)));
+  const total = await e.seedAdd(await e.row(rows[2]));
+  rec.push(total);
+  for (const f of [0, 0.1, 0.5, 0.77, 0.999999, 1, 2]) rec.push(await e.seedPick(f * total));
+  const C = new Float32Array(m * e.d);
+  for (let j = 0; j < m; j++) C.set(await e.row((j * 37) % e.n), j * e.d);
+  await e.setAnchors(C);
+  for (const p of [
+    { temperature: 0.8, step: 0.5, huber: 1.5 },
+    { temperature: 0.3, step: 0.7, huber: 1.0 },
+    { temperature: 0, step: 1, huber: 0 },
+  ]) {
+    const s = await e.iterate(p);
+    const st = await e.stats();
+    rec.push(s.energy, s.changed, plain(await e.getAnchors()), plain(st.count), plain(st.sse), plain(st.far), plain(st.farDist));
+  }
+  const f = await e.finalize();
+  rec.push(f.energy, f.changed, plain(await e.assignments()));
+  const nn = await e.nearestOther();
+  rec.push(plain(nn.idx), plain(nn.dist));
+  return rec;
+}
+
