@@ -95,7 +95,10 @@ export interface AnchorStats {
  * (exact either way), which is all sharded/comm.ts needs to know.
  */
 export interface Partials {
-  /** int64: S (m×d, row-major), then W (m), count (m), sse (m), changed (1). See partialLayout. */
+  /**
+   * int64: S (m×d, row-major), then W (m), count (m), sse (m), changed (1) — see partialLayout;
+   * the energy sum is Σ sse (the same integer terms). S and W are zero for a pass with step 0.
+   */
   sums: BigInt64Array;
   /** Per anchor its farthest point, packed by fixed.ts packFar (0 = no point): combined by max. */
   far: BigInt64Array;

@@ -3,7 +3,9 @@
 // name through the engine's own table, src/backend/cuda/kernels.ts, checked against the .cu). It lets
 // the CPU suite run the whole CUDA host path — probe, context, pool, engine, commands — and inject
 // the failures a real machine produces: no device, PTX too new, OOM at the k-th allocation, a
-// failing kernel. It tracks every allocation so tests can check that all were freed.
+// failing kernel. It tracks every allocation so tests can check that all were freed, and which
+// device's context owns each allocation, module, stream and event: a copy, launch or free under
+// another device's context fails as CUDA_ERROR_INVALID_CONTEXT (engines on several GPUs take turns).
 import type { CudaDriver } from '../../dist/backend/cuda/driver.js';
 import { specOf, unpackArgs } from '../../dist/backend/cuda/kernels.js';
 
@@ -29,6 +31,7 @@ const NAMES: Record<number, [string, string]> = {
   100: ['CUDA_ERROR_NO_DEVICE', 'no CUDA-capable device is detected'],
   222: ['CUDA_ERROR_UNSUPPORTED_PTX_VERSION', 'the provided PTX was compiled with an unsupported toolchain.'],
   600: ['CUDA_ERROR_NOT_READY', 'device not ready'],
+  201: ['CUDA_ERROR_INVALID_CONTEXT', 'invalid device context'],
   700: ['CUDA_ERROR_ILLEGAL_ADDRESS', 'an illegal memory access was encountered'],
   719: ['CUDA_ERROR_LAUNCH_FAILED', 'unspecified launch failure'],
 };
@@ -36,7 +39,11 @@ const NAMES: Record<number, [string, string]> = {
 interface Alloc {
   base: bigint;
   buf: ArrayBuffer;
+  /** The context current when it was allocated. */
+  ctx: bigint;
 }
+
+const INVALID_CONTEXT = 201;
 
 export class FakeCuda {
   readonly api: CudaDriver;
@@ -49,6 +56,10 @@ export class FakeCuda {
   private functions = new Map<bigint, string>();
   private pendingFailure = 0;
   retained = 0;
+  /** Each device's primary context (one handle per device, as the real driver), the current one, and what each handle belongs to. */
+  private primary = new Map<number, bigint>();
+  private current = 0n;
+  private owner = new Map<bigint, bigint>();
 
   constructor(readonly o: FakeOptions = {}) {
     const devices = o.devices ?? [{ name: 'Fake GPU 80GB', cc: [9, 0] as [number, number], sms: 4, memBytes: 80 * 2 ** 30 }];
@@ -69,9 +80,14 @@ export class FakeCuda {
         return 0;
       },
       cuDeviceTotalMem_v2: (out, dev) => ((out[0] = BigInt(devices[dev].memBytes)), 0),
-      cuDevicePrimaryCtxRetain: (out) => ((out[0] = self.handle()), self.retained++, 0),
+      cuDevicePrimaryCtxRetain: (out, dev) => {
+        if (!self.primary.has(dev)) self.primary.set(dev, self.handle());
+        out[0] = self.primary.get(dev)!;
+        self.retained++;
+        return 0;
+      },
       cuDevicePrimaryCtxRelease_v2: () => (self.retained--, 0),
-      cuCtxSetCurrent: () => 0,
+      cuCtxSetCurrent: (ctx) => ((self.current = ctx), 0),
       cuMemGetInfo_v2: (free, total) => {
         free[0] = BigInt(o.freeBytes ?? devices[0].memBytes);
         total[0] = BigInt(devices[0].memBytes);
@@ -80,52 +96,60 @@ export class FakeCuda {
       cuModuleLoadData: (out, image) => {
         if (o.moduleStatus) return o.moduleStatus;
         if (image[image.length - 1] !== 0) return 218; // the real driver wants a NUL-terminated image
-        out[0] = self.handle();
+        out[0] = self.owned(self.handle());
         return 0;
       },
       cuModuleUnload: () => 0,
-      cuModuleGetFunction: (out, _mod, name) => {
+      cuModuleGetFunction: (out, mod, name) => {
         out[0] = self.handle();
+        self.owner.set(out[0], self.owner.get(mod)!);
         self.functions.set(out[0], name);
         return 0;
       },
       cuMemAlloc_v2: (out, bytes) => {
         self.allocs++;
         if (o.oomAtAlloc === self.allocs) return 2;
+        if (!self.current) return INVALID_CONTEXT;
         const base = self.next;
         self.next += BigInt(Math.ceil(bytes / 256) * 256 + 256);
-        self.mem.set(base, { base, buf: new ArrayBuffer(bytes) });
+        self.mem.set(base, { base, buf: new ArrayBuffer(bytes), ctx: self.current });
         out[0] = base;
         return 0;
       },
       cuMemFree_v2: (p) => {
-        if (!self.mem.delete(p)) return 1;
+        const a = self.mem.get(p);
+        if (!a) return 1;
+        if (a.ctx !== self.current) return INVALID_CONTEXT;
+        self.mem.delete(p);
         self.frees++;
         return 0;
       },
       cuMemcpyHtoD_v2: (dst, src, bytes) => {
+        if (self.find(dst).a.ctx !== self.current) return INVALID_CONTEXT;
         self.bytes(dst, bytes).set(new Uint8Array(src.buffer, src.byteOffset, bytes));
         return 0;
       },
       cuMemcpyDtoH_v2: (dst, src, bytes) => {
+        if (self.find(src).a.ctx !== self.current) return INVALID_CONTEXT;
         new Uint8Array(dst.buffer, dst.byteOffset, bytes).set(self.bytes(src, bytes));
         return 0;
       },
-      cuStreamCreate: (out) => ((out[0] = self.handle()), 0),
-      cuStreamDestroy_v2: () => 0,
-      cuEventCreate: (out) => ((out[0] = self.handle()), 0),
-      cuEventDestroy_v2: () => 0,
-      cuEventRecord: () => 0,
+      cuStreamCreate: (out) => ((out[0] = self.owned(self.handle())), 0),
+      cuStreamDestroy_v2: (st) => (self.mine(st) ? 0 : INVALID_CONTEXT),
+      cuEventCreate: (out) => ((out[0] = self.owned(self.handle())), 0),
+      cuEventDestroy_v2: (ev) => (self.mine(ev) ? 0 : INVALID_CONTEXT),
+      cuEventRecord: (ev, st) => (self.mine(ev) && self.mine(st) ? 0 : INVALID_CONTEXT),
       cuEventQuery: () => {
         const f = self.pendingFailure;
         return f || 0;
       },
       cuEventSynchronize: () => self.pendingFailure || 0,
       cuEventElapsedTime: (out) => ((out[0] = 0.5), 0),
-      cuLaunchKernel: (f, gx, _gy, _gz, bx, _by, _bz, _sh, _stream, params) => {
+      cuLaunchKernel: (f, gx, _gy, _gz, bx, _by, _bz, _sh, stream, params) => {
         const name = self.functions.get(f) ?? '?';
         self.launches.push(name);
         if (self.pendingFailure) return self.pendingFailure;
+        if (!self.mine(f) || !self.mine(stream) || !self.pointersMine(name, params)) return INVALID_CONTEXT;
         if (o.failKernel && name.startsWith(o.failKernel.name)) {
           self.pendingFailure = o.failKernel.status; // reported at the next query, like the real thing
           return 0;
@@ -146,6 +170,25 @@ export class FakeCuda {
 
   private handle(): bigint {
     return this.handles++;
+  }
+
+  /** A new handle owned by the current context. */
+  private owned(h: bigint): bigint {
+    this.owner.set(h, this.current);
+    return h;
+  }
+
+  /** Whether handle h belongs to the current context. */
+  private mine(h: bigint): boolean {
+    return this.current !== 0n && this.owner.get(h) === this.current;
+  }
+
+  /** Whether every device pointer a launch passes lies in memory of the current context. */
+  private pointersMine(name: string, params: ArrayBufferView[]): boolean {
+    const found = specOf(name);
+    if (!found) return true; // reported by run()
+    const a = unpackArgs(found.spec, params);
+    return found.spec.args.every(([arg, kind]) => kind !== 'ptr' || a[arg] === 0n || this.find(a[arg] as bigint).a.ctx === this.current);
   }
 
   private find(p: bigint): { a: Alloc; off: number } {

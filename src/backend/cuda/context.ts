@@ -21,12 +21,17 @@ const PTX_REJECTED = new Set<number>([CU.UNSUPPORTED_PTX_VERSION, CU.INVALID_PTX
  * The context current on this (the only JS) thread, so that switching costs a driver call only
  * when several GPUs' engines take turns. Every cuCtxSetCurrent goes through setCurrentContext.
  */
-let current: Handle | undefined;
+let current: { drv: CudaDriver; ctx: Handle } | undefined;
 
 export function setCurrentContext(drv: CudaDriver, ctx: Handle): void {
-  if (current === ctx) return;
+  if (current?.drv === drv && current.ctx === ctx) return;
   check(drv, drv.cuCtxSetCurrent(ctx), 'cuCtxSetCurrent');
-  current = ctx;
+  current = { drv, ctx };
+}
+
+/** A context was released: the next setCurrentContext must ask the driver again. */
+export function forgetContext(ctx: Handle): void {
+  if (current?.ctx === ctx) current = undefined;
 }
 
 export class CudaContext {
@@ -49,7 +54,7 @@ export class CudaContext {
     readonly driverVersion: number,
   ) {
     this.where = `cuda:${info.index}`;
-    this.pool = new DevicePool(drv, this.where);
+    this.pool = new DevicePool(drv, this.where, () => this.makeCurrent());
   }
 
   /** Retain the device's primary context, create a stream and load every PTX module. */
@@ -117,6 +122,7 @@ export class CudaContext {
   }
 
   event(): Handle {
+    this.makeCurrent();
     check(this.drv, this.drv.cuEventCreate(this.out, 0), 'cuEventCreate');
     this.events.push(this.out[0]);
     return this.out[0];
@@ -126,6 +132,7 @@ export class CudaContext {
     const k = this.events.indexOf(ev);
     if (k < 0) return;
     this.events.splice(k, 1);
+    this.makeCurrent();
     this.drv.cuEventDestroy_v2(ev);
   }
 
@@ -136,6 +143,7 @@ export class CudaContext {
 
   elapsedMs(start: Handle, end: Handle): number {
     const ms = new Float32Array(1);
+    this.makeCurrent();
     check(this.drv, this.drv.cuEventElapsedTime(ms, start, end), 'cuEventElapsedTime');
     return ms[0];
   }
@@ -193,7 +201,6 @@ export class CudaContext {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    if (current === this.ctx) current = undefined;
     const { drv } = this;
     const firstError: unknown[] = [];
     const attempt = (f: () => void) => {
@@ -203,6 +210,7 @@ export class CudaContext {
         firstError.push(e);
       }
     };
+    if (this.retained) attempt(() => this.makeCurrent()); // what follows belongs to this context
     attempt(() => this.pool.freeAll());
     for (const ev of this.events) drv.cuEventDestroy_v2(ev);
     this.events = [];
@@ -215,6 +223,7 @@ export class CudaContext {
       const i32 = new Int32Array(1);
       if (drv.cuDeviceGet(i32, this.info.index) === CU.SUCCESS) drv.cuDevicePrimaryCtxRelease_v2(i32[0]);
       this.retained = false;
+      forgetContext(this.ctx);
     }
     if (firstError.length) throw firstError[0];
   }

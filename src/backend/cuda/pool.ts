@@ -15,7 +15,8 @@ export class DevicePool {
   private live = new Map<Handle, DeviceBuffer>();
   private out = new BigUint64Array(1);
 
-  constructor(private readonly drv: CudaDriver, private readonly where: string) {}
+  /** `makeCurrent` binds the pool's context before each driver call (several GPUs take turns). */
+  constructor(private readonly drv: CudaDriver, private readonly where: string, private readonly makeCurrent: () => void = () => {}) {}
 
   /** Bytes currently allocated through this pool. */
   get bytesInUse(): number {
@@ -30,6 +31,7 @@ export class DevicePool {
 
   alloc(name: string, bytes: number): DeviceBuffer {
     const size = Math.max(bytes, 8); // zero-sized requests still get a valid, distinct pointer
+    this.makeCurrent();
     const st = this.drv.cuMemAlloc_v2(this.out, size);
     if (st === CU.OUT_OF_MEMORY) {
       const [free, total] = memInfo(this.drv);
@@ -49,12 +51,14 @@ export class DevicePool {
   free(buf: DeviceBuffer | undefined): void {
     if (!buf || !this.live.has(buf.ptr)) return;
     this.live.delete(buf.ptr);
+    this.makeCurrent();
     check(this.drv, this.drv.cuMemFree_v2(buf.ptr), `cuMemFree(${buf.name})`);
   }
 
   /** Free everything; keeps going past failures (the context may be broken) and reports the first. */
   freeAll(): void {
     let first: unknown;
+    if (this.live.size) this.makeCurrent();
     for (const buf of [...this.live.values()]) {
       this.live.delete(buf.ptr);
       const st = this.drv.cuMemFree_v2(buf.ptr);

@@ -4,7 +4,7 @@ import { driver, driverLibraryName, DriverLoadError, type CudaDriver } from './d
 import { describeStatus } from './check.js';
 import { ATTR, CU } from './status.js';
 import { cudaVersionText } from './ptx.js';
-import { setCurrentContext } from './context.js';
+import { forgetContext, setCurrentContext } from './context.js';
 
 export interface CudaDeviceInfo {
   index: number;
@@ -111,5 +111,6 @@ function freeMemory(drv: CudaDriver, dev: number): number {
     return Number(free[0]);
   } finally {
     drv.cuDevicePrimaryCtxRelease_v2(dev);
+    forgetContext(ctx[0]);
   }
 }
