@@ -109,15 +109,17 @@ extern "C" __global__ void __launch_bounds__(SEED_THREADS) seed_try_f16(SEED_TRY
   seed_try(X, n, d, C, L, D, seedScale, partial);
 }
 
-// Largest |x| over the data as f32 bits (non-negative floats order like their bits), for the
-// fixed-point scale of the reduce step. *out must start at 0.
+// Largest |x| over the data as f32 bits, for the fixed-point scales (src/backend/fixed.ts). The
+// maximum is taken on the bits: non-negative floats order like their bits, and a NaN (sign
+// cleared) lies above +inf, so a NaN anywhere is the answer and the host refuses the data (fmaxf
+// would skip it). *out must start at 0.
 template <typename T>
 __device__ void max_abs(const T *X, long long count, unsigned int *out) {
-  float m = 0.f;
+  unsigned m = 0;
   for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < count; e += (long long)gridDim.x * blockDim.x)
-    m = fmaxf(m, fabsf(load_f32(X, e)));
-  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-  if ((threadIdx.x & 31) == 0) atomicMax(out, __float_as_uint(m));
+    m = max(m, __float_as_uint(fabsf(load_f32(X, e))));
+  for (int o = 16; o > 0; o >>= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
+  if ((threadIdx.x & 31) == 0) atomicMax(out, m);
 }
 extern "C" __global__ void max_abs_f32(const float *X, long long count, unsigned int *out) { max_abs(X, count, out); }
 extern "C" __global__ void max_abs_f16(const __half *X, long long count, unsigned int *out) { max_abs(X, count, out); }

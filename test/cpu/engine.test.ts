@@ -195,6 +195,16 @@ describe('cpu engine lifecycle', () => {
     expect(await pass).toMatch(/disposed/);
     await expect(e.iterate({ temperature: 0, step: 1, huber: 0 })).rejects.toThrow(/disposed/);
   });
+
+  it('vectors with a NaN or an infinity are a usage error (exit 2) when the engine opens', async () => {
+    const backend = createCpuBackend({ threads: 2 });
+    for (const bad of [NaN, Infinity]) {
+      const ds = randomDataset(600, 3, 5);
+      (ds.data as Float32Array)[1000] = bad;
+      await expect(backend.open(ds, 4)).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/NaN or infinite values.*--drop-invalid/) });
+    }
+    await backend.close();
+  });
 });
 
 describe('cpu engine nearestOther', () => {

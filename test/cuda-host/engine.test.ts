@@ -144,4 +144,19 @@ describe('CUDA engine through the fake driver', () => {
     expect(Array.from(await engine.row(1500))).toEqual(Array.from(c1));
     await backend.close();
   });
+
+  it('vectors with a NaN or an infinity are a usage error (exit 2), as on the CPU, and nothing is held', async () => {
+    for (const [dtype, bad] of [['f32', NaN], ['f16', Infinity]] as const) {
+      const { ds } = randomData(300, 4, dtype, 2);
+      if (dtype === 'f32') (ds.data as Float32Array)[777] = bad;
+      else (ds.data as Uint16Array)[777] = f32ToF16(bad);
+      const fake = new FakeCuda();
+      setDriverForTests(fake.api);
+      const backend = await createCudaBackend(0, {});
+      await expect(backend.open(ds, 3)).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/NaN or infinite values.*--drop-invalid/) });
+      expect(backend.ctx.pool.count).toBe(0);
+      await backend.close();
+      expect(fake.live).toBe(0);
+    }
+  });
 });
