@@ -1,0 +1,448 @@
+// screen_h: the exact assign through one fp16 tensor-core GEMM. Per pass:
+//
+//   prep_anchors   C -> Ch = fp16(s·(c − μ)) and ‖c''‖² (c'' = s·fl(c − μ)), the largest of them,
+//                  and a flag when an anchor does not fit fp16 (then every point falls back).
+//   screen_h       per point, the four anchors with the smallest approximate distance
+//                  a'' = ‖x''‖² + ‖c''‖² − 2·(xh·ch), packed as 32-bit keys (the distance's bits
+//                  with the low bits replaced by the anchor index), and the fifth-smallest key.
+//                  The n × m matrix is never written: each thread keeps its rows' keys in registers.
+//   exact_h        the four candidates' distances by direct differences, Σ fmaf(x − c, x − c, ·)
+//                  over k in order — the same f32 chain as the direct kernels (tile.cuh), so the
+//                  same bits — and their top-2. The certificate: every anchor outside the four has
+//                  a'' >= a5 (the fifth key's distance, truncated down), so its distance is at
+//                  least a5 − B; when a5 − B > the second exact distance, no outside anchor can
+//                  be among the top-2 (nor tie with it). Otherwise the point joins the fallback
+//                  list that assign_list (assign.cu) finishes with the full direct pass.
+//
+// So the assignments and distances are bit for bit those of the direct pass, whatever the
+// rounding of the screen: μ (any fixed vector; the host uses the data's mean, so data far from the
+// origin screen well) and s (a power of two that puts the values in fp16's range) only decide how
+// many points fall back. The bound B and its derivation: src/backend/cuda/numerics.ts
+// (screenHalfBound). Points are prepared once per engine (prep_points), anchors once per pass.
+//
+// GEMM layout: a block of 256 threads (8 warps) owns 128 points and walks over all anchors in
+// tiles of 128, 32 dimensions (64 bytes a row) per step, in a 3-stage cp.async pipeline. Warp w
+// computes points 32·(w & 3) .. +32 against anchors 64·(w >> 2) .. +64 of each tile with
+// mma.sync m16n8k16 (f16 in, f32 accumulate): 2 × 8 tiles of 16 × 8, fragments by ldmatrix from
+// shared rows whose 16-byte chunks are XOR-swizzled so that every ldmatrix is conflict-free.
+// Each thread owns 4 point rows and keeps 5 keys per row; the 4 lanes that share rows, then the
+// 2 warps, merge at the end.
+#include "common.cuh"
+#include "tile.cuh"
+#include "top.cuh"
+#include "keys.cuh"
+#include "cp_async.cuh"
+
+#define SH_THREADS 256
+#define SH_P 128     // points per block
+#define SH_A 128     // anchors per tile
+#define SH_K 32      // fp16 dimensions per pipeline step (64-byte rows)
+#define SH_STAGES 3  // 3 × (128 + 128) rows × 64 bytes = 48 KB of static shared memory
+
+// ---------------------------------------------------------------------------------------------
+// Preparation: fp16 copies, scaled and centred, rows padded with zeros to dp (a multiple of 32).
+
+// One warp per row: out[r] = fp16(s·fl(v − μ)) for k < d, 0 up to dp; norm[r] = Σ (s·fl(v − μ))²
+// in f32. Rows >= rows (padding up to outRows): zeros, norm = padNorm.
+template <typename T>
+__device__ void prep_rows(const T *__restrict__ V, const float *__restrict__ mu, float s, int rows, int d, int dp,
+                          int outRows, float padNorm, __half *__restrict__ out, float *__restrict__ norm,
+                          unsigned *maxNorm, unsigned *overflow) {
+  const int lane = threadIdx.x & 31;
+  const long long warps = (long long)gridDim.x * (blockDim.x >> 5);
+  for (long long r = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); r < outRows; r += warps) {
+    float acc = 0.f;
+    bool big = false;
+    for (int k = lane; k < dp; k += 32) {
+      float v = 0.f;
+      if (r < rows && k < d) v = s * (load_f32(V, (size_t)r * d + k) - mu[k]);
+      big |= !(fabsf(v) <= 65504.f);  // also NaN
+      out[(size_t)r * dp + k] = __float2half_rn(v);
+      acc = fmaf(v, v, acc);
+    }
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+    big = __any_sync(0xffffffffu, big);
+    if (lane == 0) {
+      if (r < rows) {
+        norm[r] = acc;
+        if (maxNorm) atomicMax(maxNorm, __float_as_uint(acc));  // non-negative floats order as integers
+        if (big && overflow) *overflow = 1u;
+      } else {
+        norm[r] = padNorm;
+      }
+    }
+  }
+}
+
+#define PREP_ARGS(T) const T *X, const float *mu, float s, int n, int d, int dp, int npad, __half *Xh, float *xn
+extern "C" __global__ void __launch_bounds__(256) prep_points_f32(PREP_ARGS(float)) {
+  prep_rows(X, mu, s, n, d, dp, npad, 0.f, Xh, xn, nullptr, nullptr);
+}
+extern "C" __global__ void __launch_bounds__(256) prep_points_f16(PREP_ARGS(__half)) {
+  prep_rows(X, mu, s, n, d, dp, npad, 0.f, Xh, xn, nullptr, nullptr);
+}
+// scalars[0] = max ‖c''‖² (as float bits), scalars[1] = overflow flag, scalars[2] = fallback count:
+// the host zeroes all three before each pass. Padding anchors get ‖c''‖² = +inf: their keys sort
+// after every real anchor's, so no j < m check is needed in the GEMM.
+extern "C" __global__ void __launch_bounds__(256) prep_anchors(const float *C, const float *mu, float s, int m, int d,
+                                                               int dp, int mpad, __half *Ch, float *cn,
+                                                               unsigned *scalars) {
+  prep_rows(C, mu, s, m, d, dp, mpad, __int_as_float(0x7f800000), Ch, cn, scalars, scalars + 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The GEMM with the keys in its epilogue.
+
+
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+// acc (16×8 f32) += a (16×16 f16, row-major) · b (16×8 f16, column-major).
+__device__ __forceinline__ void mma_f16(float (&acc)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Byte offset of 16-byte chunk `c` (0..3) of row `r` in a stage array of 64-byte rows: the chunk
+// index is XORed with (r >> 1) & 3, so the 8 rows an ldmatrix reads fall in 8 distinct bank groups.
+__device__ __forceinline__ unsigned swz(int r, int c) { return (unsigned)(r * 64 + ((c ^ ((r >> 1) & 3)) << 4)); }
+
+// Xh: npad × dp, Ch: mpad × dp (fp16, padded with zeros); xn, cn: their ‖·''‖² (cn = +inf past m).
+// hmask clears the key's index bits. Out: per point the KEYS smallest keys (ascending), then the
+// smallest key outside them, in `keys` (KEYS + 1 arrays of n).
+//
+template <int KEYS>
+__device__ __forceinline__ void screen_h_body(const __half *__restrict__ Xh, const __half *__restrict__ Ch,
+                                              const float *__restrict__ xn, const float *__restrict__ cn,
+                                              const unsigned *__restrict__ scalars, int n, int dp, int mpad,
+                                              unsigned hmask, unsigned *__restrict__ out) {
+  __shared__ __align__(128) unsigned char smem[SH_STAGES][2][SH_P * 64];  // [stage][points, anchors]
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int g = lane >> 2, t = lane & 3;
+  const int wp = (warp & 3) * 32;   // the warp's first point within the block
+  const int wa = (warp >> 2) * 64;  // the warp's first anchor within each tile
+  const long long p0 = (long long)blockIdx.x * SH_P;
+  const int kSteps = dp / SH_K;
+  const int steps = kSteps * (mpad / SH_A);
+
+  // Each stage: 128 point rows and 128 anchor rows of 4 chunks; thread copies chunks tid, tid+256.
+  auto load = [&](int stage, int step) {
+    const int a0 = (step / kSteps) * SH_A, k0 = (step % kSteps) * SH_K;
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+      const int c = tid + h * SH_THREADS, r = c >> 2, ch = c & 3;
+      cp_async16(smem_u32(&smem[stage][0][0]) + swz(r, ch), Xh + (size_t)(p0 + r) * dp + k0 + ch * 8);
+      cp_async16(smem_u32(&smem[stage][1][0]) + swz(r, ch), Ch + (size_t)(a0 + r) * dp + k0 + ch * 8);
+    }
+  };
+
+  float xr[4];  // ‖x''‖² of the thread's rows: wp + 16·mt + g + 8·h, index 2·mt + h
+  unsigned keys[4][KEYS + 1];
+#pragma unroll
+  for (int q = 0; q < 4; q++) {
+    xr[q] = xn[p0 + wp + 16 * (q >> 1) + g + 8 * (q & 1)];
+#pragma unroll
+    for (int e = 0; e <= KEYS; e++) keys[q][e] = SH_EMPTY;
+  }
+  float acc[2][8][4];
+#pragma unroll
+  for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++)
+#pragma unroll
+      for (int e = 0; e < 4; e++) acc[mt][nt][e] = 0.f;
+
+#pragma unroll
+  for (int st = 0; st < SH_STAGES - 1; st++) {
+    if (st < steps) load(st, st);
+    cp_async_commit();
+  }
+  for (int step = 0; step < steps; step++) {
+    cp_async_wait<SH_STAGES - 2>();  // this thread's copies for `step` have landed...
+    __syncthreads();                 // ...and everyone's; everyone is done with step − 1's stage
+    {
+      const int next = step + SH_STAGES - 1;
+      if (next < steps) load(next % SH_STAGES, next);
+      cp_async_commit();
+    }
+    const unsigned xs = smem_u32(&smem[step % SH_STAGES][0][0]);
+    const unsigned cs = smem_u32(&smem[step % SH_STAGES][1][0]);
+#pragma unroll
+    for (int ks = 0; ks < 2; ks++) {  // two k16 slices per 32-dimension step
+      unsigned a[2][4];
+#pragma unroll
+      for (int mt = 0; mt < 2; mt++) ldmatrix_x4(a[mt], xs + swz(wp + 16 * mt + (lane & 15), 2 * ks + (lane >> 4)));
+#pragma unroll
+      for (int np = 0; np < 4; np++) {  // anchors 16·np .. +16 of the warp's 64: two n-tiles
+        unsigned b[4];
+        const int q = lane >> 3;
+        ldmatrix_x4(b, cs + swz(wa + 16 * np + 8 * (q >> 1) + (lane & 7), 2 * ks + (q & 1)));
+#pragma unroll
+        for (int mt = 0; mt < 2; mt++) {
+          mma_f16(acc[mt][2 * np], a[mt], b[0], b[1]);
+          mma_f16(acc[mt][2 * np + 1], a[mt], b[2], b[3]);
+        }
+      }
+    }
+    if (step % kSteps == kSteps - 1) {
+      // A tile of anchors is complete: its keys into the rows' lists, then zero the accumulators.
+      const int a0 = (step / kSteps) * SH_A + wa;
+#pragma unroll
+      for (int nt = 0; nt < 8; nt++) {
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+          const unsigned j = (unsigned)(a0 + 8 * nt + 2 * t + e);
+          const float cj = __ldg(cn + j);
+#pragma unroll
+          for (int q = 0; q < 4; q++) {
+            const float dist = fmaf(-2.f, acc[q >> 1][nt][2 * (q & 1) + e], xr[q] + cj);
+            const unsigned key = (__float_as_uint(fmaxf(dist, 0.f)) & hmask) | j;
+            if (key < keys[q][KEYS]) key_push<KEYS>(key, keys[q]);
+          }
+        }
+#pragma unroll
+        for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+          for (int e = 0; e < 4; e++) acc[mt][nt][e] = 0.f;
+      }
+    }
+  }
+  cp_async_wait<0>();
+
+  // The 4 lanes of a quad hold the same rows (other anchors): merge by shuffles.
+#pragma unroll
+  for (int q = 0; q < 4; q++) {
+#pragma unroll
+    for (int o = 1; o < 4; o <<= 1) {
+      unsigned other[KEYS + 1];
+#pragma unroll
+      for (int e = 0; e <= KEYS; e++) other[e] = __shfl_xor_sync(0xffffffffu, keys[q][e], o);
+      key_merge<KEYS>(other, keys[q]);
+    }
+  }
+  // Then the two warps that share rows, through shared memory (free once everyone is past here).
+  __syncthreads();
+  unsigned *ms = reinterpret_cast<unsigned *>(&smem[0][0][0]);  // 128 rows × (KEYS + 1) keys
+  if (wa != 0 && t == 0) {
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+      const int l = wp + 16 * (q >> 1) + g + 8 * (q & 1);
+#pragma unroll
+      for (int e = 0; e <= KEYS; e++) ms[(KEYS + 1) * l + e] = keys[q][e];
+    }
+  }
+  __syncthreads();
+  if (wa == 0 && t == 0) {
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+      const int l = wp + 16 * (q >> 1) + g + 8 * (q & 1);
+      unsigned other[KEYS + 1];
+#pragma unroll
+      for (int e = 0; e <= KEYS; e++) other[e] = ms[(KEYS + 1) * l + e];
+      key_merge<KEYS>(other, keys[q]);
+      const long long i = p0 + l;
+      if (i < n) {
+#pragma unroll
+        for (int e = 0; e <= KEYS; e++) out[(size_t)e * n + i] = keys[q][e];
+      }
+    }
+  }
+}
+
+#define SCREEN_H_ARGS const __half *Xh, const __half *Ch, const float *xn, const float *cn, const unsigned *scalars, \
+                      int n, int dp, int mpad, unsigned hmask, unsigned *keys
+extern "C" __global__ void __launch_bounds__(SH_THREADS, 2) screen_h4(SCREEN_H_ARGS) {
+  screen_h_body<4>(Xh, Ch, xn, cn, scalars, n, dp, mpad, hmask, keys);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The exact decision. Four threads per point, one per candidate; the quad then merges.
+
+// The direct distance of tile.cuh's kernels: the same f32 operations in the same order. Rows of
+// a multiple of 4 are read 16 bytes (f16: 8 bytes) at a time: the 4 threads of a point read 4
+// different anchors, so wide loads cut the scattered load instructions by 4.
+__device__ __forceinline__ float4 load4(const float *p, int k) { return __ldg(reinterpret_cast<const float4 *>(p + k)); }
+__device__ __forceinline__ float4 load4(const __half *p, int k) {
+  const uint2 u = __ldg(reinterpret_cast<const uint2 *>(p + k));
+  const float2 a = __half22float2(*reinterpret_cast<const __half2 *>(&u.x));
+  const float2 b = __half22float2(*reinterpret_cast<const __half2 *>(&u.y));
+  return make_float4(a.x, a.y, b.x, b.y);
+}
+template <typename T>
+__device__ __forceinline__ float direct_dist(const T *__restrict__ x, const float *__restrict__ c, int d) {
+  float s = 0.f;
+  if ((d & 3) == 0) {
+    for (int k = 0; k < d; k += 4) {
+      const float4 xv = load4(x, k), cv = load4(c, k);
+      float t = xv.x - cv.x;
+      s = fmaf(t, t, s);
+      t = xv.y - cv.y;
+      s = fmaf(t, t, s);
+      t = xv.z - cv.z;
+      s = fmaf(t, t, s);
+      t = xv.w - cv.w;
+      s = fmaf(t, t, s);
+    }
+    return s;
+  }
+  for (int k = 0; k < d; k++) {
+    const float t = load_f32(x, k) - __ldg(c + k);
+    s = fmaf(t, t, s);
+  }
+  return s;
+}
+
+// In: keys (KEYS + 1 arrays of n, from screen_h), xn = ‖x''‖², prep_anchors' scalars.
+// bound = {c1, c2, c3, c4}: B'' = c1·r·R + c2·(r + R)² + c3·(r + R) + c4 in the scaled units
+// (r = ‖x''‖, R = max ‖c''‖); s2 = s² converts the exact distances to them.
+// Only candidates that can be in the top-2 are measured: the two smallest keys' anchors have
+// exact distances <= U = top(K1) + B, so a candidate whose key says a'' > U + B cannot be.
+// Out: J1, D1, J2, D2 exact, or the point appended to `list` (its length at scalars[2]).
+template <int KEYS, typename T>
+__device__ void exact_h(const T *__restrict__ X, const float *__restrict__ C, const float *__restrict__ xn,
+                        const unsigned *__restrict__ keys, unsigned *scalars, float c1, float c2, float c3, float c4,
+                        float s2, unsigned imask, int n, int d, int m, unsigned *J1, float *D1, unsigned *J2,
+                        float *D2, unsigned *list) {
+  constexpr int PER = KEYS / 4;  // candidates per thread
+  const int lane = threadIdx.x & 31, q = lane & 3;
+  const long long i = (long long)blockIdx.x * (blockDim.x >> 2) + (threadIdx.x >> 2);
+  const bool live = i < n;
+  const bool fits = scalars[1] == 0u;  // an anchor that did not fit fp16 makes every a'' suspect
+  float B = 0.f, U = 0.f;
+  unsigned last = SH_EMPTY;
+  if (live) {
+    const float r = sqrtf(xn[i]), R = sqrtf(__uint_as_float(scalars[0])), rR = r + R;
+    B = fmaf(c1 * r, R, fmaf(c2 * rR, rR, fmaf(c3, rR, c4)));
+    U = (key_top(keys[(size_t)n + i], imask) + 2.f * B) * 1.00000095367431640625f;  // 1 + 2^-20: rounding
+    last = keys[(size_t)KEYS * n + i];
+  }
+  float e1 = __int_as_float(0x7f800000), e2 = e1;
+  unsigned j1 = NONE, j2 = NONE;
+#pragma unroll
+  for (int c = 0; c < PER; c++) {
+    const unsigned key = live ? keys[(size_t)(q + 4 * c) * n + i] : SH_EMPTY;
+    const unsigned j = key & imask;
+    if (key != SH_EMPTY && j < (unsigned)m && (!fits || !(key_val(key, imask) > U)))
+      top2_push(direct_dist(X + (size_t)i * d, C + (size_t)j * d, d), j, e1, j1, e2, j2);
+  }
+  // The quad's exact top-2 (ties: lower index); every lane ends with it.
+#pragma unroll
+  for (int o = 1; o < 4; o <<= 1) {
+    const float oe1 = __shfl_xor_sync(0xffffffffu, e1, o), oe2 = __shfl_xor_sync(0xffffffffu, e2, o);
+    const unsigned oj1 = __shfl_xor_sync(0xffffffffu, j1, o), oj2 = __shfl_xor_sync(0xffffffffu, j2, o);
+    top2_push(oe1, oj1, e1, j1, e2, j2);
+    top2_push(oe2, oj2, e1, j1, e2, j2);
+  }
+  if (!live || q != 0) return;
+  // Outside the list every anchor has a'' >= val(last): none can beat e2 when val(last) − B > e2.
+  bool sure = false;
+  if (fits) {
+    const float a = key_val(last, imask);
+    sure = last >= 0x7f800000u || a - B > e2 * s2;  // every real anchor listed, or the margin (false for NaN)
+  }
+  if (sure) {
+    J1[i] = j1; D1[i] = e1; J2[i] = j2; D2[i] = e2;
+  } else {
+    list[atomicAdd(scalars + 2, 1u)] = (unsigned)i;
+  }
+}
+
+#define EXACT_H_ARGS(T) const T *X, const float *C, const float *xn, const unsigned *keys, unsigned *scalars, float c1, \
+                        float c2, float c3, float c4, float s2, unsigned imask, int n, int d, int m, unsigned *J1,     \
+                        float *D1, unsigned *J2, float *D2, unsigned *list
+#define EXACT_H_PASS X, C, xn, keys, scalars, c1, c2, c3, c4, s2, imask, n, d, m, J1, D1, J2, D2, list
+extern "C" __global__ void __launch_bounds__(256) exact_h4_f32(EXACT_H_ARGS(float)) { exact_h<4>(EXACT_H_PASS); }
+extern "C" __global__ void __launch_bounds__(256) exact_h4_f16(EXACT_H_ARGS(__half)) { exact_h<4>(EXACT_H_PASS); }
+extern "C" __global__ void __launch_bounds__(256) exact_h8_f32(EXACT_H_ARGS(float)) { exact_h<8>(EXACT_H_PASS); }
+extern "C" __global__ void __launch_bounds__(256) exact_h8_f16(EXACT_H_ARGS(__half)) { exact_h<8>(EXACT_H_PASS); }
+
+// ---------------------------------------------------------------------------------------------
+// The fallback: the direct pass over the listed points, split over anchor slices so that a short
+// list still fills the GPU. Block (x, y) takes list chunks of 64 points x, x + gridDim.x, ... (at
+// most `cap` listed points) against anchors [y·slice, (y + 1)·slice) with tile.cuh's loop (the same
+// f32 chain as every direct distance) and writes that slice's top-2 per point; fallback_merge
+// merges the slices in order (lexicographic, so the result is the single pass's). Listed points past
+// `cap` are left to assign_list over list + cap, with the count fallback_merge leaves in scalars[3].
+
+template <typename T>
+__device__ void fallback_split(const T *__restrict__ X, const float *__restrict__ C, int d, int m, int slice,
+                               const unsigned *__restrict__ list, const unsigned *__restrict__ scalars, int cap,
+                               unsigned long long *__restrict__ part) {
+  const int total = min((int)scalars[2], cap);
+  const int a0 = blockIdx.y * slice;
+  const int ms = min(slice, m - a0);
+  if (ms <= 0) return;
+  const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+  for (long long p0 = (long long)blockIdx.x * 64; p0 < total; p0 += (long long)gridDim.x * 64) {
+    float b1[4], b2[4];
+    unsigned i1[4], i2[4];
+#pragma unroll
+    for (int p = 0; p < 4; p++) {
+      b1[p] = b2[p] = __int_as_float(0x7f800000);
+      i1[p] = i2[p] = NONE;
+    }
+    tile_loop<false, 4>(X, C + (size_t)a0 * d, total, d, ms, p0, [&](long long q) { return (long long)list[q]; },
+                        [&](int t0, float (&acc)[4][8]) {
+#pragma unroll
+                          for (int a = 0; a < 8; a++) {
+                            const int j = t0 + tl_local(tx, a);
+                            if (j < ms) {
+#pragma unroll
+                              for (int p = 0; p < 4; p++) top2_push(acc[p][a], (unsigned)(a0 + j), b1[p], i1[p], b2[p], i2[p]);
+                            }
+#pragma unroll
+                            for (int p = 0; p < 4; p++) acc[p][a] = 0.f;
+                          }
+                        });
+#pragma unroll
+    for (int p = 0; p < 4; p++) {
+#pragma unroll
+      for (int o = 8; o > 0; o >>= 1) top2_merge_xor(o, b1[p], i1[p], b2[p], i2[p]);
+    }
+    if (tx == 0) {
+#pragma unroll
+      for (int p = 0; p < 4; p++) {
+        const long long q = p0 + tl_local(ty, p);
+        if (q < total) {
+          unsigned long long *o = part + 2 * ((size_t)blockIdx.y * cap + q);
+          o[0] = ((unsigned long long)__float_as_uint(b1[p]) << 32) | i1[p];
+          o[1] = ((unsigned long long)__float_as_uint(b2[p]) << 32) | i2[p];
+        }
+      }
+    }
+    __syncthreads();  // tile_loop's shared stages are reused by the next chunk
+  }
+}
+#define SPLIT_ARGS(T) const T *X, const float *C, int d, int m, int slice, const unsigned *list, \
+                      const unsigned *scalars, int cap, unsigned long long *part
+extern "C" __global__ void __launch_bounds__(256, 2) fallback_split_f32(SPLIT_ARGS(float)) {
+  fallback_split(X, C, d, m, slice, list, scalars, cap, part);
+}
+extern "C" __global__ void __launch_bounds__(256, 2) fallback_split_f16(SPLIT_ARGS(__half)) {
+  fallback_split(X, C, d, m, slice, list, scalars, cap, part);
+}
+
+extern "C" __global__ void __launch_bounds__(256) fallback_merge(const unsigned long long *part, int slices, int cap,
+                                                                 const unsigned *list, unsigned *scalars,
+                                                                 unsigned *J1, float *D1, unsigned *J2, float *D2) {
+  const int total = min((int)scalars[2], cap);
+  const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (tid == 0) scalars[3] = scalars[2] > (unsigned)cap ? scalars[2] - cap : 0u;
+  for (long long q = tid; q < total; q += (long long)gridDim.x * blockDim.x) {
+    float e1 = __int_as_float(0x7f800000), e2 = e1;
+    unsigned j1 = NONE, j2 = NONE;
+    for (int y = 0; y < slices; y++) {
+      const unsigned long long *o = part + 2 * ((size_t)y * cap + q);
+      for (int h = 0; h < 2; h++) {
+        const unsigned long long v = o[h];
+        if ((unsigned)v != NONE) top2_push(__uint_as_float((unsigned)(v >> 32)), (unsigned)v, e1, j1, e2, j2);
+      }
+    }
+    const unsigned i = list[q];
+    J1[i] = j1; D1[i] = e1; J2[i] = j2; D2[i] = e2;
+  }
+}
