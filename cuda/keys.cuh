@@ -5,6 +5,7 @@
 #pragma once
 
 #define SH_EMPTY 0xffffffffu  // no key (real keys have the sign bit clear)
+#define SH_ROW 8              // keys per point every screen writes (then the smallest left out); exact_h reads them
 
 // Insert `key` into the sorted k[0..K-1] and keep the smallest key pushed out in k[K].
 template <int K>

@@ -213,26 +213,29 @@ __device__ __forceinline__ void screen_h_body(const __half *__restrict__ Xh, con
   }
   cp_async_wait<0>();
 
-  // The 4 lanes of a quad hold the same rows (other anchors): merge by shuffles.
+  // The 4 lanes of a quad hold the same rows (other anchors), then the 2 warps that share rows:
+  // their lists merge into the row's 8 keys (+ the smallest left out), the format exact_h reads.
+  unsigned rows[4][SH_ROW + 1];
 #pragma unroll
   for (int q = 0; q < 4; q++) {
 #pragma unroll
-    for (int o = 1; o < 4; o <<= 1) {
-      unsigned other[KEYS + 1];
+    for (int e = 0; e <= SH_ROW; e++) rows[q][e] = e < KEYS ? keys[q][e] : e == SH_ROW ? keys[q][KEYS] : SH_EMPTY;
 #pragma unroll
-      for (int e = 0; e <= KEYS; e++) other[e] = __shfl_xor_sync(0xffffffffu, keys[q][e], o);
-      key_merge<KEYS>(other, keys[q]);
+    for (int o = 1; o < 4; o <<= 1) {
+      unsigned other[SH_ROW + 1];
+#pragma unroll
+      for (int e = 0; e <= SH_ROW; e++) other[e] = __shfl_xor_sync(0xffffffffu, rows[q][e], o);
+      key_merge<SH_ROW>(other, rows[q]);
     }
   }
-  // Then the two warps that share rows, through shared memory (free once everyone is past here).
-  __syncthreads();
-  unsigned *ms = reinterpret_cast<unsigned *>(&smem[0][0][0]);  // 128 rows × (KEYS + 1) keys
+  __syncthreads();  // the stages are free once everyone is past the loop
+  unsigned *ms = reinterpret_cast<unsigned *>(&smem[0][0][0]);  // 128 rows × 9 keys
   if (wa != 0 && t == 0) {
 #pragma unroll
     for (int q = 0; q < 4; q++) {
       const int l = wp + 16 * (q >> 1) + g + 8 * (q & 1);
 #pragma unroll
-      for (int e = 0; e <= KEYS; e++) ms[(KEYS + 1) * l + e] = keys[q][e];
+      for (int e = 0; e <= SH_ROW; e++) ms[(SH_ROW + 1) * l + e] = rows[q][e];
     }
   }
   __syncthreads();
@@ -240,14 +243,14 @@ __device__ __forceinline__ void screen_h_body(const __half *__restrict__ Xh, con
 #pragma unroll
     for (int q = 0; q < 4; q++) {
       const int l = wp + 16 * (q >> 1) + g + 8 * (q & 1);
-      unsigned other[KEYS + 1];
+      unsigned other[SH_ROW + 1];
 #pragma unroll
-      for (int e = 0; e <= KEYS; e++) other[e] = ms[(KEYS + 1) * l + e];
-      key_merge<KEYS>(other, keys[q]);
+      for (int e = 0; e <= SH_ROW; e++) other[e] = ms[(SH_ROW + 1) * l + e];
+      key_merge<SH_ROW>(other, rows[q]);
       const long long i = p0 + l;
       if (i < n) {
 #pragma unroll
-        for (int e = 0; e <= KEYS; e++) out[(size_t)e * n + i] = keys[q][e];
+        for (int e = 0; e <= SH_ROW; e++) out[(size_t)e * n + i] = rows[q][e];
       }
     }
   }
@@ -255,7 +258,7 @@ __device__ __forceinline__ void screen_h_body(const __half *__restrict__ Xh, con
 
 #define SCREEN_H_ARGS const __half *Xh, const __half *Ch, const float *xn, const float *cn, const unsigned *scalars, \
                       int n, int dp, int mpad, unsigned hmask, unsigned *keys
-extern "C" __global__ void __launch_bounds__(SH_THREADS, 2) screen_h4(SCREEN_H_ARGS) {
+extern "C" __global__ void __launch_bounds__(SH_THREADS, 2) screen_h(SCREEN_H_ARGS) {
   screen_h_body<4>(Xh, Ch, xn, cn, scalars, n, dp, mpad, hmask, keys);
 }
 
@@ -355,10 +358,8 @@ __device__ void exact_h(const T *__restrict__ X, const float *__restrict__ C, co
                         float c2, float c3, float c4, float s2, unsigned imask, int n, int d, int m, unsigned *J1,     \
                         float *D1, unsigned *J2, float *D2, unsigned *list
 #define EXACT_H_PASS X, C, xn, keys, scalars, c1, c2, c3, c4, s2, imask, n, d, m, J1, D1, J2, D2, list
-extern "C" __global__ void __launch_bounds__(256) exact_h4_f32(EXACT_H_ARGS(float)) { exact_h<4>(EXACT_H_PASS); }
-extern "C" __global__ void __launch_bounds__(256) exact_h4_f16(EXACT_H_ARGS(__half)) { exact_h<4>(EXACT_H_PASS); }
-extern "C" __global__ void __launch_bounds__(256) exact_h8_f32(EXACT_H_ARGS(float)) { exact_h<8>(EXACT_H_PASS); }
-extern "C" __global__ void __launch_bounds__(256) exact_h8_f16(EXACT_H_ARGS(__half)) { exact_h<8>(EXACT_H_PASS); }
+extern "C" __global__ void __launch_bounds__(256) exact_h_f32(EXACT_H_ARGS(float)) { exact_h<SH_ROW>(EXACT_H_PASS); }
+extern "C" __global__ void __launch_bounds__(256) exact_h_f16(EXACT_H_ARGS(__half)) { exact_h<SH_ROW>(EXACT_H_PASS); }
 
 // ---------------------------------------------------------------------------------------------
 // The fallback: the direct pass over the listed points, split over anchor slices so that a short

@@ -24,7 +24,7 @@
 #define W9_HALF (128 * 128)         // bytes of the points (or anchors) of one stage
 #define W9_STAGE (2 * W9_HALF)
 #define W9_SMEM (W9_STAGES * W9_STAGE + 1024)  // + room to align the stages to 1024 bytes
-#define W9_KEYS 8
+
 
 
 // A K-major operand with the 128-byte swizzle: start address, leading offset 16 (unused by this
@@ -33,20 +33,20 @@ __device__ __forceinline__ unsigned long long sw128_desc(unsigned addr) {
   return (unsigned long long)((addr & 0x3ffff) >> 4) | (1ull << 16) | ((unsigned long long)(1024 >> 4) << 32) | (1ull << 62);
 }
 
-__device__ __forceinline__ void wgmma_f16_init(float (&d)[64], unsigned long long da, unsigned long long db) {
+// Four k16 steps in one asm statement (the accumulators are touched only at its edges, so ptxas
+// issues them back to back); the first adds to the accumulators only when `accumulate` is set.
+__device__ __forceinline__ void wgmma_f16_x4(float (&d)[64], unsigned xs, unsigned cs, int accumulate) {
   asm volatile(
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, 0, 1, 1, 0, 0;"
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %72, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %68, p, 1, 1, 0, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %65, %69, 1, 1, 1, 0, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %66, %70, 1, 1, 1, 0, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %67, %71, 1, 1, 1, 0, 0;\n"
+      "}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(da), "l"(db));
+      : "l"(sw128_desc(xs)), "l"(sw128_desc(xs + 32)), "l"(sw128_desc(xs + 64)), "l"(sw128_desc(xs + 96)),
+        "l"(sw128_desc(cs)), "l"(sw128_desc(cs + 32)), "l"(sw128_desc(cs + 64)), "l"(sw128_desc(cs + 96)), "r"(accumulate));
 }
-
-__device__ __forceinline__ void wgmma_f16_acc(float (&d)[64], unsigned long long da, unsigned long long db) {
-  asm volatile(
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, 1, 1, 1, 0, 0;"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(da), "l"(db));
-}
-
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wgmma_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
@@ -104,11 +104,7 @@ __device__ __forceinline__ void screen_h90_body(const __half *__restrict__ Xh, c
     const unsigned sx = base + (step % W9_STAGES) * W9_STAGE + wg * 64 * 128, sc = base + (step % W9_STAGES) * W9_STAGE + W9_HALF;
     const int kc = step % kSteps;
     wgmma_fence();
-#pragma unroll
-    for (int k = 0; k < 4; k++) {  // 16 dimensions (32 bytes) each
-      if (kc == 0 && k == 0) wgmma_f16_init(acc, sw128_desc(sx), sw128_desc(sc));
-      else wgmma_f16_acc(acc, sw128_desc(sx + 32 * k), sw128_desc(sc + 32 * k));
-    }
+    wgmma_f16_x4(acc, sx, sc, kc != 0);
     wgmma_commit();
     wgmma_wait0();  // the stage is free for the next load once every warpgroup is past the barrier
     if (kc == kSteps - 1) {
@@ -136,20 +132,20 @@ __device__ __forceinline__ void screen_h90_body(const __half *__restrict__ Xh, c
   // The 4 lanes of a quad hold the same rows (other anchors): merge by shuffles, then write.
 #pragma unroll
   for (int q = 0; q < 2; q++) {
-    unsigned row[W9_KEYS + 1];
+    unsigned row[SH_ROW + 1];
 #pragma unroll
-    for (int e = 0; e <= W9_KEYS; e++) row[e] = e < LK ? lk[q][e] : e == W9_KEYS ? lk[q][LK] : SH_EMPTY;
+    for (int e = 0; e <= SH_ROW; e++) row[e] = e < LK ? lk[q][e] : e == SH_ROW ? lk[q][LK] : SH_EMPTY;
 #pragma unroll
     for (int o = 1; o < 4; o <<= 1) {
-      unsigned other[W9_KEYS + 1];
+      unsigned other[SH_ROW + 1];
 #pragma unroll
-      for (int e = 0; e <= W9_KEYS; e++) other[e] = __shfl_xor_sync(0xffffffffu, row[e], o);
-      key_merge<W9_KEYS>(other, row);
+      for (int e = 0; e <= SH_ROW; e++) other[e] = __shfl_xor_sync(0xffffffffu, row[e], o);
+      key_merge<SH_ROW>(other, row);
     }
     const long long i = p0 + r0 + 8 * q;
     if (t == 0 && i < n) {
 #pragma unroll
-      for (int e = 0; e <= W9_KEYS; e++) out[(size_t)e * n + i] = row[e];
+      for (int e = 0; e <= SH_ROW; e++) out[(size_t)e * n + i] = row[e];
     }
   }
 }
@@ -160,13 +156,117 @@ extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
                int dp, int mpad, unsigned hmask, unsigned *keys) {
   screen_h90_body<8>(Xh, Ch, xn, cn, n, dp, mpad, hmask, keys);
 }
-extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
-    screen_h90_l3(const __half *Xh, const __half *Ch, const float *xn, const float *cn, const unsigned *scalars, int n,
-                  int dp, int mpad, unsigned hmask, unsigned *keys) {
-  screen_h90_body<3>(Xh, Ch, xn, cn, n, dp, mpad, hmask, keys);
+
+// screen_h90r: the points' tile stays in shared memory for the whole kernel (dp <= 256: at most 64 KB,
+// loaded once), only the anchors stream through the stages: half the bytes from L2 of the version
+// above, which reloads the points for every tile of anchors. dp/64 panels of [128 rows][128 bytes].
+#define W9R_MAX_DP 256
+#define W9R_SMEM(dp) (W9_P * (dp) * 2 + W9_STAGES * W9_HALF + 1024)
+template <int LK>
+__device__ __forceinline__ void screen_h90r_body(const __half *__restrict__ Xh, const __half *__restrict__ Ch,
+                                                 const float *__restrict__ xn, const float *__restrict__ cn, int n,
+                                                 int dp, int mpad, unsigned hmask, unsigned *__restrict__ out) {
+  extern __shared__ __align__(1024) unsigned char dsm[];
+  const unsigned sa = (smem_u32(dsm) + 1023u) & ~1023u;  // points: dp/64 panels of 16 KB
+  const unsigned sb = sa + W9_P * dp * 2;                // anchors: W9_STAGES stages of 16 KB
+  const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, g = lane >> 2, t = lane & 3;
+  const int r0 = wg * 64 + ((tid >> 5) & 3) * 16 + g;
+  const long long p0 = (long long)blockIdx.x * W9_P;
+  const int kSteps = dp / W9_K;
+  const int steps = kSteps * (mpad / W9_A);
+
+  // The points, once: panel p holds dimensions 64p .. 64p + 63.
+  for (int c = tid; c < W9_P * kSteps * 8; c += W9_THREADS) {
+    const int p = c / (W9_P * 8), rc = c % (W9_P * 8), r = rc >> 3, ch = rc & 7;
+    cp_async16(sa + p * W9_HALF + r * 128 + ((ch ^ (r & 7)) << 4), Xh + (size_t)(p0 + r) * dp + p * W9_K + ch * 8);
+  }
+  auto load = [&](int stage, int step) {
+    const int a0 = (step / kSteps) * W9_A, k0 = (step % kSteps) * W9_K;
+    const unsigned sc = sb + stage * W9_HALF;
+#pragma unroll
+    for (int h = 0; h < 4; h++) {
+      const int c = tid + h * W9_THREADS, r = c >> 3, ch = c & 7;
+      cp_async16(sc + r * 128 + ((ch ^ (r & 7)) << 4), Ch + (size_t)(a0 + r) * dp + k0 + ch * 8);
+    }
+  };
+
+  const float xr[2] = {xn[p0 + r0], xn[p0 + r0 + 8]};
+  unsigned lk[2][LK + 1];
+#pragma unroll
+  for (int q = 0; q < 2; q++)
+#pragma unroll
+    for (int e = 0; e <= LK; e++) lk[q][e] = SH_EMPTY;
+  float acc[64];
+
+  // The points' copies join the first stage's group.
+#pragma unroll
+  for (int st = 0; st < W9_STAGES - 1; st++) {
+    if (st < steps) load(st, st);
+    cp_async_commit();
+  }
+  for (int step = 0; step < steps; step++) {
+    cp_async_wait<W9_STAGES - 2>();
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+    {
+      const int next = step + W9_STAGES - 1;
+      if (next < steps) load(next % W9_STAGES, next);
+      cp_async_commit();
+    }
+    const int kc = step % kSteps;
+    const unsigned sx = sa + kc * W9_HALF + wg * 64 * 128, sc = sb + (step % W9_STAGES) * W9_HALF;
+    wgmma_fence();
+    wgmma_f16_x4(acc, sx, sc, kc != 0);
+    wgmma_commit();
+    wgmma_wait0();
+    if (kc == kSteps - 1) {
+      const int a0 = (step / kSteps) * W9_A;
+#pragma unroll
+      for (int w = 0; w < 8; w++) {
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+#pragma unroll
+          for (int e = 0; e < 2; e++) {
+            const unsigned j = (unsigned)(a0 + 16 * w + 8 * h + 2 * t + e);
+            const float cj = __ldg(cn + j);
+#pragma unroll
+            for (int q = 0; q < 2; q++) {
+              const float dist = fmaf(-2.f, acc[8 * w + 4 * h + 2 * q + e], xr[q] + cj);
+              const unsigned key = (__float_as_uint(fmaxf(dist, 0.f)) & hmask) | j;
+              if (key < lk[q][LK]) key_push<LK>(key, lk[q]);
+            }
+          }
+        }
+      }
+    }
+  }
+  cp_async_wait<0>();
+#pragma unroll
+  for (int q = 0; q < 2; q++) {
+    unsigned row[SH_ROW + 1];
+#pragma unroll
+    for (int e = 0; e <= SH_ROW; e++) row[e] = e < LK ? lk[q][e] : e == SH_ROW ? lk[q][LK] : SH_EMPTY;
+#pragma unroll
+    for (int o = 1; o < 4; o <<= 1) {
+      unsigned other[SH_ROW + 1];
+#pragma unroll
+      for (int e = 0; e <= SH_ROW; e++) other[e] = __shfl_xor_sync(0xffffffffu, row[e], o);
+      key_merge<SH_ROW>(other, row);
+    }
+    const long long i = p0 + r0 + 8 * q;
+    if (t == 0 && i < n) {
+#pragma unroll
+      for (int e = 0; e <= SH_ROW; e++) out[(size_t)e * n + i] = row[e];
+    }
+  }
 }
 extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
-    screen_h90_l2(const __half *Xh, const __half *Ch, const float *xn, const float *cn, const unsigned *scalars, int n,
-                  int dp, int mpad, unsigned hmask, unsigned *keys) {
-  screen_h90_body<2>(Xh, Ch, xn, cn, n, dp, mpad, hmask, keys);
+    screen_h90r(const __half *Xh, const __half *Ch, const float *xn, const float *cn, const unsigned *scalars, int n,
+                int dp, int mpad, unsigned hmask, unsigned *keys) {
+  screen_h90r_body<8>(Xh, Ch, xn, cn, n, dp, mpad, hmask, keys);
+}
+extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
+    screen_h90r_l3(const __half *Xh, const __half *Ch, const float *xn, const float *cn, const unsigned *scalars, int n,
+                   int dp, int mpad, unsigned hmask, unsigned *keys) {
+  screen_h90r_body<3>(Xh, Ch, xn, cn, n, dp, mpad, hmask, keys);
 }

@@ -117,7 +117,8 @@ static void prep_points_run(Problem &p) {
 }
 
 // The screened pass: prep_anchors, screen_h, exact_h, the split fallback (+ assign_list past cap).
-// variant: 4 = screen_h4 (mma.sync, 4 candidates), 90 = screen_h90 (wgmma, 8 candidates).
+// variant: 4 = screen_h (mma.sync, 4 keys per thread), 90 = screen_h90 (wgmma, streamed points, 8 per lane),
+// 95 / 96 = screen_h90r / screen_h90r_l3 (points resident in shared memory, 8 / 3 keys per lane).
 static int variant = 4;
 static void screened(Problem &p, cudaEvent_t *ev = nullptr) {
   CK(cudaMemsetAsync(p.scalars, 0, 16));
@@ -126,19 +127,19 @@ static void screened(Problem &p, cudaEvent_t *ev = nullptr) {
   prep_anchors<<<ab, 256>>>(p.C, p.mu, p.s, p.m, p.d, p.dp, p.mpad, p.Ch, p.cn, p.scalars);
   LAUNCHED();
   if (ev) CK(cudaEventRecord(ev[1]));
-  if (variant == 93 || variant == 92)
-    (variant == 93 ? screen_h90_l3 : screen_h90_l2)<<<p.npad / W9_P, W9_THREADS, W9_SMEM>>>(p.Xh, p.Ch, p.xn, p.cn, p.scalars, p.n, p.dp, p.mpad, p.hmask, p.keys);
-  else if (variant == 90)
+  if (variant == 95 || variant == 96) {
+    if (p.dp > W9R_MAX_DP) { fprintf(stderr, "variant %d needs dp <= 256\n", variant); exit(2); }
+    (variant == 96 ? screen_h90r_l3 : screen_h90r)<<<p.npad / W9_P, W9_THREADS, W9R_SMEM(p.dp)>>>(p.Xh, p.Ch, p.xn, p.cn, p.scalars, p.n, p.dp, p.mpad, p.hmask, p.keys);
+  } else if (variant == 90)
     screen_h90<<<p.npad / W9_P, W9_THREADS, W9_SMEM>>>(p.Xh, p.Ch, p.xn, p.cn, p.scalars, p.n, p.dp, p.mpad, p.hmask, p.keys);
   else
-    screen_h4<<<p.npad / SH_P, SH_THREADS>>>(p.Xh, p.Ch, p.xn, p.cn, p.scalars, p.n, p.dp, p.mpad, p.hmask, p.keys);
+    screen_h<<<p.npad / SH_P, SH_THREADS>>>(p.Xh, p.Ch, p.xn, p.cn, p.scalars, p.n, p.dp, p.mpad, p.hmask, p.keys);
   LAUNCHED();
   if (ev) CK(cudaEventRecord(ev[2]));
   int eb = (p.n + 63) / 64;
   float s2 = p.s * p.s;
-  bool k8 = variant >= 90;
-  auto ex32 = k8 ? exact_h8_f32 : exact_h4_f32;
-  auto ex16 = k8 ? exact_h8_f16 : exact_h4_f16;
+  auto ex32 = exact_h_f32;
+  auto ex16 = exact_h_f16;
   if (p.f16)
     ex16<<<eb, 256>>>((const __half *)p.X, p.C, p.xn, p.keys, p.scalars, p.b.c1, p.b.c2, p.b.c3, p.b.c4, s2, p.imask,
                       p.n, p.d, p.m, p.J1, p.D1, p.J2, p.D2, p.list);
@@ -274,7 +275,7 @@ static int check_case(int n, int d, int m, bool f16, Kind kind, unsigned seed) {
       }
   }
   const char *kn[] = {"clusters", "far", "sphere", "grid"};
-  if (bad || variant == 93) printf("%s n=%-6d d=%-5d m=%-5d %s %-8s fallback %6u (%5.2f%%)  %s\n", bad ? "FAIL" : "ok  ", n, d, m,
+  if (bad) printf("%s n=%-6d d=%-5d m=%-5d %s %-8s fallback %6u (%5.2f%%)  %s\n", bad ? "FAIL" : "ok  ", n, d, m,
          f16 ? "f16" : "f32", kn[kind], fb, 100.0 * fb / n, bad ? "MISMATCH" : "");
   release(p);
   return bad ? 1 : 0;
@@ -287,11 +288,13 @@ static int check() {
                                        {20000, 128, 2048}, {513, 9, 513}};
   int fails = 0;
   unsigned seed = 1;
-  for (int v : {93, 92, 90, 4}) {
+  int okCases = 0;
+  for (int v : {96, 95, 90, 4}) {
     variant = v;
     printf("variant %d\n", v);
     seed = 1;
     for (auto &c : cases)
+      if (v < 95 || up(c.d, 64) <= W9R_MAX_DP)
       for (int f16 = 0; f16 < 2; f16++)
         for (Kind k : {CLUSTERS, FAR, SPHERE, GRID}) fails += check_case(c.n, c.d, c.m, f16, k, seed++);
   }
@@ -407,23 +410,28 @@ static void bench_one(const char *name, int n, int d, int m, bool f16, bool with
 }
 
 static int bench() {
-  for (int v : {93, 92, 90}) {
+  for (int v : {96, 95}) {
     variant = v;
-    bench_one("prod", 1000000, 128, 2048, false, v == 93, 20);
-    bench_one("mnemo", 100000, 384, 1024, false, v == 93, 20);
+    bench_one("prod", 1000000, 128, 2048, false, v == 96, 20);
+    bench_one("1M-256-m20000", 1000000, 256, 20000, false, false, 3);
+  }
+  for (int v : {90, 4}) {
+    variant = v;
+    bench_one("prod", 1000000, 128, 2048, false, false, 20);
+    bench_one("mnemo", 100000, 384, 1024, false, false, 20);
     bench_one("200k-1536", 200000, 1536, 1024, false, false, 10);
     bench_one("1M-256-m20000", 1000000, 256, 20000, false, false, 3);
     bench_one("500k-768-m20000", 500000, 768, 20000, false, false, 3);
   }
-  variant = 93;
+  variant = 96;
   bench_one("prod-f16", 1000000, 128, 2048, true, false, 20);
   return 0;
 }
 
 int main(int argc, char **argv) {
   CK(cudaFuncSetAttribute(screen_h90, cudaFuncAttributeMaxDynamicSharedMemorySize, W9_SMEM));
-  CK(cudaFuncSetAttribute(screen_h90_l3, cudaFuncAttributeMaxDynamicSharedMemorySize, W9_SMEM));
-  CK(cudaFuncSetAttribute(screen_h90_l2, cudaFuncAttributeMaxDynamicSharedMemorySize, W9_SMEM));
+  CK(cudaFuncSetAttribute(screen_h90r, cudaFuncAttributeMaxDynamicSharedMemorySize, W9R_SMEM(W9R_MAX_DP)));
+  CK(cudaFuncSetAttribute(screen_h90r_l3, cudaFuncAttributeMaxDynamicSharedMemorySize, W9R_SMEM(W9R_MAX_DP)));
   const char *mode = argc > 1 ? argv[1] : "check";
   if (!strcmp(mode, "check")) return check();
   if (!strcmp(mode, "bench")) return bench();
