@@ -9,7 +9,7 @@
 # VLC_COMMIT=<the commit measured> when that machine's copy of .git may be older than the tree
 # (see /work/shared/gpu/README.md: Node and node_modules travel in .gpu/; without .gpu/peers the
 # PyTorch peer is skipped). Usage: bench/run-gpu.sh [SECTIONS], SECTIONS a comma-separated subset
-# of tests,testcuda,bench,compress,ncu,ncustall (default: all but the ncu ones).
+# of tests,testcuda,bench,speed,compress,ncu,ncustall (default: all but the ncu ones).
 set -uo pipefail
 OUT=${OUT:-bench/out}
 mkdir -p "$OUT"
@@ -18,7 +18,7 @@ say() { echo "== $*" | tee -a "$log"; }
 vlc() { node bin/vlc.js "$@"; }
 PEER=.gpu/peers/torch_kmeans.py
 peer_args=(); [ -f "$PEER" ] && peer_args=(--peer "$PEER")
-SECTIONS=",${1:-tests,testcuda,bench,compress},"
+SECTIONS=",${1:-tests,testcuda,bench,speed,compress},"
 want() { [[ "$SECTIONS" == *",$1,"* ]]; }
 
 say "machine"; { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv; node --version; } 2>&1 | tee -a "$log"
@@ -39,11 +39,15 @@ fi
 if want bench; then
 say "bench (default: screened assign where it pays), with the PyTorch peer"
 vlc bench --device cuda "${peer_args[@]}" --out "$OUT/bench-gpu.json" 2>&1 | tee -a "$log"
-say "bench (f32 screen, no tensor cores)"
-VLC_CUDA_TC=0 vlc bench --device cuda --workloads seed-large,mnemo,prod --out "$OUT/bench-gpu-f32screen.json" 2>&1 | tee -a "$log"
+say "bench (the portable mma.sync screen instead of the wgmma kernels)"
+VLC_CUDA_WGMMA=0 vlc bench --device cuda --workloads seed-large,mnemo,prod --out "$OUT/bench-gpu-mmasync.json" 2>&1 | tee -a "$log"
 say "bench (direct assign only)"
 VLC_CUDA_SCREEN=0 vlc bench --device cuda --workloads seed-large,mnemo,prod --out "$OUT/bench-gpu-direct.json" 2>&1 | tee -a "$log"
 
+fi
+if want speed; then
+say "per iteration against PyTorch and Flash-KMeans, same data, same command (bench/speed-vs-peers.mjs)"
+node bench/speed-vs-peers.mjs --out "$OUT/speed-vs-peers.json" 2>&1 | tee -a "$log"
 fi
 if want compress; then
 say "compress 1,000,000x128 f32 .npy, m=2048, end to end"
@@ -62,7 +66,7 @@ node bench/cpuprofile-top.mjs /tmp/prof/*.cpuprofile 30 > "$OUT/compress-profile
 fi
 if want ncu; then
 say "ncu: the assign kernels on mnemo (one launch each)"
-for k in screen_top2 assign_top2 screen_exact reduce_points; do
+for k in screen_h90r assign_top2 exact_h reduce_points; do
   VLC_CUDA_SCREEN=$([ $k = assign_top2 ] && echo 0 || echo 1) timeout 120 ncu --target-processes all -k "regex:$k" -c 1 \
     --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats \
     node bin/vlc.js bench --device cuda --workloads mnemo --iters 1 -q 2>&1 | grep -vE "^==PROF==|^\s*$" >> "$OUT/ncu.txt"
@@ -71,7 +75,7 @@ tail -60 "$OUT/ncu.txt" | tee -a "$log"
 fi
 if want ncustall; then
 say "ncu: stall reasons and instruction mix of the tiled kernels on mnemo"
-for k in screen_top2 assign_top2; do
+for k in screen_h90r assign_top2; do
   VLC_CUDA_SCREEN=$([ $k = assign_top2 ] && echo 0 || echo 1) timeout 150 ncu --target-processes all -k "regex:$k" -c 1 \
     --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio',smsp__inst_executed.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,smsp__sass_thread_inst_executed_op_fadd_pred_on.sum,smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum,smsp__inst_executed_op_global_ld.sum,smsp__inst_executed_op_branch.sum,sm__cycles_elapsed.avg,smsp__issue_active.avg.pct_of_peak_sustained_active \
     node bin/vlc.js bench --device cuda --workloads mnemo --iters 1 -q 2>&1 | grep -vE "^==PROF==|^\s*$" >> "$OUT/ncu-stall.txt"

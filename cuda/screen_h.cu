@@ -38,6 +38,8 @@
 #define SH_A 128     // anchors per tile
 #define SH_K 32      // fp16 dimensions per pipeline step (64-byte rows)
 #define SH_STAGES 3  // 3 × (128 + 128) rows × 64 bytes = 48 KB of static shared memory
+#define EX_P 64      // points per block of exact_h (4 threads each)
+#define FB_P 64      // listed points per chunk of fallback_split (tile.cuh with 4 points per thread)
 
 // ---------------------------------------------------------------------------------------------
 // Preparation: fp16 copies, scaled and centred, rows padded with zeros to dp (a multiple of 32).
@@ -81,9 +83,14 @@ extern "C" __global__ void __launch_bounds__(256) prep_points_f32(PREP_ARGS(floa
 extern "C" __global__ void __launch_bounds__(256) prep_points_f16(PREP_ARGS(__half)) {
   prep_rows(X, mu, s, n, d, dp, npad, 0.f, Xh, xn, nullptr, nullptr);
 }
-// scalars[0] = max ‖c''‖² (as float bits), scalars[1] = overflow flag, scalars[2] = fallback count:
-// the host zeroes all three before each pass. Padding anchors get ‖c''‖² = +inf: their keys sort
-// after every real anchor's, so no j < m check is needed in the GEMM.
+// Zero scalars[first .. 3]: all four before a pass (first = 0), the list's two before each tile of
+// a tiled pass (first = 2), whose list restarts with the tile.
+extern "C" __global__ void __launch_bounds__(32) screen_reset(unsigned *scalars, int first) {
+  if (threadIdx.x >= first && threadIdx.x < 4) scalars[threadIdx.x] = 0u;
+}
+// scalars[0] = max ‖c''‖² (as float bits), scalars[1] = overflow flag, scalars[2] = the fallback
+// list's length, scalars[3] = how many of them are past fallback_split's cap. Padding anchors get
+// ‖c''‖² = +inf: their keys sort after every real anchor's, so no j < m check is needed in the GEMM.
 extern "C" __global__ void __launch_bounds__(256) prep_anchors(const float *C, const float *mu, float s, int m, int d,
                                                                int dp, int mpad, __half *Ch, float *cn,
                                                                unsigned *scalars) {
@@ -256,9 +263,9 @@ __device__ __forceinline__ void screen_h_body(const __half *__restrict__ Xh, con
   }
 }
 
-#define SCREEN_H_ARGS const __half *Xh, const __half *Ch, const float *xn, const float *cn, const unsigned *scalars, \
-                      int n, int dp, int mpad, unsigned hmask, unsigned *keys
-extern "C" __global__ void __launch_bounds__(SH_THREADS, 2) screen_h(SCREEN_H_ARGS) {
+extern "C" __global__ void __launch_bounds__(SH_THREADS, 2)
+    screen_h(const __half *Xh, const __half *Ch, const float *xn, const float *cn, const unsigned *scalars, int n, int dp,
+             int mpad, unsigned hmask, unsigned *keys) {
   screen_h_body<4>(Xh, Ch, xn, cn, scalars, n, dp, mpad, hmask, keys);
 }
 
@@ -312,7 +319,7 @@ __device__ void exact_h(const T *__restrict__ X, const float *__restrict__ C, co
                         float *D2, unsigned *list) {
   constexpr int PER = KEYS / 4;  // candidates per thread
   const int lane = threadIdx.x & 31, q = lane & 3;
-  const long long i = (long long)blockIdx.x * (blockDim.x >> 2) + (threadIdx.x >> 2);
+  const long long i = (long long)blockIdx.x * EX_P + (threadIdx.x >> 2);
   const bool live = i < n;
   const bool fits = scalars[1] == 0u;  // an anchor that did not fit fp16 makes every a'' suspect
   float B = 0.f, U = 0.f;
@@ -378,7 +385,7 @@ __device__ void fallback_split(const T *__restrict__ X, const float *__restrict_
   const int ms = min(slice, m - a0);
   if (ms <= 0) return;
   const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
-  for (long long p0 = (long long)blockIdx.x * 64; p0 < total; p0 += (long long)gridDim.x * 64) {
+  for (long long p0 = (long long)blockIdx.x * FB_P; p0 < total; p0 += (long long)gridDim.x * FB_P) {
     float b1[4], b2[4];
     unsigned i1[4], i2[4];
 #pragma unroll

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync, renameSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sourceHash, ARCH } from './ptx-hash.mjs';
+import { sourceHash, archOf, ARCH } from './ptx-hash.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const cudaDir = join(root, 'cuda');
@@ -25,13 +25,13 @@ const manifest = { arch: ARCH, nvcc: nvccVersion, kernels: {} };
 for (const file of readdirSync(cudaDir).filter((f) => f.endsWith('.cu')).sort()) {
   const name = file.slice(0, -3);
   const out = join(buildDir, `${name}.ptx`);
-  execFileSync('nvcc', ['-ptx', `-arch=${ARCH}`, '-O3', '-I', cudaDir, join(cudaDir, file), '-o', `${out}.tmp`], {
+  execFileSync('nvcc', ['-ptx', `-arch=${archOf(name)}`, '-O3', '-I', cudaDir, join(cudaDir, file), '-o', `${out}.tmp`], {
     stdio: 'inherit',
   });
   renameSync(`${out}.tmp`, out);
   const ptx = readFileSync(out, 'utf8');
   const isa = /^\.version\s+(\d+\.\d+)/m.exec(ptx)?.[1] ?? 'unknown';
-  manifest.kernels[name] = { source: sourceHash(cudaDir, file), ptxIsa: isa };
-  console.log(`build/${name}.ptx  (PTX ISA ${isa})`);
+  manifest.kernels[name] = { source: sourceHash(cudaDir, file), ptxIsa: isa, ...(archOf(name) !== ARCH && { arch: archOf(name) }) };
+  console.log(`build/${name}.ptx  (${archOf(name)}, PTX ISA ${isa})`);
 }
 writeFileSync(join(buildDir, 'ptx-manifest.json'), JSON.stringify(manifest, null, 2) + '\n');

@@ -7,6 +7,17 @@ import { join } from 'node:path';
 
 export const ARCH = 'compute_80';
 
+/**
+ * Modules built for another virtual architecture than ARCH: screen_h90 uses Hopper's wgmma, which
+ * exists only in the arch-specific sm_90a PTX (loaded on compute capability 9.0 only: ptx.ts).
+ */
+const ARCH_OF = { screen_h90: 'compute_90a' };
+
+/** The virtual architecture module `name` is built for. */
+export function archOf(name) {
+  return ARCH_OF[name] ?? ARCH;
+}
+
 export function sourceHash(cudaDir, cuFile) {
   const h = createHash('sha256');
   const headers = readdirSync(cudaDir).filter((f) => f.endsWith('.cuh')).sort();

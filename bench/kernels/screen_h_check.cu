@@ -84,6 +84,7 @@ static void alloc(Problem &p) {
   CK(cudaMalloc(&p.keys, (size_t)p.n * 4 * 9));
   p.slices = std::max(1, std::min(16, p.m / 256));
   p.slice = up((p.m + p.slices - 1) / p.slices, 128);
+  p.slices = (p.m + p.slice - 1) / p.slice;  // no empty slice (fallback_merge reads every one)
   p.cap = std::min(p.n, std::max(65536, p.n / 16));
   CK(cudaMalloc(&p.part, (size_t)p.slices * p.cap * 16));
   for (float **q : {&p.D1, &p.D2, &p.rD1, &p.rD2}) CK(cudaMalloc(q, (size_t)p.n * 4));

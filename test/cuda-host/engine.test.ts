@@ -23,20 +23,20 @@ function randomData(n: number, d: number, dtype: 'f32' | 'f16', seed: number): {
   return { ds: { n, d, dtype, data, format: 'test', dropped: 0 }, X };
 }
 
-async function open(ds: Dataset, m: number, screen = false, tensorCores = true) {
+async function open(ds: Dataset, m: number, screen = false, wgmma = true) {
   const fake = new FakeCuda();
   setDriverForTests(fake.api);
   const backend = await createCudaBackend(0, {});
-  const engine = await backend.open(ds, m, { screen, tensorCores });
+  const engine = await backend.open(ds, m, { screen, wgmma });
   return { fake, backend, engine };
 }
 
 describe('CUDA engine through the fake driver', () => {
-  for (const [dtype, screen, tc] of [['f32', false, true], ['f16', false, true], ['f32', true, false], ['f16', true, true]] as const) {
-    it(`iterate/finalize/stats match the reference (${dtype}, soft + Huber${screen ? `, screened${tc ? ' on tensor cores' : ' in f32'}` : ''})`, async () => {
+  for (const [dtype, screen, wg] of [['f32', false, true], ['f16', false, true], ['f32', true, false], ['f16', true, true], ['f32', true, true]] as const) {
+    it(`iterate/finalize/stats match the reference (${dtype}, soft + Huber${screen ? `, screened by ${wg ? 'the wgmma kernels' : 'the mma.sync kernel'}` : ''})`, async () => {
       const n = 301, d = 7, m = 5;
       const { ds, X } = randomData(n, d, dtype, 7);
-      const { fake, backend, engine } = await open(ds, m, screen, tc);
+      const { fake, backend, engine } = await open(ds, m, screen, wg);
       const C = new Float32Array(m * d);
       for (let j = 0; j < m; j++) for (let k = 0; k < d; k++) C[j * d + k] = X[(j * 37) * d + k];
       await engine.setAnchors(C);
@@ -78,15 +78,16 @@ describe('CUDA engine through the fake driver', () => {
   }
 
   it('the screen hands undecidable points to the exact fallback, and stops when most are', async () => {
-    const n = 200, d = 16, m = 6;
+    const n = 200, d = 16, m = 20; // more anchors than a point keeps candidates (8)
     const { ds, X } = randomData(n, d, 'f32', 5);
-    // Far from the origin: the expansion's rounding bound swamps the gaps between anchors.
+    // Two groups far apart, tight each: around their mean (the screen's centre) the rounding
+    // bound of the expansion, which grows with ‖x − μ‖, swamps the gaps between anchors.
     const far = new Float32Array(n * d);
-    for (let e = 0; e < n * d; e++) far[e] = (X[e] = Math.fround(X[e] * 0.01 + 3000));
+    for (let e = 0; e < n * d; e++) far[e] = (X[e] = Math.fround(X[e] * 0.01 + (Math.floor(e / d) % 2 ? 3000 : -3000)));
     ds.data = far;
     const { fake, backend, engine } = await open(ds, m, true);
     const C = new Float32Array(m * d);
-    for (let j = 0; j < m; j++) for (let k = 0; k < d; k++) C[j * d + k] = X[(j * 31) * d + k];
+    for (let j = 0; j < m; j++) for (let k = 0; k < d; k++) C[j * d + k] = X[(j * 7) * d + k];
     await engine.setAnchors(C);
     const prev: RefState = { count: new Float64Array(m), sse: new Float64Array(m), hasPrev: false };
     const s = await engine.finalize();

@@ -100,6 +100,7 @@ export class FakeCuda {
         return 0;
       },
       cuModuleUnload: () => 0,
+      cuFuncSetAttribute: (f) => (self.mine(f) ? 0 : INVALID_CONTEXT),
       cuModuleGetFunction: (out, mod, name) => {
         out[0] = self.handle();
         self.owner.set(out[0], self.owner.get(mod)!);
@@ -371,60 +372,122 @@ export class FakeCuda {
         part[1] = BigInt(changed);
         return;
       }
-      case 'point_norms': {
-        const n = num('n'), d = num('d'), x = X(n * d), xx = f32('xx');
-        for (let i = 0; i < n; i++) {
-          let s = 0;
-          for (let k = 0; k < d; k++) s = Math.fround(s + Math.fround(x[i * d + k] * x[i * d + k]));
-          xx[i] = s;
+      case 'screen_reset': {
+        const sc = u32('scalars');
+        for (let q = num('first'); q < 4; q++) sc[q] = 0;
+        return;
+      }
+      case 'prep_points':
+      case 'prep_anchors': { // fp16 copies around μ, scaled by s; padding rows of zeros
+        const anchors = kernel === 'prep_anchors';
+        const rows = num(anchors ? 'm' : 'n'), d = num('d'), dp = num('dp'), outRows = num(anchors ? 'mpad' : 'npad'), sc = num('s');
+        const V = anchors ? f32('C') : X(rows * d), mu = f32('mu');
+        const out = this.view(ptr(anchors ? 'Ch' : 'Xh'), Uint16Array), norm = f32(anchors ? 'cn' : 'xn');
+        const scalars = anchors ? u32('scalars') : undefined;
+        for (let r = 0; r < outRows; r++) {
+          let acc = 0, big = false;
+          for (let k = 0; k < dp; k++) {
+            const v = r < rows && k < d ? Math.fround(sc * Math.fround(V[r * d + k] - mu[k])) : 0;
+            if (!(Math.abs(v) <= 65504)) big = true;
+            out[r * dp + k] = floatToHalf(v);
+            acc = Math.fround(acc + Math.fround(v * v));
+          }
+          if (r >= rows) norm[r] = anchors ? Infinity : 0;
+          else {
+            norm[r] = acc;
+            if (scalars) {
+              scalars[0] = Math.max(scalars[0], floatBits(acc));
+              if (big) scalars[1] = 1;
+            }
+          }
         }
         return;
       }
-      case 'anchor_norms': {
-        const C = f32('C'), m = num('m'), d = num('d'), cc = f32('cc'), ccMax = f32('ccMax'), count = u32('fallbackCount');
-        let best = 0;
-        for (let j = 0; j < m; j++) {
-          let s = 0;
-          for (let k = 0; k < d; k++) s = Math.fround(s + Math.fround(C[j * d + k] * C[j * d + k]));
-          cc[j] = s;
-          best = Math.max(best, s);
-        }
-        ccMax[0] = best;
-        count[0] = 0;
-        return;
-      }
-      case 'screen_top2':
-      case 'screen_tc': { // same outputs; the emulation computes the dot products in f32
-        const C = f32('C'), xx = f32('xx'), cc = f32('cc'), n = num('n'), d = num('d'), m = num('m'), x = X(n * d);
-        const J1 = u32('J1'), J2 = u32('J2'), J3 = u32('J3'), A2 = f32('A2'), A4 = f32('A4');
+      case 'screen_h':
+      case 'screen_h90':
+      case 'screen_h90r':
+      case 'screen_h90r_l3': { // the row's 8 smallest keys and the 9th: dot products of the fp16 copies in f64
+        const n = num('n'), dp = num('dp'), mpad = num('mpad'), hmask = num('hmask') >>> 0;
+        const Xh = this.view(ptr('Xh'), Uint16Array), Ch = this.view(ptr('Ch'), Uint16Array), xn = f32('xn'), cn = f32('cn'), keys = u32('keys');
+        const ch = Float64Array.from(Ch.subarray(0, mpad * dp), halfToFloat);
+        const row = new Uint32Array(mpad);
         for (let i = 0; i < n; i++) {
-          const best: Array<[number, number]> = [];
-          for (let j = 0; j < m; j++) {
+          const x = Float64Array.from(Xh.subarray(i * dp, (i + 1) * dp), halfToFloat);
+          for (let j = 0; j < mpad; j++) {
             let dot = 0;
-            for (let k = 0; k < d; k++) dot = Math.fround(dot + Math.fround(x[i * d + k] * C[j * d + k]));
-            best.push([Math.fround(Math.fround(xx[i] + cc[j]) - 2 * dot), j]);
+            for (let k = 0; k < dp; k++) dot += x[k] * ch[j * dp + k];
+            const a = Math.fround(Math.fround(xn[i] + cn[j]) - 2 * Math.fround(dot));
+            row[j] = ((floatBits(Math.max(a, 0)) & hmask) | j) >>> 0;
           }
-          best.sort((p, q) => p[0] - q[0] || p[1] - q[1]);
-          const at = (r: number) => best[r] ?? [Infinity, 0xffffffff];
-          J1[i] = at(0)[1]; J2[i] = at(1)[1]; J3[i] = at(2)[1]; A2[i] = at(1)[0]; A4[i] = at(3)[0];
+          row.sort();
+          for (let e = 0; e < 9; e++) keys[e * n + i] = e < mpad ? row[e] : 0xffffffff;
         }
         return;
       }
-      case 'screen_exact': {
-        const C = f32('C'), xx = f32('xx'), ccMax = f32('ccMax'), bcoef = num('bcoef'), n = num('n'), d = num('d'), x = X(n * d);
-        const J1 = u32('J1'), D1 = f32('D1'), J2 = u32('J2'), D2 = f32('D2'), J3 = u32('J3'), list = u32('list'), count = u32('count');
-        const cmax = Math.sqrt(ccMax[0]);
+      case 'exact_h': { // the candidates that can matter, measured directly; the certificate, or the list
+        const C = f32('C'), xn = f32('xn'), keys = u32('keys'), sc = u32('scalars'), n = num('n'), d = num('d'), m = num('m'), x = X(n * d);
+        const J1 = u32('J1'), D1 = f32('D1'), J2 = u32('J2'), D2 = f32('D2'), list = u32('list');
+        const imask = num('imask') >>> 0, [c1, c2, c3, c4, s2] = ['c1', 'c2', 'c3', 'c4', 's2'].map(num);
+        const val = (key: number) => bitsFloat((key & ~imask) >>> 0);
+        const top = (key: number) => (key >= 0x7f800000 ? Infinity : bitsFloat(((key & ~imask) >>> 0) + imask + 1));
+        const fits = sc[1] === 0, R = Math.sqrt(bitsFloat(sc[0]));
         for (let i = 0; i < n; i++) {
-          const r = Math.sqrt(xx[i]) + cmax;
-          const B = bcoef * r * r;
-          if (!(D2[i] - D1[i] > 2 * B)) {
-            list[count[0]++] = i;
-            continue;
+          const r = Math.sqrt(xn[i]), rR = r + R;
+          const B = Math.fround(c1 * r * R + c2 * rR * rR + c3 * rR + c4);
+          const U = Math.fround((top(keys[n + i]) + 2 * B) * (1 + 2 ** -20));
+          const cands: Array<[number, number]> = [];
+          for (let q = 0; q < 8; q++) {
+            const key = keys[q * n + i], j = (key & imask) >>> 0;
+            if (key !== 0xffffffff && j < m && (!fits || !(val(key) > U))) cands.push([dist(x, i, d, C, j * d), j]);
           }
-          const cands = [J1[i], J2[i], J3[i]].filter((j) => j !== 0xffffffff).map((j) => [dist(x, i, d, C, j * d), j]);
           cands.sort((p, q) => p[0] - q[0] || p[1] - q[1]);
-          J1[i] = cands[0][1]; D1[i] = cands[0][0];
-          J2[i] = cands[1]?.[1] ?? 0xffffffff; D2[i] = cands[1]?.[0] ?? Infinity;
+          const [e1, j1] = cands[0] ?? [Infinity, 0xffffffff], [e2, j2] = cands[1] ?? [Infinity, 0xffffffff];
+          const last = keys[8 * n + i];
+          if (fits && (last >= 0x7f800000 || val(last) - B > e2 * s2)) {
+            J1[i] = j1; D1[i] = e1; J2[i] = j2; D2[i] = e2;
+          } else {
+            list[sc[2]++] = i;
+          }
+        }
+        return;
+      }
+      case 'fallback_split': { // every slice's top-2 of each listed point (up to cap)
+        const C = f32('C'), d = num('d'), m = num('m'), slice = num('slice'), cap = num('cap'), list = u32('list'), sc = u32('scalars');
+        const part = u64('part'), total = Math.min(sc[2], cap);
+        const maxRow = total ? Math.max(...Array.from(list.subarray(0, total))) : 0;
+        const x = X((maxRow + 1) * d);
+        for (let y = 0; y * slice < m; y++) {
+          const a0 = y * slice, ms = Math.min(slice, m - a0);
+          for (let q = 0; q < total; q++) {
+            let b1 = Infinity, b2 = Infinity, j1 = 0xffffffff, j2 = 0xffffffff;
+            for (let j = a0; j < a0 + ms; j++) {
+              const v = dist(x, list[q], d, C, j * d);
+              if (v < b1) [b2, j2, b1, j1] = [b1, j1, v, j];
+              else if (v < b2) [b2, j2] = [v, j];
+            }
+            part[2 * (y * cap + q)] = (BigInt(floatBits(b1)) << 32n) | BigInt(j1);
+            part[2 * (y * cap + q) + 1] = (BigInt(floatBits(b2)) << 32n) | BigInt(j2);
+          }
+        }
+        return;
+      }
+      case 'fallback_merge': {
+        const part = u64('part'), slices = num('slices'), cap = num('cap'), list = u32('list'), sc = u32('scalars');
+        const J1 = u32('J1'), D1 = f32('D1'), J2 = u32('J2'), D2 = f32('D2');
+        const total = Math.min(sc[2], cap);
+        sc[3] = sc[2] > cap ? sc[2] - cap : 0;
+        for (let q = 0; q < total; q++) {
+          const all: Array<[number, number]> = [];
+          for (let y = 0; y < slices; y++) {
+            for (let h = 0; h < 2; h++) {
+              const v = part[2 * (y * cap + q) + h], j = Number(v & 0xffffffffn);
+              if (j !== 0xffffffff) all.push([bitsFloat(Number(v >> 32n)), j]);
+            }
+          }
+          all.sort((p, q) => p[0] - q[0] || p[1] - q[1]);
+          const i = list[q];
+          J1[i] = all[0]?.[1] ?? 0xffffffff; D1[i] = all[0]?.[0] ?? Infinity;
+          J2[i] = all[1]?.[1] ?? 0xffffffff; D2[i] = all[1]?.[0] ?? Infinity;
         }
         return;
       }
@@ -477,4 +540,41 @@ function halfToFloat(h: number): number {
   if (e === 0) return s * f * 2 ** -24;
   if (e === 31) return f ? NaN : s * Infinity;
   return s * (1 + f / 1024) * 2 ** (e - 15);
+}
+
+const f32box = new Float32Array(1);
+const u32box = new Uint32Array(f32box.buffer);
+
+/** The bits of an f32 value. */
+function floatBits(v: number): number {
+  f32box[0] = v;
+  return u32box[0];
+}
+
+function bitsFloat(b: number): number {
+  u32box[0] = b;
+  return f32box[0];
+}
+
+/** An f32 value (exactly representable in double) to fp16 bits, rounding to nearest even (__float2half_rn). */
+function floatToHalf(v: number): number {
+  const sign = v < 0 || Object.is(v, -0) ? 0x8000 : 0;
+  const a = Math.abs(v);
+  if (Number.isNaN(v)) return 0x7e00;
+  if (a >= 65520) return sign | 0x7c00; // beyond the largest half (65504) once rounded
+  if (a < 2 ** -24 * 0.5) return sign;
+  let e = Math.floor(Math.log2(a));
+  if (2 ** e > a) e--;
+  else if (2 ** (e + 1) <= a) e++;
+  e = Math.max(-14, e);
+  const ulp = 2 ** (e - 10);
+  let q = a / ulp;
+  const f = Math.floor(q);
+  q = q - f > 0.5 || (q - f === 0.5 && f % 2 === 1) ? f + 1 : f;
+  const r = q * ulp; // the rounded magnitude
+  if (r < 2 ** -14) return sign | Math.round(r / 2 ** -24);
+  let ee = Math.floor(Math.log2(r));
+  if (2 ** ee > r) ee--;
+  else if (2 ** (ee + 1) <= r) ee++;
+  return sign | ((ee + 15) << 10) | Math.round((r / 2 ** ee - 1) * 1024);
 }

@@ -83,7 +83,7 @@ interface CuKernel {
 function kindOf(type: string): ArgKind {
   if (type.includes('*')) return 'ptr';
   if (/\blong long\b/.test(type)) return 'i64';
-  if (/\bint\b/.test(type)) return 'i32';
+  if (/\b(int|unsigned)\b/.test(type)) return 'i32';
   if (/\bfloat\b/.test(type)) return 'f32';
   if (/\bdouble\b/.test(type)) return 'f64';
   throw new Error(`unknown parameter type ${type}`);
@@ -148,7 +148,7 @@ describe('the kernel table (src/backend/cuda/kernels.ts) is what cuda/*.cu build
 
   it('the checks can fail: a wrong name, type or constant is caught', () => {
     expect(evaluate('AS_P')).toBe(64);
-    expect(evaluate('TC_P')).toBe(128);
+    expect(evaluate('SH_P')).toBe(128);
     expect(cu.get('reduce_points_f32')!.params.map((x) => x.name)).toContain('eScale');
     expect(KERNELS.reduce_points.args.map(([n]) => n)).toContain('eScale');
     expect(() => evaluate('NO_SUCH_CONSTANT')).toThrow(/cannot evaluate/);

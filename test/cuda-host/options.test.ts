@@ -22,16 +22,16 @@ function usage(env: Record<string, string>): string {
 
 describe('CUDA options', () => {
   it('defaults: screen where it pays, on tensor cores, all free memory, resident', () => {
-    expect(cudaOptionsFromEnv({})).toEqual({ screen: 'auto', tensorCores: true, maxDeviceBytes: undefined, tileRows: undefined });
-    expect(cudaOptionsFromEnv({ PATH: '/bin', VLC_CUDA_LIB: '/x/libcuda.so.1', VLC_CUDA_TC: '' })).toEqual(CUDA_DEFAULTS);
+    expect(cudaOptionsFromEnv({})).toEqual({ screen: 'auto', wgmma: true, maxDeviceBytes: undefined, tileRows: undefined });
+    expect(cudaOptionsFromEnv({ PATH: '/bin', VLC_CUDA_LIB: '/x/libcuda.so.1', VLC_CUDA_WGMMA: '' })).toEqual(CUDA_DEFAULTS);
   });
 
   it('each variable, each accepted value', () => {
     expect(cudaOptionsFromEnv({ VLC_CUDA_SCREEN: '0' }).screen).toBe(false);
     expect(cudaOptionsFromEnv({ VLC_CUDA_SCREEN: '1' }).screen).toBe(true);
     expect(cudaOptionsFromEnv({ VLC_CUDA_SCREEN: 'auto' }).screen).toBe('auto');
-    expect(cudaOptionsFromEnv({ VLC_CUDA_TC: '0' }).tensorCores).toBe(false);
-    expect(cudaOptionsFromEnv({ VLC_CUDA_TC: ' 1 ' }).tensorCores).toBe(true);
+    expect(cudaOptionsFromEnv({ VLC_CUDA_WGMMA: '0' }).wgmma).toBe(false);
+    expect(cudaOptionsFromEnv({ VLC_CUDA_WGMMA: ' 1 ' }).wgmma).toBe(true);
     expect(cudaOptionsFromEnv({ VLC_CUDA_MAX_BYTES: '123' }).maxDeviceBytes).toBe(123);
     expect(cudaOptionsFromEnv({ VLC_CUDA_MAX_BYTES: '400K' }).maxDeviceBytes).toBe(400 * 1024);
     expect(cudaOptionsFromEnv({ VLC_CUDA_MAX_BYTES: '1.5GiB' }).maxDeviceBytes).toBe(1.5 * 2 ** 30);
@@ -39,36 +39,36 @@ describe('CUDA options', () => {
   });
 
   it('a bad value names the variable and what it accepts (exit 2)', () => {
-    expect(usage({ VLC_CUDA_TC: 'false' })).toBe('VLC_CUDA_TC=false: expected 0 or 1');
+    expect(usage({ VLC_CUDA_WGMMA: 'false' })).toBe('VLC_CUDA_WGMMA=false: expected 0 or 1');
     expect(usage({ VLC_CUDA_SCREEN: 'yes' })).toBe('VLC_CUDA_SCREEN=yes: expected 0, 1 or auto');
     expect(usage({ VLC_CUDA_MAX_BYTES: 'lots' })).toBe('VLC_CUDA_MAX_BYTES=lots: expected a number of bytes, optionally with K, M, G or T (e.g. 6G)');
   });
 
   it('a variable that is no setting (a typo, or a switch whose experiment is over) is a usage error', () => {
     expect(usage({ VLC_CUDA_TILE: 'p8' })).toBe(
-      'VLC_CUDA_TILE is not a setting of vlc; the CUDA backend reads VLC_CUDA_SCREEN, VLC_CUDA_TC, VLC_CUDA_MAX_BYTES, VLC_CUDA_LIB',
+      'VLC_CUDA_TILE is not a setting of vlc; the CUDA backend reads VLC_CUDA_SCREEN, VLC_CUDA_WGMMA, VLC_CUDA_MAX_BYTES, VLC_CUDA_LIB',
     );
     expect(usage({ VLC_CUDA_ASSIGN: 'occ2' })).toMatch(/^VLC_CUDA_ASSIGN is not a setting/);
     expect(usage({ VLC_CUDA_SCEEN: '0' })).toMatch(/^VLC_CUDA_SCEEN is not a setting/);
   });
 
   it('options from code are validated too', () => {
-    expect(cudaOptions({ tileRows: 512, screen: false })).toMatchObject({ tileRows: 512, screen: false, tensorCores: true });
+    expect(cudaOptions({ tileRows: 512, screen: false })).toMatchObject({ tileRows: 512, screen: false, wgmma: true });
     expect(() => cudaOptions({ tileRows: 100 })).toThrow(/tileRows must be a positive multiple of 256, got 100/);
     expect(() => cudaOptions({ maxDeviceBytes: -1 })).toThrow(/maxDeviceBytes/);
     expect(() => cudaOptions({ screen: 'sometimes' as never })).toThrow(/screen must be/);
   });
 
-  it('through the CLI: VLC_CUDA_TC=maybe stops compress with exit 2 and one line, no output', () => {
+  it('through the CLI: VLC_CUDA_WGMMA=maybe stops compress with exit 2 and one line, no output', () => {
     const dir = mkdtempSync(join(tmpdir(), 'vlc-opt-'));
     const input = join(dir, 'in.npy');
     writeFileSync(input, Buffer.concat([Buffer.from(npyHeader('<f4', [8, 2])), Buffer.from(new Float32Array(16).fill(1).buffer)]));
     const r = spawnSync(process.execPath, [join(__dirname, 'interrupt-child.mjs'), 'compress', input, '-o', join(dir, 'out.vlc'), '--device', 'cuda', '--anchors', '2'], {
-      env: { ...process.env, VLC_CUDA_TC: 'maybe' },
+      env: { ...process.env, VLC_CUDA_WGMMA: 'maybe' },
       encoding: 'utf8',
     });
     expect(r.status).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    expect(r.stderr).toMatch(/VLC_CUDA_TC=maybe: expected 0 or 1/);
+    expect(r.stderr).toMatch(/VLC_CUDA_WGMMA=maybe: expected 0 or 1/);
   });
 });

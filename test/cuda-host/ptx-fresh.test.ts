@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 // @ts-expect-error — a plain .mjs helper shared with scripts/build-ptx.mjs
-import { sourceHash, ARCH } from '../../scripts/ptx-hash.mjs';
+import { sourceHash, archOf, ARCH } from '../../scripts/ptx-hash.mjs';
 
 const root = join(__dirname, '..', '..');
 const manifest = JSON.parse(readFileSync(join(root, 'build', 'ptx-manifest.json'), 'utf8'));
@@ -21,7 +21,9 @@ describe('committed PTX is fresh', () => {
     it(`build/${f.replace(/\.cu$/, '.ptx')} matches cuda/${f} (else run npm run build:ptx)`, () => {
       expect(sourceHash(join(root, 'cuda'), f)).toBe(manifest.kernels[f.slice(0, -3)].source);
       const ptx = readFileSync(join(root, 'build', f.replace(/\.cu$/, '.ptx')), 'utf8');
-      expect(ptx).toMatch(new RegExp(`^\\.target sm_${ARCH.replace('compute_', '')}$`, 'm'));
+      const arch: string = archOf(f.slice(0, -3));
+      expect(manifest.kernels[f.slice(0, -3)].arch ?? ARCH).toBe(arch);
+      expect(ptx).toMatch(new RegExp(`^\\.target sm_${arch.replace('compute_', '')}$`, 'm'));
     });
   }
 });

@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } fr
 import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
 import { createCudaBackend, type CudaEngine } from '../../dist/backend/cuda/index.js';
 import { engineBytes } from '../../dist/backend/cuda/plan.js';
+import { fmtBytes } from '../../dist/backend/cuda/pool.js';
 import { cudaOptionsFromEnv } from '../../dist/backend/cuda/options.js';
 import { f32ToF16, f16ToF32, type Dataset } from '../../dist/io/dataset.js';
 import { log } from '../../dist/log.js';
@@ -102,29 +103,35 @@ describe('CUDA engine, vectors in tiles (fake driver)', () => {
   }
 
   it('the screen in tiles: fallback lists per tile (some points, then all), counted like the resident pass', async () => {
-    const n = 777, d = 16, m = 6;
+    const n = 777, d = 16, m = 40; // more anchors than the 8 candidates a point keeps
     const fake = new FakeCuda();
     const backend = await backendOn(fake);
-    // Offset 40: part of the points cannot be decided by the screen (its rounding bound grows with
-    // the norms), in every tile; the screen stays on.
+    // Anchors 30..39 are copies of anchor 0: a point nearest to it has ten anchors at the same
+    // distance, more than the 8 candidates it keeps, so the screen cannot certify it; the other
+    // points are decided. Both happen in every tile.
     {
-      const { ds, X } = randomData(n, d, 'f32', 5, 40);
+      const { ds, X } = randomData(n, d, 'f32', 5);
       const resident = await backend.open(ds, m, { screen: true });
       const tiled = await backend.open(ds, m, { screen: true, tileRows: 256 });
-      await expectSameRuns(resident, tiled, anchorsFrom(X, d, m, 31), n, m);
+      const C = anchorsFrom(X, d, m, 17);
+      for (let j = 30; j < m; j++) C.copyWithin(j * d, 0, d);
+      await expectSameRuns(resident, tiled, C, n, m);
       const perPass = resident.profile.screenFallbacks / resident.profile.screenPasses;
       expect(perPass).toBeGreaterThan(0);
-      expect(perPass).toBeLessThan(0.25 * n);
-      expect(tiled.screening).toBe(true);
+      expect(perPass).toBeLessThan(n);
+      expect(tiled.screening).toBe(resident.screening);
       await resident.dispose();
       await tiled.dispose();
     }
-    // Far from the origin: every point falls back, and both engines stop screening.
+    // Two tight groups far apart: around their mean the screen's bound swamps every gap, every
+    // point falls back, and both engines stop screening.
     {
-      const { ds, X } = randomData(n, d, 'f32', 5, 3000);
+      const { ds, X } = randomData(n, d, 'f32', 5);
+      const far = ds.data as Float32Array;
+      for (let e = 0; e < n * d; e++) far[e] = X[e] = Math.fround(X[e] * 0.01 + (Math.floor(e / d) % 2 ? 3000 : -3000));
       const resident = await backend.open(ds, m, { screen: true });
       const tiled = await backend.open(ds, m, { screen: true, tileRows: 512 });
-      const C = anchorsFrom(X, d, m, 31);
+      const C = anchorsFrom(X, d, m, 17);
       await resident.setAnchors(C);
       await tiled.setAnchors(C);
       expect((await tiled.finalize()).energy).toBe((await resident.finalize()).energy);
@@ -222,11 +229,10 @@ describe('CUDA engine, vectors in tiles (fake driver)', () => {
     const err = await backend.open(ds, m, { maxDeviceBytes: minimal - 1 }).catch((e: unknown) => e as Error & { exitCode: number });
     expect(err).toBeInstanceOf(Error);
     expect(err.exitCode).toBe(3);
-    const kib = (b: number) => `${(b / 1024).toFixed(1)} KiB`;
     expect(err.message).toBe(
-      `the data do not fit on cuda:0: 3000×32 f32 vectors with 100 anchors need ${kib(minimal)} of GPU memory even with the vectors ` +
-        `streamed from host memory in tiles of 256 rows (${kib(engineBytes(n, d, m, 'f32', SMS))} with all of them on the GPU), ` +
-        `${kib(minimal - 1)} allowed (VLC_CUDA_MAX_BYTES), 1.00 GiB free of 80.00 GiB; use fewer vectors or anchors, another GPU (--gpu), or --device cpu`,
+      `the data do not fit on cuda:0: 3000×32 f32 vectors with 100 anchors need ${fmtBytes(minimal)} of GPU memory even with the vectors ` +
+        `streamed from host memory in tiles of 256 rows (${fmtBytes(engineBytes(n, d, m, 'f32', SMS))} with all of them on the GPU), ` +
+        `${fmtBytes(minimal - 1)} allowed (VLC_CUDA_MAX_BYTES), 1.00 GiB free of 80.00 GiB; use fewer vectors or anchors, another GPU (--gpu), or --device cpu`,
     );
     expect(backend.ctx.pool.count).toBe(0);
     // Exactly the minimal need: a tile of 256 rows.

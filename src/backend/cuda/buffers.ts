@@ -22,30 +22,25 @@ export class EngineBuffers {
   // the vectors (all, or one tile) and the anchors
   X!: DeviceBuffer;
   C!: DeviceBuffer;
-  // per point: the top-2 and the screen's third candidate, the assignment, ‖x‖², k-means++ D
+  // per point: the top-2, the assignment, k-means++ D (the screen's own buffers: screen.ts)
   J1!: DeviceBuffer;
   D1!: DeviceBuffer;
   J2!: DeviceBuffer;
   D2!: DeviceBuffer;
-  J3!: DeviceBuffer;
   assign!: DeviceBuffer;
-  xx!: DeviceBuffer;
   seedD!: DeviceBuffer;
-  // per anchor: the sums of a pass (fixed point), its statistics, the Huber thresholds, ‖c‖²
+  // per anchor: the sums of a pass (fixed point), its statistics, the Huber thresholds
   S!: DeviceBuffer;
   W!: DeviceBuffer;
   count!: DeviceBuffer;
   sse!: DeviceBuffer;
   far!: DeviceBuffer;
   H!: DeviceBuffer;
-  cc!: DeviceBuffer;
   // partials and scalars: reduce blocks (energy, changed), k-means++ blocks, the pass's result
-  // (3 int64; at open, max |x|), the screen's max ‖c‖² and fallback count, its fallback list
+  // (3 int64; at open, max |x|)
   partial!: DeviceBuffer;
   seedPartial!: DeviceBuffer;
   result!: DeviceBuffer;
-  screenScalars!: DeviceBuffer;
-  fallbackList!: DeviceBuffer;
   // k-means++ candidates and their per-block sums: grown on demand (grow())
   cand!: DeviceBuffer;
   seedPartialTry!: DeviceBuffer;
@@ -73,11 +68,6 @@ export class EngineBuffers {
     this.partial = this.alloc('reduce partials', s.reduceBlocks * 16);
     this.seedPartial = this.alloc('seeding partials', s.seedBlocks * 8);
     this.result = this.alloc('pass result', 64);
-    this.xx = this.alloc('point norms', n * 4);
-    this.cc = this.alloc('anchor norms', m * 4);
-    this.screenScalars = this.alloc('screen scalars', 16);
-    this.fallbackList = this.alloc('screen fallback list', s.rows * 4); // indexes within one launch's rows
-    this.J3 = this.alloc('screen third candidate', n * 4);
     this.growCandidates(8, d, s.seedBlocks);
   }
 
@@ -111,7 +101,7 @@ export class EngineBuffers {
 
   /** Every buffer a pass, a k-means++ call or nearestOther writes (tests poison them). */
   outputs(): DeviceBuffer[] {
-    return [this.J1, this.D1, this.J2, this.D2, this.S, this.W, this.far, this.partial, this.result, this.seedD, this.seedPartial, this.cc, this.screenScalars, this.fallbackList];
+    return [this.J1, this.D1, this.J2, this.D2, this.S, this.W, this.far, this.partial, this.result, this.seedD, this.seedPartial];
   }
 
   /** Free every buffer; keeps going past failures and returns the first. */

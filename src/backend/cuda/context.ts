@@ -8,9 +8,13 @@ import { interruptSignal } from '../../interrupt.js';
 import type { CudaDriver, Handle } from './driver.js';
 import { CudaError, check, describeStatus } from './check.js';
 import { CU } from './status.js';
-import { MODULES, readPtx, ptxIsaOf, ptxTooNewMessage, type ModuleName } from './ptx.js';
+import { MODULES, moduleRunsOn, readPtx, ptxIsaOf, ptxTooNewMessage, type ModuleName } from './ptx.js';
 import { DevicePool, type DeviceBuffer } from './pool.js';
 import type { CudaDeviceInfo } from './probe.js';
+
+/** Dynamic shared memory a kernel may take without raising its limit, and the attribute that raises it. */
+const DEFAULT_SHARED = 48 * 1024;
+const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 
 /** Longest synchronous spin on an event before yielding to the event loop. */
 const SPIN_MS = 0.5;
@@ -42,6 +46,8 @@ export class CudaContext {
   stream: Handle = 0n;
   private modules = new Map<ModuleName, Handle>();
   private functions = new Map<string, Handle>();
+  /** Dynamic shared memory limits raised so far, per function. */
+  private sharedLimit = new Map<Handle, number>();
   private events: Handle[] = [];
   /** Kernels launched since the last completed wait: an asynchronous failure is one of them. */
   private inFlight: string[] = [];
@@ -80,7 +86,7 @@ export class CudaContext {
     // Flags 0: a blocking stream, ordered with the synchronous copies of the legacy stream.
     check(drv, drv.cuStreamCreate(this.out, 0), 'cuStreamCreate');
     this.stream = this.out[0];
-    for (const name of MODULES) this.loadModule(name);
+    for (const name of MODULES) if (moduleRunsOn(name, this.info.computeCapability)) this.loadModule(name);
   }
 
   private loadModule(name: ModuleName): void {
@@ -91,6 +97,11 @@ export class CudaContext {
     }
     check(this.drv, st, `loading build/${name}.ptx (cuModuleLoadData)`);
     this.modules.set(name, this.out[0]);
+  }
+
+  /** Whether module `name` was loaded (modules for one compute capability only load there). */
+  hasModule(name: ModuleName): boolean {
+    return this.modules.has(name);
   }
 
   /** Make this context current for the driver calls that follow (a no-op when it already is). */
@@ -112,14 +123,24 @@ export class CudaContext {
     return f;
   }
 
-  /** Launch a 1-D grid on the stream; arguments as typed arrays of one element each. */
-  launch(mod: ModuleName, fn: string, grid: number, block: number, args: ArrayBufferView[], sharedBytes = 0): void {
-    if (grid <= 0) return;
+  /**
+   * Launch a grid of grid × gridY blocks on the stream; arguments as typed arrays of one element
+   * each. Dynamic shared memory past the 48 KB every kernel may take needs the function's limit
+   * raised first (cuFuncSetAttribute), once per function.
+   */
+  launch(mod: ModuleName, fn: string, grid: number, block: number, args: ArrayBufferView[], sharedBytes = 0, gridY = 1): void {
+    if (grid <= 0 || gridY <= 0) return;
     this.makeCurrent();
+    const f = this.kernel(mod, fn);
+    if (sharedBytes > DEFAULT_SHARED && (this.sharedLimit.get(f) ?? DEFAULT_SHARED) < sharedBytes) {
+      check(this.drv, this.drv.cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, sharedBytes), `cuFuncSetAttribute(${fn}, ${sharedBytes} bytes of shared memory)`);
+      this.sharedLimit.set(f, sharedBytes);
+    }
     if (this.inFlight.length < 64) this.inFlight.push(fn);
-    const st = this.drv.cuLaunchKernel(this.kernel(mod, fn), grid, 1, 1, block, 1, 1, sharedBytes, this.stream, args, null);
+    const st = this.drv.cuLaunchKernel(f, grid, gridY, 1, block, 1, 1, sharedBytes, this.stream, args, null);
     check(this.drv, st, this.inFlightText());
   }
+
 
   event(): Handle {
     this.makeCurrent();

@@ -5,7 +5,7 @@ import type { Dataset } from '../../io/dataset.js';
 import type { GlobalFigures } from '../types.js';
 import type { CudaContext } from './context.js';
 import { EngineBuffers } from './buffers.js';
-import { launch, type KernelArgs, type KernelName } from './kernels.js';
+import { launch, type KernelArgs, type KernelName, type LaunchShape } from './kernels.js';
 import type { VectorSpans } from './spans.js';
 
 export class EngineCore {
@@ -34,8 +34,8 @@ export class EngineCore {
   }
 
   /** Launch kernel k (its build for the data's dtype) on `grid` blocks. */
-  run<K extends KernelName>(k: K, grid: number, args: KernelArgs<K>): void {
-    launch(this.ctx, k, this.dtype, grid, args);
+  run<K extends KernelName>(k: K, grid: number, args: KernelArgs<K>, shape?: LaunchShape): void {
+    launch(this.ctx, k, this.dtype, grid, args, shape);
   }
 
   /** Wait until everything queued on the stream is done (polling: Ctrl-C is seen). */

@@ -24,6 +24,7 @@ export interface CudaDriver {
   cuModuleLoadData(out: BigUint64Array, image: Uint8Array): number;
   cuModuleUnload(mod: Handle): number;
   cuModuleGetFunction(out: BigUint64Array, mod: Handle, name: string): number;
+  cuFuncSetAttribute(fn: Handle, attrib: number, value: number): number;
   cuMemAlloc_v2(out: BigUint64Array, bytes: number): number;
   cuMemFree_v2(ptr: Handle): number;
   cuMemcpyHtoD_v2(dst: Handle, src: ArrayBufferView, bytes: number): number;
@@ -65,6 +66,7 @@ const PROTOTYPES: Record<keyof CudaDriver, string> = {
   cuModuleLoadData: 'int cuModuleLoadData(uint64_t *module, const void *image)',
   cuModuleUnload: 'int cuModuleUnload(uint64_t module)',
   cuModuleGetFunction: 'int cuModuleGetFunction(uint64_t *fn, uint64_t module, const char *name)',
+  cuFuncSetAttribute: 'int cuFuncSetAttribute(uint64_t fn, int attrib, int value)',
   cuMemAlloc_v2: 'int cuMemAlloc_v2(uint64_t *ptr, size_t bytes)',
   cuMemFree_v2: 'int cuMemFree_v2(uint64_t ptr)',
   cuMemcpyHtoD_v2: 'int cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t bytes)',

@@ -76,7 +76,7 @@ export class CudaEngine implements Engine {
       reduceBlocks: plan.tiles * plan.reduceGrid, seedBlocks: this.seeding.blocks,
     });
     core.spans = new VectorSpans(ctx, this.data, core.bufs.X, plan.tileRows, () => core.sync());
-    this.pass = new DevicePass(core, o, plan.reduceGrid);
+    this.pass = new DevicePass(core, o, plan.reduceGrid, rows);
     await core.spans.uploadResident();
     // "No assignment yet": every point counts as changed in the first pass; no previous stats.
     const b = core.bufs;
@@ -84,14 +84,13 @@ export class CudaEngine implements Engine {
     b.fill(b.count, 0);
     b.fill(b.sse, 0);
 
-    // The largest |x| sets the fixed-point scales (fixed.ts); ‖x‖² is the screen's.
+    // The largest |x| sets the fixed-point scales (fixed.ts) and the screen's scale (screen.ts).
     const maxBits = new Uint32Array(1);
     ctx.upload(b.result, maxBits);
     const threads = KERNELS.max_abs.threads;
     await core.spans.forEachSpan((s) => {
       const blocks = Math.max(1, Math.min(Math.ceil((s.rows * d) / threads), ctx.info.multiprocessors * 16));
       core.run('max_abs', blocks, { X: s.x, count: s.rows * d, out: b.result.ptr });
-      core.run('point_norms', Math.ceil(s.rows / KERNELS.point_norms.threads), { X: s.x, n: s.rows, d, xx: core.spans.at(b.xx, s) });
     });
     await core.sync();
     ctx.download(maxBits, b.result);
@@ -120,6 +119,11 @@ export class CudaEngine implements Engine {
   /** Whether the next pass screens (tests and bench read it). */
   get screening(): boolean {
     return this.pass.screen;
+  }
+
+  /** The screen kernel the passes run ('screen_h', 'screen_h90r', ...), or 'direct'. */
+  get screenKernel(): string {
+    return this.pass.screenKernel;
   }
 
   get profile(): EngineProfile {
@@ -228,7 +232,7 @@ export class CudaEngine implements Engine {
    * bytes — NaN distances, out-of-range indices — so a kernel that skips an element is caught.
    */
   poisonForTests(): void {
-    for (const b of [...this.core.bufs.outputs(), ...this.nearest.buffers()]) this.core.bufs.fill(b, 0xff);
+    for (const b of [...this.core.bufs.outputs(), ...this.pass.outputs(), ...this.nearest.buffers()]) this.core.bufs.fill(b, 0xff);
   }
 
   async dispose(): Promise<void> {

@@ -26,9 +26,11 @@ export interface KernelSpec {
 
 const X_N_D = [['X', 'ptr'], ['n', 'i32'], ['d', 'i32']] as const;
 const TOP2 = [['j1', 'ptr'], ['d1', 'ptr'], ['j2', 'ptr'], ['d2', 'ptr']] as const;
-const SCREEN_OUT = [['J1', 'ptr'], ['J2', 'ptr'], ['J3', 'ptr'], ['A2', 'ptr'], ['A4', 'ptr']] as const;
 const ASSIGN = [['X', 'ptr'], ['C', 'ptr'], ['n', 'i32'], ['d', 'i32'], ['m', 'i32'], ...TOP2] as const;
-const SCREEN_IN = [['X', 'ptr'], ['C', 'ptr'], ['xx', 'ptr'], ['cc', 'ptr'], ['n', 'i32'], ['d', 'i32'], ['m', 'i32']] as const;
+const SCREEN_H = [
+  ['Xh', 'ptr'], ['Ch', 'ptr'], ['xn', 'ptr'], ['cn', 'ptr'], ['scalars', 'ptr'], ['n', 'i32'], ['dp', 'i32'], ['mpad', 'i32'],
+  ['hmask', 'i32'], ['keys', 'ptr'],
+] as const;
 
 export const KERNELS = {
   // seed.cu: k-means++ support; each block owns SEED_POINTS consecutive points.
@@ -50,27 +52,54 @@ export const KERNELS = {
     module: 'assign', perDtype: true, threads: 256, bounds: { minBlocks: 2 }, points: { value: 64, constant: 'AS_P' },
     args: [...ASSIGN, ['list', 'ptr'], ['count', 'ptr']],
   },
-  // screen.cu: norms, the f32 screen, and the exact decision after either screen.
-  point_norms: { module: 'screen', perDtype: true, threads: 256, args: [...X_N_D, ['xx', 'ptr']] },
-  anchor_norms: {
-    module: 'screen', perDtype: false, threads: 1024, bounds: {},
-    args: [['C', 'ptr'], ['m', 'i32'], ['d', 'i32'], ['cc', 'ptr'], ['ccMax', 'ptr'], ['fallbackCount', 'ptr']],
+  // screen_h.cu: the exact fp16 tensor-core screen (mma.sync, any GPU since Ampere) and the steps
+  // around it that every screen shares: fp16 copies, the exact decision, the split fallback.
+  prep_points: {
+    module: 'screen_h', perDtype: true, threads: 256, bounds: {},
+    args: [['X', 'ptr'], ['mu', 'ptr'], ['s', 'f32'], ['n', 'i32'], ['d', 'i32'], ['dp', 'i32'], ['npad', 'i32'], ['Xh', 'ptr'], ['xn', 'ptr']],
   },
-  screen_top2: {
-    module: 'screen', perDtype: true, threads: 256, bounds: { minBlocks: 2 }, points: { value: 64, constant: 'SC_P' },
-    args: [...SCREEN_IN, ...SCREEN_OUT],
+  screen_reset: { module: 'screen_h', perDtype: false, threads: 32, bounds: {}, args: [['scalars', 'ptr'], ['first', 'i32']] },
+  prep_anchors: {
+    module: 'screen_h', perDtype: false, threads: 256, bounds: {},
+    args: [['C', 'ptr'], ['mu', 'ptr'], ['s', 'f32'], ['m', 'i32'], ['d', 'i32'], ['dp', 'i32'], ['mpad', 'i32'], ['Ch', 'ptr'], ['cn', 'ptr'], ['scalars', 'ptr']],
   },
-  screen_exact: {
-    module: 'screen', perDtype: true, threads: 256, bounds: {},
+  screen_h: {
+    module: 'screen_h', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'SH_P' },
+    args: SCREEN_H,
+  },
+  exact_h: {
+    module: 'screen_h', perDtype: true, threads: 256, bounds: {}, points: { value: 64, constant: 'EX_P' },
     args: [
-      ['X', 'ptr'], ['C', 'ptr'], ['xx', 'ptr'], ['ccMax', 'ptr'], ['bcoef', 'f32'], ['n', 'i32'], ['d', 'i32'],
-      ['J1', 'ptr'], ['D1', 'ptr'], ['J2', 'ptr'], ['D2', 'ptr'], ['J3', 'ptr'], ['list', 'ptr'], ['count', 'ptr'],
+      ['X', 'ptr'], ['C', 'ptr'], ['xn', 'ptr'], ['keys', 'ptr'], ['scalars', 'ptr'], ['c1', 'f32'], ['c2', 'f32'], ['c3', 'f32'],
+      ['c4', 'f32'], ['s2', 'f32'], ['imask', 'i32'], ['n', 'i32'], ['d', 'i32'], ['m', 'i32'],
+      ['J1', 'ptr'], ['D1', 'ptr'], ['J2', 'ptr'], ['D2', 'ptr'], ['list', 'ptr'],
     ],
   },
-  // screen_tc.cu: the screen on tensor cores (the default screen).
-  screen_tc: {
-    module: 'screen_tc', perDtype: true, threads: 256, bounds: { minBlocks: 1 }, points: { value: 128, constant: 'TC_P' },
-    args: [...SCREEN_IN, ...SCREEN_OUT],
+  fallback_split: {
+    module: 'screen_h', perDtype: true, threads: 256, bounds: { minBlocks: 2 }, points: { value: 64, constant: 'FB_P' },
+    args: [['X', 'ptr'], ['C', 'ptr'], ['d', 'i32'], ['m', 'i32'], ['slice', 'i32'], ['list', 'ptr'], ['scalars', 'ptr'], ['cap', 'i32'], ['part', 'ptr']],
+  },
+  fallback_merge: {
+    module: 'screen_h', perDtype: false, threads: 256, bounds: {},
+    args: [
+      ['part', 'ptr'], ['slices', 'i32'], ['cap', 'i32'], ['list', 'ptr'], ['scalars', 'ptr'],
+      ['J1', 'ptr'], ['D1', 'ptr'], ['J2', 'ptr'], ['D2', 'ptr'],
+    ],
+  },
+  // screen_h90.cu (sm_90a, Hopper only): the same screen on warpgroup instructions (wgmma); the
+  // points streamed with the anchors, or resident in shared memory (dp <= 256), with 8 or 3 keys
+  // per lane. Dynamic shared memory (sharedBytes) beyond the 48 KB default.
+  screen_h90: {
+    module: 'screen_h90', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'W9_P' },
+    args: SCREEN_H,
+  },
+  screen_h90r: {
+    module: 'screen_h90', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'W9_P' },
+    args: SCREEN_H,
+  },
+  screen_h90r_l3: {
+    module: 'screen_h90', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'W9_P' },
+    args: SCREEN_H,
   },
   // reduce.cu: per-anchor statistics from each point's top-2, and the pass's scalars.
   reduce_points: {
@@ -162,8 +191,16 @@ export function unpackArgs(spec: KernelSpec, packed: ArrayBufferView[]): Record<
   return out;
 }
 
+/** A grid beyond one dimension, or dynamic shared memory (bytes). */
+export interface LaunchShape {
+  gridY?: number;
+  sharedBytes?: number;
+}
+
 /** Launch kernel k (the build for `dtype` when it has one) on `grid` blocks of its threads. */
-export function launch<K extends KernelName>(ctx: CudaContext, k: K, dtype: 'f32' | 'f16', grid: number, args: KernelArgs<K>): void {
+export function launch<K extends KernelName>(
+  ctx: CudaContext, k: K, dtype: 'f32' | 'f16', grid: number, args: KernelArgs<K>, shape: LaunchShape = {},
+): void {
   const spec: KernelSpec = KERNELS[k];
-  ctx.launch(spec.module, buildName(k, dtype), grid, spec.threads, packArgs(spec, args as Record<string, bigint | number>));
+  ctx.launch(spec.module, buildName(k, dtype), grid, spec.threads, packArgs(spec, args as Record<string, bigint | number>), shape.sharedBytes ?? 0, shape.gridY ?? 1);
 }

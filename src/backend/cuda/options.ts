@@ -6,17 +6,19 @@ import { UsageError } from '../../errors.js';
 
 export interface CudaOptions {
   /**
-   * Screen the assign with the cheaper norm expansion and decide exactly among its candidates
-   * (cuda/screen.cu): the assignments are the direct pass's either way. 'auto' screens when the
-   * pass is large enough to gain (n·m·d >= 2^24) and m >= 3, the sizes where it measured faster
-   * (docs/cuda.md); true / false force it for A/B runs. VLC_CUDA_SCREEN=0|1|auto.
+   * Screen the assign with one fp16 tensor-core GEMM and decide exactly among its candidates
+   * (cuda/screen_h.cu, screen.ts): the assignments are the direct pass's either way. 'auto'
+   * screens when the pass is large enough to gain (n·m·d >= 2^24) and m >= 3; true / false force
+   * it for A/B runs. VLC_CUDA_SCREEN=0|1|auto.
    */
   screen: 'auto' | boolean;
   /**
-   * Screen on tensor cores (cuda/screen_tc.cu, 3xTF32) rather than with f32 FMAs: faster on every
-   * measured workload, still exact; false keeps the f32 screen for A/B runs. VLC_CUDA_TC=0|1.
+   * On a compute capability 9.0 GPU (Hopper), screen with the warpgroup kernels of the sm_90a
+   * build (cuda/screen_h90.cu, wgmma): faster on every measured workload (bench/kernels/NOTES.md);
+   * false keeps the portable mma.sync screen, for A/B runs and to test that path on a Hopper.
+   * VLC_CUDA_WGMMA=0|1.
    */
-  tensorCores: boolean;
+  wgmma: boolean;
   /**
    * Use at most this many bytes of GPU memory (undefined: whatever is free), e.g. to leave room
    * for another process. When the engine needs more, the vectors stream from host memory in tiles
@@ -32,7 +34,7 @@ export interface CudaOptions {
 
 export const CUDA_DEFAULTS: Readonly<CudaOptions> = Object.freeze({
   screen: 'auto',
-  tensorCores: true,
+  wgmma: true,
   maxDeviceBytes: undefined,
   tileRows: undefined,
 });
@@ -41,7 +43,7 @@ export const CUDA_DEFAULTS: Readonly<CudaOptions> = Object.freeze({
 export const TILE_ALIGN = 256;
 
 /** The variables this backend reads (VLC_CUDA_LIB is driver.ts's: which library to load). */
-const VARIABLES = ['VLC_CUDA_SCREEN', 'VLC_CUDA_TC', 'VLC_CUDA_MAX_BYTES', 'VLC_CUDA_LIB'] as const;
+const VARIABLES = ['VLC_CUDA_SCREEN', 'VLC_CUDA_WGMMA', 'VLC_CUDA_MAX_BYTES', 'VLC_CUDA_LIB'] as const;
 
 /** Defaults overridden by the VLC_CUDA_* variables; an unknown variable or value is a UsageError (exit 2). */
 export function cudaOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CudaOptions {
@@ -55,11 +57,11 @@ export function cudaOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CudaOp
     return v === undefined || v === '' ? undefined : v;
   };
   const screen = value('VLC_CUDA_SCREEN');
-  const tc = value('VLC_CUDA_TC');
+  const wg = value('VLC_CUDA_WGMMA');
   const maxBytes = value('VLC_CUDA_MAX_BYTES');
   return cudaOptions({
     ...(screen !== undefined && { screen: choice('VLC_CUDA_SCREEN', screen, { auto: 'auto', '1': true, '0': false } as const) }),
-    ...(tc !== undefined && { tensorCores: choice('VLC_CUDA_TC', tc, { '1': true, '0': false } as const) }),
+    ...(wg !== undefined && { wgmma: choice('VLC_CUDA_WGMMA', wg, { '1': true, '0': false } as const) }),
     ...(maxBytes !== undefined && { maxDeviceBytes: parseBytes('VLC_CUDA_MAX_BYTES', maxBytes) }),
   });
 }
@@ -68,7 +70,7 @@ export function cudaOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CudaOp
 export function cudaOptions(o: Partial<CudaOptions> = {}): CudaOptions {
   const r: CudaOptions = { ...CUDA_DEFAULTS, ...o };
   if (!(r.screen === 'auto' || typeof r.screen === 'boolean')) throw new Error(`screen must be 'auto', true or false, got ${String(r.screen)}`);
-  if (typeof r.tensorCores !== 'boolean') throw new Error(`tensorCores must be true or false, got ${String(r.tensorCores)}`);
+  if (typeof r.wgmma !== 'boolean') throw new Error(`wgmma must be true or false, got ${String(r.wgmma)}`);
   if (r.maxDeviceBytes !== undefined && !(Number.isFinite(r.maxDeviceBytes) && r.maxDeviceBytes >= 0)) {
     throw new Error(`maxDeviceBytes must be a number of bytes, got ${r.maxDeviceBytes}`);
   }

@@ -1,4 +1,4 @@
-// One pass on the device: pass_begin → (screen → screen_exact → assign_list) or assign_top2 →
+// One pass on the device: pass_begin → (the screen's assign: screen.ts) or assign_top2 →
 // reduce_points, per span of the vectors → pass_end, all queued on the stream. Then either the
 // fused step of a single engine (update_anchors queued too, one wait, 24 bytes back: the hot
 // path), or the two steps of a shard: accumulate (wait, download the partial sums) and
@@ -7,8 +7,9 @@ import { doublesFromInt64, int64FromDoubles, sumInt64, unpackFar, type PassScale
 import { partialLayout, type AnchorStats, type IterParams, type IterStats, type Partials } from '../types.js';
 import type { EngineCore } from './core.js';
 import { KERNELS } from './kernels.js';
-import { gpuPassScales, screenBound } from './numerics.js';
+import { gpuPassScales } from './numerics.js';
 import type { CudaOptions } from './options.js';
+import { DeviceScreen } from './screen.js';
 
 /** Host-side profile of an engine (bench and test-cuda report it). */
 export interface EngineProfile {
@@ -37,19 +38,28 @@ export class DevicePass {
   screen: boolean;
   profile: EngineProfile = { passes: 0, passGpuMs: 0, passWallMs: 0, seedCalls: 0, seedWallMs: 0, screenPasses: 0, screenFallbacks: 0 };
   lastTimes: PassTimes = { passMs: 0, assignMs: 0 };
-  private readonly tc: boolean;
-  private readonly bcoef: number;
+  /** The screen's buffers and kernels, when screening can be on (m >= 3 and the option allows). */
+  private readonly screener: DeviceScreen | undefined;
   /** The fixed-point scales of the next pass, and of the last one (its sse is on the device). */
   private scales: PassScales = { s: 1, w: 1, e: 1 };
   private last: PassScales = { s: 1, w: 1, e: 1 };
   private anchorAbs = 0;
   private hasPrev = false;
 
-  constructor(private readonly e: EngineCore, o: CudaOptions, private readonly rGrid: number) {
+  constructor(private readonly e: EngineCore, o: CudaOptions, private readonly rGrid: number, rows: number) {
     const { n, d, m } = e;
-    this.tc = o.tensorCores;
-    this.bcoef = screenBound(d, this.tc);
     this.screen = m >= 3 && (o.screen === 'auto' ? n * m * d >= 2 ** 24 : o.screen);
+    this.screener = this.screen ? new DeviceScreen(e, o, rows) : undefined;
+  }
+
+  /** Which screen kernel the passes use (bench and tests read it), or 'direct'. */
+  get screenKernel(): string {
+    return this.screen && this.screener ? this.screener.kernel : 'direct';
+  }
+
+  /** Buffers a pass writes besides the engine's own (tests poison them). */
+  outputs() {
+    return this.screener?.outputs() ?? [];
   }
 
   /** The scales follow the whole data's figures and the anchors' range (fixed.ts passScales). */
@@ -70,11 +80,9 @@ export class DevicePass {
       count: b.count.ptr, sse: b.sse.ptr, far: b.far.ptr, W: b.W.ptr, S: b.S.ptr, H: b.H.ptr,
     });
     ctx.record(e.ev.a0);
-    const screened = this.screen;
-    const ccMax = b.screenScalars.ptr;
-    const count = ccMax + 4n;
-    // Once per pass: the anchors' norms (it also empties the fallback list).
-    if (screened) e.run('anchor_norms', 1, { C: b.C.ptr, m, d, cc: b.cc.ptr, ccMax, fallbackCount: count });
+    const screened = this.screen && this.screener !== undefined;
+    const tiled = spans.tileRows > 0;
+    if (screened) this.screener!.begin(e.global.maxAbs, tiled ? undefined : { p0: 0, rows: e.n, x: b.X.ptr });
     let assignMs = 0;
     let tileFallbacks = 0;
     await spans.forEachSpan((s, t) => {
@@ -87,21 +95,8 @@ export class DevicePass {
       const n = s.rows;
       const at = (buf: typeof b.J1) => spans.at(buf, s);
       const top2 = { j1: at(b.J1), d1: at(b.D1), j2: at(b.J2), d2: at(b.D2) };
-      if (screened) {
-        const k = this.tc ? 'screen_tc' : 'screen_top2';
-        e.run(k, Math.ceil(n / KERNELS[k].points.value), {
-          X: s.x, C: b.C.ptr, xx: at(b.xx), cc: b.cc.ptr, n, d, m, J1: top2.j1, J2: top2.j2, J3: at(b.J3), A2: top2.d1, A4: top2.d2,
-        });
-        e.run('screen_exact', rGrid * 2, {
-          X: s.x, C: b.C.ptr, xx: at(b.xx), ccMax, bcoef: this.bcoef, n, d,
-          J1: top2.j1, D1: top2.d1, J2: top2.j2, D2: top2.d2, J3: at(b.J3), list: b.fallbackList.ptr, count,
-        });
-        e.run('assign_list', Math.ceil(n / KERNELS.assign_list.points.value), {
-          X: s.x, C: b.C.ptr, n, d, m, ...top2, list: b.fallbackList.ptr, count,
-        });
-      } else {
-        e.run('assign_top2', Math.ceil(n / KERNELS.assign_top2.points.value), { X: s.x, C: b.C.ptr, n, d, m, ...top2 });
-      }
+      if (screened) this.screener!.span(s, tiled, top2);
+      else e.run('assign_top2', Math.ceil(n / KERNELS.assign_top2.points.value), { X: s.x, C: b.C.ptr, n, d, m, ...top2 });
       ctx.record(e.ev.a1);
       e.run('reduce_points', rGrid, {
         X: s.x, n, d, J1: top2.j1, D1: top2.d1, J2: top2.j2, D2: top2.d2, assign: at(b.assign), H: b.H.ptr,
@@ -112,7 +107,7 @@ export class DevicePass {
     });
     // Resident, pass_end reads the fallback count; tiled, the host counts it tile by tile.
     e.run('pass_end', 1, {
-      partial: b.partial.ptr, blocks: spans.tiles * rGrid, fallback: screened && !spans.tileRows ? count : 0n, out: b.result.ptr,
+      partial: b.partial.ptr, blocks: spans.tiles * rGrid, fallback: screened && !tiled ? this.screener!.fallbackCount : 0n, out: b.result.ptr,
     });
     return { assignMs, tileFallbacks };
   }
@@ -215,12 +210,8 @@ export class DevicePass {
     return out;
   }
 
-  /** Tiled screen: the fallback list's length for the tile just done, then 0 for the next tile. */
+  /** Tiled screen: the fallback list's length for the tile just done (the next tile's reset zeroes it). */
   private takeFallbacks(): number {
-    const { ctx, bufs } = this.e;
-    const c = new Uint32Array(1);
-    ctx.download(c, bufs.screenScalars, 4);
-    ctx.upload(bufs.screenScalars, new Uint32Array(1), 4);
-    return c[0];
+    return this.screener!.tileFallbacks();
   }
 }

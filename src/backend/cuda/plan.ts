@@ -6,6 +6,7 @@ import { fmtBytes } from './pool.js';
 import { CU } from './status.js';
 import { KERNELS } from './kernels.js';
 import { TILE_ALIGN } from './options.js';
+import { screenBytes } from './screen.js';
 
 // A tile larger than TILE_MAX_BYTES of vectors gains nothing (one copy and one wait per tile) and
 // would take memory other processes may want. TILE_MARGIN stays free when the tile is sized from
@@ -24,18 +25,19 @@ export function reduceGrid(rows: number, smCount: number): number {
 
 /**
  * Device bytes one engine needs for n×d vectors and m anchors: with all the vectors on the GPU
- * (tileRows 0), or streamed through a buffer of tileRows rows. Only the vectors and the screen's
- * fallback list (it holds one launch's points) shrink with the tile; every per-point and per-anchor
- * array stays whole, and the reduce partials grow by one grid per tile.
+ * (tileRows 0), or streamed through a buffer of tileRows rows. The vectors and the screen's
+ * buffers (its fp16 copy, keys and fallback list hold the rows on the device) shrink with the tile;
+ * every other per-point and per-anchor array stays whole, and the reduce partials grow by one grid
+ * per tile. The screen's buffers are counted even when it will not run (m < 3, small problems).
  */
 export function engineBytes(n: number, d: number, m: number, dtype: 'f32' | 'f16', smCount: number, tileRows = 0): number {
   const rows = Math.max(1, tileRows > 0 ? Math.min(tileRows, n) : n); // rows on the device at once
   const vectors = rows * d * (dtype === 'f16' ? 2 : 4);
-  const perPoint = n * 4 * 8 + rows * 4; // j1, d1, j2, d2, assign, seed D, ‖x‖², screen's 3rd candidate; fallback list
-  const anchors = m * d * (4 + 8) + m * (8 + 4 + 8 + 8 + 8 + 4 + 16); // C, S; W, count, sse, far, H, ‖c‖², nearestOther's top-2
+  const perPoint = n * 4 * 6; // j1, d1, j2, d2, assign, seed D
+  const anchors = m * d * (4 + 8) + m * (8 + 4 + 8 + 8 + 8 + 16); // C, S; W, count, sse, far, H, nearestOther's top-2
   const seedBlocks = Math.ceil(n / KERNELS.seed_dist.points.value);
   const partials = seedBlocks * 8 * 8 + Math.ceil(n / rows) * reduceGrid(rows, smCount) * 16 + 64;
-  return vectors + perPoint + anchors + partials + d * 4 * 9;
+  return vectors + perPoint + anchors + partials + screenBytes(d, m, rows) + d * 4 * 9;
 }
 
 export interface PlanInput {

@@ -1,11 +1,24 @@
-// The prebuilt PTX in build/ (compiled by `npm run build:ptx` for compute_80) and what to say
-// when the installed driver is too old to JIT it.
+// The prebuilt PTX in build/ (compiled by `npm run build:ptx` for compute_80; screen_h90 for
+// compute_90a, Hopper's arch-specific target) and what to say when the installed driver is too old
+// to JIT it.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** Kernel families, one PTX module each (cuda/<name>.cu → build/<name>.ptx). */
-export const MODULES = ['seed', 'assign', 'screen', 'screen_tc', 'reduce', 'update'] as const;
+export const MODULES = ['seed', 'assign', 'screen_h', 'screen_h90', 'reduce', 'update'] as const;
 export type ModuleName = (typeof MODULES)[number];
+
+/**
+ * Modules that run only on one compute capability: sm_90a code (wgmma) exists for 9.0 alone. The
+ * context loads them on that device and the engine uses them only when they are loaded.
+ */
+const ONLY_ON: Partial<Record<ModuleName, string>> = { screen_h90: '9.0' };
+
+/** Whether module `name` runs on a device of compute capability `cc` ("9.0"). */
+export function moduleRunsOn(name: ModuleName, cc: string): boolean {
+  const only = ONLY_ON[name];
+  return only === undefined || only === cc;
+}
 
 /** build/ at the package root (this file runs from dist/backend/cuda/). */
 export function ptxPath(name: ModuleName): string {

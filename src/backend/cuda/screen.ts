@@ -1,0 +1,184 @@
+// The assign of a pass through the exact fp16 tensor-core screen (cuda/screen_h.cu, and on Hopper
+// cuda/screen_h90.cu): one fp16 GEMM ranks the anchors of every point, keeping its 8 smallest keys
+// (approximate distance and index); exact_h measures the few candidates that can matter with the
+// direct f32 chain of the direct kernels and certifies with the bound of numerics.ts that no other
+// anchor can reach the top-2; the points it cannot certify take the direct pass, split over anchor
+// slices (fallback_split / fallback_merge; past `cap` listed points, assign_list). The outputs are
+// the direct pass's bit for bit: J1, D1, J2, D2 of every point.
+//
+// The points' fp16 copy is made once at open when the vectors are resident (again only if the
+// scale changes), per tile and pass when they stream; the anchors' copy once per pass. μ, the
+// centre the copies are taken around, is the mean of a fixed sample of the engine's rows: any μ
+// gives the same results (only the count of fallbacks depends on it), and data far from the
+// origin screen well around their mean.
+import { rowF32 } from '../../io/dataset.js';
+import type { EngineCore } from './core.js';
+import type { DeviceBuffer } from './pool.js';
+import type { Span } from './spans.js';
+import { KERNELS } from './kernels.js';
+import { halfScale, keyMasks, screenHalfBound, type HalfBound } from './numerics.js';
+import type { CudaOptions } from './options.js';
+
+/** Points per block of the screens (SH_P, W9_P), anchors per tile (SH_A, W9_A), dimensions per step. */
+const BLOCK_POINTS = KERNELS.screen_h.points.value;
+const ANCHOR_TILE = 128;
+const DIM_STEP = 64;
+/** Keys per point every screen writes, plus the smallest one left out (SH_ROW + 1 of keys.cuh). */
+const KEYS = 9;
+/** Anchor slices of the fallback: enough blocks for a short list; at most FALLBACK_SLICES. */
+const FALLBACK_SLICES = 16;
+const SLICE_MIN = 256;
+/** Listed points fallback_split takes (more go to assign_list): the list is short when the screen works. */
+const CAP_MIN = 65536;
+/** Rows of the sample μ is the mean of. */
+const MEAN_SAMPLE = 65536;
+/** Resident points (screen_h90r) up to this padded dimension: 128 rows × dp fp16 in shared memory. */
+const RESIDENT_MAX_DP = 256;
+/** screen_h90r_l3 (3 keys per lane: cheaper inserts) where the epilogue dominates: short rows, few anchors. */
+const FEW_KEYS_MAX_DP = 128;
+const FEW_KEYS_MAX_M = 8192;
+/** Dynamic shared memory of screen_h90 (W9_SMEM) and screen_h90r (W9R_SMEM(dp)) in screen_h90.cu. */
+const W9_STAGE_HALF = 128 * 128;
+const sharedOf = (k: ScreenKernel, dp: number): number =>
+  k === 'screen_h' ? 0 : k === 'screen_h90' ? 3 * 2 * W9_STAGE_HALF + 1024 : 128 * dp * 2 + 3 * W9_STAGE_HALF + 1024;
+
+type ScreenKernel = 'screen_h' | 'screen_h90' | 'screen_h90r' | 'screen_h90r_l3';
+
+/** The screen's geometry for n points of which `rows` are on the device at once, m anchors. */
+export function screenShape(d: number, m: number, rows: number) {
+  const dp = Math.ceil(d / DIM_STEP) * DIM_STEP;
+  const mpad = Math.ceil(m / ANCHOR_TILE) * ANCHOR_TILE;
+  const rowsPad = Math.ceil(rows / BLOCK_POINTS) * BLOCK_POINTS;
+  const wanted = Math.max(1, Math.min(FALLBACK_SLICES, Math.floor(m / SLICE_MIN)));
+  const slice = Math.ceil(Math.ceil(m / wanted) / ANCHOR_TILE) * ANCHOR_TILE;
+  const slices = Math.ceil(m / slice); // every slice holds anchors (rounding the width up can leave the last ones empty)
+  const cap = Math.min(rows, Math.max(CAP_MIN, Math.ceil(rows / 16)));
+  return { dp, mpad, rowsPad, slices, slice, cap };
+}
+
+/** Device bytes of the screen's buffers (plan.ts counts them). */
+export function screenBytes(d: number, m: number, rows: number): number {
+  const g = screenShape(d, m, rows);
+  return g.rowsPad * (g.dp * 2 + 4) + rows * 4 * (KEYS + 1) + g.mpad * (g.dp * 2 + 4) + d * 4 + 16 + g.slices * g.cap * 16;
+}
+
+export class DeviceScreen {
+  readonly kernel: ScreenKernel;
+  private readonly g: ReturnType<typeof screenShape>;
+  private readonly bound: HalfBound;
+  private readonly masks: { imask: number; hmask: number };
+  private readonly shared: number;
+  private readonly bufs: Record<'Xh' | 'xn' | 'keys' | 'list' | 'Ch' | 'cn' | 'mu' | 'scalars' | 'part', DeviceBuffer>;
+  /** The scale the resident points were prepared with (0: not yet). */
+  private preparedScale = 0;
+  private scale = 1;
+
+  constructor(private readonly e: EngineCore, o: CudaOptions, private readonly rows: number) {
+    const { d, m, ctx } = e;
+    this.g = screenShape(d, m, rows);
+    const hopper = o.wgmma && ctx.hasModule('screen_h90');
+    const { dp } = this.g;
+    this.kernel = !hopper ? 'screen_h' : dp > RESIDENT_MAX_DP ? 'screen_h90' : dp <= FEW_KEYS_MAX_DP && m < FEW_KEYS_MAX_M ? 'screen_h90r_l3' : 'screen_h90r';
+    this.shared = sharedOf(this.kernel, dp);
+    this.bound = screenHalfBound(d, dp);
+    this.masks = keyMasks(this.g.mpad);
+    const b = e.bufs;
+    const { rowsPad, mpad, slices, cap } = this.g;
+    this.bufs = {
+      Xh: b.alloc('screen points (fp16)', rowsPad * dp * 2),
+      xn: b.alloc('screen point norms', rowsPad * 4),
+      keys: b.alloc('screen keys', rows * 4 * KEYS),
+      list: b.alloc('screen fallback list', rows * 4),
+      Ch: b.alloc('screen anchors (fp16)', mpad * dp * 2),
+      cn: b.alloc('screen anchor norms', mpad * 4),
+      mu: b.alloc('screen centre', d * 4),
+      scalars: b.alloc('screen scalars', 16),
+      part: b.alloc('screen fallback partials', slices * cap * 16),
+    };
+    this.e.ctx.upload(this.bufs.mu, sampleMean(e));
+  }
+
+  /** The length of the last pass's (resident) or tile's (tiled) fallback list, on the device. */
+  get fallbackCount(): bigint {
+    return this.bufs.scalars.ptr + 8n;
+  }
+
+  /** Tiled: the list's length of the tile just done (its wait is over; the next tile resets it). */
+  tileFallbacks(): number {
+    const c = new Uint32Array(1);
+    this.e.ctx.download(c, this.bufs.scalars, 8);
+    return c[0];
+  }
+
+  /** Buffers a pass writes (tests poison them). */
+  outputs(): DeviceBuffer[] {
+    return [this.bufs.keys, this.bufs.list, this.bufs.Ch, this.bufs.cn, this.bufs.scalars, this.bufs.part];
+  }
+
+  /** Before a pass's spans: the scale for the whole data's range, the anchors' fp16 copy. */
+  begin(maxAbs: number, resident: Span | undefined): void {
+    const { e, g, bufs: b } = this;
+    this.scale = halfScale(maxAbs);
+    if (resident && this.preparedScale !== this.scale) {
+      this.preparePoints(resident);
+      this.preparedScale = this.scale;
+    }
+    e.run('screen_reset', 1, { scalars: b.scalars.ptr, first: 0 });
+    e.run('prep_anchors', Math.min(Math.ceil(g.mpad / 8), e.ctx.info.multiprocessors * 16), {
+      C: e.bufs.C.ptr, mu: b.mu.ptr, s: this.scale, m: e.m, d: e.d, dp: g.dp, mpad: g.mpad, Ch: b.Ch.ptr, cn: b.cn.ptr, scalars: b.scalars.ptr,
+    });
+  }
+
+  /** The assign of one span: J1, D1, J2, D2 (at the span's rows) exact. */
+  span(s: Span, tiled: boolean, top2: { j1: bigint; d1: bigint; j2: bigint; d2: bigint }): void {
+    const { e, g, bufs: b, bound, masks } = this;
+    const { d, m } = e;
+    const n = s.rows;
+    if (tiled) {
+      e.run('screen_reset', 1, { scalars: b.scalars.ptr, first: 2 });
+      this.preparePoints(s);
+    }
+    e.run(this.kernel, Math.ceil(n / BLOCK_POINTS), {
+      Xh: b.Xh.ptr, Ch: b.Ch.ptr, xn: b.xn.ptr, cn: b.cn.ptr, scalars: b.scalars.ptr, n, dp: g.dp, mpad: g.mpad,
+      hmask: masks.hmask, keys: b.keys.ptr,
+    }, { sharedBytes: this.shared });
+    e.run('exact_h', Math.ceil(n / KERNELS.exact_h.points.value), {
+      X: s.x, C: e.bufs.C.ptr, xn: b.xn.ptr, keys: b.keys.ptr, scalars: b.scalars.ptr, ...bound, s2: this.scale * this.scale,
+      imask: masks.imask, n, d, m, J1: top2.j1, D1: top2.d1, J2: top2.j2, D2: top2.d2, list: b.list.ptr,
+    });
+    const cap = Math.min(g.cap, n);
+    e.run('fallback_split', Math.min(Math.ceil(cap / KERNELS.fallback_split.points.value), 256), {
+      X: s.x, C: e.bufs.C.ptr, d, m, slice: g.slice, list: b.list.ptr, scalars: b.scalars.ptr, cap, part: b.part.ptr,
+    }, { gridY: g.slices });
+    e.run('fallback_merge', 64, {
+      part: b.part.ptr, slices: g.slices, cap, list: b.list.ptr, scalars: b.scalars.ptr, J1: top2.j1, D1: top2.d1, J2: top2.j2, D2: top2.d2,
+    });
+    if (n > cap) {
+      // Listed points past the cap (a long list: the screen is failing on these data).
+      e.run('assign_list', Math.ceil((n - cap) / KERNELS.assign_list.points.value), {
+        X: s.x, C: e.bufs.C.ptr, n, d, m, ...top2, list: b.list.ptr + BigInt(cap * 4), count: b.scalars.ptr + 12n,
+      });
+    }
+  }
+
+  private preparePoints(s: Span): void {
+    const { e, g, bufs: b } = this;
+    const npad = Math.ceil(s.rows / BLOCK_POINTS) * BLOCK_POINTS;
+    e.run('prep_points', Math.min(Math.ceil(npad / 8), e.ctx.info.multiprocessors * 16), {
+      X: s.x, mu: b.mu.ptr, s: this.scale, n: s.rows, d: e.d, dp: g.dp, npad, Xh: b.Xh.ptr, xn: b.xn.ptr,
+    });
+  }
+}
+
+/** The mean of every k-th row (k from n and MEAN_SAMPLE), in f64 in row order: deterministic. */
+function sampleMean(e: EngineCore): Float32Array {
+  const { n, d } = e;
+  const step = Math.max(1, Math.ceil(n / MEAN_SAMPLE));
+  const acc = new Float64Array(d);
+  let rows = 0;
+  for (let i = 0; i < n; i += step, rows++) {
+    const r = rowF32(e.data, i);
+    for (let k = 0; k < d; k++) acc[k] += r[k];
+  }
+  return Float32Array.from(acc, (v) => (rows ? v / rows : 0));
+}
