@@ -58,6 +58,15 @@ describe('.npz', () => {
     const bad = stored.slice();
     bad[30 + 5 + 128 + 9] ^= 0x01; // a data byte: the CRC catches it
     await expectUsage(readDataset(writeFile(dir, 'crc.npz', bad)), "member 'x.npy' fails its CRC-32 check");
+    // A directory that promises far more than the deflated bytes can hold is refused before any allocation.
+    const lying = zipBytes([{ name: 'x.npy', data: train, deflate: true }], { zip64: true });
+    const dv = new DataView(lying.buffer);
+    for (let at = lying.length - 4; at >= 0; at--)
+      if (dv.getUint32(at, true) === 0x02014b50) {
+        dv.setBigUint64(at + 46 + 5 + 4, 1n << 40n, true); // the central entry's zip64 uncompressed size
+        break;
+      }
+    await expectUsage(readDataset(writeFile(dir, 'lying.npz', lying)), 'more than deflate can produce');
     await expectUsage(readDataset(writeFile(dir, 'empty.npz', zipBytes([{ name: 'readme.txt', data: new Uint8Array(3) }]))), 'holds no .npy arrays');
   });
 });

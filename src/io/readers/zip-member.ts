@@ -12,6 +12,12 @@ const INFLATE_INPUT = 1 << 20;
 /** Output kept from the start of a deflated member, so the .npy header can be read more than once. */
 const KEPT_HEAD = 64 << 10;
 
+/**
+ * Deflate cannot expand by more than 1032:1 (a 258-byte match costs at least 2 bits), so a
+ * directory promising more is lying: caught before the .npy reader allocates what it promises.
+ */
+const MAX_DEFLATE_RATIO = 1032;
+
 /** Thrown when a reader seeks backwards in a deflated member (the Fortran-order .npy path does). */
 export class BackwardRead extends Error {}
 
@@ -82,6 +88,8 @@ export function storedMember(archive: ByteSource, m: ZipMember): MemberSource {
  */
 export function deflatedMember(archive: ByteSource, m: ZipMember): MemberSource {
   const corrupt = (why: string) => badInput(archive, `member '${m.name}' cannot be inflated (${why}): the archive is corrupted`);
+  if (m.size > m.compressedSize * MAX_DEFLATE_RATIO + 64)
+    throw corrupt(`the directory says ${m.size} bytes from ${m.compressedSize} compressed, more than deflate can produce`);
   const pending: Uint8Array[] = []; // inflated, not yet consumed
   let pendingAt = 0; // offset into pending[0]
   let produced = 0; // bytes the inflater has given so far
