@@ -2,7 +2,8 @@
 // that turns errors into exit codes (README "Exit codes").
 import { Command, CommanderError } from 'commander';
 import { EXIT, VlcError } from './errors.js';
-import { installInterruptHandlers, interruptSignal, runCleanups } from './interrupt.js';
+import { installInterruptHandlers, interruptExitCode, interruptSignal, runCleanups } from './interrupt.js';
+import { escapeLine } from './io/names.js';
 import { log } from './log.js';
 import { commands } from './commands/index.js';
 import { VERSION } from './version.js';
@@ -37,9 +38,10 @@ export async function main(argv: string[]): Promise<number> {
     return EXIT.ok;
   } catch (err) {
     runCleanups();
-    if (interruptSignal.aborted) return EXIT.interrupted;
+    if (interruptSignal.aborted) return interruptExitCode();
     if (err instanceof CommanderError) return exitCodeOf(err); // commander already printed it
-    const msg = err instanceof Error ? err.message : String(err);
+    // One line, whatever the message holds (a name or header text from a hostile file).
+    const msg = escapeLine(err instanceof Error ? err.message : String(err));
     process.stderr.write(`vlc: ${msg}\n`);
     if (!(err instanceof VlcError) && err instanceof Error && err.stack) log().debug(err.stack);
     return exitCodeOf(err); // InterruptedError carries exit 130 itself

@@ -2,7 +2,7 @@
 // one stderr line and an exit code. Anything else is a bug: exit 1 with its message (stack with -v).
 
 /** Exit codes (README "Exit codes"). */
-export const EXIT = { ok: 0, failure: 1, usage: 2, device: 3, interrupted: 130 } as const;
+export const EXIT = { ok: 0, failure: 1, usage: 2, device: 3, interrupted: 130, terminated: 143 } as const;
 
 export class VlcError extends Error {
   constructor(message: string, readonly exitCode: number = EXIT.failure) {
@@ -25,7 +25,7 @@ export class DeviceError extends VlcError {
   }
 }
 
-/** Ctrl-C (SIGINT) or SIGTERM: exit 130 after cleanup. */
+/** Ctrl-C (SIGINT) or SIGTERM: exit 130 or 143 after cleanup (src/cli.ts picks by the signal). */
 export class InterruptedError extends VlcError {
   constructor() {
     super('interrupted', EXIT.interrupted);

@@ -1,23 +1,35 @@
-// Ctrl-C handling in one place: the first SIGINT/SIGTERM aborts `interruptSignal` (long loops check
-// it between backend calls) and runs the registered cleanups (temp files); src/cli.ts then exits 130.
+// Ctrl-C and SIGTERM handling in one place: the first signal aborts `interruptSignal` (long loops
+// and waits on input check it) and runs the registered cleanups (temp files); src/cli.ts then
+// exits 130 (SIGINT) or 143 (SIGTERM), the shell's 128 + signal number. Nothing on the main thread
+// blocks for long — input is read through the event loop (io/readers/stream.ts) — so the handler
+// always runs; should the program still not have ended shortly after, it exits from here.
 const controller = new AbortController();
 const cleanups = new Set<() => void>();
 let installed = false;
+let received: NodeJS.Signals | undefined;
 
 export const interruptSignal: AbortSignal = controller.signal;
+
+/** How long the program may take to notice the abort and exit by itself. */
+const GRACE_MS = 500;
+
+/** The exit status for the signal received: 130 for SIGINT, 143 for SIGTERM. */
+export function interruptExitCode(): number {
+  return received === 'SIGTERM' ? 143 : 130;
+}
 
 export function installInterruptHandlers(): void {
   if (installed) return;
   installed = true;
-  const onSignal = () => {
+  const onSignal = (sig: NodeJS.Signals) => {
+    received ??= sig;
     if (controller.signal.aborted) {
       runCleanups();
-      process.exit(130); // second Ctrl-C: leave now
+      process.exit(interruptExitCode()); // second signal: leave now
     }
     controller.abort();
     runCleanups();
-    // If nothing notices the abort within 2 s (a blocking read, say), exit anyway.
-    setTimeout(() => process.exit(130), 2000).unref();
+    setTimeout(() => process.exit(interruptExitCode()), GRACE_MS).unref();
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);

@@ -9,6 +9,7 @@ import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
 import { allocVectors, toF32, type Dataset } from '../io/dataset.js';
 import { readDataset, type ReadOptions } from '../io/read.js';
+import { checkFinite } from '../io/readers/validate.js';
 import { writeVlc } from '../io/vlc/file.js';
 import { storedAnchors } from '../io/vlc/format.js';
 import { assignmentWidthFor } from '../io/vlc/manifest.js';
@@ -28,6 +29,7 @@ export interface CompressOptions extends ReadOptions {
   iters?: number;
   /** Seed of every random choice (default DEFAULT_CONFIG.seed). */
   seed?: number;
+  /** How anchors are stored (default f16, or f32 when a value exceeds f16's range; an explicit f16 then fails). */
   anchorDtype?: 'f16' | 'f32';
   residual?: ResidualMode;
   /** 'auto' (default): CUDA when usable, else the CPU; 'cuda' never falls back. */
@@ -68,12 +70,12 @@ async function datasetOf(input: string | Vectors, o: ReadOptions): Promise<Datas
   // The backends share the vectors with worker threads: they must live in shared memory.
   const shared = data.buffer instanceof SharedArrayBuffer ? data : (allocVectors(n, d, 'f32') as Float32Array);
   if (shared !== data) shared.set(data);
-  return { n, d, dtype: 'f32', data: shared, format: 'memory f32', dropped: 0 };
+  // The same checks as for files: NaN, Inf and values too large for f32 distances.
+  return checkFinite({ n, d, dtype: 'f32', data: shared, format: 'memory f32' }, 'the vectors given', o.dropInvalid ?? false);
 }
 
 /** Compress `input` (a file path, '-' for stdin, or vectors in memory) into `o.output`. */
 export async function compress(input: string | Vectors, o: CompressOptions) {
-  const anchorDtype = o.anchorDtype ?? 'f16';
   const residual = o.residual ?? 'none';
   const seed = o.seed ?? DEFAULT_CONFIG.seed;
   assertWritable(o.output);
@@ -107,6 +109,7 @@ export async function compress(input: string | Vectors, o: CompressOptions) {
     await backend.close();
   }
 
+  const anchorDtype = storableAnchorDtype(result.anchors, o.anchorDtype);
   const tr = performance.now();
   const { residuals, residualEnergy } = residual === 'none' ? {} : encodeResiduals(residual, ds, result, anchorDtype);
   const residualSeconds = (performance.now() - tr) / 1000;
@@ -169,6 +172,24 @@ export async function compress(input: string | Vectors, o: CompressOptions) {
     input_dtype: ds.dtype,
     dropped: ds.dropped,
   };
+}
+
+/** Largest finite float16 (anchors beyond it would be stored as Inf). */
+const F16_MAX = 65504;
+
+/**
+ * f16 anchors (the default) cannot hold values beyond ±65504: then the anchors are stored as f32,
+ * with a log line — or, when f16 was asked for explicitly, the run is refused.
+ */
+function storableAnchorDtype(anchors: Float32Array, asked: 'f16' | 'f32' | undefined): 'f16' | 'f32' {
+  if (asked === 'f32') return 'f32';
+  let max = 0;
+  for (let i = 0; i < anchors.length; i++) max = Math.max(max, Math.abs(anchors[i]));
+  if (max <= F16_MAX) return 'f16';
+  const why = `the anchors reach ${max.toPrecision(4)}, beyond float16's range (${F16_MAX})`;
+  if (asked === 'f16') throw new UsageError(`${why}; use --anchor-dtype f32`);
+  log().info(`${why}: storing them as f32`);
+  return 'f32';
 }
 
 /** Residuals against the anchors as stored (f16-rounded by default), so decoding reproduces them. */

@@ -99,6 +99,7 @@ function scalarRowBytes(mode: ScalarMode, d: number): number {
 export function scalarSection(mode: ScalarMode): ResidualSection {
   return {
     tag: mode === 'int8' ? 'RSD8' : 'RSD4',
+    payloadBytes: (n, d) => 4 * d + n * scalarRowBytes(mode, d),
     read(payload, n, d, corrupt) {
       const want = 4 * d + n * scalarRowBytes(mode, d);
       if (payload.length !== want)

@@ -29,5 +29,7 @@ export interface CodedResiduals {
 export interface ResidualSection {
   /** The 4-character section tag in the file. */
   readonly tag: string;
+  /** The payload's exact size for n vectors of d dims (readers bound their input by it before reading). */
+  payloadBytes(n: number, d: number): number;
   read(payload: Uint8Array, n: number, d: number, corrupt: (what: string) => Error): CodedResiduals;
 }

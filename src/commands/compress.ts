@@ -64,7 +64,8 @@ async function runCompress(input: string, o: CompressFlags, cmd: Command): Promi
       anchors: o.anchors,
       iters: o.iters,
       seed: o.seed,
-      anchorDtype: o.anchorDtype,
+      // The default is left to compress(), which keeps anchors in f32 when f16 cannot hold them.
+      anchorDtype: cmd.getOptionValueSource('anchorDtype') === 'cli' ? o.anchorDtype : undefined,
       residual: o.residual,
       device,
       gpu: o.gpu,

@@ -85,10 +85,9 @@ function parseDevice(v: string): DeviceChoice {
 export function parseInteger(name: string, v: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
   const t = v.trim();
   if (!/^[+-]?\d+$/.test(t)) throw new UsageError(`${name} must be a whole number (got '${v}')`);
-  const x = Number(t);
-  if (x < min || x > max) {
-    const range = max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `between ${min} and ${max}`;
-    throw new UsageError(`${name} must be ${range} (got ${x})`);
-  }
-  return x;
+  const x = BigInt(t);
+  if (x < BigInt(min)) throw new UsageError(`${name} must be ${max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `between ${min} and ${max}`} (got ${x})`);
+  if (x > BigInt(max))
+    throw new UsageError(`${name} ${x} is too large (at most ${max === Number.MAX_SAFE_INTEGER ? 'about 9.0e15' : max})`);
+  return Number(x);
 }

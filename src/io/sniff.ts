@@ -62,11 +62,12 @@ export function sniffFormat(head: Uint8Array, size: number, name: string): Input
   if (startsWith(head, 'PK\x03\x04') || startsWith(head, 'PK\x05\x06')) return 'npz';
   if (startsWith(head, 'ARROW1')) return 'arrow';
   if (startsWith(head, 'PAR1')) return 'parquet';
-  // Arrow IPC stream: a continuation marker (0xFFFFFFFF) and a message length.
-  if (startsWith(head, [0xff, 0xff, 0xff, 0xff]) && head.length >= 8) return 'arrow-stream';
+  const hint = formatFromExtension(name);
+  // Arrow IPC stream: a continuation marker (0xFFFFFFFF) and a message length. A .fvecs/.bvecs
+  // file starting the same way has dimension -1: its reader says so.
+  if (startsWith(head, [0xff, 0xff, 0xff, 0xff]) && head.length >= 8 && hint !== 'fvecs' && hint !== 'bvecs') return 'arrow-stream';
   if (looksLikeSafetensors(head, size)) return 'safetensors';
 
-  const hint = formatFromExtension(name);
   // An extension that promises a magic we did not find: let the caller say so rather than guess.
   // (An HDF5 file with a user block has its signature further in: the extension lets its reader look.)
   if (hint === 'npy' || hint === 'npz' || hint === 'parquet' || hint === 'safetensors' || (hint === 'arrow' && !startsWith(head, [0xff, 0xff, 0xff, 0xff])))

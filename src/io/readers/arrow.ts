@@ -11,7 +11,7 @@ import {
   type Schema,
 } from 'apache-arrow';
 import { registerArrowCodecs } from './arrow-codecs.js';
-import { readArrowDirect, recordBatchHeaders } from './arrow-direct.js';
+import { checkRecordBatches, readArrowDirect, recordBatchHeaders } from './arrow-direct.js';
 import { RowCollector } from './collect.js';
 import { badInput, type ByteSource } from './source.js';
 import type { RawDataset } from './types.js';
@@ -78,6 +78,7 @@ export async function readArrow(src: ByteSource, column: string | undefined, dro
   const schema = reader.schema;
   if (!schema) throw badInput(src, 'Arrow input has no schema (empty stream)');
   const idx = pickColumn(src, schema, column);
+  checkRecordBatches(src, reader, idx);
   const direct = readArrowDirect(src, reader, idx, progress);
   if (direct) return direct;
 
@@ -151,6 +152,12 @@ function appendData(src: ByteSource, name: string, data: Data, d: number, firstR
   const fixed = DataType.isFixedSizeList(data.type);
   const offs = fixed ? undefined : offsetsOf(data);
   const valueNulls = values.nullCount > 0;
+  // The batch framing was checked (checkRecordBatches); this checks the offsets' own values.
+  const lastValue = offs ? offs.at(data.length) : data.length * d;
+  if (offs && (offs.at(0) < 0 || !(lastValue <= vals.length - base)))
+    throw badInput(src, `column '${name}' has list offsets pointing past its ${vals.length - base} values; the file is corrupt`);
+  if (!offs && data.length * d > vals.length - base)
+    throw badInput(src, `column '${name}' claims ${data.length} vectors of ${d} values but holds ${vals.length - base} values; the file is corrupt`);
   let dropped = 0;
   let runStart = 0; // rows [runStart, i) are contiguous and valid: appended in one go
   const flush = (end: number) => {

@@ -3,7 +3,7 @@
 // into the final shared array; otherwise they are gathered in chunks and copied once at the end.
 import { allocVectors, f32ToF16, type VectorDtype } from '../dataset.js';
 
-import { firstNonFinite } from './validate.js';
+import { firstSuspect } from './validate.js';
 
 /** Elements copied (then scanned) at a time: 1 MiB of f32, comfortably inside L2. */
 const SCAN_PIECE = 1 << 18;
@@ -50,13 +50,13 @@ export class RowCollector {
         for (let p = from; p < to; p += SCAN_PIECE) {
           const q = Math.min(to, p + SCAN_PIECE);
           dst.set(view.subarray(p, q), at + p - from);
-          if (this.firstBad < 0) this.noteBad(firstNonFinite(dst, at + p - from, at + q - from), chunk);
+          if (this.firstBad < 0) this.noteBad(firstSuspect(dst, at + p - from, at + q - from), chunk);
         }
       } else {
         // Plain numbers (JSON lines, Parquet rows), or rounding to half: element by element.
         const nums = values as ArrayLike<number>;
         for (let i = from; i < to; i++) dst[at + i - from] = roundToHalf ? f32ToF16(nums[i]) : nums[i];
-        if (this.firstBad < 0) this.noteBad(firstNonFinite(dst, at, at + take * d), chunk);
+        if (this.firstBad < 0) this.noteBad(firstSuspect(dst, at, at + take * d), chunk);
       }
       chunk.rows += take;
       this.rows += take;
@@ -88,4 +88,13 @@ export class RowCollector {
     }
     return out;
   }
+}
+
+/**
+ * A row count claimed by a file (a Parquet footer) decides an up-front allocation only when the
+ * file could plausibly hold that many rows: pages can encode repeated values in far fewer bytes
+ * than they decode to (dictionary, RLE), so a larger claim is gathered as rows actually arrive.
+ */
+export function plausibleRows(claimed: number, d: number, inputBytes: number): number | undefined {
+  return claimed * d * 4 <= 64 * inputBytes + (64 << 20) ? claimed : undefined;
 }

@@ -3,7 +3,7 @@
 // everything else goes through a small reused chunk and is converted to f32.
 import type { VectorDtype } from '../dataset.js';
 import type { ByteSource } from './source.js';
-import { firstNonFinite } from './validate.js';
+import { firstSuspect } from './validate.js';
 
 export type ElementType = 'f32' | 'f16' | 'f64' | 'bf16' | 'u8';
 
@@ -22,14 +22,43 @@ function byteView(dst: Float32Array | Uint16Array, at: number, count: number): U
   return new Uint8Array(dst.buffer, dst.byteOffset + at * dst.BYTES_PER_ELEMENT, count * dst.BYTES_PER_ELEMENT);
 }
 
+/** Reverse the byte order of each `eb`-byte element of `bytes` in place (big-endian inputs). */
+export function swapBytes(bytes: Uint8Array, eb: number): void {
+  if (eb === 1) return;
+  if (bytes.byteOffset % eb !== 0) {
+    for (let i = 0; i + eb <= bytes.length; i += eb) bytes.subarray(i, i + eb).reverse();
+    return;
+  }
+  if (eb === 2) {
+    const h = new Uint16Array(bytes.buffer, bytes.byteOffset, bytes.length >> 1);
+    for (let i = 0; i < h.length; i++) h[i] = ((h[i] & 0xff) << 8) | (h[i] >>> 8);
+    return;
+  }
+  const w = new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length >> 2);
+  for (let i = 0; i < w.length; i++) {
+    const x = w[i];
+    w[i] = ((x & 0xff) << 24) | ((x & 0xff00) << 8) | ((x >>> 8) & 0xff00) | (x >>> 24);
+  }
+  if (eb === 8) {
+    // Each 8-byte element is now two swapped halves in the wrong order: exchange them.
+    for (let i = 0; i + 1 < w.length; i += 2) {
+      const t = w[i];
+      w[i] = w[i + 1];
+      w[i + 1] = t;
+    }
+  }
+}
+
 /**
- * Convert `count` little-endian elements of type t held in `bytes` into dst[at..].
+ * Convert `count` elements of type t held in `bytes` (little-endian, or big-endian when
+ * `bigEndian`: then `bytes` is swapped in place first) into dst[at..].
  * dst is a Uint16Array for f16 (bits copied) and a Float32Array otherwise.
  */
-export function decodeElements(bytes: Uint8Array, t: ElementType, count: number, dst: Float32Array | Uint16Array, at: number): void {
+export function decodeElements(bytes: Uint8Array, t: ElementType, count: number, dst: Float32Array | Uint16Array, at: number, bigEndian = false): void {
   const eb = ELEMENT_BYTES[t];
   // Aligned typed views need an aligned offset; copy the (rare) unaligned case once.
   const b = bytes.byteOffset % eb === 0 ? bytes : bytes.slice(0, count * eb);
+  if (bigEndian) swapBytes(b.subarray(0, count * eb), eb);
   switch (t) {
     case 'f32':
       dst.set(new Float32Array(b.buffer, b.byteOffset, count), at);
@@ -57,7 +86,7 @@ export function decodeElements(bytes: Uint8Array, t: ElementType, count: number,
  * Read `count` elements of type t starting at byte `offset` of src into dst[at..], in chunks.
  * Each chunk is scanned for NaN/Inf right after it lands, while it is still in cache (a separate
  * pass over a large array afterwards costs nearly as much as the read). Returns the index in dst
- * of the first NaN/Inf, or -1.
+ * of the first NaN/Inf, or -1. `bigEndian` elements are byte-swapped as they land.
  */
 export function readElements(
   src: ByteSource,
@@ -66,6 +95,7 @@ export function readElements(
   t: ElementType,
   dst: Float32Array | Uint16Array,
   at: number,
+  bigEndian = false,
 ): number {
   const eb = ELEMENT_BYTES[t];
   const direct = t === 'f32' || t === 'f16';
@@ -75,13 +105,15 @@ export function readElements(
   for (let done = 0; done < count; done += perChunk) {
     const k = Math.min(perChunk, count - done);
     if (direct) {
-      src.readInto(byteView(dst, at + done, k), offset + done * eb);
+      const bytes = byteView(dst, at + done, k);
+      src.readInto(bytes, offset + done * eb);
+      if (bigEndian) swapBytes(bytes, eb);
     } else {
       const buf = scratch!.subarray(0, k * eb);
       src.readInto(buf, offset + done * eb);
-      decodeElements(buf, t, k, dst, at + done);
+      decodeElements(buf, t, k, dst, at + done, bigEndian);
     }
-    if (firstBad < 0) firstBad = firstNonFinite(dst, at + done, at + done + k);
+    if (firstBad < 0) firstBad = firstSuspect(dst, at + done, at + done + k);
   }
   return firstBad;
 }

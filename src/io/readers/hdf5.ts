@@ -5,7 +5,7 @@
 import * as h5 from 'h5wasm/node';
 import { allocVectors } from '../dataset.js';
 import { decodeElements, keptAs, type ElementType } from './elements.js';
-import { firstNonFinite } from './validate.js';
+import { firstSuspect } from './validate.js';
 import { badInput, type ByteSource } from './source.js';
 import type { RawDataset } from './types.js';
 
@@ -133,7 +133,7 @@ function readRows(src: ByteSource, file: h5.File, c: Candidate, elem: ElementTyp
       // (Big-endian data arrives little-endian: h5wasm reads into a little-endian copy of the type.)
       decodeElements(slab, elem, k * d, data, r0 * d);
       if (firstBad < 0) {
-        const bad = firstNonFinite(data, r0 * d, (r0 + k) * d);
+        const bad = firstSuspect(data, r0 * d, (r0 + k) * d);
         if (bad >= 0) firstBad = Math.floor(bad / d);
       }
       progress();

@@ -1,58 +1,105 @@
 // NumPy .npy (format versions 1, 2 and 3): a magic, a Python-dict header, then the raw array.
+// The header is parsed as the Python literal it is (literal.ts) and checked the way numpy checks it.
+// Big-endian data is byte-swapped as it is read.
 // C-order data is read straight into the Dataset; Fortran-order data is transposed block by block.
 import { allocVectors } from '../dataset.js';
 import { CHUNK_BYTES, ELEMENT_BYTES, keptAs, readElements, type ElementType } from './elements.js';
+import { kindName, parsePythonLiteral, type Literal, type LiteralError } from './literal.js';
 import { badInput, type ByteSource } from './source.js';
 import type { RawDataset } from './types.js';
 
 export const NPY_MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
 
-const DTYPES: Record<string, ElementType> = { f4: 'f32', f2: 'f16', f8: 'f64', u1: 'u8' };
-const SUPPORTED = 'float32 (<f4), float16 (<f2), float64 (<f8), uint8 (|u1)';
+const SUPPORTED = 'float32 (<f4), float16 (<f2), float64 (<f8), either byte order, and uint8 (|u1)';
+
+/** numpy refuses headers longer than 10,000 bytes by default; far past that is not a header. */
+const MAX_HEADER_BYTES = 1 << 20;
 
 export interface NpyHeader {
   elem: ElementType;
+  bigEndian: boolean;
   fortran: boolean;
   shape: number[];
   dataOffset: number;
+  /** Bytes of array data the header describes (exact, however large the shape). */
+  dataBytes: bigint;
 }
 
-export function parseNpyHeader(src: ByteSource): NpyHeader {
-  if (src.size < 10) throw badInput(src, `truncated .npy: ${src.size} bytes, not even a header`);
-  const pre = src.read(0, 12 <= src.size ? 12 : 10);
-  if (!NPY_MAGIC.every((b, i) => pre[i] === b)) throw badInput(src, 'not an .npy file (no \\x93NUMPY magic at the start)');
-  const major = pre[6];
-  if (major < 1 || major > 3) throw badInput(src, `.npy format version ${major}.${pre[7]} is not supported (1, 2 and 3 are)`);
+/**
+ * Bytes the magic, version, length and header dict occupy, from the first 12 bytes of the input
+ * (fewer when it is shorter): where the data starts.
+ */
+export function npyHeaderEnd(name: string, pre: Uint8Array): number {
+  if (pre.length < 10) throw badInput(name, `truncated .npy: ${pre.length} bytes, not even a header`);
+  if (!NPY_MAGIC.every((b, i) => pre[i] === b)) throw badInput(name, 'not an .npy file (no \\x93NUMPY magic at the start)');
+  const [major, minor] = [pre[6], pre[7]];
+  if (major < 1 || major > 3 || minor !== 0) throw badInput(name, `.npy format version ${major}.${minor} is not supported (1.0, 2.0 and 3.0 are)`);
   const lenBytes = major === 1 ? 2 : 4;
+  if (pre.length < 8 + lenBytes) throw badInput(name, 'truncated .npy header');
   const dv = new DataView(pre.buffer, pre.byteOffset, pre.length);
-  if (8 + lenBytes > src.size) throw badInput(src, 'truncated .npy header');
   const headerLen = major === 1 ? dv.getUint16(8, true) : dv.getUint32(8, true);
-  const start = 8 + lenBytes;
-  if (start + headerLen > src.size)
-    throw badInput(src, `truncated .npy header: it says ${headerLen} bytes, the file has ${src.size - start} after the magic`);
-  const text = new TextDecoder(major === 3 ? 'utf-8' : 'latin1').decode(src.read(start, headerLen));
+  if (headerLen > MAX_HEADER_BYTES)
+    throw badInput(name, `.npy header claims ${headerLen} bytes, far more than any array header needs (numpy itself refuses over 10,000)`);
+  return 8 + lenBytes + headerLen;
+}
 
-  const descr = /['"]descr['"]\s*:\s*(['"])(.*?)\1/.exec(text)?.[2];
-  if (descr === undefined) {
-    const structured = /['"]descr['"]\s*:\s*\[/.test(text);
-    throw badInput(src, structured
-      ? `.npy holds a structured (record) dtype; supported: ${SUPPORTED}; save a plain 2-D array`
-      : `.npy header has no 'descr' (dtype): ${quoteHeader(text)}`);
+/** Parse and check the header dict held in `bytes` (the input's first npyHeaderEnd() bytes). */
+export function parseNpyHeader(name: string, bytes: Uint8Array): NpyHeader {
+  const end = npyHeaderEnd(name, bytes.subarray(0, 12));
+  const start = bytes[6] === 1 ? 10 : 12;
+  if (bytes.length < end) throw badInput(name, `truncated .npy header: it says ${end - start} bytes, the input has ${bytes.length - start} after the magic`);
+  let text: string;
+  try {
+    text = new TextDecoder(bytes[6] === 3 ? 'utf-8' : 'latin1', { fatal: true }).decode(bytes.subarray(start, end));
+  } catch {
+    throw badInput(name, '.npy header (version 3.0) is not valid UTF-8');
   }
-  const fortranText = /['"]fortran_order['"]\s*:\s*(True|False)/.exec(text)?.[1];
-  const shapeText = /['"]shape['"]\s*:\s*\(([^)]*)\)/.exec(text)?.[1];
-  if (fortranText === undefined || shapeText === undefined)
-    throw badInput(src, `.npy header is malformed (missing fortran_order or shape): ${quoteHeader(text)}`);
-  const shape = shapeText.split(',').map((s) => s.trim()).filter((s) => s !== '').map((s) => Number(s.replace(/L$/, '')));
-  if (shape.some((x) => !Number.isSafeInteger(x) || x < 0)) throw badInput(src, `.npy header has a bad shape (${shapeText})`);
+  let dict: Literal;
+  try {
+    dict = parsePythonLiteral(text);
+  } catch (e) {
+    throw badInput(name, `.npy header is not a valid Python literal (${(e as LiteralError).message}): ${quoteHeader(text)}`);
+  }
+  // numpy's own checks (numpy.lib.format._read_array_header), one line each.
+  if (dict.kind !== 'dict') throw badInput(name, `.npy header is ${kindName(dict)}, not a dict: ${quoteHeader(text)}`);
+  const keys = [...dict.entries.keys()];
+  const unknown = keys.filter((k) => !['descr', 'fortran_order', 'shape'].includes(k));
+  const missing = ['descr', 'fortran_order', 'shape'].filter((k) => !dict.entries.has(k));
+  if (unknown.length || missing.length)
+    throw badInput(name, `.npy header must hold exactly 'descr', 'fortran_order' and 'shape'${missing.length ? `; missing ${missing.map((k) => `'${k}'`).join(', ')}` : ''}${unknown.length ? `; unknown ${unknown.map((k) => JSON.stringify(k)).join(', ')}` : ''}`);
+  const fortran = dict.entries.get('fortran_order')!;
+  if (fortran.kind !== 'bool') throw badInput(name, `.npy header's 'fortran_order' is ${kindName(fortran)}, not True or False`);
+  const shape = shapeOf(name, dict.entries.get('shape')!);
+  const { elem, bigEndian } = dtypeOf(name, dict.entries.get('descr')!);
+  const dataBytes = shape.reduce((p, x) => p * BigInt(x), 1n) * BigInt(ELEMENT_BYTES[elem]);
+  return { elem, bigEndian, fortran: fortran.value, shape, dataOffset: end, dataBytes };
+}
 
-  const order = descr[0];
-  const code = '<>=|'.includes(order) ? descr.slice(1) : descr;
-  const elem = DTYPES[code];
-  if (order === '>' && elem && elem !== 'u8')
-    throw badInput(src, `dtype '${descr}' is big-endian; convert with arr.astype('<${code}') (supported: ${SUPPORTED})`);
-  if (!elem) throw badInput(src, `unsupported dtype '${descr}' (${numpyName(code)}); supported: ${SUPPORTED}; convert with arr.astype('float32')`);
-  return { elem, fortran: fortranText === 'True', shape, dataOffset: start + headerLen };
+function shapeOf(name: string, v: Literal): number[] {
+  if (v.kind !== 'tuple') throw badInput(name, `.npy header's 'shape' is ${kindName(v)}, not a tuple of integers`);
+  return v.items.map((x, i) => {
+    if (x.kind !== 'int') throw badInput(name, `.npy header's 'shape' holds ${kindName(x)} at position ${i}, not an integer`);
+    if (x.value < 0n) throw badInput(name, `.npy header's 'shape' has a negative dimension (${x.value})`);
+    if (x.value > BigInt(Number.MAX_SAFE_INTEGER)) throw badInput(name, `.npy header's 'shape' has an impossibly large dimension (${x.value})`);
+    return Number(x.value);
+  });
+}
+
+const CODES: Record<string, ElementType> = { f4: 'f32', f: 'f32', float32: 'f32', f2: 'f16', e: 'f16', float16: 'f16', f8: 'f64', d: 'f64', float64: 'f64', u1: 'u8', B: 'u8', uint8: 'u8' };
+
+function dtypeOf(name: string, v: Literal): { elem: ElementType; bigEndian: boolean } {
+  if (v.kind === 'list') throw badInput(name, `.npy holds a structured (record) dtype; supported: ${SUPPORTED}; save a plain 2-D array`);
+  if (v.kind === 'tuple') throw badInput(name, `.npy holds a sub-array dtype; supported: ${SUPPORTED}; save a plain 2-D array`);
+  if (v.kind !== 'str') throw badInput(name, `.npy header's 'descr' is ${kindName(v)}, not a dtype string`);
+  const descr = v.value;
+  const m = /^([<>=|]?)([A-Za-z]+\d*)$/.exec(descr);
+  const shown = JSON.stringify(descr).slice(1, -1);
+  if (!m) throw badInput(name, `.npy header's 'descr' '${shown}' is not a numpy dtype`);
+  const [, order, code] = m;
+  const elem = CODES[code];
+  if (!elem)
+    throw badInput(name, `unsupported dtype '${shown}' (${numpyName(code)}); supported: ${SUPPORTED}; convert with arr.astype('float32')`);
+  return { elem, bigEndian: order === '>' && elem !== 'u8' };
 }
 
 /** The header as one printable line (it may hold newlines or binary garbage), at most 200 chars. */
@@ -62,6 +109,7 @@ function quoteHeader(text: string): string {
 }
 
 function numpyName(code: string): string {
+  if (!/^[a-zA-Z]\d*$/.test(code)) return 'not a numpy type code';
   const kinds: Record<string, string> = { f: 'float', i: 'int', u: 'uint', c: 'complex', b: 'bool', U: 'unicode', S: 'bytes', O: 'object', M: 'datetime', m: 'timedelta', V: 'void' };
   const kind = kinds[code[0]];
   const bytes = Number(code.slice(1));
@@ -82,24 +130,29 @@ export function requireMatrix(src: ByteSource, shape: number[], what: string): [
   return [n, d];
 }
 
+/** The header of an .npy held by a ByteSource (a file, or an .npz member). */
+export function npyHeaderOf(src: ByteSource): NpyHeader {
+  const end = npyHeaderEnd(src.name, src.read(0, Math.min(12, src.size)));
+  return parseNpyHeader(src.name, src.read(0, Math.min(end, src.size)));
+}
+
 export function readNpy(src: ByteSource): RawDataset {
-  const h = parseNpyHeader(src);
+  const h = npyHeaderOf(src);
   const [n, d] = requireMatrix(src, h.shape, 'the .npy array');
-  const eb = ELEMENT_BYTES[h.elem];
-  const expected = n * d * eb;
-  const actual = src.size - h.dataOffset;
+  const expected = h.dataBytes;
+  const actual = BigInt(src.size - h.dataOffset);
   if (actual < expected)
     throw badInput(src, `truncated .npy: shape ${n} × ${d} ${h.elem} needs ${expected} data bytes, the file has ${actual}`);
   if (actual > expected)
     throw badInput(src, `.npy header says shape ${n} × ${d} ${h.elem} (${expected} data bytes) but the file has ${actual}: the header does not match the data`);
   const dtype = keptAs(h.elem);
   const data = allocVectors(n, d, dtype);
-  const format = `npy ${h.elem}${h.fortran ? ' fortran' : ''}`;
+  const format = `npy ${h.elem}${h.bigEndian ? ' big-endian' : ''}${h.fortran ? ' fortran' : ''}`;
   if (!h.fortran || d === 1 || n === 1) {
-    const bad = readElements(src, h.dataOffset, n * d, h.elem, data, 0);
+    const bad = readElements(src, h.dataOffset, n * d, h.elem, data, 0, h.bigEndian);
     return { n, d, dtype, data, format, firstBadRow: bad < 0 ? -1 : Math.floor(bad / d) };
   }
-  const firstBadRow = readFortran(src, h.dataOffset, n, d, h.elem, data);
+  const firstBadRow = readFortran(src, h, n, d, data);
   return { n, d, dtype, data, format, firstBadRow };
 }
 
@@ -111,7 +164,8 @@ export function readNpy(src: ByteSource): RawDataset {
 const TILE = 256;
 
 /** Returns the first row holding NaN/Inf, or -1 (found while the columns are read). */
-function readFortran(src: ByteSource, offset: number, n: number, d: number, elem: ElementType, dst: Float32Array | Uint16Array): number {
+function readFortran(src: ByteSource, h: NpyHeader, n: number, d: number, dst: Float32Array | Uint16Array): number {
+  const { dataOffset: offset, elem } = h;
   const eb = ELEMENT_BYTES[elem];
   const cols = Math.min(d, 64);
   const rows = Math.max(1, Math.min(n, Math.floor(CHUNK_BYTES / (cols * eb))));
@@ -123,7 +177,7 @@ function readFortran(src: ByteSource, offset: number, n: number, d: number, elem
     for (let c0 = 0; c0 < d; c0 += cols) {
       const nc = Math.min(cols, d - c0);
       for (let c = 0; c < nc; c++) {
-        const bad = readElements(src, offset + ((c0 + c) * n + r0) * eb, nr, elem, block, c * nr);
+        const bad = readElements(src, offset + ((c0 + c) * n + r0) * eb, nr, elem, block, c * nr, h.bigEndian);
         if (bad >= 0) badInBlock = Math.min(badInBlock, r0 + bad - c * nr);
       }
       // Transpose in tiles of TILE rows so both the block reads and the row writes stay in cache.

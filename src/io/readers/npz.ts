@@ -2,7 +2,7 @@
 // them). The chosen member is handed to the .npy reader as a source of its own (zip-member.ts),
 // so every .npy dtype and layout works here too and the values go straight into the Dataset.
 import { inflateRawSync } from 'node:zlib';
-import { parseNpyHeader, readNpy } from './npy.js';
+import { npyHeaderOf, readNpy } from './npy.js';
 import { BackwardRead, deflatedMember, storedMember, type MemberSource } from './zip-member.js';
 import { readZipDirectory, type ZipMember } from './zip.js';
 import { badInput, type ByteSource } from './source.js';
@@ -22,7 +22,7 @@ const arrayName = (m: ZipMember) => m.name.replace(/\.npy$/, '');
 /** What a member holds, for choosing and for messages: 'f32 400 × 32', or why it cannot be read. */
 function describe(archive: ByteSource, m: ZipMember): { text: string; matrix: boolean } {
   try {
-    const h = parseNpyHeader(memberSource(archive, m));
+    const h = npyHeaderOf(memberSource(archive, m));
     return { text: `${h.elem} ${h.shape.join(' × ') || 'scalar'}`, matrix: h.shape.length === 2 && FLOAT_ELEMENTS.has(h.elem) };
   } catch (e) {
     if ((e as Error).name !== 'UsageError') throw e;

@@ -13,7 +13,7 @@ import { readPlain } from 'hyparquet/src/plain.js';
 import { getMaxDefinitionLevel, getMaxRepetitionLevel, getSchemaPath } from 'hyparquet/src/schema.js';
 import { compressors } from 'hyparquet-compressors';
 import type { VectorDtype } from '../dataset.js';
-import { RowCollector } from './collect.js';
+import { plausibleRows, RowCollector } from './collect.js';
 
 /** Thrown inside the walk to abandon the fast path. */
 class NotSimple extends Error {}
@@ -24,6 +24,7 @@ export async function readParquetDirect(
   column: string,
   dtype: VectorDtype,
   progress: () => void,
+  inputBytes: number,
 ): Promise<{ rows: RowCollector; d: number } | undefined> {
   const total = Number(metadata.num_rows);
   let rows: RowCollector | undefined;
@@ -87,7 +88,7 @@ export async function readParquetDirect(
           const second = reps.indexOf(0, 1);
           if (reps[0] !== 0 || second <= 0) throw new NotSimple();
           d = second;
-          rows = new RowCollector(d, dtype, total);
+          rows = new RowCollector(d, dtype, plausibleRows(total, d, inputBytes));
         }
         // Row starts (repetition level 0) must fall exactly every d values.
         for (let i = 0; i < reps.length; i++) if ((reps[i] === 0) !== ((valuesSeen + i) % d === 0)) throw new NotSimple();

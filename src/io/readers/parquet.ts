@@ -3,7 +3,7 @@
 // FLOAT16 (FIXED_LEN_BYTE_ARRAY(2)), or a legacy repeated FLOAT / DOUBLE field.
 import { parquetMetadataAsync, parquetRead, parquetSchema, type AsyncBuffer, type FileMetaData } from 'hyparquet';
 import { compressors } from 'hyparquet-compressors';
-import { RowCollector } from './collect.js';
+import { plausibleRows, RowCollector } from './collect.js';
 import { readParquetDirect } from './parquet-direct.js';
 import { badInput, type ByteSource } from './source.js';
 import type { RawDataset } from './types.js';
@@ -55,6 +55,7 @@ export async function readParquet(src: ByteSource, column: string | undefined, d
   } catch (e) {
     throw badInput(src, `not a readable Parquet file (${(e as Error).message})`);
   }
+  checkLayout(src, metadata);
   const columns = parquetSchema(metadata).children;
   const listing = columns.map((c) => `${c.element.name} (${typeName(c)})`).join(', ') || 'none';
   let node: SchemaNode | undefined;
@@ -72,7 +73,7 @@ export async function readParquet(src: ByteSource, column: string | undefined, d
   const leafName = half ? 'float16' : leaf.type === 'DOUBLE' ? 'double' : 'float';
 
   const format = `parquet list<${leafName}>`;
-  const fast = await readParquetDirect(file, metadata, name, half ? 'f16' : 'f32', progress);
+  const fast = await readParquetDirect(file, metadata, name, half ? 'f16' : 'f32', progress, src.size);
   if (fast) {
     const { rows, d } = fast;
     return { n: rows.rows, d, dtype: rows.dtype, data: rows.finish(), format, firstBadRow: rows.firstBadRow };
@@ -85,11 +86,18 @@ export async function readParquet(src: ByteSource, column: string | undefined, d
   for (const group of metadata.row_groups) {
     const rowEnd = rowStart + Number(group.num_rows);
     let groupRows: (number[] | null | undefined)[][] = [];
+    let decoded = 0; // rows the pages really hold (hyparquet pads a short column with undefined)
     try {
-      await parquetRead({ file, metadata, columns: [name], rowStart, rowEnd, compressors, onPage: progress, onComplete: (r) => (groupRows = r) });
+      await parquetRead({
+        file, metadata, columns: [name], rowStart, rowEnd, compressors, onPage: progress,
+        onChunk: (c) => (decoded += c.columnData.length),
+        onComplete: (r) => (groupRows = r),
+      });
     } catch (e) {
       throw badInput(src, `corrupt Parquet data in rows ${rowStart}..${rowEnd - 1} (${(e as Error).message})`);
     }
+    if (decoded !== rowEnd - rowStart || groupRows.length !== rowEnd - rowStart)
+      throw badInput(src, `Parquet row group at rows ${rowStart}..${rowEnd - 1} holds ${decoded} rows, not the ${rowEnd - rowStart} its footer claims; the file is corrupt`);
     groupRows.forEach((row, i) => {
       const v = row[0];
       const r = rowStart + i;
@@ -103,7 +111,7 @@ export async function readParquet(src: ByteSource, column: string | undefined, d
         d = v.length;
         if (d === 0) throw badInput(src, `column '${name}' holds vectors of dimension 0`);
         // The footer knows the row count: rows go straight into the final array.
-        rows = new RowCollector(d, half ? 'f16' : 'f32', Number(metadata.num_rows) - r);
+        rows = new RowCollector(d, half ? 'f16' : 'f32', plausibleRows(Number(metadata.num_rows) - r, d, src.size));
       }
       if (v.length !== d)
         throw badInput(src, `row ${r} of column '${name}' has ${v.length} values but the first row has ${d}: all vectors must have the same dimension`);
@@ -114,3 +122,29 @@ export async function readParquet(src: ByteSource, column: string | undefined, d
   if (!rows) throw badInput(src, rowStart === 0 ? `column '${name}' has 0 rows; nothing to read` : `every row of column '${name}' is null`);
   return { n: rows.rows, d, dtype: rows.dtype, data: rows.finish(), format, dropped, firstBadRow: rows.firstBadRow };
 }
+
+/**
+ * The footer's counts and byte ranges checked against the file before anything is read or
+ * allocated from them: row groups add up to the file's row count, and every column chunk lies
+ * inside the data area (between the leading magic and the footer).
+ */
+function checkLayout(src: ByteSource, metadata: FileMetaData): void {
+  const dataEnd = src.size - 8 - metadata.metadata_length;
+  let rows = 0n;
+  metadata.row_groups.forEach((group, g) => {
+    if (group.num_rows < 0n) throw badInput(src, `Parquet row group ${g} claims ${group.num_rows} rows; the file is corrupt`);
+    rows += group.num_rows;
+    for (const chunk of group.columns) {
+      const meta = chunk.meta_data;
+      if (!meta || chunk.file_path) continue; // columns stored elsewhere are never read
+      const start = meta.dictionary_page_offset || meta.data_page_offset;
+      const end = start + meta.total_compressed_size;
+      if (start < 4n || meta.total_compressed_size < 0n || end > BigInt(dataEnd))
+        throw badInput(src, `Parquet column '${meta.path_in_schema.join('.')}' of row group ${g} claims bytes ${start}..${end}, outside the file's ${dataEnd}-byte data area; the file is corrupt`);
+      if (meta.num_values < 0n) throw badInput(src, `Parquet column '${meta.path_in_schema.join('.')}' claims ${meta.num_values} values; the file is corrupt`);
+    }
+  });
+  if (rows !== metadata.num_rows)
+    throw badInput(src, `Parquet footer claims ${metadata.num_rows} rows but its row groups hold ${rows}; the file is corrupt`);
+}
+

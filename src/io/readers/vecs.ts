@@ -5,13 +5,24 @@ import { CHUNK_BYTES, decodeElements, type ElementType } from './elements.js';
 import { badInput, type ByteSource } from './source.js';
 import type { RawDataset } from './types.js';
 
+/** The first record's dimension (from its first 4 bytes), refused when 0, negative or absurd. */
+export function checkVecsDimension(name: string, first4: Uint8Array, kind: 'fvecs' | 'bvecs'): number {
+  if (first4.length < 4) throw badInput(name, `truncated .${kind}: ${first4.length} bytes, not even one record header`);
+  const d = new DataView(first4.buffer, first4.byteOffset, 4).getInt32(0, true);
+  if (d === 0) throw badInput(name, `first .${kind} record has dimension 0`);
+  if (d < 0) throw badInput(name, `first .${kind} record has a negative dimension (${d}); is this really a .${kind} file? (use --format to force another)`);
+  if (d > MAX_DIM) throw badInput(name, `first .${kind} record has dimension ${d}, more than any embedding (at most ${MAX_DIM}); is this really a .${kind} file? (use --format to force another)`);
+  return d;
+}
+
+/** Far beyond any embedding model's width; a larger first word is not a dimension. */
+const MAX_DIM = 1 << 20;
+
 export function readVecs(src: ByteSource, kind: 'fvecs' | 'bvecs'): RawDataset {
   const elem: ElementType = kind === 'fvecs' ? 'f32' : 'u8';
   const eb = kind === 'fvecs' ? 4 : 1;
   if (src.size < 4) throw badInput(src, `truncated .${kind}: ${src.size} bytes, not even one record header`);
-  const d = new DataView(src.read(0, 4).buffer).getInt32(0, true);
-  if (d === 0) throw badInput(src, `first .${kind} record has dimension 0`);
-  if (d < 0 || d > 1 << 20) throw badInput(src, `first .${kind} record has dimension ${d}, which is not plausible; is this really a .${kind} file? (use --format to force another)`);
+  const d = checkVecsDimension(src.name, src.read(0, 4), kind);
   const record = 4 + d * eb;
   const n = Math.floor(src.size / record);
   if (n === 0) throw badInput(src, `truncated .${kind}: one ${d}-dim record needs ${record} bytes, the file has ${src.size}`);

@@ -5,15 +5,73 @@ import * as fs from 'node:fs';
 import { UsageError } from '../../errors.js';
 import { writeAtomic } from '../atomic.js';
 import { log } from '../../log.js';
-import { decodeVlc, encodeVlc, type VlcContent, type VlcFile } from './format.js';
+import { quoteName } from '../names.js';
+import { openInput, streamBudget, type StreamInput } from '../readers/stream.js';
+import { decodeVlc, decodeVlcHeader, encodeVlc, expectedVlcBytes, FILE_HEADER_BYTES, type VlcContent, type VlcFile } from './format.js';
 
-/** Read and validate a .vlc file; warnings (unknown optional sections) go to the log. */
-export async function readVlc(path: string): Promise<VlcFile> {
-  const bytes = path === '-' ? await readStdin() : readFileOrExplain(path);
-  const file = decodeVlc(bytes, path === '-' ? '<stdin>' : path);
-  for (const w of file.warnings) log().warn(w);
-  return file;
+/**
+ * Read and validate a .vlc file (a path, '-' for stdin, a FIFO or a device); warnings (unknown
+ * optional sections) go to the log. The header and manifest are checked first, from the first
+ * bytes, so a wrong or forged file fails before the rest is read; the rest is never read past the
+ * size the manifest accounts for.
+ */
+export async function readVlc(path: string, onBytes?: (read: number, total?: number) => void): Promise<VlcFile> {
+  const name = path === '-' ? '<stdin>' : path;
+  const input = openInput(path, onBytes, 'a .vlc file made by `vlc compress`');
+  try {
+    const bytes = input.file ? readWhole(name, input.fd, input.size, onBytes) : await readStream(name, input.stream);
+    const file = decodeVlc(bytes, name);
+    for (const w of file.warnings) log().warn(w);
+    return file;
+  } finally {
+    if (input.file) {
+      if (input.owned) fs.closeSync(input.fd);
+    } else input.stream.close();
+  }
 }
+
+/** A file: header first (refusing it early), then the whole file in one buffer. */
+function readWhole(name: string, fd: number, size: number, onBytes?: (read: number, total?: number) => void): Uint8Array {
+  const pread = (at: number, length: number) => {
+    const out = new Uint8Array(length);
+    let done = 0;
+    while (done < length) {
+      const got = fs.readSync(fd, out, done, length - done, at + done);
+      if (got === 0) break;
+      done += got;
+      if (length > CHUNK) onBytes?.(at + done, size);
+    }
+    return out.subarray(0, done);
+  };
+  const first = pread(0, Math.min(size, FILE_HEADER_BYTES));
+  const { manifestEnd } = decodeVlcHeader(first, name);
+  const { manifest } = decodeVlcHeader(pread(0, Math.min(size, manifestEnd)), name);
+  const expected = manifest && expectedVlcBytes(manifest, manifestEnd);
+  if (expected !== undefined && size > expected)
+    throw new UsageError(`${quoteName(name)}: ${size - expected} unexpected bytes after the last section: file is corrupted`);
+  if (size > MAX_BUFFER) throw new UsageError(`${quoteName(name)}: .vlc files over ${MAX_BUFFER} bytes are not supported by this vlc (this one has ${size})`);
+  return pread(0, size);
+}
+
+/** A stream: header first, then exactly the bytes the manifest accounts for (or the budget). */
+async function readStream(name: string, stream: StreamInput): Promise<Uint8Array> {
+  await stream.fill(FILE_HEADER_BYTES);
+  const { manifestEnd } = decodeVlcHeader(stream.prefix(FILE_HEADER_BYTES), name);
+  await stream.fill(manifestEnd);
+  const { manifest } = decodeVlcHeader(stream.prefix(manifestEnd), name);
+  const expected = manifest && expectedVlcBytes(manifest, manifestEnd);
+  const budget = Math.min(streamBudget(), MAX_BUFFER);
+  if (expected !== undefined && expected > budget)
+    throw new UsageError(`${quoteName(name)}: its manifest describes a ${expected}-byte file, more than vlc can hold in memory here (${budget}); give a regular file`);
+  const src = await stream.readToEnd(expected ?? budget, () =>
+    new UsageError(`${quoteName(name)}: ${expected !== undefined ? `the input goes on past the ${expected} bytes its manifest accounts for: file is corrupted` : `more than ${budget} bytes without an end; refusing it`}`),
+  );
+  return src.read(0, src.size);
+}
+
+/** The largest single buffer (Uint8Array) Node allocates. */
+const MAX_BUFFER = 2 ** 32 - 1;
+const CHUNK = 16 << 20;
 
 /** Write a .vlc file atomically (temp + rename), or stream it to stdout when target is '-'. Returns its size. */
 export async function writeVlc(target: string, content: VlcContent): Promise<number> {
@@ -22,29 +80,4 @@ export async function writeVlc(target: string, content: VlcContent): Promise<num
     for (const c of chunks) await sink.write(c);
   });
   return chunks.reduce((s, c) => s + c.length, 0);
-}
-
-function readFileOrExplain(path: string): Uint8Array {
-  let st: fs.Stats;
-  try {
-    st = fs.statSync(path);
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new UsageError(`${path}: no such file`);
-    throw new UsageError(`${path}: cannot read (${code ?? (e as Error).message})`);
-  }
-  if (st.isDirectory()) throw new UsageError(`${path} is a directory; give a .vlc file`);
-  try {
-    return fs.readFileSync(path);
-  } catch (e) {
-    throw new UsageError(`${path}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
-  }
-}
-
-async function readStdin(): Promise<Uint8Array> {
-  // Waiting for a binary file to be typed in is never what was meant.
-  if (process.stdin.isTTY) throw new UsageError('- reads a .vlc file from stdin, but stdin is a terminal; pipe one in or give its path');
-  const parts: Buffer[] = [];
-  for await (const chunk of process.stdin) parts.push(chunk as Buffer);
-  return Buffer.concat(parts);
 }

@@ -25,6 +25,7 @@
 // names what is wrong in one line ("section 'assignments' checksum mismatch: file is corrupted").
 import { UsageError } from '../../errors.js';
 import { f16ToF32, f32ToF16 } from '../dataset.js';
+import { quoteName } from '../names.js';
 import { crc32c } from './crc32c.js';
 import {
   DTYPE_BYTES,
@@ -199,12 +200,16 @@ function narrowAssignments(a: ArrayLike<number>, width: 'u8' | 'u16' | 'u32', m:
 // ---------------------------------------------------------------------------------------------
 // Decoding
 
+/** No manifest comes near this; a larger length field is damage, refused before anything is read. */
+const MAX_MANIFEST_BYTES = 16 << 20;
+
 /**
- * Parse and fully validate a .vlc file held in memory. `source` names the file in messages.
- * Every problem is a UsageError (exit 2) with one line saying what is wrong.
+ * Validate the fixed header and the manifest (checksum, fields) from the file's first bytes —
+ * at least FILE_HEADER_BYTES, then manifestEnd. Throws the same one-line errors as decodeVlc.
+ * Returns the manifest and where it ends (undefined manifest: `buf` is too short to hold it).
  */
-export function decodeVlc(buf: Uint8Array, source = '<input>'): VlcFile {
-  const fail = (what: string) => new UsageError(`${source}: ${what}`);
+export function decodeVlcHeader(buf: Uint8Array, source = '<input>'): { manifest?: VlcManifest; manifestEnd: number } {
+  const fail = (what: string) => new UsageError(`${quoteName(source)}: ${what}`);
   const corrupt = (what: string) => fail(`${what}: file is corrupted`);
   const len = buf.length;
 
@@ -221,11 +226,11 @@ export function decodeVlc(buf: Uint8Array, source = '<input>'): VlcFile {
   const manifestEnd = FILE_HEADER_BYTES + manifestLen;
   const newer = () =>
     fail(`file format version ${version} is newer than this vlc reads (version ${FORMAT_VERSION}); upgrade vlc`);
-
-  if (manifestEnd > len) {
+  if (manifestLen > MAX_MANIFEST_BYTES) {
     if (version > FORMAT_VERSION && version < 256) throw newer();
-    throw fail(`file is truncated in the manifest (needs ${manifestEnd} bytes, file has ${len})`);
+    throw corrupt(`manifest length ${manifestLen} is implausible (vlc writes a few hundred bytes)`);
   }
+  if (manifestEnd > len) return { manifestEnd };
   const manifestBytes = buf.subarray(FILE_HEADER_BYTES, manifestEnd);
   const crcOk = crc32c(manifestBytes, crc32c(buf.subarray(8, 20))) === headerCrc;
   // A later version may lay its header out differently, so its checksum need not verify here;
@@ -245,6 +250,46 @@ export function decodeVlc(buf: Uint8Array, source = '<input>'): VlcFile {
   const manifest = validateManifest(raw, source);
   if (manifest.sections.length !== sectionCount)
     throw corrupt(`header says ${sectionCount} sections but the manifest lists ${manifest.sections.length}`);
+  return { manifest, manifestEnd };
+}
+
+/**
+ * The exact size of a file with this manifest, when every section it lists has a size this
+ * version knows (undefined when an unknown, optional section's size only its own header gives).
+ */
+export function expectedVlcBytes(mf: VlcManifest, manifestEnd: number): number | undefined {
+  const sizes: Record<string, number> = {
+    anchors: mf.m * mf.d * DTYPE_BYTES[mf.anchorDtype],
+    assignments: mf.n * WIDTH_BYTES[mf.assignmentWidth],
+    ...(mf.residual !== 'none' ? { residuals: RESIDUAL_SECTIONS[mf.residual].payloadBytes(mf.n, mf.d) } : {}),
+  };
+  const up8 = (x: number) => Math.ceil(x / 8) * 8; // not align8: these sizes may pass 2^32
+  let total = up8(manifestEnd);
+  for (const name of mf.sections) {
+    if (sizes[name] === undefined) return undefined;
+    total += SECTION_HEADER_BYTES + up8(sizes[name]);
+  }
+  return total;
+}
+
+/**
+ * Parse and fully validate a .vlc file held in memory. `source` names the file in messages.
+ * Every problem is a UsageError (exit 2) with one line saying what is wrong.
+ */
+export function decodeVlc(buf: Uint8Array, source = '<input>'): VlcFile {
+  const fail = (what: string) => new UsageError(`${quoteName(source)}: ${what}`);
+  const corrupt = (what: string) => fail(`${what}: file is corrupted`);
+  const len = buf.length;
+  const { manifest, manifestEnd } = decodeVlcHeader(buf, source);
+  if (!manifest) {
+    const version = new DataView(buf.buffer, buf.byteOffset, buf.byteLength).getUint32(8, true);
+    if (version > FORMAT_VERSION && version < 256)
+      throw fail(`file format version ${version} is newer than this vlc reads (version ${FORMAT_VERSION}); upgrade vlc`);
+    throw fail(`file is truncated in the manifest (needs ${manifestEnd} bytes, file has ${len})`);
+  }
+  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+  const sectionCount = manifest.sections.length;
+  const manifestLen = manifestEnd - FILE_HEADER_BYTES;
   let off = FILE_HEADER_BYTES + manifestLen;
   checkPadding(buf, off, align8(off), 'the manifest', corrupt);
   off = align8(off);

@@ -3,6 +3,7 @@
 // seed give the same bytes. Keys are written in the fixed order built here (JSON.stringify keeps
 // insertion order), which is what makes the bytes stable.
 import { UsageError } from '../../errors.js';
+import { quoteName } from '../names.js';
 import { RESIDUAL_MODES, type ResidualMode } from '../../codecs/index.js';
 
 export type AnchorDtype = 'f16' | 'f32';
@@ -86,7 +87,7 @@ export function canonicalManifest(x: VlcManifest): VlcManifest {
  * field. Unknown extra fields are allowed (a newer vlc may add some).
  */
 export function validateManifest(raw: unknown, source: string): VlcManifest {
-  const bad = (what: string) => new UsageError(`${source}: manifest ${what}: file is corrupted or not made by vlc`);
+  const bad = (what: string) => new UsageError(`${quoteName(source)}: manifest ${what}: file is corrupted or not made by vlc`);
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw bad('is not a JSON object');
   const o = raw as Record<string, unknown>;
   const posInt = (k: string, min = 1) => {
@@ -117,7 +118,7 @@ export function validateManifest(raw: unknown, source: string): VlcManifest {
   const residual = o.residual;
   if (typeof residual !== 'string') throw bad(`field 'residual' must be a string`);
   if (!(RESIDUAL_MODES as readonly string[]).includes(residual))
-    throw new UsageError(`${source}: residual mode '${residual}' is not supported by this vlc; upgrade vlc`);
+    throw new UsageError(`${quoteName(source)}: residual mode ${JSON.stringify(residual)} is not supported by this vlc; upgrade vlc`);
   const residualEnergy = o.residualEnergy;
   if (residual !== 'none' && typeof residualEnergy !== 'number') throw bad(`field 'residualEnergy' must be a number`);
   const sections = o.sections;
