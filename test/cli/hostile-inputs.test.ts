@@ -166,10 +166,20 @@ describe('.vlc manifests that lie under valid checksums fail fast with little me
 
 /** Spawn vlc, let it block on its input, send `signal`, and time the exit. */
 async function interruptWhileBlocked(args: string[], signal: 'SIGINT' | 'SIGTERM', stdin: 'pipe' | 'ignore' = 'pipe'): Promise<{ code: number | null; ms: number; stderr: string }> {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: dir, stdio: [stdin, 'pipe', 'pipe'] });
+  // -v: the reader logs 'waiting for input' once it is blocked on the stream.
+  const child = spawn(process.execPath, [BIN, ...args, '-v'], { cwd: dir, stdio: [stdin, 'pipe', 'pipe'] });
   let stderr = '';
-  child.stderr.on('data', (c) => (stderr += String(c)));
-  await new Promise((r) => setTimeout(r, 1500)); // well past start-up: now blocked on input
+  await new Promise<void>((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`never blocked on input; stderr: ${stderr}`)), 30_000);
+    child.stderr.on('data', (c) => {
+      stderr += String(c);
+      if (stderr.includes('waiting for input')) {
+        clearTimeout(t);
+        resolve();
+      }
+    });
+  });
+  await new Promise((r) => setTimeout(r, 300)); // well inside the wait
   expect(child.exitCode, `exited before the signal: ${stderr}`).toBeNull();
   const sent = performance.now();
   child.kill(signal);
@@ -197,6 +207,7 @@ describe('SIGINT and SIGTERM end the process within a second while it waits on i
       expect(r.code, r.stderr).toBe(code);
       expect(r.ms).toBeLessThan(1000);
       expect(r.stderr).not.toMatch(/\n\s+at |Error:/);
+      expect(r.stderr.split('\n').filter((l) => l && !l.includes('[debug]'))).toEqual([]);
       expect(fs.readdirSync(dir).sort()).toEqual(before);
     });
   }

@@ -11,6 +11,8 @@ import type { Readable } from 'node:stream';
 import { isatty } from 'node:tty';
 import { InterruptedError, UsageError } from '../../errors.js';
 import { interruptSignal } from '../../interrupt.js';
+import { log } from '../../log.js';
+import { quoteName } from '../names.js';
 import { badInput, memorySource, type ByteSource } from './source.js';
 
 const BLOCK_BYTES = 16 << 20;
@@ -36,6 +38,7 @@ export class StreamInput {
   private readonly chunks: AsyncIterator<Buffer>;
   /** Pieces of the last chunk not yet stored (fill() stores only what it must). */
   private pending: Buffer | undefined;
+  private announced = false;
 
   constructor(readonly name: string, private readonly stream: Readable, private readonly onBytes?: (held: number) => void) {
     this.chunks = stream[Symbol.asyncIterator]();
@@ -79,6 +82,10 @@ export class StreamInput {
 
   private async nextChunk(): Promise<Buffer | undefined> {
     if (interruptSignal.aborted) throw new InterruptedError();
+    if (this.held === 0 && !this.announced) {
+      this.announced = true;
+      log().debug(`${quoteName(this.name)}: waiting for input`);
+    }
     let onAbort: (() => void) | undefined;
     const aborted = new Promise<never>((_, reject) => {
       onAbort = () => reject(new InterruptedError());
