@@ -8,19 +8,19 @@ import type { Engine } from '../backend/types.js';
 import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
 import { allocVectors, toF32, type Dataset } from '../io/dataset.js';
+import type { VlcContent } from '../io/vlc/format.js';
 import { readDataset, type ReadOptions } from '../io/read.js';
 import { checkFinite } from '../io/readers/validate.js';
 import { writeVlc } from '../io/vlc/file.js';
 import { storedAnchors } from '../io/vlc/format.js';
 import { assignmentWidthFor } from '../io/vlc/manifest.js';
-import { residualMse, type CodedResiduals, type ResidualMode } from '../codecs/index.js';
-import { encodeScalar } from '../codecs/scalar.js';
+import { checkResidualChoice, encodeResiduals, fileBytesWithResidual, planResiduals, type ResidualChoice } from './residuals.js';
 import { bytesPerVector, seedRatio, trueRatio } from '../io/vlc/stats.js';
 import { log } from '../log.js';
 import { VERSION } from '../version.js';
 import { assertNotTerminal, assertWritable } from './preflight.js';
 
-export interface CompressOptions extends ReadOptions {
+export interface CompressOptions extends ReadOptions, Partial<ResidualChoice> {
   /** The .vlc file to write, or '-' for stdout. */
   output: string;
   /** Number of anchors m, 1..n (default: defaultAnchors(n)). */
@@ -31,7 +31,6 @@ export interface CompressOptions extends ReadOptions {
   seed?: number;
   /** How anchors are stored (default f16, or f32 when a value exceeds f16's range; an explicit f16 then fails). */
   anchorDtype?: 'f16' | 'f32';
-  residual?: ResidualMode;
   /** 'auto' (default): CUDA when usable, else the CPU; 'cuda' never falls back. */
   device?: DeviceChoice;
   /** GPU index (default 0). */
@@ -78,6 +77,8 @@ async function datasetOf(input: string | Vectors, o: ReadOptions): Promise<Datas
 export async function compress(input: string | Vectors, o: CompressOptions) {
   const residual = o.residual ?? 'none';
   const seed = o.seed ?? DEFAULT_CONFIG.seed;
+  const choice: ResidualChoice = { residual, pq: o.pq, pqBits: o.pqBits, bytes: o.bytes };
+  checkResidualChoice(choice);
   assertWritable(o.output);
   assertNotTerminal(o.output, 'the binary .vlc file');
   const t0 = performance.now();
@@ -90,55 +91,80 @@ export async function compress(input: string | Vectors, o: CompressOptions) {
   if (ds.dropped > 0) log().info(`skipped ${ds.dropped} vector${ds.dropped === 1 ? '' : 's'} containing NaN or Inf (--drop-invalid)`);
 
   const cfg: AnnealConfig = { ...DEFAULT_CONFIG, m, seed, maxIters: o.iters ?? DEFAULT_CONFIG.maxIters };
+  // Every manifest field but the results, so that a byte budget is checked before training.
+  const manifestFor = (
+    r: Pick<AnnealResult, 'energy' | 'iterations' | 'converged'>,
+    kind: 'cpu' | 'cuda',
+    anchorDtype: 'f16' | 'f32',
+  ): VlcContent['manifest'] => ({
+    n: ds.n,
+    d: ds.d,
+    m,
+    metric: 'l2',
+    anchorDtype,
+    residual,
+    input: { dtype: ds.dtype, dropped: ds.dropped },
+    training: { energy: r.energy, iterations: r.iterations, converged: r.converged, init: 'kmeans++' },
+    config: { ...cfg },
+    seed,
+    tool: { name: 'vlc', version: VERSION },
+    device: kind,
+  });
+  const plan = planResiduals(choice, ds.n, ds.d, m, (payloadBytes) =>
+    fileBytesWithResidual(
+      {
+        // The longest figures a run can report keep this an upper bound.
+        // (f16 anchors unless asked otherwise: anchors beyond f16's range, known only after
+        // training, are kept in f32 and can take the file past the budget.)
+        manifest: manifestFor({ energy: -1.2345678901234567e-100, iterations: cfg.maxIters, converged: false }, 'cuda', o.anchorDtype ?? 'f16'),
+        anchors: new Float32Array(m * ds.d),
+        assignments: new Uint32Array(ds.n),
+      },
+      'pq',
+      payloadBytes,
+    ),
+  );
   const backend = await selectBackend({ device: o.device ?? 'auto', gpu: o.gpu ?? 0 });
+  const signal = o.signal ?? interruptSignal;
   let engine: Engine | undefined;
   let result: AnnealResult;
+  let coded: Awaited<ReturnType<typeof encodeResiduals>> | undefined;
+  let residualSeconds = 0;
+  let anchorDtype: 'f16' | 'f32' = 'f16';
   try {
     // Loaded on use, so that the commands that never train start without the quantizer.
     const { anneal } = await import('../anneal/index.js');
     engine = await backend.open(ds, m);
     result = await anneal(engine, cfg, {
-      signal: o.signal ?? interruptSignal,
+      signal,
       onIter: (rec: IterRecord, maxIters: number) => {
         o.onIter?.(rec, maxIters);
         log().debug(rec, 'iteration');
       },
     });
+    await engine.dispose();
+    engine = undefined;
+    anchorDtype = storableAnchorDtype(result.anchors, o.anchorDtype);
+    if (plan.mode !== 'none') {
+      // Residuals against the anchors as stored (f16-rounded by default), so decoding reproduces them;
+      // pq trains its codebooks on the same device as the anchors.
+      const tr = performance.now();
+      const anchors = storedAnchors(result.anchors, anchorDtype);
+      coded = await encodeResiduals(plan, { x: toF32(ds), n: ds.n, d: ds.d, anchors, assign: result.assignments }, backend, seed, { signal });
+      residualSeconds = (performance.now() - tr) / 1000;
+    }
   } finally {
     await engine?.dispose();
     await backend.close();
   }
-
-  const anchorDtype = storableAnchorDtype(result.anchors, o.anchorDtype);
-  const tr = performance.now();
-  const { residuals, residualEnergy } = residual === 'none' ? {} : encodeResiduals(residual, ds, result, anchorDtype);
-  const residualSeconds = (performance.now() - tr) / 1000;
+  const residualEnergy = coded?.residualEnergy;
 
   const tw = performance.now();
   const bytes = await writeVlc(o.output, {
-    manifest: {
-      n: ds.n,
-      d: ds.d,
-      m,
-      metric: 'l2',
-      anchorDtype,
-      residual,
-      ...(residualEnergy !== undefined ? { residualEnergy } : {}),
-      input: { dtype: ds.dtype, dropped: ds.dropped },
-      training: {
-        energy: result.energy,
-        iterations: result.iterations,
-        converged: result.converged,
-        init: 'kmeans++',
-      },
-      config: { ...cfg },
-      seed,
-      tool: { name: 'vlc', version: VERSION },
-      device: backend.kind,
-    },
+    manifest: { ...manifestFor(result, backend.kind, anchorDtype), ...(residualEnergy !== undefined ? { residualEnergy } : {}) },
     anchors: result.anchors,
     assignments: result.assignments,
-    residuals,
+    residuals: coded?.residuals,
   });
   const writeSeconds = (performance.now() - tw) / 1000;
 
@@ -155,6 +181,7 @@ export async function compress(input: string | Vectors, o: CompressOptions) {
     init_seconds: result.initSeconds,
     iter_ms: result.iterMsMedian,
     residual,
+    ...(plan.mode === 'pq' ? { pq_subspaces: plan.subspaces, pq_bits: plan.bits } : {}),
     /** Mean squared error of anchor + residual (null without residuals: then it is `energy`). */
     residual_energy: residualEnergy ?? null,
     residual_seconds: residualSeconds,
@@ -190,16 +217,4 @@ function storableAnchorDtype(anchors: Float32Array, asked: 'f16' | 'f32' | undef
   if (asked === 'f16') throw new UsageError(`${why}; use --anchor-dtype f32`);
   log().info(`${why}: storing them as f32`);
   return 'f32';
-}
-
-/** Residuals against the anchors as stored (f16-rounded by default), so decoding reproduces them. */
-function encodeResiduals(
-  mode: 'int8' | 'int4',
-  ds: Dataset,
-  result: AnnealResult,
-  anchorDtype: 'f16' | 'f32',
-): { residuals: CodedResiduals; residualEnergy: number } {
-  const input = { x: toF32(ds), n: ds.n, d: ds.d, anchors: storedAnchors(result.anchors, anchorDtype), assign: result.assignments };
-  const residuals = encodeScalar(mode, input);
-  return { residuals, residualEnergy: residualMse(residuals, input) };
 }

@@ -1,17 +1,19 @@
 // The residual codecs by name: which section each one owns, and what every codec shares (the
 // reconstruction error of a coded file). Encoders live in each codec's own file; this one is the
 // part a reader needs, so reading a .vlc never loads a trainer.
+import { pqSection } from './pq.js';
 import { scalarSection } from './scalar.js';
 import type { CodedMode, CodedResiduals, ResidualInput, ResidualMode, ResidualSection } from './types.js';
 
-export type { CodedMode, CodedResiduals, ResidualInput, ResidualMode, ResidualSection } from './types.js';
+export type { CodedMode, CodedResiduals, ResidualInput, ResidualMode, ResidualSection, SectionContext } from './types.js';
 
-export const RESIDUAL_MODES: readonly ResidualMode[] = ['none', 'int8', 'int4'];
+export const RESIDUAL_MODES: readonly ResidualMode[] = ['none', 'int8', 'int4', 'pq'];
 
 /** The section reader of each coded mode. */
 export const RESIDUAL_SECTIONS: Record<CodedMode, ResidualSection> = {
   int8: scalarSection('int8'),
   int4: scalarSection('int4'),
+  pq: pqSection,
 };
 
 /** Mean over vectors of ‖x − (anchor + decoded residual)‖², in f64: the file's true error. */

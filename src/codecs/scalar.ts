@@ -100,7 +100,7 @@ export function scalarSection(mode: ScalarMode): ResidualSection {
   return {
     tag: mode === 'int8' ? 'RSD8' : 'RSD4',
     payloadBytes: (n, d) => 4 * d + n * scalarRowBytes(mode, d),
-    read(payload, n, d, corrupt) {
+    read(payload, { n, d }, corrupt) {
       const want = 4 * d + n * scalarRowBytes(mode, d);
       if (payload.length !== want)
         throw corrupt(`section 'residuals' has ${payload.length} bytes, but n = ${n}, d = ${d} ${mode} needs ${want}`);

@@ -3,7 +3,7 @@
 // checksummed section of the file: it knows how to train and encode (its own file), how to turn its
 // codes back into residuals, and how to write and read its section payload.
 
-export type ResidualMode = 'none' | 'int8' | 'int4';
+export type ResidualMode = 'none' | 'int8' | 'int4' | 'pq';
 export type CodedMode = Exclude<ResidualMode, 'none'>;
 
 /** What every codec encodes: n×d vectors, the anchors as a reader will see them, each vector's anchor. */
@@ -25,11 +25,23 @@ export interface CodedResiduals {
   payload(): Uint8Array;
 }
 
+/** What a section reader knows from the rest of the file (already validated). */
+export interface SectionContext {
+  n: number;
+  d: number;
+  m: number;
+  /** Each vector's anchor. */
+  assignments: ArrayLike<number>;
+}
+
 /** Reads one codec's section back. `corrupt(what)` builds the error for a payload that makes no sense. */
 export interface ResidualSection {
   /** The 4-character section tag in the file. */
   readonly tag: string;
-  /** The payload's exact size for n vectors of d dims (readers bound their input by it before reading). */
-  payloadBytes(n: number, d: number): number;
-  read(payload: Uint8Array, n: number, d: number, corrupt: (what: string) => Error): CodedResiduals;
+  /**
+   * The payload's exact size for n vectors of d dims, which readers bound their input by before
+   * reading; undefined when only the payload's own header says (pq: its M and bits).
+   */
+  payloadBytes(n: number, d: number): number | undefined;
+  read(payload: Uint8Array, context: SectionContext, corrupt: (what: string) => Error): CodedResiduals;
 }

@@ -11,14 +11,14 @@ import { log } from '../log.js';
 import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
 import { addDeviceOptions, addOutputOptions, addSeedOption, applyVerbosity, effectiveDevice, parseInteger, type CommonOptions } from './options.js';
 import { createProgress } from './progress.js';
+import { addResidualOptions, residualChoiceFrom, type ResidualFlags } from './residual-options.js';
 
-interface CompressFlags extends CommonOptions, InputFlags {
+interface CompressFlags extends CommonOptions, InputFlags, ResidualFlags {
   output: string;
   anchors?: number;
   iters: number;
   seed: number;
   anchorDtype: 'f16' | 'f32';
-  residual: 'none' | 'int8' | 'int4';
   stats?: string;
 }
 
@@ -35,12 +35,8 @@ export function register(program: Command): void {
     )
     .option('--iters <n>', 'maximum annealing iterations', (v) => parseInteger('--iters', v, 1, 1_000_000), DEFAULT_CONFIG.maxIters);
   addSeedOption(cmd, 'random seed: same input + seed + device => same output file', DEFAULT_CONFIG.seed)
-    .addOption(new Option('--anchor-dtype <dtype>', 'how anchors are stored').choices(['f16', 'f32']).default('f16'))
-    .addOption(
-      new Option('--residual <mode>', 'also store each vector minus its anchor, quantized per dimension: int8 (d bytes/vector) or int4 (d/2)')
-        .choices(['none', 'int8', 'int4'])
-        .default('none'),
-    )
+    .addOption(new Option('--anchor-dtype <dtype>', 'how anchors are stored').choices(['f16', 'f32']).default('f16'));
+  addResidualOptions(cmd)
     .option('--stats <file>', 'write the result JSON (as --json prints) to this file; use with -o -');
   addInputOptions(cmd);
   addDeviceOptions(cmd);
@@ -66,7 +62,7 @@ async function runCompress(input: string, o: CompressFlags, cmd: Command): Promi
       seed: o.seed,
       // The default is left to compress(), which keeps anchors in f32 when f16 cannot hold them.
       anchorDtype: cmd.getOptionValueSource('anchorDtype') === 'cli' ? o.anchorDtype : undefined,
-      residual: o.residual,
+      ...residualChoiceFrom(o),
       device,
       gpu: o.gpu,
       onIter: (rec, maxIters) => progress.onIter(rec, maxIters),

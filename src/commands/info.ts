@@ -2,7 +2,8 @@
 // training statistics — as text, or as one JSON object with --json. Reading it validates the file.
 import type { Command } from 'commander';
 import { readVlc } from '../io/vlc/file.js';
-import { FORMAT_VERSION, type VlcFile } from '../io/vlc/format.js';
+import type { VlcFile } from '../io/vlc/format.js';
+import type { PqResiduals } from '../codecs/pq.js';
 import { bytesPerVector, grouped, percent, seedRatio, trueRatio } from '../io/vlc/stats.js';
 import { addOutputOptions, applyVerbosity, type OutputFlags } from './options.js';
 
@@ -32,7 +33,9 @@ export function infoOf(file: VlcFile) {
     anchor_dtype: mf.anchorDtype,
     assignment_width: mf.assignmentWidth,
     residual: mf.residual,
-    format_version: FORMAT_VERSION,
+    /** With pq residuals: subspaces and bits per code. */
+    pq: file.residuals?.mode === 'pq' ? pqFacts(file.residuals as PqResiduals) : null,
+    format_version: file.version,
     tool_version: mf.tool.version,
     bytes: file.fileBytes,
     sections: file.sections.map((s) => ({ name: s.name, bytes: s.bytes })),
@@ -50,6 +53,10 @@ export function infoOf(file: VlcFile) {
     dropped: mf.input.dropped,
     config: mf.config,
   };
+}
+
+function pqFacts(r: PqResiduals) {
+  return { subspaces: r.M, bits: r.bits, code_bytes: r.bits === 8 ? r.M : Math.ceil(r.M / 2) };
 }
 
 function infoText(f: ReturnType<typeof infoOf>, name: string): string {
@@ -73,7 +80,13 @@ function infoText(f: ReturnType<typeof infoOf>, name: string): string {
         `${f.converged ? 'converged' : 'stopped at the iteration limit'}, init ${f.init}, device ${f.device}, seed ${f.seed}`,
     ],
     ...(f.residual_energy !== null
-      ? ([['residuals', `${f.residual}: mean squared L2 error with residuals ${f.residual_energy.toPrecision(6)}`]] as Array<[string, string]>)
+      ? ([
+          [
+            'residuals',
+            `${f.residual}${f.pq ? ` (M = ${f.pq.subspaces} subspaces, ${f.pq.bits}-bit codes, ${f.pq.code_bytes} bytes/vector)` : ''}: ` +
+              `mean squared L2 error with residuals ${f.residual_energy.toPrecision(6)}`,
+          ],
+        ] as Array<[string, string]>)
       : []),
     ['config', Object.entries(f.config).map(([k, v]) => `${k}=${v}`).join(' ')],
   ];

@@ -95,7 +95,7 @@ describe('info', () => {
       bytes: stats.bytes,
       ratio: stats.ratio,
       true_ratio: stats.true_ratio,
-      format_version: 1,
+      format_version: 2,
     });
     expect(info.sections).toEqual([
       { name: 'anchors', bytes: 128 * 64 * 2 },
@@ -276,6 +276,72 @@ describe('--residual int8 / int4', () => {
     let worst = 0;
     for (let i = 0; i < back.length; i++) worst = Math.max(worst, Math.abs(back[i] - (orig.data as Float32Array)[i]));
     expect(worst).toBeLessThan(0.01);
+  });
+});
+
+describe('--residual pq', () => {
+  // 4-bit codes keep the suite fast (16 centroids a subspace); the 8-bit path shares all but the packing.
+  const pqFile = () => path.join(dir, 'pq-b.vlc');
+
+  it('--bytes B: the largest M whose file fits, decoded as measured, searchable, and damage is exit 2', () => {
+    const r = vlc(['compress', DEMO, '-o', pqFile(), '--iters', ITERS, '--device', 'cpu', '--residual', 'pq', '--pq-bits', '4', '--bytes', '13', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const s = JSON.parse(r.stdout);
+    expect(s).toMatchObject({ residual: 'pq', pq_bits: 4 });
+    expect(s.energy).toBe(stats.energy); // same anchors as without residuals
+    expect(s.bytes_per_vector).toBeLessThanOrEqual(13);
+    // One subspace more would not have fitted: each adds half a byte per vector.
+    expect(s.bytes_per_vector + 0.5).toBeGreaterThan(13);
+    expect(s.pq_subspaces).toBeGreaterThan(1);
+    expect(s.residual_energy).toBeLessThan((stats.energy as number) * 0.8);
+    const info = JSON.parse(vlc(['info', pqFile(), '--json']).stdout);
+    expect(info).toMatchObject({ residual: 'pq', residual_energy: s.residual_energy, bytes: s.bytes, format_version: 2 });
+    expect(vlc(['info', pqFile()]).stdout).toMatch(/residuals pq/);
+    const e = JSON.parse(vlc(['eval', DEMO, pqFile(), '--json', '--queries', '200']).stdout);
+    expect(Math.abs(e.mse - s.residual_energy) / s.residual_energy).toBeLessThan(1e-9);
+    expect(e.recall_at_10).toBeGreaterThan(0.3);
+    expect(vlc(['decompress', pqFile(), '-o', path.join(dir, 'pq.npy')]).code).toBe(0);
+    expect(vlc(['search', pqFile(), '--queries', DEMO, '-k', '3', '--json']).code).toBe(0);
+
+    // A flipped bit in the codes, a cut file: one line, exit 2.
+    const bytes = fs.readFileSync(pqFile());
+    const flipped = Buffer.from(bytes);
+    flipped[bytes.length - 100] ^= 4;
+    fs.writeFileSync(path.join(dir, 'pq-bad.vlc'), flipped);
+    const bad = vlc(['info', path.join(dir, 'pq-bad.vlc')]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim()).toMatch(/^vlc: .*pq-bad\.vlc: section 'residuals' checksum mismatch: file is corrupted$/);
+    fs.writeFileSync(path.join(dir, 'pq-cut.vlc'), bytes.subarray(0, bytes.length - 1000));
+    const cut = vlc(['eval', DEMO, path.join(dir, 'pq-cut.vlc')]);
+    expect(cut.code).toBe(2);
+    expect(cut.stderr).toMatch(/truncated in section 'residuals'/);
+  });
+
+  it('--pq M: more subspaces, lower error; same seed, same bytes', () => {
+    const run = (M: string, out: string) =>
+      vlc(['compress', DEMO, '-o', out, '--iters', ITERS, '--device', 'cpu', '--residual', 'pq', '--pq-bits', '4', '--pq', M, '--json']);
+    const small = run('2', path.join(dir, 'pq2.vlc'));
+    const large = run('8', path.join(dir, 'pq8.vlc'));
+    const again = run('2', path.join(dir, 'pq2-again.vlc'));
+    for (const x of [small, large, again]) expect(x.code, x.stderr).toBe(0);
+    expect(JSON.parse(large.stdout).residual_energy).toBeLessThan(JSON.parse(small.stdout).residual_energy);
+    expect(fs.readFileSync(path.join(dir, 'pq2.vlc')).equals(fs.readFileSync(path.join(dir, 'pq2-again.vlc')))).toBe(true);
+  });
+
+  it.each([
+    [['--pq', '8'], '--pq applies to product-quantized residuals; add --residual pq'],
+    [['--bytes', '20', '--residual', 'int8'], '--bytes applies to product-quantized residuals; add --residual pq'],
+    [['--residual', 'pq', '--pq', '8', '--bytes', '20'], '--pq M and --bytes B both choose the number of subspaces; give one'],
+    [['--residual', 'pq', '--pq', '65'], '--pq 65: the vectors have d = 64 dimensions, so at most 64 subspaces'],
+    [['--residual', 'pq', '--pq', '0'], '--pq must be at least 1 (got 0)'],
+    [['--residual', 'pq', '--bytes', 'x'], "--bytes must be a positive number of bytes per vector (got 'x')"],
+    [['--residual', 'pq', '--bytes', '5'], '--bytes 5: the smallest pq file (M = 1) takes'],
+  ])('%j is a usage error', (args, message) => {
+    const r = vlc(['compress', DEMO, '-o', path.join(dir, 'never.vlc'), '--iters', '1', '--device', 'cpu', ...args]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(fs.existsSync(path.join(dir, 'never.vlc'))).toBe(false);
   });
 });
 

@@ -32,6 +32,7 @@ describe('format version 1 files', () => {
     const bytes = fs.readFileSync(path.join(HERE, `fixtures/v1-demo200-${mode}.vlc`));
     expect(bytes.readUInt32LE(8)).toBe(1);
     const f = decodeVlc(bytes, 'v1.vlc');
+    expect(f.version).toBe(1);
     expect(f.manifest).toMatchObject({ n: 200, d: 64, m: 8, residual: mode, seed: 7 });
     const recorded = mode === 'none' ? f.manifest.training.energy : f.manifest.residualEnergy!;
     // training.energy is measured against the f32 anchors; the file holds them in f16.

@@ -1,15 +1,15 @@
-// The .vlc file format, version 1: encoder and validating decoder. Layout (all little-endian, every
+// The .vlc file format, version 2: encoder and validating decoder. Layout (all little-endian, every
 // section payload 8-byte aligned so it can be viewed in place as a typed array):
 //
 //   offset  size  field
 //   0       8     magic  89 'V' 'L' 'C' 0D 0A 1A 0A   (PNG-style: catches text-mode mangling)
-//   8       4     u32 format version (1)
+//   8       4     u32 format version (2; version 1 files, which cannot hold 'RSPQ', still read)
 //   12      4     u32 manifest length L in bytes
 //   16      4     u32 section count S
 //   20      4     u32 CRC32C of bytes 8..20 followed by the manifest bytes (the "header checksum")
 //   24      L     manifest, UTF-8 JSON (src/io/vlc/manifest.ts), then zero padding to a multiple of 8
 //   then S sections, each:
-//   +0      4     type tag, 4 ASCII bytes: 'ANCH' anchors, 'ASGN' assignments, 'RSD8'/'RSD4' residuals
+//   +0      4     type tag, 4 ASCII bytes: 'ANCH' anchors, 'ASGN' assignments, 'RSD8'/'RSD4'/'RSPQ' residuals
 //   +4      4     u32 flags; bit 0 = required (a reader that does not know the tag must refuse)
 //   +8      8     u64 payload length P
 //   +16     4     u32 CRC32C of the payload
@@ -20,6 +20,8 @@
 //   ASGN payload: n anchor ids, u8 / u16 / u32 (manifest.assignmentWidth).
 //   RSD8 / RSD4 payload (only with manifest.residual int8 / int4): d f32 scales, then n×d int8
 //     codes, or n×ceil(d/2) bytes of two int4 codes each (low nibble first) — src/codecs/scalar.ts.
+//   RSPQ payload (version 2, manifest.residual pq): product-quantized residuals — anchor scales,
+//     codebooks and codes, laid out in src/codecs/pq.ts.
 //
 // Every byte is covered: magic, checksums, zero padding and the exact end of file. The decoder
 // names what is wrong in one line ("section 'assignments' checksum mismatch: file is corrupted").
@@ -38,7 +40,9 @@ import {
 import { RESIDUAL_SECTIONS, type CodedResiduals } from '../../codecs/index.js';
 
 const MAGIC = Uint8Array.of(0x89, 0x56, 0x4c, 0x43, 0x0d, 0x0a, 0x1a, 0x0a);
-export const FORMAT_VERSION = 1;
+export const FORMAT_VERSION = 2;
+/** The oldest version this vlc reads. Version 2 added the product-quantized residual section 'RSPQ'. */
+const OLDEST_VERSION = 1;
 export const FILE_HEADER_BYTES = 24;
 export const SECTION_HEADER_BYTES = 24;
 const FLAG_REQUIRED = 1;
@@ -82,6 +86,8 @@ export interface SectionInfo {
 }
 
 export interface VlcFile {
+  /** The file's format version (1 or 2). */
+  version: number;
   manifest: VlcManifest;
   /** m×d anchors decoded to f32. */
   anchors: Float32Array;
@@ -235,7 +241,8 @@ export function decodeVlcHeader(buf: Uint8Array, source = '<input>'): { manifest
   const crcOk = crc32c(manifestBytes, crc32c(buf.subarray(8, 20))) === headerCrc;
   // A later version may lay its header out differently, so its checksum need not verify here;
   // a small version number that is not ours is most likely a newer file, anything else damage.
-  if (version !== FORMAT_VERSION && (crcOk || (version > FORMAT_VERSION && version < 256))) {
+  const readable = version >= OLDEST_VERSION && version <= FORMAT_VERSION;
+  if (!readable && (crcOk || (version > FORMAT_VERSION && version < 256))) {
     if (version > FORMAT_VERSION) throw newer();
     throw corrupt(`format version ${version} is not valid`);
   }
@@ -248,6 +255,7 @@ export function decodeVlcHeader(buf: Uint8Array, source = '<input>'): { manifest
     throw corrupt('manifest is not valid JSON');
   }
   const manifest = validateManifest(raw, source);
+  if (version < 2 && manifest.residual === 'pq') throw corrupt(`residual mode 'pq' in a format version ${version} file (pq needs version 2)`);
   if (manifest.sections.length !== sectionCount)
     throw corrupt(`header says ${sectionCount} sections but the manifest lists ${manifest.sections.length}`);
   return { manifest, manifestEnd };
@@ -258,16 +266,17 @@ export function decodeVlcHeader(buf: Uint8Array, source = '<input>'): { manifest
  * version knows (undefined when an unknown, optional section's size only its own header gives).
  */
 export function expectedVlcBytes(mf: VlcManifest, manifestEnd: number): number | undefined {
-  const sizes: Record<string, number> = {
+  const sizes: Record<string, number | undefined> = {
     anchors: mf.m * mf.d * DTYPE_BYTES[mf.anchorDtype],
     assignments: mf.n * WIDTH_BYTES[mf.assignmentWidth],
+    // pq: only the section's own header gives M and bits, so its size (and the file's) is left open.
     ...(mf.residual !== 'none' ? { residuals: RESIDUAL_SECTIONS[mf.residual].payloadBytes(mf.n, mf.d) } : {}),
   };
   const up8 = (x: number) => Math.ceil(x / 8) * 8; // not align8: these sizes may pass 2^32
   let total = up8(manifestEnd);
   for (const name of mf.sections) {
     if (sizes[name] === undefined) return undefined;
-    total += SECTION_HEADER_BYTES + up8(sizes[name]);
+    total += SECTION_HEADER_BYTES + up8(sizes[name]!);
   }
   return total;
 }
@@ -289,6 +298,7 @@ export function decodeVlc(buf: Uint8Array, source = '<input>'): VlcFile {
   }
   const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   const sectionCount = manifest.sections.length;
+  const version = view.getUint32(8, true); // checked by decodeVlcHeader: 1..FORMAT_VERSION
   const manifestLen = manifestEnd - FILE_HEADER_BYTES;
   let off = FILE_HEADER_BYTES + manifestLen;
   checkPadding(buf, off, align8(off), 'the manifest', corrupt);
@@ -359,8 +369,8 @@ export function decodeVlc(buf: Uint8Array, source = '<input>'): VlcFile {
   for (let i = 0; i < n; i++)
     if (assignments[i] >= m) throw corrupt(`section 'assignments': vector ${i} names anchor ${assignments[i]} but m = ${m}`);
 
-  const residuals = manifest.residual === 'none' ? undefined : RESIDUAL_SECTIONS[manifest.residual].read(residualBytes!, n, d, corrupt);
-  return { manifest, anchors, assignments, residuals, fileBytes: len, sections, warnings };
+  const residuals = manifest.residual === 'none' ? undefined : RESIDUAL_SECTIONS[manifest.residual].read(residualBytes!, { n, d, m, assignments }, corrupt);
+  return { version, manifest, anchors, assignments, residuals, fileBytes: len, sections, warnings };
 }
 
 function checkPadding(buf: Uint8Array, from: number, to: number, after: string, corrupt: (w: string) => Error) {

@@ -1,0 +1,94 @@
+// compress()'s residual choices — residual mode, pq subspaces, bits, byte budget — their validation,
+// the choice of M from a byte budget, and the encoding itself (src/codecs/).
+import type { AnnealHooks } from '../anneal/types.js';
+import type { Backend } from '../backend/types.js';
+import { residualMse, type CodedMode, type CodedResiduals, type ResidualInput, type ResidualMode } from '../codecs/index.js';
+import { PQ_BITS, pqPayloadBytes, type PqBits } from '../codecs/pq.js';
+import { encodeScalar } from '../codecs/scalar.js';
+import { UsageError } from '../errors.js';
+import { encodeVlc, type VlcContent } from '../io/vlc/format.js';
+import { log } from '../log.js';
+
+/** The residual options of compress() (the CLI's --residual, --pq, --pq-bits, --bytes). */
+export interface ResidualChoice {
+  residual: ResidualMode;
+  /** pq: M subspaces (default d/4). */
+  pq?: number;
+  /** pq: bits per code, 8 (default) or 4. */
+  pqBits?: number;
+  /** pq: the largest M whose whole file stays within this many bytes per vector. */
+  bytes?: number;
+}
+
+/** What compress will encode, once the input's size is known. */
+export type ResidualPlan = { mode: 'none' } | { mode: 'int8' | 'int4' } | { mode: 'pq'; subspaces: number; bits: PqBits };
+
+/** The choices' contradictions, before anything is read (messages name the CLI's flags). */
+export function checkResidualChoice(o: ResidualChoice): void {
+  const pqOnly = (['pq', 'bytes', 'pqBits'] as const).filter((k) => o[k] !== undefined);
+  if (o.residual !== 'pq' && pqOnly.length) {
+    const flag = { pq: '--pq', bytes: '--bytes', pqBits: '--pq-bits' }[pqOnly[0]];
+    throw new UsageError(`${flag} applies to product-quantized residuals; add --residual pq`);
+  }
+  if (o.pq !== undefined && o.bytes !== undefined) throw new UsageError('--pq M and --bytes B both choose the number of subspaces; give one');
+  if (o.pq !== undefined && !(Number.isInteger(o.pq) && o.pq >= 1)) throw new UsageError(`--pq must be a whole number >= 1 (got ${o.pq})`);
+  if (o.bytes !== undefined && !(Number.isFinite(o.bytes) && o.bytes > 0))
+    throw new UsageError(`--bytes must be a positive number of bytes per vector (got ${o.bytes})`);
+  if (o.pqBits !== undefined && !(PQ_BITS as readonly number[]).includes(o.pqBits)) throw new UsageError(`--pq-bits must be 8 or 4 (got ${o.pqBits})`);
+}
+
+/**
+ * The plan for n×d input and m anchors. With --bytes, M is the largest whose file fits the budget
+ * (`fileBytes(payload)` is the exact size of the file with a residual section of that payload).
+ */
+export function planResiduals(o: ResidualChoice, n: number, d: number, m: number, fileBytes: (payloadBytes: number) => number): ResidualPlan {
+  if (o.residual !== 'pq') return { mode: o.residual };
+  const bits = (o.pqBits ?? 8) as PqBits;
+  if (o.pq !== undefined) {
+    if (o.pq > d) throw new UsageError(`--pq ${o.pq}: the vectors have d = ${d} dimensions, so at most ${d} subspaces`);
+    return { mode: 'pq', subspaces: o.pq, bits };
+  }
+  if (o.bytes === undefined) return { mode: 'pq', subspaces: Math.max(1, Math.round(d / 4)), bits };
+  const fits = (M: number) => fileBytes(pqPayloadBytes(n, d, m, M, bits)) <= o.bytes! * n;
+  if (!fits(1)) {
+    const least = fileBytes(pqPayloadBytes(n, d, m, 1, bits)) / n;
+    throw new UsageError(
+      `--bytes ${o.bytes}: the smallest pq file (M = 1) takes ${least.toFixed(2)} bytes per vector with m = ${m} anchors; ` +
+        `raise --bytes, or lower --anchors`,
+    );
+  }
+  let lo = 1; // fits
+  let hi = d + 1; // M = d + 1 never allowed
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (fits(mid)) lo = mid;
+    else hi = mid;
+  }
+  if (lo === d) log().info(`--bytes ${o.bytes} allows more than d = ${d} subspaces; using M = ${d} (one dimension per code)`);
+  return { mode: 'pq', subspaces: lo, bits };
+}
+
+/** The exact size of `content` written with a residual section of `payloadBytes` in place of its own. */
+export function fileBytesWithResidual(content: VlcContent, mode: CodedMode, payloadBytes: number): number {
+  // The energy is not known yet: a placeholder as long as any double's JSON keeps the size an upper bound.
+  const stub: CodedResiduals = { mode, addTo: () => {}, payload: () => new Uint8Array(payloadBytes) };
+  const manifest = { ...content.manifest, residual: mode, residualEnergy: -1.2345678901234567e-100 };
+  return encodeVlc({ ...content, manifest, residuals: stub }).reduce((s, c) => s + c.length, 0);
+}
+
+/** Encode the residuals of the plan (residuals against the anchors as stored) and measure their error. */
+export async function encodeResiduals(
+  plan: Exclude<ResidualPlan, { mode: 'none' }>,
+  input: ResidualInput,
+  backend: Backend,
+  seed: number,
+  hooks: AnnealHooks,
+): Promise<{ residuals: CodedResiduals; residualEnergy: number }> {
+  let residuals: CodedResiduals;
+  if (plan.mode === 'pq') {
+    // Loaded on use: the trainer brings the quantizer.
+    const { encodePq } = await import('../codecs/train/pq.js');
+    residuals = await encodePq(input, backend, { subspaces: plan.subspaces, bits: plan.bits, seed }, hooks);
+  } else residuals = encodeScalar(plan.mode, input);
+  return { residuals, residualEnergy: residualMse(residuals, input) };
+}

@@ -1,0 +1,163 @@
+// Training and encoding of product-quantized residuals (the coded form: ../pq.ts) with our own
+// annealing quantizer: each subspace's codebook is an anneal() run over an Engine of the Backend in
+// use, on a sample of the scaled residuals, and every vector's codes are one exact assignment pass
+// of that engine against the stored codebooks. Nothing here knows which device runs it: through
+// the Backend interface the M small problems are independent (a device that can hold them all
+// may run them at once); the CPU runs them one after another, each on every core.
+import { anneal } from '../../anneal/index.js';
+import { DEFAULT_CONFIG, type AnnealConfig } from '../../anneal/config.js';
+import { Rng } from '../../anneal/random.js';
+import type { AnnealHooks } from '../../anneal/types.js';
+import type { Backend, Engine } from '../../backend/types.js';
+import type { Dataset } from '../../io/dataset.js';
+import { InterruptedError } from '../../errors.js';
+import { log } from '../../log.js';
+import { PqResiduals, storedCodebook, subspaceBounds, type PqBits } from '../pq.js';
+import type { ResidualInput } from '../types.js';
+
+/** Training points per centroid: FAISS's max_points_per_centroid; more barely moves the codebooks. */
+export const PQ_TRAIN_PER_CENTROID = 256;
+
+/**
+ * Each codebook's anneal() run: the quantizer's defaults but for the iteration cap (30) and no
+ * maintenance. On these small low-dimensional problems (d/M dimensions, 16 or 256 centroids)
+ * maintenance gave the same energy (16,384 x 4, 256 centroids; 2,000 x 2, 16) at several times
+ * the time, and the runs settle within 30 iterations.
+ */
+const PQ_TRAIN_CONFIG: Omit<AnnealConfig, 'm'> = { ...DEFAULT_CONFIG, maxIters: 30, maintenanceEvery: 0 };
+
+
+export interface PqOptions {
+  /** M subspaces, 1..d. */
+  subspaces: number;
+  bits: PqBits;
+  seed: number;
+  /** Training points per subspace (default K × PQ_TRAIN_PER_CENTROID, at most n). */
+  sample?: number;
+  maxIters?: number;
+}
+
+/** Train the codebooks on a sample and encode every vector. */
+export async function encodePq(input: ResidualInput, backend: Backend, o: PqOptions, hooks: AnnealHooks = {}): Promise<PqResiduals> {
+  const started = performance.now();
+  const { n, d, assign } = input;
+  const M = o.subspaces;
+  if (!(Number.isInteger(M) && M >= 1 && M <= d)) throw new Error(`encodePq: M = ${M} subspaces, d = ${d} allows 1..${d}`);
+  const K = 2 ** o.bits;
+  const bounds = subspaceBounds(d, M);
+  const m = input.anchors.length / d;
+  const scales = anchorScales(input, m);
+  const scaled = scaledResiduals(input, scales);
+
+  const sampleSize = Math.min(n, o.sample ?? K * PQ_TRAIN_PER_CENTROID);
+  const sample = sampleRows(n, sampleSize, new Rng(o.seed));
+  const trainedK = Math.min(K, sampleSize);
+  const codebooks = new Float32Array(K * d);
+  const codes = new Uint8Array(n * M);
+  for (let t = 0; t < M; t++) {
+    const lo = bounds[t];
+    const w = bounds[t + 1] - lo;
+    const cfg: AnnealConfig = { ...PQ_TRAIN_CONFIG, m: trainedK, seed: o.seed + t, maxIters: o.maxIters ?? PQ_TRAIN_CONFIG.maxIters };
+    const points = columns(scaled, d, lo, w, sample);
+    const engine = await backend.open(points, trainedK);
+    try {
+      const trained = (await anneal(engine, cfg, { signal: hooks.signal, initAnchors: firstRows(points, trainedK) })).anchors;
+      // Fewer training points than centroids: the spare entries repeat trained ones (never chosen: ties keep the lowest).
+      const book = new Float32Array(K * w);
+      for (let c = 0; c < K; c++) book.set(trained.subarray((c % trainedK) * w, ((c % trainedK) + 1) * w), c * w);
+      const stored = storedCodebook(book);
+      codebooks.set(stored, K * lo);
+      // Codes against the codebook as stored; when the sample is every vector, its engine already holds them.
+      const usable = stored.subarray(0, trainedK * w);
+      if (sampleSize === n) {
+        const nearest = await nearestEntries(engine, usable, hooks);
+        for (let r = 0; r < n; r++) codes[sample[r] * M + t] = nearest[r];
+      } else {
+        const all = await backend.open(columns(scaled, d, lo, w), trainedK);
+        try {
+          const nearest = await nearestEntries(all, usable, hooks);
+          for (let i = 0; i < n; i++) codes[i * M + t] = nearest[i];
+        } finally {
+          await all.dispose();
+        }
+      }
+    } finally {
+      await engine.dispose();
+    }
+  }
+  log().debug({ seconds: (performance.now() - started) / 1000, M, bits: o.bits, sample: sampleSize }, 'pq residuals');
+  return new PqResiduals(n, d, M, o.bits, assign, scales, codebooks, codes);
+}
+
+/**
+ * Each anchor's scale: the RMS of its vectors' residuals per dimension, in f32 (0 for an empty cell
+ * or one whose vectors all sit on the anchor).
+ */
+function anchorScales({ x, n, d, anchors, assign }: ResidualInput, m: number): Float32Array {
+  const sse = new Float64Array(m);
+  const count = new Float64Array(m);
+  for (let i = 0; i < n; i++) {
+    const a = assign[i];
+    let s = 0;
+    for (let k = 0; k < d; k++) {
+      const r = x[i * d + k] - anchors[a * d + k];
+      s += r * r;
+    }
+    sse[a] += s;
+    count[a]++;
+  }
+  return Float32Array.from(sse, (s, j) => (count[j] > 0 ? Math.sqrt(s / (count[j] * d)) : 0));
+}
+
+/** n×d residuals divided by their anchor's scale (0 where the scale is 0). */
+function scaledResiduals({ x, n, d, anchors, assign }: ResidualInput, scales: Float32Array): Float32Array {
+  const out = new Float32Array(n * d);
+  for (let i = 0; i < n; i++) {
+    const a = assign[i];
+    const s = scales[a];
+    if (s === 0) continue;
+    for (let k = 0; k < d; k++) out[i * d + k] = (x[i * d + k] - anchors[a * d + k]) / s;
+  }
+  return out;
+}
+
+/** `count` distinct row indices of 0..n-1 in random order (seeded partial Fisher–Yates). */
+function sampleRows(n: number, count: number, rng: Rng): Int32Array {
+  const swapped = new Map<number, number>();
+  const out = new Int32Array(count);
+  for (let i = 0; i < count; i++) {
+    const j = i + rng.int(n - i);
+    out[i] = swapped.get(j) ?? j;
+    swapped.set(j, swapped.get(i) ?? i);
+  }
+  return out;
+}
+
+/** Columns lo..lo+w of the rows (all when `rows` is absent) as an f32 Dataset in shared memory. */
+function columns(a: Float32Array, d: number, lo: number, w: number, rows?: Int32Array): Dataset {
+  const n = rows ? rows.length : a.length / d;
+  const data = new Float32Array(new SharedArrayBuffer(n * w * 4));
+  for (let r = 0; r < n; r++) {
+    const i = rows ? rows[r] : r;
+    data.set(a.subarray(i * d + lo, i * d + lo + w), r * w);
+  }
+  return { n, d: w, dtype: 'f32', data, format: 'pq-subspace', dropped: 0 };
+}
+
+/**
+ * The first `count` rows of the (randomly sampled) training points: the codebook's start, as FAISS
+ * starts its k-means. k-means++ would cost ~3 engine round trips per centroid (x 256 centroids x M
+ * subspaces), most of a codebook's training time on the CPU, and annealing from here reaches as low
+ * an energy.
+ */
+function firstRows(ds: Dataset, count: number): Float32Array {
+  return (ds.data as Float32Array).slice(0, count * ds.d);
+}
+
+/** Each row's nearest codebook entry (exact, ties to the lowest index), by the engine's final pass. */
+async function nearestEntries(engine: Engine, codebook: Float32Array, hooks: AnnealHooks): Promise<Uint32Array> {
+  if (hooks.signal?.aborted) throw new InterruptedError();
+  await engine.setAnchors(codebook);
+  await engine.finalize();
+  return engine.assignments();
+}

@@ -1,0 +1,162 @@
+// Product-quantized residuals: the layout of subspaces, the 'RSPQ' section's round trip at 8 and 4
+// bits (odd M, d not a multiple of M), and every kind of damage to it named as such.
+import { describe, expect, it } from 'vitest';
+import { PqResiduals, subspaceBounds, storedCodebook, type PqBits } from '../../dist/codecs/pq.js';
+import { residualMse } from '../../dist/codecs/index.js';
+import { crc32c } from '../../dist/io/vlc/crc32c.js';
+import { decodeVlc, encodeVlcBytes, FILE_HEADER_BYTES, SECTION_HEADER_BYTES, type VlcContent } from '../../dist/io/vlc/format.js';
+import { reconstruct } from '../../dist/io/vlc/reconstruct.js';
+import { UsageError } from '../../dist/errors.js';
+import { rng } from '../rng.js';
+
+/** A small file with pq residuals: codes, scales and codebooks from a seeded generator. */
+function pqContent(n: number, d: number, m: number, M: number, bits: PqBits) {
+  const rand = rng(n * 1000 + d * 10 + M + bits);
+  const anchors = Float32Array.from({ length: m * d }, () => Math.round(rand() * 64) / 16);
+  const assignments = Uint32Array.from({ length: n }, (_, i) => i % m);
+  const K = 2 ** bits;
+  const scales = Float32Array.from({ length: m }, (_, j) => (j === 1 ? 0 : 0.1 + rand()));
+  const codebooks = storedCodebook(Float32Array.from({ length: K * d }, () => rand() * 2 - 1));
+  const codes = Uint8Array.from({ length: n * M }, () => Math.floor(rand() * K));
+  const residuals = new PqResiduals(n, d, M, bits, assignments, scales, codebooks, codes);
+  const content: VlcContent = {
+    manifest: {
+      n, d, m, metric: 'l2', anchorDtype: 'f32', residual: 'pq', residualEnergy: 0.5,
+      input: { dtype: 'f32', dropped: 0 },
+      training: { energy: 1, iterations: 3, converged: true, init: 'kmeans++' },
+      config: { maxIters: 3 }, seed: 1, tool: { name: 'vlc', version: '0.1.0' }, device: 'cpu',
+    },
+    anchors,
+    assignments,
+    residuals,
+  };
+  return { content, residuals };
+}
+
+function decodeError(bytes: Uint8Array): string {
+  try {
+    decodeVlc(bytes, 'x.vlc');
+  } catch (e) {
+    expect(e).toBeInstanceOf(UsageError);
+    return (e as Error).message;
+  }
+  throw new Error('decoded a damaged file without complaint');
+}
+
+/** Offset of the residual section's header (the third section). */
+function residualHeader(bytes: Uint8Array): number {
+  const v = new DataView(bytes.buffer, bytes.byteOffset);
+  let off = (FILE_HEADER_BYTES + v.getUint32(12, true) + 7) & ~7;
+  for (let s = 0; s < 2; s++) off = (off + SECTION_HEADER_BYTES + Number(v.getBigUint64(off + 8, true)) + 7) & ~7;
+  return off;
+}
+
+/** Change the residual payload through `edit` and fix both checksums, so only the decoder's sense checks can object. */
+function rewritePayload(bytes: Uint8Array, edit: (payload: DataView, p: Uint8Array) => void): Uint8Array {
+  const b = bytes.slice();
+  const h = residualHeader(b);
+  const v = new DataView(b.buffer);
+  const size = Number(v.getBigUint64(h + 8, true));
+  const p = b.subarray(h + SECTION_HEADER_BYTES, h + SECTION_HEADER_BYTES + size);
+  edit(new DataView(b.buffer, p.byteOffset, p.byteLength), p);
+  v.setUint32(h + 16, crc32c(p), true);
+  v.setUint32(h + 20, crc32c(b.subarray(h, h + 20)), true);
+  return b;
+}
+
+describe('pq subspaces', () => {
+  it('split d into M runs of consecutive dimensions, the first d mod M one longer', () => {
+    expect(Array.from(subspaceBounds(10, 4))).toEqual([0, 3, 6, 8, 10]);
+    expect(Array.from(subspaceBounds(8, 8))).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(Array.from(subspaceBounds(5, 1))).toEqual([0, 5]);
+  });
+});
+
+describe('.vlc pq section', () => {
+  it.each([
+    [8, 4, 10],
+    [4, 3, 10],
+    [4, 4, 7],
+    [8, 1, 3],
+  ] as const)('%i-bit codes, M = %i, d = %i: round trip and decoding', (bits, M, d) => {
+    const n = 37;
+    const { content, residuals } = pqContent(n, d, 5, M, bits);
+    const bytes = encodeVlcBytes(content);
+    expect(new DataView(bytes.buffer).getUint32(8, true)).toBe(2);
+    const f = decodeVlc(bytes, 'p.vlc');
+    const got = f.residuals as PqResiduals;
+    expect(got.mode).toBe('pq');
+    expect([got.M, got.bits]).toEqual([M, bits]);
+    expect(Array.from(got.codes)).toEqual(Array.from(residuals.codes));
+    expect(Array.from(got.scales)).toEqual(Array.from(residuals.scales));
+    expect(Array.from(got.codebooks)).toEqual(Array.from(residuals.codebooks));
+    const codeBytes = bits === 8 ? M : Math.ceil(M / 2);
+    expect(f.sections[2]).toMatchObject({ name: 'residuals', tag: 'RSPQ' });
+    expect(f.sections[2].bytes).toBe(16 + 4 * 5 + ((2 * 2 ** bits * d + 3) & ~3) + n * codeBytes);
+    // Vector i = anchor + scale × its centroids, dimension by dimension.
+    const rec = reconstruct(f);
+    const bounds = subspaceBounds(d, M);
+    for (const i of [0, 1, 6, n - 1]) {
+      const j = f.assignments[i];
+      for (let t = 0; t < M; t++)
+        for (let k = bounds[t]; k < bounds[t + 1]; k++) {
+          const c = residuals.codebooks[2 ** bits * bounds[t] + residuals.codes[i * M + t] * (bounds[t + 1] - bounds[t]) + k - bounds[t]];
+          expect(rec[i * d + k]).toBe(Math.fround(content.anchors[j * d + k] + residuals.scales[j] * c));
+        }
+    }
+    // Anchor 1 has scale 0: its vectors decode to the anchor exactly.
+    expect(Array.from(rec.subarray(1 * d, 2 * d))).toEqual(Array.from(content.anchors.subarray(d, 2 * d)));
+  });
+
+  it('measures its error through the decoder (residualMse = the error of the decoded file)', () => {
+    const { content, residuals } = pqContent(20, 6, 4, 3, 8);
+    const x = Float32Array.from({ length: 20 * 6 }, (_, i) => Math.sin(i));
+    const input = { x, n: 20, d: 6, anchors: content.anchors, assign: content.assignments };
+    const rec = reconstruct(decodeVlc(encodeVlcBytes(content)));
+    let err = 0;
+    for (let i = 0; i < x.length; i++) err += (x[i] - rec[i]) ** 2;
+    expect(residualMse(residuals, input)).toBeCloseTo(err / 20, 10);
+  });
+
+  const { content } = pqContent(24, 6, 4, 3, 4);
+  const good = encodeVlcBytes(content);
+
+  it('flipping any single byte anywhere is an error', () => {
+    for (let i = 0; i < good.length; i++) {
+      const bad = good.slice();
+      bad[i] ^= 0x10;
+      expect(() => decodeVlc(bad, 'x.vlc'), `byte ${i}`).toThrow(UsageError);
+    }
+  });
+
+  it('truncation at every length is an error', () => {
+    for (let len = 1; len < good.length; len++) expect(decodeError(good.subarray(0, len)), `length ${len}`).toMatch(/truncated|padding/);
+  });
+
+  it('names values that checksum correctly but make no sense', () => {
+    const say = (edit: (v: DataView, p: Uint8Array) => void) => decodeError(rewritePayload(good, edit));
+    const pre = "x.vlc: section 'residuals' (pq)";
+    expect(say((v) => v.setUint32(0, 1, true))).toBe(
+      `${pre} has 272 bytes, but n = 24, d = 6, m = 4, M = 1, 4-bit codes need 248: file is corrupted`,
+    );
+    expect(say((v) => v.setUint32(4, 8, true))).toMatch(/M = 3, 8-bit codes need 3(\d+): file is corrupted/);
+    expect(say((v) => v.setUint32(0, 7, true))).toBe(`${pre} says M = 7 subspaces, but d = 6 allows 1..6: file is corrupted`);
+    expect(say((v) => v.setUint32(0, 0, true))).toBe(`${pre} says M = 0 subspaces, but d = 6 allows 1..6: file is corrupted`);
+    expect(say((v) => v.setUint32(4, 5, true))).toBe(`${pre} says 5 bits per code; 8 or 4 are defined: file is corrupted`);
+    expect(say((v) => v.setUint32(8, 5, true))).toBe(`${pre} holds 5 anchor scales, but m = 4: file is corrupted`);
+    expect(say((v) => v.setUint32(12, 1, true))).toBe(`${pre} has a non-zero reserved header field: file is corrupted`);
+    expect(say((v) => v.setFloat32(16, -1, true))).toBe(`${pre} has an anchor scale that is not a finite number >= 0: file is corrupted`);
+    expect(say((v) => v.setFloat32(20, NaN, true))).toMatch(/anchor scale that is not a finite/);
+    expect(say((v) => v.setUint16(32, 0x7c00, true))).toBe(`${pre} has a codebook value that is not finite: file is corrupted`);
+    // M = 3 at 4 bits: the second byte of each vector's codes uses only its low half.
+    expect(say((_, p) => (p[p.length - 1] |= 0x30))).toBe(`${pre} has a non-zero unused half byte in vector 23's codes: file is corrupted`);
+  });
+
+  it('refuses pq residuals in a format version 1 file', () => {
+    const b = good.slice();
+    const v = new DataView(b.buffer);
+    v.setUint32(8, 1, true);
+    v.setUint32(20, crc32c(b.subarray(24, 24 + v.getUint32(12, true)), crc32c(b.subarray(8, 20))), true);
+    expect(decodeError(b)).toBe("x.vlc: residual mode 'pq' in a format version 1 file (pq needs version 2): file is corrupted");
+  });
+});
