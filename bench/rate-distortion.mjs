@@ -1,0 +1,118 @@
+// The vlc half of bench/rate-distortion.py: on one data set, learn the anchors once (CPU backend,
+// the quantizer's defaults), then write a .vlc file with each residual codec — none, pq at each
+// byte budget (`--bytes B`: the largest M whose whole file fits), int4, int8 — read it back and
+// measure what a user gets: true bytes per vector (the file size / n, every section and header),
+// MSE of the decoded vectors, and recall@10 of the exact top-10 (squared L2 on the originals, the
+// query left out) among the decoded vectors, for the queries given.
+//
+// The codecs are the ones `vlc compress --residual ...` runs (the same functions); only the anchors
+// are shared between them, as the same seed would give the same anchors in every run.
+//
+// Usage: node bench/rate-distortion.mjs DATA.npy --m M --queries Q.json --budgets 8,16,34 [--bits 8,4] > out.json
+// Needs: npx tsc -p . (dist/).
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const lib = (p) => import(path.join(root, 'dist', p));
+const { readDataset } = await lib('io/read.js');
+const { toF32 } = await lib('io/dataset.js');
+const { createCpuBackend, knn } = await lib('backend/cpu/index.js');
+const { anneal } = await lib('anneal/index.js');
+const { DEFAULT_CONFIG } = await lib('anneal/config.js');
+const { storedAnchors } = await lib('io/vlc/format.js');
+const { writeVlc, readVlc } = await lib('io/vlc/file.js');
+const { reconstruct } = await lib('io/vlc/reconstruct.js');
+const { planResiduals, encodeResiduals, fileBytesWithResidual } = await lib('commands/residual-options.js');
+const { VERSION } = await lib('version.js');
+
+const args = process.argv.slice(2);
+const flag = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i < 0 ? fallback : args[i + 1];
+};
+const dataPath = args[0];
+const m = Number(flag('--m'));
+const queries = JSON.parse(fs.readFileSync(flag('--queries'), 'utf8'));
+const budgets = flag('--budgets', '').split(',').filter(Boolean).map(Number);
+const bitsList = flag('--bits', '8').split(',');
+
+const ds = await readDataset(dataPath);
+const x = toF32(ds);
+const { n, d } = ds;
+const backend = createCpuBackend({});
+const cfg = { ...DEFAULT_CONFIG, m };
+const t0 = performance.now();
+const engine = await backend.open(ds, m);
+const trained = await anneal(engine, cfg);
+await engine.dispose();
+const anchorSeconds = (performance.now() - t0) / 1000;
+const anchors = storedAnchors(trained.anchors, 'f16');
+const input = { x, n, d, anchors, assign: trained.assignments };
+
+// Exact top-10 of every query among the originals, the query left out.
+const nq = queries.length;
+const q = new Float32Array(nq * d);
+queries.forEach((i, r) => q.set(x.subarray(i * d, (i + 1) * d), r * d));
+const truth = await topTen(x);
+
+async function topTen(base) {
+  const res = await knn(base, n, q, nq, d, 11);
+  return queries.map((self, r) => Array.from(res.ids.subarray(r * 11, r * 11 + 11)).filter((j) => j !== self).slice(0, 10));
+}
+
+const manifest = {
+  n, d, m, metric: 'l2', anchorDtype: 'f16', residual: 'none',
+  input: { dtype: ds.dtype, dropped: 0 },
+  training: { energy: trained.energy, iterations: trained.iterations, converged: trained.converged, init: 'kmeans++' },
+  config: { ...cfg }, seed: cfg.seed, tool: { name: 'vlc', version: VERSION }, device: 'cpu',
+};
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vlc-rd-'));
+const rows = [];
+const plans = [
+  { method: 'vlc none', flags: { residual: 'none', pqBits: '8' } },
+  ...bitsList.flatMap((bits) =>
+    budgets.map((B) => ({ method: `vlc pq${bits === '4' ? ' 4-bit' : ''} --bytes ${B}`, flags: { residual: 'pq', pqBits: bits, bytes: B } })),
+  ),
+  { method: 'vlc int4', flags: { residual: 'int4', pqBits: '8' } },
+  { method: 'vlc int8', flags: { residual: 'int8', pqBits: '8' } },
+];
+for (const { method, flags } of plans) {
+  let plan;
+  try {
+    plan = planResiduals(flags, n, d, m, (payload) => fileBytesWithResidual({ manifest, anchors: trained.anchors, assignments: trained.assignments }, 'pq', payload));
+  } catch (e) {
+    process.stderr.write(`${method}: ${e.message}\n`);
+    continue;
+  }
+  const t = performance.now();
+  const coded = plan.mode === 'none' ? undefined : await encodeResiduals(plan, input, backend, cfg.seed, {});
+  const seconds = (performance.now() - t) / 1000;
+  const file = path.join(tmp, 'x.vlc');
+  const bytes = await writeVlc(file, {
+    manifest: { ...manifest, residual: plan.mode, ...(coded ? { residualEnergy: coded.residualEnergy } : {}) },
+    anchors: trained.anchors,
+    assignments: trained.assignments,
+    residuals: coded?.residuals,
+  });
+  const decoded = reconstruct(await readVlc(file));
+  let sq = 0;
+  for (let i = 0; i < decoded.length; i++) sq += (x[i] - decoded[i]) ** 2;
+  const found = await topTen(decoded);
+  let hits = 0;
+  found.forEach((ids, r) => {
+    const want = new Set(truth[r]);
+    for (const id of ids) if (want.has(id)) hits++;
+  });
+  const row = {
+    method, bytes_per_vector: bytes / n, mse: sq / n, recall_at_10: hits / (nq * 10), encode_seconds: seconds,
+    ...(plan.mode === 'pq' ? { pq_subspaces: plan.subspaces, pq_bits: plan.bits } : {}),
+  };
+  rows.push(row);
+  process.stderr.write(`${JSON.stringify(row)}\n`);
+}
+fs.rmSync(tmp, { recursive: true, force: true });
+await backend.close();
+process.stdout.write(JSON.stringify({ n, d, m, anchor_energy: trained.energy, anchor_seconds: anchorSeconds, iterations: trained.iterations, rows }) + '\n');
