@@ -25,7 +25,7 @@ const { DEFAULT_CONFIG } = await lib('anneal/config.js');
 const { storedAnchors } = await lib('io/vlc/format.js');
 const { writeVlc, readVlc } = await lib('io/vlc/file.js');
 const { reconstruct } = await lib('io/vlc/reconstruct.js');
-const { planResiduals, encodeResiduals, fileBytesWithResidual } = await lib('commands/residual-options.js');
+const { planResiduals, encodeResiduals, fileBytesWithResidual } = await lib('api/residuals.js');
 const { VERSION } = await lib('version.js');
 
 const args = process.argv.slice(2);
@@ -72,12 +72,12 @@ const manifest = {
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'vlc-rd-'));
 const rows = [];
 const plans = [
-  { method: 'vlc none', flags: { residual: 'none', pqBits: '8' } },
+  { method: 'vlc none', flags: { residual: 'none' } },
   ...bitsList.flatMap((bits) =>
-    budgets.map((B) => ({ method: `vlc pq${bits === '4' ? ' 4-bit' : ''} --bytes ${B}`, flags: { residual: 'pq', pqBits: bits, bytes: B } })),
+    budgets.map((B) => ({ method: `vlc pq${bits === '4' ? ' 4-bit' : ''} --bytes ${B}`, flags: { residual: 'pq', pqBits: Number(bits), bytes: B } })),
   ),
-  { method: 'vlc int4', flags: { residual: 'int4', pqBits: '8' } },
-  { method: 'vlc int8', flags: { residual: 'int8', pqBits: '8' } },
+  { method: 'vlc int4', flags: { residual: 'int4' } },
+  { method: 'vlc int8', flags: { residual: 'int8' } },
 ];
 for (const { method, flags } of plans) {
   let plan;

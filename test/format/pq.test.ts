@@ -6,8 +6,8 @@ import { residualMse } from '../../dist/codecs/index.js';
 import { crc32c } from '../../dist/io/vlc/crc32c.js';
 import { decodeVlc, encodeVlcBytes, FILE_HEADER_BYTES, SECTION_HEADER_BYTES, type VlcContent } from '../../dist/io/vlc/format.js';
 import { reconstruct } from '../../dist/io/vlc/reconstruct.js';
-import { UsageError } from '../../dist/errors.js';
 import { rng } from '../rng.js';
+import { decodeError, expectEveryCutFails, expectEveryFlipFails } from './damage.js';
 
 /** A small file with pq residuals: codes, scales and codebooks from a seeded generator. */
 function pqContent(n: number, d: number, m: number, M: number, bits: PqBits) {
@@ -31,16 +31,6 @@ function pqContent(n: number, d: number, m: number, M: number, bits: PqBits) {
     residuals,
   };
   return { content, residuals };
-}
-
-function decodeError(bytes: Uint8Array): string {
-  try {
-    decodeVlc(bytes, 'x.vlc');
-  } catch (e) {
-    expect(e).toBeInstanceOf(UsageError);
-    return (e as Error).message;
-  }
-  throw new Error('decoded a damaged file without complaint');
 }
 
 /** Offset of the residual section's header (the third section). */
@@ -121,17 +111,9 @@ describe('.vlc pq section', () => {
   const { content } = pqContent(24, 6, 4, 3, 4);
   const good = encodeVlcBytes(content);
 
-  it('flipping any single byte anywhere is an error', () => {
-    for (let i = 0; i < good.length; i++) {
-      const bad = good.slice();
-      bad[i] ^= 0x10;
-      expect(() => decodeVlc(bad, 'x.vlc'), `byte ${i}`).toThrow(UsageError);
-    }
-  });
+  it('flipping any single byte anywhere is an error', () => expectEveryFlipFails(good, 0x10));
 
-  it('truncation at every length is an error', () => {
-    for (let len = 1; len < good.length; len++) expect(decodeError(good.subarray(0, len)), `length ${len}`).toMatch(/truncated|padding/);
-  });
+  it('truncation at every length is an error', () => expectEveryCutFails(good));
 
   it('names values that checksum correctly but make no sense', () => {
     const say = (edit: (v: DataView, p: Uint8Array) => void) => decodeError(rewritePayload(good, edit));
