@@ -25,8 +25,9 @@ scikit-learn (digits). Without FAISS it says so and measures vlc alone.
 import argparse, datetime, json, os, platform, subprocess, sys, tempfile
 
 # One thread: the benchmark measures quality, not speed, and on a shared machine FAISS's OpenMP
-# threads oversubscribed the cores and ran many times slower.
-os.environ.setdefault("OMP_NUM_THREADS", "1")
+# and BLAS threads oversubscribed the cores and ran many times slower.
+for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(var, "1")
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))

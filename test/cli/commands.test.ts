@@ -279,7 +279,8 @@ describe('--residual int8 / int4', () => {
   });
 });
 
-describe('--residual pq', () => {
+// Each case runs up to three compressions with codebook training: more time than the default.
+describe('--residual pq', { timeout: 240_000 }, () => {
   // 4-bit codes keep the suite fast (16 centroids a subspace); the 8-bit path shares all but the packing.
   const pqFile = () => path.join(dir, 'pq-b.vlc');
 
