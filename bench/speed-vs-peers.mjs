@@ -101,6 +101,12 @@ const commit = (() => {
 })();
 const backend = await createCudaBackend(0);
 const rows = [];
+// Written after every workload, so that a run stopped by a time limit keeps what it measured.
+const save = () =>
+  writeFileSync(outFile, JSON.stringify({
+    date: new Date().toISOString().slice(0, 10), device: backend.label, commit, iters,
+    peers: havePeers ? peers : `absent (${peers}): peers not measured`, workloads: rows,
+  }, null, 1) + '\n');
 for (const name of names) {
   const w = WORKLOADS[name];
   if (!w) throw new Error(`unknown workload ${name}: ${Object.keys(WORKLOADS).join(', ')}`);
@@ -120,10 +126,6 @@ for (const name of names) {
       (havePeers ? ` | torch fp32 ${ms(row.torch_fp32)} tf32 ${ms(row.torch_tf32)} | flash fp32 ${ms(row.flash_fp32)} fp16 ${ms(row.flash_fp16)}` : ' | peers absent'),
   );
   rows.push(row);
+  save();
 }
 await backend.close();
-const out = {
-  date: new Date().toISOString().slice(0, 10), device: backend.label, commit, iters,
-  peers: havePeers ? peers : `absent (${peers}): peers not measured`, workloads: rows,
-};
-writeFileSync(outFile, JSON.stringify(out, null, 1) + '\n');

@@ -83,14 +83,16 @@ extern "C" __global__ void __launch_bounds__(256) prep_points_f32(PREP_ARGS(floa
 extern "C" __global__ void __launch_bounds__(256) prep_points_f16(PREP_ARGS(__half)) {
   prep_rows(X, mu, s, n, d, dp, npad, 0.f, Xh, xn, nullptr, nullptr);
 }
-// Zero scalars[first .. 3]: all four before a pass (first = 0), the list's two before each tile of
-// a tiled pass (first = 2), whose list restarts with the tile.
+// The screen's scalars: [0] = max ‖c''‖² (as float bits), [1] = an anchor outside fp16, [2] = the
+// length of exact_h's list, [3] unused, [4] = the length of exact_collect's list2 (the points the
+// direct pass decides), [5] = how many of those are past fallback_split's cap. screen_reset zeroes
+// [first .. 7]: all before a pass (first = 0), the lists' before each tile of a tiled pass (first = 2).
+#define SH_SCALARS 8
 extern "C" __global__ void __launch_bounds__(32) screen_reset(unsigned *scalars, int first) {
-  if (threadIdx.x >= first && threadIdx.x < 4) scalars[threadIdx.x] = 0u;
+  if (threadIdx.x >= first && threadIdx.x < SH_SCALARS) scalars[threadIdx.x] = 0u;
 }
-// scalars[0] = max ‖c''‖² (as float bits), scalars[1] = overflow flag, scalars[2] = the fallback
-// list's length, scalars[3] = how many of them are past fallback_split's cap. Padding anchors get
-// ‖c''‖² = +inf: their keys sort after every real anchor's, so no j < m check is needed in the GEMM.
+// Padding anchors get ‖c''‖² = +inf: their keys sort after every real anchor's, so no j < m check
+// is needed in the GEMM.
 extern "C" __global__ void __launch_bounds__(256) prep_anchors(const float *C, const float *mu, float s, int m, int d,
                                                                int dp, int mpad, __half *Ch, float *cn,
                                                                unsigned *scalars) {
@@ -122,39 +124,31 @@ __device__ __forceinline__ unsigned swz(int r, int c) { return (unsigned)(r * 64
 // hmask clears the key's index bits. Out: per point the KEYS smallest keys (ascending), then the
 // smallest key outside them, in `keys` (KEYS + 1 arrays of n).
 //
-template <int KEYS>
-__device__ __forceinline__ void screen_h_body(const __half *__restrict__ Xh, const __half *__restrict__ Ch,
-                                              const float *__restrict__ xn, const float *__restrict__ cn,
-                                              const unsigned *__restrict__ scalars, int n, int dp, int mpad,
-                                              unsigned hmask, unsigned *__restrict__ out) {
-  __shared__ __align__(128) unsigned char smem[SH_STAGES][2][SH_P * 64];  // [stage][points, anchors]
+// The GEMM loop both screen_h and collect_h run: the block's 128 points (row r of Xh is rowOf(r))
+// against every tile of 128 anchors; fold(a0, acc) after each complete tile (anchors a0 + the
+// warp's 64), which must leave acc zeroed.
+// The caller's shared memory `smem` holds the stages: [SH_STAGES][points, anchors][128 rows × 64 bytes].
+#define SH_SMEM (SH_STAGES * 2 * SH_P * 64)
+template <typename RowOf, typename Fold>
+__device__ __forceinline__ void half_tiles(unsigned char (*smem)[2][SH_P * 64], const __half *__restrict__ Xh,
+                                           const __half *__restrict__ Ch, int dp, int mpad, RowOf rowOf, Fold fold) {
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  const int g = lane >> 2, t = lane & 3;
   const int wp = (warp & 3) * 32;   // the warp's first point within the block
   const int wa = (warp >> 2) * 64;  // the warp's first anchor within each tile
-  const long long p0 = (long long)blockIdx.x * SH_P;
   const int kSteps = dp / SH_K;
   const int steps = kSteps * (mpad / SH_A);
 
-  // Each stage: 128 point rows and 128 anchor rows of 4 chunks; thread copies chunks tid, tid+256.
+  // Each stage: 128 point rows and 128 anchor rows of 4 chunks.
   auto load = [&](int stage, int step) {
     const int a0 = (step / kSteps) * SH_A, k0 = (step % kSteps) * SH_K;
 #pragma unroll
     for (int h = 0; h < 2; h++) {
       const int c = tid + h * SH_THREADS, r = c >> 2, ch = c & 3;
-      cp_async16(smem_u32(&smem[stage][0][0]) + swz(r, ch), Xh + (size_t)(p0 + r) * dp + k0 + ch * 8);
+      cp_async16(smem_u32(&smem[stage][0][0]) + swz(r, ch), Xh + (size_t)rowOf(r) * dp + k0 + ch * 8);
       cp_async16(smem_u32(&smem[stage][1][0]) + swz(r, ch), Ch + (size_t)(a0 + r) * dp + k0 + ch * 8);
     }
   };
 
-  float xr[4];  // ‖x''‖² of the thread's rows: wp + 16·mt + g + 8·h, index 2·mt + h
-  unsigned keys[4][KEYS + 1];
-#pragma unroll
-  for (int q = 0; q < 4; q++) {
-    xr[q] = xn[p0 + wp + 16 * (q >> 1) + g + 8 * (q & 1)];
-#pragma unroll
-    for (int e = 0; e <= KEYS; e++) keys[q][e] = SH_EMPTY;
-  }
   float acc[2][8][4];
 #pragma unroll
   for (int mt = 0; mt < 2; mt++)
@@ -195,31 +189,58 @@ __device__ __forceinline__ void screen_h_body(const __half *__restrict__ Xh, con
         }
       }
     }
-    if (step % kSteps == kSteps - 1) {
-      // A tile of anchors is complete: its keys into the rows' lists, then zero the accumulators.
-      const int a0 = (step / kSteps) * SH_A + wa;
-#pragma unroll
-      for (int nt = 0; nt < 8; nt++) {
-#pragma unroll
-        for (int e = 0; e < 2; e++) {
-          const unsigned j = (unsigned)(a0 + 8 * nt + 2 * t + e);
-          const float cj = __ldg(cn + j);
-#pragma unroll
-          for (int q = 0; q < 4; q++) {
-            const float dist = fmaf(-2.f, acc[q >> 1][nt][2 * (q & 1) + e], xr[q] + cj);
-            const unsigned key = (__float_as_uint(fmaxf(dist, 0.f)) & hmask) | j;
-            if (key < keys[q][KEYS]) key_push<KEYS>(key, keys[q]);
-          }
-        }
-#pragma unroll
-        for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-          for (int e = 0; e < 4; e++) acc[mt][nt][e] = 0.f;
-      }
-    }
+    if (step % kSteps == kSteps - 1) fold((step / kSteps) * SH_A + wa, acc);
   }
   cp_async_wait<0>();
+  __syncthreads();  // the stages are free once everyone is past the loop (callers reuse them)
+}
 
+// A thread's 4 point rows within the block (accumulator row q = 2·mt + h).
+__device__ __forceinline__ int half_row(int q) {
+  const int warp = threadIdx.x >> 5, g = (threadIdx.x & 31) >> 2;
+  return (warp & 3) * 32 + 16 * (q >> 1) + g + 8 * (q & 1);
+}
+
+template <int KEYS>
+__device__ __forceinline__ void screen_h_body(const __half *__restrict__ Xh, const __half *__restrict__ Ch,
+                                              const float *__restrict__ xn, const float *__restrict__ cn,
+                                              const unsigned *__restrict__ scalars, int n, int dp, int mpad,
+                                              unsigned hmask, unsigned *__restrict__ out) {
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int g = lane >> 2, t = lane & 3;
+  const int wp = (warp & 3) * 32;
+  const int wa = (warp >> 2) * 64;
+  const long long p0 = (long long)blockIdx.x * SH_P;
+  __shared__ __align__(128) unsigned char smem[SH_STAGES][2][SH_P * 64];
+  float xr[4];  // ‖x''‖² of the thread's rows
+  unsigned keys[4][KEYS + 1];
+#pragma unroll
+  for (int q = 0; q < 4; q++) {
+    xr[q] = xn[p0 + half_row(q)];
+#pragma unroll
+    for (int e = 0; e <= KEYS; e++) keys[q][e] = SH_EMPTY;
+  }
+  half_tiles(smem, Xh, Ch, dp, mpad, [&](int r) { return p0 + r; }, [&](int a0, float (&acc)[2][8][4]) {
+    // A tile of anchors is complete: its keys into the rows' lists, then zero the accumulators.
+#pragma unroll
+    for (int nt = 0; nt < 8; nt++) {
+#pragma unroll
+      for (int e = 0; e < 2; e++) {
+        const unsigned j = (unsigned)(a0 + 8 * nt + 2 * t + e);
+        const float cj = __ldg(cn + j);
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+          const float dist = fmaf(-2.f, acc[q >> 1][nt][2 * (q & 1) + e], xr[q] + cj);
+          const unsigned key = (__float_as_uint(fmaxf(dist, 0.f)) & hmask) | j;
+          if (key < keys[q][KEYS]) key_push<KEYS>(key, keys[q]);
+        }
+      }
+#pragma unroll
+      for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) acc[mt][nt][e] = 0.f;
+    }
+  });
   // The 4 lanes of a quad hold the same rows (other anchors), then the 2 warps that share rows:
   // their lists merge into the row's 8 keys (+ the smallest left out), the format exact_h reads.
   unsigned rows[4][SH_ROW + 1];
@@ -235,8 +256,7 @@ __device__ __forceinline__ void screen_h_body(const __half *__restrict__ Xh, con
       key_merge<SH_ROW>(other, rows[q]);
     }
   }
-  __syncthreads();  // the stages are free once everyone is past the loop
-  unsigned *ms = reinterpret_cast<unsigned *>(&smem[0][0][0]);  // 128 rows × 9 keys
+  unsigned *ms = reinterpret_cast<unsigned *>(&smem[0][0][0]);  // 128 rows × 9 keys (the stages are free)
   if (wa != 0 && t == 0) {
 #pragma unroll
     for (int q = 0; q < 4; q++) {
@@ -316,7 +336,7 @@ template <int KEYS, typename T>
 __device__ void exact_h(const T *__restrict__ X, const float *__restrict__ C, const float *__restrict__ xn,
                         const unsigned *__restrict__ keys, unsigned *scalars, float c1, float c2, float c3, float c4,
                         float s2, unsigned imask, int n, int d, int m, unsigned *J1, float *D1, unsigned *J2,
-                        float *D2, unsigned *list) {
+                        float *D2, unsigned *list, float *thr, unsigned *ccount, int cap) {
   constexpr int PER = KEYS / 4;  // candidates per thread
   const int lane = threadIdx.x & 31, q = lane & 3;
   const long long i = (long long)blockIdx.x * EX_P + (threadIdx.x >> 2);
@@ -357,30 +377,131 @@ __device__ void exact_h(const T *__restrict__ X, const float *__restrict__ C, co
   if (sure) {
     J1[i] = j1; D1[i] = e1; J2[i] = j2; D2[i] = e2;
   } else {
-    list[atomicAdd(scalars + 2, 1u)] = (unsigned)i;
+    // Listed, with the threshold collect_h gathers candidates under: every anchor whose distance
+    // can be <= e2 (an upper bound of the true runner-up's) has a'' <= s²·e2 + B. -1: approximate
+    // distances are not to be trusted (an anchor outside fp16), the direct pass decides.
+    const unsigned pos = atomicAdd(scalars + 2, 1u);
+    list[pos] = (unsigned)i;
+    if (pos < (unsigned)cap) {
+      thr[pos] = fits ? fmaf(e2, s2, B) * 1.00000095367431640625f : -1.f;  // 1 + 2^-20: the rounding
+      ccount[pos] = 0u;
+    }
   }
 }
 
 #define EXACT_H_ARGS(T) const T *X, const float *C, const float *xn, const unsigned *keys, unsigned *scalars, float c1, \
                         float c2, float c3, float c4, float s2, unsigned imask, int n, int d, int m, unsigned *J1,     \
-                        float *D1, unsigned *J2, float *D2, unsigned *list
-#define EXACT_H_PASS X, C, xn, keys, scalars, c1, c2, c3, c4, s2, imask, n, d, m, J1, D1, J2, D2, list
+                        float *D1, unsigned *J2, float *D2, unsigned *list, float *thr, unsigned *ccount, int cap
+#define EXACT_H_PASS X, C, xn, keys, scalars, c1, c2, c3, c4, s2, imask, n, d, m, J1, D1, J2, D2, list, thr, ccount, cap
 extern "C" __global__ void __launch_bounds__(256) exact_h_f32(EXACT_H_ARGS(float)) { exact_h<SH_ROW>(EXACT_H_PASS); }
 extern "C" __global__ void __launch_bounds__(256) exact_h_f16(EXACT_H_ARGS(__half)) { exact_h<SH_ROW>(EXACT_H_PASS); }
 
 // ---------------------------------------------------------------------------------------------
-// The fallback: the direct pass over the listed points, split over anchor slices so that a short
-// list still fills the GPU. Block (x, y) takes list chunks of 64 points x, x + gridDim.x, ... (at
-// most `cap` listed points) against anchors [y·slice, (y + 1)·slice) with tile.cuh's loop (the same
-// f32 chain as every direct distance) and writes that slice's top-2 per point; fallback_merge
-// merges the slices in order (lexicographic, so the result is the single pass's). Listed points past
-// `cap` are left to assign_list over list + cap, with the count fallback_merge leaves in scalars[3].
+// The points exact_h could not certify (many anchors nearly as close as the runner-up): the same
+// fp16 GEMM over the listed points only, now gathering every anchor under the point's threshold
+// (thr, from exact_h: all anchors that can be in the top-2 are under it) into its candidate list
+// (at most SH_CAND; ccount counts them even past it); exact_collect measures them directly. Points
+// with more candidates, an untrusted threshold (-1) or listed past `cap` go to list2.
+#define SH_CAND 64  // candidates per listed point
+
+extern "C" __global__ void __launch_bounds__(SH_THREADS, 2)
+    collect_h(const __half *Xh, const __half *Ch, const float *xn, const float *cn, const unsigned *list,
+              const unsigned *scalars, const float *thr, int cap, int dp, int mpad, unsigned *cand, unsigned *ccount) {
+  __shared__ __align__(128) unsigned char smem[SH_STAGES][2][SH_P * 64];
+  const int total = min((int)scalars[2], cap);
+  const int p0 = blockIdx.x * SH_P;
+  if (p0 >= total) return;  // the list is shorter than the grid: the whole block leaves
+  const int t = threadIdx.x & 3;
+  float xr[4], T[4];
+  int pos[4];
+#pragma unroll
+  for (int q = 0; q < 4; q++) {
+    pos[q] = p0 + half_row(q);
+    const bool live = pos[q] < total;
+    T[q] = live ? thr[pos[q]] : -1.f;
+    xr[q] = live ? xn[list[pos[q]]] : 0.f;
+  }
+  half_tiles(smem, Xh, Ch, dp, mpad, [&](int r) { return (long long)list[min(p0 + r, total - 1)]; },
+             [&](int a0, float (&acc)[2][8][4]) {
+#pragma unroll
+               for (int nt = 0; nt < 8; nt++) {
+#pragma unroll
+                 for (int e = 0; e < 2; e++) {
+                   const unsigned j = (unsigned)(a0 + 8 * nt + 2 * t + e);
+                   const float cj = __ldg(cn + j);
+#pragma unroll
+                   for (int q = 0; q < 4; q++) {
+                     const float dist = fmaf(-2.f, acc[q >> 1][nt][2 * (q & 1) + e], xr[q] + cj);
+                     if (dist <= T[q]) {  // false for T = -1, and for padding anchors (+inf)
+                       const unsigned slot = atomicAdd(ccount + pos[q], 1u);
+                       if (slot < SH_CAND) cand[(size_t)pos[q] * SH_CAND + slot] = j;
+                     }
+                   }
+                 }
+#pragma unroll
+                 for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+                   for (int e = 0; e < 4; e++) acc[mt][nt][e] = 0.f;
+               }
+             });
+}
+
+// Four threads per listed point: the candidates' direct distances, their top-2 (ties: lower index).
+template <typename T>
+__device__ void exact_collect(const T *__restrict__ X, const float *__restrict__ C, const unsigned *__restrict__ list,
+                              unsigned *scalars, const float *__restrict__ thr, int cap, const unsigned *__restrict__ cand,
+                              const unsigned *__restrict__ ccount, int d, unsigned *J1, float *D1, unsigned *J2,
+                              float *D2, unsigned *list2) {
+  const int total = (int)scalars[2];
+  const int q = threadIdx.x & 3;
+  const long long pos = (long long)blockIdx.x * EX_P + (threadIdx.x >> 2);
+  if (blockIdx.x * EX_P >= total) return;
+  const bool live = pos < total;
+  const unsigned c = live && pos < cap ? ccount[pos] : 0u;
+  const bool done = live && pos < cap && thr[pos] >= 0.f && c <= SH_CAND;
+  const unsigned i = live ? list[pos] : 0u;
+  float e1 = __int_as_float(0x7f800000), e2 = e1;
+  unsigned j1 = NONE, j2 = NONE;
+  if (done)
+    for (unsigned k = q; k < c; k += 4) {
+      const unsigned j = cand[(size_t)pos * SH_CAND + k];
+      top2_push(direct_dist(X + (size_t)i * d, C + (size_t)j * d, d), j, e1, j1, e2, j2);
+    }
+#pragma unroll
+  for (int o = 1; o < 4; o <<= 1) {
+    const float oe1 = __shfl_xor_sync(0xffffffffu, e1, o), oe2 = __shfl_xor_sync(0xffffffffu, e2, o);
+    const unsigned oj1 = __shfl_xor_sync(0xffffffffu, j1, o), oj2 = __shfl_xor_sync(0xffffffffu, j2, o);
+    top2_push(oe1, oj1, e1, j1, e2, j2);
+    top2_push(oe2, oj2, e1, j1, e2, j2);
+  }
+  if (!live || q != 0) return;
+  if (done) {
+    J1[i] = j1; D1[i] = e1; J2[i] = j2; D2[i] = e2;
+  } else {
+    list2[atomicAdd(scalars + 4, 1u)] = i;
+  }
+}
+#define COLLECT_ARGS(T) const T *X, const float *C, const unsigned *list, unsigned *scalars, const float *thr, int cap, \
+                        const unsigned *cand, const unsigned *ccount, int d, unsigned *J1, float *D1, unsigned *J2,     \
+                        float *D2, unsigned *list2
+#define COLLECT_PASS X, C, list, scalars, thr, cap, cand, ccount, d, J1, D1, J2, D2, list2
+extern "C" __global__ void __launch_bounds__(256) exact_collect_f32(COLLECT_ARGS(float)) { exact_collect(COLLECT_PASS); }
+extern "C" __global__ void __launch_bounds__(256) exact_collect_f16(COLLECT_ARGS(__half)) { exact_collect(COLLECT_PASS); }
+
+// ---------------------------------------------------------------------------------------------
+// The last resort: the direct pass over the points collect_h could not finish (list2), split over
+// anchor slices so that a short list still fills the GPU. Block (x, y) takes list chunks of 64
+// points x, x + gridDim.x, ... (at most `cap` listed points) against anchors [y·slice, (y + 1)·slice)
+// with tile.cuh's loop (the same f32 chain as every direct distance) and writes that slice's top-2
+// per point; fallback_merge merges the slices in order (lexicographic, so the result is the single
+// pass's). Listed points past `cap` are left to assign_list over list + cap, with the count
+// fallback_merge leaves in *rest.
 
 template <typename T>
 __device__ void fallback_split(const T *__restrict__ X, const float *__restrict__ C, int d, int m, int slice,
-                               const unsigned *__restrict__ list, const unsigned *__restrict__ scalars, int cap,
+                               const unsigned *__restrict__ list, const unsigned *__restrict__ count, int cap,
                                unsigned long long *__restrict__ part) {
-  const int total = min((int)scalars[2], cap);
+  const int total = min((int)*count, cap);
   const int a0 = blockIdx.y * slice;
   const int ms = min(slice, m - a0);
   if (ms <= 0) return;
@@ -426,20 +547,21 @@ __device__ void fallback_split(const T *__restrict__ X, const float *__restrict_
   }
 }
 #define SPLIT_ARGS(T) const T *X, const float *C, int d, int m, int slice, const unsigned *list, \
-                      const unsigned *scalars, int cap, unsigned long long *part
+                      const unsigned *count, int cap, unsigned long long *part
 extern "C" __global__ void __launch_bounds__(256, 2) fallback_split_f32(SPLIT_ARGS(float)) {
-  fallback_split(X, C, d, m, slice, list, scalars, cap, part);
+  fallback_split(X, C, d, m, slice, list, count, cap, part);
 }
 extern "C" __global__ void __launch_bounds__(256, 2) fallback_split_f16(SPLIT_ARGS(__half)) {
-  fallback_split(X, C, d, m, slice, list, scalars, cap, part);
+  fallback_split(X, C, d, m, slice, list, count, cap, part);
 }
 
 extern "C" __global__ void __launch_bounds__(256) fallback_merge(const unsigned long long *part, int slices, int cap,
-                                                                 const unsigned *list, unsigned *scalars,
-                                                                 unsigned *J1, float *D1, unsigned *J2, float *D2) {
-  const int total = min((int)scalars[2], cap);
+                                                                 const unsigned *list, const unsigned *count,
+                                                                 unsigned *rest, unsigned *J1, float *D1, unsigned *J2,
+                                                                 float *D2) {
+  const int total = min((int)*count, cap);
   const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  if (tid == 0) scalars[3] = scalars[2] > (unsigned)cap ? scalars[2] - cap : 0u;
+  if (tid == 0) *rest = *count > (unsigned)cap ? *count - cap : 0u;
   for (long long q = tid; q < total; q += (long long)gridDim.x * blockDim.x) {
     float e1 = __int_as_float(0x7f800000), e2 = e1;
     unsigned j1 = NONE, j2 = NONE;

@@ -57,7 +57,9 @@ struct Problem {
   float *C = nullptr, *mu = nullptr;
   __half *Xh = nullptr, *Ch = nullptr;
   float *xn = nullptr, *cn = nullptr;
-  unsigned *J1, *J2, *list, *scalars, *keys;
+  unsigned *J1, *J2, *list, *list2, *scalars, *keys, *ccount, *cand;
+  float *thr;
+  int ccap;
   unsigned long long *part;
   int slices, slice, cap;
   float *D1, *D2;
@@ -80,7 +82,11 @@ static void alloc(Problem &p) {
   CK(cudaMalloc(&p.Ch, (size_t)p.mpad * p.dp * 2));
   CK(cudaMalloc(&p.xn, (size_t)p.npad * 4));
   CK(cudaMalloc(&p.cn, (size_t)p.mpad * 4));
-  for (unsigned **q : {&p.J1, &p.J2, &p.list, &p.rJ1, &p.rJ2}) CK(cudaMalloc(q, (size_t)p.n * 4));
+  for (unsigned **q : {&p.J1, &p.J2, &p.list, &p.list2, &p.rJ1, &p.rJ2}) CK(cudaMalloc(q, (size_t)p.n * 4));
+  p.ccap = std::min(p.n, std::max(65536, p.n / 4));
+  CK(cudaMalloc(&p.thr, (size_t)p.ccap * 4));
+  CK(cudaMalloc(&p.ccount, (size_t)p.ccap * 4));
+  CK(cudaMalloc(&p.cand, (size_t)p.ccap * SH_CAND * 4));
   CK(cudaMalloc(&p.keys, (size_t)p.n * 4 * 9));
   p.slices = std::max(1, std::min(16, p.m / 256));
   p.slice = up((p.m + p.slices - 1) / p.slices, 128);
@@ -88,7 +94,7 @@ static void alloc(Problem &p) {
   p.cap = std::min(p.n, std::max(65536, p.n / 16));
   CK(cudaMalloc(&p.part, (size_t)p.slices * p.cap * 16));
   for (float **q : {&p.D1, &p.D2, &p.rD1, &p.rD2}) CK(cudaMalloc(q, (size_t)p.n * 4));
-  CK(cudaMalloc(&p.scalars, 16));
+  CK(cudaMalloc(&p.scalars, SH_SCALARS * 4));
   int ib = 1;
   while ((1u << ib) < (unsigned)p.mpad) ib++;
   p.imask = (1u << ib) - 1;
@@ -98,7 +104,8 @@ static void alloc(Problem &p) {
 
 static void release(Problem &p) {
   for (void *q : {(void *)p.X, (void *)p.C, (void *)p.mu, (void *)p.Xh, (void *)p.Ch, (void *)p.xn, (void *)p.cn,
-                  (void *)p.J1, (void *)p.J2, (void *)p.keys, (void *)p.part, (void *)p.list, (void *)p.rJ1, (void *)p.rJ2,
+                  (void *)p.J1, (void *)p.J2, (void *)p.keys, (void *)p.part, (void *)p.list, (void *)p.list2, (void *)p.thr,
+                  (void *)p.ccount, (void *)p.cand, (void *)p.rJ1, (void *)p.rJ2,
                   (void *)p.D1, (void *)p.D2, (void *)p.rD1, (void *)p.rD2, (void *)p.scalars})
     CK(cudaFree(q));
 }
@@ -121,8 +128,9 @@ static void prep_points_run(Problem &p) {
 // variant: 4 = screen_h (mma.sync, 4 keys per thread), 90 = screen_h90 (wgmma, streamed points, 8 per lane),
 // 95 / 96 = screen_h90r / screen_h90r_l3 (points resident in shared memory, 8 / 3 keys per lane).
 static int variant = 4;
+static unsigned uncertain = 0;
 static void screened(Problem &p, cudaEvent_t *ev = nullptr) {
-  CK(cudaMemsetAsync(p.scalars, 0, 16));
+  CK(cudaMemsetAsync(p.scalars, 0, SH_SCALARS * 4));
   if (ev) CK(cudaEventRecord(ev[0]));
   int ab = std::min(up(p.mpad, 8) / 8, 132 * 16);
   prep_anchors<<<ab, 256>>>(p.C, p.mu, p.s, p.m, p.d, p.dp, p.mpad, p.Ch, p.cn, p.scalars);
@@ -137,47 +145,54 @@ static void screened(Problem &p, cudaEvent_t *ev = nullptr) {
     screen_h<<<p.npad / SH_P, SH_THREADS>>>(p.Xh, p.Ch, p.xn, p.cn, p.scalars, p.n, p.dp, p.mpad, p.hmask, p.keys);
   LAUNCHED();
   if (ev) CK(cudaEventRecord(ev[2]));
-  int eb = (p.n + 63) / 64;
+  int eb = (p.n + EX_P - 1) / EX_P;
   float s2 = p.s * p.s;
-  auto ex32 = exact_h_f32;
-  auto ex16 = exact_h_f16;
   if (p.f16)
-    ex16<<<eb, 256>>>((const __half *)p.X, p.C, p.xn, p.keys, p.scalars, p.b.c1, p.b.c2, p.b.c3, p.b.c4, s2, p.imask,
-                      p.n, p.d, p.m, p.J1, p.D1, p.J2, p.D2, p.list);
+    exact_h_f16<<<eb, 256>>>((const __half *)p.X, p.C, p.xn, p.keys, p.scalars, p.b.c1, p.b.c2, p.b.c3, p.b.c4, s2, p.imask,
+                             p.n, p.d, p.m, p.J1, p.D1, p.J2, p.D2, p.list, p.thr, p.ccount, p.ccap);
   else
-    ex32<<<eb, 256>>>((const float *)p.X, p.C, p.xn, p.keys, p.scalars, p.b.c1, p.b.c2, p.b.c3, p.b.c4, s2, p.imask,
-                      p.n, p.d, p.m, p.J1, p.D1, p.J2, p.D2, p.list);
+    exact_h_f32<<<eb, 256>>>((const float *)p.X, p.C, p.xn, p.keys, p.scalars, p.b.c1, p.b.c2, p.b.c3, p.b.c4, s2, p.imask,
+                             p.n, p.d, p.m, p.J1, p.D1, p.J2, p.D2, p.list, p.thr, p.ccount, p.ccap);
   LAUNCHED();
   if (ev) CK(cudaEventRecord(ev[3]));
+  collect_h<<<(p.ccap + SH_P - 1) / SH_P, SH_THREADS>>>(p.Xh, p.Ch, p.xn, p.cn, p.list, p.scalars, p.thr, p.ccap, p.dp, p.mpad, p.cand, p.ccount);
+  LAUNCHED();
+  if (p.f16)
+    exact_collect_f16<<<eb, 256>>>((const __half *)p.X, p.C, p.list, p.scalars, p.thr, p.ccap, p.cand, p.ccount, p.d, p.J1, p.D1, p.J2, p.D2, p.list2);
+  else
+    exact_collect_f32<<<eb, 256>>>((const float *)p.X, p.C, p.list, p.scalars, p.thr, p.ccap, p.cand, p.ccount, p.d, p.J1, p.D1, p.J2, p.D2, p.list2);
+  LAUNCHED();
   dim3 grid(std::min((p.cap + 63) / 64, 256), p.slices);
   if (p.f16)
-    fallback_split_f16<<<grid, 256>>>((const __half *)p.X, p.C, p.d, p.m, p.slice, p.list, p.scalars, p.cap, p.part);
+    fallback_split_f16<<<grid, 256>>>((const __half *)p.X, p.C, p.d, p.m, p.slice, p.list2, p.scalars + 4, p.cap, p.part);
   else
-    fallback_split_f32<<<grid, 256>>>((const float *)p.X, p.C, p.d, p.m, p.slice, p.list, p.scalars, p.cap, p.part);
+    fallback_split_f32<<<grid, 256>>>((const float *)p.X, p.C, p.d, p.m, p.slice, p.list2, p.scalars + 4, p.cap, p.part);
   LAUNCHED();
-  fallback_merge<<<64, 256>>>(p.part, p.slices, p.cap, p.list, p.scalars, p.J1, p.D1, p.J2, p.D2);
+  fallback_merge<<<64, 256>>>(p.part, p.slices, p.cap, p.list2, p.scalars + 4, p.scalars + 5, p.J1, p.D1, p.J2, p.D2);
   LAUNCHED();
-  // Listed points past cap (rare): the whole direct pass over them.
+  // Points of list2 past cap (rare): the whole direct pass over them.
   int lb = std::max(1, (p.n - p.cap + 63) / 64);
   if (p.f16)
-    assign_list_f16_p4<<<lb, 256>>>((const __half *)p.X, p.C, p.n, p.d, p.m, p.J1, p.D1, p.J2, p.D2, p.list + p.cap, p.scalars + 3);
+    assign_list_f16<<<lb, 256>>>((const __half *)p.X, p.C, p.n, p.d, p.m, p.J1, p.D1, p.J2, p.D2, p.list2 + p.cap, p.scalars + 5);
   else
-    assign_list_f32_p4<<<lb, 256>>>((const float *)p.X, p.C, p.n, p.d, p.m, p.J1, p.D1, p.J2, p.D2, p.list + p.cap, p.scalars + 3);
+    assign_list_f32<<<lb, 256>>>((const float *)p.X, p.C, p.n, p.d, p.m, p.J1, p.D1, p.J2, p.D2, p.list2 + p.cap, p.scalars + 5);
   LAUNCHED();
   if (ev) CK(cudaEventRecord(ev[4]));
 }
 
 static void direct(Problem &p) {
   int blocks = (p.n + 63) / 64;
-  if (p.f16) assign_top2_f16_p4<<<blocks, 256>>>((const __half *)p.X, p.C, p.n, p.d, p.m, p.rJ1, p.rD1, p.rJ2, p.rD2);
-  else assign_top2_f32_p4<<<blocks, 256>>>((const float *)p.X, p.C, p.n, p.d, p.m, p.rJ1, p.rD1, p.rJ2, p.rD2);
+  if (p.f16) assign_top2_f16<<<blocks, 256>>>((const __half *)p.X, p.C, p.n, p.d, p.m, p.rJ1, p.rD1, p.rJ2, p.rD2);
+  else assign_top2_f32<<<blocks, 256>>>((const float *)p.X, p.C, p.n, p.d, p.m, p.rJ1, p.rD1, p.rJ2, p.rD2);
   LAUNCHED();
 }
 
+// Points the direct pass decided (list2), and those exact_h could not certify (list).
 static unsigned fallbacks(Problem &p) {
-  unsigned c;
-  CK(cudaMemcpy(&c, p.scalars + 2, 4, cudaMemcpyDeviceToHost));
-  return c;
+  unsigned c[SH_SCALARS];
+  CK(cudaMemcpy(c, p.scalars, sizeof c, cudaMemcpyDeviceToHost));
+  uncertain = c[2];
+  return c[4];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -401,9 +416,9 @@ static void bench_one(const char *name, int n, int d, int m, bool f16, bool with
     }
   }
   printf("{\"variant\":%d,\"workload\":\"%s\",\"n\":%d,\"d\":%d,\"m\":%d,\"dtype\":\"%s\",\"assign_ms\":%.4f,\"prep_anchors_ms\":%.4f,"
-         "\"screen_ms\":%.4f,\"exact_ms\":%.4f,\"fallback_ms\":%.4f,\"fallbacks\":%u,\"screen_tflops\":%.1f,"
+         "\"screen_ms\":%.4f,\"exact_ms\":%.4f,\"fallback_ms\":%.4f,\"uncertain\":%u,\"fallbacks\":%u,\"screen_tflops\":%.1f,"
          "\"assign_tflops\":%.1f,\"direct_ms\":%.3f,\"mismatches_vs_direct\":%d}\n",
-         variant, name, n, d, m, f16 ? "f16" : "f32", ms, median(tPrep), msScreen, median(tExact), median(tList), fb,
+         variant, name, n, d, m, f16 ? "f16" : "f32", ms, median(tPrep), msScreen, median(tExact), median(tList), uncertain, fb,
          flop / msScreen / 1e9, flop / ms / 1e9, msDirect, withDirect ? bad : -1);
   fflush(stdout);
   for (auto &e : ev) CK(cudaEventDestroy(e));

@@ -78,7 +78,7 @@ describe('CUDA engine through the fake driver', () => {
   }
 
   it('the screen hands undecidable points to the exact fallback, and stops when most are', async () => {
-    const n = 200, d = 16, m = 20; // more anchors than a point keeps candidates (8)
+    const n = 200, d = 16, m = 200; // 100 anchors in each group: more than collect_h's 64 candidates
     const { ds, X } = randomData(n, d, 'f32', 5);
     // Two groups far apart, tight each: around their mean (the screen's centre) the rounding
     // bound of the expansion, which grows with ‖x − μ‖, swamps the gaps between anchors.
@@ -87,7 +87,7 @@ describe('CUDA engine through the fake driver', () => {
     ds.data = far;
     const { fake, backend, engine } = await open(ds, m, true);
     const C = new Float32Array(m * d);
-    for (let j = 0; j < m; j++) for (let k = 0; k < d; k++) C[j * d + k] = X[(j * 7) * d + k];
+    for (let j = 0; j < m; j++) for (let k = 0; k < d; k++) C[j * d + k] = X[j * d + k]; // every row: both groups
     await engine.setAnchors(C);
     const prev: RefState = { count: new Float64Array(m), sse: new Float64Array(m), hasPrev: false };
     const s = await engine.finalize();

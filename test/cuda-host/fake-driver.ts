@@ -374,7 +374,7 @@ export class FakeCuda {
       }
       case 'screen_reset': {
         const sc = u32('scalars');
-        for (let q = num('first'); q < 4; q++) sc[q] = 0;
+        for (let q = num('first'); q < 8; q++) sc[q] = 0;
         return;
       }
       case 'prep_points':
@@ -427,6 +427,7 @@ export class FakeCuda {
       case 'exact_h': { // the candidates that can matter, measured directly; the certificate, or the list
         const C = f32('C'), xn = f32('xn'), keys = u32('keys'), sc = u32('scalars'), n = num('n'), d = num('d'), m = num('m'), x = X(n * d);
         const J1 = u32('J1'), D1 = f32('D1'), J2 = u32('J2'), D2 = f32('D2'), list = u32('list');
+        const thr = f32('thr'), ccount = u32('ccount'), cap = num('cap');
         const imask = num('imask') >>> 0, [c1, c2, c3, c4, s2] = ['c1', 'c2', 'c3', 'c4', 's2'].map(num);
         const val = (key: number) => bitsFloat((key & ~imask) >>> 0);
         const top = (key: number) => (key >= 0x7f800000 ? Infinity : bitsFloat(((key & ~imask) >>> 0) + imask + 1));
@@ -446,14 +447,60 @@ export class FakeCuda {
           if (fits && (last >= 0x7f800000 || val(last) - B > e2 * s2)) {
             J1[i] = j1; D1[i] = e1; J2[i] = j2; D2[i] = e2;
           } else {
-            list[sc[2]++] = i;
+            const pos = sc[2]++;
+            list[pos] = i;
+            if (pos < cap) {
+              thr[pos] = fits ? Math.fround(Math.fround(e2 * s2 + B) * (1 + 2 ** -20)) : -1;
+              ccount[pos] = 0;
+            }
           }
         }
         return;
       }
+      case 'collect_h': { // every anchor under the listed point's threshold (approximations as screen_h's)
+        const dp = num('dp'), mpad = num('mpad'), cap = num('cap'), sc = u32('scalars'), list = u32('list'), thr = f32('thr');
+        const Xh = this.view(ptr('Xh'), Uint16Array), Ch = this.view(ptr('Ch'), Uint16Array), xn = f32('xn'), cn = f32('cn');
+        const cand = u32('cand'), ccount = u32('ccount');
+        const ch = Float64Array.from(Ch.subarray(0, mpad * dp), halfToFloat);
+        for (let pos = 0; pos < Math.min(sc[2], cap); pos++) {
+          const i = list[pos], T = thr[pos];
+          const x = Float64Array.from(Xh.subarray(i * dp, (i + 1) * dp), halfToFloat);
+          for (let j = 0; j < mpad; j++) {
+            let dot = 0;
+            for (let k = 0; k < dp; k++) dot += x[k] * ch[j * dp + k];
+            const a = Math.fround(Math.fround(xn[i] + cn[j]) - 2 * Math.fround(dot));
+            if (a <= T) {
+              const slot = ccount[pos]++;
+              if (slot < 64) cand[pos * 64 + slot] = j;
+            }
+          }
+        }
+        return;
+      }
+      case 'exact_collect': {
+        const C = f32('C'), d = num('d'), cap = num('cap'), sc = u32('scalars'), list = u32('list'), thr = f32('thr');
+        const cand = u32('cand'), ccount = u32('ccount'), list2 = u32('list2');
+        const J1 = u32('J1'), D1 = f32('D1'), J2 = u32('J2'), D2 = f32('D2');
+        const total = sc[2];
+        const maxRow = total ? Math.max(...Array.from(list.subarray(0, total))) : 0;
+        const x = X((maxRow + 1) * d);
+        for (let pos = 0; pos < total; pos++) {
+          const i = list[pos];
+          if (!(pos < cap && thr[pos] >= 0 && ccount[pos] <= 64)) {
+            list2[sc[4]++] = i;
+            continue;
+          }
+          const cands: Array<[number, number]> = [];
+          for (let k = 0; k < ccount[pos]; k++) cands.push([dist(x, i, d, C, cand[pos * 64 + k] * d), cand[pos * 64 + k]]);
+          cands.sort((p, q) => p[0] - q[0] || p[1] - q[1]);
+          J1[i] = cands[0]?.[1] ?? 0xffffffff; D1[i] = cands[0]?.[0] ?? Infinity;
+          J2[i] = cands[1]?.[1] ?? 0xffffffff; D2[i] = cands[1]?.[0] ?? Infinity;
+        }
+        return;
+      }
       case 'fallback_split': { // every slice's top-2 of each listed point (up to cap)
-        const C = f32('C'), d = num('d'), m = num('m'), slice = num('slice'), cap = num('cap'), list = u32('list'), sc = u32('scalars');
-        const part = u64('part'), total = Math.min(sc[2], cap);
+        const C = f32('C'), d = num('d'), m = num('m'), slice = num('slice'), cap = num('cap'), list = u32('list'), count = u32('count');
+        const part = u64('part'), total = Math.min(count[0], cap);
         const maxRow = total ? Math.max(...Array.from(list.subarray(0, total))) : 0;
         const x = X((maxRow + 1) * d);
         for (let y = 0; y * slice < m; y++) {
@@ -472,10 +519,10 @@ export class FakeCuda {
         return;
       }
       case 'fallback_merge': {
-        const part = u64('part'), slices = num('slices'), cap = num('cap'), list = u32('list'), sc = u32('scalars');
+        const part = u64('part'), slices = num('slices'), cap = num('cap'), list = u32('list'), count = u32('count'), rest = u32('rest');
         const J1 = u32('J1'), D1 = f32('D1'), J2 = u32('J2'), D2 = f32('D2');
-        const total = Math.min(sc[2], cap);
-        sc[3] = sc[2] > cap ? sc[2] - cap : 0;
+        const total = Math.min(count[0], cap);
+        rest[0] = count[0] > cap ? count[0] - cap : 0;
         for (let q = 0; q < total; q++) {
           const all: Array<[number, number]> = [];
           for (let y = 0; y < slices; y++) {

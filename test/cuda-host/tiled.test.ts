@@ -103,18 +103,19 @@ describe('CUDA engine, vectors in tiles (fake driver)', () => {
   }
 
   it('the screen in tiles: fallback lists per tile (some points, then all), counted like the resident pass', async () => {
-    const n = 777, d = 16, m = 40; // more anchors than the 8 candidates a point keeps
+    const n = 777, d = 16, m = 100; // more anchors than the 64 candidates collect_h gathers
     const fake = new FakeCuda();
     const backend = await backendOn(fake);
-    // Anchors 30..39 are copies of anchor 0: a point nearest to it has ten anchors at the same
-    // distance, more than the 8 candidates it keeps, so the screen cannot certify it; the other
-    // points are decided. Both happen in every tile.
+    // Anchors 30..99 are copies of anchor 0: a point nearest to it has 71 anchors at the same
+    // distance, more than the screen's 8 keys and collect_h's 64 candidates, so it takes the direct
+    // pass; the other points are decided. Both happen in every tile.
     {
       const { ds, X } = randomData(n, d, 'f32', 5);
       const resident = await backend.open(ds, m, { screen: true });
       const tiled = await backend.open(ds, m, { screen: true, tileRows: 256 });
-      const C = anchorsFrom(X, d, m, 17);
+      const C = anchorsFrom(X, d, m, 7);
       for (let j = 30; j < m; j++) C.copyWithin(j * d, 0, d);
+      // (the engines screen: 777·100·16 < 2^24 is below 'auto', the option forces it)
       await expectSameRuns(resident, tiled, C, n, m);
       const perPass = resident.profile.screenFallbacks / resident.profile.screenPasses;
       expect(perPass).toBeGreaterThan(0);
@@ -129,9 +130,9 @@ describe('CUDA engine, vectors in tiles (fake driver)', () => {
       const { ds, X } = randomData(n, d, 'f32', 5);
       const far = ds.data as Float32Array;
       for (let e = 0; e < n * d; e++) far[e] = X[e] = Math.fround(X[e] * 0.01 + (Math.floor(e / d) % 2 ? 3000 : -3000));
-      const resident = await backend.open(ds, m, { screen: true });
-      const tiled = await backend.open(ds, m, { screen: true, tileRows: 512 });
-      const C = anchorsFrom(X, d, m, 17);
+      const resident = await backend.open(ds, 2 * m, { screen: true });
+      const tiled = await backend.open(ds, 2 * m, { screen: true, tileRows: 512 });
+      const C = anchorsFrom(X, d, 2 * m, 3); // rows 0, 3, 6, ...: 100 anchors in each group, more than collect_h's 64
       await resident.setAnchors(C);
       await tiled.setAnchors(C);
       expect((await tiled.finalize()).energy).toBe((await resident.finalize()).energy);

@@ -20,6 +20,7 @@ import { DeviceNearest } from './nearest.js';
 import type { CudaOptions } from './options.js';
 import { DevicePass, type EngineProfile, type PassTimes } from './pass.js';
 import { planMemory } from './plan.js';
+import { screens } from './screen.js';
 import { memInfo } from './pool.js';
 import { DeviceSeeding } from './seeding.js';
 import { VectorSpans } from './spans.js';
@@ -65,7 +66,7 @@ export class CudaEngine implements Engine {
     const [free, total] = memInfo(ctx.drv);
     const plan = planMemory({
       n, d, m, dtype: this.data.dtype, smCount: ctx.info.multiprocessors, free, total,
-      maxDeviceBytes: o.maxDeviceBytes, tileRows: o.tileRows, where: ctx.where,
+      maxDeviceBytes: o.maxDeviceBytes, tileRows: o.tileRows, where: ctx.where, screened: screens(n, d, m, o),
     });
     if (plan.tiledBecause === 'memory') log().warn(plan.note!);
     else if (plan.tiledBecause === 'option') log().debug(plan.note!);

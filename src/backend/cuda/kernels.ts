@@ -72,17 +72,31 @@ export const KERNELS = {
     args: [
       ['X', 'ptr'], ['C', 'ptr'], ['xn', 'ptr'], ['keys', 'ptr'], ['scalars', 'ptr'], ['c1', 'f32'], ['c2', 'f32'], ['c3', 'f32'],
       ['c4', 'f32'], ['s2', 'f32'], ['imask', 'i32'], ['n', 'i32'], ['d', 'i32'], ['m', 'i32'],
-      ['J1', 'ptr'], ['D1', 'ptr'], ['J2', 'ptr'], ['D2', 'ptr'], ['list', 'ptr'],
+      ['J1', 'ptr'], ['D1', 'ptr'], ['J2', 'ptr'], ['D2', 'ptr'], ['list', 'ptr'], ['thr', 'ptr'], ['ccount', 'ptr'], ['cap', 'i32'],
+    ],
+  },
+  collect_h: {
+    module: 'screen_h', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'SH_P' },
+    args: [
+      ['Xh', 'ptr'], ['Ch', 'ptr'], ['xn', 'ptr'], ['cn', 'ptr'], ['list', 'ptr'], ['scalars', 'ptr'], ['thr', 'ptr'], ['cap', 'i32'],
+      ['dp', 'i32'], ['mpad', 'i32'], ['cand', 'ptr'], ['ccount', 'ptr'],
+    ],
+  },
+  exact_collect: {
+    module: 'screen_h', perDtype: true, threads: 256, bounds: {}, points: { value: 64, constant: 'EX_P' },
+    args: [
+      ['X', 'ptr'], ['C', 'ptr'], ['list', 'ptr'], ['scalars', 'ptr'], ['thr', 'ptr'], ['cap', 'i32'], ['cand', 'ptr'], ['ccount', 'ptr'],
+      ['d', 'i32'], ['J1', 'ptr'], ['D1', 'ptr'], ['J2', 'ptr'], ['D2', 'ptr'], ['list2', 'ptr'],
     ],
   },
   fallback_split: {
     module: 'screen_h', perDtype: true, threads: 256, bounds: { minBlocks: 2 }, points: { value: 64, constant: 'FB_P' },
-    args: [['X', 'ptr'], ['C', 'ptr'], ['d', 'i32'], ['m', 'i32'], ['slice', 'i32'], ['list', 'ptr'], ['scalars', 'ptr'], ['cap', 'i32'], ['part', 'ptr']],
+    args: [['X', 'ptr'], ['C', 'ptr'], ['d', 'i32'], ['m', 'i32'], ['slice', 'i32'], ['list', 'ptr'], ['count', 'ptr'], ['cap', 'i32'], ['part', 'ptr']],
   },
   fallback_merge: {
     module: 'screen_h', perDtype: false, threads: 256, bounds: {},
     args: [
-      ['part', 'ptr'], ['slices', 'i32'], ['cap', 'i32'], ['list', 'ptr'], ['scalars', 'ptr'],
+      ['part', 'ptr'], ['slices', 'i32'], ['cap', 'i32'], ['list', 'ptr'], ['count', 'ptr'], ['rest', 'ptr'],
       ['J1', 'ptr'], ['D1', 'ptr'], ['J2', 'ptr'], ['D2', 'ptr'],
     ],
   },

@@ -9,7 +9,7 @@ import type { EngineCore } from './core.js';
 import { KERNELS } from './kernels.js';
 import { gpuPassScales } from './numerics.js';
 import type { CudaOptions } from './options.js';
-import { DeviceScreen } from './screen.js';
+import { DeviceScreen, screens } from './screen.js';
 
 /** Host-side profile of an engine (bench and test-cuda report it). */
 export interface EngineProfile {
@@ -30,8 +30,12 @@ export interface PassTimes {
 }
 
 const THREADS = KERNELS.update_anchors.threads; // the elementwise per-anchor kernels
-/** Screening stops for the rest of a run once more than this share of the points fell back. */
-const SCREEN_GIVE_UP = 0.25;
+/**
+ * Screening stops for the rest of a run once more than this share of the points took the direct
+ * pass (data far from the origin, around their mean too: test-cuda's); below it the screen plus the
+ * fallback still costs less than the direct pass alone.
+ */
+const SCREEN_GIVE_UP = 0.5;
 
 export class DevicePass {
   /** Whether the next pass screens (tests and bench read it). */
@@ -47,8 +51,7 @@ export class DevicePass {
   private hasPrev = false;
 
   constructor(private readonly e: EngineCore, o: CudaOptions, private readonly rGrid: number, rows: number) {
-    const { n, d, m } = e;
-    this.screen = m >= 3 && (o.screen === 'auto' ? n * m * d >= 2 ** 24 : o.screen);
+    this.screen = screens(e.n, e.d, e.m, o);
     this.screener = this.screen ? new DeviceScreen(e, o, rows) : undefined;
   }
 

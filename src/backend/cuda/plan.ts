@@ -28,16 +28,16 @@ export function reduceGrid(rows: number, smCount: number): number {
  * (tileRows 0), or streamed through a buffer of tileRows rows. The vectors and the screen's
  * buffers (its fp16 copy, keys and fallback list hold the rows on the device) shrink with the tile;
  * every other per-point and per-anchor array stays whole, and the reduce partials grow by one grid
- * per tile. The screen's buffers are counted even when it will not run (m < 3, small problems).
+ * per tile. The screen's buffers count when the engine screens (screen.ts screens()).
  */
-export function engineBytes(n: number, d: number, m: number, dtype: 'f32' | 'f16', smCount: number, tileRows = 0): number {
+export function engineBytes(n: number, d: number, m: number, dtype: 'f32' | 'f16', smCount: number, tileRows = 0, screened = false): number {
   const rows = Math.max(1, tileRows > 0 ? Math.min(tileRows, n) : n); // rows on the device at once
   const vectors = rows * d * (dtype === 'f16' ? 2 : 4);
   const perPoint = n * 4 * 6; // j1, d1, j2, d2, assign, seed D
   const anchors = m * d * (4 + 8) + m * (8 + 4 + 8 + 8 + 8 + 16); // C, S; W, count, sse, far, H, nearestOther's top-2
   const seedBlocks = Math.ceil(n / KERNELS.seed_dist.points.value);
   const partials = seedBlocks * 8 * 8 + Math.ceil(n / rows) * reduceGrid(rows, smCount) * 16 + 64;
-  return vectors + perPoint + anchors + partials + screenBytes(d, m, rows) + d * 4 * 9;
+  return vectors + perPoint + anchors + partials + (screened ? screenBytes(d, m, rows) : 0) + d * 4 * 9;
 }
 
 export interface PlanInput {
@@ -54,6 +54,8 @@ export interface PlanInput {
   tileRows?: number;
   /** The device, for messages: "cuda:0". */
   where: string;
+  /** Whether the passes screen (their buffers then count): screen.ts screens(). */
+  screened?: boolean;
 }
 
 export interface MemoryPlan {
@@ -77,19 +79,20 @@ export interface MemoryPlan {
  */
 export function planMemory(p: PlanInput): MemoryPlan {
   const { n, d, m, dtype, smCount: sms, free, total, maxDeviceBytes: limit } = p;
+  const sc = p.screened ?? false;
   // A driver that cannot say (total 0) constrains nothing; a limit the user gave still does.
   const budget = Math.min(total > 0 ? free : Infinity, limit ?? Infinity);
   const room =
     (limit !== undefined && limit < free ? `${fmtBytes(budget)} allowed (VLC_CUDA_MAX_BYTES), ` : '') +
     `${fmtBytes(free)} free of ${fmtBytes(total)}`;
-  const resident = engineBytes(n, d, m, dtype, sms);
+  const resident = engineBytes(n, d, m, dtype, sms, 0, sc);
   const rowBytes = d * (dtype === 'f16' ? 2 : 4);
   let rows: number;
   if (p.tileRows !== undefined) {
     rows = p.tileRows;
   } else {
     if (resident <= budget) return { tileRows: 0, tiles: 1, reduceGrid: reduceGrid(n, sms) };
-    const minimal = engineBytes(n, d, m, dtype, sms, TILE_ALIGN);
+    const minimal = engineBytes(n, d, m, dtype, sms, TILE_ALIGN, sc);
     if (minimal > budget) {
       throw new CudaError(
         `the data do not fit on ${p.where}: ${n}×${d} ${dtype} vectors with ${m} anchors need ${fmtBytes(minimal)} ` +
@@ -106,7 +109,7 @@ export function planMemory(p: PlanInput): MemoryPlan {
     let hi = Math.max(1, Math.min(Math.floor(TILE_MAX_BYTES / rowBytes / TILE_ALIGN), Math.ceil(n / TILE_ALIGN)));
     while (lo < hi) {
       const mid = Math.ceil((lo + hi) / 2);
-      if (engineBytes(n, d, m, dtype, sms, mid * TILE_ALIGN) + margin <= budget) lo = mid;
+      if (engineBytes(n, d, m, dtype, sms, mid * TILE_ALIGN, sc) + margin <= budget) lo = mid;
       else hi = mid - 1;
     }
     rows = lo * TILE_ALIGN;

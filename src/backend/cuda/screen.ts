@@ -2,9 +2,12 @@
 // cuda/screen_h90.cu): one fp16 GEMM ranks the anchors of every point, keeping its 8 smallest keys
 // (approximate distance and index); exact_h measures the few candidates that can matter with the
 // direct f32 chain of the direct kernels and certifies with the bound of numerics.ts that no other
-// anchor can reach the top-2; the points it cannot certify take the direct pass, split over anchor
-// slices (fallback_split / fallback_merge; past `cap` listed points, assign_list). The outputs are
-// the direct pass's bit for bit: J1, D1, J2, D2 of every point.
+// anchor can reach the top-2. The points it cannot certify (more than 8 anchors nearly as close as
+// the runner-up) are listed with a threshold under which every anchor that can matter lies:
+// collect_h runs the GEMM again over them alone, gathering those anchors (up to 64 a point), and
+// exact_collect measures them. What is left (more candidates, an anchor outside fp16) takes the
+// direct pass, split over anchor slices (fallback_split / fallback_merge; past `cap` listed points,
+// assign_list). The outputs are the direct pass's bit for bit: J1, D1, J2, D2 of every point.
 //
 // The points' fp16 copy is made once at open when the vectors are resident (again only if the
 // scale changes), per tile and pass when they stream; the anchors' copy once per pass. μ, the
@@ -30,6 +33,11 @@ const FALLBACK_SLICES = 16;
 const SLICE_MIN = 256;
 /** Listed points fallback_split takes (more go to assign_list): the list is short when the screen works. */
 const CAP_MIN = 65536;
+/** Candidates collect_h gathers per listed point (SH_CAND), and the share of the rows it can take. */
+const CANDIDATES = 64;
+const COLLECT_SHARE = 4;
+/** Words of the screen's scalars (SH_SCALARS): [2] exact_h's list length, [4] list2's, [5] list2 past cap. */
+const SCALARS = 8;
 /** Rows of the sample μ is the mean of. */
 const MEAN_SAMPLE = 65536;
 /** Resident points (screen_h90r) up to this padded dimension: 128 rows × dp fp16 in shared memory. */
@@ -44,6 +52,11 @@ const sharedOf = (k: ScreenKernel, dp: number): number =>
 
 type ScreenKernel = 'screen_h' | 'screen_h90' | 'screen_h90r' | 'screen_h90r_l3';
 
+/** Whether an engine's passes screen: m >= 3, and 'auto' when the pass is large enough to gain. */
+export function screens(n: number, d: number, m: number, o: CudaOptions): boolean {
+  return m >= 3 && (o.screen === 'auto' ? n * m * d >= 2 ** 24 : o.screen);
+}
+
 /** The screen's geometry for n points of which `rows` are on the device at once, m anchors. */
 export function screenShape(d: number, m: number, rows: number) {
   const dp = Math.ceil(d / DIM_STEP) * DIM_STEP;
@@ -53,13 +66,17 @@ export function screenShape(d: number, m: number, rows: number) {
   const slice = Math.ceil(Math.ceil(m / wanted) / ANCHOR_TILE) * ANCHOR_TILE;
   const slices = Math.ceil(m / slice); // every slice holds anchors (rounding the width up can leave the last ones empty)
   const cap = Math.min(rows, Math.max(CAP_MIN, Math.ceil(rows / 16)));
-  return { dp, mpad, rowsPad, slices, slice, cap };
+  const collectCap = Math.min(rows, Math.max(CAP_MIN, Math.ceil(rows / COLLECT_SHARE)));
+  return { dp, mpad, rowsPad, slices, slice, cap, collectCap };
 }
 
 /** Device bytes of the screen's buffers (plan.ts counts them). */
 export function screenBytes(d: number, m: number, rows: number): number {
   const g = screenShape(d, m, rows);
-  return g.rowsPad * (g.dp * 2 + 4) + rows * 4 * (KEYS + 1) + g.mpad * (g.dp * 2 + 4) + d * 4 + 16 + g.slices * g.cap * 16;
+  return (
+    g.rowsPad * (g.dp * 2 + 4) + rows * 4 * (KEYS + 2) + g.mpad * (g.dp * 2 + 4) + d * 4 + SCALARS * 4 + g.slices * g.cap * 16 +
+    g.collectCap * 4 * (CANDIDATES + 2)
+  );
 }
 
 export class DeviceScreen {
@@ -68,7 +85,7 @@ export class DeviceScreen {
   private readonly bound: HalfBound;
   private readonly masks: { imask: number; hmask: number };
   private readonly shared: number;
-  private readonly bufs: Record<'Xh' | 'xn' | 'keys' | 'list' | 'Ch' | 'cn' | 'mu' | 'scalars' | 'part', DeviceBuffer>;
+  private readonly bufs: Record<'Xh' | 'xn' | 'keys' | 'list' | 'list2' | 'thr' | 'ccount' | 'cand' | 'Ch' | 'cn' | 'mu' | 'scalars' | 'part', DeviceBuffer>;
   /** The scale the resident points were prepared with (0: not yet). */
   private preparedScale = 0;
   private scale = 1;
@@ -83,36 +100,41 @@ export class DeviceScreen {
     this.bound = screenHalfBound(d, dp);
     this.masks = keyMasks(this.g.mpad);
     const b = e.bufs;
-    const { rowsPad, mpad, slices, cap } = this.g;
+    const { rowsPad, mpad, slices, cap, collectCap } = this.g;
     this.bufs = {
       Xh: b.alloc('screen points (fp16)', rowsPad * dp * 2),
       xn: b.alloc('screen point norms', rowsPad * 4),
       keys: b.alloc('screen keys', rows * 4 * KEYS),
-      list: b.alloc('screen fallback list', rows * 4),
+      list: b.alloc('screen uncertain points', rows * 4),
+      list2: b.alloc('screen fallback list', rows * 4),
+      thr: b.alloc('screen thresholds', collectCap * 4),
+      ccount: b.alloc('screen candidate counts', collectCap * 4),
+      cand: b.alloc('screen candidates', collectCap * CANDIDATES * 4),
       Ch: b.alloc('screen anchors (fp16)', mpad * dp * 2),
       cn: b.alloc('screen anchor norms', mpad * 4),
       mu: b.alloc('screen centre', d * 4),
-      scalars: b.alloc('screen scalars', 16),
+      scalars: b.alloc('screen scalars', SCALARS * 4),
       part: b.alloc('screen fallback partials', slices * cap * 16),
     };
     this.e.ctx.upload(this.bufs.mu, sampleMean(e));
   }
 
-  /** The length of the last pass's (resident) or tile's (tiled) fallback list, on the device. */
+  /** Points the last pass (resident) or tile (tiled) left to the direct pass: list2's length, on the device. */
   get fallbackCount(): bigint {
-    return this.bufs.scalars.ptr + 8n;
+    return this.bufs.scalars.ptr + 16n;
   }
 
   /** Tiled: the list's length of the tile just done (its wait is over; the next tile resets it). */
   tileFallbacks(): number {
     const c = new Uint32Array(1);
-    this.e.ctx.download(c, this.bufs.scalars, 8);
+    this.e.ctx.download(c, this.bufs.scalars, 16);
     return c[0];
   }
 
   /** Buffers a pass writes (tests poison them). */
   outputs(): DeviceBuffer[] {
-    return [this.bufs.keys, this.bufs.list, this.bufs.Ch, this.bufs.cn, this.bufs.scalars, this.bufs.part];
+    const b = this.bufs;
+    return [b.keys, b.list, b.list2, b.thr, b.ccount, b.cand, b.Ch, b.cn, b.scalars, b.part];
   }
 
   /** Before a pass's spans: the scale for the whole data's range, the anchors' fp16 copy. */
@@ -145,18 +167,31 @@ export class DeviceScreen {
     e.run('exact_h', Math.ceil(n / KERNELS.exact_h.points.value), {
       X: s.x, C: e.bufs.C.ptr, xn: b.xn.ptr, keys: b.keys.ptr, scalars: b.scalars.ptr, ...bound, s2: this.scale * this.scale,
       imask: masks.imask, n, d, m, J1: top2.j1, D1: top2.d1, J2: top2.j2, D2: top2.d2, list: b.list.ptr,
+      thr: b.thr.ptr, ccount: b.ccount.ptr, cap: g.collectCap,
+    });
+    // The grids below are sized for their longest list; blocks past its length leave at once.
+    const collect = Math.min(g.collectCap, n);
+    e.run('collect_h', Math.ceil(collect / BLOCK_POINTS), {
+      Xh: b.Xh.ptr, Ch: b.Ch.ptr, xn: b.xn.ptr, cn: b.cn.ptr, list: b.list.ptr, scalars: b.scalars.ptr, thr: b.thr.ptr,
+      cap: collect, dp: g.dp, mpad: g.mpad, cand: b.cand.ptr, ccount: b.ccount.ptr,
+    });
+    e.run('exact_collect', Math.ceil(n / KERNELS.exact_collect.points.value), {
+      X: s.x, C: e.bufs.C.ptr, list: b.list.ptr, scalars: b.scalars.ptr, thr: b.thr.ptr, cap: collect, cand: b.cand.ptr,
+      ccount: b.ccount.ptr, d, J1: top2.j1, D1: top2.d1, J2: top2.j2, D2: top2.d2, list2: b.list2.ptr,
     });
     const cap = Math.min(g.cap, n);
+    const count = b.scalars.ptr + 16n;
     e.run('fallback_split', Math.min(Math.ceil(cap / KERNELS.fallback_split.points.value), 256), {
-      X: s.x, C: e.bufs.C.ptr, d, m, slice: g.slice, list: b.list.ptr, scalars: b.scalars.ptr, cap, part: b.part.ptr,
+      X: s.x, C: e.bufs.C.ptr, d, m, slice: g.slice, list: b.list2.ptr, count, cap, part: b.part.ptr,
     }, { gridY: g.slices });
     e.run('fallback_merge', 64, {
-      part: b.part.ptr, slices: g.slices, cap, list: b.list.ptr, scalars: b.scalars.ptr, J1: top2.j1, D1: top2.d1, J2: top2.j2, D2: top2.d2,
+      part: b.part.ptr, slices: g.slices, cap, list: b.list2.ptr, count, rest: b.scalars.ptr + 20n,
+      J1: top2.j1, D1: top2.d1, J2: top2.j2, D2: top2.d2,
     });
     if (n > cap) {
-      // Listed points past the cap (a long list: the screen is failing on these data).
+      // Points of list2 past the cap (a long list: the screen is failing on these data).
       e.run('assign_list', Math.ceil((n - cap) / KERNELS.assign_list.points.value), {
-        X: s.x, C: e.bufs.C.ptr, n, d, m, ...top2, list: b.list.ptr + BigInt(cap * 4), count: b.scalars.ptr + 12n,
+        X: s.x, C: e.bufs.C.ptr, n, d, m, ...top2, list: b.list2.ptr + BigInt(cap * 4), count: b.scalars.ptr + 20n,
       });
     }
   }
