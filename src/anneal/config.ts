@@ -32,9 +32,19 @@ export interface AnnealConfig {
   swapShare: number;
   /** The swap phase ends after this many rejected single-anchor swaps. */
   swapRejects: number;
+  /**
+   * ...or once the best energy has fallen by less than energyTol (relative) over this many
+   * iterations of it (0: no such limit): the trials no longer pay for their passes.
+   */
+  stallIters: number;
   /** k-means++ tries; each gets up to `restartIters` Lloyd iterations and the best one is kept. */
   restarts: number;
   restartIters: number;
+  /**
+   * Init (k-means++ and the tries' Lloyd passes) runs on a uniform sample of this many points per
+   * anchor when the data has more (0: always on all points), so its cost does not grow with n.
+   */
+  initSample: number;
   /**
    * Restarts and greedy candidates apply only while n·m is at most this; above it, init is one
    * plain k-means++ pass. Their cost grows with n·m (on the prod workload they took most of a GPU
@@ -59,8 +69,10 @@ export const DEFAULT_CONFIG: Omit<AnnealConfig, 'm'> = {
   tMin: 1e-3,
   swapShare: 0.05,
   swapRejects: 5,
+  stallIters: 0,
   restarts: 5,
   restartIters: 10,
+  initSample: 0,
   initBudget: 2 ** 25,
 };
 

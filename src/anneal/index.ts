@@ -20,7 +20,7 @@ import type { AnnealConfig } from './config.js';
 import type { AnnealHooks, AnnealResult, IterRecord } from './types.js';
 import { Rng } from './random.js';
 import { planRefills } from './maintenance.js';
-import { Calm, Run } from './run.js';
+import { Calm, Run, Stall } from './run.js';
 import { finalize, initialize, moveAnchors, refill } from './steps.js';
 import { SwapTrials, type Snapshot } from './trials.js';
 
@@ -39,6 +39,7 @@ export async function anneal(engine: Engine, cfg: AnnealConfig, hooks: AnnealHoo
   const maintain = cfg.maintenanceEvery > 0;
   const calm = new Calm(cfg, engine.n);
   const trials = new SwapTrials(cfg.m, cfg);
+  const stall = new Stall(cfg);
   const loopStart = run.history.length;
   let sinceMove = 0; // iterations since maintenance last moved anchors
   let energy = eInit; // of the last pass
@@ -53,11 +54,16 @@ export async function anneal(engine: Engine, cfg: AnnealConfig, hooks: AnnealHoo
       if (maintain && (it - loopStart + 1) % cfg.maintenanceEvery === 0) {
         rec.maintenance = { swapped: 0, refilled: await refill(engine) };
       }
+    } else if (stall.observe(it, rec.energy)) {
+      converged = true; // the trials stopped paying; an open one is judged after the loop
     } else if (calm.settled || (maintain && trials.open !== undefined && sinceMove >= cfg.maintenanceEvery)) {
       const outcome = await settle(rec);
       if (outcome === 'converged') converged = true;
       calm.reset();
-      if (outcome === 'moved') sinceMove = 0;
+      if (outcome === 'moved') {
+        sinceMove = 0;
+        stall.start(it, rec.energy);
+      }
     }
     run.report(rec);
   }

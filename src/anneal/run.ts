@@ -58,3 +58,33 @@ export class Calm {
     return this.count >= this.cfg.patience;
   }
 }
+
+/**
+ * The adaptive end of the swap phase: it stops once the best energy seen has fallen by less than
+ * energyTol (relative) over the last `stallIters` iterations — the trials have stopped paying for
+ * their passes. Counts from the first swap trial on (start()).
+ */
+export class Stall {
+  private best = Infinity;
+  private markEnergy = Infinity;
+  private markIter = -1;
+
+  constructor(private readonly cfg: AnnealConfig) {}
+
+  start(iter: number, energy: number): void {
+    if (this.markIter >= 0) return;
+    this.best = this.markEnergy = energy;
+    this.markIter = iter;
+  }
+
+  /** One cold iteration's energy; true once stalled. */
+  observe(iter: number, energy: number): boolean {
+    if (this.markIter < 0) return false;
+    this.best = Math.min(this.best, energy);
+    if (this.best < this.markEnergy * (1 - this.cfg.energyTol)) {
+      this.markEnergy = this.best;
+      this.markIter = iter;
+    }
+    return this.cfg.stallIters > 0 && iter - this.markIter >= this.cfg.stallIters;
+  }
+}

@@ -1,8 +1,10 @@
 // The steps of anneal() (index.ts) that talk to the engine: the starting anchors, the free
 // refill moves, moving anchors, and the final exact pass.
 import type { AnchorStats, Engine, IterStats } from '../backend/types.js';
+import type { AnnealConfig } from './config.js';
 import type { Rng } from './random.js';
 import { kmeansPlusPlus } from './init.js';
+import { sampleRows } from './sample.js';
 import { applyMoves, planRefills, type Move } from './maintenance.js';
 import { Calm, LLOYD, type Run } from './run.js';
 
@@ -14,8 +16,10 @@ const FINAL_REFILL_ROUNDS = 3;
 const FINAL_REFILL_LLOYD = 3;
 
 /**
- * Step 1: the starting anchors, set on the engine — hooks' given anchors, or k-means++ (the best of
- * `restarts` tries, each polished by a short Lloyd run). Returns their energy.
+ * Step 1: the starting anchors, set on the engine — hooks' given anchors, or k-means++: the best of
+ * `restarts` tries, each polished by a short Lloyd run. When the data holds more than `initSample`
+ * points per anchor, all of it runs on a uniform sample of that size (Engine.subset), so init costs
+ * the same whatever n. Returns the energy of the chosen anchors (on the sample when sampled).
  */
 export async function initialize(run: Run, rng: Rng, given: Float32Array | undefined): Promise<number> {
   const { engine, cfg } = run;
@@ -23,29 +27,61 @@ export async function initialize(run: Run, rng: Rng, given: Float32Array | undef
     await engine.setAnchors(given);
     return (await engine.finalize()).energy;
   }
-  // Large problems get one plain k-means++ pass (config.ts, initBudget).
-  const small = engine.n * cfg.m <= cfg.initBudget;
+  const rows = initRows(engine.n, cfg);
+  if (rows === engine.n) {
+    const best = await bestStart(run, engine, rng, true);
+    await engine.setAnchors(best.anchors);
+    return best.energy;
+  }
+  const sample = await engine.subset(sampleRows(rng, engine.n, rows));
+  try {
+    const best = await bestStart(run, sample, rng, false);
+    await engine.setAnchors(best.anchors);
+    return best.energy;
+  } finally {
+    await sample.dispose();
+  }
+}
+
+/** Rows init works on: `initSample` per anchor, at most n (0: all of them). */
+export function initRows(n: number, cfg: AnnealConfig): number {
+  return cfg.initSample > 0 ? Math.min(n, Math.max(cfg.m, Math.ceil(cfg.initSample * cfg.m))) : n;
+}
+
+/**
+ * k-means++ on `e` (the engine or a sample of it), `tries` times, each try polished by Lloyd; the
+ * lowest energy wins. Restarts and greedy candidates apply only while rows·m <= initBudget
+ * (config.ts). On the whole data the polishing passes are iterations of the run (`recorded`);
+ * on a sample they are part of init. One try on the whole data is not polished.
+ */
+async function bestStart(run: Run, e: Engine, rng: Rng, recorded: boolean): Promise<{ anchors: Float32Array; energy: number }> {
+  const { cfg } = run;
+  const small = e.n * cfg.m <= cfg.initBudget;
   const tries = small ? Math.max(1, cfg.restarts) : 1;
   const candidates = small ? cfg.initCandidates : 1;
   let best: { anchors: Float32Array; energy: number } | undefined;
   for (let r = 0; r < tries; r++) {
-    const init = await kmeansPlusPlus(engine, cfg.m, rng, candidates, () => run.check());
-    await engine.setAnchors(init.anchors);
-    if (tries === 1) return init.energy;
-    const energy = await polish(run, init.energy);
-    if (!best || energy < best.energy) best = { anchors: await engine.getAnchors(), energy };
+    const init = await kmeansPlusPlus(e, cfg.m, rng, candidates, () => run.check());
+    if (tries === 1 && recorded) return init;
+    await e.setAnchors(init.anchors);
+    const energy = await polish(run, e, init.energy, recorded);
+    if (!best || energy < best.energy) best = { anchors: await e.getAnchors(), energy };
   }
-  await engine.setAnchors(best!.anchors);
-  return best!.energy;
+  return best!;
 }
 
-/** Lloyd on one k-means++ try: until stable, `restartIters` passes, or maxIters passes in all. */
-async function polish(run: Run, energy: number): Promise<number> {
+/** Lloyd on one try: until stable or `restartIters` passes (and on the whole data, maxIters in all). */
+async function polish(run: Run, e: Engine, energy: number, recorded: boolean): Promise<number> {
   const { cfg } = run;
-  const calm = new Calm(cfg, run.engine.n);
-  for (let k = 0; k < cfg.restartIters && !calm.settled && run.history.length < cfg.maxIters; k++) {
-    const rec = await run.pass(LLOYD);
-    run.report(rec);
+  const calm = new Calm(cfg, e.n);
+  for (let k = 0; k < cfg.restartIters && !calm.settled && (!recorded || run.history.length < cfg.maxIters); k++) {
+    run.check();
+    let rec: { energy: number; changed: number };
+    if (recorded) {
+      const r = await run.pass(LLOYD);
+      run.report(r);
+      rec = r;
+    } else rec = await e.iterate(LLOYD);
     calm.observe(rec.energy, rec.changed);
     energy = rec.energy;
   }

@@ -158,6 +158,12 @@ export interface Engine {
   readonly seedUnit: number;
   /** Vector i as f32 (length d). */
   row(i: number): Promise<Float32Array>;
+  /**
+   * An engine over some of this engine's rows (indices into them, distinct, ascending) on the same
+   * device, with the same m: init runs k-means++ and a few Lloyd passes on a sample through it
+   * (src/anneal/init.ts). The caller disposes it; this engine is not changed.
+   */
+  subset(rows: Int32Array): Promise<Engine>;
 
   // --- the loop ---
   setAnchors(anchors: Float32Array): Promise<void>;

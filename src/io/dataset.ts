@@ -94,3 +94,18 @@ export function toF32(ds: Dataset): Float32Array {
   for (let i = 0; i < src.length; i++) out[i] = f16Table[src[i]];
   return out;
 }
+
+/**
+ * The listed rows (in the order given) as a new dataset in shared memory, in the same dtype: an
+ * engine's subset (Engine.subset) is opened on it.
+ */
+export function selectRows(ds: Dataset, rows: Int32Array): Dataset {
+  const { d } = ds;
+  const data = allocVectors(rows.length, d, ds.dtype);
+  for (let r = 0; r < rows.length; r++) {
+    const i = rows[r];
+    if (!(i >= 0 && i < ds.n)) throw new Error(`selectRows: row ${i} out of range 0..${ds.n - 1}`);
+    data.set(ds.data.subarray(i * d, (i + 1) * d), r * d);
+  }
+  return { n: rows.length, d, dtype: ds.dtype, data, format: `${rows.length} rows of ${ds.format}`, dropped: 0 };
+}

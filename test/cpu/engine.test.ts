@@ -139,12 +139,13 @@ describe('cpu engine seeding', () => {
 });
 
 describe('cpu engine bounds (skipping settled points at T = 0)', () => {
-  it('gives exactly the brute-force results through Lloyd runs, anchor jumps and finalize', async () => {
+  // m = 12: two anchor groups; m = 45: six (groups.ts), with Hamerly's bounds at T > 0.
+  it.each([12, 45])('gives exactly the brute-force results through Lloyd runs, anchor jumps and finalize (m = %i)', async (m) => {
     const { blobs } = await import('./data.js');
     const ds = blobs(9, 70, 13, 21, 0.8);
-    const m = 12;
     const init = firstRows(ds, m);
     const runs: Array<{ anchors: number[]; energies: number[]; changed: number[]; sse: number[]; assign: number[]; far: number[] }> = [];
+    const work: number[] = [];
     for (const bounds of [true, false]) {
       const backend = createCpuBackend({ threads: 2, bounds });
       const e = await backend.open(ds, m);
@@ -165,7 +166,13 @@ describe('cpu engine bounds (skipping settled points at T = 0)', () => {
         await e.setAnchors(a);
         for (let k = 0; k < 4; k++) await step({ temperature: 0.3, step: 0.8, huber: 0 });
         for (let k = 0; k < 10; k++) await step({ temperature: 0, step: 0.7, huber: 1.5 });
+        // Several anchors jump at once (a swap trial), then Lloyd settles with the group bounds.
+        const b = await e.getAnchors();
+        for (const [to, from] of [[0, 7], [4, 9], [m - 1, 2]]) b.copyWithin(to * ds.d, from * ds.d, (from + 1) * ds.d);
+        await e.setAnchors(b);
+        for (let k = 0; k < 8; k++) await step({ temperature: 0, step: 1, huber: 0 });
         await e.finalize();
+        work.push((e as unknown as { profile: { distances: number } }).profile.distances);
         runs.push({
           anchors: Array.from(await e.getAnchors()), energies, changed,
           sse: Array.from((await e.stats()).sse),
@@ -176,6 +183,7 @@ describe('cpu engine bounds (skipping settled points at T = 0)', () => {
       }
     }
     expect(runs[0]).toEqual(runs[1]);
+    expect(work[0]).toBeLessThan(0.6 * work[1]); // the bounds did skip searches
   });
 });
 

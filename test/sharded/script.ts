@@ -34,6 +34,18 @@ export async function script(e: Engine, m: number): Promise<unknown[]> {
   rec.push(f.energy, f.changed, plain(await e.assignments()));
   const nn = await e.nearestOther();
   rec.push(plain(nn.idx), plain(nn.dist));
+  // A subset (init's sample): rows 2, 5, 8, ... (a shard may hold none of them), seeded and passed.
+  const rowsOf = Int32Array.from({ length: Math.ceil((e.n - 2) / 3) }, (_, k) => 2 + 3 * k);
+  const sub = await e.subset(rowsOf);
+  rec.push(sub.n, plain(await sub.row(1)), await sub.seedBegin(await sub.row(0)), await sub.seedAdd(await sub.row(7 % sub.n)));
+  rec.push(await sub.seedPick(0.4 * (await sub.seedAdd(await sub.row(3 % sub.n)))));
+  await sub.setAnchors(C);
+  for (const p of [{ temperature: 0.3, step: 0.7, huber: 1.0 }, { temperature: 0, step: 1, huber: 0 }]) {
+    const s = await sub.iterate(p);
+    rec.push(s.energy, s.changed, plain(await sub.getAnchors()), plain((await sub.stats()).far));
+  }
+  await sub.dispose();
+  rec.push((await e.iterate({ temperature: 0, step: 1, huber: 0 })).energy); // the engine itself unchanged
   return rec;
 }
 

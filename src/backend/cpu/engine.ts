@@ -14,13 +14,14 @@
 // Maintenance's nearest other anchor (m²·d) runs on the main thread through the same kernel.
 import { UsageError } from '../../errors.js';
 import type { Dataset } from '../../io/dataset.js';
-import { toF32 } from '../../io/dataset.js';
+import { selectRows, toF32 } from '../../io/dataset.js';
 import { DOUBLE_BITS, fixedSeed, maxAbsOf, passScales, seedScale, type PassScales } from '../fixed.js';
 import type { AnchorStats, Engine, GlobalFigures, IterParams, IterStats, NearestAnchors, Partials } from '../types.js';
 import { makeKernel, type Kernel, type KernelKind } from './kernel.js';
 import { nearestOtherOnCpu } from './nearest.js';
+import { formGroups, groupCount, groupDrift, type GroupedPass, type Groups } from './groups.js';
 import { WorkerPool } from './pool.js';
-import { allocShared, chunkCount, CHUNK, sharedF32, sharedF64, type SharedState } from './shared.js';
+import { allocShared, chunkCount, CHUNK, sharedF32, sharedF64, type SharedState, type WorkerRequest } from './shared.js';
 import { energyUnits, fromPartials, passSums, statsOf, toPartials, type PassSums } from './sums.js';
 
 /** Vectors as f32 in shared memory (a view of an f32 dataset already there; decoded otherwise). */
@@ -50,6 +51,18 @@ export function splitDrift(drift: Float64Array, m: number): { jumped: Int32Array
   return { jumped: Int32Array.from(order.slice(0, k)), maxDrift: k < m ? drift[order[k]] : 0 };
 }
 
+/** The points whose nearest anchor differs from `assign`, with their previous anchors; undefined past `limit`. */
+function changedPoints(j1: Int32Array, assign: Int32Array, limit: number): { points: Int32Array; from: Int32Array } | undefined {
+  const points: number[] = [], from: number[] = [];
+  for (let i = 0; i < j1.length; i++) {
+    if (j1[i] === assign[i]) continue;
+    if (points.length >= limit) return undefined;
+    points.push(i);
+    from.push(assign[i]);
+  }
+  return { points: Int32Array.from(points), from: Int32Array.from(from) };
+}
+
 function split(total: number, parts: number, w: number): [number, number] {
   return [Math.floor((w * total) / parts), Math.floor(((w + 1) * total) / parts)];
 }
@@ -63,7 +76,6 @@ export class CpuEngine implements Engine {
   readonly d: number;
   readonly m: number;
   private st: SharedState;
-  private pool: WorkerPool;
   private threads: number;
   private version = 0;
   private assign: Int32Array; // main-thread copy of the last pass's assignments (-1 = none yet)
@@ -81,9 +93,31 @@ export class CpuEngine implements Engine {
   private lastScales: PassScales = { s: 1, w: 1, e: 1 };
   private seedScaleV = 1;
   private lastMs = 0;
-  private mainKernel: Kernel | undefined; // nearestOther's, on this thread (made at its first call)
+  private mainKernel: Kernel | undefined;
+  /** st.sums holds the unit-weight sums of the assignments in `assign`, at this S scale (NaN: not). */
+  private hardSums = NaN;
+  /** The anchor groups of the T = 0 bounds and each point's bound per group (groups.ts). */
+  private grouping: { groups: Groups; lower: Float32Array; valid: boolean } | undefined; // nearestOther's, on this thread (made at its first call)
 
-  private constructor(data: Dataset, m: number, threads: number, private readonly kernelKind: KernelKind, private useBounds: boolean) {
+  /** Per worker, the point-anchor distances its searches computed (profile). */
+  private work: Float64Array;
+  /** What the passes cost: distances computed by searches, against n·m per pass for brute force. */
+  get profile(): { passes: number; distances: number } {
+    let distances = 0;
+    for (const v of this.work) distances += v;
+    return { passes: this.passes, distances };
+  }
+  private passes = 0;
+
+  /** The workers (shared with this engine's subsets, or with the engine this is a subset of). */
+  private pool: WorkerPool;
+  private readonly ownsPool: boolean;
+  private readonly id: number;
+
+  private constructor(
+    data: Dataset, m: number, threads: number, private readonly kernelKind: KernelKind, private useBounds: boolean,
+    pool: WorkerPool | undefined,
+  ) {
     this.n = data.n;
     this.d = data.d;
     this.m = m;
@@ -96,11 +130,14 @@ export class CpuEngine implements Engine {
       far: new Int32Array(m).fill(-1), farDist: new Float64Array(m),
     };
     this.global = { n: this.n, maxAbs: 0, rowOffset: 0 };
-    this.pool = new WorkerPool(this.threads);
+    this.ownsPool = pool === undefined;
+    this.pool = pool ?? new WorkerPool(this.threads);
+    this.id = this.pool.nextEngineId();
     const maxAbs = sharedF64(this.threads);
-    this.ready = this.pool.all((w) => {
+    this.work = sharedF64(this.threads);
+    this.ready = this.each((w) => {
       const [chunk0, chunk1] = split(chunks, this.threads, w);
-      return { op: 'init', state: this.st, kernel: kernelKind, chunk0, chunk1, maxAbs, slot: w };
+      return { op: 'init', engine: this.id, state: this.st, kernel: kernelKind, chunk0, chunk1, maxAbs, slot: w, work: this.work };
     });
     // Methods await `ready` and see its failure; this only keeps an engine disposed before its
     // first pass from reporting an unhandled rejection.
@@ -109,8 +146,8 @@ export class CpuEngine implements Engine {
   }
 
   /** An engine over `data`, ready: its workers started and the data's range measured. */
-  static async create(data: Dataset, m: number, threads: number, kernel: KernelKind, useBounds = true): Promise<CpuEngine> {
-    const e = new CpuEngine(data, m, threads, kernel, useBounds);
+  static async create(data: Dataset, m: number, threads: number, kernel: KernelKind, useBounds = true, pool?: WorkerPool): Promise<CpuEngine> {
+    const e = new CpuEngine(data, m, threads, kernel, useBounds, pool);
     try {
       await e.ready;
       if (!Number.isFinite(e.localMaxAbs)) {
@@ -180,7 +217,7 @@ export class CpuEngine implements Engine {
     // seedPick relies on begin/add's chunk sums: a seedTry must not overwrite them.
     const cs = mode === 'try' ? this.trySums : this.st.chunkSums;
     const scale = this.seedScaleV;
-    await this.pool.all(() => ({ op: 'seed', mode, count: L, cands: this.st.cands, chunkSums: cs, seedScale: scale, ...extra }));
+    await this.each(() => ({ op: 'seed', engine: this.id, mode, count: L, cands: this.st.cands, chunkSums: cs, seedScale: scale, ...extra }));
     this.tryCache = mode === 'try' && extra.tryDist ? { cands: cands.slice(0, L * this.d), L, dist: extra.tryDist } : undefined;
     const totals = new Float64Array(L);
     for (let c = 0; c < chunkCount(this.n); c++) for (let l = 0; l < L; l++) totals[l] += cs[c * L + l];
@@ -224,6 +261,12 @@ export class CpuEngine implements Engine {
     return this.st.x.slice(i * this.d, (i + 1) * this.d);
   }
 
+  /** An engine over the listed rows (gathered from the shared vectors), served by the same workers. */
+  async subset(rows: Int32Array): Promise<Engine> {
+    const all: Dataset = { n: this.n, d: this.d, dtype: 'f32', data: this.st.x, format: 'cpu engine rows', dropped: 0 };
+    return CpuEngine.create(selectRows(all, rows), this.m, this.threads, this.kernelKind, this.useBounds, this.pool);
+  }
+
   // --- the loop ---
 
   async setAnchors(anchors: Float32Array): Promise<void> {
@@ -259,22 +302,50 @@ export class CpuEngine implements Engine {
     for (let j = 0; j < m; j++) {
       st.huberH[j] = update && p.huber > 0 && prev.count[j] > 0 ? p.huber * p.huber * (prev.sse[j] / prev.count[j]) : Infinity;
     }
-    // Points whose nearest (T = 0) or nearest two (T > 0) provably stay skip the search.
-    const bounds = this.useBounds && this.boundsValid;
+    // Points whose nearest (T = 0) or nearest two (T > 0) provably stay skip the search: group
+    // bounds at T = 0 (groups.ts), Hamerly's bounds otherwise.
     const { jumped, maxDrift } = splitDrift(st.drift, m);
-    await this.pool.all(() => ({ op: 'assign', version: this.version, temperature: p.temperature, bounds, maxDrift, jumped }));
+    const grouped = this.groupedPass(p.temperature, jumped);
+    const bounds = this.useBounds && this.boundsValid;
+    await this.each(() => ({ op: 'assign', engine: this.id, version: this.version, temperature: p.temperature, bounds, maxDrift, jumped, grouped }));
     st.drift.fill(0);
-    this.boundsValid = true;
-    const reduced = update
-      ? this.pool.all((w) => {
+    this.passes++;
+    // One kind of bounds is kept up to date by a pass; the other must start over.
+    this.boundsValid = grouped === undefined;
+    if (this.grouping) this.grouping.valid = grouped !== undefined;
+    // S from scratch, or — when this pass and the last one are hard with unit weights — by moving
+    // the terms of the points that changed anchor (reduceChanged in worker.ts): the same integers.
+    // Like the bounds, this skips work without changing a result (off with them: brute force).
+    const unit = p.temperature === 0 && !(update && p.huber > 0);
+    const changed = this.useBounds && unit && this.hardSums === sc.s ? changedPoints(st.j1, this.assign, Math.floor(this.n / 2)) : undefined;
+    const reduced = changed || update
+      ? this.each((w) => {
           const [k0, k1] = split(d, this.threads, w);
-          return { op: 'reduce', k0, k1, sScale: sc.s };
+          return { op: 'reduce', engine: this.id, k0, k1, sScale: sc.s, changed };
         })
       : undefined;
+    this.hardSums = unit && reduced ? sc.s : NaN;
     const sums = passSums(st, this.assign, sc, this.global.rowOffset, update ? st.sums : NO_SUMS);
     await reduced;
     this.lastMs = performance.now() - t0;
     return sums;
+  }
+
+  /**
+   * The group bounds of a T = 0 pass, when they apply (bounds on, enough anchors): the groups are
+   * formed from the anchors at the first such pass and kept; bounds a T > 0 pass left stale are
+   * rebuilt by a full search.
+   */
+  private groupedPass(temperature: number, jumped: Int32Array): GroupedPass | undefined {
+    const { n, m, d } = this;
+    if (!this.useBounds || temperature > 0 || groupCount(n, m) < 2) return undefined;
+    if (!this.grouping) {
+      this.mainKernel ??= makeKernel(this.kernelKind);
+      const groups = formGroups(this.mainKernel, this.st.anchors, m, d, groupCount(n, m));
+      this.grouping = { groups, lower: sharedF32(n * groups.G), valid: false };
+    }
+    const g = this.grouping;
+    return { groups: g.groups, drift: groupDrift(g.groups, this.st.drift, jumped), lower: g.lower, valid: g.valid };
   }
 
   /** Step 3: `s` (this engine's sums, or every shard's) become the pass's statistics; the anchors move. */
@@ -335,6 +406,12 @@ export class CpuEngine implements Engine {
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
-    await this.pool.close();
+    if (this.ownsPool) await this.pool.close();
+    else if (!this.pool.isClosed) await this.each(() => ({ op: 'free', engine: this.id }));
+  }
+
+  /** One request to each of this engine's workers (the first `threads` of the pool). */
+  private each(make: (w: number) => WorkerRequest): Promise<void[]> {
+    return this.pool.all((w) => (w < this.threads ? make(w) : undefined));
   }
 }

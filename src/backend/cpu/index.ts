@@ -14,9 +14,11 @@ export interface CpuOptions {
   /** 'wasm' (default) or 'js' — the plain-JS kernel, for speed comparisons. */
   kernel?: KernelKind;
   /**
-   * Skip the search at T = 0 for points whose anchor provably stays nearest (Hamerly's bounds,
-   * with a margin for f32 rounding): same results, much less work once Lloyd settles. Default true;
-   * false times the plain brute-force pass (bench/cpu_speed.mjs).
+   * Skip work that provably changes nothing: the search for points whose anchor (or two nearest,
+   * at T > 0) provably stays nearest — group bounds at T = 0 (groups.ts), Hamerly's bounds at
+   * T > 0, with a margin for f32 rounding — and, between hard passes, the sums of the points that
+   * kept their anchor. Same results, much less work once Lloyd settles. Default true; false times
+   * the plain brute-force pass (bench/cpu_speed.mjs).
    */
   bounds?: boolean;
 }

@@ -12,6 +12,11 @@ export type KernelKind = 'wasm' | 'js';
 export interface Kernel {
   /** Nearest (j1, d1) and runner-up (j2, d2; -1/+inf when m = 1) of each of np points. */
   top2(x: Float32Array, np: number, c: Float32Array, m: number, d: number, out: Top2Out, version?: number): void;
+  /**
+   * top2 among the anchors j0 .. j1−1 of c only (c holds all m, so a cached copy serves every
+   * range); indices are c's. Each distance is the value top2 over all of c would compute.
+   */
+  top2Range(x: Float32Array, np: number, c: Float32Array, m: number, d: number, j0: number, j1: number, out: Top2Out, version?: number): void;
   /** All np×m distances, row-major. */
   dists(x: Float32Array, np: number, c: Float32Array, m: number, d: number, out: Float32Array, version?: number): void;
   /** out[p] = dist(x_p, c_idx[p]): the same value top2 would give for that pair. */
@@ -118,6 +123,23 @@ export class WasmKernel implements Kernel {
     out.d3.set(new Float32Array(buf, o + np * 16, np));
   }
 
+  top2Range(x: Float32Array, np: number, c: Float32Array, m: number, d: number, j0: number, j1: number, out: Top2Out, version?: number): void {
+    this.reserve(np, m, d, 5);
+    this.loadAnchors(c, m, d, version);
+    this.f32().set(x.subarray(0, np * d), this.xOff >> 2);
+    const o = this.oOff;
+    this.ex.top2(this.xOff, np, this.cOff + j0 * d * 4, j1 - j0, d, o, o + np * 4, o + np * 8, o + np * 12, o + np * 16);
+    const buf = this.ex.memory.buffer;
+    const J1 = new Int32Array(buf, o, np), J2 = new Int32Array(buf, o + np * 8, np);
+    for (let p = 0; p < np; p++) {
+      out.j1[p] = J1[p] + j0;
+      out.j2[p] = J2[p] < 0 ? -1 : J2[p] + j0;
+    }
+    out.d1.set(new Float32Array(buf, o + np * 4, np));
+    out.d2.set(new Float32Array(buf, o + np * 12, np));
+    out.d3.set(new Float32Array(buf, o + np * 16, np));
+  }
+
   dists(x: Float32Array, np: number, c: Float32Array, m: number, d: number, out: Float32Array, version?: number): void {
     this.reserve(np, m, d, m);
     this.loadAnchors(c, m, d, version);
@@ -216,6 +238,14 @@ class JsKernel implements Kernel {
       if (j < m) for (let q = 0; q < 4; q++) push(p + q, j, this.pair(x, (p + q) * d, c, j * d, d));
     }
     for (; p < np; p++) for (let j = 0; j < m; j++) push(p, j, this.pair(x, p * d, c, j * d, d));
+  }
+
+  top2Range(x: Float32Array, np: number, c: Float32Array, _m: number, d: number, j0: number, j1: number, out: Top2Out): void {
+    this.top2(x, np, c.subarray(j0 * d, j1 * d), j1 - j0, d, out);
+    for (let p = 0; p < np; p++) {
+      out.j1[p] += j0;
+      if (out.j2[p] >= 0) out.j2[p] += j0;
+    }
   }
 
   dists(x: Float32Array, np: number, c: Float32Array, m: number, d: number, out: Float32Array): void {

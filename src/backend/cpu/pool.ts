@@ -11,6 +11,7 @@ export class WorkerPool {
   private workers: Worker[] = [];
   private queues: Pending[][] = [];
   private closed = false;
+  private engines = 0;
 
   constructor(readonly size: number) {
     for (let w = 0; w < size; w++) {
@@ -32,6 +33,15 @@ export class WorkerPool {
       this.workers.push(worker);
       this.queues.push(queue);
     }
+  }
+
+  /** A new engine id: every engine served by this pool keeps its own state on the workers. */
+  nextEngineId(): number {
+    return this.engines++;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
   }
 
   call(w: number, msg: WorkerRequest): Promise<void> {

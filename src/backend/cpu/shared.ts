@@ -1,6 +1,7 @@
 // The shared-memory state of one CPU engine, seen identically by the main thread and its workers.
 // Everything n-sized lives here (SharedArrayBuffers), so an iteration moves no vectors between
 // threads: workers read X and the anchors in place and write per-point results in place.
+import type { GroupedPass } from './groups.js';
 
 /**
  * Points per chunk. Seeding sums are taken per fixed chunk and then added in chunk order, and
@@ -65,21 +66,34 @@ export function allocShared(x: Float32Array, n: number, d: number, m: number, ma
   };
 }
 
-/** Messages main -> worker. Every reply is { ok: true } or { ok: false, error }. */
+/**
+ * Messages main -> worker. Every reply is { ok: true } or { ok: false, error }. A worker serves
+ * several engines (an engine and its subsets share one pool): `engine` names whose state a
+ * message is about; 'free' forgets one.
+ */
 export type WorkerRequest =
   | {
-      op: 'init'; state: SharedState; kernel: 'wasm' | 'js'; chunk0: number; chunk1: number;
+      op: 'init'; engine: number; state: SharedState; kernel: 'wasm' | 'js'; chunk0: number; chunk1: number;
       /** The worker writes the largest |x| of its rows to maxAbs[slot] (NaN if one is NaN). */
       maxAbs: Float64Array; slot: number;
+      /** work[slot] counts the point-anchor distances its searches compute (the engine's profile). */
+      work: Float64Array;
     }
+  | { op: 'free'; engine: number }
   | {
-      op: 'assign'; version: number; temperature: number; bounds: boolean;
+      op: 'assign'; engine: number; version: number; temperature: number; bounds: boolean;
       /** Largest drift among the anchors not in `jumped`; distances to `jumped` are computed. */
       maxDrift: number; jumped: Int32Array;
+      /** At T = 0 with enough anchors: the group bounds (groups.ts) replace `bounds`. */
+      grouped?: GroupedPass;
     }
-  | { op: 'reduce'; k0: number; k1: number; sScale: number }
   | {
-      op: 'seed'; mode: 'begin' | 'add' | 'try'; count: number; cands?: Float32Array; chunkSums?: Float64Array;
+      op: 'reduce'; engine: number; k0: number; k1: number; sScale: number;
+      /** Only move these points' terms from their previous anchors (reduceChanged in worker.ts). */
+      changed?: { points: Int32Array; from: Int32Array };
+    }
+  | {
+      op: 'seed'; engine: number; mode: 'begin' | 'add' | 'try'; count: number; cands?: Float32Array; chunkSums?: Float64Array;
       /** Units per unit of squared distance of the chunk sums (fixed.ts seedScale). */
       seedScale: number;
       /** try: keep each point's distances to the L candidates here (n×L); add: reuse column fromTry. */

@@ -5,13 +5,27 @@ import { parentPort } from 'node:worker_threads';
 import { CHUNK, type SharedState, type WorkerRequest } from './shared.js';
 import { makeKernel, type Kernel, type Top2Out } from './kernel.js';
 import { knnRange } from './knn-core.js';
+import { assignGrouped, type GroupedPass } from './groups.js';
 import { MIN_SOFT_SHARE } from '../types.js';
 import { fixedSeed } from '../fixed.js';
 
+// The engine a message is about (use() below): its shared state, kernels and range of points.
 let st: SharedState | undefined;
 let kernel: Kernel | undefined;
 let jKernel: Kernel | undefined; // distances to jumped anchors (its own copy of those anchors)
 let range = { i0: 0, i1: 0, chunk0: 0 };
+/** Every engine this worker serves, by id (an engine and its subsets share the workers). */
+const engines = new Map<number, { st: SharedState; kernel: Kernel; jKernel: Kernel; range: typeof range; work: Float64Array; slot: number }>();
+/** Adds to the engine's count of distances computed by searches (not the bound checks). */
+let countWork: (distances: number) => void = () => {};
+let knnKernel: Kernel | undefined;
+
+function use(id: number): void {
+  const e = engines.get(id);
+  if (!e) throw new Error(`no engine ${id} on this worker`);
+  ({ st, kernel, jKernel, range } = e);
+  countWork = (v) => (e.work[e.slot] += v);
+}
 let tile: Top2Out & { dist: Float32Array; dist2: Float32Array; list: Int32Array; rows: Float32Array; jd: Float32Array } = {
   j1: new Int32Array(CHUNK), d1: new Float32Array(CHUNK), j2: new Int32Array(CHUNK), d2: new Float32Array(CHUNK),
   d3: new Float32Array(CHUNK), dist: new Float32Array(CHUNK), dist2: new Float32Array(CHUNK),
@@ -41,20 +55,22 @@ function slack(d: number): number {
  *    ordered by those distances (ties: lowest j).
  * Points failing the test get the full search. Results are identical to searching every point.
  */
-function assign(version: number, temperature: number, bounds: boolean, maxDrift: number, jumped: Int32Array): void {
+function assign(version: number, temperature: number, bounds: boolean, maxDrift: number, jumped: Int32Array, grouped?: GroupedPass): void {
   const s = st!;
   const { d, m, x, anchors, huberH: H, lower, lower3 } = s;
   const soft = temperature > 0 && m > 1;
   const eps = slack(d);
-  const nj = bounds ? jumped.length : 0;
+  const nj = bounds || grouped?.valid ? jumped.length : 0;
   const jAnchors = new Float32Array(nj * d);
   for (let q = 0; q < nj; q++) jAnchors.set(anchors.subarray(jumped[q] * d, (jumped[q] + 1) * d), q * d);
+  const jumpedRows = { ids: jumped.subarray(0, nj), rows: jAnchors };
   if (tile.jd.length < CHUNK * nj) tile.jd = new Float32Array(CHUNK * nj);
   for (let i0 = range.i0; i0 < range.i1; i0 += CHUNK) {
     const np = Math.min(CHUNK, range.i1 - i0);
     const xs = x.subarray(i0 * d, (i0 + np) * d);
     let todo = 0; // points needing the full search, listed in tile.list
-    if (bounds) {
+    if (grouped) countWork(assignGrouped(kernel!, jKernel!, grouped, jumpedRows, xs, i0, np, anchors, m, d, version, s.j1, s.d1, eps));
+    else if (bounds) {
       kernel!.distIdx(xs, np, anchors, m, d, s.j1.subarray(i0, i0 + np), tile.dist, version);
       if (soft) kernel!.distIdx(xs, np, anchors, m, d, s.j2.subarray(i0, i0 + np), tile.dist2, version);
       if (nj > 0) jKernel!.dists(xs, np, jAnchors, nj, d, tile.jd);
@@ -101,6 +117,7 @@ function assign(version: number, temperature: number, bounds: boolean, maxDrift:
         rows = tile.rows;
       }
       kernel!.top2(rows, todo, anchors, m, d, tile, version);
+      countWork(todo * m);
       for (let q = 0; q < todo; q++) {
         const i = i0 + tile.list[q];
         s.j1[i] = tile.j1[q]; s.d1[i] = tile.d1[q]; s.j2[i] = tile.j2[q]; s.d2[i] = tile.d2[q];
@@ -140,6 +157,23 @@ function reduce(k0: number, k1: number, sScale: number): void {
     if (w > 0) {
       so = j2[i] * d;
       for (let k = k0; k < k1; k++) sums[so + k] += Math.round(w * x[xo + k]);
+    }
+  }
+}
+
+/**
+ * The same sums moved from the last hard pass to this one (every weight 1, so each point adds
+ * round(x·sScale) to its anchor's row): each changed point's terms leave its old anchor and join
+ * its new one. The integers are those reduce() would add up from scratch, so S is identical.
+ */
+function reduceChanged(k0: number, k1: number, sScale: number, moved: Int32Array, from: Int32Array): void {
+  const { d, x, j1, sums } = st!;
+  for (let q = 0; q < moved.length; q++) {
+    const i = moved[q], xo = i * d, so = from[q] * d, to = j1[i] * d;
+    for (let k = k0; k < k1; k++) {
+      const t = Math.round(sScale * x[xo + k]);
+      sums[so + k] -= t;
+      sums[to + k] += t;
     }
   }
 }
@@ -200,23 +234,30 @@ function seed(
 function handle(msg: WorkerRequest): void {
   switch (msg.op) {
     case 'init': {
-      st = msg.state;
-      kernel = makeKernel(msg.kernel);
-      jKernel = makeKernel(msg.kernel);
-      tile.rows = new Float32Array(CHUNK * st.d);
-      range = { i0: Math.min(msg.chunk0 * CHUNK, st.n), i1: Math.min(msg.chunk1 * CHUNK, st.n), chunk0: msg.chunk0 };
+      const state = msg.state;
+      const r = { i0: Math.min(msg.chunk0 * CHUNK, state.n), i1: Math.min(msg.chunk1 * CHUNK, state.n), chunk0: msg.chunk0 };
+      engines.set(msg.engine, { st: state, kernel: makeKernel(msg.kernel), jKernel: makeKernel(msg.kernel), range: r, work: msg.work, slot: msg.slot });
+      use(msg.engine);
+      if (tile.rows.length < CHUNK * state.d) tile.rows = new Float32Array(CHUNK * state.d);
       msg.maxAbs[msg.slot] = maxAbsOfRange();
       return;
     }
+    case 'free':
+      engines.delete(msg.engine);
+      return;
     case 'assign':
-      return assign(msg.version, msg.temperature, msg.bounds, msg.maxDrift, msg.jumped);
+      use(msg.engine);
+      return assign(msg.version, msg.temperature, msg.bounds, msg.maxDrift, msg.jumped, msg.grouped);
     case 'reduce':
+      use(msg.engine);
+      if (msg.changed) return reduceChanged(msg.k0, msg.k1, msg.sScale, msg.changed.points, msg.changed.from);
       return reduce(msg.k0, msg.k1, msg.sScale);
     case 'seed':
+      use(msg.engine);
       return seed(msg.mode, msg.count, msg.cands ?? st!.cands, msg.chunkSums ?? st!.chunkSums, msg.seedScale, msg.tryDist, msg.fromTry, msg.tryL);
     case 'knn':
-      kernel ??= makeKernel('wasm');
-      return knnRange(kernel, msg);
+      knnKernel ??= makeKernel('wasm');
+      return knnRange(knnKernel, msg);
   }
 }
 

@@ -9,7 +9,7 @@
 // sharded engine needs), nearest.ts maintenance's nearest other anchor; numerics.ts and
 // ../fixed.ts the numbers the kernels are given; kernels.ts the kernels' interface.
 import { UsageError } from '../../errors.js';
-import { rowF32, type Dataset } from '../../io/dataset.js';
+import { rowF32, selectRows, type Dataset } from '../../io/dataset.js';
 import { log } from '../../log.js';
 import { maxAbsOf } from '../fixed.js';
 import type { AnchorStats, Engine, GlobalFigures, IterParams, IterStats, NearestAnchors, Partials } from '../types.js';
@@ -39,6 +39,7 @@ export class CudaEngine implements Engine {
   private readonly nearest: DeviceNearest;
   private localMaxAbs = 0;
   private disposed = false;
+  private options!: CudaOptions;
 
   private constructor(private readonly ctx: CudaContext, private readonly data: Dataset, m: number) {
     this.n = data.n;
@@ -51,6 +52,7 @@ export class CudaEngine implements Engine {
   /** Allocate every buffer, upload the vectors once, measure their range. Frees all on failure. */
   static async create(ctx: CudaContext, data: Dataset, m: number, o: CudaOptions): Promise<CudaEngine> {
     const e = new CudaEngine(ctx, data, m);
+    e.options = o;
     try {
       await e.init(o);
       return e;
@@ -171,6 +173,12 @@ export class CudaEngine implements Engine {
     this.live();
     if (!(i >= 0 && i < this.n)) throw new Error(`row ${i} out of range 0..${this.n - 1}`);
     return rowF32(this.data, i);
+  }
+
+  /** A second engine on the same GPU over the listed rows (gathered from the host copy). */
+  async subset(rows: Int32Array): Promise<Engine> {
+    this.live();
+    return CudaEngine.create(this.ctx, selectRows(this.data, rows), this.m, this.options);
   }
 
   /** Each anchor's nearest other anchor, on the device (nearest.ts). */

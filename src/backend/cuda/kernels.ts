@@ -211,10 +211,14 @@ export interface LaunchShape {
   sharedBytes?: number;
 }
 
-/** Launch kernel k (the build for `dtype` when it has one) on `grid` blocks of its threads. */
+/**
+ * Launch kernel k (the build for `dtype` when it has one) on `grid` blocks of its threads. No
+ * blocks (an engine over no rows: a shard's part of a subset may be empty) is no work, not a launch.
+ */
 export function launch<K extends KernelName>(
   ctx: CudaContext, k: K, dtype: 'f32' | 'f16', grid: number, args: KernelArgs<K>, shape: LaunchShape = {},
 ): void {
+  if (grid === 0) return;
   const spec: KernelSpec = KERNELS[k];
   ctx.launch(spec.module, buildName(k, dtype), grid, spec.threads, packArgs(spec, args as Record<string, bigint | number>), shape.sharedBytes ?? 0, shape.gridY ?? 1);
 }

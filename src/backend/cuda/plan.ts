@@ -86,6 +86,7 @@ export function planMemory(p: PlanInput): MemoryPlan {
     (limit !== undefined && limit < free ? `${fmtBytes(budget)} allowed (VLC_CUDA_MAX_BYTES), ` : '') +
     `${fmtBytes(free)} free of ${fmtBytes(total)}`;
   const resident = engineBytes(n, d, m, dtype, sms, 0, sc);
+  if (n === 0) return { tileRows: 0, tiles: 1, reduceGrid: reduceGrid(0, sms) }; // a shard's empty part of a subset
   const rowBytes = d * (dtype === 'f16' ? 2 : 4);
   let rows: number;
   if (p.tileRows !== undefined) {

@@ -153,6 +153,28 @@ export class ShardedEngine implements Engine {
     });
   }
 
+  /**
+   * The listed rows (global, ascending) as a sharded engine over the same group: each member
+   * takes its own rows (a member may hold none of them).
+   */
+  async subset(rows: Int32Array): Promise<Engine> {
+    const parts = this.members.map((_, k) => {
+      const rank = this.comms[k].rank;
+      const r0 = this.offsets[rank], r1 = r0 + this.counts[rank];
+      return rows.filter((i) => i >= r0 && i < r1).map((i) => i - r0);
+    });
+    const opened = await Promise.allSettled(this.members.map((e, k) => e.subset(parts[k])));
+    const subs = opened.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+    const failed = opened.find((o) => o.status === 'rejected');
+    try {
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+      return await ShardedEngine.create(subs, this.comms);
+    } catch (e) {
+      await Promise.allSettled(subs.map((x) => x.dispose()));
+      throw e;
+    }
+  }
+
   // --- the loop ---
 
   async setAnchors(anchors: Float32Array): Promise<void> {
