@@ -8,8 +8,8 @@ export interface CudaOptions {
   /**
    * Screen the assign with one fp16 tensor-core GEMM and decide exactly among its candidates
    * (cuda/screen_h.cu, screen.ts): the assignments are the direct pass's either way. 'auto'
-   * screens when the pass is large enough to gain (n·m·d >= 2^24) and m >= 3; true / false force
-   * it for A/B runs. VLC_CUDA_SCREEN=0|1|auto.
+   * screens when the pass is large enough to gain (n·m·d >= 2^31, screen.ts SCREEN_MIN_WORK) and
+   * m >= 3; true / false force it for A/B runs. VLC_CUDA_SCREEN=0|1|auto.
    */
   screen: 'auto' | boolean;
   /**

@@ -52,9 +52,15 @@ const sharedOf = (k: ScreenKernel, dp: number): number =>
 
 type ScreenKernel = 'screen_h' | 'screen_h90' | 'screen_h90r' | 'screen_h90r_l3';
 
-/** Whether an engine's passes screen: m >= 3, and 'auto' when the pass is large enough to gain. */
+/**
+ * Whether an engine's passes screen: m >= 3, and for 'auto' a pass large enough to repay the
+ * screen's dozen launches: seed-large (10000 × 128, m 256: n·m·d = 2^28.3) ran 0.35 ms per
+ * iteration screened against 0.11 direct, mnemo (2^35.2) 0.75 against 3.4
+ * (bench/results/2026-11-23-h100-gpu-screen-h-run2.json, bench/results/2026-11-22-h100-gpu-final.json).
+ */
+export const SCREEN_MIN_WORK = 2 ** 31;
 export function screens(n: number, d: number, m: number, o: CudaOptions): boolean {
-  return m >= 3 && (o.screen === 'auto' ? n * m * d >= 2 ** 24 : o.screen);
+  return m >= 3 && (o.screen === 'auto' ? n * m * d >= SCREEN_MIN_WORK : o.screen);
 }
 
 /** The screen's geometry for n points of which `rows` are on the device at once, m anchors. */
