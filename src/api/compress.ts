@@ -18,11 +18,16 @@ import { checkResidualChoice, encodeResiduals, fileBytesWithResidual, planResidu
 import { bytesPerVector, seedRatio, trueRatio } from '../io/vlc/stats.js';
 import { log } from '../log.js';
 import { VERSION } from '../version.js';
-import { assertNotTerminal, assertWritable } from './preflight.js';
+import { defaultOutput, planOutput, type OutputPlan, type OutputRules } from './preflight.js';
 
 export interface CompressOptions extends ReadOptions, Partial<ResidualChoice> {
-  /** The .vlc file to write, or '-' for stdout. */
-  output: string;
+  /**
+   * The .vlc file to write, '-' for stdout, or a plan from planOutput(); default: the input's name
+   * with .vlc for its extension, beside it (stdin and in-memory vectors need one).
+   */
+  output?: string | OutputPlan;
+  /** Replace an existing output file (never an input). */
+  force?: boolean;
   /** Number of anchors m, 1..n (default: defaultAnchors(n)). */
   anchors?: number;
   /** Maximum annealing iterations (default DEFAULT_CONFIG.maxIters). */
@@ -73,14 +78,18 @@ async function datasetOf(input: string | Vectors, o: ReadOptions): Promise<Datas
   return checkFinite({ n, d, dtype: 'f32', data: shared, format: 'memory f32' }, 'the vectors given', o.dropInvalid ?? false);
 }
 
+/** The rules for compress's outputs (-o, --stats): never over the input, which gives its permission bits. */
+export function compressOutputRules(input: string | Vectors, force?: boolean): OutputRules {
+  return { binary: 'the binary .vlc file', force, inputs: typeof input === 'string' ? [input] : [] };
+}
+
 /** Compress `input` (a file path, '-' for stdin, or vectors in memory) into `o.output`. */
 export async function compress(input: string | Vectors, o: CompressOptions) {
   const residual = o.residual ?? 'none';
   const seed = o.seed ?? DEFAULT_CONFIG.seed;
   const choice: ResidualChoice = { residual, pq: o.pq, pqBits: o.pqBits, bytes: o.bytes };
   checkResidualChoice(choice);
-  assertWritable(o.output);
-  assertNotTerminal(o.output, 'the binary .vlc file');
+  const out = typeof o.output === 'object' ? o.output : planOutput(o.output ?? defaultOutput(typeof input === 'string' ? input : '-', '.vlc'), compressOutputRules(input, o.force));
   const t0 = performance.now();
 
   const ds = await datasetOf(input, o);
@@ -160,7 +169,7 @@ export async function compress(input: string | Vectors, o: CompressOptions) {
   const residualEnergy = coded?.residualEnergy;
 
   const tw = performance.now();
-  const bytes = await writeVlc(o.output, {
+  const bytes = await writeVlc(out, {
     manifest: { ...manifestFor(result, backend.kind, anchorDtype), ...(residualEnergy !== undefined ? { residualEnergy } : {}) },
     anchors: result.anchors,
     assignments: result.assignments,

@@ -2,17 +2,24 @@
 // npy / Arrow / Parquet / safetensors / fvecs, or export only its anchors or the anchor id of
 // every vector. What `vlc decompress` runs, and what `import { decompress } from 'vlc'` gives.
 import { UsageError } from '../errors.js';
-import { writeAtomic } from '../io/atomic.js';
+import { quoteName } from '../io/names.js';
+import { writeOutput } from '../io/output.js';
+import { rowsOf } from '../io/rows.js';
 import { readVlc } from '../io/vlc/file.js';
 import type { Assignments } from '../io/vlc/format.js';
-import { reconstruct } from '../io/vlc/reconstruct.js';
-import { formatFromPath, VECTOR_FORMATS, writeVectors, type VectorFormat } from '../io/write.js';
+import { reconstructedRows } from '../io/vlc/reconstruct.js';
+import { formatFromPath, VECTOR_FORMATS, vectorBytes, writeVectors, type VectorFormat } from '../io/write.js';
 import { npyHeader } from '../io/writers/npy.js';
-import { assertNotTerminal, assertWritable } from './preflight.js';
+import { checkRoom, defaultOutput, planOutput, type OutputPlan } from './preflight.js';
 
 export interface DecompressOptions {
-  /** Output file, or '-' for stdout (then give `format`). */
-  output: string;
+  /**
+   * Output file, '-' for stdout (then give `format`), or a plan from planOutput(); default: the
+   * input's name with .vlc replaced (x.npy; x.anchors.npy, x.assignments.npy with those options).
+   */
+  output?: string | OutputPlan;
+  /** Replace an existing output file (never the input). */
+  force?: boolean;
   /** npy, arrow (feather), parquet, safetensors, fvecs; with `assignments`: npy or txt. Default: from the extension of `output`. */
   format?: string;
   /** Element type of the output vectors (default: that of the compressed input; f32 for fvecs and Parquet). */
@@ -31,6 +38,8 @@ export interface DecompressResult {
   format: string;
   /** Element type of the vectors written (absent for assignments). */
   dtype?: 'f32' | 'f16';
+  /** Where it went: the output path, or '-' for stdout. */
+  output: string;
 }
 
 const ID_FORMATS = ['npy', 'txt'] as const;
@@ -39,48 +48,59 @@ const ID_FORMATS = ['npy', 'txt'] as const;
 export async function decompress(input: string, o: DecompressOptions): Promise<DecompressResult> {
   if (o.anchors && o.assignments) throw new UsageError('--anchors and --assignments each export one part; give only one');
   if (o.assignments && o.dtype) throw new UsageError('--dtype applies to vectors, not to --assignments');
-  const idFormat = o.assignments ? pickIdFormat(o) : undefined;
-  const vectorFormat = o.assignments ? undefined : pickVectorFormat(o);
+  const target = typeof o.output === 'object' ? o.output.target : o.output ?? defaultOutput(input, defaultSuffix(o), '.vlc');
+  const idFormat = o.assignments ? pickIdFormat(o.format, target) : undefined;
+  const vectorFormat = o.assignments ? undefined : pickVectorFormat(o.format, target);
 
-  assertWritable(o.output);
-  if (idFormat !== 'txt') assertNotTerminal(o.output, 'binary vectors');
+  const out = typeof o.output === 'object' ? o.output : planOutput(target, { binary: idFormat === 'txt' ? undefined : 'binary vectors', force: o.force, inputs: [input] });
   const file = await readVlc(input);
   const { n, d, m } = file.manifest;
   if (idFormat) {
-    await writeIds(o.output, file.assignments, idFormat);
-    return { what: 'assignments', rows: n, d: 1, format: idFormat };
+    checkRoom(out, n * (idFormat === 'npy' ? file.assignments.BYTES_PER_ELEMENT : 6));
+    await writeIds(out, file.assignments, idFormat);
+    return { what: 'assignments', rows: n, d: 1, format: idFormat, output: out.target };
   }
   // Default: the dtype the vectors came in (f16 stays f16), except .fvecs and Parquet, written as f32 only.
   const dtype = o.dtype ?? (vectorFormat === 'fvecs' || vectorFormat === 'parquet' ? 'f32' : file.manifest.input.dtype);
-  const [data, rows] = o.anchors ? [file.anchors, m] : [reconstruct(file), n];
-  await writeVectors(o.output, data, rows, d, { format: vectorFormat!, dtype });
-  return { what: o.anchors ? 'anchors' : 'vectors', rows, d, format: vectorFormat!, dtype };
+  // Rows are rebuilt and written a chunk at a time: n × d may be far larger than memory.
+  const rows = o.anchors ? rowsOf(file.anchors, m, d) : reconstructedRows(file);
+  checkRoom(out, vectorBytes(vectorFormat!, rows.n, d, dtype));
+  await writeVectors(out, rows, { format: vectorFormat!, dtype });
+  return { what: o.anchors ? 'anchors' : 'vectors', rows: rows.n, d, format: vectorFormat!, dtype, output: out.target };
 }
 
-function pickVectorFormat(o: DecompressOptions): VectorFormat {
-  if (o.format !== undefined) {
-    const f = o.format.toLowerCase() === 'feather' ? 'arrow' : (o.format.toLowerCase() as VectorFormat);
-    if (!VECTOR_FORMATS.includes(f)) throw new UsageError(`--format must be one of ${VECTOR_FORMATS.join(', ')} (got '${o.format}')`);
+/** What the default output name ends with: the format's extension, after .anchors / .assignments. */
+function defaultSuffix(o: DecompressOptions): string {
+  const f = o.format?.toLowerCase();
+  if (o.assignments) return `.assignments.${f === 'txt' ? 'txt' : 'npy'}`;
+  const ext = f === undefined ? 'npy' : f === 'feather' ? 'arrow' : f;
+  return `${o.anchors ? '.anchors' : ''}.${ext}`;
+}
+
+function pickVectorFormat(format: string | undefined, output: string): VectorFormat {
+  if (format !== undefined) {
+    const f = format.toLowerCase() === 'feather' ? 'arrow' : (format.toLowerCase() as VectorFormat);
+    if (!VECTOR_FORMATS.includes(f)) throw new UsageError(`--format must be one of ${VECTOR_FORMATS.join(', ')} (got '${format}')`);
     return f;
   }
-  if (o.output === '-') throw new UsageError(`-o - needs --format (${VECTOR_FORMATS.join(', ')})`);
-  const f = formatFromPath(o.output);
-  if (!f) throw new UsageError(`cannot tell the output format from '${o.output}'; use a .npy, .arrow, .parquet, .safetensors or .fvecs name, or --format`);
+  if (output === '-') throw new UsageError(`-o - needs --format (${VECTOR_FORMATS.join(', ')})`);
+  const f = formatFromPath(output);
+  if (!f) throw new UsageError(`cannot tell the output format from ${quoteName(output)}; use a .npy, .arrow, .parquet, .safetensors or .fvecs name, or --format`);
   return f;
 }
 
-function pickIdFormat(o: DecompressOptions): (typeof ID_FORMATS)[number] {
-  const f = o.format?.toLowerCase() ?? (o.output.endsWith('.npy') ? 'npy' : /\.(txt|csv)$/.test(o.output) ? 'txt' : undefined);
+function pickIdFormat(format: string | undefined, output: string): (typeof ID_FORMATS)[number] {
+  const f = format?.toLowerCase() ?? (output.endsWith('.npy') ? 'npy' : /\.(txt|csv)$/.test(output) ? 'txt' : undefined);
   if (f === undefined)
-    throw new UsageError(`cannot tell the --assignments format from '${o.output}'; use a .npy or .txt name, or --format npy|txt`);
+    throw new UsageError(`cannot tell the --assignments format from ${quoteName(output)}; use a .npy or .txt name, or --format npy|txt`);
   if (!(ID_FORMATS as readonly string[]).includes(f))
-    throw new UsageError(`--assignments are written as npy or txt (got --format '${o.format}')`);
+    throw new UsageError(`--assignments are written as npy or txt (got --format '${format}')`);
   return f as (typeof ID_FORMATS)[number];
 }
 
 /** Anchor ids as .npy (1-D, the file's own unsigned width) or text (one id a line). */
-async function writeIds(target: string, ids: Assignments, format: 'npy' | 'txt'): Promise<void> {
-  await writeAtomic(target, async (sink) => {
+async function writeIds(out: OutputPlan, ids: Assignments, format: 'npy' | 'txt'): Promise<void> {
+  await writeOutput(out, async (sink) => {
     if (format === 'npy') {
       await sink.write(npyHeader(`<u${ids.BYTES_PER_ELEMENT}`, [ids.length]));
       await sink.write(new Uint8Array(ids.buffer, ids.byteOffset, ids.byteLength));

@@ -1,43 +1,28 @@
-// Checks made before any long work, so a bad output path fails in a second, not after training.
-import * as fs from 'node:fs';
+// What a command may write, decided before any long work so a bad output fails in a second, not
+// after training (the rules live in io/output.ts), and the default output names, as gzip derives
+// them: `vlc compress x.npy` writes x.vlc beside its input, `vlc decompress x.vlc` writes x.npy.
 import * as path from 'node:path';
 import { UsageError } from '../errors.js';
+import { quoteName } from '../io/names.js';
 
-const WHY: Record<string, string> = {
-  EACCES: 'permission denied',
-  EPERM: 'permission denied',
-  EROFS: 'read-only file system',
-  ENOENT: 'the directory does not exist',
-  ENOTDIR: 'a parent of it is not a directory',
-  ENOSPC: 'no space left on the device',
-};
+export { checkRoom, planOutput, type OutputPlan, type OutputRules } from '../io/output.js';
 
 /**
- * Fail now if `target` cannot be created: write and remove a probe file beside it (the only test
- * that also holds for root, read-only mounts and pseudo file systems). '-' (stdout) always passes.
+ * The output named after `input`: its directory, its name without `strip` (or without its last
+ * extension when `strip` is undefined), then `suffix`. stdin has no name: it needs -o.
  */
-export function assertWritable(target: string, option = '-o'): void {
-  if (target === '-') return;
-  let st: fs.Stats | undefined;
-  try {
-    st = fs.statSync(target);
-  } catch {
-    /* does not exist yet: the usual case */
+export function defaultOutput(input: string, suffix: string, strip?: string): string {
+  if (input === '-') throw new UsageError('reading stdin (-) needs -o FILE, or -o - for stdout');
+  const dir = path.dirname(input);
+  const base = path.basename(input);
+  let stem: string;
+  if (strip !== undefined) {
+    if (!base.toLowerCase().endsWith(strip) || base.length === strip.length)
+      throw new UsageError(`cannot name the output after ${quoteName(input)}: it does not end in ${strip}; give -o FILE`);
+    stem = base.slice(0, base.length - strip.length);
+  } else {
+    const ext = path.extname(base);
+    stem = ext && ext !== base ? base.slice(0, base.length - ext.length) : base;
   }
-  if (st?.isDirectory()) throw new UsageError(`${option} ${target} is a directory; give a file name`);
-  const dir = path.dirname(path.resolve(target));
-  const probe = path.join(dir, `.${path.basename(target)}.${process.pid}.probe.tmp`);
-  try {
-    fs.closeSync(fs.openSync(probe, 'wx'));
-    fs.rmSync(probe, { force: true });
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code ?? '';
-    throw new UsageError(`cannot write ${target}: ${WHY[code] ?? code} (${code}); choose another ${option} path`);
-  }
-}
-
-/** Binary data on a terminal is never what anyone wants (and can garble it): ask for a redirect. */
-export function assertNotTerminal(target: string, what: string): void {
-  if (target === '-' && process.stdout.isTTY)
-    throw new UsageError(`refusing to write ${what} to a terminal; redirect stdout (> file, | vlc ...) or give -o FILE`);
+  return path.join(dir, stem + suffix);
 }

@@ -6,11 +6,12 @@ import type { Command } from 'commander';
 import { execFileSync } from 'node:child_process';
 import { selectBackend } from '../backend/select.js';
 import { UsageError } from '../errors.js';
-import { writeAtomic } from '../io/atomic.js';
+import { planOutput } from '../api/preflight.js';
+import { writeOutput } from '../io/output.js';
 import { runBench, type WorkloadResult } from '../bench/run.js';
 import { WORKLOADS } from '../bench/workloads.js';
 import { VERSION } from '../version.js';
-import { addDeviceOptions, addOutputOptions, applyVerbosity, effectiveDevice, parseInteger, type CommonOptions } from './options.js';
+import { addDeviceOptions, addForceOption, addOutputOptions, applyVerbosity, effectiveDevice, parseInteger, type CommonOptions } from './options.js';
 
 interface BenchFlags extends CommonOptions {
   workloads: string;
@@ -19,6 +20,7 @@ interface BenchFlags extends CommonOptions {
   peer?: string;
   full?: boolean;
   out?: string;
+  force?: boolean;
 }
 
 export function register(program: Command): void {
@@ -32,6 +34,7 @@ export function register(program: Command): void {
     .option('--peer <torch_kmeans.py>', 'run this PyTorch k-means peer on the same data and report speedup_vs_torch')
     .option('--out <file>', 'write the JSON result to this file (atomically)');
   addDeviceOptions(cmd);
+  addForceOption(cmd);
   addOutputOptions(cmd);
   cmd.action(async (o: BenchFlags, c: Command) => runBenchCommand(o, c));
 }
@@ -47,6 +50,7 @@ function gitCommit(): string | undefined {
 
 async function runBenchCommand(o: BenchFlags, cmd: Command): Promise<void> {
   applyVerbosity(o);
+  const out = o.out === undefined ? undefined : planOutput(o.out, { option: '--out', force: o.force });
   const names = o.workloads.split(',').map((s) => s.trim()).filter(Boolean);
   for (const n of names) {
     if (!WORKLOADS.some((w) => w.name === n)) {
@@ -87,7 +91,7 @@ async function runBenchCommand(o: BenchFlags, cmd: Command): Promise<void> {
     ...(Object.keys(speedups).length ? { speedup_vs_torch: speedups } : {}),
   };
   const text = JSON.stringify(report, null, 2) + '\n';
-  if (o.out) await writeAtomic(o.out, async (sink) => sink.write(Buffer.from(text)));
+  if (out) await writeOutput(out, async (sink) => sink.write(Buffer.from(text)));
   if (o.json || !o.out) process.stdout.write(o.json ? text : summary(results));
 }
 

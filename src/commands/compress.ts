@@ -1,20 +1,23 @@
-// `vlc compress <input> -o <out.vlc>`: read vectors, learn m anchors with the annealing quantizer,
-// write every vector as its anchor id into a .vlc file (atomically; `-o -` streams to stdout).
+// `vlc compress <input> [-o <out.vlc>]`: read vectors, learn m anchors with the annealing quantizer,
+// write every vector as its anchor id into a .vlc file (atomically; `-o -` streams to stdout;
+// without -o, x.npy gives x.vlc beside it).
 import { Option, type Command } from 'commander';
 import { DEFAULT_CONFIG } from '../anneal/config.js';
-import { compress, type CompressResult } from '../api/compress.js';
-import { assertWritable } from '../api/preflight.js';
+import { compress, compressOutputRules, type CompressResult } from '../api/compress.js';
+import { defaultOutput, planOutput } from '../api/preflight.js';
 import { UsageError } from '../errors.js';
-import { writeAtomic } from '../io/atomic.js';
+import { quoteName } from '../io/names.js';
+import { writeOutput } from '../io/output.js';
 import { grouped, percent } from '../io/vlc/stats.js';
 import { log } from '../log.js';
 import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
-import { addDeviceOptions, addOutputOptions, addSeedOption, applyVerbosity, effectiveDevice, parseInteger, type CommonOptions } from './options.js';
+import { addDeviceOptions, addForceOption, addOutputOptions, addSeedOption, applyVerbosity, effectiveDevice, parseInteger, type CommonOptions } from './options.js';
 import { createProgress } from './progress.js';
 import { addResidualOptions, residualChoiceFrom, type ResidualFlags } from './residual-options.js';
 
 interface CompressFlags extends CommonOptions, InputFlags, ResidualFlags {
-  output: string;
+  output?: string;
+  force?: boolean;
   anchors?: number;
   iters: number;
   seed: number;
@@ -27,7 +30,7 @@ export function register(program: Command): void {
     .command('compress')
     .description('learn m anchors and store every vector as its anchor id in a .vlc file')
     .argument('<input>', 'embedding file (npy, npz, fvecs, bvecs, Arrow/Feather, Parquet, safetensors, HDF5, CSV/TSV, JSONL, raw), or - for stdin')
-    .requiredOption('-o, --output <file>', 'output .vlc file, or - for stdout')
+    .option('-o, --output <file>', 'output .vlc file, or - for stdout (default: the input with a .vlc extension, beside it)')
     .option(
       '--anchors <m>',
       'number of anchors m, 1..n (default: the largest power of two <= 4*sqrt(n), at most 65536)',
@@ -39,6 +42,7 @@ export function register(program: Command): void {
   addResidualOptions(cmd)
     .option('--stats <file>', 'write the result JSON (as --json prints) to this file; use with -o -');
   addInputOptions(cmd);
+  addForceOption(cmd);
   addDeviceOptions(cmd);
   addOutputOptions(cmd);
   cmd.action(async (input: string, o: CompressFlags, c: Command) => runCompress(input, o, c));
@@ -48,15 +52,18 @@ async function runCompress(input: string, o: CompressFlags, cmd: Command): Promi
   applyVerbosity(o);
   if (o.json && o.output === '-')
     throw new UsageError('--json prints to stdout, which -o - uses for the .vlc data; use --stats FILE instead');
-  if (o.stats === '-' && o.output === '-') throw new UsageError('--stats - and -o - both want stdout; give --stats a file name');
   const device = effectiveDevice(cmd, o);
-  if (o.stats) assertWritable(o.stats, '--stats');
+  // Both outputs are checked now, before the long work: never over the input, an existing file
+  // only with --force, not both on one file.
+  const rules = compressOutputRules(input, o.force);
+  const output = planOutput(o.output ?? defaultOutput(input, '.vlc'), rules);
+  const statsOut = o.stats === undefined ? undefined : planOutput(o.stats, { ...rules, binary: undefined, option: '--stats', others: [output] });
   const progress = createProgress({ enabled: process.stderr.isTTY === true && !o.quiet });
   let stats: CompressResult;
   try {
     stats = await compress(input, {
       ...readOptionsFrom(o),
-      output: o.output,
+      output,
       anchors: o.anchors,
       iters: o.iters,
       seed: o.seed,
@@ -72,13 +79,13 @@ async function runCompress(input: string, o: CompressFlags, cmd: Command): Promi
   }
   const json = JSON.stringify(stats) + '\n';
   if (o.json) process.stdout.write(json);
-  if (o.stats) await writeAtomic(o.stats, (sink) => sink.write(new TextEncoder().encode(json)));
+  if (statsOut) await writeOutput(statsOut, (sink) => sink.write(new TextEncoder().encode(json)));
   log().info(
     `compressed ${grouped(stats.n)} x ${stats.d} to ${stats.m} anchors on ${stats.device_label}: energy ${stats.energy.toPrecision(5)} after ` +
       `${stats.iterations} iterations${stats.converged ? ' (converged)' : ''} in ${stats.seconds.toFixed(2)} s ` +
       `(${stats.iter_ms.toFixed(2)} ms/iteration)` +
       (stats.residual_energy !== null ? `; with ${stats.residual} residuals ${stats.residual_energy.toPrecision(5)}` : '') +
-      `; ${o.output === '-' ? 'stdout' : o.output}: ${grouped(stats.bytes)} bytes = ` +
+      `; ${output.target === '-' ? 'stdout' : quoteName(output.target)}: ${grouped(stats.bytes)} bytes = ` +
       `${percent(stats.true_ratio)} of f32, ${stats.bytes_per_vector.toFixed(2)} bytes/vector`,
   );
 }

@@ -1,12 +1,14 @@
-// `vlc decompress <in.vlc> -o <out>`: rebuild the vectors (each one its anchor) as npy / Arrow /
+// `vlc decompress <in.vlc> [-o <out>]`: rebuild the vectors (each one its anchor) as npy / Arrow /
 // Parquet / safetensors / fvecs, or export only the anchors (`--anchors`) or the anchor id of every vector (`--assignments`).
 import { Option, type Command } from 'commander';
 import { decompress } from '../api/decompress.js';
 import { log } from '../log.js';
-import { addVerbosityOptions, applyVerbosity, type VerbosityFlags } from './options.js';
+import { quoteName } from '../io/names.js';
+import { addForceOption, addVerbosityOptions, applyVerbosity, type VerbosityFlags } from './options.js';
 
 interface DecompressFlags extends VerbosityFlags {
-  output: string;
+  output?: string;
+  force?: boolean;
   format?: string;
   dtype?: 'f32' | 'f16';
   anchors?: boolean;
@@ -18,13 +20,14 @@ export function register(program: Command): void {
     .command('decompress')
     .description('rebuild vectors from a .vlc file (npy, Arrow, Parquet, safetensors or fvecs), or export its anchors or assignments')
     .argument('<in.vlc>', '.vlc file, or - for stdin')
-    .requiredOption('-o, --output <file>', 'output file, or - for stdout (then give --format)')
+    .option('-o, --output <file>', 'output file, or - for stdout (then give --format); default: the input with .vlc replaced by the format\'s extension (x.npy; x.anchors.npy, x.assignments.npy), beside it')
     .option('--format <format>', 'output format: npy, arrow, parquet, safetensors, fvecs (--assignments: npy, txt); default: from the extension of -o')
     .addOption(
       new Option('--dtype <dtype>', 'element type of the output vectors (default: that of the compressed input; f32 for fvecs and Parquet)').choices(['f32', 'f16']),
     )
     .option('--anchors', 'write only the m anchors (m x d) instead of the n vectors')
     .option('--assignments', 'write only the anchor id of every vector (npy of unsigned ints, or txt: one id a line)');
+  addForceOption(cmd);
   // No --json: decompress has no result to report, and its stdout may be the data itself.
   addVerbosityOptions(cmd);
   cmd.action(async (input: string, o: DecompressFlags) => runDecompress(input, o));
@@ -32,8 +35,8 @@ export function register(program: Command): void {
 
 async function runDecompress(input: string, o: DecompressFlags): Promise<void> {
   applyVerbosity(o);
-  const r = await decompress(input, { output: o.output, format: o.format, dtype: o.dtype, anchors: o.anchors, assignments: o.assignments });
-  const where = o.output === '-' ? 'stdout' : o.output;
+  const r = await decompress(input, { output: o.output, force: o.force, format: o.format, dtype: o.dtype, anchors: o.anchors, assignments: o.assignments });
+  const where = r.output === '-' ? 'stdout' : quoteName(r.output);
   if (r.what === 'assignments') log().info(`wrote ${r.rows} anchor ids to ${where}`);
   else log().info(`wrote ${r.rows} x ${r.d} ${r.dtype} ${r.what} to ${where}`);
 }

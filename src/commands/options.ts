@@ -33,6 +33,11 @@ export function addDeviceOptions(cmd: Command): Command {
   return addGpuOption(cmd);
 }
 
+/** -f, --force: replace an existing output file (never an input; devices and FIFOs need none). */
+export function addForceOption(cmd: Command): Command {
+  return cmd.option('-f, --force', 'replace an existing output file (an input is never written over)');
+}
+
 /** --gpu N, a GPU index as `vlc devices` lists them (default 0). */
 export function addGpuOption(cmd: Command): Command {
   return cmd.option('--gpu <index>', 'GPU index (see `vlc devices`)', (v) => parseInteger('--gpu', v, 0), 0);

@@ -371,11 +371,11 @@ describe('pipelines and streams', () => {
 });
 
 describe('Ctrl-C', () => {
-  it('exits 130, leaves no partial output and keeps an existing output file', async () => {
+  it('exits 130, leaves no partial output and keeps an existing output file (even with --force)', async () => {
     const big = writeNpy(path.join(dir, 'big.npy'), clustered(20000, 32, 5, 50), 20000, 32);
     const out = path.join(dir, 'big.vlc');
     fs.writeFileSync(out, 'previous contents');
-    const child = spawn(process.execPath, [BIN, 'compress', big, '-o', out, '--anchors', '512', '--iters', '100000', '--device', 'cpu', '-v']);
+    const child = spawn(process.execPath, [BIN, 'compress', big, '-o', out, '--force', '--anchors', '512', '--iters', '100000', '--device', 'cpu', '-v']);
     let stderr = '';
     const code = await new Promise<number | null>((resolve) => {
       child.stderr.on('data', (b: Buffer) => {

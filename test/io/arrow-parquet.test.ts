@@ -22,7 +22,8 @@ import { readDataset } from '../../dist/io/read.js';
 import { f16ToF32 } from '../../dist/io/dataset.js';
 import { lz4FrameDecode, lz4FrameEncode } from '../../dist/io/lz4.js';
 import { writeArrow } from '../../dist/io/writers/arrow.js';
-import { writeAtomic } from '../../dist/io/atomic.js';
+import { writeOutput } from '../../dist/io/output.js';
+import { rowsOf as rowSource } from '../../dist/io/rows.js';
 import { readArrowDirect } from '../../dist/io/readers/arrow-direct.js';
 import { openFileSource } from '../../dist/io/readers/source.js';
 import { readParquetDirect } from '../../dist/io/readers/parquet-direct.js';
@@ -33,9 +34,9 @@ const dir = scratchDir('arrow');
 const fixtures = path.join(path.dirname(new URL(import.meta.url).pathname), 'fixtures');
 const want = Array.from(matrix(7, 13));
 
-async function writeOurArrow(name: string, o: Parameters<typeof writeArrow>[4], n = 7, d = 13): Promise<string> {
+async function writeOurArrow(name: string, o: Parameters<typeof writeArrow>[2], n = 7, d = 13): Promise<string> {
   const p = path.join(dir, name);
-  await writeAtomic(p, (sink) => writeArrow(sink, matrix(n, d), n, d, o));
+  await writeOutput(p, (sink) => writeArrow(sink, rowSource(matrix(n, d), n, d), o));
   return p;
 }
 
@@ -154,7 +155,7 @@ describe('Arrow IPC', () => {
     const x = matrix(7, 13);
     x[4 * 13 + 2] = NaN;
     const p = path.join(dir, `nan-${lz4}.feather`);
-    await writeAtomic(p, (sink) => writeArrow(sink, x, 7, 13, { dtype: 'f32', lz4, batchRows: 3 }));
+    await writeOutput(p, (sink) => writeArrow(sink, rowSource(x, 7, 13), { dtype: 'f32', lz4, batchRows: 3 }));
     await expectUsage(readDataset(p), 'row 4 has a non-finite value (NaN in dimension 2)', '--drop-invalid');
     const ds = await readDataset(p, { dropInvalid: true });
     expect([ds.n, ds.dropped]).toEqual([6, 1]);

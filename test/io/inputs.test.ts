@@ -72,7 +72,7 @@ describe('stdin', () => {
     const { writeArrow } = await import('../../dist/io/writers/arrow.js');
     for (const ipc of ['file', 'stream'] as const) {
       const chunks: Uint8Array[] = [];
-      await writeArrow({ write: async (c: Uint8Array) => void chunks.push(c.slice()) }, matrix(7, 13), 7, 13, { dtype: 'f32', ipc, batchRows: 3 });
+      await writeArrow({ write: async (c: Uint8Array) => void chunks.push(c.slice()) }, (await import('../../dist/io/rows.js')).rowsOf(matrix(7, 13), 7, 13), { dtype: 'f32', ipc, batchRows: 3 });
       const [n, d, dtype, format, v14] = JSON.parse(readViaStdin(Buffer.concat(chunks)));
       expect(JSON.parse(readViaRedirect(writeFile(dir, `stdin-${ipc}.arrow`, Buffer.concat(chunks))))[3]).toBe(format);
       expect([n, d, dtype, v14]).toEqual([7, 13, 'f32', want[14]]);

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { parquetMetadata } from 'hyparquet';
 import { readDataset } from '../../dist/io/read.js';
 import { writeArrow } from '../../dist/io/writers/arrow.js';
+import { rowsOf } from '../../dist/io/rows.js';
 import { expectUsage, matrix, scratchDir, writeFile } from './helpers.js';
 
 const dir = scratchDir('lying');
@@ -14,7 +15,7 @@ const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url)
 
 async function arrowBytes(o: { ipc?: 'file' | 'stream'; lz4?: boolean }, n = 7, d = 13): Promise<Buffer> {
   const chunks: Uint8Array[] = [];
-  await writeArrow({ write: async (c) => void chunks.push(Buffer.from(c)) }, matrix(n, d), n, d, { dtype: 'f32', ...o });
+  await writeArrow({ write: async (c) => void chunks.push(Buffer.from(c)) }, rowsOf(matrix(n, d), n, d), { dtype: 'f32', ...o });
   return Buffer.concat(chunks);
 }
 

@@ -6,7 +6,8 @@ import { parquetMetadataAsync, parquetReadObjects, parquetSchema } from 'hyparqu
 import { RecordBatchReader } from 'apache-arrow';
 import { readDataset } from '../../dist/io/read.js';
 import { writeVectors } from '../../dist/io/write.js';
-import { writeAtomic } from '../../dist/io/atomic.js';
+import { writeOutput } from '../../dist/io/output.js';
+import { rowsOf } from '../../dist/io/rows.js';
 import { writeParquet } from '../../dist/io/writers/parquet.js';
 import { f16ToF32 } from '../../dist/io/dataset.js';
 import { asNumbers, matrix, scratchDir } from './helpers.js';
@@ -25,8 +26,8 @@ describe('Parquet and safetensors output', () => {
   ])('Parquet round-trips exactly: %s', async (_label, n, d, groupRows?: number) => {
     const x = new Float32Array(n * d).map((_, i) => Math.fround(Math.sin(i) * 100));
     const p = path.join(dir, `v-${n}x${d}.parquet`);
-    if (groupRows) await writeAtomic(p, (sink) => writeParquet(sink, x, n, d, { groupRows }));
-    else await writeVectors(p, x, n, d, { format: 'parquet' });
+    if (groupRows) await writeOutput(p, (sink) => writeParquet(sink, rowsOf(x, n, d), { groupRows }));
+    else await writeVectors(p, rowsOf(x, n, d), { format: 'parquet' });
     const ds = await readDataset(p);
     expect([ds.n, ds.d, ds.dtype]).toEqual([n, d, 'f32']);
     if (groupRows) expect((await parquetMetadataAsync(fileBuffer(p))).row_groups.length).toBe(Math.ceil(n / groupRows));
@@ -35,7 +36,7 @@ describe('Parquet and safetensors output', () => {
 
   it('Parquet holds id (INT64) and embedding (LIST of FLOAT), as a third-party reader sees it', async () => {
     const p = path.join(dir, 'schema.parquet');
-    await writeVectors(p, matrix(7, 13), 7, 13, { format: 'parquet' });
+    await writeVectors(p, rowsOf(matrix(7, 13), 7, 13), { format: 'parquet' });
     const file = fileBuffer(p);
     const meta = await parquetMetadataAsync(file);
     expect(parquetSchema(meta).children.map((c) => c.element.name)).toEqual(['id', 'embedding']);
@@ -52,7 +53,7 @@ describe('Parquet and safetensors output', () => {
 
   it.each(['f32', 'f16'] as const)('safetensors %s round-trips, its data 8-byte aligned', async (dtype) => {
     const p = path.join(dir, `v-${dtype}.safetensors`);
-    await writeVectors(p, matrix(7, 13), 7, 13, { format: 'safetensors', dtype });
+    await writeVectors(p, rowsOf(matrix(7, 13), 7, 13), { format: 'safetensors', dtype });
     const ds = await readDataset(p);
     expect([ds.n, ds.d, ds.dtype]).toEqual([7, 13, dtype]);
     expect(asNumbers(ds, f16ToF32)).toEqual(Array.from(matrix(7, 13)));

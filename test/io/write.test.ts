@@ -1,3 +1,5 @@
+import { rowsOf } from '../../dist/io/rows.js';
+import { planOutput } from '../../dist/io/output.js';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -25,7 +27,7 @@ describe('writeVectors round trips', () => {
   ] as const)('%s %s, n=7 d=13', async (format, dtype, name) => {
     const x = noisy(7, 13);
     const p = path.join(dir, name);
-    await writeVectors(p, x, 7, 13, { format, dtype });
+    await writeVectors(p, rowsOf(x, 7, 13), { format, dtype });
     const ds = await readDataset(p);
     expect([ds.n, ds.d, ds.dtype]).toEqual([7, 13, dtype]);
     if (dtype === 'f32') expect(Array.from(ds.data)).toEqual(Array.from(x));
@@ -34,7 +36,7 @@ describe('writeVectors round trips', () => {
 
   it('npy header is 64-byte aligned and numpy-style', async () => {
     const p = path.join(dir, 'hdr.npy');
-    await writeVectors(p, noisy(3, 5), 3, 5, { format: 'npy' });
+    await writeVectors(p, rowsOf(noisy(3, 5), 3, 5), { format: 'npy' });
     const bytes = fs.readFileSync(p);
     const headerLen = bytes.readUInt16LE(8);
     expect((10 + headerLen) % 64).toBe(0);
@@ -47,7 +49,7 @@ describe('writeVectors round trips', () => {
     const x = new Float32Array(n * d);
     for (let i = 0; i < x.length; i += 97) x[i] = i;
     const p = path.join(dir, 'big.arrow');
-    await writeVectors(p, x, n, d, { format: 'arrow' });
+    await writeVectors(p, rowsOf(x, n, d), { format: 'arrow' });
     const ds = await readDataset(p);
     expect([ds.n, ds.d]).toEqual([n, d]);
     expect(Buffer.compare(Buffer.from(ds.data.buffer), Buffer.from(x.buffer))).toBe(0);
@@ -58,7 +60,7 @@ describe('writeVectors round trips', () => {
     const all = noisy(10, 4);
     const view = all.subarray(8, 8 + 12); // rows 2..4
     const p = path.join(dir, 'view.npy');
-    await writeVectors(p, view, 3, 4, { format: 'npy', dtype: 'f16' });
+    await writeVectors(p, rowsOf(view, 3, 4), { format: 'npy', dtype: 'f16' });
     const ds = await readDataset(p);
     expect(asNumbers(ds, f16ToF32)).toEqual(Array.from(view, (v) => f16ToF32(f32ToF16(v))));
   });
@@ -67,21 +69,23 @@ describe('writeVectors round trips', () => {
 describe('writeVectors errors and atomicity', () => {
   it('f32 beyond the f16 range becomes Inf, which the reader then refuses', async () => {
     const p = path.join(dir, 'overflow.npy');
-    await writeVectors(p, new Float32Array([1, 70000, 2, 3]), 2, 2, { format: 'npy', dtype: 'f16' });
+    await writeVectors(p, rowsOf(new Float32Array([1, 70000, 2, 3]), 2, 2), { format: 'npy', dtype: 'f16' });
     await expectUsage(readDataset(p), 'row 0 has a non-finite value (Inf in dimension 1)');
   });
   it('fvecs cannot hold f16', async () => {
-    await expectUsage(writeVectors(path.join(dir, 'x.fvecs'), noisy(2, 2), 2, 2, { format: 'fvecs', dtype: 'f16' }), 'float32 only');
+    await expectUsage(writeVectors(path.join(dir, 'x.fvecs'), rowsOf(noisy(2, 2), 2, 2), { format: 'fvecs', dtype: 'f16' }), 'float32 only');
   });
   it('a missing output directory is a usage error and leaves nothing', async () => {
     const target = path.join(dir, 'no-such-dir', 'out.npy');
-    await expectUsage(writeVectors(target, noisy(2, 2), 2, 2, { format: 'npy' }), 'does not exist');
+    await expectUsage(writeVectors(target, rowsOf(noisy(2, 2), 2, 2), { format: 'npy' }), 'does not exist');
     expect(fs.existsSync(path.dirname(target))).toBe(false);
   });
-  it('an existing file is replaced whole', async () => {
+  it('an existing file is refused without force, and replaced whole with it', async () => {
     const p = path.join(dir, 'replace.npy');
     fs.writeFileSync(p, 'old contents');
-    await writeVectors(p, noisy(2, 3), 2, 3, { format: 'npy' });
+    await expectUsage(writeVectors(p, rowsOf(noisy(2, 3), 2, 3), { format: 'npy' }), 'already exists', '--force');
+    expect(fs.readFileSync(p, 'utf8')).toBe('old contents');
+    await writeVectors(planOutput(p, { force: true }), rowsOf(noisy(2, 3), 2, 3), { format: 'npy' });
     expect((await readDataset(p)).n).toBe(2);
     expect(fs.readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });

@@ -3,7 +3,7 @@
 // ships for (x86-64, arm64) is.
 import * as fs from 'node:fs';
 import { UsageError } from '../../errors.js';
-import { writeAtomic } from '../atomic.js';
+import { writeOutput, type OutputPlan } from '../output.js';
 import { log } from '../../log.js';
 import { quoteName } from '../names.js';
 import { openInput, streamBudget, type StreamInput } from '../readers/stream.js';
@@ -73,11 +73,18 @@ async function readStream(name: string, stream: StreamInput): Promise<Uint8Array
 const MAX_BUFFER = 2 ** 32 - 1;
 const CHUNK = 16 << 20;
 
-/** Write a .vlc file atomically (temp + rename), or stream it to stdout when target is '-'. Returns its size. */
-export async function writeVlc(target: string, content: VlcContent): Promise<number> {
+/**
+ * Write a .vlc file where `out` says (a plan from planOutput, or a path planned with the default
+ * rules: never over an existing file); '-' streams it to stdout. Returns its size.
+ */
+export async function writeVlc(out: OutputPlan | string, content: VlcContent, onBytes?: (written: number) => void): Promise<number> {
   const chunks = encodeVlc(content);
-  await writeAtomic(target, async (sink) => {
-    for (const c of chunks) await sink.write(c);
-  });
+  await writeOutput(
+    out,
+    async (sink) => {
+      for (const c of chunks) await sink.write(c);
+    },
+    { onBytes },
+  );
   return chunks.reduce((s, c) => s + c.length, 0);
 }

@@ -1,5 +1,7 @@
 // Turning a .vlc back into vectors: each vector is its anchor, plus its decoded residual when the
 // file has a residual section (src/codecs/). The one place that knows how a reconstruction is made.
+import { UsageError } from '../../errors.js';
+import { computedRows, type RowSource } from '../rows.js';
 import type { VlcFile } from './format.js';
 
 /** Vector i's reconstruction, written into `out` (length d), which is returned. */
@@ -11,9 +13,22 @@ export function reconstructInto(file: VlcFile, i: number, out: Float32Array): Fl
   return out;
 }
 
-/** All n reconstructed vectors, n×d row-major f32. */
+/** The reconstruction as rows made on demand, a chunk at a time (decompress writes them so). */
+export function reconstructedRows(file: VlcFile): RowSource {
+  const d = file.manifest.d;
+  return computedRows(file.manifest.n, d, (r0, k, out) => {
+    for (let i = 0; i < k; i++) reconstructInto(file, r0 + i, out.subarray(i * d, (i + 1) * d));
+  });
+}
+
+/** The largest typed array Node allocates (elements). */
+const MAX_ARRAY = 2 ** 32 - 1;
+
+/** All n reconstructed vectors, n×d row-major f32 in one array. */
 export function reconstruct(file: VlcFile): Float32Array {
   const { n, d } = file.manifest;
+  if (n * d > MAX_ARRAY)
+    throw new UsageError(`n × d = ${n} × ${d} = ${n * d} values do not fit one array (at most ${MAX_ARRAY}); decompress the file instead, which writes the rows a chunk at a time`);
   const out = new Float32Array(n * d);
   for (let i = 0; i < n; i++) reconstructInto(file, i, out.subarray(i * d, (i + 1) * d));
   return out;

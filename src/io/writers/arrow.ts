@@ -1,6 +1,6 @@
 // Arrow IPC file writer: one column "embedding" of FixedSizeList<Float32|Float16>[d], written in
-// record batches. f32 batches are views of the caller's array, so the only extra memory is the
-// f16 (or LZ4) copy of the values when asked for.
+// record batches taken from a RowSource one at a time and drained to the sink as they are
+// encoded, so a large output never sits in memory whole.
 import {
   CompressionType,
   Field,
@@ -14,7 +14,8 @@ import {
   Schema,
   Struct,
 } from 'apache-arrow';
-import type { ByteSink } from '../atomic.js';
+import type { ByteSink } from '../output.js';
+import type { RowSource } from '../rows.js';
 import { registerArrowCodecs } from '../readers/arrow-codecs.js';
 import { f32ToF16Into } from './half.js';
 
@@ -28,7 +29,8 @@ export interface ArrowWriteOptions {
   batchRows?: number;
 }
 
-export async function writeArrow(sink: ByteSink, data: Float32Array, n: number, d: number, o: ArrowWriteOptions): Promise<void> {
+export async function writeArrow(sink: ByteSink, rows: RowSource, o: ArrowWriteOptions): Promise<void> {
+  const { n, d } = rows;
   const elemType = o.dtype === 'f16' ? new Float16() : new Float32();
   const listType = new FixedSizeList(d, new Field('item', elemType, false));
   const schema = new Schema([new Field('embedding', listType, false)]);
@@ -36,18 +38,38 @@ export async function writeArrow(sink: ByteSink, data: Float32Array, n: number, 
   const options = { compressionType: o.lz4 ? CompressionType.LZ4_FRAME : null };
   const writer = o.ipc === 'stream' ? new RecordBatchStreamWriter(options) : new RecordBatchFileWriter(options);
   const batchRows = o.batchRows ?? Math.max(1, Math.floor((64 << 20) / (d * 4)));
+  // The writer queues its output; drain it to the sink as it comes, so only one batch is held.
+  let inFlight = 0;
+  let failure: unknown;
+  const draining = (async () => {
+    for await (const chunk of writer) {
+      inFlight++;
+      try {
+        await sink.write(chunk);
+      } finally {
+        inFlight--;
+      }
+    }
+  })().catch((e) => (failure = e));
+  const settle = async () => {
+    do await new Promise((r) => setImmediate(r));
+    while (inFlight > 0);
+    if (failure) throw failure;
+  };
   // At least one batch, even for n = 0: apache-arrow writes the schema only with the first batch.
   for (let r0 = 0; r0 < n || r0 === 0; r0 += batchRows) {
-    const k = Math.min(batchRows, n - r0);
-    const view = data.subarray(r0 * d, (r0 + k) * d);
-    let values: Float32Array | Uint16Array = view;
-    if (o.dtype === 'f16') f32ToF16Into(data, r0 * d, (values = new Uint16Array(k * d)));
+    const k = Math.max(0, Math.min(batchRows, n - r0));
+    const view = k > 0 ? rows.rows(r0, k) : new Float32Array(0);
+    // A copy: the writer keeps the batch's buffers until they are drained, and `view` is reused.
+    const values: Float32Array | Uint16Array = o.dtype === 'f16' ? new Uint16Array(k * d) : view.slice();
+    if (values instanceof Uint16Array) f32ToF16Into(view, 0, values);
     const child = makeData({ type: elemType, length: k * d, nullCount: 0, data: values as never });
     const list = makeData({ type: listType, length: k, nullCount: 0, child });
     const struct = makeData({ type: new Struct(schema.fields), length: k, nullCount: 0, children: [list] });
-    // Queued, not copied: the writer keeps views of `values` until we drain it below.
     writer.write(new RecordBatch(schema, struct));
+    await settle();
   }
   writer.finish();
-  for await (const chunk of writer) await sink.write(chunk);
+  await draining;
+  if (failure) throw failure;
 }

@@ -1,5 +1,6 @@
 // .npy writer (format 1.0, or 2.0 when the header would not fit), C order, f32 or f16.
-import type { ByteSink } from '../atomic.js';
+import type { ByteSink } from '../output.js';
+import type { RowSource } from '../rows.js';
 import { f32ToF16Into } from './half.js';
 
 const ROWS_BYTES = 16 << 20;
@@ -25,19 +26,29 @@ export function npyHeader(descr: string, shape: number[]): Uint8Array {
   return out;
 }
 
-export async function writeNpy(sink: ByteSink, data: Float32Array, n: number, d: number, dtype: 'f32' | 'f16'): Promise<void> {
+export async function writeNpy(sink: ByteSink, rows: RowSource, dtype: 'f32' | 'f16'): Promise<void> {
+  const { n, d } = rows;
   await sink.write(npyHeader(dtype === 'f32' ? '<f4' : '<f2', [n, d]));
-  const total = n * d;
-  const per = Math.max(1, Math.floor(ROWS_BYTES / 4));
-  const half = dtype === 'f16' ? new Uint16Array(Math.min(per, total)) : undefined;
-  for (let at = 0; at < total; at += per) {
-    const k = Math.min(per, total - at);
+  await writeRowsPlain(sink, rows, dtype, ROWS_BYTES);
+}
+
+/**
+ * The rows' values back to back (row-major f32, or f16), `chunkBytes` of f32 at a time: the body
+ * of .npy and safetensors files.
+ */
+export async function writeRowsPlain(sink: ByteSink, rows: RowSource, dtype: 'f32' | 'f16', chunkBytes: number): Promise<void> {
+  const { n, d } = rows;
+  const per = Math.max(1, Math.floor(chunkBytes / (4 * d)));
+  const half = dtype === 'f16' ? new Uint16Array(Math.min(per, n) * d) : undefined;
+  for (let r0 = 0; r0 < n; r0 += per) {
+    const k = Math.min(per, n - r0);
+    const values = rows.rows(r0, k);
     if (half) {
-      const h = half.subarray(0, k);
-      f32ToF16Into(data, at, h);
-      await sink.write(new Uint8Array(h.buffer, 0, k * 2));
+      const h = half.subarray(0, k * d);
+      f32ToF16Into(values, 0, h);
+      await sink.write(new Uint8Array(h.buffer, 0, k * d * 2));
     } else {
-      await sink.write(new Uint8Array(data.buffer, data.byteOffset + at * 4, k * 4));
+      await sink.write(new Uint8Array(values.buffer, values.byteOffset, k * d * 4));
     }
   }
 }

@@ -9,7 +9,8 @@ import type { ColumnChunk, FileMetaData, SchemaElement } from 'hyparquet';
 import { ByteWriter } from 'hyparquet-writer';
 import { writePageHeader } from 'hyparquet-writer/src/datapage.js';
 import { writeMetadata } from 'hyparquet-writer/src/metadata.js';
-import type { ByteSink } from '../atomic.js';
+import type { ByteSink } from '../output.js';
+import type { RowSource } from '../rows.js';
 import { VERSION } from '../../version.js';
 
 /** Values per data page (4 MiB of f32), and rows per row group (about 64 MiB of values). */
@@ -93,7 +94,7 @@ function writePage(w: ByteWriter, values: Uint8Array, numValues: number, rows: n
 }
 
 /** A column chunk of the rows [r0, r0 + k), paged; returns its metadata. */
-function writeChunk(w: ByteWriter, column: 'id' | 'embedding', data: Float32Array, r0: number, k: number, d: number): ColumnChunk {
+function writeChunk(w: ByteWriter, column: 'id' | 'embedding', data: RowSource, r0: number, k: number, d: number): ColumnChunk {
   const start = w.offset;
   const rowsPerPage = column === 'id' ? PAGE_VALUES : Math.max(1, Math.floor(PAGE_VALUES / d));
   let bytes = 0;
@@ -104,8 +105,8 @@ function writeChunk(w: ByteWriter, column: 'id' | 'embedding', data: Float32Arra
       for (let i = 0; i < rows; i++) ids[i] = BigInt(r0 + p + i);
       bytes += writePage(w, new Uint8Array(ids.buffer), rows, rows, undefined);
     } else {
-      const from = (r0 + p) * d;
-      const values = new Uint8Array(data.buffer, data.byteOffset + from * 4, rows * d * 4);
+      const page = data.rows(r0 + p, rows);
+      const values = new Uint8Array(page.buffer, page.byteOffset, rows * d * 4);
       bytes += writePage(w, values, rows * d, rows, d);
     }
   }
@@ -126,7 +127,8 @@ function writeChunk(w: ByteWriter, column: 'id' | 'embedding', data: Float32Arra
 }
 
 /** `groupRows`: rows per row group (default: about GROUP_BYTES of values). */
-export async function writeParquet(sink: ByteSink, data: Float32Array, n: number, d: number, o: { groupRows?: number } = {}): Promise<void> {
+export async function writeParquet(sink: ByteSink, data: RowSource, o: { groupRows?: number } = {}): Promise<void> {
+  const { n, d } = data;
   const w = new ByteWriter();
   // Send what the writer holds to the sink and start its buffer over (its offset keeps counting).
   const drain = async () => {
