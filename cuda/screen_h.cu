@@ -361,12 +361,7 @@ __device__ void exact_h(const T *__restrict__ X, const float *__restrict__ C, co
   }
   // The quad's exact top-2 (ties: lower index); every lane ends with it.
 #pragma unroll
-  for (int o = 1; o < 4; o <<= 1) {
-    const float oe1 = __shfl_xor_sync(0xffffffffu, e1, o), oe2 = __shfl_xor_sync(0xffffffffu, e2, o);
-    const unsigned oj1 = __shfl_xor_sync(0xffffffffu, j1, o), oj2 = __shfl_xor_sync(0xffffffffu, j2, o);
-    top2_push(oe1, oj1, e1, j1, e2, j2);
-    top2_push(oe2, oj2, e1, j1, e2, j2);
-  }
+  for (int o = 1; o < 4; o <<= 1) top2_merge_xor(o, e1, j1, e2, j2);
   if (!live || q != 0) return;
   // Outside the list every anchor has a'' >= val(last): none can beat e2 when val(last) − B > e2.
   bool sure = false;
@@ -468,12 +463,7 @@ __device__ void exact_collect(const T *__restrict__ X, const float *__restrict__
       top2_push(direct_dist(X + (size_t)i * d, C + (size_t)j * d, d), j, e1, j1, e2, j2);
     }
 #pragma unroll
-  for (int o = 1; o < 4; o <<= 1) {
-    const float oe1 = __shfl_xor_sync(0xffffffffu, e1, o), oe2 = __shfl_xor_sync(0xffffffffu, e2, o);
-    const unsigned oj1 = __shfl_xor_sync(0xffffffffu, j1, o), oj2 = __shfl_xor_sync(0xffffffffu, j2, o);
-    top2_push(oe1, oj1, e1, j1, e2, j2);
-    top2_push(oe2, oj2, e1, j1, e2, j2);
-  }
+  for (int o = 1; o < 4; o <<= 1) top2_merge_xor(o, e1, j1, e2, j2);
   if (!live || q != 0) return;
   if (done) {
     J1[i] = j1; D1[i] = e1; J2[i] = j2; D2[i] = e2;

@@ -51,31 +51,46 @@ __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.a
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void wgmma_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
 
-// Arguments as screen_h's (dp a multiple of 64); dynamic shared memory W9_SMEM bytes. Each lane
-// keeps LK keys per row (and the smallest it pushed out); the quad's lists merge into the row's 8
-// (+ the smallest key outside them) at the end. A small LK makes the per-element insert cheap and
-// rare; the row still gets up to 4·LK candidates.
-template <int LK>
+// Arguments as screen_h's (dp a multiple of 64). Each lane keeps LK keys per row (and the smallest
+// it pushed out); the quad's lists merge into the row's 8 (+ the smallest key outside them) at the
+// end. A small LK makes the per-element insert cheap and rare; the row still gets up to 4·LK
+// candidates. RESIDENT: the block's points stay in shared memory for the whole kernel (dp <= 256:
+// at most 64 KB, loaded once as dp/64 panels of [128 rows][128 bytes]) and only the anchors stream
+// through the stages, half the bytes from L2 of streaming both (the points again for every tile of
+// anchors). Dynamic shared memory: W9_SMEM, or W9R_SMEM(dp) when resident.
+#define W9R_MAX_DP 256
+#define W9R_SMEM(dp) (W9_P * (dp) * 2 + W9_STAGES * W9_HALF + 1024)
+template <int LK, bool RESIDENT>
 __device__ __forceinline__ void screen_h90_body(const __half *__restrict__ Xh, const __half *__restrict__ Ch,
                                                 const float *__restrict__ xn, const float *__restrict__ cn,
                                                 int n, int dp, int mpad, unsigned hmask, unsigned *__restrict__ out) {
   extern __shared__ __align__(1024) unsigned char dsm[];
   const unsigned base = (smem_u32(dsm) + 1023u) & ~1023u;  // the swizzle pattern follows address bits 7-9
+  // Resident: the points' panels, then the stages of anchors; streamed: stages of [points, anchors].
+  const unsigned stages = RESIDENT ? base + W9_P * dp * 2 : base;
+  const unsigned stageBytes = RESIDENT ? W9_HALF : W9_STAGE;
   const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, g = lane >> 2, t = lane & 3;
   const int r0 = wg * 64 + ((tid >> 5) & 3) * 16 + g;  // the thread's rows: r0 and r0 + 8
   const long long p0 = (long long)blockIdx.x * W9_P;
   const int kSteps = dp / W9_K;
   const int steps = kSteps * (mpad / W9_A);
+  // 16-byte chunk c of row r of a [128 rows][128 bytes] array, 128-byte swizzled.
+  auto chunk = [](int r, int c) { return (unsigned)(r * 128 + ((c ^ (r & 7)) << 4)); };
 
+  if (RESIDENT) {  // the points, once (their copies join the first stage's group): panel p = dimensions 64p ..
+    for (int c = tid; c < W9_P * kSteps * 8; c += W9_THREADS) {
+      const int p = c / (W9_P * 8), r = (c % (W9_P * 8)) >> 3, ch = c & 7;
+      cp_async16(base + p * W9_HALF + chunk(r, ch), Xh + (size_t)(p0 + r) * dp + p * W9_K + ch * 8);
+    }
+  }
   auto load = [&](int stage, int step) {
     const int a0 = (step / kSteps) * W9_A, k0 = (step % kSteps) * W9_K;
-    const unsigned sx = base + stage * W9_STAGE, sc = sx + W9_HALF;
+    const unsigned sc = stages + stage * stageBytes + (RESIDENT ? 0 : W9_HALF);
 #pragma unroll
     for (int h = 0; h < 4; h++) {
       const int c = tid + h * W9_THREADS, r = c >> 3, ch = c & 7;
-      const unsigned off = r * 128 + ((ch ^ (r & 7)) << 4);
-      cp_async16(sx + off, Xh + (size_t)(p0 + r) * dp + k0 + ch * 8);
-      cp_async16(sc + off, Ch + (size_t)(a0 + r) * dp + k0 + ch * 8);
+      if (!RESIDENT) cp_async16(stages + stage * stageBytes + chunk(r, ch), Xh + (size_t)(p0 + r) * dp + k0 + ch * 8);
+      cp_async16(sc + chunk(r, ch), Ch + (size_t)(a0 + r) * dp + k0 + ch * 8);
     }
   };
 
@@ -101,13 +116,16 @@ __device__ __forceinline__ void screen_h90_body(const __half *__restrict__ Xh, c
       if (next < steps) load(next % W9_STAGES, next);
       cp_async_commit();
     }
-    const unsigned sx = base + (step % W9_STAGES) * W9_STAGE + wg * 64 * 128, sc = base + (step % W9_STAGES) * W9_STAGE + W9_HALF;
     const int kc = step % kSteps;
+    const unsigned st = stages + (step % W9_STAGES) * stageBytes;
+    const unsigned sx = (RESIDENT ? base + kc * W9_HALF : st) + wg * 64 * 128;
+    const unsigned sc = st + (RESIDENT ? 0 : W9_HALF);
     wgmma_fence();
     wgmma_f16_x4(acc, sx, sc, kc != 0);
     wgmma_commit();
     wgmma_wait0();  // the stage is free for the next load once every warpgroup is past the barrier
     if (kc == kSteps - 1) {
+      // A tile of anchors is complete: a thread holds rows r0, r0 + 8 × anchors 16w + 8h + 2t + e.
       const int a0 = (step / kSteps) * W9_A;
 #pragma unroll
       for (int w = 0; w < 8; w++) {
@@ -150,123 +168,18 @@ __device__ __forceinline__ void screen_h90_body(const __half *__restrict__ Xh, c
   }
 }
 
-
 extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
     screen_h90(const __half *Xh, const __half *Ch, const float *xn, const float *cn, const unsigned *scalars, int n,
                int dp, int mpad, unsigned hmask, unsigned *keys) {
-  screen_h90_body<8>(Xh, Ch, xn, cn, n, dp, mpad, hmask, keys);
-}
-
-// screen_h90r: the points' tile stays in shared memory for the whole kernel (dp <= 256: at most 64 KB,
-// loaded once), only the anchors stream through the stages: half the bytes from L2 of the version
-// above, which reloads the points for every tile of anchors. dp/64 panels of [128 rows][128 bytes].
-#define W9R_MAX_DP 256
-#define W9R_SMEM(dp) (W9_P * (dp) * 2 + W9_STAGES * W9_HALF + 1024)
-template <int LK>
-__device__ __forceinline__ void screen_h90r_body(const __half *__restrict__ Xh, const __half *__restrict__ Ch,
-                                                 const float *__restrict__ xn, const float *__restrict__ cn, int n,
-                                                 int dp, int mpad, unsigned hmask, unsigned *__restrict__ out) {
-  extern __shared__ __align__(1024) unsigned char dsm[];
-  const unsigned sa = (smem_u32(dsm) + 1023u) & ~1023u;  // points: dp/64 panels of 16 KB
-  const unsigned sb = sa + W9_P * dp * 2;                // anchors: W9_STAGES stages of 16 KB
-  const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, g = lane >> 2, t = lane & 3;
-  const int r0 = wg * 64 + ((tid >> 5) & 3) * 16 + g;
-  const long long p0 = (long long)blockIdx.x * W9_P;
-  const int kSteps = dp / W9_K;
-  const int steps = kSteps * (mpad / W9_A);
-
-  // The points, once: panel p holds dimensions 64p .. 64p + 63.
-  for (int c = tid; c < W9_P * kSteps * 8; c += W9_THREADS) {
-    const int p = c / (W9_P * 8), rc = c % (W9_P * 8), r = rc >> 3, ch = rc & 7;
-    cp_async16(sa + p * W9_HALF + r * 128 + ((ch ^ (r & 7)) << 4), Xh + (size_t)(p0 + r) * dp + p * W9_K + ch * 8);
-  }
-  auto load = [&](int stage, int step) {
-    const int a0 = (step / kSteps) * W9_A, k0 = (step % kSteps) * W9_K;
-    const unsigned sc = sb + stage * W9_HALF;
-#pragma unroll
-    for (int h = 0; h < 4; h++) {
-      const int c = tid + h * W9_THREADS, r = c >> 3, ch = c & 7;
-      cp_async16(sc + r * 128 + ((ch ^ (r & 7)) << 4), Ch + (size_t)(a0 + r) * dp + k0 + ch * 8);
-    }
-  };
-
-  const float xr[2] = {xn[p0 + r0], xn[p0 + r0 + 8]};
-  unsigned lk[2][LK + 1];
-#pragma unroll
-  for (int q = 0; q < 2; q++)
-#pragma unroll
-    for (int e = 0; e <= LK; e++) lk[q][e] = SH_EMPTY;
-  float acc[64];
-
-  // The points' copies join the first stage's group.
-#pragma unroll
-  for (int st = 0; st < W9_STAGES - 1; st++) {
-    if (st < steps) load(st, st);
-    cp_async_commit();
-  }
-  for (int step = 0; step < steps; step++) {
-    cp_async_wait<W9_STAGES - 2>();
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    __syncthreads();
-    {
-      const int next = step + W9_STAGES - 1;
-      if (next < steps) load(next % W9_STAGES, next);
-      cp_async_commit();
-    }
-    const int kc = step % kSteps;
-    const unsigned sx = sa + kc * W9_HALF + wg * 64 * 128, sc = sb + (step % W9_STAGES) * W9_HALF;
-    wgmma_fence();
-    wgmma_f16_x4(acc, sx, sc, kc != 0);
-    wgmma_commit();
-    wgmma_wait0();
-    if (kc == kSteps - 1) {
-      const int a0 = (step / kSteps) * W9_A;
-#pragma unroll
-      for (int w = 0; w < 8; w++) {
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-#pragma unroll
-          for (int e = 0; e < 2; e++) {
-            const unsigned j = (unsigned)(a0 + 16 * w + 8 * h + 2 * t + e);
-            const float cj = __ldg(cn + j);
-#pragma unroll
-            for (int q = 0; q < 2; q++) {
-              const float dist = fmaf(-2.f, acc[8 * w + 4 * h + 2 * q + e], xr[q] + cj);
-              const unsigned key = (__float_as_uint(fmaxf(dist, 0.f)) & hmask) | j;
-              if (key < lk[q][LK]) key_push<LK>(key, lk[q]);
-            }
-          }
-        }
-      }
-    }
-  }
-  cp_async_wait<0>();
-#pragma unroll
-  for (int q = 0; q < 2; q++) {
-    unsigned row[SH_ROW + 1];
-#pragma unroll
-    for (int e = 0; e <= SH_ROW; e++) row[e] = e < LK ? lk[q][e] : e == SH_ROW ? lk[q][LK] : SH_EMPTY;
-#pragma unroll
-    for (int o = 1; o < 4; o <<= 1) {
-      unsigned other[SH_ROW + 1];
-#pragma unroll
-      for (int e = 0; e <= SH_ROW; e++) other[e] = __shfl_xor_sync(0xffffffffu, row[e], o);
-      key_merge<SH_ROW>(other, row);
-    }
-    const long long i = p0 + r0 + 8 * q;
-    if (t == 0 && i < n) {
-#pragma unroll
-      for (int e = 0; e <= SH_ROW; e++) out[(size_t)e * n + i] = row[e];
-    }
-  }
+  screen_h90_body<8, false>(Xh, Ch, xn, cn, n, dp, mpad, hmask, keys);
 }
 extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
     screen_h90r(const __half *Xh, const __half *Ch, const float *xn, const float *cn, const unsigned *scalars, int n,
                 int dp, int mpad, unsigned hmask, unsigned *keys) {
-  screen_h90r_body<8>(Xh, Ch, xn, cn, n, dp, mpad, hmask, keys);
+  screen_h90_body<8, true>(Xh, Ch, xn, cn, n, dp, mpad, hmask, keys);
 }
 extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
     screen_h90r_l3(const __half *Xh, const __half *Ch, const float *xn, const float *cn, const unsigned *scalars, int n,
                    int dp, int mpad, unsigned hmask, unsigned *keys) {
-  screen_h90r_body<3>(Xh, Ch, xn, cn, n, dp, mpad, hmask, keys);
+  screen_h90_body<3, true>(Xh, Ch, xn, cn, n, dp, mpad, hmask, keys);
 }
