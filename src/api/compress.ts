@@ -7,7 +7,7 @@ import { selectBackend, type DeviceChoice } from '../backend/select.js';
 import type { Engine } from '../backend/types.js';
 import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
-import { allocVectors, toF32, type Dataset } from '../io/dataset.js';
+import { datasetFromF32, wholeF32, type Dataset } from '../io/dataset.js';
 import type { VlcContent } from '../io/vlc/format.js';
 import { readDataset, type ReadOptions } from '../io/read.js';
 import { checkFinite } from '../io/readers/validate.js';
@@ -72,10 +72,11 @@ async function datasetOf(input: string | Vectors, o: ReadOptions): Promise<Datas
   if (!(Number.isInteger(n) && Number.isInteger(d) && n > 0 && d > 0) || data.length !== n * d)
     throw new UsageError(`vectors: n and d must be positive whole numbers with data.length = n × d (got n=${n}, d=${d}, ${data.length} values)`);
   // The backends share the vectors with worker threads: they must live in shared memory.
-  const shared = data.buffer instanceof SharedArrayBuffer ? data : (allocVectors(n, d, 'f32') as Float32Array);
-  if (shared !== data) shared.set(data);
+  const ds = data.buffer instanceof SharedArrayBuffer
+    ? { n, d, dtype: 'f32' as const, buffer: data.buffer, byteOffset: data.byteOffset, format: 'memory f32' }
+    : datasetFromF32(data, n, d);
   // The same checks as for files: NaN, Inf and values too large for f32 distances.
-  return checkFinite({ n, d, dtype: 'f32', data: shared, format: 'memory f32' }, 'the vectors given', o.dropInvalid ?? false);
+  return checkFinite(ds, 'the vectors given', o.dropInvalid ?? false);
 }
 
 /** The rules for compress's outputs (-o, --stats): never over the input, which gives its permission bits. */
@@ -159,7 +160,7 @@ export async function compress(input: string | Vectors, o: CompressOptions) {
       // pq trains its codebooks on the same device as the anchors.
       const tr = performance.now();
       const anchors = storedAnchors(result.anchors, anchorDtype);
-      coded = await encodeResiduals(plan, { x: toF32(ds), n: ds.n, d: ds.d, anchors, assign: result.assignments }, backend, seed, { signal });
+      coded = await encodeResiduals(plan, { x: wholeF32(ds, `--residual ${plan.mode}`), n: ds.n, d: ds.d, anchors, assign: result.assignments }, backend, seed, { signal });
       residualSeconds = (performance.now() - tr) / 1000;
     }
   } finally {

@@ -1,23 +1,25 @@
 // Synthetic data for `vlc test-cuda` and `vlc bench`, generated in-process from a seed so every
 // machine benchmarks exactly the same vectors.
-import { allocVectors, f16ToF32, f32ToF16, type Dataset } from '../io/dataset.js';
+import { allocDataset, f32ToF16, forEachPiece, rowF32, type Dataset } from '../io/dataset.js';
 
 /**
  * The seed document's test data (SPEC §1): 3 centres at 0, 5 and 10 in every dimension; point i,
  * dim j = centre[i % 3] + sin((i*d + j) * 0.1) * 0.5, computed in f32 and stored as f16.
  */
 export function seedData(n: number, d: number): Dataset {
-  const data = allocVectors(n, d, 'f16') as Uint16Array;
+  const ds = allocDataset(n, d, 'f16', 'synthetic (seed formula)');
   const f = Math.fround;
   const centres = [0, 5, 10];
-  for (let i = 0; i < n; i++) {
-    const c = centres[i % 3];
-    for (let j = 0; j < d; j++) {
-      const arg = f(f(i * d + j) * f(0.1));
-      data[i * d + j] = f32ToF16(f(c + f(f(Math.sin(arg)) * f(0.5))));
+  forEachPiece(ds, (data, r0, r1) => {
+    for (let i = r0; i < r1; i++) {
+      const c = centres[i % 3];
+      for (let j = 0; j < d; j++) {
+        const arg = f(f(i * d + j) * f(0.1));
+        data[(i - r0) * d + j] = f32ToF16(f(c + f(f(Math.sin(arg)) * f(0.5))));
+      }
     }
-  }
-  return { n, d, dtype: 'f16', data, format: 'synthetic (seed formula)', dropped: 0 };
+  });
+  return ds;
 }
 
 /** A small fast seeded generator (xorshift128+ style on 32-bit halves), uniform in [0, 1). */
@@ -66,12 +68,14 @@ export function clusteredData(n: number, d: number, seed: number, clusters = 64,
   const rng = new BenchRng(seed);
   const centres = new Float32Array(clusters * d);
   for (let k = 0; k < centres.length; k++) centres[k] = rng.normal();
-  const data = allocVectors(n, d, 'f32') as Float32Array;
-  for (let i = 0; i < n; i++) {
-    const c = rng.int(clusters) * d;
-    for (let j = 0; j < d; j++) data[i * d + j] = centres[c + j] + spread * rng.normal();
-  }
-  return { n, d, dtype: 'f32', data, format: `synthetic (${clusters} gaussian clusters, seed ${seed})`, dropped: 0 };
+  const ds = allocDataset(n, d, 'f32', `synthetic (${clusters} gaussian clusters, seed ${seed})`);
+  forEachPiece(ds, (data, r0, r1) => {
+    for (let i = 0; i < r1 - r0; i++) {
+      const c = rng.int(clusters) * d;
+      for (let j = 0; j < d; j++) data[i * d + j] = centres[c + j] + spread * rng.normal();
+    }
+  });
+  return ds;
 }
 
 /** m distinct rows chosen with a seeded generator (Floyd's algorithm), as an m×d f32 array. */
@@ -84,12 +88,6 @@ export function sampleRows(ds: Dataset, m: number, seed: number): Float32Array {
   }
   const out = new Float32Array(m * ds.d);
   let r = 0;
-  for (const i of [...chosen].sort((a, b) => a - b)) {
-    for (let k = 0; k < ds.d; k++) {
-      const e = i * ds.d + k;
-      out[r * ds.d + k] = ds.dtype === 'f32' ? (ds.data as Float32Array)[e] : f16ToF32((ds.data as Uint16Array)[e]);
-    }
-    r++;
-  }
+  for (const i of [...chosen].sort((a, b) => a - b)) out.set(rowF32(ds, i), ds.d * r++);
   return out;
 }

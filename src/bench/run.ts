@@ -3,12 +3,12 @@
 // PyTorch peer, so the two per-iteration times compare — then, optionally, a whole anneal
 // (k-means++ init + the default schedule). Times are the backend's own (CUDA events on the GPU).
 import { spawnSync } from 'node:child_process';
-import { writeFileSync, unlinkSync } from 'node:fs';
+import { closeSync, openSync, unlinkSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_CONFIG } from '../anneal/config.js';
 import type { Backend, Engine } from '../backend/types.js';
-import type { Dataset } from '../io/dataset.js';
+import { forEachPiece, rowBytes, type Dataset } from '../io/dataset.js';
 import { npyHeader } from '../io/writers/npy.js';
 import { interruptSignal } from '../interrupt.js';
 import { log } from '../log.js';
@@ -66,11 +66,16 @@ function median(v: number[]): number {
 
 function writeNpyFile(path: string, ds: Dataset): void {
   const header = npyHeader(ds.dtype === 'f16' ? '<f2' : '<f4', [ds.n, ds.d]);
-  const body = new Uint8Array(ds.data.buffer, ds.data.byteOffset, ds.data.byteLength);
-  const out = Buffer.allocUnsafe(header.length + body.length);
-  out.set(header, 0);
-  out.set(body, header.length);
-  writeFileSync(path, out);
+  const fd = openSync(path, 'w');
+  try {
+    writeSync(fd, header);
+    forEachPiece(ds, (_, r0, r1) => {
+      const bytes = rowBytes(ds, r0, r1);
+      for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at);
+    });
+  } finally {
+    closeSync(fd);
+  }
 }
 
 function runPeer(peer: string, ds: Dataset, w: Workload, iters: number): PeerResult | { error: string } {

@@ -7,11 +7,12 @@ import type { Command } from 'commander';
 import { Rng } from '../anneal/random.js';
 import { cpuKnn } from '../backend/cpu/index.js';
 import { UsageError } from '../errors.js';
-import { toF32, type Dataset } from '../io/dataset.js';
+import { forEachPiece, pieceRows, rowF32, rowsF32, type Dataset } from '../io/dataset.js';
 import { readDataset } from '../io/read.js';
 import { readVlc } from '../io/vlc/file.js';
 import type { VlcFile } from '../io/vlc/format.js';
 import { reconstructInto } from '../io/vlc/reconstruct.js';
+import { exactKnnOverRows } from '../search/exact.js';
 import { defaultNprobe, searchCompressed, vlcSearchIndex } from '../search/index.js';
 import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
 import { addNprobeOption, addOutputOptions, addSeedOption, applyVerbosity, parseInteger, type OutputFlags } from './options.js';
@@ -81,31 +82,35 @@ export interface EvalResult {
 
 export async function evaluate(ds: Dataset, file: VlcFile, o: { queries: number; seed: number; nprobe?: number }): Promise<EvalResult> {
   const { n, d, m } = file.manifest;
-  const x = toF32(ds);
 
-  // Reconstruction error, accumulated in f64.
+  // Reconstruction error, accumulated in f64, over the originals a view of rows at a time.
   let sqErr = 0;
   let sqNorm = 0;
   let cosSum = 0;
   const r = new Float32Array(d);
-  for (let i = 0; i < n; i++) {
-    reconstructInto(file, i, r);
-    let e = 0;
-    let xx = 0;
-    let rr = 0;
-    let xr = 0;
-    for (let k = 0; k < d; k++) {
-      const a = x[i * d + k];
-      const b = r[k];
-      e += (a - b) * (a - b);
-      xx += a * a;
-      rr += b * b;
-      xr += a * b;
+  const decoded = new Float32Array(ds.dtype === 'f16' ? pieceRows(d, 'f32') * d : 0);
+  forEachPiece(ds, (_, r0, r1) => {
+    const x = rowsF32(ds, r0, r1, decoded);
+    for (let i = r0; i < r1; i++) {
+      reconstructInto(file, i, r);
+      const xo = (i - r0) * d;
+      let e = 0;
+      let xx = 0;
+      let rr = 0;
+      let xr = 0;
+      for (let k = 0; k < d; k++) {
+        const a = x[xo + k];
+        const b = r[k];
+        e += (a - b) * (a - b);
+        xx += a * a;
+        rr += b * b;
+        xr += a * b;
+      }
+      sqErr += e;
+      sqNorm += xx;
+      cosSum += xx === 0 && rr === 0 ? 1 : xx === 0 || rr === 0 ? 0 : xr / Math.sqrt(xx * rr);
     }
-    sqErr += e;
-    sqNorm += xx;
-    cosSum += xx === 0 && rr === 0 ? 1 : xx === 0 || rr === 0 ? 0 : xr / Math.sqrt(xx * rr);
-  }
+  }, pieceRows(d, 'f32'));
 
   // Search quality on a seeded sample of the vectors, each left out of its own results.
   const nq = Math.min(o.queries, n);
@@ -117,9 +122,9 @@ export async function evaluate(ds: Dataset, file: VlcFile, o: { queries: number;
   if (k10 >= 1) {
     const sample = sampleIndices(n, nq, o.seed);
     const q = new Float32Array(nq * d);
-    sample.forEach((i, r) => q.set(x.subarray(i * d, (i + 1) * d), r * d));
+    sample.forEach((i, r) => q.set(rowF32(ds, i), r * d));
     const exclude = Int32Array.from(sample);
-    const exact = await cpuKnn.knn(x, n, q, nq, d, k10 + 1);
+    const exact = await exactKnnOverRows(cpuKnn, ds, q, nq, k10 + 1);
     const approx = await searchCompressed(index, q, nq, { k: k10, nprobe, exclude }, cpuKnn);
     let hits1 = 0;
     let hits10 = 0;

@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { cpuKnn } from '../backend/cpu/index.js';
 import { UsageError } from '../errors.js';
-import { toF32 } from '../io/dataset.js';
+import { pieceRows, rowsF32 } from '../io/dataset.js';
 import { readDataset } from '../io/read.js';
 import { readVlc } from '../io/vlc/file.js';
 import { log } from '../log.js';
@@ -39,7 +39,16 @@ export function register(program: Command): void {
       if (qs.d !== d) throw new UsageError(`queries have ${qs.d} dimensions but ${vlcPath} holds ${d}-dimensional vectors`);
       if (o.k > n) throw new UsageError(`-k ${o.k} is more than the ${n} vectors in ${vlcPath}; use at most ${n}`);
       const t0 = performance.now();
-      const res = await searchCompressed(vlcSearchIndex(file), toF32(qs), qs.n, { k: o.k, nprobe: o.nprobe }, cpuKnn);
+      // The queries a view of rows at a time (any number of them), the results in one array.
+      const index = vlcSearchIndex(file);
+      const res = { ids: new Int32Array(qs.n * o.k), dists: new Float32Array(qs.n * o.k) };
+      const per = pieceRows(d, 'f32');
+      for (let q0 = 0; q0 < qs.n; q0 += per) {
+        const q1 = Math.min(qs.n, q0 + per);
+        const part = await searchCompressed(index, rowsF32(qs, q0, q1), q1 - q0, { k: o.k, nprobe: o.nprobe }, cpuKnn);
+        res.ids.set(part.ids, q0 * o.k);
+        res.dists.set(part.dists, q0 * o.k);
+      }
       log().debug({ queries: qs.n, seconds: (performance.now() - t0) / 1000 }, 'search done');
       const rowOf = (q: number) => ({
         ids: Array.from(res.ids.subarray(q * o.k, (q + 1) * o.k)),

@@ -1,28 +1,137 @@
 // The in-memory form of an embedding file, shared by every reader, backend and command.
+//
+// The n×d values live in ONE SharedArrayBuffer of any size (Node allocates them beyond 4 GiB; CPU
+// worker threads read them without a copy). What cannot exceed 4 GiB or 2^32 elements is a typed
+// array or Buffer over them (V8, Node's fs, koffi), so nothing holds the vectors as one typed
+// array: code reads them through views of at most maxViewBytes (rows(), forEachPiece()), which
+// tests shrink to a few bytes (setMaxViewBytesForTests) so that every loop over pieces is
+// exercised without multi-gigabyte fixtures. A SharedArrayBuffer posted to a worker keeps its
+// size, but a typed array over more than 4 GiB of one arrives truncated (V8's serializer keeps 32
+// bits of its length): workers get the buffer and offsets, and make their own views.
 
 export type VectorDtype = 'f32' | 'f16';
 
+/** Where n×d elements of one dtype live: `buffer` from `byteOffset` on, row-major. */
+export interface VectorStore {
+  dtype: VectorDtype;
+  buffer: SharedArrayBuffer;
+  byteOffset: number;
+}
+
 /**
- * n vectors of d dimensions, row-major. f16 inputs stay f16 (raw IEEE half bits in a Uint16Array)
- * so the GPU can keep them half-size; every other input dtype (f64, u8, bvecs...) is converted to
- * f32 while reading. `data` lives in a SharedArrayBuffer so CPU worker threads read it without a copy.
+ * n vectors of d dimensions. f16 inputs stay f16 (raw IEEE half bits) so they stay half-size on
+ * the GPU and on the host; every other input dtype (f64, u8, bvecs...) is converted to f32 while
+ * reading.
  */
-export interface Dataset {
+export interface Dataset extends VectorStore {
   n: number;
   d: number;
-  dtype: VectorDtype;
-  data: Float32Array | Uint16Array;
   /** What the reader saw, for logs and `info` (never written into .vlc files). */
   format: string;
   /** Rows skipped by --drop-invalid (NaN/Inf), 0 otherwise. */
   dropped: number;
 }
 
-/** Allocate n×d elements of the given dtype in shared memory. */
-export function allocVectors(n: number, d: number, dtype: VectorDtype): Float32Array | Uint16Array {
-  const count = n * d;
-  if (dtype === 'f32') return new Float32Array(new SharedArrayBuffer(count * 4));
-  return new Uint16Array(new SharedArrayBuffer(count * 2));
+export type VectorView = Float32Array | Uint16Array;
+
+/** What reading rows needs: where they are and their shape (a Dataset, or a reader's RawDataset). */
+export type Rows = VectorStore & { n: number; d: number };
+
+export function elementBytes(dtype: VectorDtype): number {
+  return dtype === 'f32' ? 4 : 2;
+}
+
+/** Largest view of the vectors, in bytes: well inside V8's typed-array and Node's Buffer limits. */
+const MAX_VIEW_BYTES = 2 ** 30;
+let maxViewBytes = MAX_VIEW_BYTES;
+
+/** Tests: make every view of the vectors at most `bytes` (undefined restores the default). */
+export function setMaxViewBytesForTests(bytes?: number): void {
+  maxViewBytes = bytes ?? MAX_VIEW_BYTES;
+}
+
+export function viewLimitBytes(): number {
+  return maxViewBytes;
+}
+
+/** n×d elements of `dtype` in fresh shared memory; a clear error when the memory is not there. */
+export function allocStore(n: number, d: number, dtype: VectorDtype): VectorStore {
+  const bytes = n * d * elementBytes(dtype);
+  if (!Number.isSafeInteger(bytes) || bytes < 0) throw new RangeError(`cannot hold ${n} × ${d} ${dtype} values`);
+  let buffer: SharedArrayBuffer;
+  try {
+    buffer = new SharedArrayBuffer(Math.max(1, bytes));
+  } catch {
+    throw new RangeError(`not enough memory for ${n} × ${d} ${dtype} vectors (${fmtGB(bytes)})`);
+  }
+  return { dtype, buffer, byteOffset: 0 };
+}
+
+/** A dataset of n×d zeros in fresh shared memory. */
+export function allocDataset(n: number, d: number, dtype: VectorDtype, format: string): Dataset {
+  return { n, d, ...allocStore(n, d, dtype), format, dropped: 0 };
+}
+
+function fmtGB(bytes: number): string {
+  return bytes >= 2 ** 30 ? `${(bytes / 2 ** 30).toFixed(1)} GiB` : `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+}
+
+/** Elements [at, at + count) of a store as a typed view (no copy); at most maxViewBytes. */
+export function elements(s: VectorStore, at: number, count: number): VectorView {
+  const eb = elementBytes(s.dtype);
+  if (count * eb > maxViewBytes) throw new RangeError(`a view of ${count} elements exceeds the ${maxViewBytes}-byte view limit (read in pieces)`);
+  const off = s.byteOffset + at * eb;
+  return s.dtype === 'f32' ? new Float32Array(s.buffer, off, count) : new Uint16Array(s.buffer, off, count);
+}
+
+/** Rows [r0, r1) as a typed view (no copy); at most pieceRows(ds) rows. */
+export function rows(ds: Rows, r0: number, r1: number): VectorView {
+  return elements(ds, r0 * ds.d, (r1 - r0) * ds.d);
+}
+
+/** Rows one view may hold (at least 1; the limit is never set below one row). */
+export function pieceRows(d: number, dtype: VectorDtype, limit = maxViewBytes): number {
+  return Math.max(1, Math.floor(limit / (d * elementBytes(dtype))));
+}
+
+/** f over consecutive views of the rows, each of at most `per` rows (default: as many as a view holds). */
+export function forEachPiece(ds: Rows, f: (view: VectorView, r0: number, r1: number) => void, per = pieceRows(ds.d, ds.dtype)): void {
+  for (let r0 = 0; r0 < ds.n; r0 += per) {
+    const r1 = Math.min(ds.n, r0 + per);
+    f(rows(ds, r0, r1), r0, r1);
+  }
+}
+
+/** Rows [r0, r1) of a dataset, without a copy. */
+export function sliceRows(ds: Dataset, r0: number, r1: number): Dataset {
+  return { ...ds, n: r1 - r0, byteOffset: ds.byteOffset + r0 * ds.d * elementBytes(ds.dtype) };
+}
+
+/** The bytes of rows [r0, r1) (a view; at most the view limit). */
+export function rowBytes(ds: Rows, r0: number, r1: number): Uint8Array {
+  const rb = ds.d * elementBytes(ds.dtype);
+  if ((r1 - r0) * rb > maxViewBytes) throw new RangeError(`a view of ${(r1 - r0) * rb} bytes exceeds the ${maxViewBytes}-byte view limit (read in pieces)`);
+  return new Uint8Array(ds.buffer, ds.byteOffset + r0 * rb, (r1 - r0) * rb);
+}
+
+/**
+ * The listed rows (in the order given) as a new dataset in shared memory, in the same dtype: the
+ * training sample (--sample) and an engine's subset (Engine.subset) are opened on it.
+ */
+export function selectRows(ds: Dataset, list: ArrayLike<number>): Dataset {
+  const { d } = ds;
+  const out = allocDataset(list.length, d, ds.dtype, `${list.length} rows of ${ds.format}`);
+  const per = pieceRows(d, ds.dtype);
+  for (let r0 = 0; r0 < list.length; r0 += per) {
+    const r1 = Math.min(list.length, r0 + per);
+    const dst = rows(out, r0, r1);
+    for (let r = r0; r < r1; r++) {
+      const i = list[r];
+      if (!(i >= 0 && i < ds.n)) throw new Error(`selectRows: row ${i} out of range 0..${ds.n - 1}`);
+      dst.set(rows(ds, i, i + 1), (r - r0) * d);
+    }
+  }
+  return out;
 }
 
 const f16Table = (() => {
@@ -42,6 +151,11 @@ const f16Table = (() => {
 /** IEEE half bits -> float (exact). */
 export function f16ToF32(h: number): number {
   return f16Table[h & 0xffff];
+}
+
+/** Decode half bits into out[at..] (exact). */
+export function decodeHalf(src: Uint16Array, out: Float32Array, at = 0): void {
+  for (let i = 0; i < src.length; i++) out[at + i] = f16Table[src[i]];
 }
 
 const bitsView = new Uint32Array(1);
@@ -78,34 +192,76 @@ export function halfFromFloatBits(x: number): number {
 }
 
 /** Row i as a fresh Float32Array (decoding f16). */
-export function rowF32(ds: Dataset, i: number): Float32Array {
-  const out = new Float32Array(ds.d);
-  const base = i * ds.d;
-  if (ds.dtype === 'f32') out.set((ds.data as Float32Array).subarray(base, base + ds.d));
-  else for (let k = 0; k < ds.d; k++) out[k] = f16Table[(ds.data as Uint16Array)[base + k]];
-  return out;
-}
-
-/** The whole dataset as f32 (a view when already f32, else a decoded copy). */
-export function toF32(ds: Dataset): Float32Array {
-  if (ds.dtype === 'f32') return ds.data as Float32Array;
-  const src = ds.data as Uint16Array;
-  const out = new Float32Array(new SharedArrayBuffer(src.length * 4));
-  for (let i = 0; i < src.length; i++) out[i] = f16Table[src[i]];
-  return out;
+export function rowF32(ds: Rows, i: number): Float32Array {
+  return rowsF32(ds, i, i + 1).slice();
 }
 
 /**
- * The listed rows (in the order given) as a new dataset in shared memory, in the same dtype: an
- * engine's subset (Engine.subset) is opened on it.
+ * Rows [r0, r1) as f32: a view of f32 data (do not write to it), a decoded copy of f16 data (into
+ * `out` when given). At most a view's worth of rows.
  */
-export function selectRows(ds: Dataset, rows: Int32Array): Dataset {
-  const { d } = ds;
-  const data = allocVectors(rows.length, d, ds.dtype);
-  for (let r = 0; r < rows.length; r++) {
-    const i = rows[r];
-    if (!(i >= 0 && i < ds.n)) throw new Error(`selectRows: row ${i} out of range 0..${ds.n - 1}`);
-    data.set(ds.data.subarray(i * d, (i + 1) * d), r * d);
+export function rowsF32(ds: Rows, r0: number, r1: number, out?: Float32Array): Float32Array {
+  const v = rows(ds, r0, r1);
+  if (v instanceof Float32Array) return v;
+  const dst = out && out.length >= v.length ? out.subarray(0, v.length) : new Float32Array(v.length);
+  decodeHalf(v, dst);
+  return dst;
+}
+
+/**
+ * The whole dataset as one f32 array (a view of f32 data, a decoded copy of f16): only for data
+ * known to be small (queries, samples, tests) — it throws past the view limit.
+ */
+export function smallF32(ds: Rows): Float32Array {
+  return rowsF32(ds, 0, ds.n);
+}
+
+/** n×d f32 values (any ArrayLike, e.g. a test's Float32Array) as a dataset in fresh shared memory. */
+export function datasetFromF32(values: ArrayLike<number>, n: number, d: number, format = 'memory f32'): Dataset {
+  const ds = allocDataset(n, d, 'f32', format);
+  const per = pieceRows(d, 'f32');
+  for (let r0 = 0; r0 < n; r0 += per) {
+    const r1 = Math.min(n, r0 + per);
+    const v = rows(ds, r0, r1);
+    const base = r0 * d;
+    if (ArrayBuffer.isView(values)) v.set((values as unknown as Float32Array).subarray(base, r1 * d));
+    else for (let k = 0; k < v.length; k++) v[k] = values[base + k];
   }
-  return { n: rows.length, d, dtype: ds.dtype, data, format: `${rows.length} rows of ${ds.format}`, dropped: 0 };
+  return ds;
+}
+
+/** Most elements one typed array can hold in this V8 (2^32 − 1). */
+export const MAX_TYPED_ELEMENTS = 2 ** 32 - 1;
+
+/**
+ * All n×d values as ONE Float32Array (a view of f32 data, a decoded copy of f16) for code that
+ * still needs them whole — the residual codecs. Possible up to 2^32 − 1 values; beyond, an error
+ * naming `what` needs it.
+ */
+export function wholeF32(ds: Rows, what: string): Float32Array {
+  const count = ds.n * ds.d;
+  if (count > MAX_TYPED_ELEMENTS)
+    throw new RangeError(`${what} needs the ${ds.n} × ${ds.d} vectors in one array, which holds at most ${MAX_TYPED_ELEMENTS} values`);
+  if (ds.dtype === 'f32') return new Float32Array(ds.buffer, ds.byteOffset, count);
+  const out = new Float32Array(count);
+  forEachPiece(ds, (v, r0) => decodeHalf(v as Uint16Array, out, r0 * ds.d));
+  return out;
+}
+
+/** Every row as one typed view (no copy): for small data — it throws past the view limit. */
+export function viewAll(ds: Rows): VectorView {
+  return rows(ds, 0, ds.n);
+}
+
+/**
+ * n×d values already in a typed array as a dataset: f32 for a Float32Array, f16 half bits for a
+ * Uint16Array. Shared memory is used in place; other memory is copied into shared memory.
+ */
+export function datasetFromArray(data: VectorView, n: number, d: number, format = 'memory'): Dataset {
+  const dtype: VectorDtype = data instanceof Uint16Array ? 'f16' : 'f32';
+  if (data.length < n * d) throw new RangeError(`${data.length} values given for ${n} × ${d}`);
+  if (data.buffer instanceof SharedArrayBuffer) return { n, d, dtype, buffer: data.buffer, byteOffset: data.byteOffset, format, dropped: 0 };
+  const ds = allocDataset(n, d, dtype, format);
+  forEachPiece(ds, (v, r0, r1) => v.set(data.subarray(r0 * d, r1 * d)));
+  return ds;
 }

@@ -296,11 +296,14 @@ function commit(tmp: string, p: OutputPlan): void {
   fs.rmSync(tmp, { force: true });
 }
 
+/** Bytes per write call: Node refuses more than 2 GiB in one (a .vlc section may be larger). */
+const WRITE_MAX = 2 ** 30;
+
 function fdSink(fd: number, writeSync: WriteSync): ByteSink {
   return {
     write: async (c) => {
       let off = 0;
-      while (off < c.length) off += writeSync(fd, c, off, c.length - off);
+      while (off < c.length) off += writeSync(fd, c, off, Math.min(WRITE_MAX, c.length - off));
     },
   };
 }
@@ -337,8 +340,11 @@ function socketSink(sock: net.Socket): ByteSink {
   };
 }
 
-function writeStdout(c: Uint8Array): Promise<void> {
-  return new Promise((resolve, reject) => {
-    process.stdout.write(c, (err) => (err ? reject(err) : resolve()));
-  });
+async function writeStdout(c: Uint8Array): Promise<void> {
+  for (let off = 0; off < c.length; off += WRITE_MAX) {
+    const piece = c.subarray(off, Math.min(c.length, off + WRITE_MAX));
+    await new Promise<void>((resolve, reject) => {
+      process.stdout.write(piece, (err) => (err ? reject(err) : resolve()));
+    });
+  }
 }

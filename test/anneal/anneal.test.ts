@@ -8,6 +8,7 @@ import { InterruptedError } from '../../dist/errors.js';
 import type { Dataset } from '../../src/io/dataset.js';
 import type { AnnealConfig } from '../../src/anneal/config.js';
 import { blobs, randomDataset } from '../cpu/data.js';
+import { viewAll, datasetFromArray } from '../../dist/io/dataset.js';
 
 async function run(ds: Dataset, cfg: AnnealConfig, threads = 2, hooks = {}) {
   const backend = createCpuBackend({ threads });
@@ -76,7 +77,7 @@ describe('anneal', () => {
     const d = 3;
     const data = new Float32Array(new SharedArrayBuffer(120 * d * 4));
     for (let i = 0; i < 120; i++) for (let k = 0; k < d; k++) data[i * d + k] = (i % 12) * 10 + k;
-    const dup: Dataset = { n: 120, d, dtype: 'f32', data, format: 'test', dropped: 0 };
+    const dup: Dataset = datasetFromArray(data, 120, d, 'test');
     const r2 = await run(dup, { ...DEFAULT_CONFIG, m: 12, maxIters: 50 });
     expect(new Set(r2.assignments).size).toBe(12);
     expect(r2.energy).toBe(0);
@@ -84,7 +85,7 @@ describe('anneal', () => {
 
   it('uses hooks.initAnchors, reports every iteration and stops on abort', async () => {
     const small = randomDataset(300, 4, 11);
-    const init = (small.data as Float32Array).slice(0, 5 * 4);
+    const init = (viewAll(small) as Float32Array).slice(0, 5 * 4);
     const seen: number[] = [];
     const r = await run(small, { ...DEFAULT_CONFIG, m: 5, maxIters: 12, t0: 0, maintenanceEvery: 0 }, 2, {
       initAnchors: init,
@@ -112,7 +113,7 @@ describe('k-means++', () => {
     const data = new Float32Array(new SharedArrayBuffer(16));
     data.set(xs);
     const backend = createCpuBackend({ threads: 1 });
-    const e = await backend.open({ n: 4, d: 1, dtype: 'f32', data, format: 'test', dropped: 0 }, 2);
+    const e = await backend.open(datasetFromArray(data, 4, 1, 'test'), 2);
     const counts = xs.map(() => xs.map(() => 0));
     const trials = 1500;
     try {

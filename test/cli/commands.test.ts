@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeVlc, encodeVlcBytes } from '../../dist/io/vlc/format.js';
 import { readDataset } from '../../dist/io/read.js';
-import { f32ToF16 } from '../../dist/io/dataset.js';
+import { f32ToF16, viewAll } from '../../dist/io/dataset.js';
 import { BIN, DEMO, clustered, npyBytes, readNpy, sh, tempDir, vlc, writeNpy } from './helpers.js';
 
 const ITERS = '8'; // keep the suite fast; quality is measured elsewhere
@@ -190,7 +190,7 @@ describe('decompress', () => {
   });
 
   it('keeps f16 input f16 by default (fvecs, which is f32 only, excepted)', async () => {
-    const demo = (await readDataset(DEMO)).data as Float32Array;
+    const demo = viewAll(await readDataset(DEMO)) as Float32Array;
     const half = Uint16Array.from(demo, (v) => f32ToF16(v));
     const input = path.join(dir, 'half.npy');
     fs.writeFileSync(input, npyBytes('<f2', [2000, 64], new Uint8Array(half.buffer)));
@@ -274,7 +274,7 @@ describe('--residual int8 / int4', () => {
     const orig = await readDataset(DEMO);
     const back = readNpy(rec).data as Float32Array;
     let worst = 0;
-    for (let i = 0; i < back.length; i++) worst = Math.max(worst, Math.abs(back[i] - (orig.data as Float32Array)[i]));
+    for (let i = 0; i < back.length; i++) worst = Math.max(worst, Math.abs(back[i] - (viewAll(orig) as Float32Array)[i]));
     expect(worst).toBeLessThan(0.01);
   });
 });

@@ -11,6 +11,7 @@ import { searchCompressed, vlcSearchIndex } from '../../dist/search/index.js';
 import { cpuKnn } from '../../dist/backend/cpu/index.js';
 import { rng } from '../rng.js';
 import { clustered } from './helpers.js';
+import { datasetFromArray } from '../../dist/io/dataset.js';
 
 function vlcFile(x: Float32Array, n: number, d: number, anchors: Float32Array, assign: Uint32Array) {
   return decodeVlc(
@@ -50,7 +51,7 @@ function assignNearest(x: Float32Array, n: number, d: number, anchors: Float32Ar
   return a;
 }
 
-const dataset = (x: Float32Array, n: number, d: number) => ({ n, d, dtype: 'f32' as const, data: x, format: 'test', dropped: 0 });
+const dataset = (x: Float32Array, n: number, d: number) => (datasetFromArray(x, n, d, 'test'));
 
 describe('default number of anchors', () => {
   it('is the largest power of two <= 4*sqrt(n), capped at n and 65536', () => {

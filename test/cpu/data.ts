@@ -1,12 +1,13 @@
 // Small deterministic datasets for the CPU and anneal tests (shared memory, like the readers make).
 import type { Dataset } from '../../src/io/dataset.js';
 import { rng } from '../rng.js';
+import { datasetFromArray } from '../../src/io/dataset.js';
 
 export function randomDataset(n: number, d: number, seed: number, scale = 1, offset = 0): Dataset {
   const r = rng(seed);
   const data = new Float32Array(new SharedArrayBuffer(n * d * 4));
   for (let i = 0; i < data.length; i++) data[i] = offset + scale * (r() * 2 - 1);
-  return { n, d, dtype: 'f32', data, format: 'test', dropped: 0 };
+  return datasetFromArray(data, n, d, 'test');
 }
 
 /** k tight blobs of `per` points each around random centres, rows interleaved. */
@@ -16,5 +17,5 @@ export function blobs(k: number, per: number, d: number, seed: number, spread = 
   const n = k * per;
   const data = new Float32Array(new SharedArrayBuffer(n * d * 4));
   for (let i = 0; i < n; i++) for (let j = 0; j < d; j++) data[i * d + j] = centres[i % k][j] + spread * (r() * 2 - 1);
-  return { n, d, dtype: 'f32', data, format: 'test', dropped: 0 };
+  return datasetFromArray(data, n, d, 'test');
 }

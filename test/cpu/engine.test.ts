@@ -1,7 +1,7 @@
 // The CPU engine against a naive transcription of the math in src/backend/types.ts, on odd sizes.
 import { describe, expect, it } from 'vitest';
 import { createCpuBackend } from '../../dist/backend/cpu/index.js';
-import { f32ToF16 } from '../../dist/io/dataset.js';
+import { datasetFromArray, f16ToF32, f32ToF16, viewAll } from '../../dist/io/dataset.js';
 import type { Dataset } from '../../src/io/dataset.js';
 import { naiveInit, naivePass, naiveDist } from './naive.js';
 import { randomDataset } from './data.js';
@@ -12,7 +12,7 @@ function expectRel(got: number, want: number, tol = 1e-6) {
 
 function firstRows(ds: Dataset, m: number): Float32Array {
   // Anchors: rows spread over the data (i·7 mod n), so some are duplicated when m > n.
-  const x = ds.data as Float32Array;
+  const x = viewAll(ds) as Float32Array;
   const out = new Float32Array(m * ds.d);
   for (let j = 0; j < m; j++) out.set(x.subarray(((j * 7) % ds.n) * ds.d, ((j * 7) % ds.n + 1) * ds.d), j * ds.d);
   return out;
@@ -41,7 +41,7 @@ describe('cpu engine vs naive math', () => {
       const engine = await backend.open(ds, m);
       try {
         await engine.setAnchors(init);
-        const ref = naiveInit(ds.data as Float32Array, n, d, m, init);
+        const ref = naiveInit(viewAll(ds) as Float32Array, n, d, m, init);
         for (const p of PASSES) {
           const got = await engine.iterate(p);
           const want = naivePass(ref, p.temperature, p.step, p.huber, true);
@@ -87,7 +87,7 @@ describe('cpu engine seeding', () => {
   it('seedBegin / seedTry / seedAdd / seedPick follow their definitions', async () => {
     const n = 777, d = 6;
     const ds = randomDataset(n, d, 99);
-    const x = ds.data as Float32Array;
+    const x = viewAll(ds) as Float32Array;
     const backend = createCpuBackend({ threads: 2 });
     const e = await backend.open(ds, 4);
     try {
@@ -125,16 +125,55 @@ describe('cpu engine seeding', () => {
     const n = 40, d = 7;
     const f32 = randomDataset(n, d, 3, 20, 100);
     const half = new Uint16Array(new SharedArrayBuffer(n * d * 2));
-    (f32.data as Float32Array).forEach((v, i) => (half[i] = f32ToF16(v)));
+    (viewAll(f32) as Float32Array).forEach((v, i) => (half[i] = f32ToF16(v)));
     const backend = createCpuBackend({ threads: 2 });
-    const e = await backend.open({ ...f32, dtype: 'f16', data: half }, 2);
+    const e = await backend.open(datasetFromArray(half, n, d), 2);
     try {
       const row = await e.row(5);
-      for (let k = 0; k < d; k++) expect(Math.abs(row[k] - (f32.data as Float32Array)[5 * d + k])).toBeLessThan(0.07);
+      for (let k = 0; k < d; k++) expect(Math.abs(row[k] - (viewAll(f32) as Float32Array)[5 * d + k])).toBeLessThan(0.07);
       expect(f32ToF16(row[0])).toBe(half[5 * d]);
     } finally {
       await backend.close();
     }
+  });
+
+  /** Energies, anchors and assignments of a few passes (T > 0, Huber, a final one) from fixed anchors. */
+  async function passes(ds: Dataset, m: number, init: Float32Array) {
+    const backend = createCpuBackend({ threads: 3 });
+    const e = await backend.open(ds, m);
+    try {
+      await e.setAnchors(init);
+      const energies = [];
+      for (const p of PASSES) energies.push((await e.iterate(p)).energy);
+      energies.push((await e.finalize()).energy);
+      return { energies, anchors: Array.from(await e.getAnchors()), assign: Array.from(await e.assignments()) };
+    } finally {
+      await backend.close();
+    }
+  }
+
+  it('keeps f16 data f16 (rows decoded as used) with the results of the same values given as f32', async () => {
+    const n = 700, d = 9, m = 5;
+    const half = Uint16Array.from(viewAll(randomDataset(n, d, 8, 3, 1)) as Float32Array, f32ToF16);
+    const asF32 = Float32Array.from(half, (h) => f16ToF32(h));
+    const init = firstRows(datasetFromArray(asF32, n, d), m);
+    expect(await passes(datasetFromArray(half, n, d), m, init)).toEqual(await passes(datasetFromArray(asF32, n, d), m, init));
+  });
+
+  it('reads vectors lying past 4 GiB in their shared buffer (workers make their own views)', async (ctx) => {
+    const n = 600, d = 5, m = 4;
+    const small = randomDataset(n, d, 9);
+    let buffer: SharedArrayBuffer;
+    try {
+      buffer = new SharedArrayBuffer(2 ** 32 + n * d * 4); // lazily zeroed: only the last pages are touched
+    } catch {
+      ctx.skip(); // no 4 GiB of address space to reserve here
+      return;
+    }
+    const far: Dataset = { ...small, buffer, byteOffset: 2 ** 32 };
+    new Float32Array(buffer, 2 ** 32, n * d).set(viewAll(small) as Float32Array);
+    const init = firstRows(small, m);
+    expect(await passes(far, m, init)).toEqual(await passes(small, m, init));
   });
 });
 
@@ -192,7 +231,7 @@ describe('cpu engine lifecycle', () => {
     const ds = randomDataset(20000, 64, 4);
     const backend = createCpuBackend({ threads: 2 });
     const e = await backend.open(ds, 300);
-    await e.setAnchors((ds.data as Float32Array).slice(0, 300 * 64));
+    await e.setAnchors((viewAll(ds) as Float32Array).slice(0, 300 * 64));
     const pass = e.iterate({ temperature: 0, step: 1, huber: 0 }).then(
       () => 'finished',
       (err: Error) => err.message,
@@ -208,7 +247,7 @@ describe('cpu engine lifecycle', () => {
     const backend = createCpuBackend({ threads: 2 });
     for (const bad of [NaN, Infinity]) {
       const ds = randomDataset(600, 3, 5);
-      (ds.data as Float32Array)[1000] = bad;
+      (viewAll(ds) as Float32Array)[1000] = bad;
       await expect(backend.open(ds, 4)).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/NaN or infinite values.*--drop-invalid/) });
     }
     await backend.close();

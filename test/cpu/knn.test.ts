@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { knn } from '../../dist/backend/cpu/index.js';
 import { randomDataset } from './data.js';
+import { viewAll } from '../../src/io/dataset.js';
 
 function brute(base: Float32Array, nb: number, q: Float32Array, nq: number, d: number, k: number) {
   const out: Array<Array<[number, number]>> = [];
@@ -20,8 +21,8 @@ function brute(base: Float32Array, nb: number, q: Float32Array, nq: number, d: n
 describe('knn', () => {
   it('matches brute force (odd sizes, several tiles and query blocks)', async () => {
     const nb = 2100, nq = 131, d = 11, k = 7;
-    const base = randomDataset(nb, d, 1).data as Float32Array;
-    const q = randomDataset(nq, d, 2).data as Float32Array;
+    const base = viewAll(randomDataset(nb, d, 1)) as Float32Array;
+    const q = viewAll(randomDataset(nq, d, 2)) as Float32Array;
     const { ids, dists } = await knn(base, nb, q, nq, d, k);
     const want = brute(base, nb, q, nq, d, k);
     for (let a = 0; a < nq; a++) {

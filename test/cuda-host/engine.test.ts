@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
 import { createCudaBackend } from '../../dist/backend/cuda/index.js';
-import { f32ToF16, f16ToF32, type Dataset } from '../../dist/io/dataset.js';
+import { datasetFromArray, f32ToF16, f16ToF32, type Dataset, viewAll } from '../../dist/io/dataset.js';
 import { FakeCuda } from './fake-driver.js';
 import { rng } from '../rng.js';
 import { refPass, dist, type RefState } from './reference.js';
@@ -20,7 +20,7 @@ function randomData(n: number, d: number, dtype: 'f32' | 'f16', seed: number): {
     if (dtype === 'f32') X[e] = (data[e] = v);
     else X[e] = f16ToF32((data[e] = f32ToF16(v)));
   }
-  return { ds: { n, d, dtype, data, format: 'test', dropped: 0 }, X };
+  return { ds: datasetFromArray(data, n, d, 'test'), X };
 }
 
 async function open(ds: Dataset, m: number, screen = false, wgmma = true) {
@@ -84,7 +84,7 @@ describe('CUDA engine through the fake driver', () => {
     // bound of the expansion, which grows with ‖x − μ‖, swamps the gaps between anchors.
     const far = new Float32Array(n * d);
     for (let e = 0; e < n * d; e++) far[e] = (X[e] = Math.fround(X[e] * 0.01 + (Math.floor(e / d) % 2 ? 3000 : -3000)));
-    ds.data = far;
+    viewAll(ds).set(far);
     const { fake, backend, engine } = await open(ds, m, true);
     const C = new Float32Array(m * d);
     for (let j = 0; j < m; j++) for (let k = 0; k < d; k++) C[j * d + k] = X[j * d + k]; // every row: both groups
@@ -149,8 +149,8 @@ describe('CUDA engine through the fake driver', () => {
   it('vectors with a NaN or an infinity are a usage error (exit 2), as on the CPU, and nothing is held', async () => {
     for (const [dtype, bad] of [['f32', NaN], ['f16', Infinity]] as const) {
       const { ds } = randomData(300, 4, dtype, 2);
-      if (dtype === 'f32') (ds.data as Float32Array)[777] = bad;
-      else (ds.data as Uint16Array)[777] = f32ToF16(bad);
+      if (dtype === 'f32') (viewAll(ds) as Float32Array)[777] = bad;
+      else (viewAll(ds) as Uint16Array)[777] = f32ToF16(bad);
       const fake = new FakeCuda();
       setDriverForTests(fake.api);
       const backend = await createCudaBackend(0, {});

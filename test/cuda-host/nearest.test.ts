@@ -8,7 +8,7 @@ import { nearestOtherOnCpu } from '../../dist/backend/cpu/nearest.js';
 import { makeKernel } from '../../dist/backend/cpu/kernel.js';
 import { anneal } from '../../dist/anneal/index.js';
 import { DEFAULT_CONFIG } from '../../dist/anneal/config.js';
-import { f32ToF16, type Dataset } from '../../dist/io/dataset.js';
+import { datasetFromArray, f32ToF16, type Dataset, viewAll } from '../../dist/io/dataset.js';
 import type { Engine } from '../../src/backend/types.js';
 import { FakeCuda } from './fake-driver.js';
 import { rng } from '../rng.js';
@@ -33,7 +33,7 @@ export function anchorsWithDuplicates(m: number, d: number, seed: number): Float
 function dataset(n: number, d: number, dtype: 'f32' | 'f16'): Dataset {
   const r = rng(n + d);
   const v = Float32Array.from({ length: n * d }, () => r() * 4 - 2);
-  return { n, d, dtype, data: dtype === 'f32' ? v : Uint16Array.from(v, f32ToF16), format: 'test', dropped: 0 };
+  return datasetFromArray(dtype === 'f32' ? v : Uint16Array.from(v, f32ToF16), n, d, 'test');
 }
 
 /** The CPU backend's nearestOther of anchors C, on this thread. */
@@ -89,7 +89,7 @@ describe('CUDA engine nearestOther through the fake driver', () => {
     // Start from anchors of which a quarter are exact duplicates and a quarter far from the data:
     // the warm phase refills them, the cold phase swaps, to convergence.
     const ds = blobs(6, 50, 9, 3, 0.5), m = 24, d = 9;
-    const X = ds.data as Float32Array;
+    const X = viewAll(ds) as Float32Array;
     const initAnchors = new Float32Array(m * d);
     for (let j = 0; j < m; j++) {
       for (let k = 0; k < d; k++) {

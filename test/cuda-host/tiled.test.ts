@@ -10,7 +10,7 @@ import { createCudaBackend, type CudaEngine } from '../../dist/backend/cuda/inde
 import { engineBytes } from '../../dist/backend/cuda/plan.js';
 import { fmtBytes } from '../../dist/backend/cuda/pool.js';
 import { cudaOptionsFromEnv } from '../../dist/backend/cuda/options.js';
-import { f32ToF16, f16ToF32, type Dataset } from '../../dist/io/dataset.js';
+import { datasetFromArray, f32ToF16, f16ToF32, type Dataset } from '../../dist/io/dataset.js';
 import { log } from '../../dist/log.js';
 import { FakeCuda } from './fake-driver.js';
 import { rng } from '../rng.js';
@@ -36,7 +36,7 @@ function randomData(n: number, d: number, dtype: 'f32' | 'f16', seed: number, of
     if (dtype === 'f32') X[e] = (data[e] = v);
     else X[e] = f16ToF32((data[e] = f32ToF16(v)));
   }
-  return { ds: { n, d, dtype, data, format: 'test', dropped: 0 }, X };
+  return { ds: datasetFromArray(data, n, d, 'test'), X };
 }
 
 function anchorsFrom(X: Float64Array, d: number, m: number, stride: number): Float32Array {

@@ -7,7 +7,7 @@ import { createCpuBackend } from '../../dist/backend/cpu/index.js';
 import { runParity } from '../../dist/bench/parity.js';
 import { nearestOtherOnCpu } from '../../dist/backend/cpu/nearest.js';
 import { makeKernel } from '../../dist/backend/cpu/kernel.js';
-import { f16ToF32, f32ToF16, type Dataset } from '../../dist/io/dataset.js';
+import { datasetFromArray, f16ToF32, f32ToF16, type Dataset } from '../../dist/io/dataset.js';
 import { refPass, dist, type RefState } from '../cuda-host/reference.js';
 import { rng } from '../rng.js';
 import { randomData } from './data.js';
@@ -186,7 +186,7 @@ describe.skipIf(!hasGpu)('CUDA kernels vs the reference', () => {
           else X[i * d + k] = f16ToF32((data[i * d + k] = f32ToF16(v)));
         }
       }
-      const ds: Dataset = { n, d, dtype, data, format: 'test', dropped: 0 };
+      const ds: Dataset = datasetFromArray(data, n, d, 'test');
       const C0 = anchorsFrom(X, n, d, m, 5);
       const runs: Array<{ a: Uint32Array; fallbacks: number; energy: number; sse: Float64Array; kernel: string }> = [];
       for (const o of [{ screen: false }, { screen: true, wgmma: false }, { screen: true, wgmma: true }]) {

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { readDataset } from '../../dist/io/read.js';
 import { sniffFormat } from '../../dist/io/sniff.js';
 import { expectUsage, matrix, scratchDir, writeFile } from './helpers.js';
+import { viewAll } from '../../dist/io/dataset.js';
 
 const dir = scratchDir('csv');
 const x = matrix(7, 13);
@@ -21,7 +22,7 @@ describe('CSV / TSV', () => {
   ])('reads %s', async (_label, name, text) => {
     const ds = await readDataset(writeFile(dir, name, text));
     expect([ds.n, ds.d, ds.dtype]).toEqual([7, 13, 'f32']);
-    expect(Array.from(ds.data)).toEqual(want);
+    expect(Array.from(viewAll(ds))).toEqual(want);
   });
 
   it('is sniffed by content, and JSON lines, raw floats and prose are not taken for it', () => {

@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { expect } from 'vitest';
+import { viewAll } from '../../src/io/dataset.js';
 
 export function scratchDir(tag: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `vlc-io-${tag}-`));
@@ -96,6 +97,7 @@ export async function expectUsage(p: Promise<unknown>, ...patterns: (RegExp | st
 }
 
 /** Dataset values as plain f32 numbers (decoding f16). */
-export function asNumbers(ds: { dtype: string; data: Float32Array | Uint16Array }, f16ToF32: (h: number) => number): number[] {
-  return ds.dtype === 'f32' ? Array.from(ds.data) : Array.from(ds.data as Uint16Array, f16ToF32);
+export function asNumbers(ds: { n: number; d: number; dtype: 'f32' | 'f16'; buffer: SharedArrayBuffer; byteOffset: number }, f16ToF32: (h: number) => number): number[] {
+  const v = viewAll(ds);
+  return ds.dtype === 'f32' ? Array.from(v) : Array.from(v as Uint16Array, f16ToF32);
 }

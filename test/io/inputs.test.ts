@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readDataset } from '../../dist/io/read.js';
 import { asNumbers, expectUsage, halfBits, matrix, npyBytes, scratchDir, writeFile } from './helpers.js';
-import { f16ToF32 } from '../../dist/io/dataset.js';
+import { f16ToF32, viewAll } from '../../dist/io/dataset.js';
 
 const dir = scratchDir('inputs');
 const want = Array.from(matrix(7, 13));
@@ -17,12 +17,12 @@ describe('JSONL', () => {
     const p = writeFile(dir, 'a.jsonl', jsonl(rows.map((v, i) => ({ id: i, embedding: v, tags: ['x'] }))));
     const ds = await readDataset(p);
     expect([ds.n, ds.d, ds.format]).toEqual([7, 13, "jsonl 'embedding'"]);
-    expect(Array.from(ds.data)).toEqual(want);
+    expect(Array.from(viewAll(ds))).toEqual(want);
   });
   it('else the only array field; --field picks one; blank lines and CRLF are fine', async () => {
     const text = rows.map((v) => JSON.stringify({ text: 'hi', vec: v })).join('\r\n\n');
     const ds = await readDataset(writeFile(dir, 'b.ndjson', text));
-    expect(Array.from(ds.data)).toEqual(want);
+    expect(Array.from(viewAll(ds))).toEqual(want);
     const two = writeFile(dir, 'c.jsonl', jsonl(rows.map((v) => ({ a: v, b: v.slice(0, 3) }))));
     await expectUsage(readDataset(two), 'several array fields (a, b)', '--field NAME');
     expect((await readDataset(two, { field: 'b' })).d).toBe(3);
@@ -38,7 +38,8 @@ describe('JSONL', () => {
 describe('stdin', () => {
   const script = `
     import { readDataset } from ${JSON.stringify(path.resolve('dist/io/read.js'))};
-    try { const ds = await readDataset('-'); console.log(JSON.stringify([ds.n, ds.d, ds.dtype, ds.format, ds.data[14], ds.data[ds.data.length - 1]])); }
+    import { viewAll } from ${JSON.stringify(path.resolve('dist/io/dataset.js'))};
+    try { const ds = await readDataset('-'); console.log(JSON.stringify([ds.n, ds.d, ds.dtype, ds.format, viewAll(ds)[14], viewAll(ds)[viewAll(ds).length - 1]])); }
     catch (e) { console.log(e.name + ': ' + e.message); }`;
   /** Bytes through a pipe. */
   const readViaStdin = (input: Uint8Array) =>
@@ -110,7 +111,7 @@ describe('file-system and format errors', () => {
     // Header text read as floats holds values far too large to compute with: --drop-invalid skips them.
     const ds = await readDataset(p, { format: 'raw', dim: 16, dropInvalid: true });
     expect([ds.n + ds.dropped, ds.d, ds.format]).toEqual([6, 16, 'raw f32']);
-    expect(Array.from(ds.data.subarray((ds.n - 4) * 16))).toEqual(Array.from(matrix(4, 16)));
+    expect(Array.from(viewAll(ds).subarray((ds.n - 4) * 16))).toEqual(Array.from(matrix(4, 16)));
   });
 });
 
@@ -123,8 +124,8 @@ describe('NaN and Inf', () => {
     await expectUsage(readDataset(p), 'row 3 has a non-finite value (NaN in dimension 5)', '--drop-invalid');
     const ds = await readDataset(p, { dropInvalid: true });
     expect([ds.n, ds.dropped]).toEqual([5, 2]);
-    expect(ds.data.buffer).toBeInstanceOf(SharedArrayBuffer);
-    expect(Array.from(ds.data.subarray(3 * 13, 4 * 13))).toEqual(want.slice(4 * 13, 5 * 13));
+    expect(ds.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect(Array.from(viewAll(ds).subarray(3 * 13, 4 * 13))).toEqual(want.slice(4 * 13, 5 * 13));
   });
   it('f16 Inf rows are found and dropped', async () => {
     const u16 = Uint16Array.from(matrix(7, 13), halfBits);

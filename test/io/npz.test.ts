@@ -1,7 +1,7 @@
 // .npz: zip archives of .npy members, stored (np.savez) or deflated (np.savez_compressed), zip64.
 import { describe, expect, it } from 'vitest';
 import { readDataset } from '../../dist/io/read.js';
-import { f16ToF32 } from '../../dist/io/dataset.js';
+import { f16ToF32, viewAll } from '../../dist/io/dataset.js';
 import { asNumbers, expectUsage, matrix, npyBytes, scratchDir, writeFile } from './helpers.js';
 import { zipBytes } from './zip-writer.js';
 
@@ -19,7 +19,7 @@ describe('.npz', () => {
     const p = writeFile(dir, `one-${label.replace(/\W+/g, '-')}.npz`, zipBytes([{ name: 'arr_0.npy', data: train, deflate }], { zip64 }));
     const ds = await readDataset(p);
     expect([ds.n, ds.d, ds.dtype]).toEqual([7, 13, 'f32']);
-    expect(Array.from(ds.data)).toEqual(want);
+    expect(Array.from(viewAll(ds))).toEqual(want);
     expect(ds.format).toMatch(deflate ? /deflated/ : /stored/);
   });
 
@@ -39,13 +39,13 @@ describe('.npz', () => {
   it('picks the only 2-D float array, or the one --array names, and lists them otherwise', async () => {
     const labels = npyBytes({ descr: '<i8', shape: [7], body: new Uint8Array(56) });
     const p = writeFile(dir, 'mixed.npz', zipBytes([{ name: 'labels.npy', data: labels }, { name: 'emb.npy', data: train, deflate: true }]));
-    expect(Array.from((await readDataset(p)).data)).toEqual(want);
-    expect(Array.from((await readDataset(p, { array: 'emb' })).data)).toEqual(want);
+    expect(Array.from(viewAll(await readDataset(p)))).toEqual(want);
+    expect(Array.from(viewAll(await readDataset(p, { array: 'emb' })))).toEqual(want);
     await expectUsage(readDataset(p, { array: 'nope' }), "no array named 'nope'", 'labels (not readable)', 'emb (f32 7 × 13)');
     await expectUsage(readDataset(p, { array: 'labels' }), /int64/);
     const two = writeFile(dir, 'two.npz', zipBytes([{ name: 'a.npy', data: train }, { name: 'b.npy', data: train }]));
     await expectUsage(readDataset(two), 'has several 2-D float arrays', '--array NAME', 'a (f32 7 × 13), b (f32 7 × 13)');
-    expect(Array.from((await readDataset(two, { array: 'b' })).data)).toEqual(want);
+    expect(Array.from(viewAll(await readDataset(two, { array: 'b' })))).toEqual(want);
   });
 
   it('damaged archives fail with one line naming the problem', async () => {

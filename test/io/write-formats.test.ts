@@ -9,7 +9,7 @@ import { writeVectors } from '../../dist/io/write.js';
 import { writeOutput } from '../../dist/io/output.js';
 import { rowsOf } from '../../dist/io/rows.js';
 import { writeParquet } from '../../dist/io/writers/parquet.js';
-import { f16ToF32 } from '../../dist/io/dataset.js';
+import { f16ToF32, viewAll } from '../../dist/io/dataset.js';
 import { asNumbers, matrix, scratchDir } from './helpers.js';
 
 const dir = scratchDir('write-formats');
@@ -31,7 +31,7 @@ describe('Parquet and safetensors output', () => {
     const ds = await readDataset(p);
     expect([ds.n, ds.d, ds.dtype]).toEqual([n, d, 'f32']);
     if (groupRows) expect((await parquetMetadataAsync(fileBuffer(p))).row_groups.length).toBe(Math.ceil(n / groupRows));
-    expect(Buffer.compare(Buffer.from(ds.data.buffer, ds.data.byteOffset, ds.data.byteLength), Buffer.from(x.buffer))).toBe(0);
+    expect(Buffer.compare(Buffer.from(viewAll(ds).buffer, viewAll(ds).byteOffset, viewAll(ds).byteLength), Buffer.from(x.buffer))).toBe(0);
   });
 
   it('Parquet holds id (INT64) and embedding (LIST of FLOAT), as a third-party reader sees it', async () => {

@@ -11,7 +11,7 @@ import { createCpuBackend } from '../../dist/backend/cpu/index.js';
 import { shardedBackend } from '../../dist/backend/sharded/backend.js';
 import { anneal } from '../../dist/anneal/index.js';
 import { DEFAULT_CONFIG } from '../../dist/anneal/config.js';
-import { f32ToF16, type Dataset } from '../../dist/io/dataset.js';
+import { datasetFromArray, f32ToF16, type Dataset } from '../../dist/io/dataset.js';
 import type { Backend } from '../../src/backend/types.js';
 import { FakeCuda } from '../cuda-host/fake-driver.js';
 import { rng } from '../rng.js';
@@ -24,7 +24,7 @@ function dataset(n: number, d: number, dtype: 'f32' | 'f16', seed: number): Data
   const v = new Float32Array(new SharedArrayBuffer(n * d * 4));
   for (let e = 0; e < n * d; e++) v[e] = (r() - 0.5) * 4 + ((e / d) % 5 | 0) * 1.5;
   const data = dtype === 'f32' ? v : Uint16Array.from(v, f32ToF16);
-  return { n, d, dtype, data, format: 'test', dropped: 0 };
+  return datasetFromArray(data, n, d, 'test');
 }
 
 const SPLITS: number[][] = [[601], [1, 600], [300, 301], [257, 44, 300], [200, 200, 201]];

@@ -13,25 +13,15 @@
 // hands out steps 1-2 as Partials, applyUpdate() takes the combined ones for step 3.
 // Maintenance's nearest other anchor (m²·d) runs on the main thread through the same kernel.
 import { UsageError } from '../../errors.js';
-import type { Dataset } from '../../io/dataset.js';
-import { selectRows, toF32 } from '../../io/dataset.js';
+import { rowF32, selectRows, type Dataset } from '../../io/dataset.js';
 import { DOUBLE_BITS, fixedSeed, maxAbsOf, passScales, seedScale, type PassScales } from '../fixed.js';
 import type { AnchorStats, Engine, GlobalFigures, IterParams, IterStats, NearestAnchors, Partials } from '../types.js';
 import { makeKernel, type Kernel, type KernelKind } from './kernel.js';
 import { nearestOtherOnCpu } from './nearest.js';
 import { formGroups, groupCount, groupDrift, type GroupedPass, type Groups } from './groups.js';
 import { WorkerPool } from './pool.js';
-import { allocShared, chunkCount, CHUNK, sharedF32, sharedF64, type SharedState, type WorkerRequest } from './shared.js';
+import { allocShared, chunkCount, CHUNK, sharedF32, sharedF64, toPortable, type SharedState, type WorkerRequest } from './shared.js';
 import { energyUnits, fromPartials, passSums, statsOf, toPartials, type PassSums } from './sums.js';
-
-/** Vectors as f32 in shared memory (a view of an f32 dataset already there; decoded otherwise). */
-function sharedVectors(data: Dataset): Float32Array {
-  const f = toF32(data);
-  if (f.buffer instanceof SharedArrayBuffer) return f;
-  const copy = sharedF32(f.length);
-  copy.set(f);
-  return copy;
-}
 
 /** Largest n×L seedTry distance cache, in floats (256 MiB). */
 const TRY_CACHE_MAX = 1 << 26;
@@ -115,7 +105,7 @@ export class CpuEngine implements Engine {
   private readonly id: number;
 
   private constructor(
-    data: Dataset, m: number, threads: number, private readonly kernelKind: KernelKind, private useBounds: boolean,
+    private readonly data: Dataset, m: number, threads: number, private readonly kernelKind: KernelKind, private useBounds: boolean,
     pool: WorkerPool | undefined,
   ) {
     this.n = data.n;
@@ -123,7 +113,7 @@ export class CpuEngine implements Engine {
     this.m = m;
     const chunks = chunkCount(this.n);
     this.threads = Math.max(1, Math.min(threads, chunks));
-    this.st = allocShared(sharedVectors(data), this.n, this.d, m, 1);
+    this.st = allocShared({ dtype: data.dtype, buffer: data.buffer, byteOffset: data.byteOffset }, this.n, this.d, m, 1);
     this.assign = new Int32Array(this.n).fill(-1);
     this.last = {
       count: new Float64Array(m), sse: new Float64Array(m),
@@ -137,7 +127,7 @@ export class CpuEngine implements Engine {
     this.work = sharedF64(this.threads);
     this.ready = this.each((w) => {
       const [chunk0, chunk1] = split(chunks, this.threads, w);
-      return { op: 'init', engine: this.id, state: this.st, kernel: kernelKind, chunk0, chunk1, maxAbs, slot: w, work: this.work };
+      return { op: 'init', engine: this.id, state: toPortable(this.st), kernel: kernelKind, chunk0, chunk1, maxAbs, slot: w, work: this.work };
     });
     // Methods await `ready` and see its failure; this only keeps an engine disposed before its
     // first pass from reporting an unhandled rejection.
@@ -258,13 +248,13 @@ export class CpuEngine implements Engine {
   }
 
   async row(i: number): Promise<Float32Array> {
-    return this.st.x.slice(i * this.d, (i + 1) * this.d);
+    if (!(i >= 0 && i < this.n)) throw new Error(`row ${i} out of range 0..${this.n - 1}`);
+    return rowF32(this.data, i);
   }
 
   /** An engine over the listed rows (gathered from the shared vectors), served by the same workers. */
   async subset(rows: Int32Array): Promise<Engine> {
-    const all: Dataset = { n: this.n, d: this.d, dtype: 'f32', data: this.st.x, format: 'cpu engine rows', dropped: 0 };
-    return CpuEngine.create(selectRows(all, rows), this.m, this.threads, this.kernelKind, this.useBounds, this.pool);
+    return CpuEngine.create(selectRows(this.data, rows), this.m, this.threads, this.kernelKind, this.useBounds, this.pool);
   }
 
   // --- the loop ---

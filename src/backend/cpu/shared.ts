@@ -1,6 +1,7 @@
 // The shared-memory state of one CPU engine, seen identically by the main thread and its workers.
 // Everything n-sized lives here (SharedArrayBuffers), so an iteration moves no vectors between
 // threads: workers read X and the anchors in place and write per-point results in place.
+import type { VectorStore } from '../../io/dataset.js';
 import type { GroupedPass } from './groups.js';
 
 /**
@@ -13,7 +14,7 @@ export interface SharedState {
   n: number;
   d: number;
   m: number;
-  x: Float32Array; // n×d vectors (f16 inputs decoded once)
+  x: VectorStore; // n×d vectors as read (f16 stays f16: workers decode the rows they use)
   anchors: Float32Array; // m×d
   huberH: Float64Array; // m: Huber thresholds H_j (+inf = off)
   j1: Int32Array; // n: nearest anchor
@@ -45,7 +46,7 @@ export function chunkCount(n: number): number {
   return Math.ceil(n / CHUNK);
 }
 
-export function allocShared(x: Float32Array, n: number, d: number, m: number, maxCands: number): SharedState {
+export function allocShared(x: VectorStore, n: number, d: number, m: number, maxCands: number): SharedState {
   return {
     n, d, m, x,
     anchors: sharedF32(m * d),
@@ -73,7 +74,7 @@ export function allocShared(x: Float32Array, n: number, d: number, m: number, ma
  */
 export type WorkerRequest =
   | {
-      op: 'init'; engine: number; state: SharedState; kernel: 'wasm' | 'js'; chunk0: number; chunk1: number;
+      op: 'init'; engine: number; state: PortableState; kernel: 'wasm' | 'js'; chunk0: number; chunk1: number;
       /** The worker writes the largest |x| of its rows to maxAbs[slot] (NaN if one is NaN). */
       maxAbs: Float64Array; slot: number;
       /** work[slot] counts the point-anchor distances its searches compute (the engine's profile). */
@@ -100,3 +101,37 @@ export type WorkerRequest =
       tryDist?: Float32Array; fromTry?: number; tryL?: number;
     }
   | { op: 'knn'; base: Float32Array; nb: number; queries: Float32Array; q0: number; q1: number; d: number; k: number; ids: Int32Array; dists: Float32Array };
+
+type Typed = Float32Array | Float64Array | Int32Array;
+const TYPED = { Float32Array, Float64Array, Int32Array };
+/** A typed array as its buffer and place, which survive postMessage at any size. */
+interface PortableArray {
+  kind: keyof typeof TYPED;
+  buffer: SharedArrayBuffer;
+  byteOffset: number;
+  length: number;
+}
+export type PortableState = { [K in keyof SharedState]: SharedState[K] extends Typed ? PortableArray : SharedState[K] };
+
+/**
+ * The state as the worker receives it. A typed array posted to a worker arrives truncated when it
+ * spans more than 4 GiB (V8's serializer keeps 32 bits of its length; its buffer arrives whole), so
+ * the arrays travel as buffers and offsets and the worker makes its own views (fromPortable).
+ */
+export function toPortable(st: SharedState): PortableState {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(st)) {
+    const kind = (Object.keys(TYPED) as (keyof typeof TYPED)[]).find((t) => v instanceof TYPED[t]);
+    out[k] = kind ? { kind, buffer: (v as Typed).buffer, byteOffset: (v as Typed).byteOffset, length: (v as Typed).length } : v;
+  }
+  return out as PortableState;
+}
+
+export function fromPortable(p: PortableState): SharedState {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(p)) {
+    const a = v as PortableArray;
+    out[k] = a && typeof a === 'object' && 'kind' in a && a.kind in TYPED ? new TYPED[a.kind](a.buffer as unknown as ArrayBuffer, a.byteOffset, a.length) : v;
+  }
+  return out as unknown as SharedState;
+}

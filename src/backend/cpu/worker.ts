@@ -2,7 +2,8 @@
 // seeding passes, and a slice of dimensions for the reduction. See shared.ts for the state and
 // engine.ts for the orchestration; the math is the comment at the top of ../types.ts.
 import { parentPort } from 'node:worker_threads';
-import { CHUNK, type SharedState, type WorkerRequest } from './shared.js';
+import { CHUNK, fromPortable, type SharedState, type WorkerRequest } from './shared.js';
+import { decodeHalf, f16ToF32 } from '../../io/dataset.js';
 import { makeKernel, type Kernel, type Top2Out } from './kernel.js';
 import { knnRange } from './knn-core.js';
 import { assignGrouped, type GroupedPass } from './groups.js';
@@ -26,6 +27,30 @@ function use(id: number): void {
   ({ st, kernel, jKernel, range } = e);
   countWork = (v) => (e.work[e.slot] += v);
 }
+let decoded = new Float32Array(0); // f16 rows decoded for the kernel (xRows)
+
+/**
+ * Rows [i0, i0 + np) of X as f32: a view of f32 data, or f16 data decoded into a reused buffer
+ * (valid until the next call). Views are made here, per call, from the buffer and offset: no typed
+ * array spans all of X (it may exceed what one can hold).
+ */
+function xRows(i0: number, np: number): Float32Array {
+  const { x, d } = st!;
+  if (x.dtype === 'f32') return new Float32Array(x.buffer, x.byteOffset + i0 * d * 4, np * d);
+  if (decoded.length < np * d) decoded = new Float32Array(np * d);
+  const out = decoded.subarray(0, np * d);
+  decodeHalf(new Uint16Array(x.buffer, x.byteOffset + i0 * d * 2, np * d), out);
+  return out;
+}
+
+/** Values of rows [i0, i0 + np) as stored (f32, or f16 bits: read them through value()). */
+function xStored(i0: number, np: number): Float32Array | Uint16Array {
+  const { x, d } = st!;
+  const eb = x.dtype === 'f32' ? 4 : 2;
+  const at = x.byteOffset + i0 * d * eb;
+  return x.dtype === 'f32' ? new Float32Array(x.buffer, at, np * d) : new Uint16Array(x.buffer, at, np * d);
+}
+
 let tile: Top2Out & { dist: Float32Array; dist2: Float32Array; list: Int32Array; rows: Float32Array; jd: Float32Array } = {
   j1: new Int32Array(CHUNK), d1: new Float32Array(CHUNK), j2: new Int32Array(CHUNK), d2: new Float32Array(CHUNK),
   d3: new Float32Array(CHUNK), dist: new Float32Array(CHUNK), dist2: new Float32Array(CHUNK),
@@ -57,7 +82,7 @@ function slack(d: number): number {
  */
 function assign(version: number, temperature: number, bounds: boolean, maxDrift: number, jumped: Int32Array, grouped?: GroupedPass): void {
   const s = st!;
-  const { d, m, x, anchors, huberH: H, lower, lower3 } = s;
+  const { d, m, anchors, huberH: H, lower, lower3 } = s;
   const soft = temperature > 0 && m > 1;
   const eps = slack(d);
   const nj = bounds || grouped?.valid ? jumped.length : 0;
@@ -67,7 +92,7 @@ function assign(version: number, temperature: number, bounds: boolean, maxDrift:
   if (tile.jd.length < CHUNK * nj) tile.jd = new Float32Array(CHUNK * nj);
   for (let i0 = range.i0; i0 < range.i1; i0 += CHUNK) {
     const np = Math.min(CHUNK, range.i1 - i0);
-    const xs = x.subarray(i0 * d, (i0 + np) * d);
+    const xs = xRows(i0, np);
     let todo = 0; // points needing the full search, listed in tile.list
     if (grouped) countWork(assignGrouped(kernel!, jKernel!, grouped, jumpedRows, xs, i0, np, anchors, m, d, version, s.j1, s.d1, eps));
     else if (bounds) {
@@ -146,17 +171,27 @@ function assign(version: number, temperature: number, bounds: boolean, maxDrift:
  * integer, so the sums are exact whatever the order of the points, threads or shards.
  */
 function reduce(k0: number, k1: number, sScale: number): void {
-  const { n, d, m, x, j1, j2, w1, w2, sums } = st!;
+  const { n, d, m, j1, j2, w1, w2, sums } = st!;
   if (k1 <= k0) return;
   for (let j = 0; j < m; j++) sums.fill(0, j * d + k0, j * d + k1);
-  for (let i = 0; i < n; i++) {
-    const xo = i * d;
-    let so = j1[i] * d, w = w1[i] * sScale;
-    for (let k = k0; k < k1; k++) sums[so + k] += Math.round(w * x[xo + k]);
-    w = w2[i] * sScale;
-    if (w > 0) {
-      so = j2[i] * d;
-      for (let k = k0; k < k1; k++) sums[so + k] += Math.round(w * x[xo + k]);
+  // By chunks of points, each through its own view; f16 values decoded as they are read (only
+  // this worker's dimensions: decoding whole rows would cost every worker all of X).
+  for (let c0 = 0; c0 < n; c0 += CHUNK) {
+    const np = Math.min(CHUNK, n - c0);
+    const x = xStored(c0, np);
+    const half = x instanceof Uint16Array;
+    for (let p = 0; p < np; p++) {
+      const i = c0 + p;
+      const xo = p * d;
+      let so = j1[i] * d, w = w1[i] * sScale;
+      if (half) for (let k = k0; k < k1; k++) sums[so + k] += Math.round(w * f16ToF32(x[xo + k]));
+      else for (let k = k0; k < k1; k++) sums[so + k] += Math.round(w * x[xo + k]);
+      w = w2[i] * sScale;
+      if (w > 0) {
+        so = j2[i] * d;
+        if (half) for (let k = k0; k < k1; k++) sums[so + k] += Math.round(w * f16ToF32(x[xo + k]));
+        else for (let k = k0; k < k1; k++) sums[so + k] += Math.round(w * x[xo + k]);
+      }
     }
   }
 }
@@ -167,11 +202,13 @@ function reduce(k0: number, k1: number, sScale: number): void {
  * its new one. The integers are those reduce() would add up from scratch, so S is identical.
  */
 function reduceChanged(k0: number, k1: number, sScale: number, moved: Int32Array, from: Int32Array): void {
-  const { d, x, j1, sums } = st!;
+  const { d, j1, sums } = st!;
   for (let q = 0; q < moved.length; q++) {
-    const i = moved[q], xo = i * d, so = from[q] * d, to = j1[i] * d;
+    const i = moved[q], so = from[q] * d, to = j1[i] * d;
+    const x = xStored(i, 1);
+    const half = x instanceof Uint16Array;
     for (let k = k0; k < k1; k++) {
-      const t = Math.round(sScale * x[xo + k]);
+      const t = Math.round(sScale * (half ? f16ToF32(x[k]) : x[k]));
       sums[so + k] -= t;
       sums[to + k] += t;
     }
@@ -180,9 +217,11 @@ function reduceChanged(k0: number, k1: number, sScale: number, moved: Int32Array
 
 /** Largest |x| of this worker's rows (NaN when one is NaN). */
 function maxAbsOfRange(): number {
-  const { d, x } = st!;
   let m = 0;
-  for (let e = range.i0 * d; e < range.i1 * d; e++) m = Math.max(m, Math.abs(x[e]));
+  for (let i0 = range.i0; i0 < range.i1; i0 += CHUNK) {
+    const x = xRows(i0, Math.min(CHUNK, range.i1 - i0));
+    for (let e = 0; e < x.length; e++) m = Math.max(m, Math.abs(x[e]));
+  }
   return m;
 }
 
@@ -197,7 +236,7 @@ function seed(
   mode: 'begin' | 'add' | 'try', count: number, cands: Float32Array, chunkSums: Float64Array, seedScale: number,
   tryDist?: Float32Array, fromTry = -1, tryL = 0,
 ): void {
-  const { d, x, seedD: D } = st!;
+  const { d, seedD: D } = st!;
   const L = mode === 'try' ? count : 1;
   if (tile.dist.length < SEED_BLOCK * CHUNK * L) tile.dist = new Float32Array(SEED_BLOCK * CHUNK * L);
   const dist = tile.dist;
@@ -207,7 +246,7 @@ function seed(
     if (cached) {
       // The added anchor was a candidate of the last try: its distances are already known.
       for (let p = 0; p < nb; p++) dist[p] = tryDist![(b0 + p) * tryL + fromTry];
-    } else kernel!.dists(x.subarray(b0 * d, (b0 + nb) * d), nb, cands, L, d, dist);
+    } else kernel!.dists(xRows(b0, nb), nb, cands, L, d, dist);
     if (mode === 'try' && tryDist) tryDist.set(dist.subarray(0, nb * L), b0 * L);
     // Sums per chunk of CHUNK points, each D counted as floor(D·seedScale) (exact integers).
     for (let c0 = 0; c0 < nb; c0 += CHUNK, chunk++) {
@@ -234,7 +273,7 @@ function seed(
 function handle(msg: WorkerRequest): void {
   switch (msg.op) {
     case 'init': {
-      const state = msg.state;
+      const state = fromPortable(msg.state);
       const r = { i0: Math.min(msg.chunk0 * CHUNK, state.n), i1: Math.min(msg.chunk1 * CHUNK, state.n), chunk0: msg.chunk0 };
       engines.set(msg.engine, { st: state, kernel: makeKernel(msg.kernel), jKernel: makeKernel(msg.kernel), range: r, work: msg.work, slot: msg.slot });
       use(msg.engine);

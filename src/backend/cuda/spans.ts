@@ -7,7 +7,7 @@
 import { setImmediate as yieldImmediate } from 'node:timers/promises';
 import { InterruptedError } from '../../errors.js';
 import { interruptSignal } from '../../interrupt.js';
-import type { Dataset } from '../../io/dataset.js';
+import { elementBytes, viewLimitBytes, type Dataset } from '../../io/dataset.js';
 import type { CudaContext } from './context.js';
 import type { DeviceBuffer } from './pool.js';
 
@@ -64,13 +64,15 @@ export class VectorSpans {
 
   /** Copy rows [p0, p0 + rows) of the host's vectors to the start of X, in chunks so that Ctrl-C is seen. */
   private async uploadRows(p0: number, rows: number): Promise<void> {
-    const src = this.data.data;
-    const rowBytes = this.data.d * (this.data.dtype === 'f16' ? 2 : 4);
-    const bytes = new Uint8Array(src.buffer, src.byteOffset + p0 * rowBytes, rows * rowBytes);
-    for (let off = 0; off < bytes.length; off += UPLOAD_CHUNK) {
-      this.ctx.upload(this.X, bytes.subarray(off, Math.min(bytes.length, off + UPLOAD_CHUNK)), off);
+    const { data } = this;
+    const rowBytes = data.d * elementBytes(data.dtype);
+    const total = rows * rowBytes;
+    const step = Math.min(UPLOAD_CHUNK, viewLimitBytes()); // a host view never exceeds the limit
+    for (let off = 0; off < total; off += step) {
+      const bytes = new Uint8Array(data.buffer, data.byteOffset + p0 * rowBytes + off, Math.min(step, total - off));
+      this.ctx.upload(this.X, bytes, off);
       if (interruptSignal.aborted) throw new InterruptedError();
-      if (off + UPLOAD_CHUNK < bytes.length) await yieldImmediate();
+      if (off + step < total) await yieldImmediate();
     }
   }
 }

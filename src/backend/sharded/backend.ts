@@ -2,7 +2,7 @@
 // backend (several GPUs, or several CPU engines), combined by a ShardedEngine over an in-process
 // group (comm.ts). Member backends of one kind only: engines of one kind give the same bytes for
 // any split (types.ts), two kinds would not.
-import type { Dataset } from '../../io/dataset.js';
+import { sliceRows, type Dataset } from '../../io/dataset.js';
 import type { Backend, Engine } from '../types.js';
 import { inProcessGroup } from './comm.js';
 import { ShardedEngine } from './engine.js';
@@ -12,10 +12,6 @@ export function evenSplit(n: number, parts: number): number[] {
   return Array.from({ length: parts }, (_, k) => Math.floor(((k + 1) * n) / parts) - Math.floor((k * n) / parts));
 }
 
-/** Rows [r0, r1) of a dataset, without a copy. */
-export function sliceRows(data: Dataset, r0: number, r1: number): Dataset {
-  return { ...data, n: r1 - r0, data: data.data.subarray(r0 * data.d, r1 * data.d) };
-}
 
 /**
  * Engines over `members` (member k takes the k-th range of rows). `split` chooses the ranges

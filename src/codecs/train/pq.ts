@@ -9,7 +9,7 @@ import { DEFAULT_CONFIG, type AnnealConfig } from '../../anneal/config.js';
 import { Rng } from '../../anneal/random.js';
 import type { AnnealHooks } from '../../anneal/types.js';
 import type { Backend, Engine } from '../../backend/types.js';
-import type { Dataset } from '../../io/dataset.js';
+import { datasetFromArray, rows, type Dataset } from '../../io/dataset.js';
 import { InterruptedError } from '../../errors.js';
 import { log } from '../../log.js';
 import { PqResiduals, storedCodebook, subspaceBounds, type PqBits } from '../pq.js';
@@ -141,7 +141,7 @@ function columns(a: Float32Array, d: number, lo: number, w: number, rows?: Int32
     const i = rows ? rows[r] : r;
     data.set(a.subarray(i * d + lo, i * d + lo + w), r * w);
   }
-  return { n, d: w, dtype: 'f32', data, format: 'pq-subspace', dropped: 0 };
+  return datasetFromArray(data, n, w, 'pq-subspace');
 }
 
 /**
@@ -151,7 +151,7 @@ function columns(a: Float32Array, d: number, lo: number, w: number, rows?: Int32
  * an energy.
  */
 function firstRows(ds: Dataset, count: number): Float32Array {
-  return (ds.data as Float32Array).slice(0, count * ds.d);
+  return (rows(ds, 0, count) as Float32Array).slice();
 }
 
 /** Each row's nearest codebook entry (exact, ties to the lowest index), by the engine's final pass. */

@@ -4,7 +4,7 @@
 // Dataset (like an .npy), skipping apache-arrow's per-batch buffers and a second full copy.
 // Anything unusual returns undefined and the general path (apache-arrow) runs.
 import { DataType, Message, MessageHeader, Precision, type Field, type FixedSizeList, type RecordBatchReader } from 'apache-arrow';
-import { allocVectors } from '../dataset.js';
+import { allocStore } from '../dataset.js';
 import { ELEMENT_BYTES, keptAs, readElements, type ElementType } from './elements.js';
 import { badInput, type ByteSource } from './source.js';
 import type { RawDataset } from './types.js';
@@ -199,15 +199,15 @@ export function readArrowDirect(src: ByteSource, reader: RecordBatchReader, colu
   }
   if (n === 0) return undefined; // let the general path word the error
   const dtype = keptAs(elem);
-  const data = allocVectors(n, d, dtype);
+  const store = allocStore(n, d, dtype);
   let at = 0;
   let firstBad = -1;
   for (const part of parts) {
-    const bad = readElements(src, part.position, part.rows * d, elem, data, at * d);
+    const bad = readElements(src, part.position, part.rows * d, elem, store, at * d);
     // readElements reports the element index within `data`, so this is already the global row.
     if (firstBad < 0 && bad >= 0) firstBad = Math.floor(bad / d);
     at += part.rows;
     progress();
   }
-  return { n, d, dtype, data, format: `${reader.isFile() ? 'arrow' : 'arrow stream'} ${field.type}`, firstBadRow: firstBad };
+  return { n, d, ...store, format: `${reader.isFile() ? 'arrow' : 'arrow stream'} ${field.type}`, firstBadRow: firstBad };
 }

@@ -113,7 +113,7 @@ export async function readArrow(src: ByteSource, column: string | undefined, dro
   if (!rows || rows.rows === 0)
     throw badInput(src, seen === 0 ? `column '${field.name}' has 0 rows; nothing to read` : `every row of column '${field.name}' is null`);
   const format = reader.isFile() ? 'arrow' : 'arrow stream';
-  return { n: rows.rows, d, dtype: rows.dtype, data: rows.finish(), format: `${format} ${field.type}`, dropped, firstBadRow: rows.firstBadRow };
+  return { n: rows.rows, d, ...rows.finish(), format: `${format} ${field.type}`, dropped, firstBadRow: rows.firstBadRow };
 }
 
 /**

@@ -2,7 +2,7 @@
 // TensorFlow embedding projector's vectors.tsv). An optional header line is recognised by its
 // non-numeric fields. Two passes over the bytes: the first counts the rows so the values are
 // parsed straight into one array of the right size; the second parses, naming any odd line.
-import { allocVectors } from '../dataset.js';
+import { allocStore, elements, pieceRows } from '../dataset.js';
 import { log } from '../../log.js';
 import { detectDelimiter, isNumericField, parseField, splitFields, type Delimiter } from './csv-sniff.js';
 import { badInput, type ByteSource } from './source.js';
@@ -70,7 +70,10 @@ export function readCsv(src: ByteSource): RawDataset {
   const layout = survey(src);
   const { delimiter, header, skip, d, rows } = layout;
   if (header) log().info(`${src.name}: skipping the header line${skip ? ' and the index column (its header field is empty, as pandas writes it)' : ''}`);
-  const data = allocVectors(rows, d, 'f32') as Float32Array;
+  const store = allocStore(rows, d, 'f32');
+  const per = pieceRows(d, 'f32');
+  let piece = elements(store, 0, Math.min(per, rows) * d); // the view that holds `row`
+  let pieceStart = 0;
   let row = 0;
   let firstRowLine = 0;
   let seenHeader = !header;
@@ -84,16 +87,20 @@ export function readCsv(src: ByteSource): RawDataset {
     if (fields.length - skip !== d)
       throw badInput(src, `CSV line ${lineNumber} has ${fields.length - skip} values but line ${firstRowLine} (the first row) has ${d}: every row must have the same number of values`);
     if (row >= rows) throw badInput(src, 'CSV input changed while it was read');
-    const base = row * d - skip;
+    if (row - pieceStart === per) {
+      pieceStart = row;
+      piece = elements(store, row * d, Math.min(per, rows - row) * d);
+    }
+    const base = (row - pieceStart) * d - skip;
     for (let j = skip; j < fields.length; j++) {
       const v = parseField(fields[j]);
       if (v === undefined)
         throw badInput(src, `CSV line ${lineNumber}, field ${j + 1}: '${printable(fields[j].trim().slice(0, 40))}' is not a number`);
-      data[base + j] = v;
+      piece[base + j] = v;
     }
     row++;
   });
   if (row !== rows) throw badInput(src, 'CSV input changed while it was read');
   const name = delimiter === '\t' ? 'tsv' : delimiter === ' ' ? 'text (space-separated)' : `csv ('${delimiter}')`;
-  return { n: rows, d, dtype: 'f32', data, format: `${name}${header ? ' with header' : ''}` };
+  return { n: rows, d, ...store, format: `${name}${header ? ' with header' : ''}` };
 }

@@ -1,7 +1,7 @@
 // Element types found in embedding files, and the one routine that moves them into a Dataset's
 // array: f32 and f16 are read straight into the destination's memory (no intermediate copy);
 // everything else goes through a small reused chunk and is converted to f32.
-import type { VectorDtype } from '../dataset.js';
+import { elementBytes, elements, viewLimitBytes, type VectorDtype, type VectorStore } from '../dataset.js';
 import type { ByteSource } from './source.js';
 import { firstSuspect } from './validate.js';
 
@@ -17,9 +17,9 @@ export function keptAs(t: ElementType): VectorDtype {
 /** Bytes per read: large enough that syscalls are cheap, small enough to still be in cache when scanned. */
 export const CHUNK_BYTES = 4 << 20;
 
-/** Bytes of `dst[at .. at+count)` as a Uint8Array view (for reading into it directly). */
-function byteView(dst: Float32Array | Uint16Array, at: number, count: number): Uint8Array {
-  return new Uint8Array(dst.buffer, dst.byteOffset + at * dst.BYTES_PER_ELEMENT, count * dst.BYTES_PER_ELEMENT);
+/** Bytes of a typed view as a Uint8Array view (for reading into it directly). */
+function byteView(v: Float32Array | Uint16Array): Uint8Array {
+  return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
 }
 
 /** Reverse the byte order of each `eb`-byte element of `bytes` in place (big-endian inputs). */
@@ -83,37 +83,42 @@ export function decodeElements(bytes: Uint8Array, t: ElementType, count: number,
 }
 
 /**
- * Read `count` elements of type t starting at byte `offset` of src into dst[at..], in chunks.
- * Each chunk is scanned for NaN/Inf right after it lands, while it is still in cache (a separate
- * pass over a large array afterwards costs nearly as much as the read). Returns the index in dst
- * of the first NaN/Inf, or -1. `bigEndian` elements are byte-swapped as they land.
+ * Read `count` elements of type t starting at byte `offset` of src into elements [at..] of dst (a
+ * store of any size), in chunks. Each chunk is scanned for NaN/Inf right after it lands, while it
+ * is still in cache (a separate pass over a large array afterwards costs nearly as much as the
+ * read). Returns the index in dst of the first NaN/Inf, or -1. `bigEndian` elements are
+ * byte-swapped as they land.
  */
 export function readElements(
   src: ByteSource,
   offset: number,
   count: number,
   t: ElementType,
-  dst: Float32Array | Uint16Array,
+  dst: VectorStore,
   at: number,
   bigEndian = false,
 ): number {
   const eb = ELEMENT_BYTES[t];
   const direct = t === 'f32' || t === 'f16';
-  const perChunk = Math.max(1, Math.floor(CHUNK_BYTES / eb));
+  const perChunk = Math.max(1, Math.floor(Math.min(CHUNK_BYTES / eb, viewLimitBytes() / elementBytes(dst.dtype))));
   const scratch = direct ? undefined : new Uint8Array(Math.min(count, perChunk) * eb);
   let firstBad = -1;
   for (let done = 0; done < count; done += perChunk) {
     const k = Math.min(perChunk, count - done);
+    const view = elements(dst, at + done, k);
     if (direct) {
-      const bytes = byteView(dst, at + done, k);
+      const bytes = byteView(view);
       src.readInto(bytes, offset + done * eb);
       if (bigEndian) swapBytes(bytes, eb);
     } else {
       const buf = scratch!.subarray(0, k * eb);
       src.readInto(buf, offset + done * eb);
-      decodeElements(buf, t, k, dst, at + done, bigEndian);
+      decodeElements(buf, t, k, view, 0, bigEndian);
     }
-    if (firstBad < 0) firstBad = firstSuspect(dst, at + done, at + done + k);
+    if (firstBad < 0) {
+      const bad = firstSuspect(view, 0, k);
+      if (bad >= 0) firstBad = at + done + bad;
+    }
   }
   return firstBad;
 }

@@ -3,7 +3,7 @@
 // slabs of rows (chunked and gzip-compressed datasets too) straight into the Dataset's array.
 // Runs in the guarded decoder worker (guard.ts), like the other third-party decoders.
 import * as h5 from 'h5wasm/node';
-import { allocVectors } from '../dataset.js';
+import { allocStore, elements, pieceRows, type VectorStore } from '../dataset.js';
 import { decodeElements, keptAs, type ElementType } from './elements.js';
 import { firstSuspect } from './validate.js';
 import { badInput, type ByteSource } from './source.js';
@@ -104,19 +104,19 @@ export async function readHdf5(src: ByteSource, wanted: string | undefined, _dro
     const bytes = n * d * dataset.metadata.size;
     if (dataset.metadata.chunks === null && bytes > src.size)
       throw badInput(src, `truncated HDF5: dataset '${chosen.path}' (${n} × ${d} ${chosen.type}) needs ${bytes} bytes, the file has ${src.size}`);
-    const data = allocVectors(n, d, keptAs(elem));
-    const firstBad = readRows(src, file, chosen, elem, n, d, dataset.metadata.size, data, progress);
+    const store = allocStore(n, d, keptAs(elem));
+    const firstBad = readRows(src, file, chosen, elem, n, d, dataset.metadata.size, store, progress);
     const order = chosen.littleEndian ? '' : ' big-endian';
-    return { n, d, dtype: keptAs(elem), data, format: `hdf5 '${chosen.path}' ${chosen.type}${order}`, firstBadRow: firstBad, ...(note ? { note } : {}) };
+    return { n, d, ...store, format: `hdf5 '${chosen.path}' ${chosen.type}${order}`, firstBadRow: firstBad, ...(note ? { note } : {}) };
   } finally {
     file.close();
   }
 }
 
-/** Read the dataset in slabs of rows into `data`; returns the first row holding NaN/Inf, or -1. */
-function readRows(src: ByteSource, file: h5.File, c: Candidate, elem: ElementType, n: number, d: number, size: number, data: Float32Array | Uint16Array, progress: () => void): number {
+/** Read the dataset in slabs of rows into `store`; returns the first row holding NaN/Inf, or -1. */
+function readRows(src: ByteSource, file: h5.File, c: Candidate, elem: ElementType, n: number, d: number, size: number, store: VectorStore, progress: () => void): number {
   const M = h5.Module;
-  const rowsPerSlab = Math.max(1, Math.floor(SLAB_BYTES / (d * size)));
+  const rowsPerSlab = Math.max(1, Math.min(Math.floor(SLAB_BYTES / (d * size)), pieceRows(d, store.dtype)));
   const ptr = M._malloc(Math.min(n, rowsPerSlab) * d * size);
   if (ptr === 0) throw badInput(src, `the HDF5 library could not allocate ${rowsPerSlab * d * size} bytes`);
   let firstBad = -1;
@@ -131,10 +131,11 @@ function readRows(src: ByteSource, file: h5.File, c: Candidate, elem: ElementTyp
       // Re-read HEAPU8 every time: the wasm memory may have grown (and moved) during the read.
       const slab = M.HEAPU8.subarray(ptr, ptr + k * d * size);
       // (Big-endian data arrives little-endian: h5wasm reads into a little-endian copy of the type.)
-      decodeElements(slab, elem, k * d, data, r0 * d);
+      const data = elements(store, r0 * d, k * d);
+      decodeElements(slab, elem, k * d, data, 0);
       if (firstBad < 0) {
-        const bad = firstSuspect(data, r0 * d, (r0 + k) * d);
-        if (bad >= 0) firstBad = Math.floor(bad / d);
+        const bad = firstSuspect(data, 0, k * d);
+        if (bad >= 0) firstBad = r0 + Math.floor(bad / d);
       }
       progress();
     }

@@ -54,7 +54,7 @@ export function readJsonl(src: ByteSource, wanted: string | undefined): RawDatas
   pending += decoder.end();
   if (pending !== '') takeLine(pending);
   if (!rows) throw badInput(src, 'has no JSON lines with vectors; nothing to read');
-  return { n: rows.rows, d: rows.d, dtype: 'f32', data: rows.finish(), format: `jsonl '${field}'`, firstBadRow: rows.firstBadRow };
+  return { n: rows.rows, d: rows.d, ...rows.finish(), format: `jsonl '${field}'`, firstBadRow: rows.firstBadRow };
 }
 
 function chooseField(src: ByteSource, rec: Record<string, unknown>, lineNo: number): string {

@@ -2,7 +2,7 @@
 // The header is parsed as the Python literal it is (literal.ts) and checked the way numpy checks it.
 // Big-endian data is byte-swapped as it is read.
 // C-order data is read straight into the Dataset; Fortran-order data is transposed block by block.
-import { allocVectors } from '../dataset.js';
+import { allocStore, elements, pieceRows, type VectorStore } from '../dataset.js';
 import { CHUNK_BYTES, ELEMENT_BYTES, keptAs, readElements, type ElementType } from './elements.js';
 import { kindName, parsePythonLiteral, type Literal, type LiteralError } from './literal.js';
 import { badInput, type ByteSource } from './source.js';
@@ -146,14 +146,14 @@ export function readNpy(src: ByteSource): RawDataset {
   if (actual > expected)
     throw badInput(src, `.npy header says shape ${n} × ${d} ${h.elem} (${expected} data bytes) but the file has ${actual}: the header does not match the data`);
   const dtype = keptAs(h.elem);
-  const data = allocVectors(n, d, dtype);
+  const store = allocStore(n, d, dtype);
   const format = `npy ${h.elem}${h.bigEndian ? ' big-endian' : ''}${h.fortran ? ' fortran' : ''}`;
   if (!h.fortran || d === 1 || n === 1) {
-    const bad = readElements(src, h.dataOffset, n * d, h.elem, data, 0, h.bigEndian);
-    return { n, d, dtype, data, format, firstBadRow: bad < 0 ? -1 : Math.floor(bad / d) };
+    const bad = readElements(src, h.dataOffset, n * d, h.elem, store, 0, h.bigEndian);
+    return { n, d, ...store, format, firstBadRow: bad < 0 ? -1 : Math.floor(bad / d) };
   }
-  const firstBadRow = readFortran(src, h, n, d, data);
-  return { n, d, dtype, data, format, firstBadRow };
+  const firstBadRow = readFortran(src, h, n, d, store);
+  return { n, d, ...store, format, firstBadRow };
 }
 
 /**
@@ -164,20 +164,23 @@ export function readNpy(src: ByteSource): RawDataset {
 const TILE = 256;
 
 /** Returns the first row holding NaN/Inf, or -1 (found while the columns are read). */
-function readFortran(src: ByteSource, h: NpyHeader, n: number, d: number, dst: Float32Array | Uint16Array): number {
+function readFortran(src: ByteSource, h: NpyHeader, n: number, d: number, store: VectorStore): number {
   const { dataOffset: offset, elem } = h;
   const eb = ELEMENT_BYTES[elem];
   const cols = Math.min(d, 64);
-  const rows = Math.max(1, Math.min(n, Math.floor(CHUNK_BYTES / (cols * eb))));
-  const block = dst instanceof Float32Array ? new Float32Array(cols * rows) : new Uint16Array(cols * rows);
+  // Each row block is written through one view of the store: no more rows than a view holds.
+  const rows = Math.max(1, Math.min(n, Math.floor(CHUNK_BYTES / (cols * eb)), pieceRows(d, store.dtype)));
+  const blockStore: VectorStore = { dtype: store.dtype, buffer: new SharedArrayBuffer(cols * rows * (store.dtype === 'f32' ? 4 : 2)), byteOffset: 0 };
+  const block = elements(blockStore, 0, cols * rows);
   let firstBad = -1;
   for (let r0 = 0; r0 < n; r0 += rows) {
     const nr = Math.min(rows, n - r0);
+    const dst = elements(store, r0 * d, nr * d);
     let badInBlock = Infinity; // smallest bad row of this row block, over all its columns
     for (let c0 = 0; c0 < d; c0 += cols) {
       const nc = Math.min(cols, d - c0);
       for (let c = 0; c < nc; c++) {
-        const bad = readElements(src, offset + ((c0 + c) * n + r0) * eb, nr, elem, block, c * nr, h.bigEndian);
+        const bad = readElements(src, offset + ((c0 + c) * n + r0) * eb, nr, elem, blockStore, c * nr, h.bigEndian);
         if (bad >= 0) badInBlock = Math.min(badInBlock, r0 + bad - c * nr);
       }
       // Transpose in tiles of TILE rows so both the block reads and the row writes stay in cache.
@@ -185,7 +188,7 @@ function readFortran(src: ByteSource, h: NpyHeader, n: number, d: number, dst: F
         const i1 = Math.min(nr, i0 + TILE);
         for (let c = 0; c < nc; c++) {
           const from = c * nr;
-          for (let i = i0; i < i1; i++) dst[(r0 + i) * d + c0 + c] = block[from + i];
+          for (let i = i0; i < i1; i++) dst[i * d + c0 + c] = block[from + i];
         }
       }
     }

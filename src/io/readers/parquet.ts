@@ -76,7 +76,7 @@ export async function readParquet(src: ByteSource, column: string | undefined, d
   const fast = await readParquetDirect(file, metadata, name, half ? 'f16' : 'f32', progress, src.size);
   if (fast) {
     const { rows, d } = fast;
-    return { n: rows.rows, d, dtype: rows.dtype, data: rows.finish(), format, firstBadRow: rows.firstBadRow };
+    return { n: rows.rows, d, ...rows.finish(), format, firstBadRow: rows.firstBadRow };
   }
 
   let rows: RowCollector | undefined;
@@ -120,7 +120,7 @@ export async function readParquet(src: ByteSource, column: string | undefined, d
     rowStart = rowEnd;
   }
   if (!rows) throw badInput(src, rowStart === 0 ? `column '${name}' has 0 rows; nothing to read` : `every row of column '${name}' is null`);
-  return { n: rows.rows, d, dtype: rows.dtype, data: rows.finish(), format, dropped, firstBadRow: rows.firstBadRow };
+  return { n: rows.rows, d, ...rows.finish(), format, dropped, firstBadRow: rows.firstBadRow };
 }
 
 /**

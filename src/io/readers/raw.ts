@@ -1,5 +1,5 @@
 // Raw little-endian f32 or f16 values with no header: the user supplies d (--dim).
-import { allocVectors } from '../dataset.js';
+import { allocStore } from '../dataset.js';
 import { ELEMENT_BYTES, keptAs, readElements } from './elements.js';
 import { badInput, type ByteSource } from './source.js';
 import type { RawDataset } from './types.js';
@@ -13,7 +13,7 @@ export function readRaw(src: ByteSource, dim: number | undefined, rawDtype: 'f32
     throw badInput(src, `raw ${rawDtype} input of ${src.size} bytes is not a whole number of ${dim}-dim vectors (${row} bytes each): wrong --dim or --raw-dtype, or a truncated file`);
   const n = src.size / row;
   const dtype = keptAs(rawDtype);
-  const data = allocVectors(n, dim, dtype);
-  const bad = readElements(src, 0, n * dim, rawDtype, data, 0);
-  return { n, d: dim, dtype, data, format: `raw ${rawDtype}`, firstBadRow: bad < 0 ? -1 : Math.floor(bad / dim) };
+  const store = allocStore(n, dim, dtype);
+  const bad = readElements(src, 0, n * dim, rawDtype, store, 0);
+  return { n, d: dim, ...store, format: `raw ${rawDtype}`, firstBadRow: bad < 0 ? -1 : Math.floor(bad / dim) };
 }

@@ -4,7 +4,7 @@
 // it — every tensor, not only the one read: shapes, dtypes, and offsets that tile the data area
 // exactly, without overlaps, gaps or bytes past the end. The chosen 2-D tensor is then read
 // straight into the Dataset like an .npy.
-import { allocVectors } from '../dataset.js';
+import { allocStore } from '../dataset.js';
 import { keptAs, readElements, type ElementType } from './elements.js';
 import { kindName, parseJson, type Literal, type LiteralError } from './literal.js';
 import { requireMatrix } from './npy.js';
@@ -153,7 +153,7 @@ export function readSafetensors(src: ByteSource, tensorName: string | undefined)
   if (!elem) throw badInput(src, `tensor ${q(t.name)} has unsupported dtype ${t.dtype}; supported: ${SUPPORTED}`);
   const [n, d] = requireMatrix(src, t.shape, `tensor ${q(t.name)}`);
   const dtype = keptAs(elem);
-  const data = allocVectors(n, d, dtype);
-  const bad = readElements(src, headerEnd + Number(t.begin), n * d, elem, data, 0);
-  return { n, d, dtype, data, format: `safetensors ${t.dtype} ${q(t.name)}`, firstBadRow: bad < 0 ? -1 : Math.floor(bad / d) };
+  const store = allocStore(n, d, dtype);
+  const bad = readElements(src, headerEnd + Number(t.begin), n * d, elem, store, 0);
+  return { n, d, ...store, format: `safetensors ${t.dtype} ${q(t.name)}`, firstBadRow: bad < 0 ? -1 : Math.floor(bad / d) };
 }

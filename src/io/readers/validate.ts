@@ -3,8 +3,9 @@
 // finite values so large that a squared distance overflows float32 (both backends compute
 // distances in f32: a CPU SIMD kernel and CUDA kernels). The limit depends on d: the squared
 // distance between two vectors with coordinates in [-M, M] is at most 4·M²·d, kept below 2^120
-// (2^8 under f32's largest value, room for sums of a few such terms).
-import { allocVectors, type Dataset } from '../dataset.js';
+// (2^8 under f32's largest value, room for sums of a few such terms). The rows are scanned a view
+// at a time (they may be more than a typed array holds: ../dataset.ts).
+import { allocStore, elements, pieceRows, rows, type Dataset, type VectorView } from '../dataset.js';
 import { badInput } from './source.js';
 import type { RawDataset } from './types.js';
 
@@ -29,7 +30,7 @@ const SUSPECT_EXP_BITS = (127 + 48) << 23;
  * view is a never-taken branch in the common case (measured no slower than float tricks).
  * f16 data (|x| <= 65504) can only hold NaN/Inf.
  */
-export function firstSuspect(data: Float32Array | Uint16Array, from: number, to: number): number {
+export function firstSuspect(data: VectorView, from: number, to: number): number {
   if (data instanceof Uint16Array) {
     for (let i = from; i < to; i++) if ((data[i] & 0x7c00) === 0x7c00) return i;
     return -1;
@@ -39,12 +40,24 @@ export function firstSuspect(data: Float32Array | Uint16Array, from: number, to:
   return -1;
 }
 
+/** The first row at or after `row` with a suspect value, or -1 (scanned view by view). */
+function suspectRowFrom(ds: Dataset, row: number): number {
+  const per = pieceRows(ds.d, ds.dtype);
+  for (let r0 = row; r0 < ds.n; r0 += per) {
+    const r1 = Math.min(ds.n, r0 + per);
+    const bad = firstSuspect(rows(ds, r0, r1), 0, (r1 - r0) * ds.d);
+    if (bad >= 0) return r0 + Math.floor(bad / ds.d);
+  }
+  return -1;
+}
+
 /** What is wrong with row `row` (undefined: its flagged values are large but within the limit). */
-function rowProblem(raw: RawDataset, row: number, limit: number): string | undefined {
-  const { d, data } = raw;
-  const f16 = raw.dtype === 'f16';
+function rowProblem(ds: Dataset, row: number, limit: number): string | undefined {
+  const { d } = ds;
+  const data = rows(ds, row, row + 1);
+  const f16 = ds.dtype === 'f16';
   for (let k = 0; k < d; k++) {
-    const v = data[row * d + k];
+    const v = data[k];
     if (f16 ? (v & 0x7c00) === 0x7c00 : !Number.isFinite(v)) {
       const shown = f16 ? (v & 0x3ff ? 'NaN' : 'Inf') : String(v);
       return `row ${row} has a non-finite value (${shown} in dimension ${k})`;
@@ -52,7 +65,7 @@ function rowProblem(raw: RawDataset, row: number, limit: number): string | undef
   }
   if (f16) return undefined;
   for (let k = 0; k < d; k++) {
-    const v = data[row * d + k];
+    const v = data[k];
     if (Math.abs(v) > limit)
       return (
         `row ${row} has a value too large to compute with (${v.toPrecision(4)} in dimension ${k}): distances are float32, ` +
@@ -64,29 +77,38 @@ function rowProblem(raw: RawDataset, row: number, limit: number): string | undef
 
 export function checkFinite(found: RawDataset, name: string, dropInvalid: boolean): Dataset {
   const { firstBadRow, ...raw } = found;
-  const { n, d, data } = raw;
+  const ds: Dataset = { ...raw, dropped: raw.dropped ?? 0 };
+  const { n, d } = ds;
   const limit = maxAbsValue(d);
   /** The first row at or after `row` with a real problem, and what it is; row -1 for none. */
   const nextBad = (row: number, flagged?: number): { row: number; problem?: string } => {
-    for (let r = flagged ?? Math.floor(firstSuspect(data, row * d, n * d) / d); r >= 0; r = Math.floor(firstSuspect(data, (r + 1) * d, n * d) / d)) {
-      const problem = rowProblem(found, r, limit);
+    for (let r = flagged ?? suspectRowFrom(ds, row); r >= 0; r = suspectRowFrom(ds, r + 1)) {
+      const problem = rowProblem(ds, r, limit);
       if (problem) return { row: r, problem };
     }
     return { row: -1 };
   };
-  // Readers that load straight into `data` scan each chunk while it is still in cache.
+  // Readers that load straight into memory scan each chunk while it is still in cache.
   const first = nextBad(0, firstBadRow);
-  const alreadyDropped = raw.dropped ?? 0;
-  if (first.row < 0) return { ...raw, dropped: alreadyDropped };
+  if (first.row < 0) return ds;
   if (!dropInvalid) throw badInput(name, `${first.problem}; fix the data or pass --drop-invalid to skip such rows`);
-  // Keep the good rows, in order, in a fresh array of the exact size.
-  const keep: number[] = [];
-  for (let i = 0, bad = first.row; i < n; i++) {
-    if (i !== bad) keep.push(i);
-    else bad = nextBad(i + 1).row;
+  // Keep the good rows, in order, in fresh memory of the exact size.
+  const bad: number[] = [];
+  for (let r = first.row; r >= 0; r = nextBad(r + 1).row) bad.push(r);
+  const kept = n - bad.length;
+  if (kept === 0) throw badInput(name, `all ${n} rows have NaN or Inf (or too large) values; nothing left after --drop-invalid`);
+  const out = allocStore(kept, d, ds.dtype);
+  let at = 0; // rows written
+  let from = 0; // next row to keep
+  for (const b of [...bad, n]) {
+    // Copy the good run [from, b) in view-sized pieces.
+    for (let r0 = from; r0 < b; ) {
+      const r1 = Math.min(b, r0 + pieceRows(d, ds.dtype));
+      elements(out, at * d, (r1 - r0) * d).set(rows(ds, r0, r1));
+      at += r1 - r0;
+      r0 = r1;
+    }
+    from = b + 1;
   }
-  if (keep.length === 0) throw badInput(name, `all ${n} rows have NaN or Inf (or too large) values; nothing left after --drop-invalid`);
-  const out = allocVectors(keep.length, d, raw.dtype);
-  keep.forEach((row, j) => out.set(data.subarray(row * d, (row + 1) * d), j * d));
-  return { ...raw, n: keep.length, data: out, dropped: alreadyDropped + n - keep.length };
+  return { ...ds, ...out, n: kept, dropped: ds.dropped + bad.length };
 }

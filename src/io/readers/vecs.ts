@@ -1,6 +1,6 @@
 // .fvecs / .bvecs (the TEXMEX/FAISS formats): each record is an int32 dimension d followed by
 // d float32 (fvecs) or d uint8 (bvecs) values. Every record must repeat the same d.
-import { allocVectors } from '../dataset.js';
+import { allocStore, elements, pieceRows } from '../dataset.js';
 import { CHUNK_BYTES, decodeElements, type ElementType } from './elements.js';
 import { badInput, type ByteSource } from './source.js';
 import type { RawDataset } from './types.js';
@@ -27,18 +27,19 @@ export function readVecs(src: ByteSource, kind: 'fvecs' | 'bvecs'): RawDataset {
   const n = Math.floor(src.size / record);
   if (n === 0) throw badInput(src, `truncated .${kind}: one ${d}-dim record needs ${record} bytes, the file has ${src.size}`);
 
-  const data = allocVectors(n, d, 'f32') as Float32Array;
-  const perChunk = Math.max(1, Math.floor(CHUNK_BYTES / record));
+  const store = allocStore(n, d, 'f32');
+  const perChunk = Math.max(1, Math.min(Math.floor(CHUNK_BYTES / record), pieceRows(d, 'f32')));
   const buf = new Uint8Array(Math.min(n, perChunk) * record);
   const view = new DataView(buf.buffer);
   for (let r0 = 0; r0 < n; r0 += perChunk) {
     const k = Math.min(perChunk, n - r0);
     src.readInto(buf.subarray(0, k * record), r0 * record);
+    const data = elements(store, r0 * d, k * d);
     for (let i = 0; i < k; i++) {
       const dimHere = view.getInt32(i * record, true);
       if (dimHere !== d)
         throw badInput(src, `record ${r0 + i} has dimension ${dimHere} but record 0 has ${d}: all vectors in a .${kind} file must have the same dimension`);
-      decodeElements(buf.subarray(i * record + 4, (i + 1) * record), elem, d, data, (r0 + i) * d);
+      decodeElements(buf.subarray(i * record + 4, (i + 1) * record), elem, d, data, i * d);
     }
   }
   const extra = src.size - n * record;
@@ -51,5 +52,5 @@ export function readVecs(src: ByteSource, kind: 'fvecs' | 'bvecs'): RawDataset {
     }
     throw badInput(src, `truncated .${kind}: ${n + 1} records of dimension ${d} need ${(n + 1) * record} bytes, the file has ${src.size}`);
   }
-  return { n, d, dtype: 'f32', data, format: kind };
+  return { n, d, ...store, format: kind };
 }
