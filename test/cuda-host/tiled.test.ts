@@ -10,7 +10,7 @@ import { createCudaBackend, type CudaEngine } from '../../dist/backend/cuda/inde
 import { engineBytes } from '../../dist/backend/cuda/plan.js';
 import { fmtBytes } from '../../dist/backend/cuda/pool.js';
 import { cudaOptionsFromEnv } from '../../dist/backend/cuda/options.js';
-import { datasetFromArray, f32ToF16, f16ToF32, type Dataset } from '../../dist/io/dataset.js';
+import { datasetFromArray, f32ToF16, f16ToF32, viewAll, type Dataset } from '../../dist/io/dataset.js';
 import { log } from '../../dist/log.js';
 import { FakeCuda } from './fake-driver.js';
 import { rng } from '../rng.js';
@@ -128,7 +128,7 @@ describe('CUDA engine, vectors in tiles (fake driver)', () => {
     // point falls back, and both engines stop screening.
     {
       const { ds, X } = randomData(n, d, 'f32', 5);
-      const far = ds.data as Float32Array;
+      const far = viewAll(ds) as Float32Array;
       for (let e = 0; e < n * d; e++) far[e] = X[e] = Math.fround(X[e] * 0.01 + (Math.floor(e / d) % 2 ? 3000 : -3000));
       const resident = await backend.open(ds, 2 * m, { screen: true });
       const tiled = await backend.open(ds, 2 * m, { screen: true, tileRows: 512 });
