@@ -80,12 +80,19 @@ async function vlcTimes(backend, file, w) {
       ms.push(s.ms);
       assign.push(engine.lastTimes.assignMs);
     }
+    const p = { ...engine.profile };
+    // Where an iteration's GPU time goes: 3 more iterations with events around every launch
+    // (after the timed ones: the events cost a little).
+    engine.timeKernels(true);
+    for (let k = 0; k < 3; k++) await engine.iterate(lloyd);
+    const kernels = Object.fromEntries(Object.entries(await engine.kernelTimes())
+      .map(([k, t]) => [k, { ms_per_iter: t.ms / 3, launches_per_iter: t.launches / 3 }]));
+    engine.timeKernels(false);
     const energy = (await engine.finalize()).energy;
-    const p = engine.profile;
     return {
       iter_ms: median(ms), assign_ms: median(assign), open_ms: openMs, energy, screen_kernel: engine.screenKernel,
       fallback_rate: p.screenPasses ? p.screenFallbacks / (p.screenPasses * ds.n) : 0,
-      assign_tflops: (2 * ds.n * w.m * w.d) / (median(assign) * 1e9),
+      assign_tflops: (2 * ds.n * w.m * w.d) / (median(assign) * 1e9), kernels,
     };
   } finally {
     await engine.dispose();
@@ -125,6 +132,8 @@ for (const name of names) {
     `${name}: vlc ${row.vlc.iter_ms.toFixed(3)} ms/iter (assign ${row.vlc.assign_ms.toFixed(3)}, ${row.vlc.screen_kernel}, fallback ${(100 * row.vlc.fallback_rate).toFixed(3)}%)` +
       (havePeers ? ` | torch fp32 ${ms(row.torch_fp32)} tf32 ${ms(row.torch_tf32)} | flash fp32 ${ms(row.flash_fp32)} fp16 ${ms(row.flash_fp16)}` : ' | peers absent'),
   );
+  const top = Object.entries(row.vlc.kernels).sort((a, b) => b[1].ms_per_iter - a[1].ms_per_iter).slice(0, 8);
+  console.log(`  kernels (ms/iter): ${top.map(([k, t]) => `${k} ${t.ms_per_iter.toFixed(3)}`).join(', ')}`);
   rows.push(row);
   save();
 }

@@ -395,13 +395,13 @@ extern "C" __global__ void __launch_bounds__(256) exact_h_f16(EXACT_H_ARGS(__hal
 // The points exact_h could not certify (many anchors nearly as close as the runner-up): the same
 // fp16 GEMM over the listed points only, now gathering every anchor under the point's threshold
 // (thr, from exact_h: all anchors that can be in the top-2 are under it) into its candidate list
-// (at most SH_CAND; ccount counts them even past it); exact_collect measures them directly. Points
-// with more candidates, an untrusted threshold (-1) or listed past `cap` go to list2.
-#define SH_CAND 64  // candidates per listed point
+// (at most ncand, chosen by the host; ccount counts them even past it); exact_collect measures them
+// directly. Points with more candidates, an untrusted threshold (-1) or listed past `cap` go to list2.
 
 extern "C" __global__ void __launch_bounds__(SH_THREADS, 2)
     collect_h(const __half *Xh, const __half *Ch, const float *xn, const float *cn, const unsigned *list,
-              const unsigned *scalars, const float *thr, int cap, int dp, int mpad, unsigned *cand, unsigned *ccount) {
+              const unsigned *scalars, const float *thr, int cap, int dp, int mpad, unsigned *cand, unsigned *ccount,
+              int ncand) {
   __shared__ __align__(128) unsigned char smem[SH_STAGES][2][SH_P * 64];
   const int total = min((int)scalars[2], cap);
   const int p0 = blockIdx.x * SH_P;
@@ -429,7 +429,7 @@ extern "C" __global__ void __launch_bounds__(SH_THREADS, 2)
                      const float dist = fmaf(-2.f, acc[q >> 1][nt][2 * (q & 1) + e], xr[q] + cj);
                      if (dist <= T[q]) {  // false for T = -1, and for padding anchors (+inf)
                        const unsigned slot = atomicAdd(ccount + pos[q], 1u);
-                       if (slot < SH_CAND) cand[(size_t)pos[q] * SH_CAND + slot] = j;
+                       if (slot < (unsigned)ncand) cand[(size_t)pos[q] * ncand + slot] = j;
                      }
                    }
                  }
@@ -445,21 +445,21 @@ extern "C" __global__ void __launch_bounds__(SH_THREADS, 2)
 template <typename T>
 __device__ void exact_collect(const T *__restrict__ X, const float *__restrict__ C, const unsigned *__restrict__ list,
                               unsigned *scalars, const float *__restrict__ thr, int cap, const unsigned *__restrict__ cand,
-                              const unsigned *__restrict__ ccount, int d, unsigned *J1, float *D1, unsigned *J2,
-                              float *D2, unsigned *list2) {
+                              const unsigned *__restrict__ ccount, int ncand, int d, unsigned *J1, float *D1,
+                              unsigned *J2, float *D2, unsigned *list2) {
   const int total = (int)scalars[2];
   const int q = threadIdx.x & 3;
   const long long pos = (long long)blockIdx.x * EX_P + (threadIdx.x >> 2);
   if (blockIdx.x * EX_P >= total) return;
   const bool live = pos < total;
   const unsigned c = live && pos < cap ? ccount[pos] : 0u;
-  const bool done = live && pos < cap && thr[pos] >= 0.f && c <= SH_CAND;
+  const bool done = live && pos < cap && thr[pos] >= 0.f && c <= (unsigned)ncand;
   const unsigned i = live ? list[pos] : 0u;
   float e1 = __int_as_float(0x7f800000), e2 = e1;
   unsigned j1 = NONE, j2 = NONE;
   if (done)
     for (unsigned k = q; k < c; k += 4) {
-      const unsigned j = cand[(size_t)pos * SH_CAND + k];
+      const unsigned j = cand[(size_t)pos * ncand + k];
       top2_push(direct_dist(X + (size_t)i * d, C + (size_t)j * d, d), j, e1, j1, e2, j2);
     }
 #pragma unroll
@@ -472,9 +472,9 @@ __device__ void exact_collect(const T *__restrict__ X, const float *__restrict__
   }
 }
 #define COLLECT_ARGS(T) const T *X, const float *C, const unsigned *list, unsigned *scalars, const float *thr, int cap, \
-                        const unsigned *cand, const unsigned *ccount, int d, unsigned *J1, float *D1, unsigned *J2,     \
-                        float *D2, unsigned *list2
-#define COLLECT_PASS X, C, list, scalars, thr, cap, cand, ccount, d, J1, D1, J2, D2, list2
+                        const unsigned *cand, const unsigned *ccount, int ncand, int d, unsigned *J1, float *D1,       \
+                        unsigned *J2, float *D2, unsigned *list2
+#define COLLECT_PASS X, C, list, scalars, thr, cap, cand, ccount, ncand, d, J1, D1, J2, D2, list2
 extern "C" __global__ void __launch_bounds__(256) exact_collect_f32(COLLECT_ARGS(float)) { exact_collect(COLLECT_PASS); }
 extern "C" __global__ void __launch_bounds__(256) exact_collect_f16(COLLECT_ARGS(__half)) { exact_collect(COLLECT_PASS); }
 

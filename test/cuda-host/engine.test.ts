@@ -102,6 +102,25 @@ describe('CUDA engine through the fake driver', () => {
     expect(fake.live).toBe(0);
   });
 
+  it('timeKernels: every launch of a pass is counted per kernel, and nothing after it is switched off', async () => {
+    const { ds, X } = randomData(301, 7, 'f32', 3);
+    const { fake, backend, engine } = await open(ds, 5, true);
+    const cuda = engine as unknown as { timeKernels(on: boolean): void; kernelTimes(): Promise<Record<string, { ms: number; launches: number }>> };
+    await engine.setAnchors(Float32Array.from(X.subarray(0, 5 * 7)));
+    cuda.timeKernels(true);
+    await engine.iterate({ temperature: 0, step: 1, huber: 0 });
+    const t = await cuda.kernelTimes();
+    expect(t.exact_h.launches).toBe(1);
+    expect(t.screen_h90r_l3.launches).toBe(1);
+    for (const k of Object.values(t)) expect(k.ms).toBe(0.5 * k.launches); // the fake's elapsed time per event pair
+    cuda.timeKernels(false);
+    await engine.iterate({ temperature: 0, step: 1, huber: 0 });
+    expect(await cuda.kernelTimes()).toEqual({});
+    await engine.dispose();
+    await backend.close();
+    expect(fake.live).toBe(0);
+  });
+
   it('first pass counts every point as changed; m = 1 has no runner-up', async () => {
     const { ds } = randomData(50, 3, 'f32', 3);
     const { fake, backend, engine } = await open(ds, 1);

@@ -460,7 +460,7 @@ export class FakeCuda {
       case 'collect_h': { // every anchor under the listed point's threshold (approximations as screen_h's)
         const dp = num('dp'), mpad = num('mpad'), cap = num('cap'), sc = u32('scalars'), list = u32('list'), thr = f32('thr');
         const Xh = this.view(ptr('Xh'), Uint16Array), Ch = this.view(ptr('Ch'), Uint16Array), xn = f32('xn'), cn = f32('cn');
-        const cand = u32('cand'), ccount = u32('ccount');
+        const cand = u32('cand'), ccount = u32('ccount'), ncand = num('ncand');
         const ch = Float64Array.from(Ch.subarray(0, mpad * dp), halfToFloat);
         for (let pos = 0; pos < Math.min(sc[2], cap); pos++) {
           const i = list[pos], T = thr[pos];
@@ -471,7 +471,7 @@ export class FakeCuda {
             const a = Math.fround(Math.fround(xn[i] + cn[j]) - 2 * Math.fround(dot));
             if (a <= T) {
               const slot = ccount[pos]++;
-              if (slot < 64) cand[pos * 64 + slot] = j;
+              if (slot < ncand) cand[pos * ncand + slot] = j;
             }
           }
         }
@@ -479,19 +479,19 @@ export class FakeCuda {
       }
       case 'exact_collect': {
         const C = f32('C'), d = num('d'), cap = num('cap'), sc = u32('scalars'), list = u32('list'), thr = f32('thr');
-        const cand = u32('cand'), ccount = u32('ccount'), list2 = u32('list2');
+        const cand = u32('cand'), ccount = u32('ccount'), list2 = u32('list2'), ncand = num('ncand');
         const J1 = u32('J1'), D1 = f32('D1'), J2 = u32('J2'), D2 = f32('D2');
         const total = sc[2];
         const maxRow = total ? Math.max(...Array.from(list.subarray(0, total))) : 0;
         const x = X((maxRow + 1) * d);
         for (let pos = 0; pos < total; pos++) {
           const i = list[pos];
-          if (!(pos < cap && thr[pos] >= 0 && ccount[pos] <= 64)) {
+          if (!(pos < cap && thr[pos] >= 0 && ccount[pos] <= ncand)) {
             list2[sc[4]++] = i;
             continue;
           }
           const cands: Array<[number, number]> = [];
-          for (let k = 0; k < ccount[pos]; k++) cands.push([dist(x, i, d, C, cand[pos * 64 + k] * d), cand[pos * 64 + k]]);
+          for (let k = 0; k < ccount[pos]; k++) cands.push([dist(x, i, d, C, cand[pos * ncand + k] * d), cand[pos * ncand + k]]);
           cands.sort((p, q) => p[0] - q[0] || p[1] - q[1]);
           J1[i] = cands[0]?.[1] ?? 0xffffffff; D1[i] = cands[0]?.[0] ?? Infinity;
           J2[i] = cands[1]?.[1] ?? 0xffffffff; D2[i] = cands[1]?.[0] ?? Infinity;

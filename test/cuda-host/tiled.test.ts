@@ -146,6 +146,31 @@ describe('CUDA engine, vectors in tiles (fake driver)', () => {
     expect(fake.live).toBe(0);
   });
 
+  it('wide rows gather up to 256 candidates a point: 100 tied anchors are decided without the direct pass', async () => {
+    // Anchors 30..129 are copies of anchor 0: a point nearest to it has 100 anchors at the same
+    // distance. At d = 16 (64 candidates) those points take the direct pass; at d = 256 (256
+    // candidates, screen.ts candidatesFor) collect_h gathers them all and exact_collect decides.
+    const fake = new FakeCuda();
+    const backend = await backendOn(fake);
+    const fallbacks: number[] = [];
+    for (const d of [16, 256]) {
+      const n = 301, m = 130;
+      const { ds, X } = randomData(n, d, 'f32', 11);
+      const resident = await backend.open(ds, m, { screen: true });
+      const tiled = await backend.open(ds, m, { screen: true, tileRows: 256 });
+      const C = anchorsFrom(X, d, m, 2);
+      for (let j = 30; j < m; j++) C.copyWithin(j * d, 0, d);
+      await expectSameRuns(resident, tiled, C, n, m);
+      fallbacks.push(resident.profile.screenFallbacks);
+      await resident.dispose();
+      await tiled.dispose();
+    }
+    expect(fallbacks[0]).toBeGreaterThan(0);
+    expect(fallbacks[1]).toBe(0);
+    await backend.close();
+    expect(fake.live).toBe(0);
+  });
+
   it('k-means++ support in tiles equals the resident engine (tiles of 512, the last partial)', async () => {
     const n = 2500, d = 5;
     const { ds, X } = randomData(n, d, 'f16', 11);

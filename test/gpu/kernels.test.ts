@@ -170,9 +170,14 @@ describe.skipIf(!hasGpu)('CUDA kernels vs the reference', () => {
   // fallback and still pass the tests above) and give the direct pass's results bit for bit: the
   // same assignments and the same distances (hence the same fixed-point energy). Near the origin
   // and far from it (the screen works around the data's mean).
-  for (const [dtype, offset, m] of [['f32', 0, 301], ['f16', 0, 301], ['f32', 50, 301], ['f32', 0, 3000]] as const) {
-    it(`the screens decide most points and equal the direct assign bit for bit (${dtype}, clustered + ${offset}, n=20011 d=131 m=${m})`, async () => {
-      const n = 20011, d = 131;
+  // The last case: anchors 50..249 are copies of anchor 0, so the points nearest to it have 200
+  // anchors at one distance; on wide rows collect_h gathers up to 256 candidates (screen.ts
+  // candidatesFor) and exact_collect decides them: no point takes the direct pass.
+  for (const [dtype, offset, m, d, ties] of [
+    ['f32', 0, 301, 131, 0], ['f16', 0, 301, 131, 0], ['f32', 50, 301, 131, 0], ['f32', 0, 3000, 131, 0], ['f32', 0, 401, 300, 200],
+  ] as const) {
+    it(`the screens decide most points and equal the direct assign bit for bit (${dtype}, clustered + ${offset}, n=20011 d=${d} m=${m}, ${ties} tied anchors)`, async () => {
+      const n = 20011;
       const r = rng(17);
       const gauss = () => Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
       const centres = Float64Array.from({ length: 64 * d }, gauss);
@@ -188,6 +193,7 @@ describe.skipIf(!hasGpu)('CUDA kernels vs the reference', () => {
       }
       const ds: Dataset = datasetFromArray(data, n, d, 'test');
       const C0 = anchorsFrom(X, n, d, m, 5);
+      for (let j = 50; j < 50 + ties; j++) C0.copyWithin(j * d, 0, d);
       const runs: Array<{ a: Uint32Array; fallbacks: number; energy: number; sse: Float64Array; kernel: string }> = [];
       for (const o of [{ screen: false }, { screen: true, wgmma: false }, { screen: true, wgmma: true }]) {
         const e = (await backend.open(ds, m, o)) as CudaEngine;
@@ -204,7 +210,7 @@ describe.skipIf(!hasGpu)('CUDA kernels vs the reference', () => {
       for (const s of screened) {
         console.log(`clustered ${dtype} + ${offset}, m=${m}: ${s.kernel} ${s.fallbacks} fallbacks of ${n}`);
         expect(s.kernel).not.toBe('direct');
-        expect(s.fallbacks).toBeLessThan(0.1 * n);
+        expect(s.fallbacks).toBeLessThan(ties ? 1 : 0.1 * n);
         expect(s.energy).toBe(direct.energy);
         expect(Array.from(s.sse)).toEqual(Array.from(direct.sse));
         let differ = 0;

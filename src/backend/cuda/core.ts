@@ -33,9 +33,13 @@ export class EngineCore {
     this.ev = { start: ctx.event(), a0: ctx.event(), a1: ctx.event(), end: ctx.event() };
   }
 
+  /** While set, every launch is timed (Engine.timeKernels: measurements only). */
+  timer: KernelTimer | undefined;
+
   /** Launch kernel k (its build for the data's dtype) on `grid` blocks. */
   run<K extends KernelName>(k: K, grid: number, args: KernelArgs<K>, shape?: LaunchShape): void {
-    launch(this.ctx, k, this.dtype, grid, args, shape);
+    if (this.timer) this.timer.around(k, () => launch(this.ctx, k, this.dtype, grid, args, shape));
+    else launch(this.ctx, k, this.dtype, grid, args, shape);
   }
 
   /** Wait until everything queued on the stream is done (polling: Ctrl-C is seen). */
@@ -46,5 +50,35 @@ export class EngineCore {
 
   destroyEvents(): void {
     for (const e of Object.values(this.ev)) this.ctx.destroyEvent(e);
+  }
+}
+
+/** GPU milliseconds per kernel, from events recorded around each launch (bench/speed-vs-peers.mjs). */
+export class KernelTimer {
+  private marks: { k: string; a: bigint; b: bigint }[] = [];
+  private spare: bigint[] = [];
+  readonly totals = new Map<string, { ms: number; launches: number }>();
+
+  constructor(private readonly ctx: CudaContext) {}
+
+  around(k: string, launchIt: () => void): void {
+    const a = this.spare.pop() ?? this.ctx.event();
+    const b = this.spare.pop() ?? this.ctx.event();
+    this.ctx.record(a);
+    launchIt();
+    this.ctx.record(b);
+    this.marks.push({ k, a, b });
+  }
+
+  /** After the stream's work is done: add the recorded launches to the totals, keep the events for reuse. */
+  collect(): void {
+    for (const { k, a, b } of this.marks) {
+      const t = this.totals.get(k) ?? { ms: 0, launches: 0 };
+      t.ms += this.ctx.elapsedMs(a, b);
+      t.launches++;
+      this.totals.set(k, t);
+      this.spare.push(a, b);
+    }
+    this.marks = [];
   }
 }

@@ -14,7 +14,7 @@ import { log } from '../../log.js';
 import { maxAbsOf } from '../fixed.js';
 import type { AnchorStats, Engine, GlobalFigures, IterParams, IterStats, NearestAnchors, Partials } from '../types.js';
 import type { CudaContext } from './context.js';
-import { EngineCore } from './core.js';
+import { EngineCore, KernelTimer } from './core.js';
 import { KERNELS } from './kernels.js';
 import { DeviceNearest } from './nearest.js';
 import type { CudaOptions } from './options.js';
@@ -131,6 +131,20 @@ export class CudaEngine implements Engine {
 
   get profile(): EngineProfile {
     return { ...this.pass.profile, seedCalls: this.seeding.calls, seedWallMs: this.seeding.wallMs };
+  }
+
+  /** Time every kernel launch from now on (on) or stop (off): measurements only, it adds events to the stream. */
+  timeKernels(on: boolean): void {
+    this.core.timer = on ? (this.core.timer ?? new KernelTimer(this.ctx)) : undefined;
+  }
+
+  /** GPU ms and launches per kernel since timeKernels(true) (waits for the stream). */
+  async kernelTimes(): Promise<Record<string, { ms: number; launches: number }>> {
+    const t = this.core.timer;
+    if (!t) return {};
+    await this.core.sync();
+    t.collect();
+    return Object.fromEntries(t.totals);
   }
 
   get lastTimes(): PassTimes {

@@ -79,14 +79,14 @@ export const KERNELS = {
     module: 'screen_h', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'SH_P' },
     args: [
       ['Xh', 'ptr'], ['Ch', 'ptr'], ['xn', 'ptr'], ['cn', 'ptr'], ['list', 'ptr'], ['scalars', 'ptr'], ['thr', 'ptr'], ['cap', 'i32'],
-      ['dp', 'i32'], ['mpad', 'i32'], ['cand', 'ptr'], ['ccount', 'ptr'],
+      ['dp', 'i32'], ['mpad', 'i32'], ['cand', 'ptr'], ['ccount', 'ptr'], ['ncand', 'i32'],
     ],
   },
   exact_collect: {
     module: 'screen_h', perDtype: true, threads: 256, bounds: {}, points: { value: 64, constant: 'EX_P' },
     args: [
       ['X', 'ptr'], ['C', 'ptr'], ['list', 'ptr'], ['scalars', 'ptr'], ['thr', 'ptr'], ['cap', 'i32'], ['cand', 'ptr'], ['ccount', 'ptr'],
-      ['d', 'i32'], ['J1', 'ptr'], ['D1', 'ptr'], ['J2', 'ptr'], ['D2', 'ptr'], ['list2', 'ptr'],
+      ['ncand', 'i32'], ['d', 'i32'], ['J1', 'ptr'], ['D1', 'ptr'], ['J2', 'ptr'], ['D2', 'ptr'], ['list2', 'ptr'],
     ],
   },
   fallback_split: {

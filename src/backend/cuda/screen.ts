@@ -33,8 +33,13 @@ const FALLBACK_SLICES = 16;
 const SLICE_MIN = 256;
 /** Listed points fallback_split takes (more go to assign_list): the list is short when the screen works. */
 const CAP_MIN = 65536;
-/** Candidates collect_h gathers per listed point (SH_CAND), and the share of the rows it can take. */
-const CANDIDATES = 64;
+/**
+ * Candidates collect_h gathers per listed point, and the share of the rows it can list. Wide rows
+ * get more: with tens of anchors per cluster (m20k-768) 64 left 5.5 % of the points to the direct
+ * pass (bench/results/2026-11-23-h100-run3.json), and there the list (rows/4 × 256 words) is small
+ * beside the vectors; short rows keep 64, the list would rival the vectors' size.
+ */
+export const candidatesFor = (d: number): number => (d >= 256 ? 256 : 64);
 const COLLECT_SHARE = 4;
 /** Words of the screen's scalars (SH_SCALARS): [2] exact_h's list length, [4] list2's, [5] list2 past cap. */
 const SCALARS = 8;
@@ -73,7 +78,7 @@ export function screenShape(d: number, m: number, rows: number) {
   const slices = Math.ceil(m / slice); // every slice holds anchors (rounding the width up can leave the last ones empty)
   const cap = Math.min(rows, Math.max(CAP_MIN, Math.ceil(rows / 16)));
   const collectCap = Math.min(rows, Math.max(CAP_MIN, Math.ceil(rows / COLLECT_SHARE)));
-  return { dp, mpad, rowsPad, slices, slice, cap, collectCap };
+  return { dp, mpad, rowsPad, slices, slice, cap, collectCap, ncand: candidatesFor(d) };
 }
 
 /** Device bytes of the screen's buffers (plan.ts counts them). */
@@ -81,7 +86,7 @@ export function screenBytes(d: number, m: number, rows: number): number {
   const g = screenShape(d, m, rows);
   return (
     g.rowsPad * (g.dp * 2 + 4) + rows * 4 * (KEYS + 2) + g.mpad * (g.dp * 2 + 4) + d * 4 + SCALARS * 4 + g.slices * g.cap * 16 +
-    g.collectCap * 4 * (CANDIDATES + 2)
+    g.collectCap * 4 * (g.ncand + 2)
   );
 }
 
@@ -115,7 +120,7 @@ export class DeviceScreen {
       list2: b.alloc('screen fallback list', rows * 4),
       thr: b.alloc('screen thresholds', collectCap * 4),
       ccount: b.alloc('screen candidate counts', collectCap * 4),
-      cand: b.alloc('screen candidates', collectCap * CANDIDATES * 4),
+      cand: b.alloc('screen candidates', collectCap * this.g.ncand * 4),
       Ch: b.alloc('screen anchors (fp16)', mpad * dp * 2),
       cn: b.alloc('screen anchor norms', mpad * 4),
       mu: b.alloc('screen centre', d * 4),
@@ -179,11 +184,11 @@ export class DeviceScreen {
     const collect = Math.min(g.collectCap, n);
     e.run('collect_h', Math.ceil(collect / BLOCK_POINTS), {
       Xh: b.Xh.ptr, Ch: b.Ch.ptr, xn: b.xn.ptr, cn: b.cn.ptr, list: b.list.ptr, scalars: b.scalars.ptr, thr: b.thr.ptr,
-      cap: collect, dp: g.dp, mpad: g.mpad, cand: b.cand.ptr, ccount: b.ccount.ptr,
+      cap: collect, dp: g.dp, mpad: g.mpad, cand: b.cand.ptr, ccount: b.ccount.ptr, ncand: g.ncand,
     });
     e.run('exact_collect', Math.ceil(n / KERNELS.exact_collect.points.value), {
       X: s.x, C: e.bufs.C.ptr, list: b.list.ptr, scalars: b.scalars.ptr, thr: b.thr.ptr, cap: collect, cand: b.cand.ptr,
-      ccount: b.ccount.ptr, d, J1: top2.j1, D1: top2.d1, J2: top2.j2, D2: top2.d2, list2: b.list2.ptr,
+      ccount: b.ccount.ptr, ncand: g.ncand, d, J1: top2.j1, D1: top2.d1, J2: top2.j2, D2: top2.d2, list2: b.list2.ptr,
     });
     const cap = Math.min(g.cap, n);
     const count = b.scalars.ptr + 16n;
