@@ -149,7 +149,7 @@ describe('CUDA engine, vectors in tiles (fake driver)', () => {
   it('wide rows gather up to 256 candidates a point: 100 tied anchors are decided without the direct pass', async () => {
     // Anchors 30..129 are copies of anchor 0: a point nearest to it has 100 anchors at the same
     // distance. At d = 16 (64 candidates) those points take the direct pass; at d = 256 (256
-    // candidates, screen.ts candidatesFor) collect_h gathers them all and exact_collect decides.
+    // candidates, screen.ts collectFor) collect_h gathers them all and exact_collect decides.
     const fake = new FakeCuda();
     const backend = await backendOn(fake);
     const fallbacks: number[] = [];

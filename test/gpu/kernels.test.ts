@@ -172,7 +172,7 @@ describe.skipIf(!hasGpu)('CUDA kernels vs the reference', () => {
   // and far from it (the screen works around the data's mean).
   // The last case: anchors 50..249 are copies of anchor 0, so the points nearest to it have 200
   // anchors at one distance; on wide rows collect_h gathers up to 256 candidates (screen.ts
-  // candidatesFor) and exact_collect decides them: no point takes the direct pass.
+  // collectFor) and exact_collect decides them: no point takes the direct pass.
   for (const [dtype, offset, m, d, ties] of [
     ['f32', 0, 301, 131, 0], ['f16', 0, 301, 131, 0], ['f32', 50, 301, 131, 0], ['f32', 0, 3000, 131, 0], ['f32', 0, 401, 300, 200],
   ] as const) {

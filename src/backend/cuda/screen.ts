@@ -34,13 +34,14 @@ const SLICE_MIN = 256;
 /** Listed points fallback_split takes (more go to assign_list): the list is short when the screen works. */
 const CAP_MIN = 65536;
 /**
- * Candidates collect_h gathers per listed point, and the share of the rows it can list. Wide rows
- * get more: with tens of anchors per cluster (m20k-768) 64 left 5.5 % of the points to the direct
- * pass (bench/results/2026-11-23-h100-run3.json), and there the list (rows/4 × 256 words) is small
- * beside the vectors; short rows keep 64, the list would rival the vectors' size.
+ * Candidates collect_h gathers per listed point, and the share of the rows it can list (the rest of
+ * the uncertain points take the slow direct pass). Wide rows get more of both: with tens of anchors
+ * per cluster (m20k-768) about 30 % of the points stay uncertain after exact_h, and a list of a
+ * quarter of the rows left 5.5 % to the direct pass, which then cost as much as the screen
+ * (bench/results/2026-11-23-h100-run4.json); there the list (rows/2 × 258 words) is small beside
+ * the vectors. Short rows keep a quarter and 64: the list would rival the vectors' size.
  */
-export const candidatesFor = (d: number): number => (d >= 256 ? 256 : 64);
-const COLLECT_SHARE = 4;
+export const collectFor = (d: number): { ncand: number; share: number } => (d >= 256 ? { ncand: 256, share: 2 } : { ncand: 64, share: 4 });
 /** Words of the screen's scalars (SH_SCALARS): [2] exact_h's list length, [4] list2's, [5] list2 past cap. */
 const SCALARS = 8;
 /** Rows of the sample μ is the mean of. */
@@ -77,8 +78,9 @@ export function screenShape(d: number, m: number, rows: number) {
   const slice = Math.ceil(Math.ceil(m / wanted) / ANCHOR_TILE) * ANCHOR_TILE;
   const slices = Math.ceil(m / slice); // every slice holds anchors (rounding the width up can leave the last ones empty)
   const cap = Math.min(rows, Math.max(CAP_MIN, Math.ceil(rows / 16)));
-  const collectCap = Math.min(rows, Math.max(CAP_MIN, Math.ceil(rows / COLLECT_SHARE)));
-  return { dp, mpad, rowsPad, slices, slice, cap, collectCap, ncand: candidatesFor(d) };
+  const { ncand, share } = collectFor(d);
+  const collectCap = Math.min(rows, Math.max(CAP_MIN, Math.ceil(rows / share)));
+  return { dp, mpad, rowsPad, slices, slice, cap, collectCap, ncand };
 }
 
 /** Device bytes of the screen's buffers (plan.ts counts them). */
