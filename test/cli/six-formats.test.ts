@@ -7,7 +7,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import h5wasm from 'h5wasm/node';
-import { readDataset } from '../../dist/io/read.js';
 import { hasZstd, largeListFile } from '../io/arrow-writers.js';
 import { rng } from '../rng.js';
 import { PYTHON_WITH_NUMPY, tempDir, vlc, writeNpy } from './helpers.js';
@@ -35,15 +34,6 @@ async function hdf5(file: string): Promise<void> {
   f.close();
 }
 
-/** Big-endian .npy is being added to the .npy reader; until it reads one, that case is skipped and says so. */
-const bigEndianNpy = await (async () => {
-  const probe = path.join(dir, 'probe-be.npy');
-  const header = "{'descr': '>f4', 'fortran_order': False, 'shape': (1, 1), }".padEnd(117, ' ') + '\n';
-  fs.writeFileSync(probe, Buffer.concat([Buffer.from('\x93NUMPY\x01\x00', 'latin1'), Buffer.from([header.length, 0]), Buffer.from(header), Buffer.from([0x3f, 0x80, 0, 0])]));
-  const refused = await readDataset(probe).then(() => '', (e: Error) => e.message);
-  return refused.includes('big-endian') ? 'big-endian .npy support in the .npy reader' : undefined;
-})();
-
 const cases: { name: string; needs?: 'numpy' | 'zstd'; make: (file: string) => void | Promise<void> }[] = [
   { name: 'ann.hdf5', make: hdf5 },
   { name: 'plain.npz', needs: 'numpy', make: (f) => python(`np.savez(${JSON.stringify(f)}, train=x, ids=np.arange(len(x)))`) },
@@ -55,15 +45,13 @@ const cases: { name: string; needs?: 'numpy' | 'zstd'; make: (file: string) => v
 ];
 
 const missing = (c: (typeof cases)[number]) => (c.needs === 'numpy' && !numpy ? 'python3 with numpy' : c.needs === 'zstd' && !hasZstd ? 'the zstd tool' : undefined);
-const pending = (c: (typeof cases)[number]) => (c.name === 'big-endian.npy' ? bigEndianNpy : undefined);
 
 describe('the six files of issue 9 round-trip exactly (400 × 32, --anchors 400 --anchor-dtype f32)', () => {
   for (const c of cases) {
     const lack = missing(c);
     // CI installs numpy and zstd (.ci/run), so there a missing tool is a failure, not a skip.
     if (lack && process.env.CI) it(c.name, () => expect.fail(`${lack} is missing in CI; .ci/run should install it`));
-    const skip = lack ?? pending(c);
-    it.skipIf(skip !== undefined)(`${c.name}${skip ? ` (skipped: needs ${skip})` : ''}`, async () => {
+    it.skipIf(lack !== undefined)(`${c.name}${lack ? ` (skipped: needs ${lack})` : ''}`, async () => {
       const input = path.join(dir, c.name);
       await c.make(input);
       const packed = path.join(dir, `${c.name}.vlc`);
