@@ -84,11 +84,9 @@ export async function encodeResiduals(
   seed: number,
   hooks: AnnealHooks,
 ): Promise<{ residuals: CodedResiduals; residualEnergy: number }> {
-  let residuals: CodedResiduals;
-  if (plan.mode === 'pq') {
-    // Loaded on use: the trainer brings the quantizer.
-    const { encodePq } = await import('../codecs/train/pq.js');
-    residuals = await encodePq(input, backend, { subspaces: plan.subspaces, bits: plan.bits, seed }, hooks);
-  } else residuals = encodeScalar(plan.mode, input);
+  if (plan.mode !== 'pq') return encodeScalar(plan.mode, input); // measures its error as it codes
+  // Loaded on use: the trainer brings the quantizer.
+  const { encodePq } = await import('../codecs/train/pq.js');
+  const residuals: CodedResiduals = await encodePq(input, backend, { subspaces: plan.subspaces, bits: plan.bits, seed }, hooks);
   return { residuals, residualEnergy: residualMse(residuals, input) };
 }

@@ -15,6 +15,10 @@
 //
 // Section payload ('RSD8' / 'RSD4'): d f32 scales, then the codes — int8: n×d bytes; int4: n×ceil(d/2)
 // bytes, two codes each, low nibble first.
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { blockCodes, blockRanges, blocksOf, type RowsInput } from './scalar-rows.js';
+import type { ScalarJob } from './scalar-worker.js';
 import type { CodedResiduals, ResidualInput, ResidualSection } from './types.js';
 
 export type ScalarMode = 'int8' | 'int4';
@@ -58,37 +62,118 @@ export class ScalarResiduals implements CodedResiduals {
   }
 }
 
-/** Quantize the residual of every vector against its stored anchor. */
-export function encodeScalar(mode: ScalarMode, input: ResidualInput): ScalarResiduals {
-  const { x, n, d, anchors, assign } = input;
-  const maxAbs = new Float64Array(d);
-  const sumSq = new Float64Array(d);
-  for (let i = 0; i < n; i++) {
-    const a = assign[i] * d;
-    for (let k = 0; k < d; k++) {
-      const r = x[i * d + k] - anchors[a + k];
-      const ar = Math.abs(r);
-      if (ar > maxAbs[k]) maxAbs[k] = ar;
-      sumSq[k] += r * r;
-    }
+/** Below this many values the encoder runs on the calling thread (workers cost more than they save). */
+const PARALLEL_MIN_VALUES = 1 << 22;
+/** At most this many worker threads. */
+const MAX_THREADS = 16;
+
+/**
+ * Quantize the residual of every vector against its stored anchor, and measure the coded file's
+ * error (mean over vectors of ‖x − x̂‖², x̂ as a decoder rebuilds it). The rows go in blocks
+ * (scalar-rows.ts) over `threads` worker threads when x lies in shared memory (1: this thread);
+ * the bytes are the same for any number.
+ */
+export async function encodeScalar(
+  mode: ScalarMode,
+  input: ResidualInput,
+  threads = input.n * input.d < PARALLEL_MIN_VALUES ? 1 : Math.min(availableParallelism(), MAX_THREADS),
+): Promise<{ residuals: ScalarResiduals; residualEnergy: number }> {
+  const { n, d } = input;
+  const blocks = blocksOf(n);
+  const t = input.x.buffer instanceof SharedArrayBuffer ? Math.max(1, Math.min(threads, blocks)) : 1;
+  // Workers see the anchors and assignments in shared memory (x is there already).
+  const anchors = new Float32Array(new SharedArrayBuffer(input.anchors.length * 4));
+  anchors.set(input.anchors);
+  const assign = new Uint32Array(new SharedArrayBuffer(n * 4));
+  assign.set(input.assign);
+  const rows: RowsInput = { x: input.x, d, anchors, assign };
+  const maxAbs = new Float64Array(new SharedArrayBuffer(blocks * d * 8));
+  const sumSq = new Float64Array(new SharedArrayBuffer(blocks * d * 8));
+  const codes = new Int8Array(new SharedArrayBuffer(n * d));
+  const L = LEVELS[mode];
+  const errs = new Float64Array(blocks);
+  const workers = t > 1 ? new ScalarWorkers(t, rows, n) : undefined;
+  try {
+    if (workers) await workers.run({ phase: 'ranges', maxAbs: maxAbs.buffer as SharedArrayBuffer, sumSq: sumSq.buffer as SharedArrayBuffer });
+    else for (let b = 0; b < blocks; b++) blockRanges(rows, n, b, maxAbs, sumSq);
+    const scales = scalesOf(mode, n, d, blocks, maxAbs, sumSq);
+    if (workers) workers.errsInto(errs, await workers.run({ phase: 'codes', scales, levels: L, codes: codes.buffer as SharedArrayBuffer }));
+    else for (let b = 0; b < blocks; b++) errs[b] = blockCodes(rows, n, b, scales, L, codes);
+    let err = 0;
+    for (let b = 0; b < blocks; b++) err += errs[b];
+    return { residuals: new ScalarResiduals(mode, n, d, scales, codes), residualEnergy: err / n };
+  } finally {
+    await workers?.close();
   }
+}
+
+/** Per dimension: the blocks' maxima and sums (in block order), then the scale of the mode. */
+function scalesOf(mode: ScalarMode, n: number, d: number, blocks: number, maxAbs: Float64Array, sumSq: Float64Array): Float32Array {
   const L = LEVELS[mode];
   const scales = new Float32Array(d);
   for (let k = 0; k < d; k++) {
-    const range = mode === 'int8' ? maxAbs[k] : Math.min(maxAbs[k], INT4_CLIP_RMS * Math.sqrt(sumSq[k] / n));
+    let mx = 0, sq = 0;
+    for (let b = 0; b < blocks; b++) {
+      if (maxAbs[b * d + k] > mx) mx = maxAbs[b * d + k];
+      sq += sumSq[b * d + k];
+    }
+    const range = mode === 'int8' ? mx : Math.min(mx, INT4_CLIP_RMS * Math.sqrt(sq / n));
     scales[k] = range / L;
   }
-  const codes = new Int8Array(n * d);
-  for (let i = 0; i < n; i++) {
-    const a = assign[i] * d;
-    for (let k = 0; k < d; k++) {
-      const s = scales[k];
-      if (s === 0) continue; // every residual of this dimension is 0
-      const q = Math.round((x[i * d + k] - anchors[a + k]) / s);
-      codes[i * d + k] = q > L ? L : q < -L ? -L : q;
-    }
+  return scales;
+}
+
+/** t worker threads sharing the rows; worker w takes blocks w, w + t, w + 2t, ... */
+class ScalarWorkers {
+  private readonly workers: Worker[];
+  private readonly blocks: number[][];
+
+  constructor(
+    t: number,
+    private readonly rows: RowsInput,
+    private readonly n: number,
+  ) {
+    // The parent's flags (e.g. --input-type of `node -e`) can be invalid for a worker file.
+    this.workers = Array.from({ length: t }, () => new Worker(new URL('./scalar-worker.js', import.meta.url), { execArgv: [] }));
+    this.blocks = Array.from({ length: t }, (_, w) => Array.from({ length: Math.ceil((blocksOf(n) - w) / t) }, (_, j) => w + j * t));
   }
-  return new ScalarResiduals(mode, n, d, scales, codes);
+
+  /** One phase on every worker; each answers its blocks' errors (codes phase). */
+  run(job: Partial<ScalarJob>): Promise<number[][]> {
+    const { x, d, anchors, assign } = this.rows;
+    return Promise.all(
+      this.workers.map(
+        (worker, w) =>
+          new Promise<number[]>((resolve, reject) => {
+            const fail = (e: Error) => reject(new Error(`residual encoder thread: ${e.message}`));
+            worker.once('error', fail);
+            worker.once('message', (r: { ok: boolean; errs: number[]; error?: string }) => {
+              worker.off('error', fail);
+              if (r.ok) resolve(r.errs);
+              else fail(new Error(r.error));
+            });
+            const msg: ScalarJob = {
+              ...(job as ScalarJob),
+              x: { buffer: x.buffer as SharedArrayBuffer, byteOffset: x.byteOffset, length: x.length },
+              anchors: anchors.buffer as SharedArrayBuffer,
+              assign: assign.buffer as SharedArrayBuffer,
+              n: this.n,
+              d,
+              blocks: this.blocks[w],
+            };
+            worker.postMessage(msg);
+          }),
+      ),
+    );
+  }
+
+  errsInto(errs: Float64Array, perWorker: number[][]): void {
+    perWorker.forEach((e, w) => e.forEach((v, j) => (errs[this.blocks[w][j]] = v)));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
 }
 
 function scalarRowBytes(mode: ScalarMode, d: number): number {

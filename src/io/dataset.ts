@@ -243,7 +243,7 @@ export function wholeF32(ds: Rows, what: string): Float32Array {
   if (count > MAX_TYPED_ELEMENTS)
     throw new RangeError(`${what} needs the ${ds.n} × ${ds.d} vectors in one array, which holds at most ${MAX_TYPED_ELEMENTS} values`);
   if (ds.dtype === 'f32') return new Float32Array(ds.buffer, ds.byteOffset, count);
-  const out = new Float32Array(count);
+  const out = new Float32Array(new SharedArrayBuffer(count * 4)); // shared: worker threads read it (codecs/scalar.ts)
   forEachPiece(ds, (v, r0) => decodeHalf(v as Uint16Array, out, r0 * ds.d));
   return out;
 }

@@ -218,7 +218,7 @@ describe('.vlc sections this version does not know', () => {
 
 describe('.vlc residual sections', () => {
   /** Vectors near their anchors, so the residuals are what is being tested. */
-  function withResiduals(mode: 'int8' | 'int4', n: number, d: number, m: number) {
+  async function withResiduals(mode: 'int8' | 'int4', n: number, d: number, m: number) {
     const c = content(n, d, m, 'f32');
     const x = new Float32Array(n * d);
     let s = 12345;
@@ -228,8 +228,8 @@ describe('.vlc residual sections', () => {
         x[i * d + k] = c.anchors[(c.assignments as Uint32Array)[i] * d + k] + ((s >>> 8) / 2 ** 24 - 0.5) * (k + 1) * 0.1;
       }
     const input = { x, n, d, anchors: c.anchors, assign: c.assignments };
-    const residuals = encodeScalar(mode, input);
-    const residualEnergy = residualMse(residuals, input);
+    const { residuals, residualEnergy } = await encodeScalar(mode, input);
+    expect(Math.abs(residualMse(residuals, input) - residualEnergy)).toBeLessThan(1e-12 * residualEnergy);
     return { x, residualEnergy, content: { ...c, manifest: { ...c.manifest, residual: mode, residualEnergy }, residuals } };
   }
 
@@ -237,9 +237,9 @@ describe('.vlc residual sections', () => {
     ['int8', 9, 127],
     ['int4', 9, 7],
     ['int4', 8, 7],
-  ] as const)('%s (d = %i) round-trips codes and scales and shrinks the error', (mode, d, L) => {
+  ] as const)('%s (d = %i) round-trips codes and scales and shrinks the error', async (mode, d, L) => {
     const n = 50;
-    const { x, residualEnergy, content: c } = withResiduals(mode, n, d, 6);
+    const { x, residualEnergy, content: c } = await withResiduals(mode, n, d, 6);
     const bytes = encodeVlcBytes(c);
     const f = decodeVlc(bytes, 'r.vlc');
     expect(f.manifest.residual).toBe(mode);
@@ -264,8 +264,24 @@ describe('.vlc residual sections', () => {
     expect(err).toBeLessThan(anchorOnly * (mode === 'int8' ? 1e-3 : 0.05));
   });
 
-  it('names damage in the residual section, and a residual section the manifest does not announce', () => {
-    const { content: c } = withResiduals('int8', 40, 4, 5);
+  it('the encoder writes the same codes, scales and error on 1 thread and on 3 (blocks of rows, summed in order)', async () => {
+    const n = 40_001, d = 5, m = 7;
+    const x = new Float32Array(new SharedArrayBuffer(n * d * 4)); // shared, as the readers leave vectors
+    const anchors = Float32Array.from({ length: m * d }, (_, e) => Math.cos(e));
+    const assign = Uint32Array.from({ length: n }, (_, i) => (i * 31) % m);
+    for (let e = 0; e < n * d; e++) x[e] = anchors[assign[Math.floor(e / d)] * d + (e % d)] + Math.sin(e * 1.7) * 0.3;
+    for (const mode of ['int8', 'int4'] as const) {
+      const one = await encodeScalar(mode, { x, n, d, anchors, assign }, 1);
+      const three = await encodeScalar(mode, { x, n, d, anchors, assign }, 3);
+      expect(three.residualEnergy).toBe(one.residualEnergy);
+      expect(Array.from(three.residuals.scales)).toEqual(Array.from(one.residuals.scales));
+      expect(Buffer.compare(Buffer.from(three.residuals.codes.buffer), Buffer.from(one.residuals.codes.buffer))).toBe(0);
+      expect(Math.abs(residualMse(one.residuals, { x, n, d, anchors, assign }) - one.residualEnergy)).toBeLessThan(1e-9 * one.residualEnergy);
+    }
+  });
+
+  it('names damage in the residual section, and a residual section the manifest does not announce', async () => {
+    const { content: c } = await withResiduals('int8', 40, 4, 5);
     const good = encodeVlcBytes(c);
     const [, , rsd] = layout(good);
     const b = good.slice();

@@ -1,0 +1,43 @@
+// A worker thread of the scalar residual encoder (scalar.ts encodeScalarParallel): runs the blocks
+// it is given of one phase (ranges, or codes) over shared memory, and answers with its blocks' errors.
+import { parentPort } from 'node:worker_threads';
+import { blockCodes, blockRanges, type RowsInput } from './scalar-rows.js';
+
+export interface ScalarJob {
+  phase: 'ranges' | 'codes';
+  x: { buffer: SharedArrayBuffer; byteOffset: number; length: number };
+  anchors: SharedArrayBuffer;
+  assign: SharedArrayBuffer;
+  n: number;
+  d: number;
+  blocks: number[];
+  /** ranges: blocks × d f64 each. */
+  maxAbs?: SharedArrayBuffer;
+  sumSq?: SharedArrayBuffer;
+  /** codes: */
+  scales?: Float32Array;
+  levels?: number;
+  codes?: SharedArrayBuffer;
+}
+
+parentPort?.on('message', (job: ScalarJob) => {
+  try {
+    const inp: RowsInput = {
+      x: new Float32Array(job.x.buffer, job.x.byteOffset, job.x.length),
+      d: job.d,
+      anchors: new Float32Array(job.anchors),
+      assign: new Uint32Array(job.assign),
+    };
+    const errs: number[] = [];
+    if (job.phase === 'ranges') {
+      const maxAbs = new Float64Array(job.maxAbs!), sumSq = new Float64Array(job.sumSq!);
+      for (const b of job.blocks) blockRanges(inp, job.n, b, maxAbs, sumSq);
+    } else {
+      const codes = new Int8Array(job.codes!);
+      for (const b of job.blocks) errs.push(blockCodes(inp, job.n, b, job.scales!, job.levels!, codes));
+    }
+    parentPort!.postMessage({ ok: true, errs });
+  } catch (e) {
+    parentPort!.postMessage({ ok: false, error: e instanceof Error ? e.message : String(e) });
+  }
+});
