@@ -9,7 +9,8 @@ import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
 import { datasetFromF32, wholeF32, type Dataset } from '../io/dataset.js';
 import type { VlcContent } from '../io/vlc/format.js';
-import { readDataset, type ReadOptions } from '../io/read.js';
+import type { ReadOptions } from '../io/read.js';
+import { expandInputs, readInputs } from '../io/shards.js';
 import { checkFinite } from '../io/readers/validate.js';
 import { writeVlc } from '../io/vlc/file.js';
 import { storedAnchors } from '../io/vlc/format.js';
@@ -66,8 +67,8 @@ export function defaultAnchors(n: number): number {
   return Math.max(1, Math.min(n, 65536, pow2));
 }
 
-async function datasetOf(input: string | Vectors, o: ReadOptions): Promise<Dataset> {
-  if (typeof input === 'string') return readDataset(input, o);
+async function datasetOf(input: string | string[] | Vectors, o: ReadOptions): Promise<Dataset> {
+  if (typeof input === 'string' || Array.isArray(input)) return readInputs(input, o);
   const { data, n, d } = input;
   if (!(Number.isInteger(n) && Number.isInteger(d) && n > 0 && d > 0) || data.length !== n * d)
     throw new UsageError(`vectors: n and d must be positive whole numbers with data.length = n × d (got n=${n}, d=${d}, ${data.length} values)`);
@@ -79,13 +80,17 @@ async function datasetOf(input: string | Vectors, o: ReadOptions): Promise<Datas
   return checkFinite(ds, 'the vectors given', o.dropInvalid ?? false);
 }
 
-/** The rules for compress's outputs (-o, --stats): never over the input, which gives its permission bits. */
-export function compressOutputRules(input: string | Vectors, force?: boolean): OutputRules {
-  return { binary: 'the binary .vlc file', force, inputs: typeof input === 'string' ? [input] : [] };
+/** The rules for compress's outputs (-o, --stats): never over an input, which gives its permission bits. */
+export function compressOutputRules(input: string | string[] | Vectors, force?: boolean): OutputRules {
+  const inputs = typeof input === 'string' ? [input] : Array.isArray(input) ? input : [];
+  return { binary: 'the binary .vlc file', force, inputs: inputs.length === 0 || inputs.includes('-') ? inputs : expandInputs(inputs) };
 }
 
-/** Compress `input` (a file path, '-' for stdin, or vectors in memory) into `o.output`. */
-export async function compress(input: string | Vectors, o: CompressOptions) {
+/**
+ * Compress `input` into `o.output`: a file path, '-' for stdin, a directory or a glob, several
+ * paths (their rows concatenated in name order: io/shards.ts), or vectors in memory.
+ */
+export async function compress(input: string | string[] | Vectors, o: CompressOptions) {
   const residual = o.residual ?? 'none';
   const seed = o.seed ?? DEFAULT_CONFIG.seed;
   const choice: ResidualChoice = { residual, pq: o.pq, pqBits: o.pqBits, bytes: o.bytes };
@@ -96,7 +101,7 @@ export async function compress(input: string | Vectors, o: CompressOptions) {
   const ds = await datasetOf(input, o);
   const readSeconds = (performance.now() - t0) / 1000;
   const m = o.anchors ?? defaultAnchors(ds.n);
-  const source = typeof input === 'string' ? input : 'the vectors given';
+  const source = typeof input === 'string' ? input : Array.isArray(input) ? input.join(' ') : 'the vectors given';
   if (m > ds.n) throw new UsageError(`--anchors ${m} is more than the ${ds.n} vectors in ${source}; use at most ${ds.n}`);
   if (ds.dropped > 0) log().info(`skipped ${ds.dropped} vector${ds.dropped === 1 ? '' : 's'} containing NaN or Inf (--drop-invalid)`);
 

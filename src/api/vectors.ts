@@ -1,16 +1,18 @@
 // readVectors() and openVlc(): the readers the commands use, for a Node program.
 import type { Dataset } from '../io/dataset.js';
-import { readDataset, type ReadOptions } from '../io/read.js';
+import type { ReadOptions } from '../io/read.js';
+import { readInputs } from '../io/shards.js';
 import { readVlc } from '../io/vlc/file.js';
 import type { VlcFile } from '../io/vlc/format.js';
 import { reconstruct } from '../io/vlc/reconstruct.js';
 
 /**
- * Read an embedding file (any input format; '-' for stdin) as `vlc compress` does: n × d values,
- * f32 (or f16 half bits in a Uint16Array when the file holds f16), NaN/Inf refused or dropped.
+ * Read an embedding file (any input format; '-' for stdin; several files, a directory or a glob
+ * as one) as `vlc compress` does: n × d values, f32 or f16 (half bits), NaN/Inf refused or
+ * dropped, in shared memory — read them with `rows(ds, r0, r1)` or `forEachPiece` (io/dataset.ts).
  */
-export function readVectors(path: string, o: ReadOptions = {}): Promise<Dataset> {
-  return readDataset(path, o);
+export function readVectors(path: string | string[], o: ReadOptions = {}): Promise<Dataset> {
+  return readInputs(path, o);
 }
 
 /** An opened .vlc file: manifest, anchors (m × d, f32), assignments (n ids), and its reconstruction. */

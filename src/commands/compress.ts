@@ -5,6 +5,7 @@ import { Option, type Command } from 'commander';
 import { DEFAULT_CONFIG } from '../anneal/config.js';
 import { compress, compressOutputRules, type CompressResult } from '../api/compress.js';
 import { defaultOutput, planOutput } from '../api/preflight.js';
+import * as fs from 'node:fs';
 import { UsageError } from '../errors.js';
 import { quoteName } from '../io/names.js';
 import { writeOutput } from '../io/output.js';
@@ -29,8 +30,12 @@ export function register(program: Command): void {
   const cmd = program
     .command('compress')
     .description('learn m anchors and store every vector as its anchor id in a .vlc file')
-    .argument('<input>', 'embedding file (npy, npz, fvecs, bvecs, Arrow/Feather, Parquet, safetensors, HDF5, CSV/TSV, JSONL, raw), or - for stdin')
-    .option('-o, --output <file>', 'output .vlc file, or - for stdout (default: the input with a .vlc extension, beside it)')
+    .argument(
+      '<input...>',
+      'embedding file (npy, npz, fvecs, bvecs, Arrow/Feather, Parquet, safetensors, HDF5, CSV/TSV, JSONL, raw), or - for stdin; ' +
+        'several files, a directory or a quoted glob (shards/*.parquet) are read as one, rows in name order',
+    )
+    .option('-o, --output <file>', 'output .vlc file, or - for stdout (default: the input, or its directory, with a .vlc extension, beside it)')
     .option(
       '--anchors <m>',
       'number of anchors m, 1..n (default: the largest power of two <= 4*sqrt(n), at most 65536)',
@@ -45,10 +50,10 @@ export function register(program: Command): void {
   addForceOption(cmd);
   addDeviceOptions(cmd);
   addOutputOptions(cmd);
-  cmd.action(async (input: string, o: CompressFlags, c: Command) => runCompress(input, o, c));
+  cmd.action(async (input: string[], o: CompressFlags, c: Command) => runCompress(input, o, c));
 }
 
-async function runCompress(input: string, o: CompressFlags, cmd: Command): Promise<void> {
+async function runCompress(input: string[], o: CompressFlags, cmd: Command): Promise<void> {
   applyVerbosity(o);
   if (o.json && o.output === '-')
     throw new UsageError('--json prints to stdout, which -o - uses for the .vlc data; use --stats FILE instead');
@@ -56,12 +61,12 @@ async function runCompress(input: string, o: CompressFlags, cmd: Command): Promi
   // Both outputs are checked now, before the long work: never over the input, an existing file
   // only with --force, not both on one file.
   const rules = compressOutputRules(input, o.force);
-  const output = planOutput(o.output ?? defaultOutput(input, '.vlc'), rules);
+  const output = planOutput(o.output ?? defaultOutput(defaultNameOf(input), '.vlc'), rules);
   const statsOut = o.stats === undefined ? undefined : planOutput(o.stats, { ...rules, binary: undefined, option: '--stats', others: [output] });
   const progress = createProgress({ enabled: process.stderr.isTTY === true && !o.quiet });
   let stats: CompressResult;
   try {
-    stats = await compress(input, {
+    stats = await compress(input.length === 1 ? input[0] : input, {
       ...readOptionsFrom(o),
       output,
       anchors: o.anchors,
@@ -90,3 +95,18 @@ async function runCompress(input: string, o: CompressFlags, cmd: Command): Promi
   );
 }
 
+/** The name a default output follows: the input file, or a directory of shards (several files or a glob need -o). */
+function defaultNameOf(input: string[]): string {
+  const one = input.length === 1 ? input[0] : undefined;
+  if (one !== undefined && isDirectory(one)) return one.replace(/\/+$/, '') || one;
+  if (one !== undefined && (one === '-' || fs.existsSync(one) || !/[*?[]/.test(one))) return one;
+  throw new UsageError('several input files need -o FILE to name the one .vlc they become');
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -8,7 +8,7 @@ import { Rng } from '../anneal/random.js';
 import { cpuKnn } from '../backend/cpu/index.js';
 import { UsageError } from '../errors.js';
 import { forEachPiece, pieceRows, rowF32, rowsF32, type Dataset } from '../io/dataset.js';
-import { readDataset } from '../io/read.js';
+import { readInputs } from '../io/shards.js';
 import { readVlc } from '../io/vlc/file.js';
 import type { VlcFile } from '../io/vlc/format.js';
 import { reconstructInto } from '../io/vlc/reconstruct.js';
@@ -27,7 +27,7 @@ export function register(program: Command): void {
   const cmd = program
     .command('eval')
     .description('measure the quality of a .vlc file against the original vectors: MSE, relative error, cosine, recall@1/@10')
-    .argument('<original>', 'the embedding file that was compressed (same reader options as for compress)')
+    .argument('<original>', 'the embedding file that was compressed, or its directory or quoted glob of shards (same reader options as for compress)')
     .argument('<in.vlc>', 'the .vlc file')
     .option('--queries <n>', 'number of original vectors sampled as queries for recall', (v) => parseInteger('--queries', v, 1), 1000);
   addSeedOption(cmd, 'seed of the query sample', 1);
@@ -40,7 +40,7 @@ export function register(program: Command): void {
       if (original === '-' && vlcPath === '-') throw new UsageError('only one of the two inputs can be stdin (-)');
       // The .vlc first: it is small and fully validated, so a damaged one fails before a large input is read.
       const file = await readVlc(vlcPath);
-      const ds = await readDataset(original, readOptionsFrom(o));
+      const ds = await readInputs(original, readOptionsFrom(o));
       const { n, d } = file.manifest;
       if (ds.n !== n || ds.d !== d)
         throw new UsageError(

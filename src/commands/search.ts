@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { cpuKnn } from '../backend/cpu/index.js';
 import { UsageError } from '../errors.js';
 import { pieceRows, rowsF32 } from '../io/dataset.js';
-import { readDataset } from '../io/read.js';
+import { readInputs } from '../io/shards.js';
 import { readVlc } from '../io/vlc/file.js';
 import { log } from '../log.js';
 import { searchCompressed, vlcSearchIndex } from '../search/index.js';
@@ -34,7 +34,7 @@ export function register(program: Command): void {
       applyVerbosity(o);
       if (vlcPath === '-' && o.queries === '-') throw new UsageError('only one of the index and --queries can be stdin (-)');
       const file = await readVlc(vlcPath);
-      const qs = await readDataset(o.queries, readOptionsFrom(o));
+      const qs = await readInputs(o.queries, readOptionsFrom(o));
       const { n, d } = file.manifest;
       if (qs.d !== d) throw new UsageError(`queries have ${qs.d} dimensions but ${vlcPath} holds ${d}-dimensional vectors`);
       if (o.k > n) throw new UsageError(`-k ${o.k} is more than the ${n} vectors in ${vlcPath}; use at most ${n}`);

@@ -199,3 +199,57 @@ async function readAs(src: ByteSource, format: InputFormat, o: ReadOptions): Pro
       return (await import('./readers/jsonl.js')).readJsonl(src, o.field);
   }
 }
+
+/**
+ * The row count of a regular file when its header or footer says it (npy, safetensors, fvecs,
+ * bvecs, raw with --dim, Parquet), without reading its data; undefined when only its contents
+ * can tell, or when anything about it is off (the reader then explains). Sharded inputs
+ * (shards.ts) size their memory with it. A Parquet count includes rows --drop-invalid may skip.
+ */
+export async function probeRows(path: string, o: ReadOptions = {}): Promise<number | undefined> {
+  let fd: number | undefined;
+  try {
+    fd = fs.openSync(path, 'r');
+    const size = fs.fstatSync(fd).size;
+    const src = fdSource(path, fd, size, false);
+    const format = o.format === undefined ? sniffFormat(src.read(0, Math.min(size, SNIFF_BYTES)), size, path) : parseFormat(o.format);
+    switch (format) {
+      case 'npy': {
+        const h = parseNpyHeader(path, src.read(0, Math.min(size, npyHeaderEnd(path, src.read(0, Math.min(size, 12))))));
+        return h.shape.length === 2 ? h.shape[0] : undefined;
+      }
+      case 'safetensors': {
+        const end = safetensorsHeaderEnd(path, src.read(0, 8));
+        const { tensors } = parseSafetensorsHeader(path, src.read(0, end), BigInt(size - end));
+        const t = o.tensor === undefined ? tensors.filter((x) => x.shape.length === 2) : tensors.filter((x) => x.name === o.tensor);
+        return t.length === 1 && t[0].shape.length === 2 ? t[0].shape[0] : undefined;
+      }
+      case 'fvecs':
+      case 'bvecs': {
+        const d = checkVecsDimension(path, src.read(0, 4), format);
+        return Math.floor(size / (4 + d * (format === 'fvecs' ? 4 : 1)));
+      }
+      case 'raw':
+        return o.dim ? Math.floor(size / (o.dim * (o.rawDtype === 'f16' ? 2 : 4))) : undefined;
+      case 'parquet':
+        return await parquetRows(src);
+      default:
+        return undefined;
+    }
+  } catch {
+    return undefined;
+  } finally {
+    if (fd !== undefined) fs.closeSync(fd);
+  }
+}
+
+/** num_rows of a Parquet footer (its length in the last 8 bytes), parsed by hyparquet (loaded on use). */
+async function parquetRows(src: ByteSource): Promise<number | undefined> {
+  if (src.size < 12) return undefined;
+  const tail = src.read(src.size - 8, 8);
+  const len = new DataView(tail.buffer, tail.byteOffset, 8).getUint32(0, true);
+  if (!startsWithText(tail.subarray(4), 'PAR1') || len + 12 > src.size) return undefined;
+  const { parquetMetadata } = await import('hyparquet');
+  const footer = src.read(src.size - 8 - len, len + 8);
+  return Number(parquetMetadata(footer.buffer as ArrayBuffer).num_rows);
+}

@@ -1,0 +1,166 @@
+// Inputs in several files: `vlc compress a.npy b.npy`, a directory, or a glob ('shards/*.parquet',
+// quoted so that vlc expands it; the shell's own expansion gives the same list). The files' rows
+// are concatenated in name order (plain code-point order of the paths: zero-padded shard names
+// sort as written), and every file must hold vectors of the same dimension and element type.
+//
+// Memory: when every file's row count can be read from its header or footer (npy, safetensors,
+// fvecs, bvecs, raw, Parquet), the whole dataset is allocated once and each file, read on its own,
+// is copied into its rows and dropped: the peak is the dataset plus one file. Otherwise (CSV,
+// JSONL, Arrow, HDF5, npz) the files are read first and then copied together (twice the vectors).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { UsageError } from '../errors.js';
+import { log } from '../log.js';
+import { allocStore, elements, forEachPiece, type Dataset } from './dataset.js';
+import { probeRows, readDataset, type ReadOptions } from './read.js';
+import { quoteName } from './names.js';
+
+const WILDCARD = /[*?[]/;
+
+/**
+ * The files an input names: '-' alone; a directory's regular, non-hidden files; a glob's matches
+ * (`*`, `?` and `[...]` in any path component; no `**`); or the path itself. Sorted by name.
+ */
+export function expandInputs(args: string[]): string[] {
+  if (args.length === 0) throw new UsageError('no input given');
+  if (args.includes('-') && args.length > 1) throw new UsageError('- (stdin) must be the only input');
+  const out: string[] = [];
+  for (const arg of args) out.push(...expandOne(arg));
+  return args.length === 1 && !isDirectory(args[0]) && !hasWildcard(args[0]) ? out : [...out].sort(byName);
+}
+
+function byName(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function hasWildcard(p: string): boolean {
+  return WILDCARD.test(p) && !fs.existsSync(p);
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+function expandOne(arg: string): string[] {
+  if (isDirectory(arg)) {
+    const files = fs
+      .readdirSync(arg, { withFileTypes: true })
+      .filter((e) => !e.name.startsWith('.') && (e.isFile() || (e.isSymbolicLink() && isFile(path.join(arg, e.name)))))
+      .map((e) => path.join(arg, e.name));
+    if (files.length === 0) throw new UsageError(`${quoteName(arg)}: the directory holds no files to read`);
+    return files;
+  }
+  if (!hasWildcard(arg)) return [arg];
+  if (arg.includes('**')) throw new UsageError(`${quoteName(arg)}: ** is not supported; name the directory or use * within one level`);
+  const matches = glob(arg);
+  if (matches.length === 0) throw new UsageError(`${quoteName(arg)}: no file matches this pattern`);
+  return matches;
+}
+
+function isFile(p: string): boolean {
+  try {
+    return fs.statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Files matching a pattern with wildcards, walking one path component at a time. */
+function glob(pattern: string): string[] {
+  const absolute = path.isAbsolute(pattern);
+  const parts = pattern.split('/').filter((p, i) => p !== '' || i === 0);
+  let bases = [absolute ? '/' : '.'];
+  for (let i = absolute ? 1 : 0; i < parts.length; i++) {
+    const part = parts[i];
+    const last = i === parts.length - 1;
+    const next: string[] = [];
+    for (const base of bases) {
+      const join = (name: string) => (base === '.' && !absolute ? name : path.join(base, name));
+      if (!WILDCARD.test(part)) {
+        next.push(join(part));
+        continue;
+      }
+      const re = globRegExp(part);
+      let names: string[];
+      try {
+        names = fs.readdirSync(base);
+      } catch {
+        continue;
+      }
+      for (const name of names) if (re.test(name) && (part.startsWith('.') || !name.startsWith('.'))) next.push(join(name));
+    }
+    bases = last ? next.filter(isFile) : next.filter(isDirectory);
+  }
+  return bases;
+}
+
+/** One path component's wildcards as a regular expression: * any run, ? one character, [...] a set. */
+function globRegExp(part: string): RegExp {
+  let re = '';
+  for (let i = 0; i < part.length; i++) {
+    const c = part[i];
+    if (c === '*') re += '[^/]*';
+    else if (c === '?') re += '[^/]';
+    else if (c === '[') {
+      const end = part.indexOf(']', i + 1);
+      if (end < 0) re += '\\[';
+      else {
+        const set = part.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\');
+        re += `[${set}]`;
+        i = end;
+      }
+    } else re += c.replace(/[.+^${}()|\\]/g, '\\$&');
+  }
+  return new RegExp(`^${re}$`);
+}
+
+/**
+ * Read every file an input names (expandInputs) as one dataset: one file is read as it is;
+ * several are concatenated in name order (see the top of the file for memory).
+ */
+export async function readInputs(input: string | string[], o: ReadOptions = {}): Promise<Dataset> {
+  const files = expandInputs(Array.isArray(input) ? input : [input]);
+  if (files.length === 1) return readDataset(files[0], o);
+  const first = await readDataset(files[0], o);
+  const counts = await Promise.all(files.slice(1).map((f) => probeRows(f, o)));
+  // Room for every row when the counts are known (a file may still come out shorter: rows dropped).
+  const room = counts.every((c) => c !== undefined) ? first.n + counts.reduce((a, b) => a! + b!, 0)! : undefined;
+  if (room === undefined) log().info(`${files.length} input files whose row counts only their contents give: each is read, then all are copied together (twice the vectors in memory)`);
+  let whole: Dataset | undefined = room === undefined ? undefined : { ...first, ...allocStore(room, first.d, first.dtype), n: 0 };
+  const parts: Dataset[] = [];
+  let dropped = 0;
+  const take = (part: Dataset) => {
+    dropped += part.dropped;
+    if (whole && whole.n + part.n <= room!) append(whole, part);
+    else if (whole) {
+      // More rows than the header promised (never for a well-formed file): gather, then copy.
+      parts.push(whole, part);
+      whole = undefined;
+    } else parts.push(part);
+  };
+  take(first);
+  for (const f of files.slice(1)) {
+    const part = await readDataset(f, o);
+    if (part.d !== first.d)
+      throw new UsageError(`${quoteName(f)}: ${part.d}-dimensional vectors, but ${quoteName(files[0])} holds ${first.d}; every file of a sharded input must have the same dimension`);
+    if (part.dtype !== first.dtype)
+      throw new UsageError(`${quoteName(f)}: ${part.dtype} vectors, but ${quoteName(files[0])} holds ${first.dtype}; every file of a sharded input must have the same element type`);
+    take(part);
+  }
+  const format = `${files.length} files, ${first.format}`;
+  if (whole) return { ...whole, format, dropped };
+  const out: Dataset = { ...first, ...allocStore(parts.reduce((s, p) => s + p.n, 0), first.d, first.dtype), n: 0, format, dropped };
+  for (const p of parts) append(out, p);
+  return out;
+}
+
+/** Copy `part`'s rows after the `into.n` rows `into` already holds, a view at a time. */
+function append(into: Dataset, part: Dataset): void {
+  const d = into.d;
+  forEachPiece(part, (v, r0, r1) => elements(into, (into.n + r0) * d, (r1 - r0) * d).set(v));
+  into.n += part.n;
+}
