@@ -2,13 +2,30 @@
 // same seed picks the same rows on every device.
 import type { Rng } from './random.js';
 
+/** Up to this many rows the chosen ones are kept in a Set; past it in a bitset of n bits (V8's Sets stop at 2^24 entries). */
+const SET_MAX = 2 ** 20;
+
 /** s distinct indices of [0, n), uniformly at random (Floyd's algorithm), ascending. */
 export function sampleRows(rng: Rng, n: number, s: number): Int32Array {
   if (!(Number.isInteger(s) && s >= 0 && s <= n)) throw new Error(`sampleRows: cannot draw ${s} of ${n} rows`);
-  const chosen = new Set<number>();
+  if (s <= SET_MAX) {
+    const chosen = new Set<number>();
+    for (let j = n - s; j < n; j++) {
+      const t = rng.int(j + 1);
+      chosen.add(chosen.has(t) ? j : t);
+    }
+    return Int32Array.from(chosen).sort();
+  }
+  // The same draws and choices, remembered in a bitset: the same rows as the Set would give.
+  const bits = new Uint32Array(Math.ceil(n / 32));
+  const has = (i: number) => (bits[i >>> 5] & (1 << (i & 31))) !== 0;
+  const add = (i: number) => void (bits[i >>> 5] |= 1 << (i & 31));
   for (let j = n - s; j < n; j++) {
     const t = rng.int(j + 1);
-    chosen.add(chosen.has(t) ? j : t);
+    add(has(t) ? j : t);
   }
-  return Int32Array.from(chosen).sort();
+  const out = new Int32Array(s);
+  let k = 0;
+  for (let w = 0; w < bits.length; w++) for (let b = bits[w]; b !== 0; b &= b - 1) out[k++] = w * 32 + (31 - Math.clz32(b & -b));
+  return out;
 }

@@ -4,7 +4,6 @@
 import { DEFAULT_CONFIG, type AnnealConfig } from '../anneal/config.js';
 import type { AnnealResult, IterRecord } from '../anneal/types.js';
 import { selectBackend, type DeviceChoice } from '../backend/select.js';
-import type { Engine } from '../backend/types.js';
 import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
 import { datasetFromF32, wholeF32, type Dataset } from '../io/dataset.js';
@@ -19,6 +18,8 @@ import { checkResidualChoice, encodeResiduals, fileBytesWithResidual, planResidu
 import { bytesPerVector, seedRatio, trueRatio } from '../io/vlc/stats.js';
 import { log } from '../log.js';
 import { VERSION } from '../version.js';
+import { sampleSize, type SampleSpec } from './sample.js';
+import { train, type TrainResult } from './train.js';
 import { defaultOutput, planOutput, type OutputPlan, type OutputRules } from './preflight.js';
 
 export interface CompressOptions extends ReadOptions, Partial<ResidualChoice> {
@@ -39,6 +40,11 @@ export interface CompressOptions extends ReadOptions, Partial<ResidualChoice> {
   anchorDtype?: 'f16' | 'f32';
   /** 'auto' (default): CUDA when usable, else the CPU; 'cuda' never falls back. */
   device?: DeviceChoice;
+  /**
+   * Rows the annealing loop trains on before one exact pass assigns every row (api/sample.ts):
+   * 'auto' (default: SAMPLE_PER_ANCHOR per anchor), 'all', { rows } or { fraction }.
+   */
+  sample?: SampleSpec;
   /** GPU index (default 0). */
   gpu?: number;
   /** Called after every annealing iteration (the CLI draws its progress line from it). */
@@ -106,6 +112,8 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   if (ds.dropped > 0) log().info(`skipped ${ds.dropped} vector${ds.dropped === 1 ? '' : 's'} containing NaN or Inf (--drop-invalid)`);
 
   const cfg: AnnealConfig = { ...DEFAULT_CONFIG, m, seed, maxIters: o.iters ?? DEFAULT_CONFIG.maxIters };
+  const sample = o.sample ?? 'auto';
+  const sampleRows = sampleSize(sample, ds.n, m);
   // Every manifest field but the results, so that a byte budget is checked before training.
   const manifestFor = (
     r: Pick<AnnealResult, 'energy' | 'iterations' | 'converged'>,
@@ -120,7 +128,8 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     residual,
     input: { dtype: ds.dtype, dropped: ds.dropped },
     training: { energy: r.energy, iterations: r.iterations, converged: r.converged, init: 'kmeans++' },
-    config: { ...cfg },
+    // The loop's configuration, and the rows it trained on (every row, or the --sample).
+    config: { ...cfg, sampleRows },
     seed,
     tool: { name: 'vlc', version: VERSION },
     device: kind,
@@ -141,24 +150,18 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   );
   const backend = await selectBackend({ device: o.device ?? 'auto', gpu: o.gpu ?? 0 });
   const signal = o.signal ?? interruptSignal;
-  let engine: Engine | undefined;
-  let result: AnnealResult;
+  let result: TrainResult;
   let coded: Awaited<ReturnType<typeof encodeResiduals>> | undefined;
   let residualSeconds = 0;
   let anchorDtype: 'f16' | 'f32' = 'f16';
   try {
-    // Loaded on use, so that the commands that never train start without the quantizer.
-    const { anneal } = await import('../anneal/index.js');
-    engine = await backend.open(ds, m);
-    result = await anneal(engine, cfg, {
+    result = await train(backend, ds, cfg, sample, {
       signal,
       onIter: (rec: IterRecord, maxIters: number) => {
         o.onIter?.(rec, maxIters);
         log().debug(rec, 'iteration');
       },
     });
-    await engine.dispose();
-    engine = undefined;
     anchorDtype = storableAnchorDtype(result.anchors, o.anchorDtype);
     if (plan.mode !== 'none') {
       // Residuals against the anchors as stored (f16-rounded by default), so decoding reproduces them;
@@ -169,7 +172,6 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
       residualSeconds = (performance.now() - tr) / 1000;
     }
   } finally {
-    await engine?.dispose();
     await backend.close();
   }
   const residualEnergy = coded?.residualEnergy;
@@ -195,6 +197,10 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     seconds: result.seconds,
     init_seconds: result.initSeconds,
     iter_ms: result.iterMsMedian,
+    /** Rows the loop trained on (n when it trained on every row), their energy, and the final pass's seconds. */
+    sample_rows: result.sampleRows,
+    train_energy: result.trainEnergy,
+    final_pass_seconds: result.finalSeconds,
     residual,
     ...(plan.mode === 'pq' ? { pq_subspaces: plan.subspaces, pq_bits: plan.bits } : {}),
     /** Mean squared error of anchor + residual (null without residuals: then it is `energy`). */

@@ -5,6 +5,7 @@ import { Option, type Command } from 'commander';
 import { DEFAULT_CONFIG } from '../anneal/config.js';
 import { compress, compressOutputRules, type CompressResult } from '../api/compress.js';
 import { defaultOutput, planOutput } from '../api/preflight.js';
+import { parseSample, SAMPLE_PER_ANCHOR, type SampleSpec } from '../api/sample.js';
 import * as fs from 'node:fs';
 import { UsageError } from '../errors.js';
 import { quoteName } from '../io/names.js';
@@ -21,6 +22,7 @@ interface CompressFlags extends CommonOptions, InputFlags, ResidualFlags {
   force?: boolean;
   anchors?: number;
   iters: number;
+  sample?: SampleSpec;
   seed: number;
   anchorDtype: 'f16' | 'f32';
   stats?: string;
@@ -41,7 +43,12 @@ export function register(program: Command): void {
       'number of anchors m, 1..n (default: the largest power of two <= 4*sqrt(n), at most 65536)',
       (v) => parseInteger('--anchors', v, 1),
     )
-    .option('--iters <n>', 'maximum annealing iterations', (v) => parseInteger('--iters', v, 1, 1_000_000), DEFAULT_CONFIG.maxIters);
+    .option('--iters <n>', 'maximum annealing iterations', (v) => parseInteger('--iters', v, 1, 1_000_000), DEFAULT_CONFIG.maxIters)
+    .option(
+      '--sample <rows>',
+      `train on a seeded sample of this many rows (a count, or a fraction like 0.1 or 10%), then assign every row in one exact pass; auto (default): ${SAMPLE_PER_ANCHOR} per anchor; all: every row`,
+      parseSample,
+    );
   addSeedOption(cmd, 'random seed: same input + seed + device => same output file', DEFAULT_CONFIG.seed)
     .addOption(new Option('--anchor-dtype <dtype>', 'how anchors are stored').choices(['f16', 'f32']).default('f16'));
   addResidualOptions(cmd)
@@ -71,6 +78,7 @@ async function runCompress(input: string[], o: CompressFlags, cmd: Command): Pro
       output,
       anchors: o.anchors,
       iters: o.iters,
+      sample: o.sample,
       seed: o.seed,
       // The default is left to compress(), which keeps anchors in f32 when f16 cannot hold them.
       anchorDtype: cmd.getOptionValueSource('anchorDtype') === 'cli' ? o.anchorDtype : undefined,

@@ -1,0 +1,72 @@
+// Training for compress(): the annealing loop on every row, or — when the sample (--sample,
+// api/sample.ts) is smaller than the data — on a seeded uniform sample of the rows, then ONE exact
+// hard pass (Engine.finalize) over every row that gives each its nearest anchor. The sample's
+// engine is disposed before the final pass's engine opens, so the final pass has the whole device:
+// on a GPU it keeps the vectors resident when they fit and streams them in tiles otherwise
+// (backend/cuda/spans.ts), so the final pass covers any n.
+import type { AnnealConfig } from '../anneal/config.js';
+import { Rng } from '../anneal/random.js';
+import { sampleRows } from '../anneal/sample.js';
+import type { AnnealHooks, AnnealResult } from '../anneal/types.js';
+import type { Backend } from '../backend/types.js';
+import { InterruptedError } from '../errors.js';
+import { selectRows, type Dataset } from '../io/dataset.js';
+import { log } from '../log.js';
+import { sampleSize, type SampleSpec } from './sample.js';
+
+/** Mixed into the seed for the training sample, so that it is not the draw init makes from the same seed. */
+const SAMPLE_STREAM = 0x5a3b1e;
+
+export interface TrainResult extends AnnealResult {
+  /** Rows the loop trained on (n when it trained on every row). */
+  sampleRows: number;
+  /** Energy of the training rows after the loop (= energy without a sample). */
+  trainEnergy: number;
+  /** Wall seconds of the final pass over every row, its engine's opening included (0 without a sample). */
+  finalSeconds: number;
+}
+
+export async function train(backend: Backend, ds: Dataset, cfg: AnnealConfig, sample: SampleSpec, hooks: AnnealHooks): Promise<TrainResult> {
+  const { anneal } = await import('../anneal/index.js'); // loaded on use: commands that never train start faster
+  const s = sampleSize(sample, ds.n, cfg.m);
+  if (s >= ds.n) {
+    const engine = await backend.open(ds, cfg.m);
+    try {
+      const r = await anneal(engine, cfg, hooks);
+      return { ...r, sampleRows: ds.n, trainEnergy: r.energy, finalSeconds: 0 };
+    } finally {
+      await engine.dispose();
+    }
+  }
+
+  log().info(`training on a sample of ${s} of the ${ds.n} vectors (--sample), then assigning every vector in one exact pass`);
+  const rows = sampleRows(new Rng((cfg.seed ^ SAMPLE_STREAM) >>> 0), ds.n, s);
+  let trained: AnnealResult;
+  const sampled = await backend.open(selectRows(ds, rows), cfg.m);
+  try {
+    trained = await anneal(sampled, cfg, hooks);
+  } finally {
+    await sampled.dispose();
+  }
+
+  const t0 = performance.now();
+  if (hooks.signal?.aborted) throw new InterruptedError();
+  const engine = await backend.open(ds, cfg.m);
+  try {
+    await engine.setAnchors(trained.anchors);
+    const fin = await engine.finalize();
+    const assignments = await engine.assignments();
+    const finalSeconds = (performance.now() - t0) / 1000;
+    return {
+      ...trained,
+      assignments,
+      energy: fin.energy,
+      seconds: trained.seconds + finalSeconds,
+      sampleRows: s,
+      trainEnergy: trained.energy,
+      finalSeconds,
+    };
+  } finally {
+    await engine.dispose();
+  }
+}

@@ -1,0 +1,106 @@
+// --sample: the loop trains on a seeded sample of the rows, then one exact pass assigns every row.
+// The file must say so (sample_rows), every row must get its nearest anchor, the energy must be
+// that of every row, and the same input + seed must give the same bytes.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { compress, openVlc } from '../../dist/index.js';
+import { parseSample, sampleSize, SAMPLE_PER_ANCHOR } from '../../dist/api/sample.js';
+import { sampleRows } from '../../dist/anneal/sample.js';
+import { Rng } from '../../dist/anneal/random.js';
+import { clustered, tempDir, vlc, writeNpy } from '../cli/helpers.js';
+
+const dir = tempDir('sample');
+const n = 3000;
+const d = 8;
+const m = 6;
+const x = clustered(n, d, 3, 9);
+const input = writeNpy(path.join(dir, 'x.npy'), x, n, d);
+
+/** Squared distance of row i to anchor j, in f64. */
+const dist = (A: Float32Array, i: number, j: number) => {
+  let s = 0;
+  for (let k = 0; k < d; k++) s += (x[i * d + k] - A[j * d + k]) ** 2;
+  return s;
+};
+
+describe('--sample', () => {
+  it('parses auto, all, counts, fractions and percentages; refuses the rest', () => {
+    expect([parseSample('auto'), parseSample('ALL'), parseSample('500'), parseSample('0.25'), parseSample('10%'), parseSample('100%')]).toEqual([
+      'auto',
+      'all',
+      { rows: 500 },
+      { fraction: 0.25 },
+      { fraction: 0.1 },
+      'all',
+    ]);
+    for (const bad of ['0', '-3', '1.5', 'abc', '0%', '150%', '']) expect(() => parseSample(bad), bad).toThrow(/--sample must be/);
+    expect(sampleSize('auto', 10 ** 7, 1024)).toBe(SAMPLE_PER_ANCHOR * 1024);
+    expect(sampleSize('auto', 1000, 64)).toBe(1000); // never more than n
+    expect(sampleSize({ rows: 3 }, 1000, 64)).toBe(64); // never fewer than m
+    expect(sampleSize({ fraction: 0.1 }, 1000, 8)).toBe(100);
+    expect(sampleSize('all', 1000, 8)).toBe(1000);
+  });
+
+  it('draws the same rows with its bitset (s > 2^20) as Floyd with a Set would', () => {
+    const N = 1_500_000, s = 2 ** 20 + 17;
+    const got = sampleRows(new Rng(5), N, s);
+    const rng = new Rng(5);
+    const chosen = new Set<number>();
+    for (let j = N - s; j < N; j++) {
+      const t = rng.int(j + 1);
+      chosen.add(chosen.has(t) ? j : t);
+    }
+    expect(got.length).toBe(s);
+    expect(Array.from(got)).toEqual(Array.from(Int32Array.from(chosen).sort()));
+  });
+
+  it('trains on the sample, assigns every row its nearest anchor, reports the energy of every row; same seed, same bytes', async () => {
+    const out = (tag: string) => path.join(dir, `${tag}.vlc`);
+    const common = { device: 'cpu' as const, anchors: m, iters: 30, anchorDtype: 'f32' as const, sample: { rows: 300 } };
+    const a = await compress(input, { ...common, output: out('a'), seed: 7 });
+    const b = await compress(input, { ...common, output: out('b'), seed: 7 });
+    expect([a.sample_rows, a.n]).toEqual([300, n]);
+    expect(a.final_pass_seconds).toBeGreaterThan(0);
+    expect(fs.readFileSync(out('a')).equals(fs.readFileSync(out('b')))).toBe(true);
+
+    const file = await openVlc(out('a'));
+    expect(file.manifest.config.sampleRows).toBe(300);
+    const A = file.anchors;
+    const ids = file.assignments;
+    let energy = 0;
+    for (let i = 0; i < n; i++) {
+      let best = Infinity;
+      for (let j = 0; j < m; j++) best = Math.min(best, dist(A, i, j));
+      const mine = dist(A, i, ids[i]);
+      expect(mine, `row ${i}`).toBeLessThanOrEqual(best * (1 + 1e-5) + 1e-12);
+      energy += mine;
+    }
+    expect(a.energy).toBeCloseTo(energy / n, 5);
+    // The sample's energy is what the loop saw; the reported energy is over every row.
+    expect(a.train_energy).not.toBe(a.energy);
+
+    // Another seed draws another sample (and another init): other anchors.
+    const c = await compress(input, { ...common, output: out('c'), seed: 8 });
+    expect(fs.readFileSync(out('c')).equals(fs.readFileSync(out('a')))).toBe(false);
+    expect(c.sample_rows).toBe(300);
+  }, 120_000);
+
+  it('all (and auto on data of fewer than 256 rows per anchor) trains on every row: no final pass of its own', async () => {
+    const all = await compress(input, { device: 'cpu', anchors: m, iters: 10, sample: 'all', output: path.join(dir, 'all.vlc') });
+    const auto = await compress(input, { device: 'cpu', anchors: 64, iters: 10, output: path.join(dir, 'auto.vlc') });
+    expect([all.sample_rows, all.final_pass_seconds, all.train_energy]).toEqual([n, 0, all.energy]);
+    expect(auto.sample_rows).toBe(n); // 256 × 64 > 3000
+  }, 120_000);
+
+  it('the CLI: --sample 10% says so on stderr; a bad value is one line, exit 2, no file', () => {
+    const ok = vlc(['compress', input, '-o', path.join(dir, 'cli.vlc'), '--device', 'cpu', '--anchors', String(m), '--iters', '5', '--sample', '10%', '--json']);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout).sample_rows).toBe(300);
+    expect(ok.stderr).toMatch(/training on a sample of 300 of the 3000 vectors/);
+    const bad = vlc(['compress', input, '-o', path.join(dir, 'bad.vlc'), '--device', 'cpu', '--sample', '2.5']);
+    expect([bad.code, bad.stderr.trim().split('\n').length]).toEqual([2, 1]);
+    expect(bad.stderr).toMatch(/--sample must be auto, all, a number of rows/);
+    expect(fs.existsSync(path.join(dir, 'bad.vlc'))).toBe(false);
+  }, 120_000);
+});
