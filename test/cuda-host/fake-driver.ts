@@ -6,6 +6,16 @@
 // failing kernel. It tracks every allocation so tests can check that all were freed, and which
 // device's context owns each allocation, module, stream and event: a copy, launch or free under
 // another device's context fails as CUDA_ERROR_INVALID_CONTEXT (engines on several GPUs take turns).
+//
+// Streams are asynchronous here as on a GPU: a launch, an asynchronous copy, an event record or a
+// stream's wait on an event is queued on its stream and runs later, at the next synchronising call
+// (an event query or synchronize, a synchronous copy, a free), in stream order and after the
+// events a stream waits on — by default the most recently created stream first, so the upload
+// stream of a streamed engine runs as far ahead of the kernels as its events allow, or (order
+// 'kernels-first') the kernels' stream first, so uploads run as late as possible. An asynchronous
+// copy from page-locked memory reads its source when it runs (as DMA does); from pageable memory,
+// when it is queued (as the driver stages it). So an engine that refills a buffer or a staging
+// chunk before the work reading it has run computes with the wrong data, and a test sees it.
 import type { CudaDriver } from '../../dist/backend/cuda/driver.js';
 import { specOf, unpackArgs } from '../../dist/backend/cuda/kernels.js';
 
@@ -20,6 +30,13 @@ export interface FakeOptions {
   oomAtAlloc?: number;
   /** Free bytes reported by cuMemGetInfo. */
   freeBytes?: number;
+  /**
+   * Which stream's work runs first when the host waits: 'copies-first' (default: the latest
+   * stream, an upload stream, runs as far ahead as its waits allow — a buffer refilled before its
+   * kernels ran shows) or 'kernels-first' (the oldest stream first, uploads only when the kernels
+   * wait for them — a staging chunk refilled before its copy ran shows).
+   */
+  order?: 'copies-first' | 'kernels-first';
   /** Kernels whose completion reports this status (as an asynchronous launch failure would). */
   failKernel?: { name: string; status: number };
 }
@@ -55,6 +72,16 @@ export class FakeCuda {
   private handles = 1000n;
   private functions = new Map<bigint, string>();
   private pendingFailure = 0;
+  /** Queued work per stream, in creation order of the streams. */
+  private queues = new Map<bigint, Array<{ what: string; ready?: () => boolean; run: () => void }>>();
+  /** Per event: how many records were queued, and how many have run. */
+  private recorded = new Map<bigint, { queued: number; done: number }>();
+  /** Page-locked host allocations live, by their ArrayBuffer. */
+  private pinned = new Set<ArrayBuffer>();
+  hostAllocs = 0;
+  /** Asynchronous copies queued while kernels were queued and not yet run on another stream (overlap). */
+  overlappedCopies = 0;
+  asyncCopies = 0;
   retained = 0;
   /** Each device's primary context (one handle per device, as the real driver), the current one, and what each handle belongs to. */
   private primary = new Map<number, bigint>();
@@ -118,6 +145,7 @@ export class FakeCuda {
         return 0;
       },
       cuMemFree_v2: (p) => {
+        self.flush();
         const a = self.mem.get(p);
         if (!a) return 1;
         if (a.ctx !== self.current) return INVALID_CONTEXT;
@@ -126,26 +154,75 @@ export class FakeCuda {
         return 0;
       },
       cuMemcpyHtoD_v2: (dst, src, bytes) => {
+        self.flush();
         if (self.find(dst).a.ctx !== self.current) return INVALID_CONTEXT;
         self.bytes(dst, bytes).set(new Uint8Array(src.buffer, src.byteOffset, bytes));
         return 0;
       },
       cuMemcpyDtoH_v2: (dst, src, bytes) => {
+        self.flush();
         if (self.find(src).a.ctx !== self.current) return INVALID_CONTEXT;
         new Uint8Array(dst.buffer, dst.byteOffset, bytes).set(self.bytes(src, bytes));
         return 0;
       },
-      cuStreamCreate: (out) => ((out[0] = self.owned(self.handle())), 0),
-      cuStreamDestroy_v2: (st) => (self.mine(st) ? 0 : INVALID_CONTEXT),
+      cuMemcpyHtoDAsync_v2: (dst, src, bytes, st) => {
+        if (!self.mine(st) || self.find(dst).a.ctx !== self.current) return INVALID_CONTEXT;
+        self.asyncCopies++;
+        if ([...self.queues].some(([q, ops]) => q !== st && ops.some((op) => op.what === 'launch'))) self.overlappedCopies++;
+        const pinnedSource = self.pinned.has(src.buffer as ArrayBuffer);
+        const staged = pinnedSource ? undefined : new Uint8Array(src.buffer, src.byteOffset, bytes).slice();
+        self.enqueue(st, 'copy', () => {
+          if (pinnedSource && !self.pinned.has(src.buffer as ArrayBuffer)) throw new Error('fake driver: a copy from page-locked memory freed before it ran');
+          self.bytes(dst, bytes).set(staged ?? new Uint8Array(src.buffer, src.byteOffset, bytes));
+        });
+        return 0;
+      },
+      cuMemAllocHost_v2: (out, bytes) => {
+        const buf = new ArrayBuffer(bytes);
+        self.pinned.add(buf);
+        self.hostAllocs++;
+        out[0] = buf;
+        return 0;
+      },
+      cuMemFreeHost: (p) => {
+        self.flush();
+        return self.pinned.delete(p as ArrayBuffer) ? 0 : 1;
+      },
+      hostView: (p) => p as ArrayBuffer,
+      cuStreamCreate: (out) => {
+        out[0] = self.owned(self.handle());
+        self.queues.set(out[0], []);
+        return 0;
+      },
+      cuStreamDestroy_v2: (st) => {
+        self.flush();
+        self.queues.delete(st);
+        return self.mine(st) ? 0 : INVALID_CONTEXT;
+      },
+      cuStreamWaitEvent: (st, ev) => {
+        if (!self.mine(st) || !self.mine(ev)) return INVALID_CONTEXT;
+        const r = self.recordOf(ev);
+        const want = r.queued; // the latest record at the time of the call, as CUDA does
+        self.enqueue(st, 'wait', () => undefined, () => r.done >= want);
+        return 0;
+      },
       cuEventCreate: (out) => ((out[0] = self.owned(self.handle())), 0),
       cuEventDestroy_v2: (ev) => (self.mine(ev) ? 0 : INVALID_CONTEXT),
-      cuEventRecord: (ev, st) => (self.mine(ev) && self.mine(st) ? 0 : INVALID_CONTEXT),
-      cuEventQuery: () => {
+      cuEventRecord: (ev, st) => {
+        if (!(self.mine(ev) && self.mine(st))) return INVALID_CONTEXT;
+        const r = self.recordOf(ev);
+        const k = ++r.queued;
+        self.enqueue(st, 'record', () => void (r.done = Math.max(r.done, k)));
+        return 0;
+      },
+      cuEventQuery: (ev) => {
+        const r = self.recordOf(ev);
+        self.flush(() => r.done >= r.queued); // only what this event follows: other streams' work may stay queued
         const f = self.pendingFailure;
         return f || 0;
       },
-      cuEventSynchronize: () => self.pendingFailure || 0,
-      cuEventElapsedTime: (out) => ((out[0] = 0.5), 0),
+      cuEventSynchronize: () => (self.flush(), self.pendingFailure || 0),
+      cuEventElapsedTime: (out) => (self.flush(), (out[0] = 0.5), 0),
       cuLaunchKernel: (f, gx, _gy, _gz, bx, _by, _bz, _sh, stream, params) => {
         const name = self.functions.get(f) ?? '?';
         self.launches.push(name);
@@ -155,13 +232,52 @@ export class FakeCuda {
           self.pendingFailure = o.failKernel.status; // reported at the next query, like the real thing
           return 0;
         }
-        self.run(name, gx, bx, params);
+        const spec = specOf(name);
+        if (!spec) throw new Error(`fake driver: no kernel ${name} in src/backend/cuda/kernels.ts`);
+        if (bx !== spec.spec.threads) throw new Error(`fake driver: ${name} launched with ${bx} threads, its table says ${spec.spec.threads}`);
+        const args = params.map((p) => (p as unknown as { slice(): ArrayBufferView }).slice()); // the engine may reuse its arrays
+        self.enqueue(stream, 'launch', () => self.run(name, gx, bx, args));
         return 0;
       },
       cuGetErrorName: (st, out) => ((out[0] = (NAMES[st] ?? [`CUDA_ERROR_${st}`])[0]), NAMES[st] ? 0 : 1),
       cuGetErrorString: (st, out) => ((out[0] = (NAMES[st] ?? ['', 'unknown'])[1]), NAMES[st] ? 0 : 1),
     };
     this.api = api;
+  }
+
+  private recordOf(ev: bigint): { queued: number; done: number } {
+    let r = this.recorded.get(ev);
+    if (!r) this.recorded.set(ev, (r = { queued: 0, done: 0 }));
+    return r;
+  }
+
+  private enqueue(stream: bigint, what: string, run: () => void, ready?: () => boolean): void {
+    const q = this.queues.get(stream);
+    if (!q) throw new Error(`fake driver: stream ${stream} was not created`);
+    q.push({ what, run, ready });
+  }
+
+  /**
+   * Run queued work one operation at a time, from the first stream in `order` whose next operation may run
+   * (its waits satisfied), until `done` holds (default: every queue is empty). A wait that nothing
+   * can satisfy is a deadlock the engine made: an error.
+   */
+  private flush(done: () => boolean = () => [...this.queues.values()].every((q) => q.length === 0)): void {
+    const streams = [...this.queues.values()];
+    if (this.o.order !== 'kernels-first') streams.reverse();
+    while (!done()) {
+      const q = streams.find((x) => x.length > 0 && (x[0].ready?.() ?? true));
+      if (!q) {
+        if (streams.every((x) => x.length === 0)) return; // an event never recorded counts as done
+        throw new Error('fake driver: deadlock — a stream waits for an event no queued work records');
+      }
+      q.shift()!.run();
+    }
+  }
+
+  /** Page-locked host allocations not yet freed. */
+  get livePinned(): number {
+    return this.pinned.size;
   }
 
   /** Allocations not yet freed. */

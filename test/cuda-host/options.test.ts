@@ -22,7 +22,7 @@ function usage(env: Record<string, string>): string {
 
 describe('CUDA options', () => {
   it('defaults: screen where it pays, on tensor cores, all free memory, resident', () => {
-    expect(cudaOptionsFromEnv({})).toEqual({ screen: 'auto', wgmma: true, maxDeviceBytes: undefined, tileRows: undefined });
+    expect(cudaOptionsFromEnv({})).toEqual({ screen: 'auto', wgmma: true, maxDeviceBytes: undefined, tileRows: undefined, stagingBytes: 64 * 2 ** 20 });
     expect(cudaOptionsFromEnv({ PATH: '/bin', VLC_CUDA_LIB: '/x/libcuda.so.1', VLC_CUDA_WGMMA: '' })).toEqual(CUDA_DEFAULTS);
   });
 

@@ -102,6 +102,24 @@ describe('CUDA engine, vectors in tiles (fake driver)', () => {
     });
   }
 
+  for (const order of ['copies-first', 'kernels-first'] as const) {
+    it(`double buffering: tiles cut into several staging chunks, uploads run ${order}: tiled = resident`, async () => {
+      const n = 1500, d = 12, m = 6;
+      const { ds, X } = randomData(n, d, 'f32', 11);
+      const fake = new FakeCuda({ order });
+      const backend = await backendOn(fake);
+      const resident = await backend.open(ds, m, {});
+      // 256 rows × 48 bytes = 12 KiB a tile, through two chunks of 5000 bytes: 3 copies a tile.
+      const tiled = await backend.open(ds, m, { tileRows: 256, stagingBytes: 5000 });
+      expect(tiled.tiling).toEqual({ rows: 256, tiles: 6 });
+      await expectSameRuns(resident, tiled, anchorsFrom(X, d, m, 101), n, m);
+      expect(fake.hostAllocs).toBe(2);
+      expect(fake.overlappedCopies).toBeGreaterThan(0);
+      await backend.close();
+      expect([fake.live, fake.livePinned]).toEqual([0, 0]);
+    });
+  }
+
   it('the screen in tiles: fallback lists per tile (some points, then all), counted like the resident pass', async () => {
     const n = 777, d = 16, m = 100; // more anchors than the 64 candidates collect_h gathers
     const fake = new FakeCuda();

@@ -21,6 +21,8 @@ export class EngineBuffers {
   private held: DeviceBuffer[] = [];
   // the vectors (all, or one tile) and the anchors
   X!: DeviceBuffer;
+  /** Streamed: the second tile buffer (one is uploaded while the kernels read the other: spans.ts). */
+  X2: DeviceBuffer | undefined;
   C!: DeviceBuffer;
   // per point: the top-2, the assignment, k-means++ D (the screen's own buffers: screen.ts)
   J1!: DeviceBuffer;
@@ -52,6 +54,7 @@ export class EngineBuffers {
   allocate(s: BufferShape): void {
     const { n, d, m } = s;
     this.X = this.alloc(s.tiled ? 'vector tile' : 'vectors', s.rows * d * (s.dtype === 'f16' ? 2 : 4));
+    if (s.tiled) this.X2 = this.alloc('second vector tile', s.rows * d * (s.dtype === 'f16' ? 2 : 4));
     this.C = this.alloc('anchors', m * d * 4);
     this.J1 = this.alloc('nearest', n * 4);
     this.D1 = this.alloc('nearest distance', n * 4);

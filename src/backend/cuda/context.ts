@@ -5,6 +5,7 @@
 import { setImmediate as yieldImmediate, setTimeout as sleep } from 'node:timers/promises';
 import { InterruptedError } from '../../errors.js';
 import { interruptSignal } from '../../interrupt.js';
+import { log } from '../../log.js';
 import type { CudaDriver, Handle } from './driver.js';
 import { CudaError, check, describeStatus } from './check.js';
 import { CU } from './status.js';
@@ -44,6 +45,10 @@ export class CudaContext {
   private ctx: Handle = 0n;
   private retained = false;
   stream: Handle = 0n;
+  /** The second stream, for uploads that overlap the kernels (spans.ts); created on first use. */
+  private copyStreamHandle: Handle = 0n;
+  /** Page-locked host buffers (hostBuffer), freed at close. */
+  private hostBuffers: { p: unknown; view: Uint8Array }[] = [];
   private modules = new Map<ModuleName, Handle>();
   private functions = new Map<string, Handle>();
   /** Dynamic shared memory limits raised so far, per function. */
@@ -157,9 +162,69 @@ export class CudaContext {
     this.drv.cuEventDestroy_v2(ev);
   }
 
-  record(ev: Handle): void {
+  /** Record `ev` on the kernels' stream, or on `stream`. */
+  record(ev: Handle, stream = this.stream): void {
     this.makeCurrent();
-    check(this.drv, this.drv.cuEventRecord(ev, this.stream), 'cuEventRecord');
+    check(this.drv, this.drv.cuEventRecord(ev, stream), 'cuEventRecord');
+  }
+
+  /** The stream for uploads beside the kernels' stream (blocking, like it: ordered with the synchronous copies). */
+  get copyStream(): Handle {
+    if (!this.copyStreamHandle) {
+      this.makeCurrent();
+      check(this.drv, this.drv.cuStreamCreate(this.out, 0), 'cuStreamCreate (uploads)');
+      this.copyStreamHandle = this.out[0];
+    }
+    return this.copyStreamHandle;
+  }
+
+  /** Work queued on `stream` from now on waits for `ev` (on the device: the host does not wait). */
+  streamWait(stream: Handle, ev: Handle): void {
+    this.makeCurrent();
+    check(this.drv, this.drv.cuStreamWaitEvent(stream, ev, 0), 'cuStreamWaitEvent');
+  }
+
+  /**
+   * `bytes` of page-locked host memory, as a Uint8Array over it (freed at close), or undefined
+   * when the driver refuses (then uploads go from pageable memory: slower, still correct).
+   */
+  hostBuffer(bytes: number): Uint8Array | undefined {
+    this.makeCurrent();
+    const out: unknown[] = [null];
+    let view: Uint8Array;
+    try {
+      // Not yet run on a real GPU through koffi (see docs/cuda.md): should the FFI refuse the
+      // pointer, the uploads fall back to pageable memory rather than fail.
+      if (this.drv.cuMemAllocHost_v2(out, bytes) !== CU.SUCCESS) return undefined;
+      view = new Uint8Array(this.drv.hostView(out[0], bytes));
+    } catch (e) {
+      log().debug(`page-locked host memory unavailable (${(e as Error).message}): uploads from pageable memory`);
+      if (out[0] !== null) this.drv.cuMemFreeHost(out[0]);
+      return undefined;
+    }
+    this.hostBuffers.push({ p: out[0], view });
+    return view;
+  }
+
+  /** Free a hostBuffer() before close (a no-op for one already freed). */
+  freeHostBuffer(view: Uint8Array): void {
+    const k = this.hostBuffers.findIndex((h) => h.view === view);
+    if (k < 0) return;
+    const [h] = this.hostBuffers.splice(k, 1);
+    this.makeCurrent();
+    check(this.drv, this.drv.cuMemFreeHost(h.p), 'cuMemFreeHost');
+  }
+
+  /**
+   * Queue a copy of `src` to `buf` at offsetBytes on `stream`: from page-locked memory it runs
+   * while the host goes on, so `src` must stay unchanged until an event recorded after it has
+   * completed; from pageable memory the driver stages it before returning.
+   */
+  uploadAsync(buf: DeviceBuffer, src: Uint8Array, offsetBytes: number, stream: Handle): void {
+    if (offsetBytes + src.byteLength > buf.bytes) throw new Error(`upload past the end of ${buf.name}`);
+    if (src.byteLength === 0) return;
+    this.makeCurrent();
+    check(this.drv, this.drv.cuMemcpyHtoDAsync_v2(buf.ptr + BigInt(offsetBytes), src, src.byteLength, stream), `copy to GPU (${buf.name})`);
   }
 
   elapsedMs(start: Handle, end: Handle): number {
@@ -175,9 +240,9 @@ export class CudaContext {
    * on cuEventQuery synchronously for at most SPIN_MS (short kernels answer in microseconds), then
    * poll between turns of the event loop (setImmediate), then every millisecond. Ctrl-C is thus
    * seen within a few milliseconds. Throws InterruptedError after Ctrl-C, a CudaError naming the
-   * last kernel if one failed.
+   * last kernel if one failed. endsKernels false: `ev` is not after every kernel queued so far.
    */
-  async wait(ev: Handle, expectMs = 0): Promise<void> {
+  async wait(ev: Handle, expectMs = 0, endsKernels = true): Promise<void> {
     const t0 = performance.now();
     if (expectMs > 3) await sleep(Math.min(expectMs * 0.8 - 1, 500));
     for (;;) {
@@ -192,7 +257,7 @@ export class CudaContext {
       else await sleep(1);
     }
     this.waitMs += performance.now() - t0;
-    this.inFlight = [];
+    if (endsKernels) this.inFlight = []; // an event of the copy stream, or of one tile, says nothing of later kernels
   }
 
   private inFlightText(): string {
@@ -238,6 +303,10 @@ export class CudaContext {
     for (const m of this.modules.values()) drv.cuModuleUnload(m);
     this.modules.clear();
     this.functions.clear();
+    for (const h of this.hostBuffers) drv.cuMemFreeHost(h.p);
+    this.hostBuffers = [];
+    if (this.copyStreamHandle) drv.cuStreamDestroy_v2(this.copyStreamHandle);
+    this.copyStreamHandle = 0n;
     if (this.stream) drv.cuStreamDestroy_v2(this.stream);
     this.stream = 0n;
     if (this.retained) {

@@ -29,7 +29,14 @@ export interface CudaDriver {
   cuMemFree_v2(ptr: Handle): number;
   cuMemcpyHtoD_v2(dst: Handle, src: ArrayBufferView, bytes: number): number;
   cuMemcpyDtoH_v2(dst: ArrayBufferView, src: Handle, bytes: number): number;
+  cuMemcpyHtoDAsync_v2(dst: Handle, src: ArrayBufferView, bytes: number, stream: Handle): number;
+  /** Page-locked host memory; out[0] receives an opaque pointer, read and written through hostView(). */
+  cuMemAllocHost_v2(out: unknown[], bytes: number): number;
+  cuMemFreeHost(p: unknown): number;
+  /** Not a driver function: the bytes at a cuMemAllocHost_v2 pointer, as an ArrayBuffer (no copy). */
+  hostView(p: unknown, bytes: number): ArrayBuffer;
   cuStreamCreate(out: BigUint64Array, flags: number): number;
+  cuStreamWaitEvent(stream: Handle, ev: Handle, flags: number): number;
   cuStreamDestroy_v2(stream: Handle): number;
   cuEventCreate(out: BigUint64Array, flags: number): number;
   cuEventDestroy_v2(ev: Handle): number;
@@ -51,7 +58,7 @@ export interface CudaDriver {
 }
 
 /** C prototypes as koffi parses them (`unsigned int`, not bare `unsigned`; handles as uint64_t). */
-const PROTOTYPES: Record<keyof CudaDriver, string> = {
+const PROTOTYPES: Record<Exclude<keyof CudaDriver, 'hostView'>, string> = {
   cuInit: 'int cuInit(unsigned int flags)',
   cuDriverGetVersion: 'int cuDriverGetVersion(int *version)',
   cuDeviceGetCount: 'int cuDeviceGetCount(int *count)',
@@ -71,7 +78,11 @@ const PROTOTYPES: Record<keyof CudaDriver, string> = {
   cuMemFree_v2: 'int cuMemFree_v2(uint64_t ptr)',
   cuMemcpyHtoD_v2: 'int cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t bytes)',
   cuMemcpyDtoH_v2: 'int cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t bytes)',
+  cuMemcpyHtoDAsync_v2: 'int cuMemcpyHtoDAsync_v2(uint64_t dst, const void *src, size_t bytes, uint64_t stream)',
+  cuMemAllocHost_v2: 'int cuMemAllocHost_v2(_Out_ void **pp, size_t bytes)',
+  cuMemFreeHost: 'int cuMemFreeHost(void *p)',
   cuStreamCreate: 'int cuStreamCreate(uint64_t *stream, unsigned int flags)',
+  cuStreamWaitEvent: 'int cuStreamWaitEvent(uint64_t stream, uint64_t ev, unsigned int flags)',
   cuStreamDestroy_v2: 'int cuStreamDestroy_v2(uint64_t stream)',
   cuEventCreate: 'int cuEventCreate(uint64_t *ev, unsigned int flags)',
   cuEventDestroy_v2: 'int cuEventDestroy_v2(uint64_t ev)',
@@ -131,6 +142,8 @@ function load(): CudaDriver | DriverLoadError {
       return new DriverLoadError(`${name} lacks ${key} (driver too old? ${(e as Error).message})`);
     }
   }
+  // koffi.view: an ArrayBuffer over the pinned memory itself, so a copy into it is one memcpy.
+  bound.hostView = (p, bytes) => koffi.view(p, bytes);
   return bound as CudaDriver;
 }
 

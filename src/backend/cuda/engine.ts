@@ -78,7 +78,7 @@ export class CudaEngine implements Engine {
       n, d, m, dtype: this.data.dtype, rows, tiled: plan.tileRows > 0,
       reduceBlocks: plan.tiles * plan.reduceGrid, seedBlocks: this.seeding.blocks,
     });
-    core.spans = new VectorSpans(ctx, this.data, core.bufs.X, plan.tileRows, () => core.sync());
+    core.spans = new VectorSpans(ctx, this.data, core.bufs.X, core.bufs.X2, plan.tileRows, o.stagingBytes);
     this.pass = new DevicePass(core, o, plan.reduceGrid, rows);
     await core.spans.uploadResident();
     // "No assignment yet": every point counts as changed in the first pass; no previous stats.
@@ -261,7 +261,10 @@ export class CudaEngine implements Engine {
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
+    this.ctx.makeCurrent();
+    // Freeing device memory waits for the work in flight (the next tile's upload included).
     const first = this.core.bufs.freeAll();
+    this.core.spans?.dispose();
     this.core.destroyEvents();
     if (first) throw first;
   }

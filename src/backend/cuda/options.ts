@@ -30,6 +30,12 @@ export interface CudaOptions {
    * when they fit: tests and measurements of the tiled path on small data. No variable.
    */
   tileRows: number | undefined;
+  /**
+   * Bytes of each of the two page-locked host chunks a streamed engine uploads through (spans.ts):
+   * 64 MiB, large enough that a copy runs at the link's speed and small enough to pin without
+   * trouble; tests make it small to cut a tile into several chunks. No variable.
+   */
+  stagingBytes: number;
 }
 
 export const CUDA_DEFAULTS: Readonly<CudaOptions> = Object.freeze({
@@ -37,6 +43,7 @@ export const CUDA_DEFAULTS: Readonly<CudaOptions> = Object.freeze({
   wgmma: true,
   maxDeviceBytes: undefined,
   tileRows: undefined,
+  stagingBytes: 64 * 2 ** 20,
 });
 
 /** Tile rows are a multiple of this: the points of one k-means++ block (SEED_POINTS of seed.cu). */
@@ -77,6 +84,7 @@ export function cudaOptions(o: Partial<CudaOptions> = {}): CudaOptions {
   if (r.tileRows !== undefined && !(Number.isInteger(r.tileRows) && r.tileRows > 0 && r.tileRows % TILE_ALIGN === 0)) {
     throw new Error(`tileRows must be a positive multiple of ${TILE_ALIGN}, got ${r.tileRows}`);
   }
+  if (!(Number.isInteger(r.stagingBytes) && r.stagingBytes > 0)) throw new Error(`stagingBytes must be a positive whole number, got ${r.stagingBytes}`);
   return r;
 }
 

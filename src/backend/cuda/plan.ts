@@ -25,14 +25,15 @@ export function reduceGrid(rows: number, smCount: number): number {
 
 /**
  * Device bytes one engine needs for n×d vectors and m anchors: with all the vectors on the GPU
- * (tileRows 0), or streamed through a buffer of tileRows rows. The vectors and the screen's
+ * (tileRows 0), or streamed through two buffers of tileRows rows. The vectors and the screen's
  * buffers (its fp16 copy, keys and fallback list hold the rows on the device) shrink with the tile;
  * every other per-point and per-anchor array stays whole, and the reduce partials grow by one grid
  * per tile. The screen's buffers count when the engine screens (screen.ts screens()).
  */
 export function engineBytes(n: number, d: number, m: number, dtype: 'f32' | 'f16', smCount: number, tileRows = 0, screened = false): number {
   const rows = Math.max(1, tileRows > 0 ? Math.min(tileRows, n) : n); // rows on the device at once
-  const vectors = rows * d * (dtype === 'f16' ? 2 : 4);
+  // Streamed: two tile buffers, one uploaded while the kernels read the other (spans.ts).
+  const vectors = rows * d * (dtype === 'f16' ? 2 : 4) * (tileRows > 0 ? 2 : 1);
   const perPoint = n * 4 * 6; // j1, d1, j2, d2, assign, seed D
   const anchors = m * d * (4 + 8) + m * (8 + 4 + 8 + 8 + 8 + 16); // C, S; W, count, sse, far, H, nearestOther's top-2
   const seedBlocks = Math.ceil(n / KERNELS.seed_dist.points.value);
