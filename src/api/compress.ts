@@ -45,8 +45,8 @@ export interface CompressOptions extends ReadOptions, Partial<ResidualChoice> {
    * 'auto' (default: SAMPLE_PER_ANCHOR per anchor), 'all', { rows } or { fraction }.
    */
   sample?: SampleSpec;
-  /** GPU index (default 0). */
-  gpu?: number;
+  /** GPU index (default 0), or several: the rows split over them, one engine (CUDA context) each, the same bytes as one GPU. */
+  gpu?: number | number[];
   /** Called after every annealing iteration (the CLI draws its progress line from it). */
   onIter?: (rec: IterRecord, maxIters: number) => void;
   /** Stops training early; the default is the process's Ctrl-C / SIGTERM signal. */

@@ -11,7 +11,8 @@ export type DeviceChoice = 'auto' | 'cuda' | 'cpu';
 
 export interface SelectOptions {
   device: DeviceChoice;
-  gpu: number;
+  /** A GPU index, or several: the rows split over them (a sharded backend, one CUDA context per GPU). */
+  gpu: number | number[];
   threads?: number;
 }
 
@@ -32,10 +33,12 @@ function cpuBackend(o: SelectOptions): Backend {
 }
 
 async function cudaBackend(o: SelectOptions, gpus: number): Promise<Backend> {
-  if (shardsForTests <= 1) return createCudaBackend(o.gpu);
+  const listed = Array.isArray(o.gpu) ? o.gpu : [o.gpu];
+  if (listed.length === 1 && shardsForTests <= 1) return createCudaBackend(listed[0]);
+  const ids = listed.length > 1 ? listed : Array.from({ length: shardsForTests }, (_, k) => (k === 0 ? listed[0] : (listed[0] + k) % gpus));
   const members: Backend[] = [];
   try {
-    for (let k = 0; k < shardsForTests; k++) members.push(await createCudaBackend(k === 0 ? o.gpu : (o.gpu + k) % gpus));
+    for (const id of ids) members.push(await createCudaBackend(id));
   } catch (e) {
     await Promise.allSettled(members.map((b) => b.close()));
     throw e;

@@ -55,7 +55,7 @@ export function register(program: Command): void {
     .option('--stats <file>', 'write the result JSON (as --json prints) to this file; use with -o -');
   addInputOptions(cmd);
   addForceOption(cmd);
-  addDeviceOptions(cmd);
+  addDeviceOptions(cmd, { gpuList: true });
   addOutputOptions(cmd);
   cmd.action(async (input: string[], o: CompressFlags, c: Command) => runCompress(input, o, c));
 }

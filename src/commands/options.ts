@@ -15,22 +15,32 @@ export interface OutputFlags extends VerbosityFlags {
   json?: boolean;
 }
 
-/** --device, --gpu: the commands that run the quantizer. */
+/** --device, --gpu: the commands that run the quantizer (compress's --gpu may list several). */
 export interface DeviceFlags {
   device: DeviceChoice;
-  gpu: number;
+  gpu: number | number[];
 }
 
 export interface CommonOptions extends DeviceFlags, OutputFlags {}
 
-/** --device and --gpu (the commands that run the quantizer). */
-export function addDeviceOptions(cmd: Command): Command {
+/** --device and --gpu (the commands that run the quantizer); `gpuList`: --gpu may name several GPUs. */
+export function addDeviceOptions(cmd: Command, o: { gpuList?: boolean } = {}): Command {
   cmd.addOption(
     new Option('--device <device>', 'where to run: auto (CUDA when usable, else CPU), cuda, cpu')
       .default('auto')
       .argParser((v) => parseDevice(v)),
   );
+  if (o.gpuList) {
+    return cmd.option('--gpu <index>', 'GPU index (see `vlc devices`), or several (0,1): the rows split over them, one engine each', parseGpuList, 0);
+  }
   return addGpuOption(cmd);
+}
+
+/** --gpu 0 or 0,1,...: one index, or a list of distinct indexes (the sharded engine over those GPUs). */
+export function parseGpuList(v: string): number | number[] {
+  const ids = v.split(',').map((x) => parseInteger('--gpu', x, 0));
+  if (new Set(ids).size !== ids.length) throw new UsageError(`--gpu ${v}: each GPU may be named once`);
+  return ids.length === 1 ? ids[0] : ids;
 }
 
 /** -f, --force: replace an existing output file (never an input; devices and FIFOs need none). */

@@ -7,9 +7,10 @@ import { createCpuBackend } from '../backend/cpu/index.js';
 import { createCudaBackend } from '../backend/cuda/index.js';
 import type { Backend } from '../backend/types.js';
 import { runParity, PARITY, type DeviceRun, type ParityReport } from '../bench/parity.js';
-import { addGpuOption, addOutputOptions, applyVerbosity, type DeviceFlags, type OutputFlags } from './options.js';
+import { addGpuOption, addOutputOptions, applyVerbosity, type OutputFlags } from './options.js';
 
-interface TestCudaFlags extends Pick<DeviceFlags, 'gpu'>, OutputFlags {
+interface TestCudaFlags extends OutputFlags {
+  gpu: number;
   large?: boolean;
 }
 
