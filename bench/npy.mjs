@@ -1,5 +1,6 @@
 // Minimal .npy reader for the bench scripts (little-endian, C order, 2-D, f32/f16/f64): the data
-// lands in shared memory as a Dataset, as the CLI's readers would give it.
+// lands in shared memory as a Dataset (buffer + byteOffset, src/io/dataset.ts), as the CLI's readers
+// would give it.
 import { readFileSync } from 'node:fs';
 
 export function readNpy(path) {
@@ -12,13 +13,13 @@ export function readNpy(path) {
   const n = Number(shape[1]), d = Number(shape[2]);
   const body = new Uint8Array(buf.subarray(10 + hlen)); // aligned copy
   if (descr === '<f2') {
-    const data = new Uint16Array(new SharedArrayBuffer(n * d * 2));
-    data.set(new Uint16Array(body.buffer, 0, n * d));
-    return { n, d, dtype: 'f16', data, format: 'npy', dropped: 0 };
+    const buffer = new SharedArrayBuffer(n * d * 2);
+    new Uint16Array(buffer).set(new Uint16Array(body.buffer, 0, n * d));
+    return { n, d, dtype: 'f16', buffer, byteOffset: 0, format: 'npy', dropped: 0 };
   }
   const src = descr === '<f4' ? new Float32Array(body.buffer, 0, n * d) : descr === '<f8' ? new Float64Array(body.buffer, 0, n * d) : null;
   if (!src) throw new Error(`${path}: dtype ${descr} not supported by the bench reader`);
-  const data = new Float32Array(new SharedArrayBuffer(n * d * 4));
-  data.set(src);
-  return { n, d, dtype: 'f32', data, format: 'npy', dropped: 0 };
+  const buffer = new SharedArrayBuffer(n * d * 4);
+  new Float32Array(buffer).set(src);
+  return { n, d, dtype: 'f32', buffer, byteOffset: 0, format: 'npy', dropped: 0 };
 }

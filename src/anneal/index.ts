@@ -20,7 +20,7 @@ import type { AnnealConfig } from './config.js';
 import type { AnnealHooks, AnnealResult, IterRecord } from './types.js';
 import { Rng } from './random.js';
 import { planRefills } from './maintenance.js';
-import { Calm, Run, Stall } from './run.js';
+import { Calm, Run, Stall, schedule } from './run.js';
 import { finalize, initialize, moveAnchors, refill } from './steps.js';
 import { SwapTrials, type Snapshot } from './trials.js';
 
@@ -32,20 +32,24 @@ export async function anneal(engine: Engine, cfg: AnnealConfig, hooks: AnnealHoo
   validate(engine, cfg);
   const run = new Run(engine, cfg, hooks);
   run.check();
-  const eInit = await initialize(run, new Rng(cfg.seed), hooks.initAnchors);
+  const { energy: eInit, sampled } = await initialize(run, new Rng(cfg.seed), hooks.initAnchors);
+  // A sampled init means a large input, where the warm phase's tens of soft passes over every point
+  // would cost more than the rest of the run: it is skipped, and the swap phase ends once it stops
+  // paying (config.ts sampledStallIters; --effort best inits on every point and keeps both).
+  const loopCfg = sampled ? { ...cfg, t0: 0, stallIters: cfg.stallIters || cfg.sampledStallIters } : cfg;
   const initSeconds = (performance.now() - start) / 1000;
 
   // 2-3. the loop: warm iterations, then cold ones that settle, maintain and try swaps
   const maintain = cfg.maintenanceEvery > 0;
   const calm = new Calm(cfg, engine.n);
   const trials = new SwapTrials(cfg.m, cfg);
-  const stall = new Stall(cfg);
+  const stall = new Stall(loopCfg);
   const loopStart = run.history.length;
   let sinceMove = 0; // iterations since maintenance last moved anchors
   let energy = eInit; // of the last pass
   let converged = false;
   for (let it = loopStart; it < cfg.maxIters && !converged; it++) {
-    const p = schedule(cfg, eInit, it - loopStart);
+    const p = schedule(loopCfg, eInit, it - loopStart);
     const rec = await run.pass(p);
     energy = rec.energy;
     sinceMove++;
@@ -114,18 +118,6 @@ function validate(engine: Engine, cfg: AnnealConfig): void {
   if (!(Number.isInteger(m) && m >= 1 && m <= n)) {
     throw new UsageError(`--anchors ${m}: must be an integer from 1 to the number of vectors (${n})`);
   }
-}
-
-/**
- * The pass parameters at loop iteration k: T = t0·(1 − cooling)^k from t0 = cfg.t0 × (energy after
- * init), 0 once below tMin × that energy; the damped step and the Huber factor fade with T.
- */
-function schedule(cfg: AnnealConfig, eInit: number, k: number): IterParams {
-  const t0 = cfg.t0 * eInit;
-  let T = t0 > 0 ? t0 * Math.pow(1 - cfg.cooling, k) : 0;
-  if (T < cfg.tMin * eInit) T = 0;
-  const u = t0 > 0 ? T / t0 : 0; // 1 → 0 as the system cools
-  return { temperature: T, step: 1 - (1 - cfg.step) * u, huber: cfg.huber * u };
 }
 
 function median(v: number[]): number {

@@ -88,3 +88,16 @@ export class Stall {
     return this.cfg.stallIters > 0 && iter - this.markIter >= this.cfg.stallIters;
   }
 }
+
+/**
+ * The pass parameters at loop iteration k: T = t0·(1 − cooling)^k from t0 = cfg.t0 × (energy after
+ * init), 0 once below tMin × that energy; the damped step and the Huber factor fade with T.
+ */
+export function schedule(cfg: AnnealConfig, eInit: number, k: number): IterParams {
+  const t0 = cfg.t0 * eInit;
+  let T = t0 > 0 ? t0 * Math.pow(1 - cfg.cooling, k) : 0;
+  if (T < cfg.tMin * eInit) T = 0;
+  const u = t0 > 0 ? T / t0 : 0; // 1 → 0 as the system cools
+  return { temperature: T, step: 1 - (1 - cfg.step) * u, huber: cfg.huber * u };
+}
+

@@ -17,47 +17,49 @@ const FINAL_REFILL_LLOYD = 3;
 
 /**
  * Step 1: the starting anchors, set on the engine — hooks' given anchors, or k-means++: the best of
- * `restarts` tries, each polished by a short Lloyd run. When the data holds more than `initSample`
- * points per anchor, all of it runs on a uniform sample of that size (Engine.subset), so init costs
- * the same whatever n. Returns the energy of the chosen anchors (on the sample when sampled).
+ * `restarts` tries, each polished by a short Lloyd run. When one pass over the data costs more than
+ * `initSampleAbove`, all of it runs on a uniform sample of `initSample` points per anchor
+ * (Engine.subset), so init costs the same whatever n. Returns the energy of the chosen anchors (on
+ * the sample when `sampled`).
  */
-export async function initialize(run: Run, rng: Rng, given: Float32Array | undefined): Promise<number> {
+export async function initialize(run: Run, rng: Rng, given: Float32Array | undefined): Promise<{ energy: number; sampled: boolean }> {
   const { engine, cfg } = run;
   if (given) {
     await engine.setAnchors(given);
-    return (await engine.finalize()).energy;
+    return { energy: (await engine.finalize()).energy, sampled: false };
   }
-  const rows = initRows(engine.n, cfg);
+  const rows = initRows(engine.n, engine.d, cfg);
   if (rows === engine.n) {
     const best = await bestStart(run, engine, rng, true);
     await engine.setAnchors(best.anchors);
-    return best.energy;
+    return { energy: best.energy, sampled: false };
   }
   const sample = await engine.subset(sampleRows(rng, engine.n, rows));
   try {
     const best = await bestStart(run, sample, rng, false);
     await engine.setAnchors(best.anchors);
-    return best.energy;
+    return { energy: best.energy, sampled: true };
   } finally {
     await sample.dispose();
   }
 }
 
-/** Rows init works on: `initSample` per anchor, at most n (0: all of them). */
-export function initRows(n: number, cfg: AnnealConfig): number {
-  return cfg.initSample > 0 ? Math.min(n, Math.max(cfg.m, Math.ceil(cfg.initSample * cfg.m))) : n;
+/** Rows init works on: all n, or initSample per anchor when a pass over all costs more than initSampleAbove. */
+export function initRows(n: number, d: number, cfg: AnnealConfig): number {
+  if (!(cfg.initSample > 0) || n * cfg.m * d <= cfg.initSampleAbove) return n;
+  return Math.min(n, Math.max(cfg.m, Math.ceil(cfg.initSample * cfg.m)));
 }
 
 /**
- * k-means++ on `e` (the engine or a sample of it), `tries` times, each try polished by Lloyd; the
- * lowest energy wins. Restarts and greedy candidates apply only while rows·m <= initBudget
- * (config.ts). On the whole data the polishing passes are iterations of the run (`recorded`);
- * on a sample they are part of init. One try on the whole data is not polished.
+ * k-means++ on `e` (the engine or a sample of it), polished by Lloyd; on the whole data (`recorded`:
+ * the polishing passes are iterations of the run) `restarts` tries and the lowest energy wins, on a
+ * sample one try. Restarts and greedy candidates apply only while rows·m <= initBudget (config.ts).
+ * One try on the whole data is not polished.
  */
 async function bestStart(run: Run, e: Engine, rng: Rng, recorded: boolean): Promise<{ anchors: Float32Array; energy: number }> {
   const { cfg } = run;
   const small = e.n * cfg.m <= cfg.initBudget;
-  const tries = small ? Math.max(1, cfg.restarts) : 1;
+  const tries = small && recorded ? Math.max(1, cfg.restarts) : 1;
   const candidates = small ? cfg.initCandidates : 1;
   let best: { anchors: Float32Array; energy: number } | undefined;
   for (let r = 0; r < tries; r++) {

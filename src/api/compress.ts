@@ -1,7 +1,7 @@
 // compress(): read vectors, learn m anchors with the annealing quantizer, write every vector as its
 // anchor id into a .vlc file (atomically; '-' streams it to stdout). What `vlc compress` runs, and
 // what `import { compress } from 'vlc'` gives a Node program.
-import { DEFAULT_CONFIG, type AnnealConfig } from '../anneal/config.js';
+import { configFor, DEFAULT_CONFIG, type AnnealConfig, type Effort } from '../anneal/config.js';
 import type { AnnealResult, IterRecord } from '../anneal/types.js';
 import { selectBackend, type DeviceChoice } from '../backend/select.js';
 import { UsageError } from '../errors.js';
@@ -34,6 +34,8 @@ export interface CompressOptions extends ReadOptions, Partial<ResidualChoice> {
   anchors?: number;
   /** Maximum annealing iterations (default DEFAULT_CONFIG.maxIters). */
   iters?: number;
+  /** How hard to work (docs/algorithm.md "Effort"): 'fast', 'default' (the default) or 'best'. */
+  effort?: Effort;
   /** Seed of every random choice (default DEFAULT_CONFIG.seed). */
   seed?: number;
   /** How anchors are stored (default f16, or f32 when a value exceeds f16's range; an explicit f16 then fails). */
@@ -111,7 +113,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   if (m > ds.n) throw new UsageError(`--anchors ${m} is more than the ${ds.n} vectors in ${source}; use at most ${ds.n}`);
   if (ds.dropped > 0) log().info(`skipped ${ds.dropped} vector${ds.dropped === 1 ? '' : 's'} containing NaN or Inf (--drop-invalid)`);
 
-  const cfg: AnnealConfig = { ...DEFAULT_CONFIG, m, seed, maxIters: o.iters ?? DEFAULT_CONFIG.maxIters };
+  const cfg: AnnealConfig = configFor(o.effort ?? 'default', m, { seed, ...(o.iters !== undefined ? { maxIters: o.iters } : {}) });
   const sample = o.sample ?? 'auto';
   const sampleRows = sampleSize(sample, ds.n, m);
   // Every manifest field but the results, so that a byte budget is checked before training.

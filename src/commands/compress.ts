@@ -2,7 +2,7 @@
 // write every vector as its anchor id into a .vlc file (atomically; `-o -` streams to stdout;
 // without -o, x.npy gives x.vlc beside it).
 import { Option, type Command } from 'commander';
-import { DEFAULT_CONFIG } from '../anneal/config.js';
+import { DEFAULT_CONFIG, EFFORTS, type Effort } from '../anneal/config.js';
 import { compress, compressOutputRules, type CompressResult } from '../api/compress.js';
 import { defaultOutput, planOutput } from '../api/preflight.js';
 import { parseSample, SAMPLE_PER_ANCHOR, type SampleSpec } from '../api/sample.js';
@@ -23,6 +23,7 @@ interface CompressFlags extends CommonOptions, InputFlags, ResidualFlags {
   anchors?: number;
   iters: number;
   sample?: SampleSpec;
+  effort: Effort;
   seed: number;
   anchorDtype: 'f16' | 'f32';
   stats?: string;
@@ -44,6 +45,11 @@ export function register(program: Command): void {
       (v) => parseInteger('--anchors', v, 1),
     )
     .option('--iters <n>', 'maximum annealing iterations', (v) => parseInteger('--iters', v, 1, 1_000_000), DEFAULT_CONFIG.maxIters)
+    .addOption(
+      new Option('--effort <level>', 'fast: k-means++ and Lloyd only; default: + warm phase and swap trials (inputs with n*m*d > 2^30: init on a sample, no warm phase, trials until they stop paying); best: the full schedule at any size')
+        .choices([...EFFORTS])
+        .default('default'),
+    )
     .option(
       '--sample <rows>',
       `train on a seeded sample of this many rows (a count, or a fraction like 0.1 or 10%), then assign every row in one exact pass; auto (default): ${SAMPLE_PER_ANCHOR} per anchor; all: every row`,
@@ -79,6 +85,7 @@ async function runCompress(input: string[], o: CompressFlags, cmd: Command): Pro
       anchors: o.anchors,
       iters: o.iters,
       sample: o.sample,
+      effort: o.effort,
       seed: o.seed,
       // The default is left to compress(), which keeps anchors in f32 when f16 cannot hold them.
       anchorDtype: cmd.getOptionValueSource('anchorDtype') === 'cli' ? o.anchorDtype : undefined,

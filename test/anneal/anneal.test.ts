@@ -2,7 +2,7 @@
 // maintenance (no empty anchor), hooks.
 import { describe, expect, it } from 'vitest';
 import { anneal, kmeansPlusPlus, Rng } from '../../dist/anneal/index.js';
-import { DEFAULT_CONFIG } from '../../dist/anneal/config.js';
+import { configFor, DEFAULT_CONFIG } from '../../dist/anneal/config.js';
 import { createCpuBackend } from '../../dist/backend/cpu/index.js';
 import { InterruptedError } from '../../dist/errors.js';
 import type { Dataset } from '../../src/io/dataset.js';
@@ -44,6 +44,40 @@ describe('anneal', () => {
     expect(Array.from(capped.anchors)).toEqual(Array.from(plain.anchors));
     const full = await run(ds, base); // default budget: n·m is small here, so restarts apply
     expect(Array.from(full.anchors)).not.toEqual(Array.from(plain.anchors));
+  });
+
+  it('large data: init (k-means++, Lloyd) runs on a sample and the warm phase is skipped, the same with 1 or 2 threads', async () => {
+    const cfg = { ...DEFAULT_CONFIG, m: 8, maxIters: 60, initSample: 6, initSampleAbove: 0 };
+    const a = await run(ds, cfg, 2);
+    const b = await run(ds, cfg, 1);
+    expect(Array.from(b.anchors)).toEqual(Array.from(a.anchors));
+    expect(b.energy).toBe(a.energy);
+    // No warm phase: every iteration on all points is cold; with init on all points it runs.
+    expect(a.history.every((h) => h.temperature === 0)).toBe(true);
+    expect(a.iterations).toBeGreaterThan(0);
+    const full = await run(ds, { ...cfg, initSample: 0 });
+    expect(full.history.some((h) => h.temperature > 0)).toBe(true);
+    expect(Array.from(full.anchors)).not.toEqual(Array.from(a.anchors));
+  });
+
+  it('the stall rule ends the swap trials once the best energy stops falling', async () => {
+    const base = { ...DEFAULT_CONFIG, m: 16, maxIters: 300, restarts: 1, t0: 0, swapRejects: 1000 };
+    const long = await run(ds, { ...base, stallIters: 0 });
+    const short = await run(ds, { ...base, stallIters: 5 });
+    expect(short.converged).toBe(true);
+    expect(short.iterations).toBeLessThan(long.iterations);
+    // Stopped: the last 5 iterations (at least) did not lower the best energy by energyTol.
+    const best = (h: typeof short.history) => Math.min(...h.map((r) => r.energy));
+    const h = short.history;
+    expect(best(h)).toBeGreaterThanOrEqual(best(h.slice(0, h.length - 5)) * (1 - base.energyTol));
+  });
+
+  it('--effort: fast runs no swap trial and no warm phase; best is the full schedule', async () => {
+    const fast = await run(ds, configFor('fast', 16, { maxIters: 200 }));
+    expect(fast.history.some((h) => h.maintenance !== undefined || h.temperature > 0)).toBe(false);
+    const best = configFor('best', 16);
+    expect([best.initSample, best.stallIters, best.t0]).toEqual([0, 0, 0.3]);
+    expect(configFor('default', 16, { seed: 7 })).toEqual({ ...DEFAULT_CONFIG, m: 16, seed: 7 });
   });
 
   it('never raises the energy between cold iterations without maintenance', async () => {

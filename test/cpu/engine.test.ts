@@ -178,8 +178,8 @@ describe('cpu engine seeding', () => {
 });
 
 describe('cpu engine bounds (skipping settled points at T = 0)', () => {
-  // m = 12: two anchor groups; m = 45: six (groups.ts), with Hamerly's bounds at T > 0.
-  it.each([12, 45])('gives exactly the brute-force results through Lloyd runs, anchor jumps and finalize (m = %i)', async (m) => {
+  // m = 12: two anchor groups; m = 45: six; m = 120: fifteen (groups.ts); Hamerly's bounds at T > 0.
+  it.each([12, 45, 120])('gives exactly the brute-force results through Lloyd runs, anchor jumps and finalize (m = %i)', async (m) => {
     const { blobs } = await import('./data.js');
     const ds = blobs(9, 70, 13, 21, 0.8);
     const init = firstRows(ds, m);

@@ -116,19 +116,23 @@ describe('sharded CPU engines = one CPU engine (fixed-point sums: exact)', () =>
     for (const b of backends) await b.close();
   });
 
-  it('the whole anneal, and accumulate + applyUpdate = iterate', async () => {
+  it('the whole anneal (init on all rows, and on a sample), and accumulate + applyUpdate = iterate', async () => {
     const ds = dataset(900, 5, 'f16', 4);
-    const cfg = { ...DEFAULT_CONFIG, m: 9, maxIters: 30, huber: 1 };
     const backends = [0, 1].map(() => createCpuBackend({ threads: 1 }));
-    const one = await backends[0].open(ds, cfg.m);
-    const want = await anneal(one, cfg);
-    await one.dispose();
-    const two = await shardedBackend(backends, () => [451, 449]).open(ds, cfg.m);
-    const got = await anneal(two, cfg);
-    expect(plain(got.anchors)).toEqual(plain(want.anchors));
-    expect(plain(got.assignments)).toEqual(plain(want.assignments));
-    expect(got.history.map((h) => h.energy)).toEqual(want.history.map((h) => h.energy));
-    await two.dispose();
+    for (const cfg of [
+      { ...DEFAULT_CONFIG, m: 9, maxIters: 30, huber: 1 },
+      { ...DEFAULT_CONFIG, m: 9, maxIters: 30, initSample: 20, initSampleAbove: 0 },
+    ]) {
+      const one = await backends[0].open(ds, cfg.m);
+      const want = await anneal(one, cfg);
+      await one.dispose();
+      const two = await shardedBackend(backends, () => [451, 449]).open(ds, cfg.m);
+      const got = await anneal(two, cfg);
+      expect(plain(got.anchors)).toEqual(plain(want.anchors));
+      expect(plain(got.assignments)).toEqual(plain(want.assignments));
+      expect(got.history.map((h) => h.energy)).toEqual(want.history.map((h) => h.energy));
+      await two.dispose();
+    }
     const fused = await backends[0].open(ds, 3);
     const split = await backends[1].open(ds, 3);
     const C = new Float32Array(3 * 5).map((_, k) => k * 0.3);

@@ -20,7 +20,7 @@ import { makeKernel, type Kernel, type KernelKind } from './kernel.js';
 import { nearestOtherOnCpu } from './nearest.js';
 import { formGroups, groupCount, groupDrift, type GroupedPass, type Groups } from './groups.js';
 import { WorkerPool } from './pool.js';
-import { allocShared, chunkCount, CHUNK, sharedF32, sharedF64, toPortable, type SharedState, type WorkerRequest } from './shared.js';
+import { allocShared, chunkCount, CHUNK, sharedF32, sharedF64, toPortable, type SharedState, type SplitReduce, type WorkerRequest } from './shared.js';
 import { energyUnits, fromPartials, passSums, statsOf, toPartials, type PassSums } from './sums.js';
 
 /** Largest n×L seedTry distance cache, in floats (256 MiB). */
@@ -42,15 +42,26 @@ export function splitDrift(drift: Float64Array, m: number): { jumped: Int32Array
 }
 
 /** The points whose nearest anchor differs from `assign`, with their previous anchors; undefined past `limit`. */
-function changedPoints(j1: Int32Array, assign: Int32Array, limit: number): { points: Int32Array; from: Int32Array } | undefined {
+function changedPoints(j1: Int32Array, assign: Int32Array, n: number, limit: number): { points: Int32Array; from: Int32Array } | undefined {
   const points: number[] = [], from: number[] = [];
-  for (let i = 0; i < j1.length; i++) {
+  for (let i = 0; i < n; i++) {
     if (j1[i] === assign[i]) continue;
     if (points.length >= limit) return undefined;
     points.push(i);
     from.push(assign[i]);
   }
   return { points: Int32Array.from(points), from: Int32Array.from(from) };
+}
+
+/** The points whose weights are not (1, 0) (a soft share or a Huber weight); undefined past `limit`. */
+function weightedPoints(w1: Float64Array, w2: Float64Array, n: number, limit: number): Int32Array | undefined {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    if (w1[i] === 1 && w2[i] === 0) continue;
+    if (out.length >= limit) return undefined;
+    out.push(i);
+  }
+  return Int32Array.from(out);
 }
 
 function split(total: number, parts: number, w: number): [number, number] {
@@ -84,10 +95,11 @@ export class CpuEngine implements Engine {
   private seedScaleV = 1;
   private lastMs = 0;
   private mainKernel: Kernel | undefined;
-  /** st.sums holds the unit-weight sums of the assignments in `assign`, at this S scale (NaN: not). */
-  private hardSums = NaN;
+  /** Unit sums of the assignments in `assign` (reduceSplit), valid at this S scale (NaN: not). */
+  private hard: Float64Array | undefined;
+  private hardScale = NaN;
   /** The anchor groups of the T = 0 bounds and each point's bound per group (groups.ts). */
-  private grouping: { groups: Groups; lower: Float32Array; valid: boolean } | undefined; // nearestOther's, on this thread (made at its first call)
+  private grouping: { groups: Groups; lower: Float64Array; cum: Float64Array; valid: boolean } | undefined; // nearestOther's, on this thread (made at its first call)
 
   /** Per worker, the point-anchor distances its searches computed (profile). */
   private work: Float64Array;
@@ -303,22 +315,41 @@ export class CpuEngine implements Engine {
     // One kind of bounds is kept up to date by a pass; the other must start over.
     this.boundsValid = grouped === undefined;
     if (this.grouping) this.grouping.valid = grouped !== undefined;
-    // S from scratch, or — when this pass and the last one are hard with unit weights — by moving
-    // the terms of the points that changed anchor (reduceChanged in worker.ts): the same integers.
-    // Like the bounds, this skips work without changing a result (off with them: brute force).
-    const unit = p.temperature === 0 && !(update && p.huber > 0);
-    const changed = this.useBounds && unit && this.hardSums === sc.s ? changedPoints(st.j1, this.assign, Math.floor(this.n / 2)) : undefined;
-    const reduced = changed || update
+    const job = this.reduceJob(update, sc.s);
+    const reduced = job
       ? this.each((w) => {
           const [k0, k1] = split(d, this.threads, w);
-          return { op: 'reduce', engine: this.id, k0, k1, sScale: sc.s, changed };
+          return { op: 'reduce', engine: this.id, k0, k1, sScale: sc.s, split: job === 'full' ? undefined : job };
         })
       : undefined;
-    this.hardSums = unit && reduced ? sc.s : NaN;
     const sums = passSums(st, this.assign, sc, this.global.rowOffset, update ? st.sums : NO_SUMS);
     await reduced;
     this.lastMs = performance.now() - t0;
     return sums;
+  }
+
+  /**
+   * How this pass takes S (worker.ts): from scratch ('full'), or through the unit sums kept between
+   * passes (reduceSplit: only the points that changed anchor and those with weights other than
+   * (1, 0) cost work), or not at all (undefined: S not wanted and no unit sums to keep). Like the
+   * bounds, this skips work without changing a result (off with them: brute force).
+   */
+  private reduceJob(update: boolean, sScale: number): 'full' | SplitReduce | undefined {
+    const { st, n } = this;
+    const kept = this.useBounds && this.hard !== undefined && this.hardScale === sScale;
+    const changed = kept ? changedPoints(st.j1, this.assign, n, Math.floor(n / 2)) : undefined;
+    const weighted = this.useBounds && update ? weightedPoints(st.w1, st.w2, n, Math.floor(n / 2)) : undefined;
+    if (update && !weighted) {
+      this.hardScale = NaN;
+      return 'full';
+    }
+    if (!update && !changed) {
+      this.hardScale = NaN;
+      return undefined;
+    }
+    this.hard ??= sharedF64(this.m * this.d);
+    this.hardScale = sScale;
+    return { hard: this.hard, changed, weighted };
   }
 
   /**
@@ -328,14 +359,18 @@ export class CpuEngine implements Engine {
    */
   private groupedPass(temperature: number, jumped: Int32Array): GroupedPass | undefined {
     const { n, m, d } = this;
-    if (!this.useBounds || temperature > 0 || groupCount(n, m) < 2) return undefined;
+    if (!this.useBounds || groupCount(n, m) < 2) return undefined;
     if (!this.grouping) {
       this.mainKernel ??= makeKernel(this.kernelKind);
       const groups = formGroups(this.mainKernel, this.st.anchors, m, d, groupCount(n, m));
-      this.grouping = { groups, lower: sharedF32(n * groups.G), valid: false };
+      this.grouping = { groups, lower: sharedF64(n * groups.G), cum: new Float64Array(groups.G), valid: false };
     }
     const g = this.grouping;
-    return { groups: g.groups, drift: groupDrift(g.groups, this.st.drift, jumped), lower: g.lower, valid: g.valid };
+    if (!g.valid) g.cum.fill(0);
+    const drift = groupDrift(g.groups, this.st.drift, jumped);
+    for (let k = 0; k < g.groups.G; k++) g.cum[k] += drift[k];
+    const moved = Uint8Array.from(this.st.drift, (v) => (v > 0 ? 1 : 0));
+    return { groups: g.groups, cum: g.cum, moved, lower: g.lower, valid: g.valid };
   }
 
   /** Step 3: `s` (this engine's sums, or every shard's) become the pass's statistics; the anchors move. */

@@ -4,6 +4,16 @@
 import type { VectorStore } from '../../io/dataset.js';
 import type { GroupedPass } from './groups.js';
 
+/** How reduceSplit (worker.ts) takes S: see there. */
+export interface SplitReduce {
+  /** m×d unit sums of the assignments (shared, kept between passes). */
+  hard: Float64Array;
+  /** Move these points from their previous anchors (`from`); absent: rebuild `hard`. */
+  changed?: { points: Int32Array; from: Int32Array };
+  /** The points whose weights are not (1, 0); absent: `hard` only, S not wanted. */
+  weighted?: Int32Array;
+}
+
 /**
  * Points per chunk. Seeding sums are taken per fixed chunk and then added in chunk order, and
  * worker ranges are whole chunks, so every sum is the same whatever the thread count.
@@ -90,8 +100,8 @@ export type WorkerRequest =
     }
   | {
       op: 'reduce'; engine: number; k0: number; k1: number; sScale: number;
-      /** Only move these points' terms from their previous anchors (reduceChanged in worker.ts). */
-      changed?: { points: Int32Array; from: Int32Array };
+      /** Through the unit sums instead (reduceSplit in worker.ts). */
+      split?: SplitReduce;
     }
   | {
       op: 'seed'; engine: number; mode: 'begin' | 'add' | 'try'; count: number; cands?: Float32Array; chunkSums?: Float64Array;

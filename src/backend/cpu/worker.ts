@@ -2,7 +2,7 @@
 // seeding passes, and a slice of dimensions for the reduction. See shared.ts for the state and
 // engine.ts for the orchestration; the math is the comment at the top of ../types.ts.
 import { parentPort } from 'node:worker_threads';
-import { CHUNK, fromPortable, type SharedState, type WorkerRequest } from './shared.js';
+import { CHUNK, fromPortable, type SharedState, type SplitReduce, type WorkerRequest } from './shared.js';
 import { decodeHalf, f16ToF32 } from '../../io/dataset.js';
 import { makeKernel, type Kernel, type Top2Out } from './kernel.js';
 import { knnRange } from './knn-core.js';
@@ -94,7 +94,7 @@ function assign(version: number, temperature: number, bounds: boolean, maxDrift:
     const np = Math.min(CHUNK, range.i1 - i0);
     const xs = xRows(i0, np);
     let todo = 0; // points needing the full search, listed in tile.list
-    if (grouped) countWork(assignGrouped(kernel!, jKernel!, grouped, jumpedRows, xs, i0, np, anchors, m, d, version, s.j1, s.d1, eps));
+    if (grouped) countWork(assignGrouped(kernel!, jKernel!, grouped, jumpedRows, xs, i0, np, anchors, m, d, version, temperature, s, eps));
     else if (bounds) {
       kernel!.distIdx(xs, np, anchors, m, d, s.j1.subarray(i0, i0 + np), tile.dist, version);
       if (soft) kernel!.distIdx(xs, np, anchors, m, d, s.j2.subarray(i0, i0 + np), tile.dist2, version);
@@ -197,20 +197,56 @@ function reduce(k0: number, k1: number, sScale: number): void {
 }
 
 /**
- * The same sums moved from the last hard pass to this one (every weight 1, so each point adds
- * round(x·sScale) to its anchor's row): each changed point's terms leave its old anchor and join
- * its new one. The integers are those reduce() would add up from scratch, so S is identical.
+ * The same S through the unit sums (`hard`: every point adds round(x·sScale) to its nearest
+ * anchor's row, as a weight of 1 does): `hard` is rebuilt, or moved from the last pass by the
+ * points that changed anchor (their terms leave the old row and join the new one); then S = hard,
+ * corrected for the `weighted` points (a soft share or a Huber weight: their unit term replaced by
+ * their two weighted terms). The integers are those reduce() adds up, so S is identical; a settled
+ * pass costs O((changed + weighted)·d) instead of O(n·d).
  */
-function reduceChanged(k0: number, k1: number, sScale: number, moved: Int32Array, from: Int32Array): void {
-  const { d, j1, sums } = st!;
-  for (let q = 0; q < moved.length; q++) {
-    const i = moved[q], so = from[q] * d, to = j1[i] * d;
+function reduceSplit(k0: number, k1: number, sScale: number, job: SplitReduce): void {
+  const { n, d, m, j1, j2, w1, w2, sums } = st!;
+  const { hard } = job;
+  if (k1 <= k0) return;
+  if (job.changed) {
+    const { points, from } = job.changed;
+    for (let q = 0; q < points.length; q++) {
+      const i = points[q], so = from[q] * d, to = j1[i] * d;
+      const x = xStored(i, 1);
+      const half = x instanceof Uint16Array;
+      for (let k = k0; k < k1; k++) {
+        const t = Math.round(sScale * (half ? f16ToF32(x[k]) : x[k]));
+        hard[so + k] -= t;
+        hard[to + k] += t;
+      }
+    }
+  } else {
+    for (let j = 0; j < m; j++) hard.fill(0, j * d + k0, j * d + k1);
+    // By chunks of points, each through its own view, as reduce() reads them.
+    for (let c0 = 0; c0 < n; c0 += CHUNK) {
+      const np = Math.min(CHUNK, n - c0);
+      const x = xStored(c0, np);
+      const half = x instanceof Uint16Array;
+      for (let p = 0; p < np; p++) {
+        const xo = p * d, so = j1[c0 + p] * d;
+        if (half) for (let k = k0; k < k1; k++) hard[so + k] += Math.round(sScale * f16ToF32(x[xo + k]));
+        else for (let k = k0; k < k1; k++) hard[so + k] += Math.round(sScale * x[xo + k]);
+      }
+    }
+  }
+  if (!job.weighted) return;
+  for (let j = 0; j < m; j++) sums.set(hard.subarray(j * d + k0, j * d + k1), j * d + k0);
+  const pts = job.weighted;
+  for (let q = 0; q < pts.length; q++) {
+    const i = pts[q];
     const x = xStored(i, 1);
-    const half = x instanceof Uint16Array;
-    for (let k = k0; k < k1; k++) {
-      const t = Math.round(sScale * (half ? f16ToF32(x[k]) : x[k]));
-      sums[so + k] -= t;
-      sums[to + k] += t;
+    const v = (k: number) => (x instanceof Uint16Array ? f16ToF32(x[k]) : x[k]);
+    let so = j1[i] * d, w = w1[i] * sScale;
+    for (let k = k0; k < k1; k++) sums[so + k] += Math.round(w * v(k)) - Math.round(sScale * v(k));
+    w = w2[i] * sScale;
+    if (w > 0) {
+      so = j2[i] * d;
+      for (let k = k0; k < k1; k++) sums[so + k] += Math.round(w * v(k));
     }
   }
 }
@@ -289,7 +325,7 @@ function handle(msg: WorkerRequest): void {
       return assign(msg.version, msg.temperature, msg.bounds, msg.maxDrift, msg.jumped, msg.grouped);
     case 'reduce':
       use(msg.engine);
-      if (msg.changed) return reduceChanged(msg.k0, msg.k1, msg.sScale, msg.changed.points, msg.changed.from);
+      if (msg.split) return reduceSplit(msg.k0, msg.k1, msg.sScale, msg.split);
       return reduce(msg.k0, msg.k1, msg.sScale);
     case 'seed':
       use(msg.engine);
