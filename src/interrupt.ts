@@ -3,6 +3,8 @@
 // exits 130 (SIGINT) or 143 (SIGTERM), the shell's 128 + signal number. Nothing on the main thread
 // blocks for long — input is read through the event loop (io/readers/stream.ts) — so the handler
 // always runs; should the program still not have ended shortly after, it exits from here.
+import { InterruptedError } from './errors.js';
+
 const controller = new AbortController();
 const cleanups = new Set<() => void>();
 let installed = false;
@@ -33,6 +35,23 @@ export function installInterruptHandlers(): void {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+}
+
+/** How often a long loop on the main thread lets pending events run (signals among them). */
+const CHECKPOINT_MS = 50;
+let lastCheckpoint = 0;
+
+/**
+ * Call often from a long loop on the main thread: about every CHECKPOINT_MS it yields to the event
+ * loop so a Ctrl-C or SIGTERM is handled; once one was, it throws InterruptedError.
+ */
+export async function checkpoint(): Promise<void> {
+  const now = performance.now();
+  if (now - lastCheckpoint >= CHECKPOINT_MS) {
+    lastCheckpoint = now;
+    await new Promise((r) => setImmediate(r));
+  }
+  if (controller.signal.aborted) throw new InterruptedError();
 }
 
 /** Register a synchronous cleanup (e.g. unlink a temp file); returns a function that unregisters it. */

@@ -46,3 +46,21 @@ export function setVerbosity(v: Verbosity): void {
 export function log(): Logger {
   return current;
 }
+
+/**
+ * How long work reports how far it has come: a step (reading, training, encoding, writing,
+ * searching...) with a count done of a total (bytes, or items such as 'vectors'). The CLI draws it
+ * on a terminal (commands/progress.ts); elsewhere nothing is shown.
+ */
+export interface Reporter {
+  /** Open a step; `total` may be unknown (a stream), and `unit` 'bytes' or a plural noun. */
+  step(label: string, unit: string, total?: number): ReportStep;
+}
+
+export interface ReportStep {
+  update(done: number, total?: number): void;
+  end(): void;
+}
+
+/** Reports nothing (library use, pipes, tests). */
+export const silentReporter: Reporter = { step: () => ({ update: () => {}, end: () => {} }) };

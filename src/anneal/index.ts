@@ -74,6 +74,7 @@ export async function anneal(engine: Engine, cfg: AnnealConfig, hooks: AnnealHoo
   // Out of iterations in the middle of a trial that is not (yet) better: keep the state before it.
   if (trials.open && !(energy < trials.open.energy)) await engine.setAnchors(trials.open.anchors);
 
+  hooks.onFinalPass?.();
   const fin = await finalize(run);
   run.check();
   const assignments = await engine.assignments();

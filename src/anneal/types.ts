@@ -31,6 +31,8 @@ export interface AnnealResult {
 export interface AnnealHooks {
   /** Called after each iteration (progress display, -v logs). */
   onIter?: (rec: IterRecord, maxIters: number) => void;
+  /** Called as the final exact pass starts (progress display: it reports nothing until done). */
+  onFinalPass?: () => void;
   /** Aborts between backend calls (Ctrl-C): anneal() then throws InterruptedError. */
   signal?: AbortSignal;
   /** Start from these anchors instead of k-means++ (test-cuda parity: same init on both devices). */

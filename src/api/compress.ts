@@ -16,7 +16,8 @@ import { storedAnchors } from '../io/vlc/format.js';
 import { assignmentWidthFor } from '../io/vlc/manifest.js';
 import { checkResidualChoice, encodeResiduals, fileBytesWithResidual, planResiduals, type ResidualChoice } from './residuals.js';
 import { bytesPerVector, seedRatio, trueRatio } from '../io/vlc/stats.js';
-import { log } from '../log.js';
+import { log, silentReporter, type Reporter } from '../log.js';
+import { quoteName } from '../io/names.js';
 import { VERSION } from '../version.js';
 import { sampleSize, type SampleSpec } from './sample.js';
 import { train, type TrainResult } from './train.js';
@@ -51,6 +52,8 @@ export interface CompressOptions extends ReadOptions, Partial<ResidualChoice> {
   gpu?: number | number[];
   /** Called after every annealing iteration (the CLI draws its progress line from it). */
   onIter?: (rec: IterRecord, maxIters: number) => void;
+  /** Hears the other steps: reading, init, the final pass, residual encoding, writing. */
+  progress?: Reporter;
   /** Stops training early; the default is the process's Ctrl-C / SIGTERM signal. */
   signal?: AbortSignal;
 }
@@ -106,7 +109,11 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   const out = typeof o.output === 'object' ? o.output : planOutput(o.output ?? defaultOutput(typeof input === 'string' ? input : '-', '.vlc'), compressOutputRules(input, o.force));
   const t0 = performance.now();
 
-  const ds = await datasetOf(input, o);
+  const progress = o.progress ?? silentReporter;
+  const what = typeof input === 'string' ? (input === '-' ? 'stdin' : quoteName(input)) : Array.isArray(input) ? input.map(quoteName).join(' ') : 'the vectors';
+  const reading = progress.step(`reading ${what}`, 'bytes'); // of each file in turn when there are several
+  const ds = await datasetOf(input, { ...o, onBytes: (read, total) => reading.update(read, total) });
+  reading.end();
   const readSeconds = (performance.now() - t0) / 1000;
   const m = o.anchors ?? defaultAnchors(ds.n);
   const source = typeof input === 'string' ? input : Array.isArray(input) ? input.join(' ') : 'the vectors given';
@@ -157,20 +164,28 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   let residualSeconds = 0;
   let anchorDtype: 'f16' | 'f32' = 'f16';
   try {
+    // Until the first iteration: the initial anchors (k-means++); after the last: one exact pass.
+    let phase = progress.step('choosing initial anchors (k-means++)', '');
     result = await train(backend, ds, cfg, sample, {
       signal,
       onIter: (rec: IterRecord, maxIters: number) => {
+        phase.end();
         o.onIter?.(rec, maxIters);
         log().debug(rec, 'iteration');
       },
+      onFinalPass: () => (phase = progress.step('final assignment pass', '')),
     });
+    phase.end();
     anchorDtype = storableAnchorDtype(result.anchors, o.anchorDtype);
     if (plan.mode !== 'none') {
       // Residuals against the anchors as stored (f16-rounded by default), so decoding reproduces them;
       // pq trains its codebooks on the same device as the anchors.
       const tr = performance.now();
       const anchors = storedAnchors(result.anchors, anchorDtype);
+      // One step, its elapsed time shown: the encoders report no count of their own.
+      const encoding = progress.step(`encoding ${plan.mode} residuals`, '');
       coded = await encodeResiduals(plan, { x: wholeF32(ds, `--residual ${plan.mode}`), n: ds.n, d: ds.d, anchors, assign: result.assignments }, backend, seed, { signal });
+      encoding.end();
       residualSeconds = (performance.now() - tr) / 1000;
     }
   } finally {
@@ -179,12 +194,18 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   const residualEnergy = coded?.residualEnergy;
 
   const tw = performance.now();
-  const bytes = await writeVlc(out, {
-    manifest: { ...manifestFor(result, backend.kind, anchorDtype), ...(residualEnergy !== undefined ? { residualEnergy } : {}) },
-    anchors: result.anchors,
-    assignments: result.assignments,
-    residuals: coded?.residuals,
-  });
+  const writing = progress.step(`writing ${out.target === '-' ? 'stdout' : quoteName(out.target)}`, 'bytes');
+  const bytes = await writeVlc(
+    out,
+    {
+      manifest: { ...manifestFor(result, backend.kind, anchorDtype), ...(residualEnergy !== undefined ? { residualEnergy } : {}) },
+      anchors: result.anchors,
+      assignments: result.assignments,
+      residuals: coded?.residuals,
+    },
+    (written, total) => writing.update(written, total),
+  );
+  writing.end();
   const writeSeconds = (performance.now() - tw) / 1000;
 
   return {

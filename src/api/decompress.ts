@@ -10,6 +10,7 @@ import type { Assignments } from '../io/vlc/format.js';
 import { reconstructedRows } from '../io/vlc/reconstruct.js';
 import { formatFromPath, VECTOR_FORMATS, vectorBytes, writeVectors, type VectorFormat } from '../io/write.js';
 import { npyHeader } from '../io/writers/npy.js';
+import { silentReporter, type Reporter } from '../log.js';
 import { checkRoom, defaultOutput, planOutput, type OutputPlan } from './preflight.js';
 
 export interface DecompressOptions {
@@ -28,6 +29,8 @@ export interface DecompressOptions {
   anchors?: boolean;
   /** Write only each vector's anchor id. */
   assignments?: boolean;
+  /** Hears reading and writing (the CLI draws them on a terminal). */
+  progress?: Reporter;
 }
 
 export interface DecompressResult {
@@ -53,7 +56,14 @@ export async function decompress(input: string, o: DecompressOptions): Promise<D
   const vectorFormat = o.assignments ? undefined : pickVectorFormat(o.format, target);
 
   const out = typeof o.output === 'object' ? o.output : planOutput(target, { binary: idFormat === 'txt' ? undefined : 'binary vectors', force: o.force, inputs: [input] });
-  const file = await readVlc(input);
+  const progress = o.progress ?? silentReporter;
+  const reading = progress.step(`reading ${input === '-' ? 'stdin' : quoteName(input)}`, 'bytes');
+  const file = await readVlc(input, (read, total) => reading.update(read, total));
+  reading.end();
+  const writing = (total: number) => {
+    const step = progress.step(`writing ${out.target === '-' ? 'stdout' : quoteName(out.target)}`, 'bytes', total);
+    return { onBytes: (written: number) => step.update(written), end: () => step.end() };
+  };
   const { n, d, m } = file.manifest;
   if (idFormat) {
     checkRoom(out, n * (idFormat === 'npy' ? file.assignments.BYTES_PER_ELEMENT : 6));
@@ -64,8 +74,11 @@ export async function decompress(input: string, o: DecompressOptions): Promise<D
   const dtype = o.dtype ?? (vectorFormat === 'fvecs' || vectorFormat === 'parquet' ? 'f32' : file.manifest.input.dtype);
   // Rows are rebuilt and written a chunk at a time: n × d may be far larger than memory.
   const rows = o.anchors ? rowsOf(file.anchors, m, d) : reconstructedRows(file);
-  checkRoom(out, vectorBytes(vectorFormat!, rows.n, d, dtype));
-  await writeVectors(out, rows, { format: vectorFormat!, dtype });
+  const bytes = vectorBytes(vectorFormat!, rows.n, d, dtype);
+  checkRoom(out, bytes);
+  const w = writing(bytes);
+  await writeVectors(out, rows, { format: vectorFormat!, dtype, onBytes: w.onBytes });
+  w.end();
   return { what: o.anchors ? 'anchors' : 'vectors', rows: rows.n, d, format: vectorFormat!, dtype, output: out.target };
 }
 

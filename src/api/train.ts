@@ -51,6 +51,7 @@ export async function train(backend: Backend, ds: Dataset, cfg: AnnealConfig, sa
 
   const t0 = performance.now();
   if (hooks.signal?.aborted) throw new InterruptedError();
+  hooks.onFinalPass?.(); // the pass over every row (anneal's own final pass was over the sample)
   const engine = await backend.open(ds, cfg.m);
   try {
     await engine.setAnchors(trained.anchors);

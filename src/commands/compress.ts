@@ -14,7 +14,7 @@ import { grouped, percent } from '../io/vlc/stats.js';
 import { log } from '../log.js';
 import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
 import { addDeviceOptions, addForceOption, addOutputOptions, addSeedOption, applyVerbosity, effectiveDevice, parseInteger, type CommonOptions } from './options.js';
-import { createProgress } from './progress.js';
+import { progressFor } from './progress.js';
 import { addResidualOptions, residualChoiceFrom, type ResidualFlags } from './residual-options.js';
 
 interface CompressFlags extends CommonOptions, InputFlags, ResidualFlags {
@@ -76,7 +76,7 @@ async function runCompress(input: string[], o: CompressFlags, cmd: Command): Pro
   const rules = compressOutputRules(input, o.force);
   const output = planOutput(o.output ?? defaultOutput(defaultNameOf(input), '.vlc'), rules);
   const statsOut = o.stats === undefined ? undefined : planOutput(o.stats, { ...rules, binary: undefined, option: '--stats', others: [output] });
-  const progress = createProgress({ enabled: process.stderr.isTTY === true && !o.quiet });
+  const progress = progressFor(o);
   let stats: CompressResult;
   try {
     stats = await compress(input.length === 1 ? input[0] : input, {
@@ -93,6 +93,7 @@ async function runCompress(input: string[], o: CompressFlags, cmd: Command): Pro
       device,
       gpu: o.gpu,
       onIter: (rec, maxIters) => progress.onIter(rec, maxIters),
+      progress,
     });
   } finally {
     progress.done();

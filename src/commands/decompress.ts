@@ -4,6 +4,7 @@ import { Option, type Command } from 'commander';
 import { decompress } from '../api/decompress.js';
 import { log } from '../log.js';
 import { quoteName } from '../io/names.js';
+import { progressFor } from './progress.js';
 import { addForceOption, addVerbosityOptions, applyVerbosity, type VerbosityFlags } from './options.js';
 
 interface DecompressFlags extends VerbosityFlags {
@@ -35,7 +36,13 @@ export function register(program: Command): void {
 
 async function runDecompress(input: string, o: DecompressFlags): Promise<void> {
   applyVerbosity(o);
-  const r = await decompress(input, { output: o.output, force: o.force, format: o.format, dtype: o.dtype, anchors: o.anchors, assignments: o.assignments });
+  const progress = progressFor(o);
+  let r: Awaited<ReturnType<typeof decompress>>;
+  try {
+    r = await decompress(input, { output: o.output, force: o.force, format: o.format, dtype: o.dtype, anchors: o.anchors, assignments: o.assignments, progress });
+  } finally {
+    progress.done();
+  }
   const where = r.output === '-' ? 'stdout' : quoteName(r.output);
   if (r.what === 'assignments') log().info(`wrote ${r.rows} anchor ids to ${where}`);
   else log().info(`wrote ${r.rows} x ${r.d} ${r.dtype} ${r.what} to ${where}`);

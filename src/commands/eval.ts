@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { Rng } from '../anneal/random.js';
 import { cpuKnn } from '../backend/cpu/index.js';
 import { UsageError } from '../errors.js';
-import { forEachPiece, pieceRows, rowF32, rowsF32, type Dataset } from '../io/dataset.js';
+import { pieceRows, rowF32, rowsF32, type Dataset } from '../io/dataset.js';
 import { readInputs } from '../io/shards.js';
 import { readVlc } from '../io/vlc/file.js';
 import type { VlcFile } from '../io/vlc/format.js';
@@ -16,6 +16,10 @@ import { exactKnnOverRows } from '../search/exact.js';
 import { defaultNprobe, searchCompressed, vlcSearchIndex } from '../search/index.js';
 import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
 import { addNprobeOption, addOutputOptions, addSeedOption, applyVerbosity, parseInteger, type OutputFlags } from './options.js';
+import { progressFor, reportBytes } from './progress.js';
+import { quoteName } from '../io/names.js';
+import { checkpoint } from '../interrupt.js';
+import { silentReporter, type Reporter } from '../log.js';
 
 interface EvalFlags extends InputFlags, OutputFlags {
   queries: number;
@@ -38,18 +42,25 @@ export function register(program: Command): void {
     .action(async (original: string, vlcPath: string, o: EvalFlags) => {
       applyVerbosity(o);
       if (original === '-' && vlcPath === '-') throw new UsageError('only one of the two inputs can be stdin (-)');
-      // The .vlc first: it is small and fully validated, so a damaged one fails before a large input is read.
-      const file = await readVlc(vlcPath);
-      const ds = await readInputs(original, readOptionsFrom(o));
-      const { n, d } = file.manifest;
-      if (ds.n !== n || ds.d !== d)
-        throw new UsageError(
-          `${original} holds ${ds.n} x ${ds.d} vectors but ${vlcPath} encodes ${n} x ${d}; ` +
-            `give the file it was compressed from${file.manifest.input.dropped ? ' (with --drop-invalid, as compress had)' : ''}`,
-        );
+      const progress = progressFor(o);
+      let result: EvalResult;
       const t0 = performance.now();
-      const result = await evaluate(ds, file, { queries: o.queries, seed: o.seed, nprobe: o.nprobe });
-      const seconds = (performance.now() - t0) / 1000;
+      try {
+        // The .vlc first: it is small and fully validated, so a damaged one fails before a large input is read.
+        const file = await readVlc(vlcPath, reportBytes(progress, vlcPath));
+        const ds = await readInputs(original, { ...readOptionsFrom(o), onBytes: reportBytes(progress, original) });
+        progress.done();
+        const { n, d } = file.manifest;
+        if (ds.n !== n || ds.d !== d)
+          throw new UsageError(
+            `${quoteName(original)} holds ${ds.n} x ${ds.d} vectors but ${quoteName(vlcPath)} encodes ${n} x ${d}; ` +
+              `give the file it was compressed from${file.manifest.input.dropped ? ' (with --drop-invalid, as compress had)' : ''}`,
+          );
+        result = await evaluate(ds, file, { queries: o.queries, seed: o.seed, nprobe: o.nprobe }, progress);
+      } finally {
+        progress.done();
+      }
+      const seconds = (performance.now() - t0) / 1000; // reading included
       const out = { ...result, seconds };
       process.stdout.write(o.json ? JSON.stringify(out) + '\n' : evalText(out));
     });
@@ -80,7 +91,12 @@ export interface EvalResult {
   nprobe: number;
 }
 
-export async function evaluate(ds: Dataset, file: VlcFile, o: { queries: number; seed: number; nprobe?: number }): Promise<EvalResult> {
+/** Queries per exact-search batch: enough that its worker start-up is small beside the search. */
+const EXACT_BATCH = 256;
+/** Vectors between two progress reports of the error pass. */
+const REPORT_ROWS = 1 << 14;
+
+export async function evaluate(ds: Dataset, file: VlcFile, o: { queries: number; seed: number; nprobe?: number }, progress: Reporter = silentReporter): Promise<EvalResult> {
   const { n, d, m } = file.manifest;
 
   // Reconstruction error, accumulated in f64, over the originals a view of rows at a time.
@@ -88,8 +104,12 @@ export async function evaluate(ds: Dataset, file: VlcFile, o: { queries: number;
   let sqNorm = 0;
   let cosSum = 0;
   const r = new Float32Array(d);
-  const decoded = new Float32Array(ds.dtype === 'f16' ? pieceRows(d, 'f32') * d : 0);
-  forEachPiece(ds, (_, r0, r1) => {
+  // Pieces of at most REPORT_ROWS rows, so progress moves and Ctrl-C is heard between them.
+  const per = Math.min(REPORT_ROWS, pieceRows(d, 'f32'));
+  const decoded = new Float32Array(ds.dtype === 'f16' ? per * d : 0);
+  const measuring = progress.step('reconstruction error', 'vectors', n);
+  for (let r0 = 0; r0 < n; r0 += per) {
+    const r1 = Math.min(n, r0 + per);
     const x = rowsF32(ds, r0, r1, decoded);
     for (let i = r0; i < r1; i++) {
       reconstructInto(file, i, r);
@@ -110,7 +130,11 @@ export async function evaluate(ds: Dataset, file: VlcFile, o: { queries: number;
       sqNorm += xx;
       cosSum += xx === 0 && rr === 0 ? 1 : xx === 0 || rr === 0 ? 0 : xr / Math.sqrt(xx * rr);
     }
-  }, pieceRows(d, 'f32'));
+    measuring.update(r1);
+    await checkpoint();
+  }
+
+  measuring.end();
 
   // Search quality on a seeded sample of the vectors, each left out of its own results.
   const nq = Math.min(o.queries, n);
@@ -124,8 +148,20 @@ export async function evaluate(ds: Dataset, file: VlcFile, o: { queries: number;
     const q = new Float32Array(nq * d);
     sample.forEach((i, r) => q.set(rowF32(ds, i), r * d));
     const exclude = Int32Array.from(sample);
-    const exact = await exactKnnOverRows(cpuKnn, ds, q, nq, k10 + 1);
-    const approx = await searchCompressed(index, q, nq, { k: k10, nprobe, exclude }, cpuKnn);
+    // Exact search in batches of queries, so that its (long) progress shows.
+    const exactStep = progress.step('exact search', 'queries', nq);
+    const exact = { ids: new Int32Array(nq * (k10 + 1)) };
+    for (let q0 = 0; q0 < nq; q0 += EXACT_BATCH) {
+      const k = Math.min(EXACT_BATCH, nq - q0);
+      const part = await exactKnnOverRows(cpuKnn, ds, q.subarray(q0 * d, (q0 + k) * d), k, k10 + 1);
+      exact.ids.set(part.ids, q0 * (k10 + 1));
+      exactStep.update(q0 + k);
+      await checkpoint();
+    }
+    exactStep.end();
+    const searching = progress.step('compressed search', 'queries', nq);
+    const approx = await searchCompressed(index, q, nq, { k: k10, nprobe, exclude, onProgress: (done) => searching.update(done) }, cpuKnn);
+    searching.end();
     let hits1 = 0;
     let hits10 = 0;
     for (let r = 0; r < nq; r++) {

@@ -12,6 +12,8 @@ import { log } from '../log.js';
 import { searchCompressed, vlcSearchIndex } from '../search/index.js';
 import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
 import { addNprobeOption, addOutputOptions, applyVerbosity, parseInteger, type OutputFlags } from './options.js';
+import { progressFor, reportBytes } from './progress.js';
+import { quoteName } from '../io/names.js';
 
 interface SearchFlags extends InputFlags, OutputFlags {
   queries: string;
@@ -33,23 +35,34 @@ export function register(program: Command): void {
     .action(async (vlcPath: string, o: SearchFlags) => {
       applyVerbosity(o);
       if (vlcPath === '-' && o.queries === '-') throw new UsageError('only one of the index and --queries can be stdin (-)');
-      const file = await readVlc(vlcPath);
-      const qs = await readInputs(o.queries, readOptionsFrom(o));
-      const { n, d } = file.manifest;
-      if (qs.d !== d) throw new UsageError(`queries have ${qs.d} dimensions but ${vlcPath} holds ${d}-dimensional vectors`);
-      if (o.k > n) throw new UsageError(`-k ${o.k} is more than the ${n} vectors in ${vlcPath}; use at most ${n}`);
-      const t0 = performance.now();
-      // The queries a view of rows at a time (any number of them), the results in one array.
-      const index = vlcSearchIndex(file);
-      const res = { ids: new Int32Array(qs.n * o.k), dists: new Float32Array(qs.n * o.k) };
-      const per = pieceRows(d, 'f32');
-      for (let q0 = 0; q0 < qs.n; q0 += per) {
-        const q1 = Math.min(qs.n, q0 + per);
-        const part = await searchCompressed(index, rowsF32(qs, q0, q1), q1 - q0, { k: o.k, nprobe: o.nprobe }, cpuKnn);
-        res.ids.set(part.ids, q0 * o.k);
-        res.dists.set(part.dists, q0 * o.k);
+      const progress = progressFor(o);
+      let res: { ids: Int32Array; dists: Float32Array };
+      let qs: Awaited<ReturnType<typeof readInputs>>;
+      try {
+        const file = await readVlc(vlcPath, reportBytes(progress, vlcPath));
+        qs = await readInputs(o.queries, { ...readOptionsFrom(o), onBytes: reportBytes(progress, o.queries) });
+        progress.done();
+        const { n, d } = file.manifest;
+        if (qs.d !== d) throw new UsageError(`queries have ${qs.d} dimensions but ${quoteName(vlcPath)} holds ${d}-dimensional vectors`);
+        if (o.k > n) throw new UsageError(`-k ${o.k} is more than the ${n} vectors in ${quoteName(vlcPath)}; use at most ${n}`);
+        const t0 = performance.now();
+        // The queries a view of rows at a time (any number of them), the results in one array.
+        const index = vlcSearchIndex(file);
+        const found = { ids: new Int32Array(qs.n * o.k), dists: new Float32Array(qs.n * o.k) };
+        const searching = progress.step('searching', 'queries', qs.n);
+        const per = pieceRows(d, 'f32');
+        for (let q0 = 0; q0 < qs.n; q0 += per) {
+          const q1 = Math.min(qs.n, q0 + per);
+          const part = await searchCompressed(index, rowsF32(qs, q0, q1), q1 - q0, { k: o.k, nprobe: o.nprobe, onProgress: (done) => searching.update(q0 + done) }, cpuKnn);
+          found.ids.set(part.ids, q0 * o.k);
+          found.dists.set(part.dists, q0 * o.k);
+        }
+        searching.end();
+        res = found;
+        log().debug({ queries: qs.n, seconds: (performance.now() - t0) / 1000 }, 'search done');
+      } finally {
+        progress.done();
       }
-      log().debug({ queries: qs.n, seconds: (performance.now() - t0) / 1000 }, 'search done');
       const rowOf = (q: number) => ({
         ids: Array.from(res.ids.subarray(q * o.k, (q + 1) * o.k)),
         distances: Array.from(res.dists.subarray(q * o.k, (q + 1) * o.k)),

@@ -16,7 +16,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { isatty } from 'node:tty';
 import { InterruptedError, UsageError } from '../errors.js';
-import { interruptSignal, onCleanup } from '../interrupt.js';
+import { checkpoint, interruptSignal, onCleanup } from '../interrupt.js';
 import { quoteName } from './names.js';
 
 /** Something that writes bytes, in order. Return value of write() is awaited for backpressure. */
@@ -205,6 +205,7 @@ export async function writeOutput(
       await sink.write(c);
       written += c.length;
       o.onBytes?.(written);
+      await checkpoint(); // a long write yields now and then, so Ctrl-C is heard
     },
   });
   const fail = (e: unknown): never => {

@@ -8,6 +8,7 @@
 //      each candidate has its own reconstruction, and visiting more anchors (nprobe) finds
 //      neighbours that fell just across a cell boundary.
 // The index comes from an adapter (vlc.ts); the search knows no file format and no device.
+import { checkpoint } from '../interrupt.js';
 import type { ExactKnn, Neighbours } from '../backend/types.js';
 import type { SearchIndex, SearchOptions, SearchResult } from './types.js';
 
@@ -25,6 +26,9 @@ export function defaultNprobe(index: SearchIndex): number {
  * the rare query that runs short (many empty or tiny anchors) is ranked again against all m.
  */
 const FIRST_RANKING = 32;
+
+/** Queries between two progress reports (and chances for Ctrl-C to be heard). */
+const QUERIES_PER_REPORT = 64;
 
 export async function searchCompressed(
   index: SearchIndex,
@@ -44,7 +48,12 @@ export async function searchCompressed(
   const retry: number[] = [];
   for (let q = 0; q < nq; q++) {
     if (!collect(q, queries.subarray(q * d, (q + 1) * d), ranked, firstTry, q, false)) retry.push(q);
+    if (q % QUERIES_PER_REPORT === QUERIES_PER_REPORT - 1) {
+      o.onProgress?.(q + 1);
+      await checkpoint(); // a long search yields now and then, so Ctrl-C is heard
+    }
   }
+  o.onProgress?.(nq);
   if (retry.length) {
     const sub = new Float32Array(retry.length * d);
     retry.forEach((q, r) => sub.set(queries.subarray(q * d, (q + 1) * d), r * d));

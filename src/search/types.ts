@@ -41,6 +41,8 @@ export interface SearchOptions {
   nprobe?: number;
   /** Per query, one vector id to leave out of its results (eval: the query itself), or -1. */
   exclude?: Int32Array;
+  /** Hears how many queries are done (progress). */
+  onProgress?: (done: number) => void;
 }
 
 /** nq×k ids (ascending distance; -1 where fewer than k vectors exist) and squared L2 distances to the reconstructions (+∞ with -1). */

@@ -395,12 +395,24 @@ const hasScript = sh('command -v script').code === 0;
 describe.skipIf(!hasScript)('on a terminal', () => {
   const onTty = (cmd: string) => sh(`script -q -e -c ${JSON.stringify(cmd)} /dev/null`);
 
-  it('draws the progress line on stderr (and erases it)', () => {
-    const r = onTty(`node ${BIN} compress ${DEMO} -o ${path.join(dir, 'tty.vlc')} --iters 30 --device cpu`);
-    expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/\r\x1b\[Kiter \d+\/30 +T [\d.e-]+ +energy [\d.]+ +changed \d+ +ETA \d+s/);
+  it('draws each long step in place on stderr (training, exact search...) and erases it; nothing when stderr is not a terminal', () => {
+    // Big enough that training and eval's exact search last more than the half second before a step shows.
+    const input = writeNpy(path.join(dir, 'tty-in.npy'), clustered(50_000, 64, 9, 40), 50_000, 64);
+    const out = path.join(dir, 'tty.vlc');
+    const r = onTty(`node ${BIN} compress ${input} -o ${out} --anchors 128 --iters 30 --device cpu --residual int8`);
+    expect(r.code, r.stdout).toBe(0);
+    expect(r.stdout).toMatch(/\r\x1b\[Ktraining  iter \d+\/30 +T [\d.e-]+ +energy [\d.e+-]+ +changed \d+ +ETA ≤\d+s/);
     expect(r.stdout).toMatch(/\r\x1b\[Kvlc: compressed/);
-  });
+    const e = onTty(`node ${BIN} eval ${input} ${out} --queries 3000`);
+    expect(e.code, e.stdout).toBe(0);
+    expect(e.stdout).toMatch(/\r\x1b\[Kexact search  [\d,]+ \/ 3,000 queries/);
+    expect(e.stdout).not.toMatch(/\x1b\[K[^\r\x1b]+\n/); // every drawn line is erased before anything is printed
+    const plain = vlc(['eval', DEMO, model]);
+    expect(plain.code).toBe(0);
+    expect(plain.stderr + plain.stdout).not.toMatch(/\x1b|\r/);
+    const json = onTty(`node ${BIN} eval ${DEMO} ${model} --json 2>/dev/null`);
+    expect(JSON.parse(json.stdout.replace(/\r/g, '')).recall_at_1).toBeGreaterThan(0); // --json output is only JSON
+  }, 300_000);
 
   it('refuses to write binary data to the terminal', () => {
     const r = onTty(`node ${BIN} compress ${DEMO} -o - --iters 2 --device cpu`);

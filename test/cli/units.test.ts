@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultAnchors } from '../../dist/api/compress.js';
 import { evaluate, sampleIndices } from '../../dist/commands/eval.js';
-import { createProgress, formatDuration, progressLine } from '../../dist/commands/progress.js';
+import { createProgress, formatBytes, formatDuration, progressLine, stepLine } from '../../dist/commands/progress.js';
 import { decodeVlc, encodeVlcBytes } from '../../dist/io/vlc/format.js';
 import { reconstruct } from '../../dist/io/vlc/reconstruct.js';
 import { searchCompressed, vlcSearchIndex } from '../../dist/search/index.js';
@@ -65,18 +65,48 @@ describe('progress', () => {
   const rec = { iter: 10, temperature: 0.0123456, energy: 0.28134567, changed: 41, ms: 3 };
 
   it('shows iteration, temperature, energy, changed and an ETA', () => {
-    expect(progressLine(rec, 100, 2.2)).toBe('iter 11/100  T 0.0123  energy 0.28135  changed 41  ETA 18s'); // iter counts from 0
+    // iter counts from 0; the ETA assumes --iters are all run, so it is an upper bound
+    expect(progressLine(rec, 100, 2.2)).toBe('training  iter 11/100  T 0.0123  energy 0.28135  changed 41  ETA ≤18s');
     expect(formatDuration(125)).toBe('2m05s');
     expect(formatDuration(7300)).toBe('2h01m');
   });
 
-  it('draws in place on the stream and erases itself; draws nothing when disabled', () => {
+  it('steps: amount of the total, rate, an ETA from the rate; elapsed time when there is no total', () => {
+    expect(stepLine('reading x.npy', 'bytes', 512e6, 1.5e9, 410e6, 1.2)).toBe('reading x.npy  512 MB / 1.50 GB  410 MB/s  ETA 3s');
+    expect(stepLine('searching', 'queries', 2048, 10_000, 410, 5)).toBe('searching  2,048 / 10,000 queries  410/s  ETA 20s');
+    expect(stepLine('reading stdin', 'bytes', 5e8, undefined, 1e8, 5.2)).toBe('reading stdin  500 MB  100 MB/s  6s');
+    expect(stepLine('final assignment pass', '', 0, undefined, undefined, 2.1)).toBe('final assignment pass  3s');
+    expect(stepLine('searching', 'queries', 10, 100, undefined, 0.1)).toBe('searching  10 / 100 queries  1s'); // no rate yet: no ETA
+    expect(formatBytes(999)).toBe('999 B');
+    expect(formatBytes(1536)).toBe('1.54 kB');
+  });
+
+  it('a step shows only once it has lasted a moment, then redraws in place and erases itself', async () => {
+    const written: string[] = [];
+    const stream = { write: (s: string) => written.push(s) } as unknown as NodeJS.WriteStream;
+    const p = createProgress({ enabled: true, stream });
+    const step = p.step('searching', 'queries', 100);
+    step.update(1);
+    expect(written).toEqual([]); // a quick step never shows
+    await new Promise((r) => setTimeout(r, 700));
+    step.update(50);
+    expect(written.at(-1)).toMatch(/^\r\x1b\[Ksearching  50 \/ 100 queries/);
+    step.end();
+    expect(written.at(-1)).toBe('\r\x1b[K');
+    p.done();
+  });
+
+  it('draws in place on the stream and erases itself; draws nothing when disabled', async () => {
     const written: string[] = [];
     const stream = { write: (s: string) => written.push(s) } as unknown as NodeJS.WriteStream;
     const p = createProgress({ enabled: true, stream });
     p.onIter(rec, 100);
+    await new Promise((r) => setTimeout(r, 600));
+    p.onIter({ ...rec, iter: 11 }, 100);
+    await new Promise((r) => setTimeout(r, 300)); // within a tick the line shows the latest iteration
     p.done();
-    expect(written[0]).toMatch(/^\r\x1b\[Kiter 11\/100 /);
+    expect(written[0]).toMatch(/^\r\x1b\[Ktraining  iter 1[12]\/100 /);
+    expect(written.some((w) => /training  iter 12\/100 /.test(w))).toBe(true);
     expect(written.at(-1)).toBe('\r\x1b[K');
     const quiet: string[] = [];
     const q = createProgress({ enabled: false, stream: { write: (s: string) => quiet.push(s) } as unknown as NodeJS.WriteStream });

@@ -81,7 +81,7 @@ describe('Arrow LargeList fast path', () => {
     try {
       const reader = RecordBatchReader.from(readFileSync(p));
       reader.open();
-      const fast = readArrowDirect(src, reader, 1);
+      const fast = await readArrowDirect(src, reader, 1);
       expect(fast, 'fast path taken').toBeDefined();
       expect(Array.from(viewAll(fast!))).toEqual(Array.from(matrix(7, 13)));
     } finally {

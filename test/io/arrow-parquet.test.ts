@@ -68,7 +68,7 @@ async function direct(p: string, col: number) {
   try {
     const reader = await RecordBatchReader.from(handle);
     await reader.open();
-    return readArrowDirect(src, reader, col);
+    return await readArrowDirect(src, reader, col); // awaited here: finally closes the source
   } finally {
     await handle.close();
     src.close();

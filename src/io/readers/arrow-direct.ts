@@ -153,7 +153,7 @@ export function checkRecordBatches(src: ByteSource, reader: RecordBatchReader, c
   }
 }
 
-export function readArrowDirect(src: ByteSource, reader: RecordBatchReader, column: number, progress: () => void = () => {}): RawDataset | undefined {
+export async function readArrowDirect(src: ByteSource, reader: RecordBatchReader, column: number, progress: () => void = () => {}): Promise<RawDataset | undefined> {
   const field = reader.schema.fields[column];
   const fixed = DataType.isFixedSizeList(field.type);
   const large = DataType.isLargeList(field.type);
@@ -203,7 +203,7 @@ export function readArrowDirect(src: ByteSource, reader: RecordBatchReader, colu
   let at = 0;
   let firstBad = -1;
   for (const part of parts) {
-    const bad = readElements(src, part.position, part.rows * d, elem, store, at * d);
+    const bad = await readElements(src, part.position, part.rows * d, elem, store, at * d);
     // readElements reports the element index within `data`, so this is already the global row.
     if (firstBad < 0 && bad >= 0) firstBad = Math.floor(bad / d);
     at += part.rows;

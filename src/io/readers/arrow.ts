@@ -65,9 +65,30 @@ function fileHandleFor(src: ByteSource) {
   };
 }
 
+const ARROW_MAGIC = 'ARROW1';
+
+/**
+ * An Arrow IPC *file* begins and ends with ARROW1, the footer's length just before the final
+ * magic. A file cut short loses its end: say so, rather than let the decoder seek to a nonsense
+ * footer position and report that.
+ */
+function checkFileFooter(src: ByteSource): void {
+  const magicLen = ARROW_MAGIC.length;
+  if (src.size < magicLen || Buffer.from(src.read(0, magicLen)).toString('latin1') !== ARROW_MAGIC) return; // a stream
+  const headLen = magicLen + 2; // magic, padding to 8 bytes
+  const tailLen = 4 + magicLen; // footer length (int32), magic
+  const tail = src.size >= headLen + tailLen ? Buffer.from(src.read(src.size - tailLen, tailLen)) : undefined;
+  if (!tail || tail.subarray(4).toString('latin1') !== ARROW_MAGIC)
+    throw badInput(src, `truncated Arrow IPC file: it starts with the ${ARROW_MAGIC} magic but does not end with it (${src.size} bytes; cut short?)`);
+  const footer = tail.readInt32LE(0);
+  if (footer <= 0 || footer > src.size - headLen - tailLen)
+    throw badInput(src, `corrupt Arrow IPC file: its footer length ${footer} does not fit in the file's ${src.size} bytes`);
+}
+
 /** `progress` is called after each record batch (the decode guard's heartbeat). */
 export async function readArrow(src: ByteSource, column: string | undefined, dropInvalid: boolean, progress: () => void = () => {}): Promise<RawDataset> {
   registerArrowCodecs();
+  checkFileFooter(src);
   let reader: RecordBatchReader;
   try {
     reader = await RecordBatchReader.from(fileHandleFor(src) as unknown as FileHandle);
@@ -79,7 +100,7 @@ export async function readArrow(src: ByteSource, column: string | undefined, dro
   if (!schema) throw badInput(src, 'Arrow input has no schema (empty stream)');
   const idx = pickColumn(src, schema, column);
   checkRecordBatches(src, reader, idx);
-  const direct = readArrowDirect(src, reader, idx, progress);
+  const direct = await readArrowDirect(src, reader, idx, progress);
   if (direct) return direct;
 
   // The general path: apache-arrow decodes each record batch.

@@ -3,6 +3,7 @@
 // non-numeric fields. Two passes over the bytes: the first counts the rows so the values are
 // parsed straight into one array of the right size; the second parses, naming any odd line.
 import { allocStore, elements, pieceRows } from '../dataset.js';
+import { checkpoint } from '../../interrupt.js';
 import { log } from '../../log.js';
 import { detectDelimiter, isNumericField, parseField, splitFields, type Delimiter } from './csv-sniff.js';
 import { badInput, type ByteSource } from './source.js';
@@ -10,9 +11,11 @@ import type { RawDataset } from './types.js';
 
 /** Bytes read and decoded at a time. */
 const CHUNK = 4 << 20;
+/** No vector's line comes near this; longer is not one vector per line (and would exhaust memory). */
+const MAX_LINE_CHARS = 64 << 20;
 
 /** Calls `onLine(text, lineNumber)` for every line that is not blank (1-based line numbers). */
-function forEachLine(src: ByteSource, onLine: (line: string, lineNumber: number) => boolean | void): void {
+async function forEachLine(src: ByteSource, onLine: (line: string, lineNumber: number) => boolean | void): Promise<void> {
   const decoder = new TextDecoder('utf-8');
   let carry = '';
   let lineNumber = 0;
@@ -22,6 +25,8 @@ function forEachLine(src: ByteSource, onLine: (line: string, lineNumber: number)
     pos += k;
     const lines = text.split('\n');
     carry = pos < src.size ? lines.pop()! : '';
+    if (carry.length > MAX_LINE_CHARS) throw badInput(src, `line ${lineNumber + lines.length + 1} is longer than ${MAX_LINE_CHARS} characters; this is not one vector per line`);
+    await checkpoint();
     for (const raw of lines) {
       lineNumber++;
       const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
@@ -41,11 +46,11 @@ interface Layout {
 }
 
 /** First pass: delimiter, header, dimension and row count (rows are counted, not parsed). */
-function survey(src: ByteSource): Layout {
+async function survey(src: ByteSource): Promise<Layout> {
   let first: { line: string; lineNumber: number } | undefined;
   let second: string | undefined;
   let lines = 0;
-  forEachLine(src, (line, lineNumber) => {
+  await forEachLine(src, (line, lineNumber) => {
     lines++;
     if (!first) first = { line, lineNumber };
     else second ??= line;
@@ -66,8 +71,8 @@ function survey(src: ByteSource): Layout {
 /** A field as it can be shown on one terminal line (binary read as text would not be). */
 const printable = (s: string) => s.replace(/[^\x20-\x7e]/g, '?');
 
-export function readCsv(src: ByteSource): RawDataset {
-  const layout = survey(src);
+export async function readCsv(src: ByteSource): Promise<RawDataset> {
+  const layout = await survey(src);
   const { delimiter, header, skip, d, rows } = layout;
   if (header) log().info(`${src.name}: skipping the header line${skip ? ' and the index column (its header field is empty, as pandas writes it)' : ''}`);
   const store = allocStore(rows, d, 'f32');
@@ -77,7 +82,7 @@ export function readCsv(src: ByteSource): RawDataset {
   let row = 0;
   let firstRowLine = 0;
   let seenHeader = !header;
-  forEachLine(src, (line, lineNumber) => {
+  await forEachLine(src, (line, lineNumber) => {
     if (!seenHeader) {
       seenHeader = true;
       return;

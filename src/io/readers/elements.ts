@@ -3,6 +3,7 @@
 // everything else goes through a small reused chunk and is converted to f32.
 import { elementBytes, elements, viewLimitBytes, type VectorDtype, type VectorStore } from '../dataset.js';
 import type { ByteSource } from './source.js';
+import { checkpoint } from '../../interrupt.js';
 import { firstSuspect } from './validate.js';
 
 export type ElementType = 'f32' | 'f16' | 'f64' | 'bf16' | 'u8';
@@ -89,7 +90,7 @@ export function decodeElements(bytes: Uint8Array, t: ElementType, count: number,
  * read). Returns the index in dst of the first NaN/Inf, or -1. `bigEndian` elements are
  * byte-swapped as they land.
  */
-export function readElements(
+export async function readElements(
   src: ByteSource,
   offset: number,
   count: number,
@@ -97,7 +98,7 @@ export function readElements(
   dst: VectorStore,
   at: number,
   bigEndian = false,
-): number {
+): Promise<number> {
   const eb = ELEMENT_BYTES[t];
   const direct = t === 'f32' || t === 'f16';
   const perChunk = Math.max(1, Math.floor(Math.min(CHUNK_BYTES / eb, viewLimitBytes() / elementBytes(dst.dtype))));
@@ -119,6 +120,7 @@ export function readElements(
       const bad = firstSuspect(view, 0, k);
       if (bad >= 0) firstBad = at + done + bad;
     }
+    await checkpoint(); // a large read yields now and then: Ctrl-C is heard, progress is drawn
   }
   return firstBad;
 }

@@ -1,12 +1,16 @@
 // JSON Lines: one object per line holding the vector in a numeric array field ("embedding" by
 // default, else the only array field). Read in chunks, so the file is never one big string.
 import { StringDecoder } from 'node:string_decoder';
+import { checkpoint } from '../../interrupt.js';
 import { CHUNK_BYTES } from './elements.js';
 import { RowCollector } from './collect.js';
 import { badInput, type ByteSource } from './source.js';
 import type { RawDataset } from './types.js';
 
-export function readJsonl(src: ByteSource, wanted: string | undefined): RawDataset {
+/** No vector's line comes near this; a longer one would exhaust memory before it ends. */
+const MAX_LINE_CHARS = 64 << 20;
+
+export async function readJsonl(src: ByteSource, wanted: string | undefined): Promise<RawDataset> {
   let field = wanted;
   let rows: RowCollector | undefined;
   let lineNo = 0;
@@ -50,6 +54,9 @@ export function readJsonl(src: ByteSource, wanted: string | undefined): RawDatas
     const lines = text.split('\n');
     pending = lines.pop()!;
     for (const line of lines) takeLine(line);
+    if (pending.length > MAX_LINE_CHARS)
+      throw badInput(src, `line ${lineNo + 1} is longer than ${MAX_LINE_CHARS} characters; no JSON line holding one vector is that long`);
+    await checkpoint();
   }
   pending += decoder.end();
   if (pending !== '') takeLine(pending);

@@ -136,7 +136,7 @@ export function npyHeaderOf(src: ByteSource): NpyHeader {
   return parseNpyHeader(src.name, src.read(0, Math.min(end, src.size)));
 }
 
-export function readNpy(src: ByteSource): RawDataset {
+export async function readNpy(src: ByteSource): Promise<RawDataset> {
   const h = npyHeaderOf(src);
   const [n, d] = requireMatrix(src, h.shape, 'the .npy array');
   const expected = h.dataBytes;
@@ -149,10 +149,10 @@ export function readNpy(src: ByteSource): RawDataset {
   const store = allocStore(n, d, dtype);
   const format = `npy ${h.elem}${h.bigEndian ? ' big-endian' : ''}${h.fortran ? ' fortran' : ''}`;
   if (!h.fortran || d === 1 || n === 1) {
-    const bad = readElements(src, h.dataOffset, n * d, h.elem, store, 0, h.bigEndian);
+    const bad = await readElements(src, h.dataOffset, n * d, h.elem, store, 0, h.bigEndian);
     return { n, d, ...store, format, firstBadRow: bad < 0 ? -1 : Math.floor(bad / d) };
   }
-  const firstBadRow = readFortran(src, h, n, d, store);
+  const firstBadRow = await readFortran(src, h, n, d, store);
   return { n, d, ...store, format, firstBadRow };
 }
 
@@ -164,7 +164,7 @@ export function readNpy(src: ByteSource): RawDataset {
 const TILE = 256;
 
 /** Returns the first row holding NaN/Inf, or -1 (found while the columns are read). */
-function readFortran(src: ByteSource, h: NpyHeader, n: number, d: number, store: VectorStore): number {
+async function readFortran(src: ByteSource, h: NpyHeader, n: number, d: number, store: VectorStore): Promise<number> {
   const { dataOffset: offset, elem } = h;
   const eb = ELEMENT_BYTES[elem];
   const cols = Math.min(d, 64);
@@ -180,7 +180,7 @@ function readFortran(src: ByteSource, h: NpyHeader, n: number, d: number, store:
     for (let c0 = 0; c0 < d; c0 += cols) {
       const nc = Math.min(cols, d - c0);
       for (let c = 0; c < nc; c++) {
-        const bad = readElements(src, offset + ((c0 + c) * n + r0) * eb, nr, elem, blockStore, c * nr, h.bigEndian);
+        const bad = await readElements(src, offset + ((c0 + c) * n + r0) * eb, nr, elem, blockStore, c * nr, h.bigEndian);
         if (bad >= 0) badInBlock = Math.min(badInBlock, r0 + bad - c * nr);
       }
       // Transpose in tiles of TILE rows so both the block reads and the row writes stay in cache.

@@ -30,7 +30,7 @@ function describe(archive: ByteSource, m: ZipMember): { text: string; matrix: bo
   }
 }
 
-export function readNpz(archive: ByteSource, wanted: string | undefined): RawDataset {
+export async function readNpz(archive: ByteSource, wanted: string | undefined): Promise<RawDataset> {
   const members = readZipDirectory(archive).filter((m) => m.name.endsWith('.npy'));
   if (members.length === 0) throw badInput(archive, 'zip archive holds no .npy arrays; vlc reads .npz files as np.savez writes them');
   const listing = () => members.map((m) => `${arrayName(m)} (${describe(archive, m).text})`).join(', ');
@@ -48,15 +48,15 @@ export function readNpz(archive: ByteSource, wanted: string | undefined): RawDat
     member = matrices[0];
     note = `${archive.name}: reading array '${arrayName(member)}' (the only 2-D float array; --array picks another)`;
   }
-  const found = readMember(archive, member);
+  const found = await readMember(archive, member);
   const how = member.method === 8 ? 'deflated' : 'stored';
   return { ...found, format: `npz '${arrayName(member)}' (${found.format}, ${how})`, ...(note ? { note } : {}) };
 }
 
-function readMember(archive: ByteSource, m: ZipMember): RawDataset {
+async function readMember(archive: ByteSource, m: ZipMember): Promise<RawDataset> {
   const src = memberSource(archive, m);
   try {
-    const found = readNpy(src);
+    const found = await readNpy(src);
     src.finish();
     return found;
   } catch (e) {

@@ -4,7 +4,7 @@ import { ELEMENT_BYTES, keptAs, readElements } from './elements.js';
 import { badInput, type ByteSource } from './source.js';
 import type { RawDataset } from './types.js';
 
-export function readRaw(src: ByteSource, dim: number | undefined, rawDtype: 'f32' | 'f16' = 'f32'): RawDataset {
+export async function readRaw(src: ByteSource, dim: number | undefined, rawDtype: 'f32' | 'f16' = 'f32'): Promise<RawDataset> {
   if (dim === undefined) throw badInput(src, 'raw input needs its dimension: pass --dim D (and --raw-dtype f16 for half floats)');
   if (!Number.isSafeInteger(dim) || dim <= 0) throw badInput(src, `--dim must be a positive whole number (got ${dim})`);
   const eb = ELEMENT_BYTES[rawDtype];
@@ -14,6 +14,6 @@ export function readRaw(src: ByteSource, dim: number | undefined, rawDtype: 'f32
   const n = src.size / row;
   const dtype = keptAs(rawDtype);
   const store = allocStore(n, dim, dtype);
-  const bad = readElements(src, 0, n * dim, rawDtype, store, 0);
+  const bad = await readElements(src, 0, n * dim, rawDtype, store, 0);
   return { n, d: dim, ...store, format: `raw ${rawDtype}`, firstBadRow: bad < 0 ? -1 : Math.floor(bad / dim) };
 }

@@ -130,7 +130,7 @@ function tensorOf(file: string, name: string, v: Literal): Tensor {
   return { name, dtype: dtype.value, shape: dims.map(Number), begin, end };
 }
 
-export function readSafetensors(src: ByteSource, tensorName: string | undefined): RawDataset {
+export async function readSafetensors(src: ByteSource, tensorName: string | undefined): Promise<RawDataset> {
   const headerEnd = safetensorsHeaderEnd(src.name, src.read(0, Math.min(8, src.size)));
   if (headerEnd > src.size)
     throw badInput(src, `truncated safetensors: header says ${headerEnd - 8} bytes, the file has ${src.size - 8} after the length`);
@@ -154,6 +154,6 @@ export function readSafetensors(src: ByteSource, tensorName: string | undefined)
   const [n, d] = requireMatrix(src, t.shape, `tensor ${q(t.name)}`);
   const dtype = keptAs(elem);
   const store = allocStore(n, d, dtype);
-  const bad = readElements(src, headerEnd + Number(t.begin), n * d, elem, store, 0);
+  const bad = await readElements(src, headerEnd + Number(t.begin), n * d, elem, store, 0);
   return { n, d, ...store, format: `safetensors ${t.dtype} ${q(t.name)}`, firstBadRow: bad < 0 ? -1 : Math.floor(bad / d) };
 }

@@ -1,5 +1,6 @@
 // .fvecs / .bvecs (the TEXMEX/FAISS formats): each record is an int32 dimension d followed by
 // d float32 (fvecs) or d uint8 (bvecs) values. Every record must repeat the same d.
+import { checkpoint } from '../../interrupt.js';
 import { allocStore, elements, pieceRows } from '../dataset.js';
 import { CHUNK_BYTES, decodeElements, type ElementType } from './elements.js';
 import { badInput, type ByteSource } from './source.js';
@@ -18,7 +19,7 @@ export function checkVecsDimension(name: string, first4: Uint8Array, kind: 'fvec
 /** Far beyond any embedding model's width; a larger first word is not a dimension. */
 const MAX_DIM = 1 << 20;
 
-export function readVecs(src: ByteSource, kind: 'fvecs' | 'bvecs'): RawDataset {
+export async function readVecs(src: ByteSource, kind: 'fvecs' | 'bvecs'): Promise<RawDataset> {
   const elem: ElementType = kind === 'fvecs' ? 'f32' : 'u8';
   const eb = kind === 'fvecs' ? 4 : 1;
   if (src.size < 4) throw badInput(src, `truncated .${kind}: ${src.size} bytes, not even one record header`);
@@ -41,6 +42,7 @@ export function readVecs(src: ByteSource, kind: 'fvecs' | 'bvecs'): RawDataset {
         throw badInput(src, `record ${r0 + i} has dimension ${dimHere} but record 0 has ${d}: all vectors in a .${kind} file must have the same dimension`);
       decodeElements(buf.subarray(i * record + 4, (i + 1) * record), elem, d, data, i * d);
     }
+    await checkpoint();
   }
   const extra = src.size - n * record;
   if (extra > 0) {

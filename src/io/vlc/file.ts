@@ -77,14 +77,18 @@ const CHUNK = 16 << 20;
  * Write a .vlc file where `out` says (a plan from planOutput, or a path planned with the default
  * rules: never over an existing file); '-' streams it to stdout. Returns its size.
  */
-export async function writeVlc(out: OutputPlan | string, content: VlcContent, onBytes?: (written: number) => void): Promise<number> {
+export async function writeVlc(out: OutputPlan | string, content: VlcContent, onBytes?: (written: number, total: number) => void): Promise<number> {
   const chunks = encodeVlc(content);
+  const total = chunks.reduce((s, c) => s + c.length, 0);
   await writeOutput(
     out,
     async (sink) => {
-      for (const c of chunks) await sink.write(c);
+      // Large payloads go in pieces, so progress moves and Ctrl-C is heard between them.
+      for (const c of chunks) for (let at = 0; at < c.length; at += WRITE_PIECE) await sink.write(c.subarray(at, at + WRITE_PIECE));
     },
-    { onBytes },
+    { onBytes: onBytes && ((written) => onBytes(written, total)) },
   );
-  return chunks.reduce((s, c) => s + c.length, 0);
+  return total;
 }
+
+const WRITE_PIECE = 16 << 20;
