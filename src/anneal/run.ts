@@ -30,6 +30,11 @@ export class Run {
   report(rec: IterRecord): void {
     this.hooks.onIter?.(rec, this.cfg.maxIters);
   }
+
+  /** Tells the hooks a k-means++ try of init starts (0-based, of `tries`). */
+  initTry(tryIndex: number, tries: number): void {
+    this.hooks.onInitTry?.(tryIndex, tries);
+  }
 }
 
 /**

@@ -63,6 +63,7 @@ async function bestStart(run: Run, e: Engine, rng: Rng, recorded: boolean): Prom
   const candidates = small ? cfg.initCandidates : 1;
   let best: { anchors: Float32Array; energy: number } | undefined;
   for (let r = 0; r < tries; r++) {
+    run.initTry(r, tries);
     const init = await kmeansPlusPlus(e, cfg.m, rng, candidates, () => run.check());
     if (tries === 1 && recorded) return init;
     await e.setAnchors(init.anchors);

@@ -31,6 +31,8 @@ export interface AnnealResult {
 export interface AnnealHooks {
   /** Called after each iteration (progress display, -v logs). */
   onIter?: (rec: IterRecord, maxIters: number) => void;
+  /** Called as each k-means++ try of init starts (progress display: a try reports nothing until done). */
+  onInitTry?: (tryIndex: number, tries: number) => void;
   /** Called as the final exact pass starts (progress display: it reports nothing until done). */
   onFinalPass?: () => void;
   /** Aborts between backend calls (Ctrl-C): anneal() then throws InterruptedError. */

@@ -164,7 +164,8 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   let residualSeconds = 0;
   let anchorDtype: 'f16' | 'f32' = 'f16';
   try {
-    // Until the first iteration: the initial anchors (k-means++); after the last: one exact pass.
+    // Each k-means++ try of init, the iterations (training's own line), then one exact pass. The
+    // tries after the first come after its polishing iterations, so the steps alternate.
     let phase = progress.step('choosing initial anchors (k-means++)', '');
     result = await train(backend, ds, cfg, sample, {
       signal,
@@ -172,6 +173,10 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
         phase.end();
         o.onIter?.(rec, maxIters);
         log().debug(rec, 'iteration');
+      },
+      onInitTry: (t, tries) => {
+        phase.end();
+        phase = progress.step(`choosing initial anchors (k-means++${tries > 1 ? `, try ${t + 1} of ${tries}` : ''})`, '');
       },
       onFinalPass: () => (phase = progress.step('final assignment pass', '')),
     });

@@ -97,6 +97,8 @@ export function createProgress(opts: { enabled: boolean; stream?: NodeJS.WriteSt
 
   let training: { draw(force?: boolean): void; end(): void } | undefined;
   let lastIter: { rec: IterRecord; maxIters: number } | undefined;
+  // The ETA comes from the iterations' own times: init's tries may come between iterations.
+  let iterMs = 0;
   return {
     step(label, unit, total): ReportStep {
       let done = 0;
@@ -114,11 +116,9 @@ export function createProgress(opts: { enabled: boolean; stream?: NodeJS.WriteSt
       };
     },
     onIter(rec, maxIters) {
-      if (!training || current !== training) {
-        const t0 = performance.now();
-        training = open(() => (lastIter ? progressLine(lastIter.rec, lastIter.maxIters, (performance.now() - t0) / 1000) : 'training'));
-      }
+      if (!training || current !== training) training = open(() => (lastIter ? progressLine(lastIter.rec, lastIter.maxIters, iterMs / 1000) : 'training'));
       lastIter = { rec, maxIters };
+      iterMs += rec.ms;
       training.draw(rec.iter + 1 >= maxIters);
     },
     done() {
@@ -163,7 +163,8 @@ export function stepLine(label: string, unit: string, done: number, total: numbe
 
 /**
  * "iter 12/100  T 0.0312  energy 0.28134  changed 41  ETA ≤3s". The ETA assumes the run goes to
- * maxIters at the pace so far; convergence usually ends it sooner, so it is an upper bound.
+ * maxIters at the pace of the iterations so far (`elapsedSeconds`: their time); convergence
+ * usually ends it sooner, so it is an upper bound.
  */
 export function progressLine(rec: IterRecord, maxIters: number, elapsedSeconds: number): string {
   const done = rec.iter + 1; // IterRecord.iter counts from 0
