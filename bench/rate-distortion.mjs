@@ -8,7 +8,10 @@
 // The codecs are the ones `vlc compress --residual ...` runs (the same functions); only the anchors
 // are shared between them, as the same seed would give the same anchors in every run.
 //
-// Usage: node bench/rate-distortion.mjs DATA.npy --m M --queries Q.json --budgets 8,16,34 [--bits 8,4] > out.json
+// Usage: node bench/rate-distortion.mjs DATA.npy --m M --queries Q.json --budgets 8,16,34 [--bits 8,4]
+//          [--iters N] [--save DIR] > out.json
+// --iters caps the anchors' annealing iterations (default: the quantizer's); --save keeps each
+// .vlc file in DIR (e.g. for bench/search-speed.py).
 // Needs: npx tsc -p . (dist/).
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -18,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const lib = (p) => import(path.join(root, 'dist', p));
 const { readDataset } = await lib('io/read.js');
-const { toF32 } = await lib('io/dataset.js');
+const { wholeF32 } = await lib('io/dataset.js');
 const { createCpuBackend, knn } = await lib('backend/cpu/index.js');
 const { anneal } = await lib('anneal/index.js');
 const { DEFAULT_CONFIG } = await lib('anneal/config.js');
@@ -38,12 +41,14 @@ const m = Number(flag('--m'));
 const queries = JSON.parse(fs.readFileSync(flag('--queries'), 'utf8'));
 const budgets = flag('--budgets', '').split(',').filter(Boolean).map(Number);
 const bitsList = flag('--bits', '8').split(',');
+const iters = flag('--iters');
+const saveDir = flag('--save');
 
 const ds = await readDataset(dataPath);
-const x = toF32(ds);
+const x = wholeF32(ds, 'rate-distortion');
 const { n, d } = ds;
 const backend = createCpuBackend({});
-const cfg = { ...DEFAULT_CONFIG, m };
+const cfg = { ...DEFAULT_CONFIG, m, ...(iters ? { maxIters: Number(iters) } : {}) };
 const t0 = performance.now();
 const engine = await backend.open(ds, m);
 const trained = await anneal(engine, cfg);
@@ -98,6 +103,8 @@ for (const { method, flags } of plans) {
     residuals: coded?.residuals,
   });
   const decoded = reconstruct(await readVlc(file));
+  if (saveDir) fs.copyFileSync(file, path.join(saveDir, `${method.replace(/^vlc /, '').replace(/[^a-z0-9]+/gi, '-')}.vlc`));
+  fs.rmSync(file);
   let sq = 0;
   for (let i = 0; i < decoded.length; i++) sq += (x[i] - decoded[i]) ** 2;
   const found = await topTen(decoded);
@@ -115,4 +122,9 @@ for (const { method, flags } of plans) {
 }
 fs.rmSync(tmp, { recursive: true, force: true });
 await backend.close();
-process.stdout.write(JSON.stringify({ n, d, m, anchor_energy: trained.energy, anchor_seconds: anchorSeconds, iterations: trained.iterations, rows }) + '\n');
+process.stdout.write(
+  JSON.stringify({
+    n, d, m, anchor_energy: trained.energy, anchor_seconds: anchorSeconds, iterations: trained.iterations, converged: trained.converged,
+    max_iterations: cfg.maxIters, rows,
+  }) + '\n',
+);

@@ -14,15 +14,21 @@ FAISS (python3-faiss, Debian): SQ4, SQ8, PQ8/16/32/64, IVF{nlist},PQ16/PQ32 (res
 default), trained on all n vectors; nlist = 1024, or n/39 rounded down to a power of two when n is
 too small for 1024 lists (FAISS wants 39 training points per centroid).
 
-Data sets (bench/datasets.py): gm100k (the issue's 100,000 x 128 unit-sphere mixture of 1,000
-Gaussians), gm (20,000 x 128, 300 components), digits (scikit-learn's bundled 1,797 x 64 digits: real),
-fashion (Fashion-MNIST's 70,000 x 784 images from Debian's dataset-fashion-mnist: real; slow, opt-in).
+FAISS's PQ needs M to divide d: where it does not (Fashion-MNIST's d = 784), FAISS gets the vectors
+padded with zero columns up to a multiple of M (distances unchanged) and its decodings are cut back
+to d; its code size is the same M bytes.
 
-Usage: /usr/bin/python3 bench/rate-distortion.py [--datasets gm100k,gm,digits] [--out bench/results/rate-distortion]
+Data sets (bench/datasets.py): gm100k (the issue's 100,000 x 128 unit-sphere mixture of 1,000
+Gaussians), gm (20,000 x 128, 300 components: a second synthetic set), fashion (Fashion-MNIST's
+60,000 training images, raw 784 pixel values 0..255, from Debian's dataset-fashion-mnist: real),
+digits (scikit-learn's bundled 1,797 x 64 digits: real, small, opt-in).
+
+Usage: /usr/bin/python3 bench/rate-distortion.py [--datasets gm100k,gm,fashion] [--out bench/results/rate-distortion]
+(/usr/bin/python3: Debian's python3-faiss and python3-matplotlib live there, not in a pyenv python.)
 Needs: npx tsc -p . (dist/), numpy, python3-faiss, python3-matplotlib (the plot; skipped without it),
 scikit-learn (digits). Without FAISS it says so and measures vlc alone.
 """
-import argparse, datetime, json, os, platform, subprocess, sys, tempfile
+import argparse, datetime, json, os, platform, subprocess, sys, tempfile, time
 
 # One thread: the benchmark measures quality, not speed, and on a shared machine FAISS's OpenMP
 # and BLAS threads oversubscribed the cores and ran many times slower.
@@ -40,22 +46,29 @@ except ImportError:  # the benchmark still measures vlc; the table says FAISS wa
     faiss = None
 
 
+FASHION = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"
+
+
 def fashion():
     import gzip
-    with gzip.open("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz") as f:
+    if not os.path.exists(FASHION):
+        sys.exit(f"{FASHION} is missing: apt-get install dataset-fashion-mnist (or leave fashion out of --datasets)")
+    with gzip.open(FASHION) as f:
         a = np.frombuffer(f.read(), dtype=np.uint8, offset=16)
-    with gzip.open("/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz") as f:
-        b = np.frombuffer(f.read(), dtype=np.uint8, offset=16)
-    return np.concatenate([a, b]).reshape(-1, 784).astype(np.float32)
+    return a.reshape(-1, 784).astype(np.float32)
 
 
-# name: (make, m anchors, vlc pq byte budgets, pq bits tried). Small sets try 4-bit codes too: their
-# 16-entry codebooks cost 16x less, which matters when n is small.
+# name: (make, m anchors, vlc pq byte budgets, pq bits tried). 4-bit codes (16-entry codebooks, 16x
+# cheaper to store) are tried on the 20,000-vector set, where codebook bytes weigh most. The budgets
+# are few because each pq subspace trains its own codebook (minutes per rate on a shared 2-core CPU).
+# Fashion-MNIST keeps m = 256: at d = 784 each f16 anchor costs 1,568 bytes, 1024 of them 27 bytes
+# per vector of the 60,000; 30 % of its f16 size (the issue's second target) is 470 bytes, which
+# int4 (d/2 = 392 bytes of codes) meets.
 SETS = {
-    "gm100k": (lambda: gm(n=100000, k=1000), 1024, [10, 18, 34, 50, 66, 77], "8"),
+    "gm100k": (lambda: gm(n=100000, k=1000), 1024, [10, 34, 77], "8"),
     "gm": (DATASETS["gm"][0], 256, [10, 18, 34, 50, 77], "8,4"),
     "digits": (DATASETS["digits"][0], 64, [12, 18, 26, 34, 38], "8,4"),
-    "fashion": (fashion, 1024, [34, 66, 130, 258, 470], "8"),
+    "fashion": (fashion, 256, [22, 34, 66], "8"),
 }
 QUERIES = 500
 
@@ -78,28 +91,41 @@ def faiss_rows(x, queries):
     _, exact = flat.search(x[queries], 11)
     truth = [[j for j in exact[r] if j != q][:10] for r, q in enumerate(queries)]
     nlist = 1024 if n >= 39 * 1024 else 2 ** int(np.log2(n / 39))
-    keys = ["SQ4", "SQ8"] + [f"PQ{M}" for M in (8, 16, 32, 64) if M <= d and d % M == 0]
-    keys += [f"IVF{nlist},PQ{M}" for M in (16, 32) if d % M == 0]
+    pqs = [M for M in (8, 16, 32, 64, 128, 256) if M <= d // 2]
+    keys = [("SQ4", 1), ("SQ8", 1)] + [(f"PQ{M}", M) for M in pqs] + [(f"IVF{nlist},PQ{M}", M) for M in (16, 32)]
     rows = []
-    for key in keys:
-        index = faiss.index_factory(d, key)
-        index.train(x)
-        xh = index.sa_decode(index.sa_encode(x))
+    for key, M in keys:
+        pad = -d % M  # zero columns so that M divides the dimension (see the docstring)
+        xp = np.ascontiguousarray(np.pad(x, ((0, 0), (0, pad)))) if pad else x
+        t = time.time()
+        index = faiss.index_factory(d + pad, key)
+        index.train(xp)
+        xh = np.ascontiguousarray(index.sa_decode(index.sa_encode(xp))[:, :d])
+        seconds = time.time() - t
         recall, mse = recall_and_mse(x, xh, queries, truth)
-        rows.append({"method": f"FAISS {key}", "bytes_per_vector": index.sa_code_size(), "mse": mse, "recall_at_10": recall})
+        rows.append({"method": f"FAISS {key}", "bytes_per_vector": index.sa_code_size(), "mse": mse, "recall_at_10": recall,
+                     "encode_seconds": seconds, **({"zero_padded_to": d + pad} if pad else {})})
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     return rows
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--datasets", default="gm100k,gm,digits")
+    ap.add_argument("--datasets", default="gm100k,gm,fashion")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "rate-distortion"))
+    ap.add_argument("--keep", action="store_true", help="keep the other data sets already in OUT.json (a run in parts)")
+    ap.add_argument("--iters", help="cap on the anchors' annealing iterations (default: vlc's)")
+    ap.add_argument("--save", help="keep every .vlc file written, in SAVE/<data set>/")
     a = ap.parse_args()
     root = os.path.dirname(HERE)
-    results = {"date": datetime.date.today().isoformat(), "host": platform.node() and "cpu",
-               "cpus": os.cpu_count(), "faiss": faiss.__version__ if faiss else None,
+    results = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+               "machine": machine(), "cpus": os.cpu_count(), "commit": commit(root),
+               "faiss": faiss.__version__ if faiss else None, "numpy": np.__version__,
+               "node": subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip(),
                "queries": QUERIES, "datasets": {}}
+    if a.keep and os.path.exists(a.out + ".json"):
+        with open(a.out + ".json") as f:
+            results["datasets"] = json.load(f)["datasets"]
     if faiss is None:
         print("FAISS is not installed (apt-get install python3-faiss): measuring vlc alone", file=sys.stderr)
     with tempfile.TemporaryDirectory() as tmp:
@@ -113,23 +139,53 @@ def main():
             with open(qfile, "w") as f:
                 json.dump([int(q) for q in queries], f)
             print(f"{name}: {n} x {x.shape[1]}, m = {m}", file=sys.stderr, flush=True)
+            started, load_before = time.time(), os.getloadavg()
             out = subprocess.run(["node", os.path.join(HERE, "rate-distortion.mjs"), npy, "--m", str(m), "--queries", qfile,
-                                  "--budgets", ",".join(map(str, budgets)), "--bits", bits], check=True, capture_output=True, text=True, cwd=root)
+                                  "--budgets", ",".join(map(str, budgets)), "--bits", bits, *extra(a, name)], check=True, stdout=subprocess.PIPE, text=True, cwd=root)
             vlc = json.loads(out.stdout.strip().splitlines()[-1])
             rows = vlc.pop("rows") + (faiss_rows(x, queries) if faiss else [])
-            results["datasets"][name] = {"n": n, "d": int(x.shape[1]), "vlc": vlc, "rows": rows}
+            results["datasets"][name] = {"n": n, "d": int(x.shape[1]), "vlc": vlc, "rows": rows,
+                                         "seconds": round(time.time() - started, 1),
+                                         "load_average_before": load_before, "load_average_after": os.getloadavg()}
             write(results, a.out)
     write(results, a.out)
+
+
+def extra(a, name):
+    """rate-distortion.mjs's optional flags."""
+    flags = ["--iters", a.iters] if a.iters else []
+    if a.save:
+        os.makedirs(os.path.join(a.save, name), exist_ok=True)
+        flags += ["--save", os.path.join(a.save, name)]
+    return flags
+
+
+def machine():
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), "")
+    except OSError:
+        pass
+    return f"{platform.machine()} {model} ({os.cpu_count()} logical CPUs, shared), {platform.system()} {platform.release()}"
+
+
+def commit(root):
+    r = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
+    return r.stdout.strip() + ("+dirty" if dirty else "") if r.returncode == 0 else None
 
 
 def write(results, out):
     with open(out + ".json", "w") as f:
         json.dump(results, f, indent=1)
-    lines = [f"# Rate-distortion: vlc vs FAISS ({results['date']}, {results['cpus']}-core CPU, FAISS {results['faiss']})", "",
-             "Made by `bench/rate-distortion.py`; definitions in its docstring. vlc's bytes/vector count the whole file; "
-             "FAISS's only its codes.", ""]
+    lines = [f"# Rate-distortion: vlc vs FAISS ({results['date']}, commit {results['commit']}, FAISS {results['faiss']})", "",
+             f"Machine: {results['machine']}. Made by `bench/rate-distortion.py`; definitions in its docstring. "
+             "vlc's bytes/vector count the whole file (anchors, ids, codebooks, codes, headers); FAISS's only its codes.", ""]
     for name, ds in results["datasets"].items():
+        load = ds.get("load_average_before")
         lines += [f"## {name}: {ds['n']:,} x {ds['d']}, vlc m = {ds['vlc']['m']} (anchor MSE {ds['vlc']['anchor_energy']:.4g})", "",
+                  f"{ds.get('seconds', '?')} s; load average (1/5/15 min) before {load}, after {ds.get('load_average_after')}.", "",
                   "| method | bytes/vector | MSE | recall@10 |", "|---|---|---|---|"]
         for r in sorted(ds["rows"], key=lambda r: r["bytes_per_vector"]):
             extra = f" (M = {r['pq_subspaces']})" if "pq_subspaces" in r else ""
