@@ -1,15 +1,20 @@
 // k-NN over a compressed index (`vlc search`, and the recall figures of `vlc eval`):
-//   1. rank the anchors by exact squared L2 distance to the query (the injected ExactKnn);
+//   1. rank the anchors by exact squared L2 distance to the query (the injected ExactKnn, which
+//      batches all queries);
 //   2. probe: walk them nearest first, collecting the vectors assigned to each ("candidates"),
 //      until at least k candidates are in hand and at least `nprobe` anchors were visited;
 //   3. rank the candidates by the distance from the query to their reconstruction (the index's
 //      scorer). Without one a vector's reconstruction is its anchor, so step 3's distance is the
 //      anchor's distance and candidates of one anchor tie (broken by the lower id). With residuals
 //      each candidate has its own reconstruction, and visiting more anchors (nprobe) finds
-//      neighbours that fell just across a cell boundary.
+//      neighbours that fell just across a cell boundary. pq-coded indexes score candidates by
+//      asymmetric distances (a lookup table per query, pq-adc.ts) and split the queries over
+//      every core (parallel.ts); the k best are kept exactly (scan.ts).
 // The index comes from an adapter (vlc.ts); the search knows no file format and no device.
+import type { ExactKnn } from '../backend/types.js';
 import { checkpoint } from '../interrupt.js';
-import type { ExactKnn, Neighbours } from '../backend/types.js';
+import { scanInWorkers, searchThreads } from './parallel.js';
+import { scanQueries } from './scan.js';
 import type { SearchIndex, SearchOptions, SearchResult } from './types.js';
 
 export type { CandidateScorer, InvertedLists, SearchIndex, SearchOptions, SearchResult } from './types.js';
@@ -27,7 +32,7 @@ export function defaultNprobe(index: SearchIndex): number {
  */
 const FIRST_RANKING = 32;
 
-/** Queries between two progress reports (and chances for Ctrl-C to be heard). */
+/** On the calling thread, queries scored between progress reports and Ctrl-C checks. */
 const QUERIES_PER_REPORT = 64;
 
 export async function searchCompressed(
@@ -38,58 +43,33 @@ export async function searchCompressed(
   exact: ExactKnn,
 ): Promise<SearchResult> {
   const { d, m, anchors } = index;
-  const k = o.k;
   const nprobe = Math.min(m, Math.max(1, o.nprobe ?? defaultNprobe(index)));
-  const ids = new Int32Array(nq * k).fill(-1);
-  const dists = new Float32Array(nq * k).fill(Infinity);
+  const options = { ...o, nprobe };
+  const out: SearchResult = { ids: new Int32Array(nq * o.k).fill(-1), dists: new Float32Array(nq * o.k).fill(Infinity) };
 
-  const firstTry = Math.min(m, Math.max(nprobe, FIRST_RANKING));
-  const ranked = await exact.knn(anchors, m, queries, nq, d, firstTry);
+  const width = Math.min(m, Math.max(nprobe, FIRST_RANKING));
+  const ranked = { ...(await exact.knn(anchors, m, queries, nq, d, width)), width };
+  const threads = index.pq ? searchThreads(nq, o.threads) : 1;
   const retry: number[] = [];
-  for (let q = 0; q < nq; q++) {
-    if (!collect(q, queries.subarray(q * d, (q + 1) * d), ranked, firstTry, q, false)) retry.push(q);
-    if (q % QUERIES_PER_REPORT === QUERIES_PER_REPORT - 1) {
-      o.onProgress?.(q + 1);
-      await checkpoint(); // a long search yields now and then, so Ctrl-C is heard
+  if (threads > 1) retry.push(...(await scanInWorkers(index, queries, nq, ranked, options, out, threads)));
+  else {
+    for (let q0 = 0; q0 < nq; q0 += QUERIES_PER_REPORT) {
+      const q1 = Math.min(nq, q0 + QUERIES_PER_REPORT);
+      const part = { ids: ranked.ids.subarray(q0 * width, q1 * width), dists: ranked.dists.subarray(q0 * width, q1 * width), width };
+      const list = Array.from({ length: q1 - q0 }, (_, r) => q0 + r);
+      retry.push(...scanQueries(index, queries.subarray(q0 * d, q1 * d), part, options, out, list, false));
+      if (q1 < nq) {
+        o.onProgress?.(q1);
+        await checkpoint(); // a long search yields now and then, so Ctrl-C is heard
+      }
     }
   }
   o.onProgress?.(nq);
   if (retry.length) {
     const sub = new Float32Array(retry.length * d);
     retry.forEach((q, r) => sub.set(queries.subarray(q * d, (q + 1) * d), r * d));
-    const all = await exact.knn(anchors, m, sub, retry.length, d, m);
-    retry.forEach((q, r) => collect(q, sub.subarray(r * d, (r + 1) * d), all, m, r, true));
+    const all = { ...(await exact.knn(anchors, m, sub, retry.length, d, m)), width: m };
+    scanQueries(index, sub, all, options, out, retry, true);
   }
-  return { ids, dists };
-
-  /**
-   * Query q's results from row `row` of `ranked` (its anchors, `width` per row, nearest first),
-   * written into ids/dists; false (nothing written) when it ran short and a full ranking may help.
-   */
-  function collect(q: number, query: Float32Array, ranked: Neighbours, width: number, row: number, final: boolean): boolean {
-    const skip = o.exclude ? o.exclude[q] : -1;
-    const distanceTo = index.scorer?.forQuery(query);
-    const { start, members } = index.lists;
-    const cand: Array<[number, number]> = []; // [distance, id]
-    let visited = 0;
-    for (let r = 0; r < width; r++) {
-      const j = ranked.ids[row * width + r];
-      if (j < 0) break;
-      if (cand.length >= k && visited >= nprobe) break;
-      visited++;
-      const anchorDist = ranked.dists[row * width + r]; // = every member's distance without a scorer
-      for (let p = start[j]; p < start[j + 1]; p++) {
-        const id = members[p];
-        if (id === skip) continue;
-        cand.push([distanceTo ? distanceTo(id) : anchorDist, id]);
-      }
-    }
-    if (cand.length < k && !final && width < m) return false;
-    cand.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
-    for (let r = 0; r < Math.min(k, cand.length); r++) {
-      ids[q * k + r] = cand[r][1];
-      dists[q * k + r] = cand[r][0];
-    }
-    return true;
-  }
+  return out;
 }

@@ -3,6 +3,7 @@
 // vectors are grouped and how far a query is from a vector's reconstruction; the exact k-NN that
 // ranks the anchors comes from a backend (ExactKnn, src/backend/types.ts).
 import type { Neighbours } from '../backend/types.js';
+import type { PqAdcData } from './pq-adc.js';
 
 /** Vectors grouped by anchor: ids of anchor j are members[start[j] .. start[j+1]), ascending. */
 export interface InvertedLists {
@@ -12,11 +13,14 @@ export interface InvertedLists {
 
 /**
  * Distances from one query to candidate vectors' reconstructions, for a codec that stores more
- * than the anchor id (residuals; product quantization would build its lookup tables here).
+ * than the anchor id (residuals; product quantization builds its lookup tables here).
  */
 export interface CandidateScorer {
-  /** Prepare for one query (length d); the returned function gives the squared L2 to vector `id`. */
-  forQuery(query: Float32Array): (id: number) => number;
+  /**
+   * Prepare for one query (length d); the returned function gives the squared L2 to vector `id`,
+   * whose anchor is `anchorDist` (squared L2) from the query.
+   */
+  forQuery(query: Float32Array): (id: number, anchorDist: number) => number;
 }
 
 /** A compressed index as the search sees it. */
@@ -33,6 +37,11 @@ export interface SearchIndex {
    * anchor's, and the candidates of one anchor tie (the lower id first).
    */
   scorer?: CandidateScorer;
+  /**
+   * pq-coded files: the scorer's data in shareable arrays (lists too), so that worker threads can
+   * score queries in parallel (parallel.ts). Other scorers run on the calling thread.
+   */
+  pq?: PqAdcData;
 }
 
 export interface SearchOptions {
@@ -41,6 +50,8 @@ export interface SearchOptions {
   nprobe?: number;
   /** Per query, one vector id to leave out of its results (eval: the query itself), or -1. */
   exclude?: Int32Array;
+  /** pq-coded indexes: threads that score queries (default: every core; see parallel.ts). */
+  threads?: number;
   /** Hears how many queries are done (progress). */
   onProgress?: (done: number) => void;
 }

@@ -1,18 +1,21 @@
 // A .vlc file as a SearchIndex: its anchors, inverted lists from its assignments, and — when it
-// has a residual section — a scorer that measures each candidate's own reconstruction.
+// has a residual section — a scorer that measures each candidate's own reconstruction: asymmetric
+// distances from per-query tables for pq (pq-adc.ts), a decoded row for int8/int4.
+import type { PqResiduals } from '../codecs/pq.js';
 import type { VlcFile } from '../io/vlc/format.js';
 import { reconstructInto } from '../io/vlc/reconstruct.js';
 import { invertedLists } from './lists.js';
+import { pqAdcData, pqAdcScorer } from './pq-adc.js';
 import type { CandidateScorer, SearchIndex } from './types.js';
 
 export function vlcSearchIndex(file: VlcFile): SearchIndex {
   const { n, d, m } = file.manifest;
-  return {
-    n, d, m,
-    anchors: file.anchors,
-    lists: invertedLists(file.assignments, n, m),
-    scorer: file.residuals ? reconstructionScorer(file) : undefined,
-  };
+  const base = { n, d, m, anchors: file.anchors, lists: invertedLists(file.assignments, n, m) };
+  if (file.residuals?.mode === 'pq') {
+    const pq = pqAdcData(file.residuals as PqResiduals, file.anchors, file.assignments);
+    return { ...base, pq, scorer: pqAdcScorer(pq) };
+  }
+  return { ...base, scorer: file.residuals ? reconstructionScorer(file) : undefined };
 }
 
 /** Squared L2 from the query to vector id's reconstruction (anchor + dequantized residual). */

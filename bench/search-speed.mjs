@@ -1,0 +1,58 @@
+// The vlc half of bench/search-speed.py: `vlc search`'s work, timed in parts, on one .vlc file —
+// read the file, build the search index (inverted lists; pq: each vector's query-free term), read
+// the queries, then search them at each nprobe (src/search/: anchors ranked by the exact k-NN
+// of the CPU backend, lists scanned with asymmetric distances on every core, exact top-k). Writes
+// each nprobe's ids (nq × k int32, little-endian) to OUTDIR/ids-<nprobe>.i32 and prints one JSON
+// line of timings.
+//
+// Usage: node bench/search-speed.mjs INDEX.vlc QUERIES.npy OUTDIR --nprobe 1,2,4 [-k 10] [--threads T]
+// Needs: npx tsc -p . (dist/).
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const lib = (p) => import(path.join(root, 'dist', p));
+const { readVlc } = await lib('io/vlc/file.js');
+const { readDataset } = await lib('io/read.js');
+const { wholeF32 } = await lib('io/dataset.js');
+const { cpuKnn } = await lib('backend/cpu/index.js');
+const { searchCompressed, vlcSearchIndex } = await lib('search/index.js');
+
+const [indexPath, queriesPath, outDir, ...rest] = process.argv.slice(2);
+const flag = (name, fallback) => {
+  const i = rest.indexOf(name);
+  return i < 0 ? fallback : rest[i + 1];
+};
+const nprobes = flag('--nprobe', '1,2,4,8,16,32').split(',').map(Number);
+const k = Number(flag('-k', '10'));
+const threads = flag('--threads') === undefined ? undefined : Number(flag('--threads'));
+
+const seconds = (t) => (performance.now() - t) / 1000;
+let t = performance.now();
+const file = await readVlc(indexPath);
+const readSeconds = seconds(t);
+t = performance.now();
+const index = vlcSearchIndex(file);
+const indexSeconds = seconds(t);
+t = performance.now();
+const qs = await readDataset(queriesPath);
+const q = wholeF32(qs, 'queries');
+const queriesSeconds = seconds(t);
+const runs = [];
+for (const nprobe of nprobes) {
+  t = performance.now();
+  const res = await searchCompressed(index, q, qs.n, { k, nprobe, threads }, cpuKnn);
+  const s = seconds(t);
+  fs.writeFileSync(path.join(outDir, `ids-${nprobe}.i32`), new Uint8Array(res.ids.buffer, res.ids.byteOffset, res.ids.byteLength));
+  runs.push({ nprobe, search_seconds: s, queries_per_second: qs.n / s });
+  process.stderr.write(`vlc nprobe ${nprobe}: ${s.toFixed(3)} s\n`);
+}
+const { n, d, m, residual } = file.manifest;
+process.stdout.write(
+  JSON.stringify({
+    n, d, m, residual, pq: file.residuals?.mode === 'pq' ? { M: file.residuals.M, bits: file.residuals.bits } : null,
+    file_bytes: file.fileBytes, queries: qs.n, k, threads: threads ?? null,
+    read_seconds: readSeconds, index_seconds: indexSeconds, queries_read_seconds: queriesSeconds, runs,
+  }) + '\n',
+);

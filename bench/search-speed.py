@@ -1,0 +1,143 @@
+"""Search speed on the CPU: `vlc search` over a pq-coded file against FAISS IVF-PQ, at equal recall@10.
+
+Data: the issue's 100,000 x 128 unit-sphere mixture of 1,000 Gaussians (bench/datasets.py gm, the
+same base as rate-distortion.py's gm100k) and 10,000 queries drawn fresh from the same mixture
+(same centres, other noise). Truth: each query's exact top-10 (squared L2, FAISS IndexFlatL2).
+recall@10 = overlap of the found top-10 with the exact top-10, / 10, over all queries.
+
+vlc: `vlc compress --anchors 1024 --residual pq --bytes 34` (CPU), then bench/search-speed.mjs
+times reading the file, building the index, and searching all queries at each nprobe (both cores).
+FAISS (python3-faiss): IVF1024,PQ32 (34 bytes per vector with its list number, residual coding,
+precomputed tables), trained and filled with the same base, searched at each nprobe with
+omp_set_num_threads(cores). Times are wall-clock seconds of the search call alone for both; vlc's
+file read and index build are reported beside them. The machine is shared: the load average
+before and after each half is recorded.
+
+"Equal recall": for each vlc point, FAISS's queries/s at the same recall@10, interpolated linearly
+between the two FAISS nprobe settings whose recalls bracket it (none when FAISS never reaches it).
+
+Usage: /usr/bin/python3 bench/search-speed.py [--work DIR] [--out bench/results/search-speed]
+(--work keeps base.npy, queries.npy and base.vlc there and reuses them when present.)
+"""
+import argparse, datetime, json, os, platform, subprocess, sys, tempfile, time
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from datasets import gm  # noqa: E402
+import faiss  # noqa: E402
+
+K = 10
+NPROBES = [1, 2, 4, 8, 16, 32, 64]
+
+
+def mixture_queries(nq, d=128, k=1000, noise=0.3, seed=42):
+    """nq new points of gm(k=1000)'s mixture: its centres (the same seed's first draw), fresh noise."""
+    c = np.random.default_rng(seed).normal(size=(k, d))
+    rng = np.random.default_rng(7)
+    x = c[rng.integers(0, k, nq)] + noise * rng.normal(size=(nq, d))
+    return (x / np.linalg.norm(x, axis=1, keepdims=True)).astype(np.float32)
+
+
+def recall(found, truth):
+    return sum(len(set(f) & set(t)) for f, t in zip(found.tolist(), truth.tolist())) / (K * len(truth))
+
+
+def at_equal_recall(r, points):
+    """queries/s of `points` (sorted by nprobe) interpolated at recall r, or None."""
+    for a, b in zip(points, points[1:]):
+        if min(a["recall_at_10"], b["recall_at_10"]) <= r <= max(a["recall_at_10"], b["recall_at_10"]) and a["recall_at_10"] != b["recall_at_10"]:
+            f = (r - a["recall_at_10"]) / (b["recall_at_10"] - a["recall_at_10"])
+            return a["queries_per_second"] + f * (b["queries_per_second"] - a["queries_per_second"])
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work")
+    ap.add_argument("--out", default=os.path.join(HERE, "results", "search-speed"))
+    ap.add_argument("--bytes", default="34")
+    a = ap.parse_args()
+    work = a.work or tempfile.mkdtemp(prefix="vlc-search-")
+    os.makedirs(work, exist_ok=True)
+    base_npy, q_npy, vlc_file = (os.path.join(work, f) for f in ("base.npy", "queries.npy", "base.vlc"))
+    x = gm(n=100000, k=1000)
+    q = mixture_queries(10000)
+    np.save(base_npy, x)
+    np.save(q_npy, q)
+    n, d = x.shape
+    cores = os.cpu_count()
+    res = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+           "machine": f"{platform.machine()} ({cores} logical CPUs, shared with other work)",
+           "commit": subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip() or None,
+           "faiss": faiss.__version__, "n": n, "d": d, "queries": len(q), "k": K}
+    flat = faiss.IndexFlatL2(d)
+    flat.add(x)
+    _, truth = flat.search(q, K)
+
+    if not os.path.exists(vlc_file):
+        t = time.time()
+        out = subprocess.run(["node", os.path.join(ROOT, "bin", "vlc.js"), "compress", base_npy, "-o", vlc_file, "--anchors", "1024",
+                              "--residual", "pq", "--bytes", a.bytes, "--json"], check=True, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        res["vlc_compress"] = {"seconds": time.time() - t, "result": json.loads(out.stdout)}
+    load = os.getloadavg()
+    out = subprocess.run(["node", os.path.join(HERE, "search-speed.mjs"), vlc_file, q_npy, work, "--nprobe", ",".join(map(str, NPROBES))],
+                         check=True, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    vlc = json.loads(out.stdout)
+    vlc["load_average_before"], vlc["load_average_after"] = load, os.getloadavg()
+    for r in vlc["runs"]:
+        ids = np.fromfile(os.path.join(work, f"ids-{r['nprobe']}.i32"), dtype="<i4").reshape(-1, K)
+        r["recall_at_10"] = recall(ids, truth)
+        print(json.dumps({"vlc": r}), file=sys.stderr, flush=True)
+    res["vlc"] = vlc
+
+    faiss.omp_set_num_threads(cores)
+    t = time.time()
+    index = faiss.index_factory(d, "IVF1024,PQ32")
+    index.train(x)
+    index.add(x)
+    fz = {"method": "IVF1024,PQ32", "code_bytes": index.sa_code_size(), "build_seconds": time.time() - t, "threads": cores,
+          "load_average_before": os.getloadavg(), "runs": []}
+    for nprobe in NPROBES:
+        index.nprobe = nprobe
+        t = time.time()
+        _, ids = index.search(q, K)
+        s = time.time() - t
+        fz["runs"].append({"nprobe": nprobe, "search_seconds": s, "queries_per_second": len(q) / s, "recall_at_10": recall(ids, truth)})
+        print(json.dumps({"faiss": fz["runs"][-1]}), file=sys.stderr, flush=True)
+    fz["load_average_after"] = os.getloadavg()
+    res["faiss_ivfpq"] = fz
+    for r in vlc["runs"]:
+        f = at_equal_recall(r["recall_at_10"], fz["runs"])
+        r["faiss_qps_at_equal_recall"] = f
+        r["speed_vs_faiss"] = r["queries_per_second"] / f if f else None
+    write(res, a.out)
+
+
+def write(res, out):
+    with open(out + ".json", "w") as f:
+        json.dump(res, f, indent=1)
+    v, fz = res["vlc"], res["faiss_ivfpq"]
+    pq = v["pq"] or {}
+    lines = [f"# Search speed on the CPU: vlc vs FAISS IVF-PQ ({res['date']}, commit {res['commit']}, FAISS {res['faiss']})", "",
+             f"{res['machine']}. {res['n']:,} x {res['d']} mixture, {res['queries']:,} fresh queries, k = {res['k']}; "
+             "made by `bench/search-speed.py` (definitions there). Times: the search call alone, both cores.", "",
+             f"vlc: m = {v['m']}, pq M = {pq.get('M')} ({pq.get('bits')}-bit), file {v['file_bytes'] / v['n']:.1f} bytes/vector; "
+             f"file read {v['read_seconds']:.2f} s, index build {v['index_seconds']:.2f} s; load average before/after "
+             f"{v['load_average_before']} / {v['load_average_after']}.",
+             f"FAISS {fz['method']}: {fz['code_bytes']} bytes/vector of codes; build {fz['build_seconds']:.1f} s; load average before/after "
+             f"{fz['load_average_before']} / {fz['load_average_after']}.", "",
+             "| method | nprobe | recall@10 | queries/s | FAISS queries/s at that recall | vlc / FAISS |", "|---|---|---|---|---|---|"]
+    for r in v["runs"]:
+        f = r["faiss_qps_at_equal_recall"]
+        lines.append(f"| vlc | {r['nprobe']} | {r['recall_at_10']:.3f} | {r['queries_per_second']:,.0f} | "
+                     f"{'' if f is None else format(f, ',.0f')} | {'' if f is None else format(r['speed_vs_faiss'], '.2f')} |")
+    for r in fz["runs"]:
+        lines.append(f"| FAISS | {r['nprobe']} | {r['recall_at_10']:.3f} | {r['queries_per_second']:,.0f} | | |")
+    with open(out + ".md", "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

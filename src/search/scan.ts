@@ -1,0 +1,72 @@
+// Step 2 and 3 of the search (index.ts) for a range of queries: walk each query's ranked anchors
+// nearest first, score every vector of each visited list, and keep the exact k best (ascending
+// distance, ties to the lower id) in a bounded insertion list — no candidate array, no sort.
+// Runs on the main thread or in a worker (worker.ts) over the same arrays.
+import type { Neighbours } from '../backend/types.js';
+import type { SearchIndex, SearchOptions } from './types.js';
+
+export interface Ranking extends Neighbours {
+  /** Anchors ranked per query (row length of ids/dists). */
+  width: number;
+}
+
+/**
+ * Queries q0..q1 (rows of `queries` and of `ranked`, which may be a subset: `rowOf(q)` says which
+ * row is q's) into out.ids/out.dists at q·k. Returns the queries that found fewer than k vectors
+ * among their ranked anchors while more anchors exist (nothing written for them), unless `final`.
+ */
+export function scanQueries(
+  index: SearchIndex,
+  queries: Float32Array,
+  ranked: Ranking,
+  o: SearchOptions & { nprobe: number },
+  out: Neighbours,
+  list: ArrayLike<number>,
+  final: boolean,
+): number[] {
+  const { d, m } = index;
+  const { k, nprobe } = o;
+  const { start, members } = index.lists;
+  const { width } = ranked;
+  const topD = new Float64Array(k);
+  const topI = new Int32Array(k);
+  const short: number[] = [];
+  for (let r = 0; r < list.length; r++) {
+    const q = list[r];
+    const skip = o.exclude ? o.exclude[q] : -1;
+    const distanceTo = index.scorer?.forQuery(queries.subarray(r * d, (r + 1) * d));
+    let count = 0;
+    let seen = 0;
+    let visited = 0;
+    for (let a = 0; a < width; a++) {
+      const j = ranked.ids[r * width + a];
+      if (j < 0 || (seen >= k && visited >= nprobe)) break;
+      visited++;
+      const anchorDist = ranked.dists[r * width + a]; // = every member's distance without a scorer
+      for (let p = start[j]; p < start[j + 1]; p++) {
+        const id = members[p];
+        if (id === skip) continue;
+        seen++;
+        const dist = distanceTo ? distanceTo(id, anchorDist) : anchorDist;
+        if (count === k && !(dist < topD[k - 1] || (dist === topD[k - 1] && id < topI[k - 1]))) continue;
+        let at = count < k ? count++ : k - 1;
+        while (at > 0 && (topD[at - 1] > dist || (topD[at - 1] === dist && topI[at - 1] > id))) {
+          topD[at] = topD[at - 1];
+          topI[at] = topI[at - 1];
+          at--;
+        }
+        topD[at] = dist;
+        topI[at] = id;
+      }
+    }
+    if (seen < k && !final && width < m) {
+      short.push(q);
+      continue;
+    }
+    for (let t = 0; t < k; t++) {
+      out.ids[q * k + t] = t < count ? topI[t] : -1;
+      out.dists[q * k + t] = t < count ? topD[t] : Infinity;
+    }
+  }
+  return short;
+}
