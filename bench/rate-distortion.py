@@ -84,15 +84,15 @@ def recall_and_mse(x, xh, queries, truth):
     return hits / (10 * len(queries)), float(((x - xh) ** 2).sum(1).mean())
 
 
-def faiss_rows(x, queries):
+def faiss_rows(x, queries, pqs=None):
     n, d = x.shape
     flat = faiss.IndexFlatL2(d)
     flat.add(x)
     _, exact = flat.search(x[queries], 11)
     truth = [[j for j in exact[r] if j != q][:10] for r, q in enumerate(queries)]
     nlist = 1024 if n >= 39 * 1024 else 2 ** int(np.log2(n / 39))
-    pqs = [M for M in (8, 16, 32, 64, 128, 256) if M <= d // 2]
-    keys = [("SQ4", 1), ("SQ8", 1)] + [(f"PQ{M}", M) for M in pqs] + [(f"IVF{nlist},PQ{M}", M) for M in (16, 32)]
+    pqs = pqs or [M for M in (8, 16, 32, 64, 128, 256) if M <= d // 2]
+    keys = [("SQ4", 1), ("SQ8", 1)] + [(f"PQ{M}", M) for M in pqs] + [(f"IVF{nlist},PQ{M}", M) for M in (16, 32) if M in pqs or M == 32]
     rows = []
     for key, M in keys:
         pad = -d % M  # zero columns so that M divides the dimension (see the docstring)
@@ -114,9 +114,31 @@ def main():
     ap.add_argument("--datasets", default="gm100k,gm,fashion")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "rate-distortion"))
     ap.add_argument("--keep", action="store_true", help="keep the other data sets already in OUT.json (a run in parts)")
+    ap.add_argument("--budgets", help="pq byte budgets instead of the data set's, e.g. 34 or '' (none: only none/int4/int8 and FAISS)")
+    ap.add_argument("--faiss-pq", help="FAISS PQ sizes M instead of 8,16,... up to d/2 (e.g. 16,32 where training is slow)")
     ap.add_argument("--iters", help="cap on the anchors' annealing iterations (default: vlc's)")
     ap.add_argument("--save", help="keep every .vlc file written, in SAVE/<data set>/")
+    ap.add_argument("--merge", help="comma-separated result JSONs of runs in parts: write OUT.json/.md/.png of all their data sets, measure nothing")
+    ap.add_argument("--log-rows", help="with --merge: NAME=LOG,...: add the vlc rows a run stopped early printed to its stderr LOG "
+                                       "(same data set, seed and anchors) to data set NAME, marked from_log")
     a = ap.parse_args()
+    if a.merge:
+        parts = []
+        for p in a.merge.split(","):
+            with open(p) as f:
+                parts.append(json.load(f))
+        merged = {**parts[0], "parts": [{k: v for k, v in r.items() if k != "datasets"} for r in parts], "datasets": {}}
+        for r in parts:
+            merged["datasets"].update(r["datasets"])
+        for spec in (a.log_rows or "").split(","):
+            if spec:
+                name, log = spec.split("=", 1)
+                ds = merged["datasets"][name]
+                have = {r["method"] for r in ds["rows"]}
+                with open(log) as f:
+                    logged = [json.loads(l) for l in f if l.startswith('{"method":"vlc ')]
+                ds["rows"] += [{**r, "from_log": log} for r in logged if r["method"] not in have]
+        return write(merged, a.out)
     root = os.path.dirname(HERE)
     results = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                "machine": machine(), "cpus": os.cpu_count(), "commit": commit(root),
@@ -131,6 +153,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for name in a.datasets.split(","):
             make, m, budgets, bits = SETS[name]
+            if a.budgets is not None:
+                budgets = [int(b) for b in a.budgets.split(",") if b]
             x = np.ascontiguousarray(make(), dtype=np.float32)
             n = len(x)
             queries = np.random.default_rng(1).choice(n, QUERIES, replace=False)
@@ -143,7 +167,8 @@ def main():
             out = subprocess.run(["node", os.path.join(HERE, "rate-distortion.mjs"), npy, "--m", str(m), "--queries", qfile,
                                   "--budgets", ",".join(map(str, budgets)), "--bits", bits, *extra(a, name)], check=True, stdout=subprocess.PIPE, text=True, cwd=root)
             vlc = json.loads(out.stdout.strip().splitlines()[-1])
-            rows = vlc.pop("rows") + (faiss_rows(x, queries) if faiss else [])
+            pqs = [int(M) for M in a.faiss_pq.split(",")] if a.faiss_pq else None
+            rows = vlc.pop("rows") + (faiss_rows(x, queries, pqs) if faiss else [])
             results["datasets"][name] = {"n": n, "d": int(x.shape[1]), "vlc": vlc, "rows": rows,
                                          "seconds": round(time.time() - started, 1),
                                          "load_average_before": load_before, "load_average_after": os.getloadavg()}
@@ -189,7 +214,11 @@ def write(results, out):
                   "| method | bytes/vector | MSE | recall@10 |", "|---|---|---|---|"]
         for r in sorted(ds["rows"], key=lambda r: r["bytes_per_vector"]):
             extra = f" (M = {r['pq_subspaces']})" if "pq_subspaces" in r else ""
+            extra += " †" if r.get("from_log") else ""
             lines.append(f"| {r['method']}{extra} | {r['bytes_per_vector']:.1f} | {r['mse']:.4g} | {r['recall_at_10']:.3f} |")
+        if any(r.get("from_log") for r in ds["rows"]):
+            lines.append("† from the stderr log of a run of the same data, seed and anchors that was stopped before it finished "
+                         "(the shared CPU was too slow for every budget); the other rows come from a complete run.")
         lines.append("")
     with open(out + ".md", "w") as f:
         f.write("\n".join(lines))

@@ -17,7 +17,8 @@ before and after each half is recorded.
 between the two FAISS nprobe settings whose recalls bracket it (none when FAISS never reaches it).
 
 Usage: /usr/bin/python3 bench/search-speed.py [--work DIR] [--out bench/results/search-speed]
-(--work keeps base.npy, queries.npy and base.vlc there and reuses them when present.)
+(--work keeps base.npy, queries.npy and base.vlc there and reuses them when present; --vlc FILE
+searches a file of the same base made elsewhere, e.g. by rate-distortion.py --save.)
 """
 import argparse, datetime, json, os, platform, subprocess, sys, tempfile, time
 import numpy as np
@@ -58,6 +59,7 @@ def main():
     ap.add_argument("--work")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "search-speed"))
     ap.add_argument("--bytes", default="34")
+    ap.add_argument("--vlc", help="search this .vlc of the same base instead of compressing (e.g. rate-distortion.py --save's pq-bytes-34.vlc)")
     a = ap.parse_args()
     work = a.work or tempfile.mkdtemp(prefix="vlc-search-")
     os.makedirs(work, exist_ok=True)
@@ -76,7 +78,10 @@ def main():
     flat.add(x)
     _, truth = flat.search(q, K)
 
-    if not os.path.exists(vlc_file):
+    if a.vlc:
+        vlc_file = a.vlc
+        res["vlc_file"] = f"given: {a.vlc} (not compressed by this run)"
+    elif not os.path.exists(vlc_file):
         t = time.time()
         out = subprocess.run(["node", os.path.join(ROOT, "bin", "vlc.js"), "compress", base_npy, "-o", vlc_file, "--anchors", "1024",
                               "--residual", "pq", "--bytes", a.bytes, "--json"], check=True, stdout=subprocess.PIPE, text=True, cwd=ROOT)
