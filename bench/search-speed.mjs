@@ -3,7 +3,8 @@
 // the queries, then search them at each nprobe (src/search/: anchors ranked by the exact k-NN
 // of the CPU backend, lists scanned with asymmetric distances on every core, exact top-k). Writes
 // each nprobe's ids (nq × k int32, little-endian) to OUTDIR/ids-<nprobe>.i32 and prints one JSON
-// line of timings.
+// line of timings: wall-clock and CPU seconds (all threads; on a shared machine the wall clock
+// mostly measures the other jobs).
 //
 // Usage: node bench/search-speed.mjs INDEX.vlc QUERIES.npy OUTDIR --nprobe 1,2,4 [-k 10] [--threads T]
 // Needs: npx tsc -p . (dist/).
@@ -42,10 +43,13 @@ const queriesSeconds = seconds(t);
 const runs = [];
 for (const nprobe of nprobes) {
   t = performance.now();
+  const cpu = process.cpuUsage(); // this process, every thread (the search's workers and the k-NN's)
   const res = await searchCompressed(index, q, qs.n, { k, nprobe, threads }, cpuKnn);
   const s = seconds(t);
+  const used = process.cpuUsage(cpu);
+  const cpuSeconds = (used.user + used.system) / 1e6;
   fs.writeFileSync(path.join(outDir, `ids-${nprobe}.i32`), new Uint8Array(res.ids.buffer, res.ids.byteOffset, res.ids.byteLength));
-  runs.push({ nprobe, search_seconds: s, queries_per_second: qs.n / s });
+  runs.push({ nprobe, search_seconds: s, queries_per_second: qs.n / s, cpu_seconds: cpuSeconds, queries_per_cpu_second: qs.n / cpuSeconds });
   process.stderr.write(`vlc nprobe ${nprobe}: ${s.toFixed(3)} s\n`);
 }
 const { n, d, m, residual } = file.manifest;

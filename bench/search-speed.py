@@ -9,14 +9,18 @@ vlc: `vlc compress --anchors 1024 --residual pq --bytes 34` (CPU), then bench/se
 times reading the file, building the index, and searching all queries at each nprobe (both cores).
 FAISS (python3-faiss): IVF1024,PQ32 (34 bytes per vector with its list number, residual coding,
 precomputed tables), trained and filled with the same base, searched at each nprobe with
-omp_set_num_threads(cores). Times are wall-clock seconds of the search call alone for both; vlc's
-file read and index build are reported beside them. The machine is shared: the load average
+omp_set_num_threads(cores). Times are the search call alone for both, as wall-clock seconds and as
+CPU seconds of the process (every thread): on a machine shared with other jobs the wall clock
+mostly measures them, and queries per CPU-second is the fairer figure. vlc's file read and index
+build are reported beside them. The machine is shared: the load average
 before and after each half is recorded.
 
 "Equal recall": for each vlc point, FAISS's queries/s at the same recall@10, interpolated linearly
 between the two FAISS nprobe settings whose recalls bracket it (none when FAISS never reaches it).
 
 Usage: /usr/bin/python3 bench/search-speed.py [--work DIR] [--out bench/results/search-speed]
+--faiss-only measures the FAISS half alone into OUT.faiss.json, which a later run reuses (so it can
+run while the vlc file is being made; both halves record when they ran and the load).
 (--work keeps base.npy, queries.npy and base.vlc there and reuses them when present; --vlc FILE
 searches a file of the same base made elsewhere, e.g. by rate-distortion.py --save.)
 """
@@ -45,12 +49,12 @@ def recall(found, truth):
     return sum(len(set(f) & set(t)) for f, t in zip(found.tolist(), truth.tolist())) / (K * len(truth))
 
 
-def at_equal_recall(r, points):
-    """queries/s of `points` (sorted by nprobe) interpolated at recall r, or None."""
+def at_equal_recall(r, points, key="queries_per_second"):
+    """`key` (queries/s) of `points` (sorted by nprobe) interpolated at recall r, or None."""
     for a, b in zip(points, points[1:]):
         if min(a["recall_at_10"], b["recall_at_10"]) <= r <= max(a["recall_at_10"], b["recall_at_10"]) and a["recall_at_10"] != b["recall_at_10"]:
             f = (r - a["recall_at_10"]) / (b["recall_at_10"] - a["recall_at_10"])
-            return a["queries_per_second"] + f * (b["queries_per_second"] - a["queries_per_second"])
+            return a[key] + f * (b[key] - a[key])
     return None
 
 
@@ -59,6 +63,7 @@ def main():
     ap.add_argument("--work")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "search-speed"))
     ap.add_argument("--bytes", default="34")
+    ap.add_argument("--faiss-only", action="store_true", help="measure FAISS alone into OUT.faiss.json (run first while the vlc file is made)")
     ap.add_argument("--vlc", help="search this .vlc of the same base instead of compressing (e.g. rate-distortion.py --save's pq-bytes-34.vlc)")
     a = ap.parse_args()
     work = a.work or tempfile.mkdtemp(prefix="vlc-search-")
@@ -78,6 +83,8 @@ def main():
     flat.add(x)
     _, truth = flat.search(q, K)
 
+    if a.faiss_only:
+        return faiss_half(x, q, truth, cores, a.out)
     if a.vlc:
         vlc_file = a.vlc
         res["vlc_file"] = f"given: {a.vlc} (not compressed by this run)"
@@ -86,38 +93,53 @@ def main():
         out = subprocess.run(["node", os.path.join(ROOT, "bin", "vlc.js"), "compress", base_npy, "-o", vlc_file, "--anchors", "1024",
                               "--residual", "pq", "--bytes", a.bytes, "--json"], check=True, stdout=subprocess.PIPE, text=True, cwd=ROOT)
         res["vlc_compress"] = {"seconds": time.time() - t, "result": json.loads(out.stdout)}
-    load = os.getloadavg()
+    load, at = os.getloadavg(), datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     out = subprocess.run(["node", os.path.join(HERE, "search-speed.mjs"), vlc_file, q_npy, work, "--nprobe", ",".join(map(str, NPROBES))],
                          check=True, stdout=subprocess.PIPE, text=True, cwd=ROOT)
     vlc = json.loads(out.stdout)
-    vlc["load_average_before"], vlc["load_average_after"] = load, os.getloadavg()
+    vlc["measured_at"], vlc["load_average_before"], vlc["load_average_after"] = at, load, os.getloadavg()
     for r in vlc["runs"]:
         ids = np.fromfile(os.path.join(work, f"ids-{r['nprobe']}.i32"), dtype="<i4").reshape(-1, K)
         r["recall_at_10"] = recall(ids, truth)
         print(json.dumps({"vlc": r}), file=sys.stderr, flush=True)
     res["vlc"] = vlc
 
+    fz = res["faiss_ivfpq"] = faiss_half(x, q, truth, cores, a.out)
+    for r in vlc["runs"]:
+        f = at_equal_recall(r["recall_at_10"], fz["runs"])
+        r["faiss_qps_at_equal_recall"] = f
+        r["speed_vs_faiss"] = r["queries_per_second"] / f if f else None
+        c = at_equal_recall(r["recall_at_10"], fz["runs"], "queries_per_cpu_second")
+        r["faiss_queries_per_cpu_second_at_equal_recall"] = c
+        r["cpu_efficiency_vs_faiss"] = r["queries_per_cpu_second"] / c if c else None
+    write(res, a.out)
+
+
+def faiss_half(x, q, truth, cores, out):
+    """FAISS IVF1024,PQ32 on the same base, searched at each nprobe; kept in OUT.faiss.json and reused from it."""
+    if os.path.exists(out + ".faiss.json"):
+        with open(out + ".faiss.json") as f:
+            return json.load(f)
+    n, d = x.shape
     faiss.omp_set_num_threads(cores)
     t = time.time()
     index = faiss.index_factory(d, "IVF1024,PQ32")
     index.train(x)
     index.add(x)
-    fz = {"method": "IVF1024,PQ32", "code_bytes": index.sa_code_size(), "build_seconds": time.time() - t, "threads": cores,
+    fz = {"method": "IVF1024,PQ32", "measured_at": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "code_bytes": index.sa_code_size(), "build_seconds": time.time() - t, "threads": cores,
           "load_average_before": os.getloadavg(), "runs": []}
     for nprobe in NPROBES:
         index.nprobe = nprobe
-        t = time.time()
+        t, cpu = time.time(), time.process_time()
         _, ids = index.search(q, K)
-        s = time.time() - t
-        fz["runs"].append({"nprobe": nprobe, "search_seconds": s, "queries_per_second": len(q) / s, "recall_at_10": recall(ids, truth)})
+        s, c = time.time() - t, time.process_time() - cpu
+        fz["runs"].append({"nprobe": nprobe, "search_seconds": s, "queries_per_second": len(q) / s, "cpu_seconds": c,
+                           "queries_per_cpu_second": len(q) / c, "recall_at_10": recall(ids, truth)})
         print(json.dumps({"faiss": fz["runs"][-1]}), file=sys.stderr, flush=True)
     fz["load_average_after"] = os.getloadavg()
-    res["faiss_ivfpq"] = fz
-    for r in vlc["runs"]:
-        f = at_equal_recall(r["recall_at_10"], fz["runs"])
-        r["faiss_qps_at_equal_recall"] = f
-        r["speed_vs_faiss"] = r["queries_per_second"] / f if f else None
-    write(res, a.out)
+    with open(out + ".faiss.json", "w") as f:
+        json.dump(fz, f, indent=1)
+    return fz
 
 
 def write(res, out):
@@ -129,17 +151,19 @@ def write(res, out):
              f"{res['machine']}. {res['n']:,} x {res['d']} mixture, {res['queries']:,} fresh queries, k = {res['k']}; "
              "made by `bench/search-speed.py` (definitions there). Times: the search call alone, both cores.", "",
              f"vlc: m = {v['m']}, pq M = {pq.get('M')} ({pq.get('bits')}-bit), file {v['file_bytes'] / v['n']:.1f} bytes/vector; "
-             f"file read {v['read_seconds']:.2f} s, index build {v['index_seconds']:.2f} s; load average before/after "
+             f"measured at {v['measured_at']}; file read {v['read_seconds']:.2f} s, index build {v['index_seconds']:.2f} s; load average before/after "
              f"{v['load_average_before']} / {v['load_average_after']}.",
-             f"FAISS {fz['method']}: {fz['code_bytes']} bytes/vector of codes; build {fz['build_seconds']:.1f} s; load average before/after "
+             f"FAISS {fz['method']}: {fz['code_bytes']} bytes/vector of codes; measured at {fz.get('measured_at')}; build {fz['build_seconds']:.1f} s; load average before/after "
              f"{fz['load_average_before']} / {fz['load_average_after']}.", "",
-             "| method | nprobe | recall@10 | queries/s | FAISS queries/s at that recall | vlc / FAISS |", "|---|---|---|---|---|---|"]
+             "| method | nprobe | recall@10 | queries/s (wall) | queries per CPU-second | FAISS at that recall: queries/s, per CPU-s | vlc / FAISS: wall, CPU |",
+             "|---|---|---|---|---|---|---|"]
+    fmt = lambda v, f: "–" if v is None else format(v, f)
     for r in v["runs"]:
-        f = r["faiss_qps_at_equal_recall"]
-        lines.append(f"| vlc | {r['nprobe']} | {r['recall_at_10']:.3f} | {r['queries_per_second']:,.0f} | "
-                     f"{'' if f is None else format(f, ',.0f')} | {'' if f is None else format(r['speed_vs_faiss'], '.2f')} |")
+        lines.append(f"| vlc | {r['nprobe']} | {r['recall_at_10']:.3f} | {r['queries_per_second']:,.0f} | {r['queries_per_cpu_second']:,.0f} | "
+                     f"{fmt(r['faiss_qps_at_equal_recall'], ',.0f')}, {fmt(r['faiss_queries_per_cpu_second_at_equal_recall'], ',.0f')} | "
+                     f"{fmt(r['speed_vs_faiss'], '.2f')}, {fmt(r['cpu_efficiency_vs_faiss'], '.2f')} |")
     for r in fz["runs"]:
-        lines.append(f"| FAISS | {r['nprobe']} | {r['recall_at_10']:.3f} | {r['queries_per_second']:,.0f} | | |")
+        lines.append(f"| FAISS | {r['nprobe']} | {r['recall_at_10']:.3f} | {r['queries_per_second']:,.0f} | {r['queries_per_cpu_second']:,.0f} | | |")
     with open(out + ".md", "w") as f:
         f.write("\n".join(lines) + "\n")
 
