@@ -119,7 +119,7 @@ def main():
     ap.add_argument("--iters", help="cap on the anchors' annealing iterations (default: vlc's)")
     ap.add_argument("--save", help="keep every .vlc file written, in SAVE/<data set>/")
     ap.add_argument("--merge", help="comma-separated result JSONs of runs in parts: write OUT.json/.md/.png of all their data sets, measure nothing")
-    ap.add_argument("--log-rows", help="with --merge: NAME=LOG,...: add the vlc rows a run stopped early printed to its stderr LOG "
+    ap.add_argument("--log-rows", help="with --merge: NAME=LOG,...: add the rows a run stopped early printed to its stderr LOG "
                                        "(same data set, seed and anchors) to data set NAME, marked from_log")
     a = ap.parse_args()
     if a.merge:
@@ -133,11 +133,7 @@ def main():
         for spec in (a.log_rows or "").split(","):
             if spec:
                 name, log = spec.split("=", 1)
-                ds = merged["datasets"][name]
-                have = {r["method"] for r in ds["rows"]}
-                with open(log) as f:
-                    logged = [json.loads(l) for l in f if l.startswith('{"method":"vlc ')]
-                ds["rows"] += [{**r, "from_log": log} for r in logged if r["method"] not in have]
+                add_log_rows(merged, name, log)
         return write(merged, a.out)
     root = os.path.dirname(HERE)
     results = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
@@ -176,6 +172,18 @@ def main():
     write(results, a.out)
 
 
+def add_log_rows(results, name, log):
+    """The rows (vlc's and FAISS's) that a run printed to its stderr log before it was stopped, marked from_log."""
+    with open(log) as f:
+        lines = f.read().splitlines()
+    header = next(l for l in lines if l.startswith(f"{name}: "))  # "NAME: n x d, m = M"
+    n, d, m = (int(v) for v in header.split(": ")[1].replace(" x ", " ").replace(", m = ", " ").split())
+    ds = results["datasets"].setdefault(name, {"n": n, "d": d, "vlc": {"m": m, "anchor_energy": None}, "rows": []})
+    have = {r["method"] for r in ds["rows"]}
+    rows = [json.loads(l) for l in lines if l.startswith('{"method"')]
+    ds["rows"] += [{**r, "from_log": log} for r in rows if r["method"] not in have]
+
+
 def extra(a, name):
     """rate-distortion.mjs's optional flags."""
     flags = ["--iters", a.iters] if a.iters else []
@@ -207,10 +215,14 @@ def write(results, out):
     lines = [f"# Rate-distortion: vlc vs FAISS ({results['date']}, commit {results['commit']}, FAISS {results['faiss']})", "",
              f"Machine: {results['machine']}. Made by `bench/rate-distortion.py`; definitions in its docstring. "
              "vlc's bytes/vector count the whole file (anchors, ids, codebooks, codes, headers); FAISS's only its codes.", ""]
+    if results.get("note"):
+        lines += [results["note"], ""]
     for name, ds in results["datasets"].items():
         load = ds.get("load_average_before")
-        lines += [f"## {name}: {ds['n']:,} x {ds['d']}, vlc m = {ds['vlc']['m']} (anchor MSE {ds['vlc']['anchor_energy']:.4g})", "",
-                  f"{ds.get('seconds', '?')} s; load average (1/5/15 min) before {load}, after {ds.get('load_average_after')}.", "",
+        energy = ds["vlc"].get("anchor_energy")
+        lines += [f"## {name}: {ds['n']:,} x {ds['d']}, vlc m = {ds['vlc']['m']}" + (f" (anchor MSE {energy:.4g})" if energy else ""), "",
+                  (f"{ds.get('seconds', '?')} s; load average (1/5/15 min) before {load}, after {ds.get('load_average_after')}." if load
+                   else "Timing and load: see the logged run."), "",
                   "| method | bytes/vector | MSE | recall@10 |", "|---|---|---|---|"]
         for r in sorted(ds["rows"], key=lambda r: r["bytes_per_vector"]):
             extra = f" (M = {r['pq_subspaces']})" if "pq_subspaces" in r else ""
@@ -218,11 +230,16 @@ def write(results, out):
             lines.append(f"| {r['method']}{extra} | {r['bytes_per_vector']:.1f} | {r['mse']:.4g} | {r['recall_at_10']:.3f} |")
         if any(r.get("from_log") for r in ds["rows"]):
             lines.append("† from the stderr log of a run of the same data, seed and anchors that was stopped before it finished "
-                         "(the shared CPU was too slow for every budget); the other rows come from a complete run.")
+                         "(the shared CPU was too slow for every budget); unmarked rows come from a complete run.")
         lines.append("")
     with open(out + ".md", "w") as f:
         f.write("\n".join(lines))
     plot(results, out + ".png")
+
+
+# One colour per method family in every panel.
+COLORS = {"vlc none": "tab:gray", "vlc pq": "tab:blue", "vlc pq 4-bit": "tab:cyan", "vlc scalar": "tab:green",
+          "FAISS SQ": "tab:red", "FAISS PQ": "tab:orange", "FAISS IVF-PQ": "tab:purple"}
 
 
 def plot(results, png):
@@ -247,7 +264,7 @@ def plot(results, png):
             families.setdefault(fam, []).append(r)
         for fam, rs in families.items():
             rs.sort(key=lambda r: r["bytes_per_vector"])
-            style = dict(marker="o", linestyle="-" if fam.startswith("vlc") else "--")
+            style = dict(marker="o", linestyle="-" if fam.startswith("vlc") else "--", color=COLORS.get(fam))
             b = [r["bytes_per_vector"] for r in rs]
             axes[0][col].plot(b, [r["recall_at_10"] for r in rs], label=fam, **style)
             axes[1][col].plot(b, [r["mse"] for r in rs], label=fam, **style)

@@ -19,8 +19,9 @@ before and after each half is recorded.
 between the two FAISS nprobe settings whose recalls bracket it (none when FAISS never reaches it).
 
 Usage: /usr/bin/python3 bench/search-speed.py [--work DIR] [--out bench/results/search-speed]
---faiss-only measures the FAISS half alone into OUT.faiss.json, which a later run reuses (so it can
-run while the vlc file is being made; both halves record when they ran and the load).
+--faiss-only / --vlc-only measure one half alone into OUT.faiss.json / OUT.vlc.json, which a later
+run reuses (so the halves can run apart, e.g. FAISS while the vlc file is being made; both record
+when they ran and the load).
 (--work keeps base.npy, queries.npy and base.vlc there and reuses them when present; --vlc FILE
 searches a file of the same base made elsewhere, e.g. by rate-distortion.py --save.)
 """
@@ -64,6 +65,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "results", "search-speed"))
     ap.add_argument("--bytes", default="34")
     ap.add_argument("--faiss-only", action="store_true", help="measure FAISS alone into OUT.faiss.json (run first while the vlc file is made)")
+    ap.add_argument("--vlc-only", action="store_true", help="measure vlc alone into OUT.vlc.json")
     ap.add_argument("--vlc", help="search this .vlc of the same base instead of compressing (e.g. rate-distortion.py --save's pq-bytes-34.vlc)")
     a = ap.parse_args()
     work = a.work or tempfile.mkdtemp(prefix="vlc-search-")
@@ -93,17 +95,9 @@ def main():
         out = subprocess.run(["node", os.path.join(ROOT, "bin", "vlc.js"), "compress", base_npy, "-o", vlc_file, "--anchors", "1024",
                               "--residual", "pq", "--bytes", a.bytes, "--json"], check=True, stdout=subprocess.PIPE, text=True, cwd=ROOT)
         res["vlc_compress"] = {"seconds": time.time() - t, "result": json.loads(out.stdout)}
-    load, at = os.getloadavg(), datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    out = subprocess.run(["node", os.path.join(HERE, "search-speed.mjs"), vlc_file, q_npy, work, "--nprobe", ",".join(map(str, NPROBES))],
-                         check=True, stdout=subprocess.PIPE, text=True, cwd=ROOT)
-    vlc = json.loads(out.stdout)
-    vlc["measured_at"], vlc["load_average_before"], vlc["load_average_after"] = at, load, os.getloadavg()
-    for r in vlc["runs"]:
-        ids = np.fromfile(os.path.join(work, f"ids-{r['nprobe']}.i32"), dtype="<i4").reshape(-1, K)
-        r["recall_at_10"] = recall(ids, truth)
-        print(json.dumps({"vlc": r}), file=sys.stderr, flush=True)
-    res["vlc"] = vlc
-
+    vlc = res["vlc"] = vlc_half(vlc_file, q_npy, work, truth, a.out)
+    if a.vlc_only:
+        return
     fz = res["faiss_ivfpq"] = faiss_half(x, q, truth, cores, a.out)
     for r in vlc["runs"]:
         f = at_equal_recall(r["recall_at_10"], fz["runs"])
@@ -113,6 +107,25 @@ def main():
         r["faiss_queries_per_cpu_second_at_equal_recall"] = c
         r["cpu_efficiency_vs_faiss"] = r["queries_per_cpu_second"] / c if c else None
     write(res, a.out)
+
+
+def vlc_half(vlc_file, q_npy, work, truth, out):
+    """bench/search-speed.mjs on the file at each nprobe, recall added; kept in OUT.vlc.json and reused from it."""
+    if os.path.exists(out + ".vlc.json"):
+        with open(out + ".vlc.json") as f:
+            return json.load(f)
+    load, at = os.getloadavg(), datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    proc = subprocess.run(["node", os.path.join(HERE, "search-speed.mjs"), vlc_file, q_npy, work, "--nprobe", ",".join(map(str, NPROBES))],
+                          check=True, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    vlc = json.loads(proc.stdout)
+    vlc["measured_at"], vlc["load_average_before"], vlc["load_average_after"] = at, load, os.getloadavg()
+    for r in vlc["runs"]:
+        ids = np.fromfile(os.path.join(work, f"ids-{r['nprobe']}.i32"), dtype="<i4").reshape(-1, K)
+        r["recall_at_10"] = recall(ids, truth)
+        print(json.dumps({"vlc": r}), file=sys.stderr, flush=True)
+    with open(out + ".vlc.json", "w") as f:
+        json.dump(vlc, f, indent=1)
+    return vlc
 
 
 def faiss_half(x, q, truth, cores, out):
