@@ -1,37 +1,13 @@
 // Product-quantized residuals: the layout of subspaces, the 'RSPQ' section's round trip at 8 and 4
 // bits (odd M, d not a multiple of M), and every kind of damage to it named as such.
 import { describe, expect, it } from 'vitest';
-import { PqResiduals, subspaceBounds, storedCodebook, type PqBits } from '../../dist/codecs/pq.js';
+import { subspaceBounds, type PqResiduals } from '../../dist/codecs/pq.js';
 import { residualMse } from '../../dist/codecs/index.js';
 import { crc32c } from '../../dist/io/vlc/crc32c.js';
-import { decodeVlc, encodeVlcBytes, FILE_HEADER_BYTES, SECTION_HEADER_BYTES, type VlcContent } from '../../dist/io/vlc/format.js';
+import { decodeVlc, encodeVlcBytes, FILE_HEADER_BYTES, SECTION_HEADER_BYTES } from '../../dist/io/vlc/format.js';
 import { reconstruct } from '../../dist/io/vlc/reconstruct.js';
-import { rng } from '../rng.js';
 import { decodeError, expectEveryCutFails, expectEveryFlipFails } from './damage.js';
-
-/** A small file with pq residuals: codes, scales and codebooks from a seeded generator. */
-function pqContent(n: number, d: number, m: number, M: number, bits: PqBits) {
-  const rand = rng(n * 1000 + d * 10 + M + bits);
-  const anchors = Float32Array.from({ length: m * d }, () => Math.round(rand() * 64) / 16);
-  const assignments = Uint32Array.from({ length: n }, (_, i) => i % m);
-  const K = 2 ** bits;
-  const scales = Float32Array.from({ length: m }, (_, j) => (j === 1 ? 0 : 0.1 + rand()));
-  const codebooks = storedCodebook(Float32Array.from({ length: K * d }, () => rand() * 2 - 1));
-  const codes = Uint8Array.from({ length: n * M }, () => Math.floor(rand() * K));
-  const residuals = new PqResiduals(n, d, M, bits, assignments, scales, codebooks, codes);
-  const content: VlcContent = {
-    manifest: {
-      n, d, m, metric: 'l2', anchorDtype: 'f32', residual: 'pq', residualEnergy: 0.5,
-      input: { dtype: 'f32', dropped: 0 },
-      training: { energy: 1, iterations: 3, converged: true, init: 'kmeans++' },
-      config: { maxIters: 3 }, seed: 1, tool: { name: 'vlc', version: '0.1.0' }, device: 'cpu',
-    },
-    anchors,
-    assignments,
-    residuals,
-  };
-  return { content, residuals };
-}
+import { pqContent } from './pq-content.js';
 
 /** Offset of the residual section's header (the third section). */
 function residualHeader(bytes: Uint8Array): number {

@@ -3,35 +3,17 @@
 // decoded vectors (ids and distances); the worker threads change nothing.
 import { describe, expect, it } from 'vitest';
 import { knn } from '../../dist/backend/cpu/index.js';
-import { PqResiduals, storedCodebook, type PqBits } from '../../dist/codecs/pq.js';
+import type { PqBits } from '../../dist/codecs/pq.js';
 import { decodeVlc, encodeVlcBytes, type VlcFile } from '../../dist/io/vlc/format.js';
 import { reconstruct } from '../../dist/io/vlc/reconstruct.js';
 import { searchCompressed, vlcSearchIndex } from '../../dist/search/index.js';
 import { cpuKnn } from '../../dist/backend/cpu/index.js';
+import { pqContent } from '../format/pq-content.js';
 import { rng } from '../rng.js';
 
 /** A pq-coded file of n random codes over m anchors (M subspaces of d, `bits` per code). */
 function pqFile(n: number, d: number, m: number, M: number, bits: PqBits): VlcFile {
-  const rand = rng(n + d + M + bits);
-  const anchors = Float32Array.from({ length: m * d }, () => rand() * 4);
-  const assignments = Uint32Array.from({ length: n }, () => Math.floor(rand() * m));
-  const K = 2 ** bits;
-  const scales = Float32Array.from({ length: m }, () => 0.2 + rand());
-  const codebooks = storedCodebook(Float32Array.from({ length: K * d }, () => rand() * 2 - 1));
-  const codes = Uint8Array.from({ length: n * M }, () => Math.floor(rand() * K));
-  return decodeVlc(
-    encodeVlcBytes({
-      manifest: {
-        n, d, m, metric: 'l2', anchorDtype: 'f32', residual: 'pq', residualEnergy: 0.5,
-        input: { dtype: 'f32', dropped: 0 },
-        training: { energy: 1, iterations: 3, converged: true, init: 'kmeans++' },
-        config: { maxIters: 3 }, seed: 1, tool: { name: 'vlc', version: '0.1.0' }, device: 'cpu',
-      },
-      anchors,
-      assignments,
-      residuals: new PqResiduals(n, d, M, bits, assignments, scales, codebooks, codes),
-    }),
-  );
+  return decodeVlc(encodeVlcBytes(pqContent(n, d, m, M, bits).content));
 }
 
 function queriesNear(file: VlcFile, nq: number, seed: number): Float32Array {
