@@ -55,7 +55,8 @@ export async function scanInWorkers(
     index: { n, d, m, lists, pq },
     queries: sharedCopy(queries.subarray(0, nq * d)),
     ranked: { ids: sharedCopy(ranked.ids), dists: sharedCopy(ranked.dists), width: ranked.width },
-    options,
+    // Only what the workers read: a callback (onProgress) cannot be posted to a thread.
+    options: { k, nprobe: options.nprobe, exclude: options.exclude },
     out: shared,
   };
   const per = Math.ceil(nq / threads);
