@@ -120,7 +120,8 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   if (m > ds.n) throw new UsageError(`--anchors ${m} is more than the ${ds.n} vectors in ${source}; use at most ${ds.n}`);
   if (ds.dropped > 0) log().info(`skipped ${ds.dropped} vector${ds.dropped === 1 ? '' : 's'} containing NaN or Inf (--drop-invalid)`);
 
-  const cfg: AnnealConfig = configFor(o.effort ?? 'default', m, { seed, ...(o.iters !== undefined ? { maxIters: o.iters } : {}) });
+  const cfgOn = (kind: 'cpu' | 'cuda'): AnnealConfig =>
+    configFor(o.effort ?? 'default', m, { seed, ...(o.iters !== undefined ? { maxIters: o.iters } : {}) }, kind);
   const sample = o.sample ?? 'auto';
   const sampleRows = sampleSize(sample, ds.n, m);
   // Every manifest field but the results, so that a byte budget is checked before training.
@@ -138,7 +139,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     input: { dtype: ds.dtype, dropped: ds.dropped },
     training: { energy: r.energy, iterations: r.iterations, converged: r.converged, init: 'kmeans++' },
     // The loop's configuration, and the rows it trained on (every row, or the --sample).
-    config: { ...cfg, sampleRows },
+    config: { ...cfgOn(kind), sampleRows },
     seed,
     tool: { name: 'vlc', version: VERSION },
     device: kind,
@@ -149,7 +150,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
         // The longest figures a run can report keep this an upper bound.
         // (f16 anchors unless asked otherwise: anchors beyond f16's range, known only after
         // training, are kept in f32 and can take the file past the budget.)
-        manifest: manifestFor({ energy: -1.2345678901234567e-100, iterations: cfg.maxIters, converged: false }, 'cuda', o.anchorDtype ?? 'f16'),
+        manifest: manifestFor({ energy: -1.2345678901234567e-100, iterations: cfgOn('cuda').maxIters, converged: false }, 'cuda', o.anchorDtype ?? 'f16'),
         anchors: new Float32Array(m * ds.d),
         assignments: new Uint32Array(ds.n),
       },
@@ -167,7 +168,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     // Each k-means++ try of init, the iterations (training's own line), then one exact pass. The
     // tries after the first come after its polishing iterations, so the steps alternate.
     let phase = progress.step('choosing initial anchors (k-means++)', '');
-    result = await train(backend, ds, cfg, sample, {
+    result = await train(backend, ds, cfgOn(backend.kind), sample, {
       signal,
       onIter: (rec: IterRecord, maxIters: number) => {
         phase.end();
