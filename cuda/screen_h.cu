@@ -124,6 +124,27 @@ __device__ __forceinline__ unsigned swz(int r, int c) { return (unsigned)(r * 64
 // hmask clears the key's index bits. Out: per point the KEYS smallest keys (ascending), then the
 // smallest key outside them, in `keys` (KEYS + 1 arrays of n).
 //
+// A finished tile of half_tiles: fn(q, j, distance) for each of the thread's 4 rows q and its 16
+// anchors j (distance = ‖x‖² + ‖c‖² − 2·dot, as the screen bound assumes), then the accumulators
+// are zeroed for the next tile. The mma.sync fragment layout lives here only.
+template <typename F>
+__device__ __forceinline__ void tile_dists(float (&acc)[2][8][4], int a0, int t, const float (&xr)[4], const float *cn, F &&fn) {
+#pragma unroll
+  for (int nt = 0; nt < 8; nt++) {
+#pragma unroll
+    for (int e = 0; e < 2; e++) {
+      const unsigned j = (unsigned)(a0 + 8 * nt + 2 * t + e);
+      const float cj = __ldg(cn + j);
+#pragma unroll
+      for (int q = 0; q < 4; q++) fn(q, j, fmaf(-2.f, acc[q >> 1][nt][2 * (q & 1) + e], xr[q] + cj));
+    }
+#pragma unroll
+    for (int mt = 0; mt < 2; mt++)
+#pragma unroll
+      for (int e = 0; e < 4; e++) acc[mt][nt][e] = 0.f;
+  }
+}
+
 // The GEMM loop both screen_h and collect_h run: the block's 128 points (row r of Xh is rowOf(r))
 // against every tile of 128 anchors; fold(a0, acc) after each complete tile (anchors a0 + the
 // warp's 64), which must leave acc zeroed.
@@ -221,25 +242,11 @@ __device__ __forceinline__ void screen_h_body(const __half *__restrict__ Xh, con
     for (int e = 0; e <= KEYS; e++) keys[q][e] = SH_EMPTY;
   }
   half_tiles(smem, Xh, Ch, dp, mpad, [&](int r) { return p0 + r; }, [&](int a0, float (&acc)[2][8][4]) {
-    // A tile of anchors is complete: its keys into the rows' lists, then zero the accumulators.
-#pragma unroll
-    for (int nt = 0; nt < 8; nt++) {
-#pragma unroll
-      for (int e = 0; e < 2; e++) {
-        const unsigned j = (unsigned)(a0 + 8 * nt + 2 * t + e);
-        const float cj = __ldg(cn + j);
-#pragma unroll
-        for (int q = 0; q < 4; q++) {
-          const float dist = fmaf(-2.f, acc[q >> 1][nt][2 * (q & 1) + e], xr[q] + cj);
-          const unsigned key = (__float_as_uint(fmaxf(dist, 0.f)) & hmask) | j;
-          if (key < keys[q][KEYS]) key_push<KEYS>(key, keys[q]);
-        }
-      }
-#pragma unroll
-      for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-        for (int e = 0; e < 4; e++) acc[mt][nt][e] = 0.f;
-    }
+    // A tile of anchors is complete: its keys into the rows' lists.
+    tile_dists(acc, a0, t, xr, cn, [&](int q, unsigned j, float dist) {
+      const unsigned key = (__float_as_uint(fmaxf(dist, 0.f)) & hmask) | j;
+      if (key < keys[q][KEYS]) key_push<KEYS>(key, keys[q]);
+    });
   });
   // The 4 lanes of a quad hold the same rows (other anchors), then the 2 warps that share rows:
   // their lists merge into the row's 8 keys (+ the smallest left out), the format exact_h reads.
@@ -418,26 +425,12 @@ extern "C" __global__ void __launch_bounds__(SH_THREADS, 2)
   }
   half_tiles(smem, Xh, Ch, dp, mpad, [&](int r) { return (long long)list[min(p0 + r, total - 1)]; },
              [&](int a0, float (&acc)[2][8][4]) {
-#pragma unroll
-               for (int nt = 0; nt < 8; nt++) {
-#pragma unroll
-                 for (int e = 0; e < 2; e++) {
-                   const unsigned j = (unsigned)(a0 + 8 * nt + 2 * t + e);
-                   const float cj = __ldg(cn + j);
-#pragma unroll
-                   for (int q = 0; q < 4; q++) {
-                     const float dist = fmaf(-2.f, acc[q >> 1][nt][2 * (q & 1) + e], xr[q] + cj);
-                     if (dist <= T[q]) {  // false for T = -1, and for padding anchors (+inf)
-                       const unsigned slot = atomicAdd(ccount + pos[q], 1u);
-                       if (slot < (unsigned)ncand) cand[(size_t)pos[q] * ncand + slot] = j;
-                     }
-                   }
+               tile_dists(acc, a0, t, xr, cn, [&](int q, unsigned j, float dist) {
+                 if (dist <= T[q]) {  // false for T = -1, and for padding anchors (+inf)
+                   const unsigned slot = atomicAdd(ccount + pos[q], 1u);
+                   if (slot < (unsigned)ncand) cand[(size_t)pos[q] * ncand + slot] = j;
                  }
-#pragma unroll
-                 for (int mt = 0; mt < 2; mt++)
-#pragma unroll
-                   for (int e = 0; e < 4; e++) acc[mt][nt][e] = 0.f;
-               }
+               });
              });
 }
 
