@@ -33,7 +33,7 @@ export function defaultNprobe(index: SearchIndex): number {
 const FIRST_RANKING = 32;
 
 /** On the calling thread, queries scored between progress reports and Ctrl-C checks. */
-const QUERIES_PER_REPORT = 64;
+const QUERIES_PER_REPORT = 16;
 
 export async function searchCompressed(
   index: SearchIndex,
