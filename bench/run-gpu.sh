@@ -59,7 +59,7 @@ x = c[rng.integers(0, 512, 1_000_000)] + 0.35 * rng.standard_normal((1_000_000, 
 np.save('/tmp/prod.npy', x.astype(np.float32))
 PY
 rm -rf /tmp/prof
-timeout 300 /usr/bin/time -v node --cpu-prof --cpu-prof-dir=/tmp/prof bin/vlc.js compress /tmp/prod.npy -o /tmp/prod.vlc --anchors 2048 --device cuda --json \
+timeout 300 /usr/bin/time -v node --cpu-prof --cpu-prof-dir=/tmp/prof bin/vlc.js compress /tmp/prod.npy -o /tmp/prod.vlc --anchors 2048 --residual none --device cuda --json \
   > "$OUT/compress-prod.json" 2> /tmp/compress-prod.err; echo "exit $?" | tee -a "$log"
 grep -E "Elapsed|Maximum resident" /tmp/compress-prod.err | tee -a "$log"; grep -v "^\s" /tmp/compress-prod.err | tail -3 | tee -a "$log"
 node bench/cpuprofile-top.mjs /tmp/prof/*.cpuprofile 30 > "$OUT/compress-profile.txt" 2>&1; head -12 "$OUT/compress-profile.txt" | tee -a "$log"

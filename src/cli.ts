@@ -6,6 +6,7 @@ import { installInterruptHandlers, interruptExitCode, interruptSignal, runCleanu
 import { escapeLine } from './io/names.js';
 import { log } from './log.js';
 import { commands } from './commands/index.js';
+import { helpFirst, hintsFor, markRequired } from './commands/help.js';
 import { VERSION } from './version.js';
 
 export function buildProgram(): Command {
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
     })
     .exitOverride();
   for (const register of commands) register(program);
+  markRequired(program);
   return program;
 }
 
@@ -33,15 +35,19 @@ export async function main(argv: string[]): Promise<number> {
   process.stdout.on('error', (e: NodeJS.ErrnoException) => {
     if (e.code === 'EPIPE') process.exit(0);
   });
+  const program = buildProgram();
+  const args = helpFirst(argv, program.commands.map((c) => c.name()));
   try {
-    await buildProgram().parseAsync(argv);
+    await program.parseAsync(args);
     return EXIT.ok;
   } catch (err) {
     runCleanups();
     if (interruptSignal.aborted) return interruptExitCode();
     if (err instanceof CommanderError) return exitCodeOf(err); // commander already printed it
-    // One line, whatever the message holds (a name or header text from a hostile file).
-    const msg = escapeLine(err instanceof Error ? err.message : String(err));
+    // One line, whatever the message holds (a name or header text from a hostile file); hints only
+    // name options the running command has.
+    const running = program.commands.find((c) => c.name() === args[2]);
+    const msg = escapeLine(hintsFor(running, err instanceof Error ? err.message : String(err)));
     process.stderr.write(`vlc: ${msg}\n`);
     if (!(err instanceof VlcError) && err instanceof Error && err.stack) log().debug(err.stack);
     return exitCodeOf(err); // InterruptedError carries exit 130 itself

@@ -84,10 +84,11 @@ export async function anneal(engine: Engine, cfg: AnnealConfig, hooks: AnnealHoo
     assignments,
     energy: fin.energy,
     iterations: run.history.length,
+    initIterations: loopStart,
     converged,
     seconds: (performance.now() - start) / 1000,
     initSeconds,
-    iterMsMedian: median(run.history.map((h) => h.ms)),
+    iterMsMedian: median(run.history.slice(loopStart).map((h) => h.ms)),
     history: run.history,
   };
 

@@ -82,6 +82,7 @@ async function polish(run: Run, e: Engine, energy: number, recorded: boolean): P
     let rec: { energy: number; changed: number };
     if (recorded) {
       const r = await run.pass(LLOYD);
+      r.init = true;
       run.report(r);
       rec = r;
     } else rec = await e.iterate(LLOYD);

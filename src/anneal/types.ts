@@ -11,6 +11,8 @@ export interface IterRecord {
    * was cheapest to remove into a costly cluster) and empty or duplicate anchors refilled.
    */
   maintenance?: { swapped: number; refilled: number };
+  /** Set on the Lloyd passes that polish init's k-means++ tries: their time counts as init, not as loop iterations. */
+  init?: true;
 }
 
 export interface AnnealResult {
@@ -18,12 +20,15 @@ export interface AnnealResult {
   assignments: Uint32Array; // n
   /** Energy of the final hard assignment (exact). */
   energy: number;
+  /** Passes in all, init's polishing passes included. */
   iterations: number;
+  /** Of those, the passes that polished init's tries (their time is in initSeconds). */
+  initIterations: number;
   converged: boolean;
   /** Wall seconds of init + loop + final pass (not reading or writing files). */
   seconds: number;
   initSeconds: number;
-  /** Median of the per-iteration ms. */
+  /** Median ms of the loop's iterations (init's polishing passes excluded). */
   iterMsMedian: number;
   history: IterRecord[];
 }

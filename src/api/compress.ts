@@ -1,29 +1,39 @@
-// compress(): read vectors, learn m anchors with the annealing quantizer, write every vector as its
-// anchor id into a .vlc file (atomically; '-' streams it to stdout). What `vlc compress` runs, and
-// what `import { compress } from 'vlc'` gives a Node program.
+// compress(): read vectors, learn m anchors with the annealing quantizer, pick what each vector
+// stores beyond its anchor id (compress-codec.ts; measured on a sample unless `residual` fixes it),
+// measure the file's quality, and write it (atomically; '-' streams it to stdout). What
+// `vlc compress` runs, and what `import { compress } from 'vlc'` gives a Node program.
 import { configFor, DEFAULT_CONFIG, type AnnealConfig, type Effort } from '../anneal/config.js';
 import type { AnnealResult, IterRecord } from '../anneal/types.js';
 import { selectBackend, type DeviceChoice } from '../backend/select.js';
+import { cpuKnn } from '../backend/cpu/index.js';
 import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
 import { datasetFromF32, wholeF32, type Dataset } from '../io/dataset.js';
-import type { VlcContent } from '../io/vlc/format.js';
 import type { ReadOptions } from '../io/read.js';
 import { expandInputs, readInputs } from '../io/shards.js';
 import { checkFinite } from '../io/readers/validate.js';
 import { writeVlc } from '../io/vlc/file.js';
 import { storedAnchors } from '../io/vlc/format.js';
-import { assignmentWidthFor } from '../io/vlc/manifest.js';
-import { checkResidualChoice, encodeResiduals, fileBytesWithResidual, planResiduals, type ResidualChoice } from './residuals.js';
-import { bytesPerVector, seedRatio, trueRatio } from '../io/vlc/stats.js';
 import { log, silentReporter, type Reporter } from '../log.js';
 import { quoteName } from '../io/names.js';
-import { VERSION } from '../version.js';
+import { choose, planChoice, type ChoicePlan, type CodecPlan, type Trained } from '../quality/choose.js';
+import { measureQuality } from '../quality/measure.js';
+import {
+  choiceLine, decoderOf, encodeAll, encoderOn, goalOf, manifestOf, qualityWarning, sizer, type CodecOptions,
+} from './compress-codec.js';
+import { compressStats, type CompressStats } from './compress-report.js';
+import { planResiduals } from './residuals.js';
 import { sampleSize, type SampleSpec } from './sample.js';
-import { train, type TrainResult } from './train.js';
+import { train } from './train.js';
 import { defaultOutput, planOutput, type OutputPlan, type OutputRules } from './preflight.js';
 
-export interface CompressOptions extends ReadOptions, Partial<ResidualChoice> {
+/**
+ * What to store beside each anchor id (CodecOptions): at most one of `residual` (fixed; pq with
+ * `pq` M or `bytes` B, `pqBits`), `quality` (the smallest file whose decoded vectors keep this
+ * recall@10 of exact search; 0.9 when nothing is given) and `bytes` (the best recall@10 within B
+ * bytes per vector, every section counted).
+ */
+export interface CompressOptions extends ReadOptions, CodecOptions {
   /**
    * The .vlc file to write, '-' for stdout, or a plan from planOutput(); default: the input's name
    * with .vlc for its extension, beside it (stdin and in-memory vectors need one).
@@ -50,9 +60,9 @@ export interface CompressOptions extends ReadOptions, Partial<ResidualChoice> {
   sample?: SampleSpec;
   /** GPU index (default 0), or several: the rows split over them, one engine (CUDA context) each, the same bytes as one GPU. */
   gpu?: number | number[];
-  /** Called after every annealing iteration (the CLI draws its progress line from it). */
+  /** Called after every annealing pass, init's polishing passes included (the CLI draws its training line from it). */
   onIter?: (rec: IterRecord, maxIters: number) => void;
-  /** Hears the other steps: reading, init, the final pass, residual encoding, writing. */
+  /** Hears the other steps: reading, each init try, the final pass, choosing the codec, residual encoding, measuring the quality, writing. */
   progress?: Reporter;
   /** Stops training early; the default is the process's Ctrl-C / SIGTERM signal. */
   signal?: AbortSignal;
@@ -65,8 +75,8 @@ export interface Vectors {
   d: number;
 }
 
-/** The result of compress(), the JSON `vlc compress --json` prints (README "vlc compress"). */
-export type CompressResult = Awaited<ReturnType<typeof compress>>;
+/** The result of compress(): what `vlc compress --json` prints after `schema` and `command` (docs/json.md). */
+export type CompressResult = CompressStats;
 
 /**
  * Default number of anchors: the largest power of two <= 4·√n, capped at n and at 65536 (so ids
@@ -101,11 +111,9 @@ export function compressOutputRules(input: string | string[] | Vectors, force?: 
  * Compress `input` into `o.output`: a file path, '-' for stdin, a directory or a glob, several
  * paths (their rows concatenated in name order: io/shards.ts), or vectors in memory.
  */
-export async function compress(input: string | string[] | Vectors, o: CompressOptions) {
-  const residual = o.residual ?? 'none';
+export async function compress(input: string | string[] | Vectors, o: CompressOptions): Promise<CompressResult> {
   const seed = o.seed ?? DEFAULT_CONFIG.seed;
-  const choice: ResidualChoice = { residual, pq: o.pq, pqBits: o.pqBits, bytes: o.bytes };
-  checkResidualChoice(choice);
+  const goal = goalOf(o);
   const out = typeof o.output === 'object' ? o.output : planOutput(o.output ?? defaultOutput(typeof input === 'string' ? input : '-', '.vlc'), compressOutputRules(input, o.force));
   const t0 = performance.now();
 
@@ -115,61 +123,35 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   const ds = await datasetOf(input, { ...o, onBytes: (read, total) => reading.update(read, total) });
   reading.end();
   const readSeconds = (performance.now() - t0) / 1000;
-  const m = o.anchors ?? defaultAnchors(ds.n);
+  const m0 = o.anchors ?? defaultAnchors(ds.n);
   const source = typeof input === 'string' ? input : Array.isArray(input) ? input.join(' ') : 'the vectors given';
-  if (m > ds.n) throw new UsageError(`--anchors ${m} is more than the ${ds.n} vectors in ${source}; use at most ${ds.n}`);
+  if (m0 > ds.n) throw new UsageError(`--anchors ${m0} is more than the ${ds.n} vectors in ${source}; use at most ${ds.n}`);
   if (ds.dropped > 0) log().info(`skipped ${ds.dropped} vector${ds.dropped === 1 ? '' : 's'} containing NaN or Inf (--drop-invalid)`);
 
-  const cfgOn = (kind: 'cpu' | 'cuda'): AnnealConfig =>
+  // Sized before training, so that a budget is checked in a second. (f16 anchors unless asked
+  // otherwise: anchors beyond f16's range, known only after training, are kept in f32 and can
+  // take the file past the budget.)
+  // configFor takes the device: the estimate uses CUDA's (the longer), training the backend's own.
+  const configOf = (m: number, kind: 'cpu' | 'cuda'): AnnealConfig =>
     configFor(o.effort ?? 'default', m, { seed, ...(o.iters !== undefined ? { maxIters: o.iters } : {}) }, kind);
+  const cfg0 = configOf(m0, 'cuda');
+  const size = sizer({ ds, anchorDtype: o.anchorDtype ?? 'f16', cfg: cfg0, sampleRows: ds.n, seed, device: 'cuda' });
+  const plan: ChoicePlan =
+    goal.kind === 'fixed'
+      ? { m: m0, options: [planResiduals(goal.choice, ds.n, ds.d, m0, (payload) => size.withPayload(payload, m0, 'pq'))] }
+      : planChoice(goal, ds.n, ds.d, m0, o.anchors !== undefined, size.perVector);
+  const m = plan.m;
   const sample = o.sample ?? 'auto';
   const sampleRows = sampleSize(sample, ds.n, m);
-  // Every manifest field but the results, so that a byte budget is checked before training.
-  const manifestFor = (
-    r: Pick<AnnealResult, 'energy' | 'iterations' | 'converged'>,
-    kind: 'cpu' | 'cuda',
-    anchorDtype: 'f16' | 'f32',
-  ): VlcContent['manifest'] => ({
-    n: ds.n,
-    d: ds.d,
-    m,
-    metric: 'l2',
-    anchorDtype,
-    residual,
-    input: { dtype: ds.dtype, dropped: ds.dropped },
-    training: { energy: r.energy, iterations: r.iterations, converged: r.converged, init: 'kmeans++' },
-    // The loop's configuration, and the rows it trained on (every row, or the --sample).
-    config: { ...cfgOn(kind), sampleRows },
-    seed,
-    tool: { name: 'vlc', version: VERSION },
-    device: kind,
-  });
-  const plan = planResiduals(choice, ds.n, ds.d, m, (payloadBytes) =>
-    fileBytesWithResidual(
-      {
-        // The longest figures a run can report keep this an upper bound.
-        // (f16 anchors unless asked otherwise: anchors beyond f16's range, known only after
-        // training, are kept in f32 and can take the file past the budget.)
-        manifest: manifestFor({ energy: -1.2345678901234567e-100, iterations: cfgOn('cuda').maxIters, converged: false }, 'cuda', o.anchorDtype ?? 'f16'),
-        anchors: new Float32Array(m * ds.d),
-        assignments: new Uint32Array(ds.n),
-      },
-      'pq',
-      payloadBytes,
-    ),
-  );
+  const hooks = { signal: o.signal ?? interruptSignal };
   const backend = await selectBackend({ device: o.device ?? 'auto', gpu: o.gpu ?? 0 });
-  const signal = o.signal ?? interruptSignal;
-  let result: TrainResult;
-  let coded: Awaited<ReturnType<typeof encodeResiduals>> | undefined;
-  let residualSeconds = 0;
-  let anchorDtype: 'f16' | 'f32' = 'f16';
+  const cfg = configOf(m, backend.kind); // the effort's and the device's rules depend on m
   try {
     // Each k-means++ try of init, the iterations (training's own line), then one exact pass. The
     // tries after the first come after its polishing iterations, so the steps alternate.
     let phase = progress.step('choosing initial anchors (k-means++)', '');
-    result = await train(backend, ds, cfgOn(backend.kind), sample, {
-      signal,
+    const result = await train(backend, ds, cfg, sample, {
+      signal: hooks.signal,
       onIter: (rec: IterRecord, maxIters: number) => {
         phase.end();
         o.onIter?.(rec, maxIters);
@@ -181,74 +163,72 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
       },
       onFinalPass: () => (phase = progress.step('final assignment pass', '')),
     });
-    phase.end();
-    anchorDtype = storableAnchorDtype(result.anchors, o.anchorDtype);
-    if (plan.mode !== 'none') {
-      // Residuals against the anchors as stored (f16-rounded by default), so decoding reproduces them;
-      // pq trains its codebooks on the same device as the anchors.
-      const tr = performance.now();
-      const anchors = storedAnchors(result.anchors, anchorDtype);
-      // One step, its elapsed time shown: the encoders report no count of their own.
-      const encoding = progress.step(`encoding ${plan.mode} residuals`, '');
-      coded = await encodeResiduals(plan, { x: wholeF32(ds, `--residual ${plan.mode}`), n: ds.n, d: ds.d, anchors, assign: result.assignments }, backend, seed, { signal });
-      encoding.end();
-      residualSeconds = (performance.now() - tr) / 1000;
-    }
+    phase.end(); // ended before compress logs what it chose
+    const anchorDtype = storableAnchorDtype(result.anchors, o.anchorDtype);
+    const x = wholeF32(ds, 'measuring the quality of the file');
+    const trained: Trained = { x, n: ds.n, d: ds.d, anchors: storedAnchors(result.anchors, anchorDtype), assignments: result.assignments };
+
+    const tc = performance.now();
+    const choosing = progress.step('choosing the codec (measuring each candidate)', '');
+    const choice = goal.kind === 'fixed' ? undefined : await choose(goal, plan, trained, encoderOn(backend, seed, hooks), cpuKnn, (c) => size.perVector(c, m));
+    const codec: CodecPlan = choice?.codec ?? plan.options[0];
+    choosing.end();
+    const chooseSeconds = (performance.now() - tc) / 1000;
+    if (choice && goal.kind !== 'fixed') log().info(choiceLine(goal, choice));
+
+    const tr = performance.now();
+    // One step, its elapsed time shown: the encoders report no count of their own.
+    const encoding = progress.step(`encoding ${codec.mode} residuals`, '');
+    const { residuals, residualEnergy } = await encodeAll(codec, trained, backend, seed, hooks);
+    encoding.end();
+    const residualSeconds = (performance.now() - tr) / 1000;
+
+    const tq = performance.now();
+    const measuring = progress.step('measuring the quality of the file', '');
+    const quality = await measureQuality(x, ds.n, ds.d, decoderOf(trained, residuals), cpuKnn, choice?.recall);
+    measuring.end();
+    const qualitySeconds = (performance.now() - tq) / 1000;
+
+    const tw = performance.now();
+    const writing = progress.step(`writing ${out.target === '-' ? 'stdout' : quoteName(out.target)}`, 'bytes');
+    const bytes = await writeVlc(out, {
+      manifest: manifestOf({
+        ds, m, anchorDtype, residual: codec.mode, residualEnergy, cfg, sampleRows, seed, device: backend.kind,
+        training: {
+          energy: result.energy,
+          iterations: result.iterations - result.initIterations,
+          initIterations: result.initIterations,
+          converged: result.converged,
+          init: 'kmeans++',
+        },
+        quality: {
+          mse: quality.mse,
+          relativeError: quality.relative_error,
+          meanCosine: quality.mean_cosine,
+          vectors: quality.measured,
+          recallAt10: quality.recall.recall_at_10,
+          recallAt10All: quality.recall.recall_at_10_all,
+          recallQueries: quality.recall.queries,
+          recallBase: quality.recall.base,
+        },
+      }),
+      anchors: result.anchors,
+      assignments: result.assignments,
+      residuals,
+    }, (written, total) => writing.update(written, total));
+    writing.end();
+    const writeSeconds = (performance.now() - tw) / 1000;
+
+    const defaulted = o.quality === undefined && o.bytes === undefined && o.residual === undefined;
+    const warning = qualityWarning(goal, choice, quality.recall.recall_at_10_all, m, ds.n, defaulted);
+    if (warning) log().warn(warning);
+    return compressStats({
+      ds, m, codec, anchorDtype, bytes, result, quality, goal, choice, backend, seed,
+      seconds: { read: readSeconds, choose: chooseSeconds, residual: residualSeconds, quality: qualitySeconds, write: writeSeconds, total: (performance.now() - t0) / 1000 },
+    });
   } finally {
     await backend.close();
   }
-  const residualEnergy = coded?.residualEnergy;
-
-  const tw = performance.now();
-  const writing = progress.step(`writing ${out.target === '-' ? 'stdout' : quoteName(out.target)}`, 'bytes');
-  const bytes = await writeVlc(
-    out,
-    {
-      manifest: { ...manifestFor(result, backend.kind, anchorDtype), ...(residualEnergy !== undefined ? { residualEnergy } : {}) },
-      anchors: result.anchors,
-      assignments: result.assignments,
-      residuals: coded?.residuals,
-    },
-    (written, total) => writing.update(written, total),
-  );
-  writing.end();
-  const writeSeconds = (performance.now() - tw) / 1000;
-
-  return {
-    n: ds.n,
-    d: ds.d,
-    m,
-    energy: result.energy,
-    iterations: result.iterations,
-    converged: result.converged,
-    device: backend.kind,
-    device_label: backend.label,
-    seconds: result.seconds,
-    init_seconds: result.initSeconds,
-    iter_ms: result.iterMsMedian,
-    /** Rows the loop trained on (n when it trained on every row), their energy, and the final pass's seconds. */
-    sample_rows: result.sampleRows,
-    train_energy: result.trainEnergy,
-    final_pass_seconds: result.finalSeconds,
-    residual,
-    ...(plan.mode === 'pq' ? { pq_subspaces: plan.subspaces, pq_bits: plan.bits } : {}),
-    /** Mean squared error of anchor + residual (null without residuals: then it is `energy`). */
-    residual_energy: residualEnergy ?? null,
-    residual_seconds: residualSeconds,
-    read_seconds: readSeconds,
-    write_seconds: writeSeconds,
-    total_seconds: (performance.now() - t0) / 1000,
-    bytes,
-    ratio: seedRatio(ds.n, ds.d, m),
-    true_ratio: trueRatio(bytes, ds.n, ds.d),
-    bytes_per_vector: bytesPerVector(bytes, ds.n),
-    anchor_dtype: anchorDtype,
-    assignment_width: assignmentWidthFor(m),
-    seed,
-    input_format: ds.format,
-    input_dtype: ds.dtype,
-    dropped: ds.dropped,
-  };
 }
 
 /** Largest finite float16 (anchors beyond it would be stored as Inf). */

@@ -1,13 +1,14 @@
-// compress()'s residual choices — residual mode, pq subspaces, bits, byte budget — their validation,
-// the choice of M from a byte budget, and the encoding itself (src/codecs/).
+// compress()'s fixed residual choices — residual mode, pq subspaces, bits, byte budget — their
+// validation, the choice of M from a byte budget, the size of each codec's section, and the
+// encoding itself (src/codecs/). Choosing the codec by measurement: compress-codec.ts.
 import type { AnnealHooks } from '../anneal/types.js';
 import type { Backend } from '../backend/types.js';
 import { residualMse, type CodedMode, type CodedResiduals, type ResidualInput, type ResidualMode } from '../codecs/index.js';
 import { PQ_BITS, pqPayloadBytes, type PqBits } from '../codecs/pq.js';
-import { encodeScalar } from '../codecs/scalar.js';
+import { encodeScalar, scalarPayloadBytes } from '../codecs/scalar.js';
 import { UsageError } from '../errors.js';
-import { encodeVlc, type VlcContent } from '../io/vlc/format.js';
 import { log } from '../log.js';
+import type { CodecPlan } from '../quality/choose.js';
 
 /** The residual options of compress() (the CLI's --residual, --pq, --pq-bits, --bytes). */
 export interface ResidualChoice {
@@ -21,12 +22,14 @@ export interface ResidualChoice {
 }
 
 /** What compress will encode, once the input's size is known. */
-export type ResidualPlan = { mode: 'none' } | { mode: 'int8' | 'int4' } | { mode: 'pq'; subspaces: number; bits: PqBits };
+export type ResidualPlan = CodecPlan;
 
 /** The choices' contradictions, before anything is read (messages name the CLI's flags). */
 export function checkResidualChoice(o: ResidualChoice): void {
   const pqOnly = (['pq', 'bytes', 'pqBits'] as const).filter((k) => o[k] !== undefined);
   if (o.residual !== 'pq' && pqOnly.length) {
+    if (pqOnly[0] === 'bytes')
+      throw new UsageError(`--residual ${o.residual} fixes the codec and --bytes chooses one (or, with --residual pq, its subspaces): give one of them`);
     const flag = { pq: '--pq', bytes: '--bytes', pqBits: '--pq-bits' }[pqOnly[0]];
     throw new UsageError(`${flag} applies to product-quantized residuals; add --residual pq`);
   }
@@ -68,12 +71,11 @@ export function planResiduals(o: ResidualChoice, n: number, d: number, m: number
   return { mode: 'pq', subspaces: lo, bits };
 }
 
-/** The exact size of `content` written with a residual section of `payloadBytes` in place of its own. */
-export function fileBytesWithResidual(content: VlcContent, mode: CodedMode, payloadBytes: number): number {
-  // The energy is not known yet: a placeholder as long as any double's JSON keeps the size an upper bound.
-  const stub: CodedResiduals = { mode, addTo: () => {}, payload: () => new Uint8Array(payloadBytes) };
-  const manifest = { ...content.manifest, residual: mode, residualEnergy: -1.2345678901234567e-100 };
-  return encodeVlc({ ...content, manifest, residuals: stub }).reduce((s, c) => s + c.length, 0);
+/** Bytes of the residual section's payload for a plan (null: no section). */
+export function residualPayloadBytes(plan: ResidualPlan, n: number, d: number, m: number): number | null {
+  if (plan.mode === 'none') return null;
+  if (plan.mode === 'pq') return pqPayloadBytes(n, d, m, plan.subspaces, plan.bits);
+  return scalarPayloadBytes(plan.mode, n, d);
 }
 
 /** Encode the residuals of the plan (residuals against the anchors as stored) and measure their error. */

@@ -46,12 +46,20 @@ async function cudaBackend(o: SelectOptions, gpus: number): Promise<Backend> {
   return shardedBackend(members);
 }
 
+const FALLBACK = {
+  'no-library': 'no NVIDIA driver found',
+  'no-device': 'no CUDA GPU found',
+  'driver-error': 'the CUDA driver failed',
+} as const;
+
 export async function selectBackend(o: SelectOptions): Promise<Backend> {
   if (o.device === 'cpu') return cpuBackend(o);
   const probe = probeCuda();
   if (!probe.ok) {
-    if (o.device === 'cuda') throw new DeviceError(`--device cuda: ${probe.reason}`);
-    log().info(`using the CPU: ${probe.reason}`);
+    if (o.device === 'cuda') throw new DeviceError(`--device cuda: ${probe.reason}, or use --device cpu`);
+    // Most machines without a GPU never had one: one short line (the whole reason under -v).
+    log().info(`${FALLBACK[probe.kind]}: using the CPU (-v says why)`);
+    log().debug(probe.reason);
     return cpuBackend(o);
   }
   if (o.device === 'cuda') return cudaBackend(o, probe.devices.length);

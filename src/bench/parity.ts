@@ -27,7 +27,8 @@ export interface DeviceRun {
   iterations: number;
   iterMsMedian: number;
   energy: number;
-  compressionRatio: number;
+  /** The seed's compression ratio (m·d·2 + n·4) / (n·d·4). */
+  seedRatio: number;
   /** Where the time went inside the engine (CUDA only): wall and GPU ms of the passes, seeding. */
   engineProfile?: unknown;
 }
@@ -85,7 +86,7 @@ async function compressOn(
         iterations: result.iterations,
         iterMsMedian: result.iterMsMedian,
         energy: result.energy,
-        compressionRatio: seedRatio(data.n, data.d, cfg.m),
+        seedRatio: seedRatio(data.n, data.d, cfg.m),
         engineProfile: (engine as { profile?: unknown }).profile,
       },
     };

@@ -42,7 +42,8 @@ export interface WorkloadResult {
   /** n of the workload as SPEC §5 defines it (differs from n when subsampled). */
   n_full: number;
   iters: number;
-  open_ms: number;
+  /** Engine open: buffers allocated and the vectors uploaded. */
+  open_seconds: number;
   iter_ms_median: number;
   iter_ms_min: number;
   assign_ms_median?: number;
@@ -53,7 +54,11 @@ export interface WorkloadResult {
   energy: number;
   /** The CUDA engine's screen (cuda/screen.cu): passes screened and points it left to the exact fallback. */
   screen?: { passes: number; fallback_rate: number };
-  anneal?: { seconds: number; init_seconds: number; iterations: number; iter_ms_median: number; energy: number; converged: boolean };
+  /** A whole anneal (--anneal): init (k-means++ and its polishing passes) apart from the loop's iterations. */
+  anneal?: {
+    train_seconds: number; init_seconds: number; loop_seconds: number; init_iterations: number; iterations: number;
+    iter_ms_median: number; energy: number; converged: boolean;
+  };
   torch?: PeerResult | { error: string };
   speedup_vs_torch?: number;
 }
@@ -106,7 +111,7 @@ async function benchOne(backend: Backend, w: Workload, o: BenchOptions): Promise
   const res: Partial<WorkloadResult> = { name: w.name, n, d, m, dtype: ds.dtype, n_full: w.n, iters: o.iters };
   try {
     engine = await backend.open(ds, m);
-    res.open_ms = performance.now() - t0;
+    res.open_seconds = (performance.now() - t0) / 1000;
     await engine.setAnchors(sampleRows(ds, m, 1234));
     const lloyd = { temperature: 0, step: 1, huber: 0 };
     for (let k = 0; k < 2; k++) await engine.iterate(lloyd); // warm-up
@@ -137,9 +142,11 @@ async function benchOne(backend: Backend, w: Workload, o: BenchOptions): Promise
       const { anneal } = await import('../anneal/index.js');
       const r = await anneal(engine, { ...DEFAULT_CONFIG, m }, { signal: interruptSignal });
       res.anneal = {
-        seconds: r.seconds,
+        train_seconds: r.seconds,
         init_seconds: r.initSeconds,
-        iterations: r.iterations,
+        loop_seconds: r.seconds - r.initSeconds,
+        init_iterations: r.initIterations,
+        iterations: r.iterations - r.initIterations,
         iter_ms_median: r.iterMsMedian,
         energy: r.energy,
         converged: r.converged,

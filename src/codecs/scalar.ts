@@ -45,7 +45,7 @@ export class ScalarResiduals implements CodedResiduals {
   payload(): Uint8Array {
     const { n, d, mode, codes } = this;
     const rowBytes = scalarRowBytes(mode, d);
-    const out = new Uint8Array(4 * d + n * rowBytes);
+    const out = new Uint8Array(scalarPayloadBytes(mode, n, d));
     new Float32Array(out.buffer, 0, d).set(this.scales);
     const body = out.subarray(4 * d);
     if (mode === 'int8') {
@@ -176,6 +176,11 @@ class ScalarWorkers {
   }
 }
 
+/** Bytes of the section payload: d f32 scales, then n rows of codes. */
+export function scalarPayloadBytes(mode: ScalarMode, n: number, d: number): number {
+  return 4 * d + n * scalarRowBytes(mode, d);
+}
+
 function scalarRowBytes(mode: ScalarMode, d: number): number {
   return mode === 'int8' ? d : Math.ceil(d / 2);
 }
@@ -186,7 +191,7 @@ export function scalarSection(mode: ScalarMode): ResidualSection {
     tag: mode === 'int8' ? 'RSD8' : 'RSD4',
     payloadBytes: (n, d) => 4 * d + n * scalarRowBytes(mode, d),
     read(payload, { n, d }, corrupt) {
-      const want = 4 * d + n * scalarRowBytes(mode, d);
+      const want = scalarPayloadBytes(mode, n, d);
       if (payload.length !== want)
         throw corrupt(`section 'residuals' has ${payload.length} bytes, but n = ${n}, d = ${d} ${mode} needs ${want}`);
       const scales = new Float32Array(d);

@@ -11,6 +11,8 @@ import { writeOutput } from '../io/output.js';
 import { runBench, type WorkloadResult } from '../bench/run.js';
 import { WORKLOADS } from '../bench/workloads.js';
 import { VERSION } from '../version.js';
+import { jsonResult } from './json.js';
+import { addExamples } from './help.js';
 import { addDeviceOptions, addForceOption, addOutputOptions, applyVerbosity, effectiveDevice, parseInteger, type CommonOptions } from './options.js';
 
 interface BenchFlags extends CommonOptions {
@@ -36,6 +38,10 @@ export function register(program: Command): void {
   addDeviceOptions(cmd);
   addForceOption(cmd);
   addOutputOptions(cmd);
+  addExamples(cmd, [
+    ['vlc bench --workloads seed-small,seed-large', 'a quick table of the two small workloads'],
+    ['vlc bench --device cpu --workloads seed-small --iters 5 --json | jq \'.workloads[].iter_ms_median\'', 'a pipeline: one figure from the JSON'],
+  ]);
   cmd.action(async (o: BenchFlags, c: Command) => runBenchCommand(o, c));
 }
 
@@ -72,13 +78,13 @@ async function runBenchCommand(o: BenchFlags, cmd: Command): Promise<void> {
   }
   const speedups: Record<string, number> = {};
   for (const r of results) if (r.speedup_vs_torch !== undefined) speedups[r.name] = r.speedup_vs_torch;
-  const report = {
+  const report = jsonResult('bench', {
     tool: 'vlc',
     version: VERSION,
     date: new Date().toISOString(),
-    commit: gitCommit(),
-    device: backend.label,
-    kind: backend.kind,
+    commit: gitCommit() ?? null,
+    device: backend.kind,
+    device_label: backend.label,
     node: process.version,
     method:
       'per workload: m seeded random rows as anchors, 2 warm-up then --iters Lloyd iterations (T=0, step 1); ' +
@@ -88,8 +94,8 @@ async function runBenchCommand(o: BenchFlags, cmd: Command): Promise<void> {
           'iter_tflops is 2nmd-equivalent work per second, not arithmetic executed'
         : ''),
     workloads: results,
-    ...(Object.keys(speedups).length ? { speedup_vs_torch: speedups } : {}),
-  };
+    speedup_vs_torch: Object.keys(speedups).length ? speedups : null,
+  });
   const text = JSON.stringify(report, null, 2) + '\n';
   if (out) await writeOutput(out, async (sink) => sink.write(Buffer.from(text)));
   if (o.json || !o.out) process.stdout.write(o.json ? text : summary(results));

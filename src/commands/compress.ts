@@ -1,9 +1,10 @@
-// `vlc compress <input> [-o <out.vlc>]`: read vectors, learn m anchors with the annealing quantizer,
-// write every vector as its anchor id into a .vlc file (atomically; `-o -` streams to stdout;
-// without -o, x.npy gives x.vlc beside it).
+// `vlc compress <input> [-o <out.vlc>]`: the flags of src/api/compress.ts, its progress line on a
+// terminal, and what it reports: the result JSON (--json, --stats) and one summary line on stderr —
+// size and quality first, then how training went. Without -o, x.npy gives x.vlc beside it.
 import { Option, type Command } from 'commander';
 import { DEFAULT_CONFIG, EFFORTS, type Effort } from '../anneal/config.js';
 import { compress, compressOutputRules, type CompressResult } from '../api/compress.js';
+import { DEFAULT_QUALITY } from '../api/compress-codec.js';
 import { defaultOutput, planOutput } from '../api/preflight.js';
 import { parseSample, SAMPLE_PER_ANCHOR, type SampleSpec } from '../api/sample.js';
 import * as fs from 'node:fs';
@@ -12,7 +13,9 @@ import { quoteName } from '../io/names.js';
 import { writeOutput } from '../io/output.js';
 import { grouped, percent } from '../io/vlc/stats.js';
 import { log } from '../log.js';
+import { addExamples } from './help.js';
 import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
+import { jsonResult } from './json.js';
 import { addDeviceOptions, addForceOption, addOutputOptions, addSeedOption, applyVerbosity, effectiveDevice, parseInteger, type CommonOptions } from './options.js';
 import { progressFor } from './progress.js';
 import { addResidualOptions, residualChoiceFrom, type ResidualFlags } from './residual-options.js';
@@ -32,7 +35,11 @@ interface CompressFlags extends CommonOptions, InputFlags, ResidualFlags {
 export function register(program: Command): void {
   const cmd = program
     .command('compress')
-    .description('learn m anchors and store every vector as its anchor id in a .vlc file')
+    .description(
+      'learn m anchors and store every vector as its anchor id plus what keeps recall@10 of exact search over the decoded ' +
+        `vectors >= ${DEFAULT_QUALITY} (measured on a sample), or what --quality, --bytes or --residual ask for, in a .vlc file`,
+    )
+    .summary('compress embedding vectors into a .vlc file')
     .argument(
       '<input...>',
       'embedding file (npy, npz, fvecs, bvecs, Arrow/Feather, Parquet, safetensors, HDF5, CSV/TSV, JSONL, raw), or - for stdin; ' +
@@ -44,7 +51,7 @@ export function register(program: Command): void {
       'number of anchors m, 1..n (default: the largest power of two <= 4*sqrt(n), at most 65536)',
       (v) => parseInteger('--anchors', v, 1),
     )
-    .option('--iters <n>', 'maximum annealing iterations', (v) => parseInteger('--iters', v, 1, 1_000_000), DEFAULT_CONFIG.maxIters)
+    .option('--iters <n>', "maximum annealing iterations (init's polishing passes count too)", (v) => parseInteger('--iters', v, 1, 1_000_000), DEFAULT_CONFIG.maxIters)
     .addOption(
       new Option('--effort <level>', 'fast: k-means++ and Lloyd only; default: + warm phase and swap trials (inputs with n*m*d > 2^30: init on a sample, no warm phase, trials until they stop paying); best: the full schedule at any size')
         .choices([...EFFORTS])
@@ -57,12 +64,16 @@ export function register(program: Command): void {
     );
   addSeedOption(cmd, 'random seed: same input + seed + device => same output file', DEFAULT_CONFIG.seed)
     .addOption(new Option('--anchor-dtype <dtype>', 'how anchors are stored').choices(['f16', 'f32']).default('f16'));
-  addResidualOptions(cmd)
-    .option('--stats <file>', 'write the result JSON (as --json prints) to this file; use with -o -');
+  addResidualOptions(cmd).option('--stats <file>', 'write the result JSON (as --json prints) to this file; use with -o -');
   addInputOptions(cmd);
   addForceOption(cmd);
   addDeviceOptions(cmd, { gpuList: true });
   addOutputOptions(cmd);
+  addExamples(cmd, [
+    ['vlc compress emb.npy -o emb.vlc', `the smallest file that keeps recall@10 >= ${DEFAULT_QUALITY} (what it chose and measured goes to stderr)`],
+    ['vlc compress emb.npy -o emb.vlc --bytes 40 --json', 'the best recall within 40 bytes per vector; the result as JSON on stdout'],
+    ['zstd -dc emb.npy.zst | vlc compress - -o - --residual int8 > emb.vlc', 'a pipeline: vectors on stdin, the .vlc on stdout'],
+  ]);
   cmd.action(async (input: string[], o: CompressFlags, c: Command) => runCompress(input, o, c));
 }
 
@@ -98,17 +109,10 @@ async function runCompress(input: string[], o: CompressFlags, cmd: Command): Pro
   } finally {
     progress.done();
   }
-  const json = JSON.stringify(stats) + '\n';
+  const json = JSON.stringify(jsonResult('compress', stats)) + '\n';
   if (o.json) process.stdout.write(json);
   if (statsOut) await writeOutput(statsOut, (sink) => sink.write(new TextEncoder().encode(json)));
-  log().info(
-    `compressed ${grouped(stats.n)} x ${stats.d} to ${stats.m} anchors on ${stats.device_label}: energy ${stats.energy.toPrecision(5)} after ` +
-      `${stats.iterations} iterations${stats.converged ? ' (converged)' : ''} in ${stats.seconds.toFixed(2)} s ` +
-      `(${stats.iter_ms.toFixed(2)} ms/iteration)` +
-      (stats.residual_energy !== null ? `; with ${stats.residual} residuals ${stats.residual_energy.toPrecision(5)}` : '') +
-      `; ${output.target === '-' ? 'stdout' : quoteName(output.target)}: ${grouped(stats.bytes)} bytes = ` +
-      `${percent(stats.true_ratio)} of f32, ${stats.bytes_per_vector.toFixed(2)} bytes/vector`,
-  );
+  log().info(summaryLine(stats, output.target === '-' ? '-' : quoteName(output.target)));
 }
 
 /** The name a default output follows: the input file, or a directory of shards (several files or a glob need -o). */
@@ -125,4 +129,24 @@ function isDirectory(p: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * "x.vlc: 41.79 bytes/vector = 16.3% of f32 (83,584 bytes); relative error 0.0543, cosine 0.99855,
+ * recall@10 0.922; 2,000 x 64, 128 anchors + int4 residuals, cpu (2 threads): init 3.04 s, then 94
+ * iterations in 1.18 s (2.4 ms each), converged".
+ */
+export function summaryLine(s: CompressResult, output: string): string {
+  const all = s.recall_at_10_all !== null && s.recall_base < s.n ? ` (≈${s.recall_at_10_all.toFixed(3)} over all ${grouped(s.n)})` : '';
+  const recall = s.recall_at_10 === null ? '' : `, recall@10 ${s.recall_at_10.toFixed(3)}${all}`;
+  const polish = s.init_iterations ? ` (${s.init_iterations} Lloyd passes)` : '';
+  const loop = s.iterations
+    ? `then ${s.iterations} iterations in ${s.loop_seconds.toFixed(2)} s (${s.iter_ms_median.toFixed(1)} ms each)`
+    : `no iterations after it`;
+  return (
+    `${output === '-' ? 'stdout' : output}: ${s.bytes_per_vector.toFixed(2)} bytes/vector = ${percent(s.ratio_f32)} of f32 ` +
+    `(${grouped(s.bytes)} bytes); relative error ${s.relative_error.toFixed(4)}, cosine ${s.mean_cosine.toFixed(5)}${recall}; ` +
+    `${grouped(s.n)} x ${s.d}, ${grouped(s.m)} anchors${s.residual === 'none' ? '' : ` + ${s.residual === 'pq' ? `pq ${s.pq_subspaces}x${s.pq_bits}` : s.residual} residuals`}, ${s.device_label}: ` +
+    `init ${s.init_seconds.toFixed(2)} s${polish}, ${loop}${s.converged ? ', converged' : ', stopped at --iters'}`
+  );
 }

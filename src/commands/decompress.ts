@@ -5,6 +5,7 @@ import { decompress } from '../api/decompress.js';
 import { log } from '../log.js';
 import { quoteName } from '../io/names.js';
 import { progressFor } from './progress.js';
+import { addExamples } from './help.js';
 import { addForceOption, addVerbosityOptions, applyVerbosity, type VerbosityFlags } from './options.js';
 
 interface DecompressFlags extends VerbosityFlags {
@@ -31,6 +32,11 @@ export function register(program: Command): void {
   addForceOption(cmd);
   // No --json: decompress has no result to report, and its stdout may be the data itself.
   addVerbosityOptions(cmd);
+  addExamples(cmd, [
+    ['vlc decompress emb.vlc -o emb-rebuilt.npy', 'every vector rebuilt (anchor + residual), as .npy'],
+    ['vlc decompress emb.vlc --assignments -o ids.txt', 'only each vector\'s anchor id, one a line'],
+    ['vlc decompress emb.vlc -o - --format npy | python3 -c \'import io, numpy, sys; print(numpy.load(io.BytesIO(sys.stdin.buffer.read())).shape)\'', 'a pipeline: the vectors on stdout, into numpy'],
+  ]);
   cmd.action(async (input: string, o: DecompressFlags) => runDecompress(input, o));
 }
 

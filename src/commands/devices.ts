@@ -2,6 +2,8 @@
 import type { Command } from 'commander';
 import { DeviceError } from '../errors.js';
 import { probeCuda } from '../backend/cuda/index.js';
+import { jsonResult } from './json.js';
+import { addExamples } from './help.js';
 import { addOutputOptions, applyVerbosity, type OutputFlags } from './options.js';
 
 const GiB = 2 ** 30;
@@ -11,6 +13,10 @@ export function register(program: Command): void {
     .command('devices')
     .description('list the GPUs seen by the CUDA driver: index, name, compute capability, memory, SMs, driver version');
   addOutputOptions(cmd);
+  addExamples(cmd, [
+    ['vlc devices', 'the GPUs, or why there are none (exit 3)'],
+    ['vlc devices --json | jq -r \'.devices[].name\'', 'a pipeline: the names only'],
+  ]);
   cmd.action(async (o: OutputFlags) => runDevices(o));
 }
 
@@ -18,12 +24,28 @@ async function runDevices(o: OutputFlags): Promise<void> {
   applyVerbosity(o);
   const probe = probeCuda({ memory: true });
   if (!probe.ok) {
-    if (o.json) process.stdout.write(JSON.stringify({ ok: false, reason: probe.reason, devices: [] }) + '\n');
+    if (o.json) process.stdout.write(JSON.stringify(jsonResult('devices', { ok: false, reason: probe.reason, driver_version: null, devices: [] })) + '\n');
     throw new DeviceError(probe.reason);
   }
   if (o.json) {
     process.stdout.write(
-      JSON.stringify({ ok: true, driverVersion: probe.driverVersionText, devices: probe.devices }, null, 2) + '\n',
+      JSON.stringify(
+        jsonResult('devices', {
+          ok: true,
+          reason: null,
+          driver_version: probe.driverVersionText,
+          devices: probe.devices.map((d) => ({
+            index: d.index,
+            name: d.name,
+            compute_capability: d.computeCapability,
+            multiprocessors: d.multiprocessors,
+            memory_total_bytes: d.memoryTotalBytes,
+            memory_free_bytes: d.memoryFreeBytes ?? null,
+          })),
+        }),
+        null,
+        2,
+      ) + '\n',
     );
     return;
   }

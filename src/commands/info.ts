@@ -4,7 +4,10 @@ import type { Command } from 'commander';
 import { readVlc } from '../io/vlc/file.js';
 import type { VlcFile } from '../io/vlc/format.js';
 import type { PqResiduals } from '../codecs/pq.js';
-import { bytesPerVector, grouped, percent, seedRatio, trueRatio } from '../io/vlc/stats.js';
+import type { VlcManifest } from '../io/vlc/manifest.js';
+import { grouped, percent, sizeFigures } from '../io/vlc/stats.js';
+import { jsonResult, snakeKeys } from './json.js';
+import { addExamples } from './help.js';
 import { addOutputOptions, applyVerbosity, type OutputFlags } from './options.js';
 
 export function register(program: Command): void {
@@ -13,12 +16,17 @@ export function register(program: Command): void {
     .description('show what a .vlc file holds: header, sizes, ratios, training statistics (validates it too)')
     .argument('<in.vlc>', '.vlc file, or - for stdin');
   addOutputOptions(cmd);
+  addExamples(cmd, [
+    ['vlc info emb.vlc', 'size, quality compress measured, training statistics'],
+    ['vlc info emb.vlc --json | jq .bytes_per_vector', 'one figure from the JSON (fields: docs/json.md)'],
+    ['cat emb.vlc | vlc info -', 'a pipeline: the file on stdin'],
+  ]);
   cmd
     .action(async (input: string, o: OutputFlags) => {
       applyVerbosity(o);
       const file = await readVlc(input);
       const facts = infoOf(file);
-      process.stdout.write(o.json ? JSON.stringify(facts) + '\n' : infoText(facts, input));
+      process.stdout.write(o.json ? JSON.stringify(jsonResult('info', facts)) + '\n' : infoText(facts, input));
     });
 }
 
@@ -37,21 +45,37 @@ export function infoOf(file: VlcFile) {
     pq: file.residuals?.mode === 'pq' ? pqFacts(file.residuals as PqResiduals) : null,
     format_version: file.version,
     tool_version: mf.tool.version,
-    bytes: file.fileBytes,
+    ...sizeFigures(file.fileBytes, n, d, m),
     sections: file.sections.map((s) => ({ name: s.name, bytes: s.bytes })),
-    ratio: seedRatio(n, d, m),
-    true_ratio: trueRatio(file.fileBytes, n, d),
-    bytes_per_vector: bytesPerVector(file.fileBytes, n),
     energy: mf.training.energy,
-    residual_energy: mf.residualEnergy ?? null,
+    ...qualityOf(mf),
     iterations: mf.training.iterations,
+    init_iterations: mf.training.initIterations ?? null,
     converged: mf.training.converged,
     init: mf.training.init,
     device: mf.device,
     seed: mf.seed,
     input_dtype: mf.input.dtype,
     dropped: mf.input.dropped,
-    config: mf.config,
+    config: snakeKeys(mf.config),
+  };
+}
+
+/**
+ * The quality figures compress measured and stored (manifest `quality`). Files written before that
+ * carry only the MSE (the residual error, or the training energy without residuals).
+ */
+function qualityOf(mf: VlcManifest) {
+  const q = mf.quality;
+  return {
+    mse: q?.mse ?? mf.residualEnergy ?? mf.training.energy,
+    relative_error: q?.relativeError ?? null,
+    mean_cosine: q?.meanCosine ?? null,
+    quality_vectors: q?.vectors ?? null,
+    recall_at_10: q?.recallAt10 ?? null,
+    recall_at_10_all: q?.recallAt10All ?? null,
+    recall_queries: q?.recallQueries ?? null,
+    recall_base: q?.recallBase ?? null,
   };
 }
 
@@ -70,25 +94,32 @@ function infoText(f: ReturnType<typeof infoOf>, name: string): string {
       f.sections.map((s) => `${s.name} ${grouped(s.bytes)} B`).join(', ') + `; header and framing ${grouped(f.bytes - sectionBytes)} B`,
     ],
     [
-      'ratio',
-      `${percent(f.true_ratio)} of f32 (file bytes / n·d·4); seed formula ${percent(f.ratio)} ((m·d·2 + n·4) / n·d·4); ` +
-        `${f.bytes_per_vector.toFixed(2)} bytes/vector (f32: ${f.d * 4})`,
+      'size',
+      `${f.bytes_per_vector.toFixed(2)} bytes/vector (f32: ${f.d * 4}), ${percent(f.ratio_f32)} of f32, ${percent(f.ratio_f16)} of f16 ` +
+        `(every section counted); the seed's formula (m·d·2 + n·4) / (n·d·4), residuals not counted: ${percent(f.seed_ratio)}`,
     ],
+    ['quality', qualityText(f)],
     [
       'training',
       `energy ${f.energy.toPrecision(6)} (mean squared L2 error), ${f.iterations} iterations, ` +
         `${f.converged ? 'converged' : 'stopped at the iteration limit'}, init ${f.init}, device ${f.device}, seed ${f.seed}`,
     ],
-    ...(f.residual_energy !== null
-      ? ([
-          [
-            'residuals',
-            `${f.residual}${f.pq ? ` (M = ${f.pq.subspaces} subspaces, ${f.pq.bits}-bit codes, ${f.pq.code_bytes} bytes/vector)` : ''}: ` +
-              `mean squared L2 error with residuals ${f.residual_energy.toPrecision(6)}`,
-          ],
-        ] as Array<[string, string]>)
+    ...(f.pq
+      ? ([['residuals', `pq: M = ${f.pq.subspaces} subspaces, ${f.pq.bits}-bit codes, ${f.pq.code_bytes} bytes/vector`]] as Array<[string, string]>)
       : []),
     ['config', Object.entries(f.config).map(([k, v]) => `${k}=${v}`).join(' ')],
   ];
   return rows.map(([k, v]) => `${k.padEnd(9)} ${v}\n`).join('');
+}
+
+function qualityText(f: ReturnType<typeof infoOf>): string {
+  const mse = `mse ${f.mse.toPrecision(6)} (mean squared L2 error of the reconstruction)`;
+  if (f.relative_error === null || f.mean_cosine === null) return `${mse}; no other figures stored (file written by an older vlc: run vlc eval)`;
+  const on = f.quality_vectors === f.n ? 'every vector' : `a sample of ${grouped(f.quality_vectors ?? 0)} vectors`;
+  const recall =
+    f.recall_at_10 === null
+      ? ''
+      : `; recall@10 ${f.recall_at_10.toFixed(3)} of exact search over the decoded vectors (${grouped(f.recall_queries ?? 0)} queries among ${grouped(f.recall_base ?? 0)} vectors` +
+        (f.recall_at_10_all !== null && (f.recall_base ?? 0) < f.n ? `; ≈${f.recall_at_10_all.toFixed(3)} expected over all ${grouped(f.n)})` : ')');
+  return `relative error ${f.relative_error.toFixed(4)}, mean cosine ${f.mean_cosine.toFixed(5)}, ${mse}, measured on ${on}${recall}`;
 }

@@ -81,10 +81,11 @@ export function addSeedOption(cmd: Command, what: string, defaultSeed: number): 
 }
 
 /** --nprobe P: anchors visited at least per query in the compressed search (src/search/). */
-export function addNprobeOption(cmd: Command): Command {
-  return cmd.option('--nprobe <p>', 'visit at least this many nearest anchors per query in the compressed search (default: 1, or 8 with residuals)', (v) =>
-    parseInteger('--nprobe', v, 1),
-  );
+export function addNprobeOption(
+  cmd: Command,
+  what = 'visit at least this many nearest anchors per query in the compressed search (default: 1, or 8 with residuals)',
+): Command {
+  return cmd.option('--nprobe <p>', what, (v) => parseInteger('--nprobe', v, 1));
 }
 
 export function applyVerbosity(o: { quiet?: boolean; verbose?: boolean }): void {

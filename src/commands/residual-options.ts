@@ -1,11 +1,13 @@
-// compress's residual flags: --residual, --pq, --pq-bits, --bytes (their meaning: src/api/residuals.ts).
+// compress's flags for what each vector stores beside its anchor id: --quality, --bytes, --residual,
+// --pq, --pq-bits (their meaning: src/api/compress-codec.ts and src/api/residuals.ts).
 import { Option, type Command } from 'commander';
+import { DEFAULT_QUALITY, parseBytes, parseQuality } from '../api/compress-codec.js';
 import type { ResidualMode } from '../codecs/index.js';
-import { UsageError } from '../errors.js';
 import { parseInteger } from './options.js';
 
 export interface ResidualFlags {
-  residual: ResidualMode;
+  residual?: ResidualMode;
+  quality?: number;
   pq?: number;
   pqBits?: string;
   bytes?: number;
@@ -13,26 +15,23 @@ export interface ResidualFlags {
 
 export function addResidualOptions(cmd: Command): Command {
   return cmd
+    .option(
+      '--quality <recall>',
+      `the smallest file whose decoded vectors keep this recall@10 of exact search, measured on a sample (default ${DEFAULT_QUALITY})`,
+      parseQuality,
+    )
+    .option('--bytes <B>', 'the best recall@10 within B bytes per vector, every section counted (with --residual pq: the most subspaces that fit)', parseBytes)
     .addOption(
       new Option(
         '--residual <mode>',
-        'also store each vector minus its anchor: int8 / int4 per dimension (d or d/2 bytes/vector), or pq (product-quantized: --pq M or --bytes B)',
-      )
-        .choices(['none', 'int8', 'int4', 'pq'])
-        .default('none'),
+        'store exactly this beside each anchor id, no measuring: none, int8 / int4 per dimension (d or d/2 bytes/vector), or pq (product-quantized: --pq M or --bytes B)',
+      ).choices(['none', 'int8', 'int4', 'pq']),
     )
     .option('--pq <M>', 'with --residual pq: M subspaces, one code each per vector (default: d/4, at most d)', (v) => parseInteger('--pq', v, 1))
-    .addOption(new Option('--pq-bits <bits>', 'with --residual pq: bits per code, 8 (256 centroids, default) or 4 (16, two codes a byte)').choices(['8', '4']))
-    .option('--bytes <B>', 'with --residual pq: the largest M whose whole .vlc file stays within B bytes per vector', parseBudget);
-}
-
-function parseBudget(v: string): number {
-  const x = Number(v.trim());
-  if (!(v.trim() !== '' && Number.isFinite(x) && x > 0)) throw new UsageError(`--bytes must be a positive number of bytes per vector (got '${v}')`);
-  return x;
+    .addOption(new Option('--pq-bits <bits>', 'with --residual pq: bits per code, 8 (256 centroids, default) or 4 (16, two codes a byte)').choices(['8', '4']));
 }
 
 /** The flags as compress() takes them. */
 export function residualChoiceFrom(o: ResidualFlags) {
-  return { residual: o.residual, pq: o.pq, bytes: o.bytes, pqBits: o.pqBits === undefined ? undefined : Number(o.pqBits) };
+  return { residual: o.residual, quality: o.quality, pq: o.pq, bytes: o.bytes, pqBits: o.pqBits === undefined ? undefined : Number(o.pqBits) };
 }

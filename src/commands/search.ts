@@ -9,8 +9,10 @@ import { pieceRows, rowsF32 } from '../io/dataset.js';
 import { readInputs } from '../io/shards.js';
 import { readVlc } from '../io/vlc/file.js';
 import { log } from '../log.js';
-import { searchCompressed, vlcSearchIndex } from '../search/index.js';
+import { defaultNprobe, searchCompressed, vlcSearchIndex } from '../search/index.js';
 import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
+import { jsonResult } from './json.js';
+import { addExamples } from './help.js';
 import { addNprobeOption, addOutputOptions, applyVerbosity, parseInteger, type OutputFlags } from './options.js';
 import { progressFor, reportBytes } from './progress.js';
 import { quoteName } from '../io/names.js';
@@ -30,7 +32,12 @@ export function register(program: Command): void {
     .option('-k <k>', 'neighbours per query', (v) => parseInteger('-k', v, 1), 10);
   addNprobeOption(cmd);
   addInputOptions(cmd, 'the queries');
-  addOutputOptions(cmd, 'print one JSON object {k, queries, results: [{ids, distances}]} instead of JSON lines');
+  addOutputOptions(cmd, 'print one JSON object {schema, command, k, queries, nprobe, results: [{ids, distances}]} instead of JSON lines');
+  addExamples(cmd, [
+    ['vlc search emb.vlc --queries queries.npy -k 10', 'one JSON line per query: ids and distances'],
+    ['vlc search emb.vlc --queries queries.npy -k 5 | jq -c .ids', 'a pipeline: only the ids'],
+    ['vlc search emb.vlc --queries queries.npy --nprobe 32 --json', 'probe more anchors; one JSON object'],
+  ]);
   cmd
     .action(async (vlcPath: string, o: SearchFlags) => {
       applyVerbosity(o);
@@ -38,6 +45,7 @@ export function register(program: Command): void {
       const progress = progressFor(o);
       let res: { ids: Int32Array; dists: Float32Array };
       let qs: Awaited<ReturnType<typeof readInputs>>;
+      let nprobe: number;
       try {
         const file = await readVlc(vlcPath, reportBytes(progress, vlcPath));
         qs = await readInputs(o.queries, { ...readOptionsFrom(o), onBytes: reportBytes(progress, o.queries) });
@@ -48,12 +56,13 @@ export function register(program: Command): void {
         const t0 = performance.now();
         // The queries a view of rows at a time (any number of them), the results in one array.
         const index = vlcSearchIndex(file);
+        nprobe = o.nprobe ?? defaultNprobe(index);
         const found = { ids: new Int32Array(qs.n * o.k), dists: new Float32Array(qs.n * o.k) };
         const searching = progress.step('searching', 'queries', qs.n);
         const per = pieceRows(d, 'f32');
         for (let q0 = 0; q0 < qs.n; q0 += per) {
           const q1 = Math.min(qs.n, q0 + per);
-          const part = await searchCompressed(index, rowsF32(qs, q0, q1), q1 - q0, { k: o.k, nprobe: o.nprobe, onProgress: (done) => searching.update(q0 + done) }, cpuKnn);
+          const part = await searchCompressed(index, rowsF32(qs, q0, q1), q1 - q0, { k: o.k, nprobe, onProgress: (done) => searching.update(q0 + done) }, cpuKnn);
           found.ids.set(part.ids, q0 * o.k);
           found.dists.set(part.dists, q0 * o.k);
         }
@@ -69,7 +78,7 @@ export function register(program: Command): void {
       });
       if (o.json) {
         const results = Array.from({ length: qs.n }, (_, q) => rowOf(q));
-        process.stdout.write(JSON.stringify({ k: o.k, queries: qs.n, results }) + '\n');
+        process.stdout.write(JSON.stringify(jsonResult('search', { k: o.k, queries: qs.n, nprobe, results })) + '\n');
         return;
       }
       // JSON lines, written in blocks so a million queries do not build one giant string.

@@ -9,6 +9,7 @@ import { decodeVlc, encodeVlcBytes } from '../../dist/io/vlc/format.js';
 import { readDataset } from '../../dist/io/read.js';
 import { f32ToF16, viewAll } from '../../dist/io/dataset.js';
 import { BIN, DEMO, clustered, npyBytes, readNpy, sh, tempDir, vlc, writeNpy } from './helpers.js';
+import { rng } from '../rng.js';
 
 const ITERS = '8'; // keep the suite fast; quality is measured elsewhere
 let dir: string;
@@ -18,7 +19,8 @@ let stats: Record<string, unknown>;
 beforeAll(() => {
   dir = tempDir('cmd');
   model = path.join(dir, 'demo.vlc');
-  const r = vlc(['compress', DEMO, '-o', model, '--iters', ITERS, '--device', 'cpu', '--json']);
+  // Anchors alone (--residual none): the anchor-only paths of info, eval, decompress and search.
+  const r = vlc(['compress', DEMO, '-o', model, '--iters', ITERS, '--device', 'cpu', '--residual', 'none', '--json']);
   expect(r.code, r.stderr).toBe(0);
   stats = JSON.parse(r.stdout);
 });
@@ -26,17 +28,21 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 describe('compress', () => {
   it('prints one JSON object with the figures, and writes a valid file of that size', () => {
-    expect(stats).toMatchObject({ n: 2000, d: 64, m: 128, device: 'cpu', anchor_dtype: 'f16', assignment_width: 'u8' });
-    for (const k of ['energy', 'iterations', 'seconds', 'iter_ms', 'ratio', 'true_ratio', 'bytes_per_vector', 'bytes'])
+    expect(stats).toMatchObject({ schema: 1, command: 'compress', n: 2000, d: 64, m: 128, device: 'cpu', anchor_dtype: 'f16', assignment_width: 'u8' });
+    for (const k of ['energy', 'mse', 'relative_error', 'mean_cosine', 'recall_at_10', 'iterations', 'train_seconds', 'iter_ms_median', 'seed_ratio', 'ratio_f32', 'ratio_f16', 'bytes_per_vector', 'bytes'])
       expect(typeof stats[k], k).toBe('number');
-    expect(stats.iterations as number).toBeGreaterThanOrEqual(1);
-    expect(stats.iterations as number).toBeLessThanOrEqual(Number(ITERS));
-    expect(stats.ratio).toBeCloseTo((128 * 64 * 2 + 2000 * 4) / (2000 * 64 * 4), 12);
+    expect((stats.iterations as number) + (stats.init_iterations as number)).toBeLessThanOrEqual(Number(ITERS));
+    expect(stats.seed_ratio).toBeCloseTo((128 * 64 * 2 + 2000 * 4) / (2000 * 64 * 4), 12);
     const bytes = fs.statSync(model).size;
     expect(stats.bytes).toBe(bytes);
-    expect(stats.true_ratio).toBeCloseTo(bytes / (2000 * 64 * 4), 12);
+    expect(stats.bytes_per_vector).toBe(bytes / 2000);
+    expect(stats.ratio_f32).toBeCloseTo(bytes / (2000 * 64 * 4), 12);
+    expect(stats.ratio_f16).toBeCloseTo(bytes / (2000 * 64 * 2), 12);
+    expect(stats.quality_vectors).toBe(2000); // small input: measured on every vector
+    expect(stats.choice).toBeNull(); // --residual fixed it
     const f = decodeVlc(fs.readFileSync(model));
     expect(f.manifest.training.energy).toBe(stats.energy);
+    expect(f.manifest.quality).toMatchObject({ mse: stats.mse, relativeError: stats.relative_error, meanCosine: stats.mean_cosine });
     expect(f.manifest.seed).toBe(1234);
   });
 
@@ -46,13 +52,13 @@ describe('compress', () => {
 
   it('is reproducible: same input and seed give the same bytes, to a file or to stdout', () => {
     const again = path.join(dir, 'again.vlc');
-    expect(vlc(['compress', DEMO, '-o', again, '--iters', ITERS, '--device', 'cpu', '-q']).code).toBe(0);
+    expect(vlc(['compress', DEMO, '-o', again, '--iters', ITERS, '--device', 'cpu', '--residual', 'none', '-q']).code).toBe(0);
     const a = fs.readFileSync(model);
     expect(fs.readFileSync(again).equals(a)).toBe(true);
-    const piped = vlc(['compress', DEMO, '-o', '-', '--iters', ITERS, '--device', 'cpu', '-q']);
+    const piped = vlc(['compress', DEMO, '-o', '-', '--iters', ITERS, '--device', 'cpu', '--residual', 'none', '-q']);
     expect(piped.code).toBe(0);
     expect(piped.stdoutBytes.equals(a)).toBe(true);
-    const other = vlc(['compress', DEMO, '-o', '-', '--iters', ITERS, '--device', 'cpu', '-q', '--seed', '7']);
+    const other = vlc(['compress', DEMO, '-o', '-', '--iters', ITERS, '--device', 'cpu', '--residual', 'none', '-q', '--seed', '7']);
     expect(other.stdoutBytes.equals(a)).toBe(false);
   });
 
@@ -66,7 +72,7 @@ describe('compress', () => {
     const s = JSON.parse(fs.readFileSync(statsFile, 'utf8'));
     expect(s.m).toBe(300);
     expect(s.bytes).toBe(r.stdoutBytes.length);
-    expect(r.stderr).toMatch(/compressed 2,000 x 64 to 300 anchors/); // the summary goes to stderr
+    expect(r.stderr).toMatch(/stdout: [\d.]+ bytes\/vector = [\d.]+% of f32 .*relative error [\d.]+, cosine [\d.]+.*2,000 x 64, 300 anchors/); // the summary goes to stderr
   });
 
   it('-q leaves stderr empty; --anchor-dtype f32 doubles the anchor bytes', () => {
@@ -89,12 +95,21 @@ describe('info', () => {
       n: 2000,
       d: 64,
       m: 128,
+      schema: 1,
+      command: 'info',
       energy: stats.energy,
       iterations: stats.iterations,
+      init_iterations: stats.init_iterations,
       device: 'cpu',
       bytes: stats.bytes,
-      ratio: stats.ratio,
-      true_ratio: stats.true_ratio,
+      bytes_per_vector: stats.bytes_per_vector,
+      seed_ratio: stats.seed_ratio,
+      ratio_f32: stats.ratio_f32,
+      ratio_f16: stats.ratio_f16,
+      mse: stats.mse,
+      relative_error: stats.relative_error,
+      mean_cosine: stats.mean_cosine,
+      recall_at_10: stats.recall_at_10,
       format_version: 2,
     });
     expect(info.sections).toEqual([
@@ -109,7 +124,8 @@ describe('info', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/n = 2,000, d = 64/);
     expect(r.stdout).toMatch(/m = 128 anchors \(f16\), u8 assignments/);
-    expect(r.stdout).toMatch(/ratio .*% of f32.*seed formula 4\.76%/);
+    expect(r.stdout).toMatch(/size +[\d.]+ bytes\/vector \(f32: 256\), [\d.]+% of f32, [\d.]+% of f16 .*residuals not counted: 4\.76%/);
+    expect(r.stdout).toMatch(/quality +relative error [\d.]+, mean cosine [\d.]+, mse .* measured on every vector; recall@10 [\d.]+/);
     expect(r.stdout).toMatch(/training\s+energy \d/);
   });
 });
@@ -135,21 +151,25 @@ describe('sections from a newer vlc', () => {
 });
 
 describe('eval', () => {
-  it('--json: MSE matches the training energy, recall within [0, 1]', () => {
+  it('--json: MSE matches the training energy and compress\'s figures, recall within [0, 1]', () => {
     const r = vlc(['eval', DEMO, model, '--json', '--queries', '200']);
     expect(r.code, r.stderr).toBe(0);
     const e = JSON.parse(r.stdout);
-    expect(e.queries).toBe(200);
+    expect(e).toMatchObject({ schema: 1, command: 'eval', queries: 200, k: 10, bytes: stats.bytes, ratio_f32: stats.ratio_f32 });
+    // compress measured the same file on every vector: the same reconstruction figures.
+    expect(e.mse).toBeCloseTo(stats.mse as number, 12);
+    expect(e.mean_cosine).toBeCloseTo(stats.mean_cosine as number, 12);
     // f16 anchors move the reconstruction a little from the f32 anchors the energy was measured on.
     expect(Math.abs(e.mse - (stats.energy as number)) / (stats.energy as number)).toBeLessThan(1e-3);
     expect(e.relative_error).toBeGreaterThan(0);
     expect(e.relative_error).toBeLessThan(1);
     expect(e.mean_cosine).toBeGreaterThan(0.5);
     expect(e.mean_cosine).toBeLessThanOrEqual(1);
-    for (const k of ['recall_at_1', 'recall_at_10']) {
-      expect(e[k]).toBeGreaterThanOrEqual(0);
-      expect(e[k]).toBeLessThanOrEqual(1);
+    for (const v of [e.recall_at_1, e.recall_at_10]) {
+      expect(v).toBeGreaterThanOrEqual(0);
+      expect(v).toBeLessThanOrEqual(1);
     }
+    expect(e.search).toBeNull(); // search quality only with --nprobe
     // 128 anchors over 2000 clustered vectors: neighbours mostly share the anchor.
     expect(e.recall_at_10).toBeGreaterThan(0.2);
     // Same seed, same sample, same figures.
@@ -230,7 +250,7 @@ describe('search', () => {
       for (let j = 1; j < 7; j++) expect(l.distances[j]).toBeGreaterThanOrEqual(l.distances[j - 1]);
     });
     const all = JSON.parse(vlc(['search', model, '--queries', q, '-k', '7', '--json']).stdout);
-    expect(all.k).toBe(7);
+    expect(all).toMatchObject({ schema: 1, command: 'search', k: 7, queries: 5, nprobe: 1 });
     expect(all.results.map((x: { ids: number[] }) => x.ids)).toEqual(lines.map((l) => l.ids));
   });
 
@@ -247,7 +267,7 @@ describe('search', () => {
 
 describe('--residual int8 / int4', () => {
   it('stores per-vector residuals: far lower error, high recall, and decompress reproduces it', async () => {
-    const results: Record<string, { bytes: number; residual_energy: number; recall10: number }> = {};
+    const results: Record<string, { bytes: number; mse: number; recall10: number }> = {};
     for (const mode of ['int8', 'int4']) {
       const out = path.join(dir, `res-${mode}.vlc`);
       const r = vlc(['compress', DEMO, '-o', out, '--iters', ITERS, '--device', 'cpu', '--residual', mode, '--json']);
@@ -255,19 +275,22 @@ describe('--residual int8 / int4', () => {
       const s = JSON.parse(r.stdout);
       expect(s.residual).toBe(mode);
       expect(s.energy).toBe(stats.energy); // same anchors as without residuals
-      expect(s.residual_energy).toBeLessThan((stats.energy as number) / 20);
+      expect(s.mse).toBeLessThan((stats.energy as number) / 20);
       const info = JSON.parse(vlc(['info', out, '--json']).stdout);
-      expect(info).toMatchObject({ residual: mode, residual_energy: s.residual_energy, bytes: s.bytes });
+      expect(info).toMatchObject({ residual: mode, mse: s.mse, bytes: s.bytes });
       // d f32 scales, then one byte (int8) or half a byte (int4) per coordinate.
       expect(info.sections[2]).toEqual({ name: 'residuals', bytes: 4 * 64 + 2000 * (mode === 'int8' ? 64 : 32) });
-      const e = JSON.parse(vlc(['eval', DEMO, out, '--json', '--queries', '200']).stdout);
-      expect(Math.abs(e.mse - s.residual_energy) / s.residual_energy).toBeLessThan(1e-9);
-      expect(e.nprobe).toBe(8);
-      results[mode] = { bytes: s.bytes, residual_energy: s.residual_energy, recall10: e.recall_at_10 };
+      const e = JSON.parse(vlc(['eval', DEMO, out, '--json', '--queries', '200', '--nprobe', '8']).stdout);
+      expect(Math.abs(e.mse - s.mse) / s.mse).toBeLessThan(1e-9);
+      // search quality apart: probing 8 of 128 anchors finds at most what exact search over the decoded vectors finds
+      expect(e.search.nprobe).toBe(8);
+      expect(e.search.recall_at_10).toBeLessThanOrEqual(e.recall_at_10);
+      expect(e.search.recall_at_10).toBeGreaterThan(0.5);
+      results[mode] = { bytes: s.bytes, mse: s.mse, recall10: e.recall_at_10 };
     }
     expect(results.int8.recall10).toBeGreaterThan(0.95);
     expect(results.int4.recall10).toBeGreaterThan(0.8);
-    expect(results.int8.residual_energy).toBeLessThan(results.int4.residual_energy);
+    expect(results.int8.mse).toBeLessThan(results.int4.mse);
     // decompress gives anchor + residual: close to the original vectors.
     const rec = path.join(dir, 'res.npy');
     expect(vlc(['decompress', path.join(dir, 'res-int8.vlc'), '-o', rec]).code).toBe(0);
@@ -294,12 +317,12 @@ describe('--residual pq', { timeout: 240_000 }, () => {
     // One subspace more would not have fitted: each adds half a byte per vector.
     expect(s.bytes_per_vector + 0.5).toBeGreaterThan(13);
     expect(s.pq_subspaces).toBeGreaterThan(1);
-    expect(s.residual_energy).toBeLessThan((stats.energy as number) * 0.8);
+    expect(s.mse).toBeLessThan((stats.energy as number) * 0.8);
     const info = JSON.parse(vlc(['info', pqFile(), '--json']).stdout);
-    expect(info).toMatchObject({ residual: 'pq', residual_energy: s.residual_energy, bytes: s.bytes, format_version: 2 });
+    expect(info).toMatchObject({ residual: 'pq', mse: s.mse, bytes: s.bytes, format_version: 2 });
     expect(vlc(['info', pqFile()]).stdout).toMatch(/residuals pq/);
     const e = JSON.parse(vlc(['eval', DEMO, pqFile(), '--json', '--queries', '200']).stdout);
-    expect(Math.abs(e.mse - s.residual_energy) / s.residual_energy).toBeLessThan(1e-9);
+    expect(Math.abs(e.mse - s.mse) / s.mse).toBeLessThan(1e-9);
     expect(e.recall_at_10).toBeGreaterThan(0.3);
     expect(vlc(['decompress', pqFile(), '-o', path.join(dir, 'pq.npy')]).code).toBe(0);
     expect(vlc(['search', pqFile(), '--queries', DEMO, '-k', '3', '--json']).code).toBe(0);
@@ -325,13 +348,14 @@ describe('--residual pq', { timeout: 240_000 }, () => {
     const large = run('8', path.join(dir, 'pq8.vlc'));
     const again = run('2', path.join(dir, 'pq2-again.vlc'));
     for (const x of [small, large, again]) expect(x.code, x.stderr).toBe(0);
-    expect(JSON.parse(large.stdout).residual_energy).toBeLessThan(JSON.parse(small.stdout).residual_energy);
+    expect(JSON.parse(large.stdout).mse).toBeLessThan(JSON.parse(small.stdout).mse);
     expect(fs.readFileSync(path.join(dir, 'pq2.vlc')).equals(fs.readFileSync(path.join(dir, 'pq2-again.vlc')))).toBe(true);
   });
 
   it.each([
     [['--pq', '8'], '--pq applies to product-quantized residuals; add --residual pq'],
-    [['--bytes', '20', '--residual', 'int8'], '--bytes applies to product-quantized residuals; add --residual pq'],
+    [['--bytes', '20', '--residual', 'int8'], '--residual int8 fixes the codec and --bytes chooses one (or, with --residual pq, its subspaces): give one of them'],
+    [['--pq-bits', '4'], '--pq-bits applies to product-quantized residuals; add --residual pq'],
     [['--residual', 'pq', '--pq', '8', '--bytes', '20'], '--pq M and --bytes B both choose the number of subspaces; give one'],
     [['--residual', 'pq', '--pq', '65'], '--pq 65: the vectors have d = 64 dimensions, so at most 64 subspaces'],
     [['--residual', 'pq', '--pq', '0'], '--pq must be at least 1 (got 0)'],
@@ -343,6 +367,54 @@ describe('--residual pq', { timeout: 240_000 }, () => {
     expect(r.stderr).toContain(message);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(fs.existsSync(path.join(dir, 'never.vlc'))).toBe(false);
+
+describe('--quality, --bytes (and the default: --quality 0.9)', () => {
+  it('by default, picks the smallest codec whose measured recall@10 reaches 0.9, and says so', () => {
+    const r = vlc(['compress', DEMO, '-o', path.join(dir, 'q.vlc'), '--iters', ITERS, '--device', 'cpu', '--json']);
+    expect(r.code, r.stderr).toBe(0);
+    const s = JSON.parse(r.stdout);
+    expect(s.choice).toMatchObject({ goal: 'quality', target: 0.9, met: true, sample: 2000, queries: 200 });
+    const chosen = s.choice.measured.find((c: { residual: string }) => c.residual === s.residual);
+    expect(chosen.recall_at_10_all - 2 * chosen.recall_at_10_all_se).toBeGreaterThanOrEqual(0.9);
+    // the smaller codecs tried before it did not reach it
+    for (const c of s.choice.measured.slice(0, -1)) expect(c.recall_at_10_all - 2 * c.recall_at_10_all_se).toBeLessThan(0.9);
+    expect(s.recall_at_10).toBeGreaterThanOrEqual(0.9);
+    expect(r.stderr).toMatch(new RegExp(`chose ${s.residual} residuals for --quality 0\\.9: recall@10 [\\d.]+ ± [\\d.]+ of exact search over the decoded vectors`));
+  });
+
+  it('--bytes B: the file fits B bytes per vector; with only ids affordable, as many anchors as fit', () => {
+    for (const budget of [50, 20]) {
+      const out = path.join(dir, `b${budget}.vlc`);
+      const r = vlc(['compress', DEMO, '-o', out, '--iters', '3', '--device', 'cpu', '--bytes', String(budget), '--json']);
+      expect(r.code, r.stderr).toBe(0);
+      const s = JSON.parse(r.stdout);
+      expect(fs.statSync(out).size / 2000).toBeLessThanOrEqual(budget);
+      expect(s.bytes_per_vector).toBeLessThanOrEqual(budget);
+      expect(s.choice).toMatchObject({ goal: 'bytes', target: budget, met: true });
+      if (budget === 50) expect(s.residual).toBe('int4');
+      else expect([s.residual, s.m > 128]).toEqual(['none', true]);
+    }
+  });
+
+  it('one of --quality, --bytes, --residual; values checked; a budget below any file is refused', () => {
+    const base = ['compress', DEMO, '-o', path.join(dir, 'x.vlc'), '--device', 'cpu'];
+    expect(vlc([...base, '--quality', '0.9', '--residual', 'int8']).stderr).toMatch(/--residual and --quality both say what to store; give one of them/);
+    expect(vlc([...base, '--quality', '1.5']).stderr).toMatch(/--quality is the recall@10 to reach, a number in \(0, 1\]/);
+    const r = vlc([...base, '--bytes', '0.5']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/--bytes 0\.5 is below the smallest file for these vectors: [\d.]+ bytes\/vector/);
+    expect(fs.existsSync(path.join(dir, 'x.vlc'))).toBe(false);
+  });
+
+  it('--residual none on data it serves badly: a warning naming the options that keep more (nothing under -q)', () => {
+    const r0 = rng(8);
+    const x = Float32Array.from({ length: 1500 * 32 }, () => r0() - 0.5); // no structure at all
+    const input = writeNpy(path.join(dir, 'noise.npy'), x, 1500, 32);
+    const r = vlc(['compress', input, '-o', path.join(dir, 'noise.vlc'), '--iters', '3', '--device', 'cpu', '--residual', 'none']);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/warning: recall@10 of search over the decoded vectors is 0\.\d+: they keep few true neighbours; --residual int4, --residual int8 or --quality 0\.9 keeps more/);
+    const q = vlc(['compress', input, '-o', path.join(dir, 'noise2.vlc'), '--iters', '3', '--device', 'cpu', '--residual', 'none', '-q']);
+    expect(q.stderr).toBe('');
   });
 });
 
@@ -402,10 +474,10 @@ describe.skipIf(!hasScript)('on a terminal', () => {
     const r = onTty(`node ${BIN} compress ${input} -o ${out} --anchors 128 --iters 30 --device cpu --residual int8`);
     expect(r.code, r.stdout).toBe(0);
     expect(r.stdout).toMatch(/\r\x1b\[Ktraining  iter \d+\/30 +T [\d.e-]+ +energy [\d.e+-]+ +changed \d+ +ETA ≤\d+s/);
-    expect(r.stdout).toMatch(/\r\x1b\[Kvlc: compressed/);
+    expect(r.stdout).toMatch(/\r\x1b\[Kvlc: .*tty\.vlc: [\d.]+ bytes\/vector/); // the line is erased before the summary
     const e = onTty(`node ${BIN} eval ${input} ${out} --queries 3000`);
     expect(e.code, e.stdout).toBe(0);
-    expect(e.stdout).toMatch(/\r\x1b\[Kexact search  [\d,]+ \/ 3,000 queries/);
+    expect(e.stdout).toMatch(/\r\x1b\[Kexact search over the originals  \d+s/);
     expect(e.stdout).not.toMatch(/\x1b\[K[^\r\x1b]+\n/); // every drawn line is erased before anything is printed
     const plain = vlc(['eval', DEMO, model]);
     expect(plain.code).toBe(0);

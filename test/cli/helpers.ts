@@ -20,12 +20,12 @@ export interface Run {
 }
 
 /** `vlc <args>`, with optional stdin bytes. Never throws; inspect code/stdout/stderr. */
-export function vlc(args: string[], o: { input?: Uint8Array | string; cwd?: string } = {}): Run {
+export function vlc(args: string[], o: { input?: Uint8Array | string; cwd?: string; env?: NodeJS.ProcessEnv } = {}): Run {
   const r: SpawnSyncReturns<Buffer> = spawnSync(process.execPath, [BIN, ...args], {
     cwd: o.cwd ?? ROOT,
     input: o.input,
     maxBuffer: 256 * 1024 * 1024,
-    env: { ...process.env, FORCE_COLOR: '0' },
+    env: { ...(o.env ?? process.env), FORCE_COLOR: '0' },
   });
   return { code: r.status, stdout: r.stdout.toString(), stderr: r.stderr.toString(), stdoutBytes: r.stdout };
 }

@@ -255,7 +255,7 @@ describe('values whose squared distances overflow float32', () => {
     expect(r.stderr).toMatch(/beyond float16's range \(65504\): storing them as f32/);
     const stats = JSON.parse(r.stdout);
     expect(stats.anchor_dtype).toBe('f32');
-    expect(Number.isFinite(stats.residual_energy)).toBe(true);
+    expect(Number.isFinite(stats.mse)).toBe(true);
     const e = run('eval e13.npy e13.vlc --json');
     expect(e.code, e.stderr).toBe(0);
     expect(JSON.parse(e.stdout).relative_error).toBeLessThan(0.01);

@@ -4,12 +4,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT, vlc } from './helpers.js';
+import { demoTable, knobTable, readmeTable } from '../../scripts/docs-figures.mjs';
 
 const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 
 describe('README', () => {
   it.each(['compress', 'decompress', 'info', 'eval', 'search'])('documents every option of `vlc %s --help`', (cmd) => {
-    const help = vlc([cmd, '--help']).stdout;
+    const help = vlc([cmd, '--help']).stdout.split('\nExamples:\n')[0]; // the examples' pipes name other tools' flags
     const flags = [...help.matchAll(/(?:^|\s)(--[a-z][a-z0-9-]*|-[a-zA-Z])\b/g)].map((m) => m[1]).filter((f) => f !== '--help' && f !== '-h');
     expect(flags.length).toBeGreaterThan(2);
     for (const f of new Set(flags)) expect(readme, `${cmd} ${f}`).toMatch(new RegExp(`\`(-o, |-q, |-v, )?${f}(?![a-z0-9-])`));
@@ -21,5 +22,16 @@ describe('README', () => {
     );
     expect(fs.existsSync(path.join(ROOT, 'fixtures/demo-2000x64.npy'))).toBe(true);
     expect(fs.statSync(path.join(ROOT, 'fixtures/demo-2000x64.npy')).size).toBeLessThan(1 << 20);
+  });
+
+  it('holds the demo table a fresh run gives (npm run docs:figures -- --write rewrites it)', () => {
+    expect(readmeTable('demo-table')).toBe(demoTable());
+  }, 300_000);
+
+  it('holds the --quality / --bytes table of bench/results/quality-knob.json, every target hit', () => {
+    const table = knobTable();
+    expect(table).not.toBeNull();
+    expect(readmeTable('knob-table')).toBe(table);
+    expect(table).not.toMatch(/\*\*no\*\*/);
   });
 });

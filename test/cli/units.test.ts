@@ -3,7 +3,8 @@
 // answers are known.
 import { describe, expect, it } from 'vitest';
 import { defaultAnchors } from '../../dist/api/compress.js';
-import { evaluate, sampleIndices } from '../../dist/commands/eval.js';
+import { evaluate } from '../../dist/commands/eval.js';
+import { sampleIndices } from '../../dist/quality/sample.js';
 import { createProgress, formatBytes, formatDuration, progressLine, stepLine } from '../../dist/commands/progress.js';
 import { decodeVlc, encodeVlcBytes } from '../../dist/io/vlc/format.js';
 import { reconstruct } from '../../dist/io/vlc/reconstruct.js';
@@ -181,6 +182,7 @@ describe('eval figures', () => {
     expect(e.mean_cosine).toBeCloseTo(1, 6);
     expect(e.recall_at_1).toBe(1);
     expect(e.recall_at_10).toBe(1);
+    expect(e.search).toMatchObject({ nprobe: 1, recall_at_1: 1, recall_at_10: 1 }); // every anchor holds its one vector
     expect(e.queries).toBe(50);
   });
 

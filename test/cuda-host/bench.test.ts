@@ -9,7 +9,8 @@ describe('vlc bench --device cpu', () => {
     const r = await vlc('bench', '--device', 'cpu', '--workloads', 'seed-small,seed-large', '--iters', '2', '--json', '-q');
     expect(r.code).toBe(0);
     const j = JSON.parse(r.out);
-    expect(j.kind).toBe('cpu');
+    expect(j.device).toBe('cpu');
+    expect(j.schema).toBe(1);
     expect(j.workloads.map((w: { name: string }) => w.name)).toEqual(['seed-small', 'seed-large']);
     for (const w of j.workloads) {
       expect(w.iter_ms_median).toBeGreaterThan(0);

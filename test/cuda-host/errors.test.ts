@@ -12,6 +12,7 @@ import { npyHeader } from '../../dist/io/writers/npy.js';
 import { engineBytes } from '../../dist/backend/cuda/plan.js';
 import { FakeCuda, type FakeOptions } from './fake-driver.js';
 import { runVlc } from './in-process.js';
+import { checkJson } from '../json-schema.js';
 
 let dir: string;
 let input: string;
@@ -52,7 +53,9 @@ describe('vlc devices', () => {
     expect(r.out).toMatch(/0\s+Fake GPU 80GB\s+9\.0\s+80\.0 GiB\s+80\.0 GiB\s+4/);
     const j = await vlc(fakeWith({}), 'devices', '--json');
     const parsed = JSON.parse(j.out);
-    expect(parsed.devices[0]).toMatchObject({ index: 0, name: 'Fake GPU 80GB', computeCapability: '9.0', multiprocessors: 4 });
+    expect(parsed).toMatchObject({ schema: 1, command: 'devices', ok: true, reason: null });
+    expect(checkJson('devices', parsed)).toEqual([]);
+    expect(parsed.devices[0]).toMatchObject({ index: 0, name: 'Fake GPU 80GB', compute_capability: '9.0', multiprocessors: 4 });
   });
 
   it('no driver library: says so, exit 3', async () => {
@@ -78,18 +81,20 @@ describe('vlc devices', () => {
 });
 
 describe('device choice', () => {
-  it('--device auto without a driver falls back to the CPU with one line saying why', () => {
+  it('--device auto without a driver falls back to the CPU with one short line (the reason under -v, nothing under -q)', () => {
     const out = join(dir, 'auto.vlc');
-    const r = spawnSync(process.execPath, ['bin/vlc.js', 'compress', input, '-o', out, '--anchors', '4', '--iters', '3'], {
-      env: { ...process.env, VLC_CUDA_LIB: '/nonexistent/libcuda.so.1' },
-      encoding: 'utf8',
-    });
-    expect(r.status).toBe(0);
-    const why = r.stderr.split('\n').filter((l) => /using the CPU/.test(l));
-    expect(why).toHaveLength(1);
-    expect(why[0]).toMatch(/no NVIDIA driver library/);
-    expect(existsSync(out)).toBe(true);
-    spawnSync('rm', ['-f', out]);
+    const run = (...flags: string[]) => {
+      const r = spawnSync(process.execPath, ['bin/vlc.js', 'compress', input, '-o', out, '--anchors', '4', '--iters', '3', '--residual', 'none', ...flags], {
+        env: { ...process.env, VLC_CUDA_LIB: '/nonexistent/libcuda.so.1' },
+        encoding: 'utf8',
+      });
+      spawnSync('rm', ['-f', out]);
+      expect(r.status).toBe(0);
+      return r.stderr.split('\n').filter((l) => /CPU|driver/.test(l));
+    };
+    expect(run()).toEqual(['vlc: no NVIDIA driver found: using the CPU (-v says why)']);
+    expect(run('-v').some((l) => /no NVIDIA driver library: \/nonexistent\/libcuda\.so\.1 could not be loaded/.test(l))).toBe(true);
+    expect(run('-q')).toEqual([]);
   });
 
   it('--device cuda never falls back: exit 3 with the reason, no output', async () => {
@@ -206,9 +211,20 @@ describe('vlc test-cuda without a GPU', () => {
     const rep = JSON.parse(r.out);
     expect(rep.cpu.iterations).toBeGreaterThan(0);
     expect(rep.cpu.energy).toBeGreaterThan(0);
-    expect(rep.cpu.compressionRatio).toBeCloseTo((32 * 64 * 2 + 1000 * 4) / (1000 * 64 * 4), 10);
-    expect(rep.cudaUnavailable).toMatch(/no CUDA device/);
+    expect(rep.cpu.seed_ratio).toBeCloseTo((32 * 64 * 2 + 1000 * 4) / (1000 * 64 * 4), 10);
+    expect(rep).toMatchObject({ schema: 1, command: 'test-cuda', cuda: null, pass: null });
+    expect(rep.cuda_unavailable).toMatch(/no CUDA device/);
     expect(r.err).toMatch(/CUDA half not run: no CUDA device/);
+  });
+
+  it('hints name only options it has: no --device cpu (test-cuda has no --device), the driver advice kept', async () => {
+    const r = await vlc(fakeWith({ moduleStatus: 222, driverVersion: 12040 }), 'test-cuda');
+    expect(r.code).toBe(3);
+    expect(r.out + r.err).toMatch(/need a newer NVIDIA driver/);
+    expect(r.out + r.err).not.toMatch(/--device/);
+    const d = await vlc(new DriverLoadError('libcuda.so.1 could not be loaded (not found)'), 'devices');
+    expect(d.err).toMatch(/install the NVIDIA driver$/m);
+    expect(d.err).not.toMatch(/--device/);
   });
 
   it('with the fake GPU: both halves, parity passes', async () => {
@@ -216,5 +232,8 @@ describe('vlc test-cuda without a GPU', () => {
     expect(r.code).toBe(0);
     expect(r.out).toMatch(/parity: PASS/);
     expect(r.out).toMatch(/^cuda .*Fake GPU/m);
+    const j = JSON.parse((await vlc(fakeWith({}), 'test-cuda', '--json')).out);
+    expect(j.pass).toBe(true);
+    expect(checkJson('test-cuda', j)).toEqual([]);
   }, 60_000);
 });

@@ -18,7 +18,7 @@ const LAYERS: Array<[RegExp, number, string]> = [
   [/^codecs\/train\//, 3, 'codec trainers'],
   [/^codecs\//, 1, 'codecs'],
   [/^backend\//, 2, 'backend'],
-  [/^(anneal|search)\//, 3, 'anneal, search'],
+  [/^(anneal|search|quality)\//, 3, 'anneal, search, quality'],
   [/^bench\//, 4, 'bench'],
   [/^api\//, 5, 'api'],
   [/^commands\//, 6, 'commands'],
@@ -52,9 +52,9 @@ describe('layering of src/', () => {
     expect(files.find((f) => f.rel === 'anneal/index')?.deps).toContain('backend/types');
   });
 
-  it('anneal/, search/ and io/ import no concrete backend (backend/cpu, backend/cuda)', () => {
+  it('anneal/, search/, quality/ and io/ import no concrete backend (backend/cpu, backend/cuda)', () => {
     const bad = files.flatMap((f) =>
-      /^(anneal|search|io)\//.test(f.rel) ? f.deps.filter((d) => /^backend\/(cpu|cuda)\//.test(d)).map((d) => `${f.rel} -> ${d}`) : [],
+      /^(anneal|search|quality|io)\//.test(f.rel) ? f.deps.filter((d) => /^backend\/(cpu|cuda)\//.test(d)).map((d) => `${f.rel} -> ${d}`) : [],
     );
     expect(bad).toEqual([]);
   });

@@ -35,7 +35,7 @@ export function probeCuda(o: ProbeOptions = {}): CudaProbe {
     return {
       ok: false,
       kind: 'no-library',
-      reason: `no NVIDIA driver library: ${why}; install the NVIDIA driver (or use --device cpu)`,
+      reason: `no NVIDIA driver library: ${why}; install the NVIDIA driver`,
     };
   }
   try {

@@ -13,12 +13,31 @@ export type { ResidualMode };
 export interface TrainingStats {
   /** Mean squared L2 distance to the (f32) anchors after the final hard assignment. */
   energy: number;
-  /** Iterations the loop ran. */
+  /** Iterations the loop ran (init's polishing passes not counted). */
   iterations: number;
+  /** Lloyd passes that polished init's k-means++ tries (absent in older files, whose `iterations` counted them too). */
+  initIterations?: number;
   /** Whether the loop stopped on its convergence test (false: it hit maxIters). */
   converged: boolean;
   /** How the anchors were initialised. */
   init: 'kmeans++' | 'given';
+}
+
+/**
+ * The file's own quality, measured at compress time on its reconstructions (src/quality/): over
+ * every vector, or a seeded sample of `vectors` of them; recall@10 of exact search over the decoded
+ * vectors on a sample (`recallQueries` queries among `recallBase` vectors), and what that sample
+ * predicts over all n (`recallAt10All`). Absent in older files.
+ */
+export interface QualityStats {
+  mse: number;
+  relativeError: number;
+  meanCosine: number;
+  vectors: number;
+  recallAt10: number | null;
+  recallAt10All: number | null;
+  recallQueries: number;
+  recallBase: number;
 }
 
 export interface VlcManifest {
@@ -36,6 +55,7 @@ export interface VlcManifest {
   /** Dtype of the input vectors and the rows --drop-invalid removed. */
   input: { dtype: 'f32' | 'f16'; dropped: number };
   training: TrainingStats;
+  quality?: QualityStats;
   /** The annealing configuration (src/anneal/config.ts), as run. */
   config: Record<string, number>;
   seed: number;
@@ -72,14 +92,42 @@ export function canonicalManifest(x: VlcManifest): VlcManifest {
     training: {
       energy: x.training.energy,
       iterations: x.training.iterations,
+      ...(x.training.initIterations !== undefined ? { initIterations: x.training.initIterations } : {}),
       converged: x.training.converged,
       init: x.training.init,
     },
+    ...(x.quality ? { quality: canonicalQuality(x.quality) } : {}),
     config,
     seed: x.seed,
     tool: { name: 'vlc', version: x.tool.version },
     device: x.device,
   };
+}
+
+function canonicalQuality(q: QualityStats): QualityStats {
+  return {
+    mse: q.mse,
+    relativeError: q.relativeError,
+    meanCosine: q.meanCosine,
+    vectors: q.vectors,
+    recallAt10: q.recallAt10,
+    recallAt10All: q.recallAt10All,
+    recallQueries: q.recallQueries,
+    recallBase: q.recallBase,
+  };
+}
+
+/** The optional quality record, or undefined when absent or not well formed (it is informative only). */
+function readQuality(v: unknown): QualityStats | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const q = v as Record<string, unknown>;
+  const num = (k: string) => (typeof q[k] === 'number' && Number.isFinite(q[k]) ? (q[k] as number) : undefined);
+  const mse = num('mse');
+  const relativeError = num('relativeError');
+  const meanCosine = num('meanCosine');
+  const vectors = num('vectors');
+  if (mse === undefined || relativeError === undefined || meanCosine === undefined || vectors === undefined) return undefined;
+  return { mse, relativeError, meanCosine, vectors, recallAt10: num('recallAt10') ?? null, recallAt10All: num('recallAt10All') ?? null, recallQueries: num('recallQueries') ?? 0, recallBase: num('recallBase') ?? 0 };
 }
 
 /**
@@ -150,9 +198,11 @@ export function validateManifest(raw: unknown, source: string): VlcManifest {
     training: {
       energy: training.energy,
       iterations: training.iterations,
+      ...(typeof training.initIterations === 'number' ? { initIterations: training.initIterations } : {}),
       converged: training.converged === true,
       init: training.init === 'given' ? 'given' : 'kmeans++',
     },
+    ...(readQuality(o.quality) ? { quality: readQuality(o.quality) } : {}),
     config: Object.fromEntries(Object.entries(config).filter(([, v]) => typeof v === 'number')) as Record<
       string,
       number

@@ -4,8 +4,11 @@ import { UsageError } from '../../errors.js';
 import { computedRows, type RowSource } from '../rows.js';
 import type { VlcFile } from './format.js';
 
+/** What decoding needs: a whole file, or the parts compress holds before it writes one. */
+export type Decodable = Pick<VlcFile, 'anchors' | 'assignments' | 'residuals'> & { manifest: { d: number } };
+
 /** Vector i's reconstruction, written into `out` (length d), which is returned. */
-export function reconstructInto(file: VlcFile, i: number, out: Float32Array): Float32Array {
+export function reconstructInto(file: Decodable, i: number, out: Float32Array): Float32Array {
   const d = file.manifest.d;
   const a = file.assignments[i] * d;
   out.set(file.anchors.subarray(a, a + d));

@@ -1,17 +1,33 @@
-// Size figures reported by compress and info (SPEC §2 definitions, kept from the seed so they compare).
+// Size figures reported by compress, info and eval under the same names (docs/json.md). Every one
+// is measured on the whole file — header, manifest, every section and its padding — except the
+// seed's formula, kept so figures compare with the seed document (SPEC §2).
+
+export interface SizeFigures {
+  /** The .vlc file's size. */
+  bytes: number;
+  /** bytes / n. */
+  bytes_per_vector: number;
+  /** bytes / (n·d·4): the file against the same vectors stored as f32. */
+  ratio_f32: number;
+  /** bytes / (n·d·2): against f16. */
+  ratio_f16: number;
+  /** The seed's compression ratio (m·d·2 + n·4) / (n·d·4): f16 anchors and a u32 id per vector, residuals not counted. */
+  seed_ratio: number;
+}
+
+export function sizeFigures(fileBytes: number, n: number, d: number, m: number): SizeFigures {
+  return {
+    bytes: fileBytes,
+    bytes_per_vector: fileBytes / n,
+    ratio_f32: fileBytes / (n * d * 4),
+    ratio_f16: fileBytes / (n * d * 2),
+    seed_ratio: seedRatio(n, d, m),
+  };
+}
 
 /** The seed's compression ratio: f16 anchors plus one u32 id per vector, over the f32 original. */
 export function seedRatio(n: number, d: number, m: number): number {
   return (m * d * 2 + n * 4) / (n * d * 4);
-}
-
-/** What the file really costs: its bytes over the f32 original. */
-export function trueRatio(fileBytes: number, n: number, d: number): number {
-  return fileBytes / (n * d * 4);
-}
-
-export function bytesPerVector(fileBytes: number, n: number): number {
-  return fileBytes / n;
 }
 
 /** "2.04%" with enough digits to be useful for small ratios. */

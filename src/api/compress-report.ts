@@ -1,0 +1,87 @@
+// What compress reports when it is done: the result (the JSON of --json and --stats; fields in
+// docs/json.md) — size and quality first, then how the codec was chosen and training went.
+import type { Backend } from '../backend/types.js';
+import type { Dataset } from '../io/dataset.js';
+import { assignmentWidthFor } from '../io/vlc/manifest.js';
+import { grouped, percent, sizeFigures } from '../io/vlc/stats.js';
+import type { Choice, CodecPlan } from '../quality/choose.js';
+import type { FileQuality } from '../quality/measure.js';
+import type { CodecGoal } from './compress-codec.js';
+import type { TrainResult } from './train.js';
+
+export interface CompressFacts {
+  ds: Dataset;
+  m: number;
+  codec: CodecPlan;
+  anchorDtype: 'f16' | 'f32';
+  bytes: number;
+  result: TrainResult;
+  quality: FileQuality;
+  goal: CodecGoal;
+  choice?: Choice;
+  backend: Backend;
+  seed: number;
+  seconds: { read: number; choose: number; residual: number; quality: number; write: number; total: number };
+}
+
+export function compressStats(f: CompressFacts) {
+  const { ds, result: r, quality: q, goal, choice, codec } = f;
+  return {
+    n: ds.n,
+    d: ds.d,
+    m: f.m,
+    residual: codec.mode,
+    pq_subspaces: codec.mode === 'pq' ? codec.subspaces : null,
+    pq_bits: codec.mode === 'pq' ? codec.bits : null,
+    anchor_dtype: f.anchorDtype,
+    assignment_width: assignmentWidthFor(f.m),
+    ...sizeFigures(f.bytes, ds.n, ds.d, f.m),
+    energy: r.energy,
+    mse: q.mse,
+    relative_error: q.relative_error,
+    mean_cosine: q.mean_cosine,
+    quality_vectors: q.measured,
+    recall_at_10: q.recall.recall_at_10,
+    recall_at_10_all: q.recall.recall_at_10_all,
+    recall_queries: q.recall.queries,
+    recall_base: q.recall.base,
+    choice:
+      goal.kind === 'fixed' || !choice
+        ? null
+        : {
+            goal: goal.kind,
+            target: goal.kind === 'quality' ? goal.recall : goal.perVector,
+            chosen: codec.mode,
+            met: choice.met,
+            sample: choice.sample,
+            queries: choice.queries,
+            measured: choice.measured,
+          },
+    iterations: r.iterations - r.initIterations,
+    init_iterations: r.initIterations,
+    converged: r.converged,
+    iter_ms_median: r.iterMsMedian,
+    init_seconds: r.initSeconds,
+    loop_seconds: r.seconds - r.initSeconds - r.finalSeconds,
+    train_seconds: r.seconds,
+    /** Rows the loop trained on (n when it trained on every row), their energy, and the final pass's seconds. */
+    sample_rows: r.sampleRows,
+    train_energy: r.trainEnergy,
+    final_pass_seconds: r.finalSeconds,
+    choose_seconds: f.seconds.choose,
+    residual_seconds: f.seconds.residual,
+    quality_seconds: f.seconds.quality,
+    read_seconds: f.seconds.read,
+    write_seconds: f.seconds.write,
+    total_seconds: f.seconds.total,
+    device: f.backend.kind,
+    device_label: f.backend.label,
+    seed: f.seed,
+    input_format: ds.format,
+    input_dtype: ds.dtype,
+    dropped: ds.dropped,
+  };
+}
+
+export type CompressStats = ReturnType<typeof compressStats>;
+

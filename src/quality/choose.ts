@@ -1,0 +1,206 @@
+// `compress --quality R` and `--bytes B` (and the default, --quality 0.9): which residual codec —
+// and, when only anchor ids fit a budget, how many anchors — by measuring each codec on a sample
+// of the vectors being compressed. The measure is the one users ask about: recall@10 of exact
+// search over the decoded vectors (recall.ts). docs/quality.md explains the choice.
+//
+//   before training  planChoice: the anchor count, and the codecs worth measuring;
+//   after training   choose: encode a sample with each codec, measure, pick:
+//     --quality R: the smallest codec whose recall@10 over all n (as the sample predicts it,
+//                  measure.ts) is at least R with 95% confidence (recall − 2 standard errors >= R);
+//                  none reaching it: the best one, met = false;
+//     --bytes B:   the codec with the highest recall@10 among those whose file fits B bytes per vector.
+import type { ExactKnn } from '../backend/types.js';
+import { UsageError } from '../errors.js';
+import type { ResidualMode } from '../io/vlc/manifest.js';
+import { recallPlan, recallSample, sampledRecall, type RecallSample } from './measure.js';
+import { reconstructionQuality, type DecodeRow } from './reconstruction.js';
+
+export type Goal = { kind: 'quality'; recall: number } | { kind: 'bytes'; perVector: number };
+
+/** One codec with its parameters: what a file stores beside each anchor id. */
+export type CodecPlan = { mode: 'none' } | { mode: 'int8' | 'int4' } | { mode: 'pq'; subspaces: number; bits: 8 | 4 };
+
+/**
+ * Product-quantized residuals tried: for --quality, M = d/8 and d/4 subspaces of 8-bit codes (d/8
+ * and d/4 bytes a vector, between anchor ids alone and int4's d/2); for --bytes, the most subspaces
+ * that fit, up to d/4. Each one measured is M codebook trainings on the sample, so a few sizes, not
+ * a search over M, and none past d/4, where int4 (d/2 bytes) and int8 take over.
+ */
+const PQ_FRACTIONS = [8, 4] as const;
+
+/** Standard errors below the target a measured recall may not reach (about 95% one-sided confidence). */
+const CONFIDENCE_SE = 2;
+
+/** Ids-only files with more anchors than n / this stop being a quantization: each anchor would stand for under 4 vectors. */
+const MIN_VECTORS_PER_ANCHOR = 4;
+
+/** Anchor ids beyond 65,536 take 4 bytes (SPEC §2): the anchor count a budget may raise m to. */
+const MAX_BUDGET_ANCHORS = 65536;
+
+export interface ChoicePlan {
+  m: number;
+  /** Codecs to measure, smallest first. */
+  options: CodecPlan[];
+}
+
+/** "int4", "pq 32x8" (M subspaces x bits): a codec as messages name it. */
+export function codecName(c: CodecPlan): string {
+  return c.mode === 'pq' ? `pq ${c.subspaces}x${c.bits}` : c.mode;
+}
+
+/**
+ * The anchor count and the codecs to measure. `bytesPerVector(codec, m)` is the file's size per
+ * vector (an upper bound) for that codec and anchor count; `mGiven` when --anchors fixed m0.
+ */
+export function planChoice(
+  goal: Goal, n: number, d: number, m0: number, mGiven: boolean, bytesPerVector: (c: CodecPlan, m: number) => number,
+): ChoicePlan {
+  const bySize = (cs: CodecPlan[]) => cs.sort((a, b) => bytesPerVector(a, m0) - bytesPerVector(b, m0));
+  const fixed: CodecPlan[] = [{ mode: 'none' }, { mode: 'int4' }, { mode: 'int8' }];
+  if (goal.kind === 'quality') {
+    const pq = [...new Set(PQ_FRACTIONS.map((f) => Math.max(1, Math.round(d / f))))]
+      .map((M): CodecPlan => ({ mode: 'pq', subspaces: M, bits: 8 }));
+    return { m: m0, options: bySize([...fixed, ...pq]) };
+  }
+  const budget = goal.perVector;
+  const fits = fixed.filter((c) => bytesPerVector(c, m0) <= budget);
+  const pq = largestPq(Math.max(1, Math.round(d / PQ_FRACTIONS[1])), (M) => bytesPerVector({ mode: 'pq', subspaces: M, bits: 8 }, m0) <= budget);
+  if (pq) fits.push(pq);
+  if (fits.some((c) => c.mode !== 'none') || (mGiven && fits.length)) return { m: m0, options: bySize(fits) };
+  const none: CodecPlan = { mode: 'none' };
+  const cost = (m: number) => `${bytesPerVector(none, m).toFixed(2)} bytes/vector`;
+  if (mGiven) throw new UsageError(`--bytes ${budget} is below the smallest file with --anchors ${m0}: ${cost(m0)} (anchor ids alone); raise --bytes or lower --anchors`);
+  // Only anchor ids fit: as many anchors as the budget pays for (closer reconstructions).
+  const cap = Math.max(1, Math.min(MAX_BUDGET_ANCHORS, Math.floor(n / MIN_VECTORS_PER_ANCHOR)));
+  if (bytesPerVector(none, 1) > budget) throw new UsageError(`--bytes ${budget} is below the smallest file for these vectors: ${cost(1)} (one anchor, ids alone)`);
+  return { m: largestFitting(cap, (m) => bytesPerVector(none, m) <= budget), options: [none] };
+}
+
+/** The pq codec (8-bit codes) with the most subspaces, up to `most`, that fits; undefined when not even one does. */
+function largestPq(most: number, fits: (M: number) => boolean): CodecPlan | undefined {
+  if (!fits(1)) return undefined;
+  return { mode: 'pq', subspaces: largestFitting(most, fits), bits: 8 };
+}
+
+/** The largest k in 1..max with fits(k), given fits(1) and that fits is monotone. */
+function largestFitting(max: number, fits: (k: number) => boolean): number {
+  let lo = 1; // fits
+  let hi = max + 1; // first that does not fit, or past the max
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (fits(mid)) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** What compress trained: the vectors, the anchors as stored, each vector's anchor. */
+export interface Trained {
+  x: Float32Array;
+  n: number;
+  d: number;
+  anchors: Float32Array;
+  assignments: Uint32Array;
+}
+
+/** Encodes the n vectors of a part of the data with one codec; returns the decoder of that part. */
+export type Encoder = (codec: Exclude<CodecPlan, { mode: 'none' }>, part: Trained) => Promise<DecodeRow>;
+
+export interface Measured {
+  residual: ResidualMode;
+  /** pq: subspaces and bits per code (null for the other codecs). */
+  pq_subspaces: number | null;
+  pq_bits: number | null;
+  bytes_per_vector: number;
+  /** recall@10 on the sample (its base: `Choice.sample` vectors). */
+  recall_at_10: number | null;
+  recall_at_10_se: number | null;
+  /** What the sample predicts over all n vectors (measure.ts), and its standard error: what the choice is made on. */
+  recall_at_10_all: number | null;
+  recall_at_10_all_se: number | null;
+  mean_cosine: number;
+  relative_error: number;
+}
+
+export interface Choice {
+  codec: CodecPlan;
+  /** Every codec measured, in the order tried, and what it measured. */
+  tried: CodecPlan[];
+  measured: Measured[];
+  /** Whether the chosen codec meets the goal (always, for a budget). */
+  met: boolean;
+  /** Vectors in the sample the codecs were measured on, and queries among them. */
+  sample: number;
+  queries: number;
+  /** The recall sample with its true neighbours (measure.ts's recallPlan), for measureQuality to reuse. */
+  recall: RecallSample;
+}
+
+export async function choose(
+  goal: Goal, plan: ChoicePlan, all: Trained, encode: Encoder, knn: ExactKnn, bytesPerVector: (c: CodecPlan) => number,
+): Promise<Choice> {
+  const { x, n, d } = all;
+  const sample = await recallSample(x, n, d, recallPlan(n), n, knn);
+  const part = partOf(all, sample.plan.base);
+  const measured: Measured[] = [];
+  for (const codec of plan.options) {
+    const decodePart = codec.mode === 'none' ? anchorOnly(part) : await encode(codec, part);
+    const decode: DecodeRow = (i, out) => decodePart(part.position(i), out);
+    const rec = reconstructionQuality(x, n, d, decode, sample.plan.base);
+    const r = await sampledRecall(x, n, d, decode, sample, knn);
+    measured.push({
+      residual: codec.mode,
+      pq_subspaces: codec.mode === 'pq' ? codec.subspaces : null,
+      pq_bits: codec.mode === 'pq' ? codec.bits : null,
+      bytes_per_vector: bytesPerVector(codec),
+      recall_at_10: r.recall_at_10,
+      recall_at_10_se: r.recall_at_10_se,
+      recall_at_10_all: r.recall_at_10_all,
+      recall_at_10_all_se: r.recall_at_10_all_se,
+      mean_cosine: rec.mean_cosine,
+      relative_error: rec.relative_error,
+    });
+    if (goal.kind === 'quality' && reaches(measured.at(-1)!, goal.recall)) break;
+  }
+  const tried = plan.options.slice(0, measured.length);
+  const base = { tried, measured, sample: part.n, queries: sample.plan.queries.length, recall: sample };
+  const codecOf = (m: Measured) => tried[measured.indexOf(m)];
+  if (goal.kind === 'quality') {
+    const ok = measured.find((m) => reaches(m, goal.recall));
+    return ok ? { codec: codecOf(ok), met: true, ...base } : { codec: codecOf(best(measured)), met: false, ...base };
+  }
+  return { codec: codecOf(best(measured)), met: true, ...base };
+}
+
+/** Recall over all n at least `target` with confidence; unmeasurable recall (n <= 1) never reaches. */
+function reaches(m: Measured, target: number): boolean {
+  return m.recall_at_10_all !== null && m.recall_at_10_all - CONFIDENCE_SE * (m.recall_at_10_all_se ?? 0) >= target;
+}
+
+/** Highest recall; ties (and unmeasurable recall) go to the later, larger codec, which keeps more. */
+function best(measured: Measured[]): Measured {
+  return measured.reduce((b, m) => ((m.recall_at_10_all ?? Infinity) >= (b.recall_at_10_all ?? Infinity) ? m : b));
+}
+
+/**
+ * The sample's base rows as a data set of their own (what the codecs encode), with the position of
+ * each row in it: the codecs are fitted to the sample only, so measuring three costs three
+ * encodings of at most SAMPLE.recallBase vectors, not of n.
+ */
+function partOf(all: Trained, rows: readonly number[] | null): Trained & { position: (row: number) => number } {
+  if (rows === null) return { ...all, position: (i) => i };
+  const { x, d, anchors, assignments } = all;
+  const xs = new Float32Array(new SharedArrayBuffer(rows.length * d * 4));
+  const as = new Uint32Array(rows.length);
+  const at = new Map<number, number>();
+  rows.forEach((i, r) => {
+    xs.set(x.subarray(i * d, (i + 1) * d), r * d);
+    as[r] = assignments[i];
+    at.set(i, r);
+  });
+  return { x: xs, n: rows.length, d, anchors, assignments: as, position: (i) => at.get(i)! };
+}
+
+function anchorOnly(t: Trained): DecodeRow {
+  return (i, out) => out.set(t.anchors.subarray(t.assignments[i] * t.d, (t.assignments[i] + 1) * t.d));
+}

@@ -1,0 +1,171 @@
+// Compression quality as a search user sees it: for sampled query vectors, does exact search over
+// the DECODED vectors find the same neighbours as exact search over the originals? This is the cost
+// of compression alone (no index, no probing: brute force on both sides through the backend's
+// ExactKnn); `vlc eval` reports the index-probing search of `vlc search` separately.
+// Each query is one of the base vectors and is left out of both result lists, so recall measures
+// finding its neighbours, not finding itself.
+import type { ExactKnn, Neighbours } from '../backend/types.js';
+import type { DecodeRow } from './reconstruction.js';
+import { rowAt, rowCount, type Rows } from './sample.js';
+
+export interface DecodedRecall {
+  /** Fraction of queries whose nearest decoded vector is their true nearest neighbour (null: base < 2). */
+  recall_at_1: number | null;
+  /** Mean overlap of the decoded and true top-k lists, over k (null: base < 2). */
+  recall_at_10: number | null;
+  /** Standard error of recall_at_10 over the sampled queries (0 with one query). */
+  recall_at_10_se: number | null;
+  /** k of "@10": min(10, base − 1). */
+  k: number;
+  queries: number;
+  /** Vectors searched: n when the whole file, else the size of the base sample. */
+  base: number;
+}
+
+/** Which vectors are searched and which of them ask. */
+export interface RecallPlan {
+  /** Rows of x searched (null: all n). */
+  base: Rows;
+  /** Positions in the base (0..base−1) whose vectors are the queries. */
+  queries: readonly number[];
+}
+
+/** Floats of one base block handed to the exact k-NN (64 MiB), so a decoded copy of a large file is never whole in memory. */
+const BLOCK_FLOATS = 1 << 24;
+
+/** The true neighbours: exact k-NN (k + 1, self included) of the queries over the original base vectors. */
+export async function trueNeighbours(x: Float32Array, n: number, d: number, plan: RecallPlan, knn: ExactKnn): Promise<Neighbours> {
+  const nb = rowCount(plan.base, n);
+  const block =
+    plan.base === null
+      ? (r0: number, r1: number) => x.subarray(r0 * d, r1 * d)
+      : (r0: number, r1: number, out: Float32Array) => {
+          for (let r = r0; r < r1; r++) out.set(x.subarray(plan.base![r] * d, plan.base![r] * d + d), (r - r0) * d);
+          return out;
+        };
+  return blockKnn(queryVectors(x, n, d, plan), plan.queries.length, d, kOf(nb) + 1, nb, block, knn);
+}
+
+/** Recall of exact search over the decoded base against `truth` (from trueNeighbours). */
+export async function decodedRecall(
+  x: Float32Array, n: number, d: number, decode: DecodeRow, plan: RecallPlan, truth: Neighbours, knn: ExactKnn,
+): Promise<DecodedRecall> {
+  const r = await decodedPerQuery(x, n, d, decode, plan, truth, knn);
+  return { ...summarize(r.hits1, r.perQuery), k: r.k, queries: plan.queries.length, base: r.nb };
+}
+
+/** Each query's recall@k of exact search over the decoded base (empty when the base has < 2 vectors), and how many found the true nearest. */
+export async function decodedPerQuery(
+  x: Float32Array, n: number, d: number, decode: DecodeRow, plan: RecallPlan, truth: Neighbours, knn: ExactKnn,
+): Promise<{ perQuery: number[]; hits1: number; k: number; nb: number }> {
+  const nb = rowCount(plan.base, n);
+  const nq = plan.queries.length;
+  const k = kOf(nb);
+  if (k < 1 || nq === 0) return { perQuery: [], hits1: 0, k: Math.max(k, 0), nb };
+  const decodedBlock = (r0: number, r1: number, out: Float32Array) => {
+    for (let r = r0; r < r1; r++) decode(rowAt(plan.base, r), out.subarray((r - r0) * d, (r - r0 + 1) * d));
+    return out;
+  };
+  const got = await blockKnn(queryVectors(x, n, d, plan), nq, d, k + 1, nb, decodedBlock, knn);
+  return { ...perQueryRecall(truth, got, k + 1, plan.queries, k), k, nb };
+}
+
+/**
+ * Recall@1 and @k of result lists `got` (`width` ids per query) against the true lists (k + 1 per
+ * query, self included), each query's own id (`selves`) left out of both.
+ */
+export function recallOf(
+  truth: Neighbours, got: Neighbours, width: number, selves: readonly number[], k: number,
+): Pick<DecodedRecall, 'recall_at_1' | 'recall_at_10' | 'recall_at_10_se'> {
+  const r = perQueryRecall(truth, got, width, selves, k);
+  return summarize(r.hits1, r.perQuery);
+}
+
+function perQueryRecall(truth: Neighbours, got: Neighbours, width: number, selves: readonly number[], k: number): { perQuery: number[]; hits1: number } {
+  let hits1 = 0;
+  const perQuery = selves.map((self, q) => {
+    const want = withoutSelf(truth.ids, q, k + 1, self, k);
+    const have = withoutSelf(got.ids, q, width, self, k);
+    if (have[0] === want[0]) hits1++;
+    const set = new Set(want);
+    return have.filter((id) => set.has(id)).length / k;
+  });
+  return { perQuery, hits1 };
+}
+
+/** The mean overlap of the top-k lists over the queries, with its standard error, and recall@1. */
+export function summarize(hits1: number, perQuery: readonly number[]): Pick<DecodedRecall, 'recall_at_1' | 'recall_at_10' | 'recall_at_10_se'> {
+  const nq = perQuery.length;
+  if (nq === 0) return { recall_at_1: null, recall_at_10: null, recall_at_10_se: null };
+  const { mean, se } = meanAndSe(perQuery);
+  return { recall_at_1: hits1 / nq, recall_at_10: mean, recall_at_10_se: se };
+}
+
+export function meanAndSe(v: readonly number[]): { mean: number; se: number } {
+  const nq = v.length;
+  const mean = v.reduce((a, b) => a + b, 0) / nq;
+  const variance = nq > 1 ? v.reduce((a, b) => a + (b - mean) ** 2, 0) / (nq - 1) : 0;
+  return { mean, se: Math.sqrt(variance / nq) };
+}
+
+/** k of "@10": 10, or fewer when the base has 10 vectors or less (a query never counts itself). */
+function kOf(nb: number): number {
+  return Math.min(10, nb - 1);
+}
+
+function queryVectors(x: Float32Array, n: number, d: number, plan: RecallPlan): Float32Array {
+  const q = new Float32Array(new SharedArrayBuffer(Math.max(1, plan.queries.length * d) * 4));
+  plan.queries.forEach((p, r) => {
+    const i = rowAt(plan.base, p);
+    q.set(x.subarray(i * d, (i + 1) * d), r * d);
+  });
+  return q;
+}
+
+/** Row q's ids (width per row), its own position left out, first k kept. */
+function withoutSelf(ids: Int32Array, q: number, width: number, self: number, k: number): number[] {
+  const out: number[] = [];
+  for (let r = 0; r < width && out.length < k; r++) {
+    const id = ids[q * width + r];
+    if (id !== self && id >= 0) out.push(id);
+  }
+  return out;
+}
+
+/**
+ * Exact k-NN of the queries over nb base rows given block by block (`block(r0, r1, scratch)` returns
+ * rows r0..r1 as r1−r0 rows of d floats), the per-block lists merged: ascending distance, ties by
+ * the lower base position, as one call over the whole base would give.
+ */
+export async function blockKnn(
+  queries: Float32Array, nq: number, d: number, k: number, nb: number,
+  block: (r0: number, r1: number, scratch: Float32Array) => Float32Array, knn: ExactKnn, blockFloats = BLOCK_FLOATS,
+): Promise<Neighbours> {
+  const rowsPerBlock = Math.max(1, Math.floor(blockFloats / d));
+  let scratch: Float32Array | undefined;
+  let best: Neighbours | undefined;
+  for (let r0 = 0; r0 < nb; r0 += rowsPerBlock) {
+    const r1 = Math.min(nb, r0 + rowsPerBlock);
+    scratch ??= new Float32Array(new SharedArrayBuffer(Math.max(1, Math.min(nb, rowsPerBlock) * d) * 4));
+    const part = await knn.knn(block(r0, r1, scratch), r1 - r0, queries, nq, d, k);
+    if (r0 > 0) for (let t = 0; t < part.ids.length; t++) if (part.ids[t] >= 0) part.ids[t] += r0;
+    best = best ? merge(best, part, nq, k) : part;
+  }
+  return best ?? { ids: new Int32Array(nq * k).fill(-1), dists: new Float32Array(nq * k).fill(Infinity) };
+}
+
+/** Two nq×k lists merged per row; on equal distance `a` (the earlier, lower positions) first. */
+function merge(a: Neighbours, b: Neighbours, nq: number, k: number): Neighbours {
+  const ids = new Int32Array(nq * k);
+  const dists = new Float32Array(nq * k);
+  for (let q = 0; q < nq; q++) {
+    let i = q * k;
+    let j = q * k;
+    for (let r = q * k; r < (q + 1) * k; r++) {
+      const takeA = a.dists[i] <= b.dists[j];
+      ids[r] = takeA ? a.ids[i] : b.ids[j];
+      dists[r] = takeA ? a.dists[i++] : b.dists[j++];
+    }
+  }
+  return { ids, dists };
+}

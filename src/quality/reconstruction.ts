@@ -1,0 +1,51 @@
+// How far a compressed file's reconstructions are from the original vectors: the figures every
+// command reports under the same names (compress, info, eval; docs/json.md).
+import { rowAt, rowCount, type Rows } from './sample.js';
+
+/** Writes vector i's reconstruction into `out` (length d). */
+export type DecodeRow = (i: number, out: Float32Array) => void;
+
+export interface ReconstructionQuality {
+  /** Mean over vectors of ‖x − x̂‖² (squared L2, summed over dimensions): the training "energy" of the reconstruction. */
+  mse: number;
+  /** ‖X − X̂‖_F / ‖X‖_F over the measured vectors. */
+  relative_error: number;
+  /** Mean cosine similarity between each vector and its reconstruction (1 when both are zero). */
+  mean_cosine: number;
+  /** How many vectors were measured (n when exact). */
+  measured: number;
+}
+
+/** The figures over `rows` of the n×d vectors x (all rows when null), accumulated in f64. */
+export function reconstructionQuality(x: Float32Array, n: number, d: number, decode: DecodeRow, rows: Rows = null): ReconstructionQuality {
+  const count = rowCount(rows, n);
+  const r = new Float32Array(d);
+  let sqErr = 0;
+  let sqNorm = 0;
+  let cosSum = 0;
+  for (let s = 0; s < count; s++) {
+    const i = rowAt(rows, s);
+    decode(i, r);
+    let e = 0;
+    let xx = 0;
+    let rr = 0;
+    let xr = 0;
+    for (let k = 0; k < d; k++) {
+      const a = x[i * d + k];
+      const b = r[k];
+      e += (a - b) * (a - b);
+      xx += a * a;
+      rr += b * b;
+      xr += a * b;
+    }
+    sqErr += e;
+    sqNorm += xx;
+    cosSum += xx === 0 && rr === 0 ? 1 : xx === 0 || rr === 0 ? 0 : xr / Math.sqrt(xx * rr);
+  }
+  return {
+    mse: count ? sqErr / count : 0,
+    relative_error: sqNorm > 0 ? Math.sqrt(sqErr / sqNorm) : 0,
+    mean_cosine: count ? cosSum / count : 1,
+    measured: count,
+  };
+}

@@ -1,0 +1,29 @@
+// io/vlc/size.ts predicts a file's bytes from its shape (what `compress --bytes` budgets with); the
+// encoder is the truth, so the prediction must equal what it writes, for every codec and width.
+import { describe, expect, it } from 'vitest';
+import { encodeVlcBytes, FILE_HEADER_BYTES } from '../../dist/io/vlc/format.js';
+import { encodeScalar } from '../../dist/codecs/scalar.js';
+import { fileBytes } from '../../dist/io/vlc/size.js';
+
+describe('file size from the shape', () => {
+  it.each([
+    [5, 3, 2, 'none', 'f16'], [37, 7, 5, 'int4', 'f32'], [300, 9, 257, 'int8', 'f16'], [64, 130, 3, 'int4', 'f16'],
+  ] as const)('n=%i d=%i m=%i %s residuals, %s anchors', (n, d, m, residual, anchorDtype) => {
+    const x = Float32Array.from({ length: n * d }, (_, i) => Math.sin(i));
+    const anchors = x.slice(0, m * d);
+    const assignments = Uint32Array.from({ length: n }, (_, i) => i % m);
+    const bytes = encodeVlcBytes({
+      manifest: {
+        n, d, m, metric: 'l2', anchorDtype, residual, ...(residual === 'none' ? {} : { residualEnergy: 0.5 }),
+        input: { dtype: 'f32', dropped: 0 }, training: { energy: 1, iterations: 3, converged: true, init: 'kmeans++' },
+        config: {}, seed: 1, tool: { name: 'vlc', version: 'test' }, device: 'cpu',
+      },
+      anchors,
+      assignments,
+      residuals: residual === 'none' ? undefined : encodeScalar(residual, { x, n, d, anchors, assign: assignments }),
+    });
+    const manifestBytes = new DataView(bytes.buffer, bytes.byteOffset).getUint32(12, true);
+    expect(manifestBytes).toBeGreaterThan(FILE_HEADER_BYTES);
+    expect(fileBytes({ n, d, m, anchorDtype, residual, manifestBytes })).toBe(bytes.length);
+  });
+});

@@ -1,0 +1,186 @@
+// src/quality/: the figures compress and eval report (reconstruction error, recall of exact search
+// over decoded vectors), the sampling behind them, and the choice of codec behind --quality/--bytes.
+import { describe, expect, it } from 'vitest';
+import { cpuKnn } from '../../dist/backend/cpu/index.js';
+import { blockKnn, decodedRecall, trueNeighbours } from '../../dist/quality/recall.js';
+import { reconstructionQuality } from '../../dist/quality/reconstruction.js';
+import { choose, planChoice } from '../../dist/quality/choose.js';
+import { rowsUpTo, sampleIndices } from '../../dist/quality/sample.js';
+import { recallSample, sampledRecall } from '../../dist/quality/measure.js';
+import { decoderOf, scalarEncoder, sizer } from '../../dist/api/compress-codec.js';
+import { DEFAULT_CONFIG } from '../../dist/anneal/config.js';
+import { clustered } from '../cli/helpers.js';
+import { rng } from '../rng.js';
+
+const shared = (x: Float32Array) => {
+  const s = new Float32Array(new SharedArrayBuffer(x.byteLength));
+  s.set(x);
+  return s;
+};
+
+describe('samples', () => {
+  it('draws distinct indices in range, the same for the same seed; every row up to the limit', () => {
+    const s = sampleIndices(1000, 300, 5);
+    expect(new Set(s).size).toBe(300);
+    expect(s.every((i) => i >= 0 && i < 1000)).toBe(true);
+    expect(sampleIndices(1000, 300, 5)).toEqual(s);
+    expect(sampleIndices(1000, 300, 6)).not.toEqual(s);
+    expect(sampleIndices(10, 20, 1).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(rowsUpTo(100, 100, 1)).toBeNull();
+    expect(rowsUpTo(101, 100, 1)).toHaveLength(100);
+  });
+});
+
+describe('reconstruction figures', () => {
+  it('match a direct computation, over every row or a sample', () => {
+    const n = 50, d = 5;
+    const x = clustered(n, d, 3);
+    const noisy = x.map((v, i) => v + 0.1 * Math.sin(i));
+    const decode = (i: number, out: Float32Array) => out.set(noisy.subarray(i * d, (i + 1) * d));
+    let se = 0, sx = 0, cos = 0;
+    for (let i = 0; i < n; i++) {
+      let xy = 0, xx = 0, yy = 0;
+      for (let k = 0; k < d; k++) {
+        const a = x[i * d + k], b = noisy[i * d + k];
+        se += (a - b) ** 2; sx += a * a; xy += a * b; xx += a * a; yy += b * b;
+      }
+      cos += xy / Math.sqrt(xx * yy);
+    }
+    const q = reconstructionQuality(x, n, d, decode);
+    expect(q.measured).toBe(n);
+    expect(q.mse).toBeCloseTo(se / n, 6);
+    expect(q.relative_error).toBeCloseTo(Math.sqrt(se / sx), 6);
+    expect(q.mean_cosine).toBeCloseTo(cos / n, 6);
+    expect(reconstructionQuality(x, n, d, decode, [3, 7]).measured).toBe(2);
+  });
+});
+
+describe('recall of exact search over decoded vectors', () => {
+  const n = 400, d = 8;
+  const x = shared(clustered(n, d, 9, 20));
+
+  it('merges base blocks exactly as one call over the whole base', async () => {
+    const q = x.slice(0, 30 * d);
+    const whole = await cpuKnn.knn(x, n, q, 30, d, 12);
+    const blocks = await blockKnn(q, 30, d, 12, n, (r0: number, r1: number) => x.subarray(r0 * d, r1 * d), cpuKnn, 37 * d);
+    expect(Array.from(blocks.ids)).toEqual(Array.from(whole.ids));
+    expect(Array.from(blocks.dists)).toEqual(Array.from(whole.dists));
+  });
+
+  it('is 1 for lossless decoding, lower for noisy decoding, and measures each query without itself', async () => {
+    const plan = { base: null, queries: sampleIndices(n, 60, 2) };
+    const truth = await trueNeighbours(x, n, d, plan, cpuKnn);
+    const exact = await decodedRecall(x, n, d, (i, out) => out.set(x.subarray(i * d, (i + 1) * d)), plan, truth, cpuKnn);
+    expect(exact).toMatchObject({ recall_at_1: 1, recall_at_10: 1, recall_at_10_se: 0, k: 10, queries: 60, base: n });
+    const r = rng(4);
+    const noise = Float32Array.from(x, (v) => v + (r() - 0.5) * 0.6);
+    const noisy = await decodedRecall(x, n, d, (i, out) => out.set(noise.subarray(i * d, (i + 1) * d)), plan, truth, cpuKnn);
+    expect(noisy.recall_at_10!).toBeLessThan(1);
+    expect(noisy.recall_at_10!).toBeGreaterThan(0.2);
+    expect(noisy.recall_at_10_se!).toBeGreaterThan(0);
+  });
+
+  it('on a base sample: positions index the sample, and k shrinks with a tiny base', async () => {
+    const base = sampleIndices(n, 100, 3);
+    const plan = { base, queries: [0, 1, 2] };
+    const truth = await trueNeighbours(x, n, d, plan, cpuKnn);
+    const got = await decodedRecall(x, n, d, (i, out) => out.set(x.subarray(i * d, (i + 1) * d)), plan, truth, cpuKnn);
+    expect(got).toMatchObject({ recall_at_10: 1, base: 100, queries: 3 });
+    const tiny = { base: [5, 9, 11], queries: [0] };
+    const t2 = await trueNeighbours(x, n, d, tiny, cpuKnn);
+    expect((await decodedRecall(x, n, d, () => {}, tiny, t2, cpuKnn)).k).toBe(2);
+  });
+});
+
+describe('recall over a base sample, extrapolated to every vector', () => {
+  it('predicts each query from the sample and its half: r(n) = r(B) - log2(n/B) (r(B/2) - r(B))', async () => {
+    const n = 2400, d = 8;
+    const x = shared(clustered(n, d, 13, 40));
+    const r = rng(6);
+    const noise = Float32Array.from(x, (v) => v + (r() - 0.5) * 0.5);
+    const decode = (i: number, out: Float32Array) => out.set(noise.subarray(i * d, (i + 1) * d));
+    const plan = { base: sampleIndices(n, 600, 1), queries: [...Array(40).keys()] };
+    const s = await recallSample(x, n, d, plan, n, cpuKnn);
+    expect(s.half!.plan.base).toEqual(plan.base.slice(0, 300));
+    const got = await sampledRecall(x, n, d, decode, s, cpuKnn);
+    const whole = await decodedRecall(x, n, d, decode, plan, s.truth, cpuKnn);
+    const half = await decodedRecall(x, n, d, decode, s.half!.plan, s.half!.truth, cpuKnn);
+    expect(got.recall_at_10).toBe(whole.recall_at_10);
+    // the mean of per-query predictions is the prediction of the means (two doublings from 600 to 2400)
+    expect(got.recall_at_10_all).toBeCloseTo(Math.min(1, whole.recall_at_10! - 2 * (half.recall_at_10! - whole.recall_at_10!)), 12);
+    // lossless decoding stays at 1; a base of every vector is not extrapolated
+    const exact = await sampledRecall(x, n, d, (i: number, out: Float32Array) => out.set(x.subarray(i * d, (i + 1) * d)), s, cpuKnn);
+    expect(exact.recall_at_10_all).toBe(1);
+    const all = await recallSample(x, n, d, { base: null, queries: [1, 2, 3] }, n, cpuKnn);
+    expect(all.half).toBeNull();
+  });
+});
+
+describe('choosing the codec', () => {
+  const n = 3000, d = 16;
+  const x = shared(clustered(n, d, 5, 30));
+  const m = 32;
+  const anchors = new Float32Array(m * d);
+  for (let j = 0; j < m; j++) anchors.set(x.subarray(j * 97 * d, (j * 97 + 1) * d), j * d);
+  const assignments = new Uint32Array(n);
+  for (let i = 0; i < n; i++) {
+    let best = Infinity;
+    for (let j = 0; j < m; j++) {
+      let s = 0;
+      for (let k = 0; k < d; k++) s += (x[i * d + k] - anchors[j * d + k]) ** 2;
+      if (s < best) [best, assignments[i]] = [s, j];
+    }
+  }
+  const trained = { x, n, d, anchors, assignments };
+  const ds = { n, d, dtype: 'f32' as const, data: x, format: 'test', dropped: 0 };
+  const perVector = sizer({ ds, anchorDtype: 'f16', cfg: { ...DEFAULT_CONFIG, m }, seed: 1, device: 'cpu' });
+
+  it('sizes files as the encoder writes them (upper bound: within a manifest of slack)', () => {
+    // ids 1 byte, anchors m·d·2 over n, int4: d/2 + 4d/n of scales; header, manifest (its longest numbers) and framing under 2 KiB / n.
+    for (const [r, body] of [['none', 1 + (m * d * 2) / n], ['int4', 1 + (m * d * 2 + 4 * d) / n + d / 2], ['int8', 1 + (m * d * 2 + 4 * d) / n + d]] as const) {
+      expect(perVector(r, m)).toBeGreaterThan(body);
+      expect(perVector(r, m)).toBeLessThan(body + 2048 / n);
+    }
+  });
+
+  it('--quality: the smallest codec that reaches the target with confidence; none reaching it: the best, not met', async () => {
+    const plan = planChoice({ kind: 'quality', recall: 0.5 }, n, m, false, perVector);
+    expect(plan).toEqual({ m, options: ['none', 'int4', 'int8'] });
+    const low = await choose({ kind: 'quality', recall: 0.5 }, plan, trained, scalarEncoder, cpuKnn, (r) => perVector(r, m));
+    const int4 = low.measured.find((c) => c.residual === 'int4')!;
+    expect(low.met).toBe(true);
+    expect(low.residual).not.toBe('int8');
+    const chosen = low.measured.find((c) => c.residual === low.residual)!;
+    // n <= 20,000: the sample is every vector, so nothing is extrapolated
+    expect(chosen.recall_at_10_all).toBe(chosen.recall_at_10);
+    expect(chosen.recall_at_10_all! - 2 * chosen.recall_at_10_all_se!).toBeGreaterThanOrEqual(0.5);
+    expect(low.measured.at(-1)!.residual).toBe(low.residual); // stops at the first that reaches it
+    const high = await choose({ kind: 'quality', recall: 1 }, plan, trained, scalarEncoder, cpuKnn, (r) => perVector(r, m));
+    expect(high.measured.map((c) => c.residual)).toEqual(['none', 'int4', 'int8']);
+    expect(high.residual).toBe('int8');
+    expect(high.met).toBe(high.measured[2].recall_at_10 === 1);
+    if (int4) expect(int4.bytes_per_vector).toBeLessThan(high.measured[2].bytes_per_vector);
+  });
+
+  it('--bytes: the best measured recall among the codecs that fit; only ids: the most anchors that fit', async () => {
+    const budget = perVector('int4', m) + 1; // int4 fits, int8 does not
+    const plan = planChoice({ kind: 'bytes', perVector: budget }, n, m, false, perVector);
+    expect(plan).toEqual({ m, options: ['none', 'int4'] });
+    const c = await choose({ kind: 'bytes', perVector: budget }, plan, trained, scalarEncoder, cpuKnn, (r) => perVector(r, m));
+    expect(c.residual).toBe('int4');
+    const idsOnly = planChoice({ kind: 'bytes', perVector: 3 }, n, m, false, perVector);
+    expect(idsOnly.options).toEqual(['none']);
+    expect(perVector('none', idsOnly.m)).toBeLessThanOrEqual(3);
+    expect(perVector('none', idsOnly.m + 1)).toBeGreaterThan(3);
+    expect(idsOnly.m).toBeGreaterThan(m);
+    expect(() => planChoice({ kind: 'bytes', perVector: 1 }, n, m, false, perVector)).toThrow(/--bytes 1 is below the smallest file/);
+    expect(() => planChoice({ kind: 'bytes', perVector: 1.5 }, n, m, true, perVector)).toThrow(/with --anchors 32/);
+  });
+
+  it('measures the decoder compress writes: the same reconstruction as the file', () => {
+    const decode = decoderOf(trained);
+    const out = new Float32Array(d);
+    decode(7, out);
+    expect(Array.from(out)).toEqual(Array.from(anchors.subarray(assignments[7] * d, (assignments[7] + 1) * d)));
+  });
+});
