@@ -21,8 +21,10 @@ import { checkResidualChoice, encodeResiduals, residualPayloadBytes, type Residu
 
 /**
  * The default goal: recall@10 of exact search over the decoded vectors of at least 0.9, the usual
- * bar of "serves nearest-neighbour search" (ANN benchmarks report at 0.9 and above). Measured on the
- * bench data sets: docs/quality.md.
+ * bar of "serves nearest-neighbour search" (ANN benchmarks report at 0.9 and above), among anchor
+ * ids alone, int4 and int8 — not pq, whose codebook training would make every first run minutes
+ * longer on the CPU; an explicit --quality tries pq too. Measured on the bench data sets:
+ * docs/quality.md.
  */
 export const DEFAULT_QUALITY = 0.9;
 
@@ -48,7 +50,8 @@ export function goalOf(o: CodecOptions): CodecGoal {
     throw new UsageError(`${o.pq !== undefined ? '--pq' : '--pq-bits'} applies to product-quantized residuals; add --residual pq`);
   if (o.quality !== undefined && o.bytes !== undefined) throw new UsageError('--quality and --bytes both say what to store; give one of them');
   if (o.bytes !== undefined) return { kind: 'bytes', perVector: parseBytes(String(o.bytes)) };
-  return { kind: 'quality', recall: o.quality === undefined ? DEFAULT_QUALITY : parseQuality(String(o.quality)) };
+  if (o.quality === undefined) return { kind: 'quality', recall: DEFAULT_QUALITY, pq: false };
+  return { kind: 'quality', recall: parseQuality(String(o.quality)), pq: true };
 }
 
 /** --quality R: a recall@10 in (0, 1]. */

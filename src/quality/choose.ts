@@ -15,7 +15,8 @@ import type { ResidualMode } from '../io/vlc/manifest.js';
 import { recallPlan, recallSample, sampledRecall, type RecallSample } from './measure.js';
 import { reconstructionQuality, type DecodeRow } from './reconstruction.js';
 
-export type Goal = { kind: 'quality'; recall: number } | { kind: 'bytes'; perVector: number };
+/** `pq`: whether product quantization is among the codecs tried for a recall (its codebooks take training). */
+export type Goal = { kind: 'quality'; recall: number; pq: boolean } | { kind: 'bytes'; perVector: number };
 
 /** One codec with its parameters: what a file stores beside each anchor id. */
 export type CodecPlan = { mode: 'none' } | { mode: 'int8' | 'int4' } | { mode: 'pq'; subspaces: number; bits: 8 | 4 };
@@ -59,6 +60,7 @@ export function planChoice(
   const fixed: CodecPlan[] = [{ mode: 'none' }, { mode: 'int4' }, { mode: 'int8' }];
   if (goal.kind === 'quality') {
     const pq = [...new Set(PQ_FRACTIONS.map((f) => Math.max(1, Math.round(d / f))))]
+      .filter(() => goal.pq)
       .map((M): CodecPlan => ({ mode: 'pq', subspaces: M, bits: 8 }));
     return { m: m0, options: bySize([...fixed, ...pq]) };
   }

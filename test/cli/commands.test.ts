@@ -314,10 +314,12 @@ describe('--residual pq', { timeout: 240_000 }, () => {
     expect(s).toMatchObject({ residual: 'pq', pq_bits: 4 });
     expect(s.energy).toBe(stats.energy); // same anchors as without residuals
     expect(s.bytes_per_vector).toBeLessThanOrEqual(13);
-    // One subspace more would not have fitted: each adds half a byte per vector.
-    expect(s.bytes_per_vector + 0.5).toBeGreaterThan(13);
+    // One subspace more would not have fitted: it costs at most a byte per vector (two 4-bit codes a
+    // byte), and the size is judged before training with the manifest's longest numbers, an upper
+    // bound at most 0.1 byte per vector above the file here.
+    expect(13 - s.bytes_per_vector).toBeLessThan(1.1);
     expect(s.pq_subspaces).toBeGreaterThan(1);
-    expect(s.mse).toBeLessThan((stats.energy as number) * 0.8);
+    expect(s.mse).toBeLessThan((stats.energy as number) * 0.9);
     const info = JSON.parse(vlc(['info', pqFile(), '--json']).stdout);
     expect(info).toMatchObject({ residual: 'pq', mse: s.mse, bytes: s.bytes, format_version: 2 });
     expect(vlc(['info', pqFile()]).stdout).toMatch(/residuals pq/);
@@ -367,6 +369,8 @@ describe('--residual pq', { timeout: 240_000 }, () => {
     expect(r.stderr).toContain(message);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(fs.existsSync(path.join(dir, 'never.vlc'))).toBe(false);
+  });
+});
 
 describe('--quality, --bytes (and the default: --quality 0.9)', () => {
   it('by default, picks the smallest codec whose measured recall@10 reaches 0.9, and says so', () => {

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT, vlc } from './helpers.js';
-import { demoTable, knobTable, readmeTable } from '../../scripts/docs-figures.mjs';
+import { demoTable, readmeTable } from '../../scripts/docs-figures.mjs';
 
 const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 
@@ -28,10 +28,4 @@ describe('README', () => {
     expect(readmeTable('demo-table')).toBe(demoTable());
   }, 300_000);
 
-  it('holds the --quality / --bytes table of bench/results/quality-knob.json, every target hit', () => {
-    const table = knobTable();
-    expect(table).not.toBeNull();
-    expect(readmeTable('knob-table')).toBe(table);
-    expect(table).not.toMatch(/\*\*no\*\*/);
-  });
 });

@@ -3,15 +3,23 @@
 import { describe, expect, it } from 'vitest';
 import { encodeVlcBytes, FILE_HEADER_BYTES } from '../../dist/io/vlc/format.js';
 import { encodeScalar } from '../../dist/codecs/scalar.js';
+import { PqResiduals } from '../../dist/codecs/pq.js';
+import { residualPayloadBytes } from '../../dist/api/residuals.js';
 import { fileBytes } from '../../dist/io/vlc/size.js';
 
 describe('file size from the shape', () => {
   it.each([
-    [5, 3, 2, 'none', 'f16'], [37, 7, 5, 'int4', 'f32'], [300, 9, 257, 'int8', 'f16'], [64, 130, 3, 'int4', 'f16'],
+    [5, 3, 2, 'none', 'f16'], [37, 7, 5, 'int4', 'f32'], [300, 9, 257, 'int8', 'f16'], [64, 130, 3, 'int4', 'f16'], [50, 12, 4, 'pq', 'f16'],
   ] as const)('n=%i d=%i m=%i %s residuals, %s anchors', (n, d, m, residual, anchorDtype) => {
     const x = Float32Array.from({ length: n * d }, (_, i) => Math.sin(i));
     const anchors = x.slice(0, m * d);
     const assignments = Uint32Array.from({ length: n }, (_, i) => i % m);
+    const M = 5;
+    const codec = residual === 'pq' ? { mode: 'pq', subspaces: M, bits: 8 } as const : { mode: residual };
+    const residuals =
+      residual === 'none' ? undefined
+      : residual === 'pq' ? new PqResiduals(n, d, M, 8, assignments, new Float32Array(m).fill(1), new Float32Array(256 * d), new Uint8Array(n * M))
+      : encodeScalar(residual, { x, n, d, anchors, assign: assignments });
     const bytes = encodeVlcBytes({
       manifest: {
         n, d, m, metric: 'l2', anchorDtype, residual, ...(residual === 'none' ? {} : { residualEnergy: 0.5 }),
@@ -20,10 +28,10 @@ describe('file size from the shape', () => {
       },
       anchors,
       assignments,
-      residuals: residual === 'none' ? undefined : encodeScalar(residual, { x, n, d, anchors, assign: assignments }),
+      residuals,
     });
     const manifestBytes = new DataView(bytes.buffer, bytes.byteOffset).getUint32(12, true);
     expect(manifestBytes).toBeGreaterThan(FILE_HEADER_BYTES);
-    expect(fileBytes({ n, d, m, anchorDtype, residual, manifestBytes })).toBe(bytes.length);
+    expect(fileBytes({ n, d, m, anchorDtype, residualPayloadBytes: residualPayloadBytes(codec, n, d, m), manifestBytes })).toBe(bytes.length);
   });
 });

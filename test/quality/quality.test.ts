@@ -1,13 +1,15 @@
 // src/quality/: the figures compress and eval report (reconstruction error, recall of exact search
 // over decoded vectors), the sampling behind them, and the choice of codec behind --quality/--bytes.
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cpuKnn } from '../../dist/backend/cpu/index.js';
 import { blockKnn, decodedRecall, trueNeighbours } from '../../dist/quality/recall.js';
 import { reconstructionQuality } from '../../dist/quality/reconstruction.js';
 import { choose, planChoice } from '../../dist/quality/choose.js';
 import { rowsUpTo, sampleIndices } from '../../dist/quality/sample.js';
 import { recallSample, sampledRecall } from '../../dist/quality/measure.js';
-import { decoderOf, scalarEncoder, sizer } from '../../dist/api/compress-codec.js';
+import { decoderOf, encoderOn, sizer } from '../../dist/api/compress-codec.js';
+import { encodeScalar } from '../../dist/codecs/scalar.js';
+import { createCpuBackend } from '../../dist/backend/cpu/index.js';
 import { DEFAULT_CONFIG } from '../../dist/anneal/config.js';
 import { clustered } from '../cli/helpers.js';
 import { rng } from '../rng.js';
@@ -133,48 +135,69 @@ describe('choosing the codec', () => {
   }
   const trained = { x, n, d, anchors, assignments };
   const ds = { n, d, dtype: 'f32' as const, data: x, format: 'test', dropped: 0 };
-  const perVector = sizer({ ds, anchorDtype: 'f16', cfg: { ...DEFAULT_CONFIG, m }, seed: 1, device: 'cpu' });
+  const size = sizer({ ds, anchorDtype: 'f16', cfg: { ...DEFAULT_CONFIG, m }, seed: 1, device: 'cpu' });
+  const perVector = size.perVector;
+  const NONE = { mode: 'none' } as const;
+  const INT4 = { mode: 'int4' } as const;
+  const INT8 = { mode: 'int8' } as const;
+  const scalar = async (c: { mode: 'int8' | 'int4' }, t: typeof trained) => decoderOf(t, encodeScalar(c.mode, { x: t.x, n: t.n, d: t.d, anchors: t.anchors, assign: t.assignments }));
+  let backend: ReturnType<typeof createCpuBackend>;
+  beforeAll(() => void (backend = createCpuBackend({})));
+  afterAll(async () => backend.close());
 
   it('sizes files as the encoder writes them (upper bound: within a manifest of slack)', () => {
     // ids 1 byte, anchors m·d·2 over n, int4: d/2 + 4d/n of scales; header, manifest (its longest numbers) and framing under 2 KiB / n.
-    for (const [r, body] of [['none', 1 + (m * d * 2) / n], ['int4', 1 + (m * d * 2 + 4 * d) / n + d / 2], ['int8', 1 + (m * d * 2 + 4 * d) / n + d]] as const) {
-      expect(perVector(r, m)).toBeGreaterThan(body);
-      expect(perVector(r, m)).toBeLessThan(body + 2048 / n);
+    for (const [c, body] of [[NONE, 1 + (m * d * 2) / n], [INT4, 1 + (m * d * 2 + 4 * d) / n + d / 2], [INT8, 1 + (m * d * 2 + 4 * d) / n + d]] as const) {
+      expect(perVector(c, m)).toBeGreaterThan(body);
+      expect(perVector(c, m)).toBeLessThan(body + 2048 / n);
     }
   });
 
   it('--quality: the smallest codec that reaches the target with confidence; none reaching it: the best, not met', async () => {
-    const plan = planChoice({ kind: 'quality', recall: 0.5 }, n, m, false, perVector);
-    expect(plan).toEqual({ m, options: ['none', 'int4', 'int8'] });
-    const low = await choose({ kind: 'quality', recall: 0.5 }, plan, trained, scalarEncoder, cpuKnn, (r) => perVector(r, m));
-    const int4 = low.measured.find((c) => c.residual === 'int4')!;
+    const goal = { kind: 'quality', recall: 0.5, pq: false } as const;
+    const plan = planChoice(goal, n, d, m, false, perVector);
+    expect(plan).toEqual({ m, options: [NONE, INT4, INT8] });
+    const low = await choose(goal, plan, trained, scalar as never, cpuKnn, (c) => perVector(c, m));
     expect(low.met).toBe(true);
-    expect(low.residual).not.toBe('int8');
-    const chosen = low.measured.find((c) => c.residual === low.residual)!;
+    expect(low.codec.mode).not.toBe('int8');
+    const chosen = low.measured[low.tried.indexOf(low.codec)];
     // n <= 20,000: the sample is every vector, so nothing is extrapolated
     expect(chosen.recall_at_10_all).toBe(chosen.recall_at_10);
     expect(chosen.recall_at_10_all! - 2 * chosen.recall_at_10_all_se!).toBeGreaterThanOrEqual(0.5);
-    expect(low.measured.at(-1)!.residual).toBe(low.residual); // stops at the first that reaches it
-    const high = await choose({ kind: 'quality', recall: 1 }, plan, trained, scalarEncoder, cpuKnn, (r) => perVector(r, m));
+    expect(low.tried.at(-1)).toBe(low.codec); // stops at the first that reaches it
+    const high = await choose({ ...goal, recall: 1 }, plan, trained, scalar as never, cpuKnn, (c) => perVector(c, m));
     expect(high.measured.map((c) => c.residual)).toEqual(['none', 'int4', 'int8']);
-    expect(high.residual).toBe('int8');
+    expect(high.codec).toEqual(INT8);
     expect(high.met).toBe(high.measured[2].recall_at_10 === 1);
-    if (int4) expect(int4.bytes_per_vector).toBeLessThan(high.measured[2].bytes_per_vector);
+    expect(high.measured[1].bytes_per_vector).toBeLessThan(high.measured[2].bytes_per_vector);
   });
 
-  it('--bytes: the best measured recall among the codecs that fit; only ids: the most anchors that fit', async () => {
-    const budget = perVector('int4', m) + 1; // int4 fits, int8 does not
-    const plan = planChoice({ kind: 'bytes', perVector: budget }, n, m, false, perVector);
-    expect(plan).toEqual({ m, options: ['none', 'int4'] });
-    const c = await choose({ kind: 'bytes', perVector: budget }, plan, trained, scalarEncoder, cpuKnn, (r) => perVector(r, m));
-    expect(c.residual).toBe('int4');
-    const idsOnly = planChoice({ kind: 'bytes', perVector: 3 }, n, m, false, perVector);
-    expect(idsOnly.options).toEqual(['none']);
-    expect(perVector('none', idsOnly.m)).toBeLessThanOrEqual(3);
-    expect(perVector('none', idsOnly.m + 1)).toBeGreaterThan(3);
+  it('--quality tries pq at d/8 and d/4 subspaces too (the default does not), in order of size, trained on the backend', async () => {
+    const plan = planChoice({ kind: 'quality', recall: 0.99, pq: true }, n, d, m, false, perVector);
+    expect(plan.options.map((c) => c.mode)).toContain('pq');
+    expect(plan.options.filter((c) => c.mode === 'pq')).toEqual([{ mode: 'pq', subspaces: 2, bits: 8 }, { mode: 'pq', subspaces: 4, bits: 8 }]);
+    const sizes = plan.options.map((c) => perVector(c, m));
+    expect([...sizes].sort((a, b) => a - b)).toEqual(sizes);
+    const c = await choose({ kind: 'quality', recall: 0.99, pq: true }, { m, options: [plan.options.find((o) => o.mode === 'pq')!] }, trained, encoderOn(backend, 1, {}), cpuKnn, (o) => perVector(o, m));
+    expect(c.measured[0]).toMatchObject({ residual: 'pq', pq_subspaces: 2, pq_bits: 8 });
+    expect(c.measured[0].recall_at_10!).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('--bytes: the best measured recall among the codecs that fit (pq: the most subspaces that fit); only ids: the most anchors that fit', async () => {
+    const budget = perVector(INT4, m) + 1; // int4 fits, int8 does not
+    const plan = planChoice({ kind: 'bytes', perVector: budget }, n, d, m, false, perVector);
+    expect(plan.options.map((c) => c.mode).sort()).toEqual(['int4', 'none', 'pq']);
+    const pq = plan.options.find((c) => c.mode === 'pq')!;
+    expect(pq).toEqual({ mode: 'pq', subspaces: 4, bits: 8 }); // capped at d/4
+    const c = await choose({ kind: 'bytes', perVector: budget }, { m, options: [NONE, INT4] }, trained, scalar as never, cpuKnn, (o) => perVector(o, m));
+    expect(c.codec).toEqual(INT4);
+    const idsOnly = planChoice({ kind: 'bytes', perVector: 3 }, n, d, m, false, perVector);
+    expect(idsOnly.options).toEqual([NONE]);
+    expect(perVector(NONE, idsOnly.m)).toBeLessThanOrEqual(3);
+    expect(perVector(NONE, idsOnly.m + 1)).toBeGreaterThan(3);
     expect(idsOnly.m).toBeGreaterThan(m);
-    expect(() => planChoice({ kind: 'bytes', perVector: 1 }, n, m, false, perVector)).toThrow(/--bytes 1 is below the smallest file/);
-    expect(() => planChoice({ kind: 'bytes', perVector: 1.5 }, n, m, true, perVector)).toThrow(/with --anchors 32/);
+    expect(() => planChoice({ kind: 'bytes', perVector: 1 }, n, d, m, false, perVector)).toThrow(/--bytes 1 is below the smallest file/);
+    expect(() => planChoice({ kind: 'bytes', perVector: 1.5 }, n, d, m, true, perVector)).toThrow(/with --anchors 32/);
   });
 
   it('measures the decoder compress writes: the same reconstruction as the file', () => {
