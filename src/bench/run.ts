@@ -127,8 +127,9 @@ async function benchOne(backend: Backend, w: Workload, o: BenchOptions): Promise
       if (times) assignMs.push(times.assignMs);
     }
     energy = (await engine.finalize()).energy;
-    const prof = (engine as { profile?: { screenPasses: number; screenFallbacks: number } }).profile;
-    if (prof) res.screen = { passes: prof.screenPasses, fallback_rate: prof.screenPasses ? prof.screenFallbacks / (prof.screenPasses * n) : 0 };
+    const prof = (engine as { profile?: { screenPasses?: number; screenFallbacks?: number } }).profile;
+    // Only the CUDA engine screens (the CPU engine's profile has other fields).
+    if (prof?.screenPasses !== undefined && prof.screenFallbacks !== undefined) res.screen = { passes: prof.screenPasses, fallback_rate: prof.screenPasses ? prof.screenFallbacks / (prof.screenPasses * n) : 0 };
     const flops = 2 * n * m * d;
     res.iter_ms_median = median(ms);
     res.iter_ms_min = Math.min(...ms);

@@ -40,6 +40,11 @@ describe('every command --json conforms to docs/json.md', () => {
     expect(chosen.choice).not.toBeNull();
     expect(checkJson('compress', chosen)).toEqual([]);
     expect(checkJson('info', json(['info', file, '--json']))).toEqual([]);
+    const pq = path.join(dir, 'pq.vlc');
+    const pqStats = json(['compress', DEMO, '-o', pq, '--iters', '5', '--device', 'cpu', '--residual', 'pq', '--pq', '2', '--pq-bits', '4', '--json']);
+    expect(pqStats).toMatchObject({ residual: 'pq', pq_subspaces: 2, pq_bits: 4 });
+    expect(checkJson('compress', pqStats)).toEqual([]);
+    expect(checkJson('info', json(['info', pq, '--json']))).toEqual([]);
     expect(checkJson('eval', json(['eval', DEMO, file, '--json', '--queries', '50']))).toEqual([]);
     expect(checkJson('eval', json(['eval', DEMO, file, '--json', '--queries', '50', '--nprobe', '4']))).toEqual([]);
     expect(checkJson('search', json(['search', file, '--queries', DEMO, '-k', '3', '--json']))).toEqual([]);
