@@ -49,7 +49,7 @@ for (const [dataset, optionSets] of Object.entries(PLAN)) {
   for (const args of optionSets) {
     const out = join(DATA, `${dataset}.vlc`);
     mkdirSync(DATA, { recursive: true });
-    const c = vlc(['compress', file, '-o', out, '--device', 'cpu', '--json', '-q', ...args]);
+    const c = vlc(['compress', file, '-o', out, '-f', '--device', 'cpu', '--json', '-q', ...args]); // -f: the previous run's file
     const e = vlc(['eval', file, out, '--json', '-q']);
     const run = {
       dataset, n: c.n, d: c.d, args,
