@@ -10,7 +10,7 @@ import { fileBytes } from '../../dist/io/vlc/size.js';
 describe('file size from the shape', () => {
   it.each([
     [5, 3, 2, 'none', 'f16'], [37, 7, 5, 'int4', 'f32'], [300, 9, 257, 'int8', 'f16'], [64, 130, 3, 'int4', 'f16'], [50, 12, 4, 'pq', 'f16'],
-  ] as const)('n=%i d=%i m=%i %s residuals, %s anchors', (n, d, m, residual, anchorDtype) => {
+  ] as const)('n=%i d=%i m=%i %s residuals, %s anchors', async (n, d, m, residual, anchorDtype) => {
     const x = Float32Array.from({ length: n * d }, (_, i) => Math.sin(i));
     const anchors = x.slice(0, m * d);
     const assignments = Uint32Array.from({ length: n }, (_, i) => i % m);
@@ -19,7 +19,7 @@ describe('file size from the shape', () => {
     const residuals =
       residual === 'none' ? undefined
       : residual === 'pq' ? new PqResiduals(n, d, M, 8, assignments, new Float32Array(m).fill(1), new Float32Array(256 * d), new Uint8Array(n * M))
-      : encodeScalar(residual, { x, n, d, anchors, assign: assignments });
+      : (await encodeScalar(residual, { x, n, d, anchors, assign: assignments })).residuals;
     const bytes = encodeVlcBytes({
       manifest: {
         n, d, m, metric: 'l2', anchorDtype, residual, ...(residual === 'none' ? {} : { residualEnergy: 0.5 }),

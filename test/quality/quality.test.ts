@@ -140,7 +140,7 @@ describe('choosing the codec', () => {
   const NONE = { mode: 'none' } as const;
   const INT4 = { mode: 'int4' } as const;
   const INT8 = { mode: 'int8' } as const;
-  const scalar = async (c: { mode: 'int8' | 'int4' }, t: typeof trained) => decoderOf(t, encodeScalar(c.mode, { x: t.x, n: t.n, d: t.d, anchors: t.anchors, assign: t.assignments }));
+  const scalar = async (c: { mode: 'int8' | 'int4' }, t: typeof trained) => decoderOf(t, (await encodeScalar(c.mode, { x: t.x, n: t.n, d: t.d, anchors: t.anchors, assign: t.assignments })).residuals);
   let backend: ReturnType<typeof createCpuBackend>;
   beforeAll(() => void (backend = createCpuBackend({})));
   afterAll(async () => backend.close());
