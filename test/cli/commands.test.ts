@@ -398,7 +398,7 @@ describe('--quality, --bytes (and the default: --quality 0.9)', () => {
       if (budget === 50) expect(s.residual).toBe('int4');
       else expect([s.residual, s.m > 128]).toEqual(['none', true]);
     }
-  });
+  }, 180_000); // two compresses that measure pq on the CPU: about 40 s on 2 idle cores, more on a loaded machine
 
   it('one of --quality, --bytes, --residual; values checked; a budget below any file is refused', () => {
     const base = ['compress', DEMO, '-o', path.join(dir, 'x.vlc'), '--device', 'cpu'];
