@@ -475,9 +475,9 @@ describe.skipIf(!hasScript)('on a terminal', () => {
     // Big enough that training and eval's exact search last more than the half second before a step shows.
     const input = writeNpy(path.join(dir, 'tty-in.npy'), clustered(50_000, 64, 9, 40), 50_000, 64);
     const out = path.join(dir, 'tty.vlc');
-    const r = onTty(`node ${BIN} compress ${input} -o ${out} --anchors 128 --iters 30 --device cpu --residual int8`);
+    const r = onTty(`node ${BIN} compress ${input} -o ${out} --anchors 128 --iters 120 --device cpu --residual int8`);
     expect(r.code, r.stdout).toBe(0);
-    expect(r.stdout).toMatch(/\r\x1b\[Ktraining  iter \d+\/30 +T [\d.e-]+ +energy [\d.e+-]+ +changed \d+ +ETA ≤\d+s/);
+    expect(r.stdout).toMatch(/\r\x1b\[Ktraining  iter \d+\/120 +T [\d.e-]+ +energy [\d.e+-]+ +changed \d+ +ETA ≤\d+s/);
     expect(r.stdout).toMatch(/\r\x1b\[Kvlc: .*tty\.vlc: [\d.]+ bytes\/vector/); // the line is erased before the summary
     const e = onTty(`node ${BIN} eval ${input} ${out} --queries 3000`);
     expect(e.code, e.stdout).toBe(0);
