@@ -67,7 +67,8 @@ for (const [dataset, optionSets] of Object.entries(PLAN)) {
 const order = Object.keys(PLAN);
 runs.sort((a, b) => order.indexOf(a.dataset) - order.indexOf(b.dataset));
 writeFileSync(OUT, JSON.stringify({
-  tool: 'vlc', date: new Date().toISOString(), node: process.version, cpus: cpus().length,
+  tool: 'vlc', date: new Date().toISOString(), commit: spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).stdout.trim(),
+  node: process.version, cpus: cpus().length,
   method: 'vlc compress --device cpu [option] then vlc eval (1,000 queries, exact search over all n decoded vectors)',
   runs,
 }, null, 2) + '\n');

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT, vlc } from './helpers.js';
-import { demoTable, readmeTable } from '../../scripts/docs-figures.mjs';
+import { demoTable, knobTable, readmeTable } from '../../scripts/docs-figures.mjs';
 
 const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 
@@ -27,5 +27,11 @@ describe('README', () => {
   it('holds the demo table a fresh run gives (npm run docs:figures -- --write rewrites it)', () => {
     expect(readmeTable('demo-table')).toBe(demoTable());
   }, 300_000);
+
+  it('holds the quality-knob table of bench/results/quality-knob.json (bench/quality-knob.mjs measures it)', () => {
+    const table = knobTable();
+    expect(table).not.toBeNull();
+    expect(readmeTable('knob-table')).toBe(table);
+  });
 
 });
