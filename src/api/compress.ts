@@ -8,21 +8,22 @@ import { selectBackend, type DeviceChoice } from '../backend/select.js';
 import { cpuKnn } from '../backend/cpu/index.js';
 import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
-import { datasetFromF32, wholeF32, type Dataset } from '../io/dataset.js';
+import { datasetFromF32, MAX_TYPED_ELEMENTS, type Dataset } from '../io/dataset.js';
 import type { ReadOptions } from '../io/read.js';
 import { expandInputs, readInputs } from '../io/shards.js';
 import { checkFinite } from '../io/readers/validate.js';
 import { writeVlc } from '../io/vlc/file.js';
 import { storedAnchors } from '../io/vlc/format.js';
+import { grouped } from '../io/vlc/stats.js';
 import { log, silentReporter, type Reporter } from '../log.js';
 import { quoteName } from '../io/names.js';
-import { choose, planChoice, type ChoicePlan, type CodecPlan, type Trained } from '../quality/choose.js';
+import { choose, codecName, planChoice, type ChoicePlan, type CodecPlan, type Trained } from '../quality/choose.js';
 import { measureQuality } from '../quality/measure.js';
 import {
   choiceLine, decoderOf, encodeAll, encoderOn, goalOf, manifestOf, qualityWarning, sizer, type CodecOptions,
 } from './compress-codec.js';
 import { compressStats, type CompressStats } from './compress-report.js';
-import { planResiduals } from './residuals.js';
+import { planResiduals, storableCodec } from './residuals.js';
 import { sampleSize, type SampleSpec } from './sample.js';
 import { train } from './train.js';
 import { defaultOutput, planOutput, type OutputPlan, type OutputRules } from './preflight.js';
@@ -136,10 +137,12 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     configFor(o.effort ?? 'default', m, { seed, ...(o.iters !== undefined ? { maxIters: o.iters } : {}) }, kind);
   const cfg0 = configOf(m0, 'cuda');
   const size = sizer({ ds, anchorDtype: o.anchorDtype ?? 'f16', cfg: cfg0, sampleRows: ds.n, seed, device: 'cuda' });
-  const plan: ChoicePlan =
+  const plan: ChoicePlan = storablePlan(
     goal.kind === 'fixed'
       ? { m: m0, options: [planResiduals(goal.choice, ds.n, ds.d, m0, (payload) => size.withPayload(payload, m0, 'pq'))] }
-      : planChoice(goal, ds.n, ds.d, m0, o.anchors !== undefined, size.perVector);
+      : planChoice(goal, ds.n, ds.d, m0, o.anchors !== undefined, size.perVector),
+    ds.n, ds.d,
+  );
   const m = plan.m;
   const sample = o.sample ?? 'auto';
   const sampleRows = sampleSize(sample, ds.n, m);
@@ -165,7 +168,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     });
     phase.end(); // ended before compress logs what it chose
     const anchorDtype = storableAnchorDtype(result.anchors, o.anchorDtype);
-    const x = wholeF32(ds, 'measuring the quality of the file');
+    const x = ds;
     const trained: Trained = { x, n: ds.n, d: ds.d, anchors: storedAnchors(result.anchors, anchorDtype), assignments: result.assignments };
 
     const tc = performance.now();
@@ -247,4 +250,18 @@ function storableAnchorDtype(anchors: Float32Array, asked: 'f16' | 'f32' | undef
   if (asked === 'f16') throw new UsageError(`${why}; use --anchor-dtype f32`);
   log().info(`${why}: storing them as f32`);
   return 'f32';
+}
+
+/**
+ * The plan without the codecs whose codes would not fit one array (storableCodec), said before
+ * training rather than found after it; a usage error when none is left.
+ */
+function storablePlan(plan: ChoicePlan, n: number, d: number): ChoicePlan {
+  const options = plan.options.filter((c) => storableCodec(c, n, d, plan.m));
+  if (options.length === plan.options.length) return plan;
+  const left = plan.options.filter((c) => !options.includes(c)).map(codecName).join(', ');
+  const why = `the codes of ${n} × ${d} vectors are more than one array holds (${grouped(MAX_TYPED_ELEMENTS)})`;
+  if (options.length === 0) throw new UsageError(`${left} residuals: ${why}; use --residual pq with fewer subspaces (--pq M), or --residual none`);
+  log().info(`left out ${left} residuals: ${why}; measuring ${options.map(codecName).join(', ')}`);
+  return { ...plan, options };
 }

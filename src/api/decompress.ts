@@ -58,8 +58,13 @@ export async function decompress(input: string, o: DecompressOptions): Promise<D
   const out = typeof o.output === 'object' ? o.output : planOutput(target, { binary: idFormat === 'txt' ? undefined : 'binary vectors', force: o.force, inputs: [input] });
   const progress = o.progress ?? silentReporter;
   const reading = progress.step(`reading ${input === '-' ? 'stdin' : quoteName(input)}`, 'bytes');
-  const file = await readVlc(input, (read, total) => reading.update(read, total));
+  let checking: ReturnType<typeof progress.step> | undefined;
+  const file = await readVlc(input, (read, total) => reading.update(read, total), (bytes, total) => {
+    checking ??= (reading.end(), progress.step(`checking ${input === '-' ? 'stdin' : quoteName(input)}`, 'bytes', total));
+    checking.update(bytes, total);
+  });
   reading.end();
+  checking?.end();
   const writing = (total: number) => {
     const step = progress.step(`writing ${out.target === '-' ? 'stdout' : quoteName(out.target)}`, 'bytes', total);
     return { onBytes: (written: number) => step.update(written), end: () => step.end() };

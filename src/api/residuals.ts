@@ -7,6 +7,7 @@ import { residualMse, type CodedMode, type CodedResiduals, type ResidualInput, t
 import { PQ_BITS, pqPayloadBytes, type PqBits } from '../codecs/pq.js';
 import { encodeScalar, scalarPayloadBytes } from '../codecs/scalar.js';
 import { UsageError } from '../errors.js';
+import { MAX_TYPED_ELEMENTS } from '../io/dataset.js';
 import { log } from '../log.js';
 import type { CodecPlan } from '../quality/choose.js';
 
@@ -76,6 +77,16 @@ export function residualPayloadBytes(plan: ResidualPlan, n: number, d: number, m
   if (plan.mode === 'none') return null;
   if (plan.mode === 'pq') return pqPayloadBytes(n, d, m, plan.subspaces, plan.bits);
   return scalarPayloadBytes(plan.mode, n, d);
+}
+
+/**
+ * Whether a codec's codes fit the one typed array each codec holds them in (and its section
+ * payload one buffer): at most 2^32 − 1 elements — n·d codes for int8/int4, n·M for pq.
+ */
+export function storableCodec(plan: ResidualPlan, n: number, d: number, m: number): boolean {
+  if (plan.mode === 'none') return true;
+  const codes = plan.mode === 'pq' ? n * plan.subspaces : n * d;
+  return codes <= MAX_TYPED_ELEMENTS && (residualPayloadBytes(plan, n, d, m) ?? 0) <= MAX_TYPED_ELEMENTS;
 }
 
 /** Encode the residuals of the plan (residuals against the anchors as stored) and measure their error. */

@@ -1,6 +1,7 @@
 // The residual codecs by name: which section each one owns, and what every codec shares (the
 // reconstruction error of a coded file). Encoders live in each codec's own file; this one is the
 // part a reader needs, so reading a .vlc never loads a trainer.
+import { asRows, forEachF32Rows } from '../io/dataset.js';
 import { pqSection } from './pq.js';
 import { scalarSection } from './scalar.js';
 import type { CodedMode, CodedResiduals, ResidualInput, ResidualMode, ResidualSection } from './types.js';
@@ -21,14 +22,17 @@ export function residualMse(r: CodedResiduals, input: ResidualInput): number {
   const { x, n, d, anchors, assign } = input;
   const row = new Float32Array(d); // decoders hold the reconstruction in f32, so measure that
   let sum = 0;
-  for (let i = 0; i < n; i++) {
-    const a = assign[i] * d;
-    row.set(anchors.subarray(a, a + d));
-    r.addTo(i, row);
-    for (let k = 0; k < d; k++) {
-      const e = x[i * d + k] - row[k];
-      sum += e * e;
+  forEachF32Rows(asRows(x, n, d), 0, n, (v, c0, c1) => {
+    for (let i = c0; i < c1; i++) {
+      const a = assign[i] * d;
+      row.set(anchors.subarray(a, a + d));
+      r.addTo(i, row);
+      const o = (i - c0) * d;
+      for (let k = 0; k < d; k++) {
+        const e = v[o + k] - row[k];
+        sum += e * e;
+      }
     }
-  }
+  });
   return sum / n;
 }

@@ -3,12 +3,19 @@
 // |residual| and sum of squares, then the codes and the block's squared reconstruction error. The
 // caller combines blocks in block order (maxima are order-free; the sums are added block by block),
 // so one thread and sixteen write the same bytes. scalar-worker.ts runs them on worker threads.
+import { forEachF32Rows, type Rows } from '../io/dataset.js';
 
 /** Rows per block: the unit of work and of summation. */
 export const BLOCK_ROWS = 16384;
 
+/** Rows [b·BLOCK_ROWS, ...) of block b, in f32 views: f(view, first row, end row). */
+function forBlock(inp: RowsInput, n: number, b: number, f: (v: Float32Array, c0: number, c1: number) => void): void {
+  forEachF32Rows(inp.x, b * BLOCK_ROWS, Math.min(n, (b + 1) * BLOCK_ROWS), f);
+}
+
 export interface RowsInput {
-  x: Float32Array<ArrayBufferLike>;
+  /** The vectors (any size, f32 or f16), read in views of at most a view's worth of rows. */
+  x: Rows;
   d: number;
   anchors: Float32Array<ArrayBufferLike>;
   assign: Uint32Array<ArrayBufferLike>;
@@ -16,17 +23,19 @@ export interface RowsInput {
 
 /** Block b's per-dimension max |r| into maxAbs[b·d ..] and Σ r² into sumSq[b·d ..] (r = x − anchor). */
 export function blockRanges(inp: RowsInput, n: number, b: number, maxAbs: Float64Array, sumSq: Float64Array): void {
-  const { x, d, anchors, assign } = inp;
+  const { d, anchors, assign } = inp;
   const o = b * d;
-  for (let i = b * BLOCK_ROWS, end = Math.min(n, i + BLOCK_ROWS); i < end; i++) {
-    const a = assign[i] * d, row = i * d;
-    for (let k = 0; k < d; k++) {
-      const r = x[row + k] - anchors[a + k];
-      const ar = r < 0 ? -r : r;
-      if (ar > maxAbs[o + k]) maxAbs[o + k] = ar;
-      sumSq[o + k] += r * r;
+  forBlock(inp, n, b, (x, c0, c1) => {
+    for (let i = c0; i < c1; i++) {
+      const a = assign[i] * d, row = (i - c0) * d;
+      for (let k = 0; k < d; k++) {
+        const r = x[row + k] - anchors[a + k];
+        const ar = r < 0 ? -r : r;
+        if (ar > maxAbs[o + k]) maxAbs[o + k] = ar;
+        sumSq[o + k] += r * r;
+      }
     }
-  }
+  });
 }
 
 /**
@@ -34,20 +43,22 @@ export function blockRanges(inp: RowsInput, n: number, b: number, maxAbs: Float6
  * reconstruction as a decoder holds it: f32(anchor + s·q).
  */
 export function blockCodes(inp: RowsInput, n: number, b: number, scales: Float32Array, L: number, codes: Int8Array): number {
-  const { x, d, anchors, assign } = inp;
+  const { d, anchors, assign } = inp;
   let err = 0;
-  for (let i = b * BLOCK_ROWS, end = Math.min(n, i + BLOCK_ROWS); i < end; i++) {
-    const a = assign[i] * d, row = i * d;
-    for (let k = 0; k < d; k++) {
-      const s = scales[k];
-      const xv = x[row + k], av = anchors[a + k];
-      let q = s === 0 ? 0 : Math.round((xv - av) / s);
-      q = q > L ? L : q < -L ? -L : q;
-      codes[row + k] = q;
-      const e = xv - Math.fround(av + s * q);
-      err += e * e;
+  forBlock(inp, n, b, (x, c0, c1) => {
+    for (let i = c0; i < c1; i++) {
+      const a = assign[i] * d, row = (i - c0) * d, out = i * d;
+      for (let k = 0; k < d; k++) {
+        const s = scales[k];
+        const xv = x[row + k], av = anchors[a + k];
+        let q = s === 0 ? 0 : Math.round((xv - av) / s);
+        q = q > L ? L : q < -L ? -L : q;
+        codes[out + k] = q;
+        const e = xv - Math.fround(av + s * q);
+        err += e * e;
+      }
     }
-  }
+  });
   return err;
 }
 

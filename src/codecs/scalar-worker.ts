@@ -1,11 +1,13 @@
 // A worker thread of the scalar residual encoder (scalar.ts encodeScalarParallel): runs the blocks
 // it is given of one phase (ranges, or codes) over shared memory, and answers with its blocks' errors.
 import { parentPort } from 'node:worker_threads';
+import type { Rows } from '../io/dataset.js';
 import { blockCodes, blockRanges, type RowsInput } from './scalar-rows.js';
 
 export interface ScalarJob {
   phase: 'ranges' | 'codes';
-  x: { buffer: SharedArrayBuffer; byteOffset: number; length: number };
+  /** The vectors' store and shape (a typed array over more than 4 GiB would arrive truncated). */
+  x: Rows;
   anchors: SharedArrayBuffer;
   assign: SharedArrayBuffer;
   n: number;
@@ -23,7 +25,7 @@ export interface ScalarJob {
 parentPort?.on('message', (job: ScalarJob) => {
   try {
     const inp: RowsInput = {
-      x: new Float32Array(job.x.buffer, job.x.byteOffset, job.x.length),
+      x: job.x,
       d: job.d,
       anchors: new Float32Array(job.anchors),
       assign: new Uint32Array(job.assign),

@@ -19,6 +19,8 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { blockCodes, blockRanges, blocksOf, type RowsInput } from './scalar-rows.js';
 import type { ScalarJob } from './scalar-worker.js';
+import { checkpoint } from '../interrupt.js';
+import { asRows } from '../io/dataset.js';
 import type { CodedResiduals, ResidualInput, ResidualSection } from './types.js';
 
 export type ScalarMode = 'int8' | 'int4';
@@ -80,13 +82,9 @@ export async function encodeScalar(
 ): Promise<{ residuals: ScalarResiduals; residualEnergy: number }> {
   const { n, d } = input;
   const blocks = blocksOf(n);
-  const t = input.x.buffer instanceof SharedArrayBuffer ? Math.max(1, Math.min(threads, blocks)) : 1;
-  // Workers see the anchors and assignments in shared memory (x is there already).
-  const anchors = new Float32Array(new SharedArrayBuffer(input.anchors.length * 4));
-  anchors.set(input.anchors);
-  const assign = new Uint32Array(new SharedArrayBuffer(n * 4));
-  assign.set(input.assign);
-  const rows: RowsInput = { x: input.x, d, anchors, assign };
+  const t = Math.max(1, Math.min(threads, blocks));
+  // Workers see the anchors and assignments in shared memory (x is there already); one thread reads them where they are.
+  const rows: RowsInput = { x: asRows(input.x, n, d), d, anchors: t > 1 ? shared(Float32Array, input.anchors) : input.anchors, assign: t > 1 ? shared(Uint32Array, input.assign) : input.assign instanceof Uint32Array ? input.assign : Uint32Array.from(input.assign) };
   const maxAbs = new Float64Array(new SharedArrayBuffer(blocks * d * 8));
   const sumSq = new Float64Array(new SharedArrayBuffer(blocks * d * 8));
   const codes = new Int8Array(new SharedArrayBuffer(n * d));
@@ -95,16 +93,31 @@ export async function encodeScalar(
   const workers = t > 1 ? new ScalarWorkers(t, rows, n) : undefined;
   try {
     if (workers) await workers.run({ phase: 'ranges', maxAbs: maxAbs.buffer as SharedArrayBuffer, sumSq: sumSq.buffer as SharedArrayBuffer });
-    else for (let b = 0; b < blocks; b++) blockRanges(rows, n, b, maxAbs, sumSq);
+    else
+      for (let b = 0; b < blocks; b++) {
+        await checkpoint(); // on this thread: let a Ctrl-C be heard between blocks
+        blockRanges(rows, n, b, maxAbs, sumSq);
+      }
     const scales = scalesOf(mode, n, d, blocks, maxAbs, sumSq);
     if (workers) workers.errsInto(errs, await workers.run({ phase: 'codes', scales, levels: L, codes: codes.buffer as SharedArrayBuffer }));
-    else for (let b = 0; b < blocks; b++) errs[b] = blockCodes(rows, n, b, scales, L, codes);
+    else
+      for (let b = 0; b < blocks; b++) {
+        await checkpoint();
+        errs[b] = blockCodes(rows, n, b, scales, L, codes);
+      }
     let err = 0;
     for (let b = 0; b < blocks; b++) err += errs[b];
     return { residuals: new ScalarResiduals(mode, n, d, scales, codes), residualEnergy: err / n };
   } finally {
     await workers?.close();
   }
+}
+
+/** `values` copied into a typed array over shared memory, which worker threads can read. */
+function shared<T extends Float32Array | Uint32Array>(Type: { new (b: SharedArrayBuffer): T; BYTES_PER_ELEMENT: number }, values: ArrayLike<number>): T {
+  const out = new Type(new SharedArrayBuffer(Math.max(1, values.length) * Type.BYTES_PER_ELEMENT));
+  out.set(values);
+  return out;
 }
 
 /** Per dimension: the blocks' maxima and sums (in block order), then the scale of the mode. */
@@ -154,7 +167,7 @@ class ScalarWorkers {
             });
             const msg: ScalarJob = {
               ...(job as ScalarJob),
-              x: { buffer: x.buffer as SharedArrayBuffer, byteOffset: x.byteOffset, length: x.length },
+              x: { dtype: x.dtype, buffer: x.buffer, byteOffset: x.byteOffset, n: x.n, d: x.d },
               anchors: anchors.buffer as SharedArrayBuffer,
               assign: assign.buffer as SharedArrayBuffer,
               n: this.n,
@@ -185,6 +198,12 @@ function scalarRowBytes(mode: ScalarMode, d: number): number {
   return mode === 'int8' ? d : Math.ceil(d / 2);
 }
 
+/** Whether any code is below `lo` (a plain loop: a callback per code costs seconds on large files). */
+function below(codes: Int8Array, lo: number): boolean {
+  for (let i = 0; i < codes.length; i++) if (codes[i] < lo) return true;
+  return false;
+}
+
 /** Reader of the 'RSD8' / 'RSD4' section: lengths, scales and code range checked. */
 export function scalarSection(mode: ScalarMode): ResidualSection {
   return {
@@ -201,7 +220,7 @@ export function scalarSection(mode: ScalarMode): ResidualSection {
       const codes = new Int8Array(n * d);
       if (mode === 'int8') {
         codes.set(new Int8Array(body.buffer, body.byteOffset, n * d));
-        if (codes.some((q) => q < -127)) throw corrupt(`section 'residuals': a code is outside -127..127`);
+        if (below(codes, -127)) throw corrupt(`section 'residuals': a code is outside -127..127`);
         return new ScalarResiduals(mode, n, d, scales, codes);
       }
       const rowBytes = scalarRowBytes(mode, d);
@@ -211,7 +230,7 @@ export function scalarSection(mode: ScalarMode): ResidualSection {
           const nib = k & 1 ? b >> 4 : b & 0xf;
           codes[i * d + k] = nib & 0x8 ? nib - 16 : nib; // sign-extend 4 bits
         }
-      if (codes.some((q) => q < -7)) throw corrupt(`section 'residuals': a code is outside -7..7`);
+      if (below(codes, -7)) throw corrupt(`section 'residuals': a code is outside -7..7`);
       return new ScalarResiduals(mode, n, d, scales, codes);
     },
   };

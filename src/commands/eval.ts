@@ -9,7 +9,7 @@
 import type { Command } from 'commander';
 import { cpuKnn } from '../backend/cpu/index.js';
 import { UsageError } from '../errors.js';
-import { wholeF32, type Dataset } from '../io/dataset.js';
+import { rowInto, type Dataset } from '../io/dataset.js';
 import { readInputs } from '../io/shards.js';
 import { readVlc } from '../io/vlc/file.js';
 import type { VlcFile } from '../io/vlc/format.js';
@@ -63,7 +63,7 @@ export function register(program: Command): void {
       const t0 = performance.now();
       try {
         // The .vlc first: it is small and fully validated, so a damaged one fails before a large input is read.
-        const file = await readVlc(vlcPath, reportBytes(progress, vlcPath));
+        const file = await readVlc(vlcPath, reportBytes(progress, vlcPath), reportBytes(progress, vlcPath, 'checking'));
         const ds = await readInputs(original, { ...readOptionsFrom(o), onBytes: reportBytes(progress, original) });
         progress.done();
         const { n, d } = file.manifest;
@@ -103,20 +103,20 @@ export interface EvalResult extends SizeFigures, Omit<ReconstructionQuality, 'me
 
 export async function evaluate(ds: Dataset, file: VlcFile, o: { queries: number; seed: number; nprobe?: number }, progress: Reporter = silentReporter): Promise<EvalResult> {
   const { n, d, m } = file.manifest;
-  const x = wholeF32(ds, 'vlc eval');
+  const x = ds;
   const decode = (i: number, out: Float32Array) => void reconstructInto(file, i, out);
-  const measuring = progress.step(`reconstruction error (${grouped(n)} vectors)`, '');
-  const quality = reconstructionQuality(x, n, d, decode);
+  const measuring = progress.step('reconstruction error', 'vectors', n);
+  const quality = reconstructionQuality(x, n, d, decode, null, (done) => measuring.update(done));
   measuring.end();
 
   const plan = { base: null, queries: sampleIndices(n, o.queries, o.seed) };
   await checkpoint();
-  const exactStep = progress.step(`exact search over the originals (${grouped(plan.queries.length)} queries)`, '');
-  const truth = await trueNeighbours(x, n, d, plan, cpuKnn);
+  const exactStep = progress.step(`exact search over the originals (${grouped(plan.queries.length)} queries)`, 'vectors', n);
+  const truth = await trueNeighbours(x, n, d, plan, cpuKnn, (done) => exactStep.update(done));
   exactStep.end();
   await checkpoint();
-  const decodedStep = progress.step(`exact search over the decoded vectors (${grouped(plan.queries.length)} queries)`, '');
-  const decoded: DecodedRecall = await decodedRecall(x, n, d, decode, plan, truth, cpuKnn);
+  const decodedStep = progress.step(`exact search over the decoded vectors (${grouped(plan.queries.length)} queries)`, 'vectors', n);
+  const decoded: DecodedRecall = await decodedRecall(x, n, d, decode, plan, truth, cpuKnn, (done) => decodedStep.update(done));
   decodedStep.end();
   await checkpoint();
 
@@ -142,13 +142,13 @@ export async function evaluate(ds: Dataset, file: VlcFile, o: { queries: number;
 
 /** Recall of the index-probing search (`vlc search`) against the true lists (k + 1 wide, self included). */
 async function probedRecall(
-  x: Float32Array, d: number, index: ReturnType<typeof vlcSearchIndex>, sample: readonly number[], truth: Neighbours, k: number, nprobe: number,
+  x: Dataset, d: number, index: ReturnType<typeof vlcSearchIndex>, sample: readonly number[], truth: Neighbours, k: number, nprobe: number,
   progress: Reporter,
 ): Promise<{ recall_at_1: number | null; recall_at_10: number | null }> {
   const nq = sample.length;
   if (k < 1 || nq === 0) return { recall_at_1: null, recall_at_10: null };
   const q = new Float32Array(nq * d);
-  sample.forEach((i, r) => q.set(x.subarray(i * d, (i + 1) * d), r * d));
+  sample.forEach((i, r) => rowInto(x, i, q.subarray(r * d, (r + 1) * d)));
   const searching = progress.step('compressed search', 'queries', nq);
   const got = await searchCompressed(index, q, nq, { k, nprobe, exclude: Int32Array.from(sample), onProgress: (done) => searching.update(done) }, cpuKnn);
   searching.end();

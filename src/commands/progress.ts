@@ -205,10 +205,10 @@ function formatRate(x: number): string {
  * An onBytes callback for a reader that shows "reading <name>" as a step of `progress`, opened on
  * its first report and ended by the next step (or done()).
  */
-export function reportBytes(progress: Reporter, input: string): (read: number, total?: number) => void {
+export function reportBytes(progress: Reporter, input: string, verb = 'reading'): (read: number, total?: number) => void {
   let step: ReportStep | undefined;
   return (read, total) => {
-    step ??= progress.step(`reading ${input === '-' ? 'stdin' : quoteName(input)}`, 'bytes', total);
+    step ??= progress.step(`${verb} ${input === '-' ? 'stdin' : quoteName(input)}`, 'bytes', total);
     step.update(read, total);
   };
 }

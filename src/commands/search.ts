@@ -47,7 +47,7 @@ export function register(program: Command): void {
       let qs: Awaited<ReturnType<typeof readInputs>>;
       let nprobe: number;
       try {
-        const file = await readVlc(vlcPath, reportBytes(progress, vlcPath));
+        const file = await readVlc(vlcPath, reportBytes(progress, vlcPath), reportBytes(progress, vlcPath, 'checking'));
         qs = await readInputs(o.queries, { ...readOptionsFrom(o), onBytes: reportBytes(progress, o.queries) });
         progress.done();
         const { n, d } = file.manifest;

@@ -191,6 +191,28 @@ export function halfFromFloatBits(x: number): number {
   return sign | h;
 }
 
+/** Row i as f32 copied into `out` (length d), decoding f16; returns `out`. */
+export function rowInto(ds: Rows, i: number, out: Float32Array): Float32Array {
+  const v = rows(ds, i, i + 1);
+  if (v instanceof Float32Array) out.set(v);
+  else decodeHalf(v, out);
+  return out;
+}
+
+/**
+ * f over consecutive f32 views of rows [r0, r1) (f16 decoded into one reused buffer), each of at
+ * most `per` rows and never more than a view holds: the row loops of the codecs and quality figures.
+ */
+export function forEachF32Rows(ds: Rows, r0: number, r1: number, f: (v: Float32Array, c0: number, c1: number) => void, per = pieceRows(ds.d, ds.dtype)): void {
+  const step = Math.max(1, Math.min(per, pieceRows(ds.d, ds.dtype)));
+  let scratch: Float32Array | undefined;
+  for (let c0 = r0; c0 < r1; c0 += step) {
+    const c1 = Math.min(r1, c0 + step);
+    if (ds.dtype === 'f16') scratch ??= new Float32Array(Math.min(step, r1 - r0) * ds.d);
+    f(rowsF32(ds, c0, c1, scratch), c0, c1);
+  }
+}
+
 /** Row i as a fresh Float32Array (decoding f16). */
 export function rowF32(ds: Rows, i: number): Float32Array {
   return rowsF32(ds, i, i + 1).slice();
@@ -233,19 +255,12 @@ export function datasetFromF32(values: ArrayLike<number>, n: number, d: number, 
 /** Most elements one typed array can hold in this V8 (2^32 − 1). */
 export const MAX_TYPED_ELEMENTS = 2 ** 32 - 1;
 
-/**
- * All n×d values as ONE Float32Array (a view of f32 data, a decoded copy of f16) for code that
- * still needs them whole — the residual codecs. Possible up to 2^32 − 1 values; beyond, an error
- * naming `what` needs it.
- */
-export function wholeF32(ds: Rows, what: string): Float32Array {
-  const count = ds.n * ds.d;
-  if (count > MAX_TYPED_ELEMENTS)
-    throw new RangeError(`${what} needs the ${ds.n} × ${ds.d} vectors in one array, which holds at most ${MAX_TYPED_ELEMENTS} values`);
-  if (ds.dtype === 'f32') return new Float32Array(ds.buffer, ds.byteOffset, count);
-  const out = new Float32Array(new SharedArrayBuffer(count * 4)); // shared: worker threads read it (codecs/scalar.ts)
-  forEachPiece(ds, (v, r0) => decodeHalf(v as Uint16Array, out, r0 * ds.d));
-  return out;
+/** n×d vectors as Rows (any size), or as one Float32Array (small data: tests, library callers). */
+export type VectorsLike = Rows | Float32Array;
+
+/** `x` as Rows: itself, or an array's values in shared memory (used in place when already shared). */
+export function asRows(x: VectorsLike, n: number, d: number): Rows {
+  return x instanceof Float32Array ? datasetFromArray(x, n, d) : x;
 }
 
 /** Every row as one typed view (no copy): for small data — it throws past the view limit. */

@@ -11,6 +11,7 @@
 //     --bytes B:   the codec with the highest recall@10 among those whose file fits B bytes per vector.
 import type { ExactKnn } from '../backend/types.js';
 import { UsageError } from '../errors.js';
+import { allocStore, asRows, rowInto, rows as rowView, type Rows, type VectorsLike } from '../io/dataset.js';
 import type { ResidualMode } from '../io/vlc/manifest.js';
 import { recallPlan, recallSample, sampledRecall, type RecallSample } from './measure.js';
 import { reconstructionQuality, type DecodeRow } from './reconstruction.js';
@@ -98,7 +99,8 @@ function largestFitting(max: number, fits: (k: number) => boolean): number {
 
 /** What compress trained: the vectors, the anchors as stored, each vector's anchor. */
 export interface Trained {
-  x: Float32Array;
+  /** The n×d vectors, read a row or a piece at a time (any size: src/io/dataset.ts). */
+  x: VectorsLike;
   n: number;
   d: number;
   anchors: Float32Array;
@@ -192,11 +194,12 @@ function best(measured: Measured[]): Measured {
 function partOf(all: Trained, rows: readonly number[] | null): Trained & { position: (row: number) => number } {
   if (rows === null) return { ...all, position: (i) => i };
   const { x, d, anchors, assignments } = all;
-  const xs = new Float32Array(new SharedArrayBuffer(rows.length * d * 4));
+  const xs: Rows = { n: rows.length, d, ...allocStore(rows.length, d, 'f32') };
+  const xa = asRows(x, all.n, d);
   const as = new Uint32Array(rows.length);
   const at = new Map<number, number>();
   rows.forEach((i, r) => {
-    xs.set(x.subarray(i * d, (i + 1) * d), r * d);
+    rowInto(xa, i, rowView(xs, r, r + 1) as Float32Array);
     as[r] = assignments[i];
     at.set(i, r);
   });

@@ -10,6 +10,7 @@
 // so the sample is measured twice — over its base and over half of it — and each query's recall is
 // extrapolated to n: r(n) = r(B) − log2(n/B) · (r(B/2) − r(B)). docs/quality.md has the figures.
 import type { ExactKnn, Neighbours } from '../backend/types.js';
+import type { VectorsLike } from '../io/dataset.js';
 import { decodedPerQuery, meanAndSe, summarize, trueNeighbours, type DecodedRecall, type RecallPlan } from './recall.js';
 import { reconstructionQuality, type DecodeRow, type ReconstructionQuality } from './reconstruction.js';
 import { rowCount, rowsUpTo, sampleIndices } from './sample.js';
@@ -63,7 +64,7 @@ export function recallPlan(n: number): RecallPlan {
  * base is fewer than nAll, also those over its first half (the queries, at the first positions
  * of a random base, ask in both).
  */
-export async function recallSample(x: Float32Array, nx: number, d: number, plan: RecallPlan, nAll: number, knn: ExactKnn): Promise<RecallSample> {
+export async function recallSample(x: VectorsLike, nx: number, d: number, plan: RecallPlan, nAll: number, knn: ExactKnn): Promise<RecallSample> {
   const truth = await trueNeighbours(x, nx, d, plan, knn);
   const nb = rowCount(plan.base, nx);
   if (nb >= nAll) return { n: nAll, plan, truth, half: null };
@@ -74,7 +75,7 @@ export async function recallSample(x: Float32Array, nx: number, d: number, plan:
 }
 
 /** Recall of one decoding over the sample, and its prediction over all the vectors. */
-export async function sampledRecall(x: Float32Array, nx: number, d: number, decode: DecodeRow, s: RecallSample, knn: ExactKnn): Promise<SampledRecall> {
+export async function sampledRecall(x: VectorsLike, nx: number, d: number, decode: DecodeRow, s: RecallSample, knn: ExactKnn): Promise<SampledRecall> {
   const full = await decodedPerQuery(x, nx, d, decode, s.plan, s.truth, knn);
   const measured = { ...summarize(full.hits1, full.perQuery), k: full.k, queries: s.plan.queries.length, base: full.nb };
   if (full.perQuery.length === 0) return { ...measured, recall_at_10_all: null, recall_at_10_all_se: null };
@@ -90,7 +91,7 @@ export async function sampledRecall(x: Float32Array, nx: number, d: number, deco
  * Measures one encoding of x (n×d): reconstruction figures and decoded-search recall, over
  * recallPlan(n). `sample`: its true neighbours, when already known (choose.ts computes them).
  */
-export async function measureQuality(x: Float32Array, n: number, d: number, decode: DecodeRow, knn: ExactKnn, sample?: RecallSample): Promise<FileQuality> {
+export async function measureQuality(x: VectorsLike, n: number, d: number, decode: DecodeRow, knn: ExactKnn, sample?: RecallSample): Promise<FileQuality> {
   const rec = reconstructionQuality(x, n, d, decode, rowsUpTo(n, SAMPLE.reconstruction, SAMPLE_SEED));
   sample ??= await recallSample(x, n, d, recallPlan(n), n, knn);
   return { ...rec, recall: await sampledRecall(x, n, d, decode, sample, knn) };

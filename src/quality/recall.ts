@@ -5,6 +5,7 @@
 // Each query is one of the base vectors and is left out of both result lists, so recall measures
 // finding its neighbours, not finding itself.
 import type { ExactKnn, Neighbours } from '../backend/types.js';
+import { asRows, rowInto, type VectorsLike } from '../io/dataset.js';
 import type { DecodeRow } from './reconstruction.js';
 import { rowAt, rowCount, type Rows } from './sample.js';
 
@@ -34,29 +35,30 @@ export interface RecallPlan {
 const BLOCK_FLOATS = 1 << 24;
 
 /** The true neighbours: exact k-NN (k + 1, self included) of the queries over the original base vectors. */
-export async function trueNeighbours(x: Float32Array, n: number, d: number, plan: RecallPlan, knn: ExactKnn): Promise<Neighbours> {
+/** Told after each block of the base how many base vectors have been searched, of how many. */
+export type OnRows = (done: number, total: number) => void;
+
+export async function trueNeighbours(xs: VectorsLike, n: number, d: number, plan: RecallPlan, knn: ExactKnn, onRows?: OnRows): Promise<Neighbours> {
+  const x = asRows(xs, n, d);
   const nb = rowCount(plan.base, n);
-  const block =
-    plan.base === null
-      ? (r0: number, r1: number) => x.subarray(r0 * d, r1 * d)
-      : (r0: number, r1: number, out: Float32Array) => {
-          for (let r = r0; r < r1; r++) out.set(x.subarray(plan.base![r] * d, plan.base![r] * d + d), (r - r0) * d);
-          return out;
-        };
-  return blockKnn(queryVectors(x, n, d, plan), plan.queries.length, d, kOf(nb) + 1, nb, block, knn);
+  const block = (r0: number, r1: number, out: Float32Array) => {
+    for (let r = r0; r < r1; r++) rowInto(x, rowAt(plan.base, r), out.subarray((r - r0) * d, (r - r0 + 1) * d));
+    return out;
+  };
+  return blockKnn(queryVectors(x, n, d, plan), plan.queries.length, d, kOf(nb) + 1, nb, block, knn, BLOCK_FLOATS, onRows);
 }
 
 /** Recall of exact search over the decoded base against `truth` (from trueNeighbours). */
 export async function decodedRecall(
-  x: Float32Array, n: number, d: number, decode: DecodeRow, plan: RecallPlan, truth: Neighbours, knn: ExactKnn,
+  x: VectorsLike, n: number, d: number, decode: DecodeRow, plan: RecallPlan, truth: Neighbours, knn: ExactKnn, onRows?: OnRows,
 ): Promise<DecodedRecall> {
-  const r = await decodedPerQuery(x, n, d, decode, plan, truth, knn);
+  const r = await decodedPerQuery(x, n, d, decode, plan, truth, knn, onRows);
   return { ...summarize(r.hits1, r.perQuery), k: r.k, queries: plan.queries.length, base: r.nb };
 }
 
 /** Each query's recall@k of exact search over the decoded base (empty when the base has < 2 vectors), and how many found the true nearest. */
 export async function decodedPerQuery(
-  x: Float32Array, n: number, d: number, decode: DecodeRow, plan: RecallPlan, truth: Neighbours, knn: ExactKnn,
+  x: VectorsLike, n: number, d: number, decode: DecodeRow, plan: RecallPlan, truth: Neighbours, knn: ExactKnn, onRows?: OnRows,
 ): Promise<{ perQuery: number[]; hits1: number; k: number; nb: number }> {
   const nb = rowCount(plan.base, n);
   const nq = plan.queries.length;
@@ -66,7 +68,7 @@ export async function decodedPerQuery(
     for (let r = r0; r < r1; r++) decode(rowAt(plan.base, r), out.subarray((r - r0) * d, (r - r0 + 1) * d));
     return out;
   };
-  const got = await blockKnn(queryVectors(x, n, d, plan), nq, d, k + 1, nb, decodedBlock, knn);
+  const got = await blockKnn(queryVectors(x, n, d, plan), nq, d, k + 1, nb, decodedBlock, knn, BLOCK_FLOATS, onRows);
   return { ...perQueryRecall(truth, got, k + 1, plan.queries, k), k, nb };
 }
 
@@ -113,12 +115,10 @@ function kOf(nb: number): number {
   return Math.min(10, nb - 1);
 }
 
-function queryVectors(x: Float32Array, n: number, d: number, plan: RecallPlan): Float32Array {
+function queryVectors(xs: VectorsLike, n: number, d: number, plan: RecallPlan): Float32Array {
+  const x = asRows(xs, n, d);
   const q = new Float32Array(new SharedArrayBuffer(Math.max(1, plan.queries.length * d) * 4));
-  plan.queries.forEach((p, r) => {
-    const i = rowAt(plan.base, p);
-    q.set(x.subarray(i * d, (i + 1) * d), r * d);
-  });
+  plan.queries.forEach((p, r) => rowInto(x, rowAt(plan.base, p), q.subarray(r * d, (r + 1) * d)));
   return q;
 }
 
@@ -139,7 +139,7 @@ function withoutSelf(ids: Int32Array, q: number, width: number, self: number, k:
  */
 export async function blockKnn(
   queries: Float32Array, nq: number, d: number, k: number, nb: number,
-  block: (r0: number, r1: number, scratch: Float32Array) => Float32Array, knn: ExactKnn, blockFloats = BLOCK_FLOATS,
+  block: (r0: number, r1: number, scratch: Float32Array) => Float32Array, knn: ExactKnn, blockFloats = BLOCK_FLOATS, onRows?: OnRows,
 ): Promise<Neighbours> {
   const rowsPerBlock = Math.max(1, Math.floor(blockFloats / d));
   let scratch: Float32Array | undefined;
@@ -150,6 +150,7 @@ export async function blockKnn(
     const part = await knn.knn(block(r0, r1, scratch), r1 - r0, queries, nq, d, k);
     if (r0 > 0) for (let t = 0; t < part.ids.length; t++) if (part.ids[t] >= 0) part.ids[t] += r0;
     best = best ? merge(best, part, nq, k) : part;
+    onRows?.(r1, nb);
   }
   return best ?? { ids: new Int32Array(nq * k).fill(-1), dists: new Float32Array(nq * k).fill(Infinity) };
 }

@@ -1,5 +1,6 @@
 // How far a compressed file's reconstructions are from the original vectors: the figures every
 // command reports under the same names (compress, info, eval; docs/json.md).
+import { asRows, rowInto, type VectorsLike } from '../io/dataset.js';
 import { rowAt, rowCount, type Rows } from './sample.js';
 
 /** Writes vector i's reconstruction into `out` (length d). */
@@ -16,22 +17,30 @@ export interface ReconstructionQuality {
   measured: number;
 }
 
+/** Rows between two progress reports (the loop runs in line: each report draws the progress line). */
+const REPORT_EVERY = 1 << 16;
+
 /** The figures over `rows` of the n×d vectors x (all rows when null), accumulated in f64. */
-export function reconstructionQuality(x: Float32Array, n: number, d: number, decode: DecodeRow, rows: Rows = null): ReconstructionQuality {
+export function reconstructionQuality(
+  xs: VectorsLike, n: number, d: number, decode: DecodeRow, rows: Rows = null, onRows?: (done: number, total: number) => void,
+): ReconstructionQuality {
+  const x = asRows(xs, n, d);
   const count = rowCount(rows, n);
   const r = new Float32Array(d);
+  const xi = new Float32Array(d);
   let sqErr = 0;
   let sqNorm = 0;
   let cosSum = 0;
   for (let s = 0; s < count; s++) {
     const i = rowAt(rows, s);
     decode(i, r);
+    rowInto(x, i, xi);
     let e = 0;
     let xx = 0;
     let rr = 0;
     let xr = 0;
     for (let k = 0; k < d; k++) {
-      const a = x[i * d + k];
+      const a = xi[k];
       const b = r[k];
       e += (a - b) * (a - b);
       xx += a * a;
@@ -39,6 +48,7 @@ export function reconstructionQuality(x: Float32Array, n: number, d: number, dec
       xr += a * b;
     }
     sqErr += e;
+    if (onRows && (s + 1) % REPORT_EVERY === 0) onRows(s + 1, count);
     sqNorm += xx;
     cosSum += xx === 0 && rr === 0 ? 1 : xx === 0 || rr === 0 ? 0 : xr / Math.sqrt(xx * rr);
   }

@@ -481,7 +481,7 @@ describe.skipIf(!hasScript)('on a terminal', () => {
     expect(r.stdout).toMatch(/\r\x1b\[Kvlc: .*tty\.vlc: [\d.]+ bytes\/vector/); // the line is erased before the summary
     const e = onTty(`node ${BIN} eval ${input} ${out} --queries 3000`);
     expect(e.code, e.stdout).toBe(0);
-    expect(e.stdout).toMatch(/\r\x1b\[Kexact search over the originals \(3,000 queries\)  \d+s/);
+    expect(e.stdout).toMatch(/\r\x1b\[Kexact search over the originals \(3,000 queries\)  [\d,]+ \/ 50,000 vectors  .*\d+s/);
     expect(e.stdout).not.toMatch(/\x1b\[K[^\r\x1b]+\n/); // every drawn line is erased before anything is printed
     const plain = vlc(['eval', DEMO, model]);
     expect(plain.code).toBe(0);

@@ -19,6 +19,7 @@ beforeAll(() => {
   dir = tempDir('int-steps');
   writeNpy(path.join(dir, 'big.npy'), clustered(N, D, 3, 40), N, D);
   writeNpy(path.join(dir, 'queries.npy'), clustered(20_000, D, 4, 40), 20_000, D);
+  writeNpy(path.join(dir, 'small.npy'), clustered(60_000, D, 5, 40), 60_000, D); // under 2^22 values: encoded on the main thread
   const made = spawnSync(process.execPath, [BIN, 'compress', 'big.npy', '-o', 'big.vlc', '--residual', 'int8', '--anchors', '64', '--iters', '3', '--device', 'cpu', '-q'], { cwd: dir });
   expect(made.status, made.stderr.toString()).toBe(0);
   fs.writeFileSync(path.join(dir, 'out.vlc'), 'previous contents');
@@ -61,6 +62,12 @@ const cases: Array<{ name: string; args: string[]; step: string; signal: 'SIGINT
     signal: 'SIGINT',
     // The header and half the rows; the pipe then stays open and silent.
     feed: (s) => s.write(Buffer.concat([Buffer.from(npyHeader('<f4', [N, D])), Buffer.alloc((N / 2) * D * 4, 1)])),
+  },
+  {
+    name: 'compress encoding int8 residuals on the main thread',
+    args: ['compress', 'small.npy', '-o', 'out.vlc', '--force', '--device', 'cpu', '--residual', 'int8', '--anchors', '64', '--iters', '3'],
+    step: 'encoding int8 residuals',
+    signal: 'SIGINT',
   },
   { name: 'decompress writing its output', args: ['decompress', 'big.vlc', '-o', 'out.npy', '--force'], step: 'writing out.npy', signal: 'SIGINT' },
   { name: "eval's exact search", args: ['eval', 'big.npy', 'big.vlc', '--queries', '20000'], step: 'exact search', signal: 'SIGINT' },

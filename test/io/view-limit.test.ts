@@ -147,4 +147,29 @@ describe('compress, decompress and eval under a view limit of a few rows', () =>
     for (const k of Object.keys(want.outputs)) expect(got.outputs[k].equals(want.outputs[k]), k).toBe(true);
     expect(got.ev).toEqual(want.ev);
   }, 120_000);
+
+  // The codec choice, the residual encoders (int4, pq; int8 above) and the quality figures read the
+  // vectors a piece at a time, f32 or f16: never as one array, which could not exceed 2^32 − 1 values.
+  it.each([
+    ['the default codec choice, f32', 'f32', {}],
+    ['int4, f16', 'f16', { residual: 'int4' as const }],
+    ['pq, f32', 'f32', { residual: 'pq' as const }],
+    ['the default codec choice, f16', 'f16', {}],
+  ])('%s: the same file and eval figures', async (label, dtype, opts) => {
+    const N = 523, D = 12;
+    const spec = { descr: dtype === 'f16' ? '<f2' : '<f4', shape: [N, D] };
+    const input = writeFile(dir, `pieces-${label.replace(/\W+/g, '-')}.npy`, npyBytes(spec));
+    const run = async (tag: string) => {
+      const out = path.join(dir, `pieces-${tag}.vlc`);
+      fs.rmSync(out, { force: true });
+      await compress(input, { output: out, anchors: 20, device: 'cpu', iters: 10, ...opts });
+      const ev = await evaluate(await readDataset(input), await readVlc(out), { queries: 40, seed: 5 });
+      return { vlc: fs.readFileSync(out), ev };
+    };
+    const want = await run('default');
+    setMaxViewBytesForTests(7 * D * 4 + 4); // 7 f32 rows a view (14 f16 rows)
+    const got = await run('small');
+    expect(got.vlc.equals(want.vlc)).toBe(true);
+    expect(got.ev).toEqual(want.ev);
+  }, 120_000);
 });

@@ -9,7 +9,7 @@ import { DEFAULT_CONFIG, type AnnealConfig } from '../../anneal/config.js';
 import { Rng } from '../../anneal/random.js';
 import type { AnnealHooks } from '../../anneal/types.js';
 import type { Backend, Engine } from '../../backend/types.js';
-import { datasetFromArray, rows, type Dataset } from '../../io/dataset.js';
+import { allocStore, asRows, datasetFromArray, forEachF32Rows, forEachPiece, rows, type Dataset, type Rows } from '../../io/dataset.js';
 import { InterruptedError } from '../../errors.js';
 import { log } from '../../log.js';
 import { PqResiduals, storedCodebook, subspaceBounds, type PqBits } from '../pq.js';
@@ -58,7 +58,7 @@ export async function encodePq(input: ResidualInput, backend: Backend, o: PqOpti
     const lo = bounds[t];
     const w = bounds[t + 1] - lo;
     const cfg: AnnealConfig = { ...PQ_TRAIN_CONFIG, m: trainedK, seed: o.seed + t, maxIters: o.maxIters ?? PQ_TRAIN_CONFIG.maxIters };
-    const points = columns(scaled, d, lo, w, sample);
+    const points = columns(scaled, lo, w, sample);
     const engine = await backend.open(points, trainedK);
     try {
       const trained = (await anneal(engine, cfg, { signal: hooks.signal, initAnchors: firstRows(points, trainedK) })).anchors;
@@ -73,7 +73,7 @@ export async function encodePq(input: ResidualInput, backend: Backend, o: PqOpti
         const nearest = await nearestEntries(engine, usable, hooks);
         for (let r = 0; r < n; r++) codes[sample[r] * M + t] = nearest[r];
       } else {
-        const all = await backend.open(columns(scaled, d, lo, w), trainedK);
+        const all = await backend.open(columns(scaled, lo, w), trainedK);
         try {
           const nearest = await nearestEntries(all, usable, hooks);
           for (let i = 0; i < n; i++) codes[i * M + t] = nearest[i];
@@ -96,28 +96,34 @@ export async function encodePq(input: ResidualInput, backend: Backend, o: PqOpti
 function anchorScales({ x, n, d, anchors, assign }: ResidualInput, m: number): Float32Array {
   const sse = new Float64Array(m);
   const count = new Float64Array(m);
-  for (let i = 0; i < n; i++) {
-    const a = assign[i];
-    let s = 0;
-    for (let k = 0; k < d; k++) {
-      const r = x[i * d + k] - anchors[a * d + k];
-      s += r * r;
+  forEachF32Rows(asRows(x, n, d), 0, n, (v, c0, c1) => {
+    for (let i = c0; i < c1; i++) {
+      const a = assign[i], o = (i - c0) * d;
+      let s = 0;
+      for (let k = 0; k < d; k++) {
+        const r = v[o + k] - anchors[a * d + k];
+        s += r * r;
+      }
+      sse[a] += s;
+      count[a]++;
     }
-    sse[a] += s;
-    count[a]++;
-  }
+  });
   return Float32Array.from(sse, (s, j) => (count[j] > 0 ? Math.sqrt(s / (count[j] * d)) : 0));
 }
 
-/** n×d residuals divided by their anchor's scale (0 where the scale is 0). */
-function scaledResiduals({ x, n, d, anchors, assign }: ResidualInput, scales: Float32Array): Float32Array {
-  const out = new Float32Array(n * d);
-  for (let i = 0; i < n; i++) {
-    const a = assign[i];
-    const s = scales[a];
-    if (s === 0) continue;
-    for (let k = 0; k < d; k++) out[i * d + k] = (x[i * d + k] - anchors[a * d + k]) / s;
-  }
+/** n×d residuals divided by their anchor's scale (0 where the scale is 0), in fresh shared memory of any size. */
+function scaledResiduals({ x, n, d, anchors, assign }: ResidualInput, scales: Float32Array): Rows {
+  const out: Rows = { n, d, ...allocStore(n, d, 'f32') };
+  forEachF32Rows(asRows(x, n, d), 0, n, (v, c0, c1) => {
+    const dst = rows(out, c0, c1) as Float32Array;
+    for (let i = c0; i < c1; i++) {
+      const a = assign[i];
+      const s = scales[a];
+      if (s === 0) continue;
+      const o = (i - c0) * d;
+      for (let k = 0; k < d; k++) dst[o + k] = (v[o + k] - anchors[a * d + k]) / s;
+    }
+  });
   return out;
 }
 
@@ -133,15 +139,17 @@ function sampleRows(n: number, count: number, rng: Rng): Int32Array {
   return out;
 }
 
-/** Columns lo..lo+w of the rows (all when `rows` is absent) as an f32 Dataset in shared memory. */
-function columns(a: Float32Array, d: number, lo: number, w: number, rows?: Int32Array): Dataset {
-  const n = rows ? rows.length : a.length / d;
-  const data = new Float32Array(new SharedArrayBuffer(n * w * 4));
-  for (let r = 0; r < n; r++) {
-    const i = rows ? rows[r] : r;
-    data.set(a.subarray(i * d + lo, i * d + lo + w), r * w);
-  }
-  return datasetFromArray(data, n, w, 'pq-subspace');
+/** Columns lo..lo+w of the rows of `a` (all when `list` is absent) as an f32 Dataset in shared memory. */
+function columns(a: Rows, lo: number, w: number, list?: Int32Array): Dataset {
+  const { d } = a;
+  const n = list ? list.length : a.n;
+  const data = new Float32Array(new SharedArrayBuffer(Math.max(1, n * w) * 4));
+  if (list) list.forEach((i, r) => data.set((rows(a, i, i + 1) as Float32Array).subarray(lo, lo + w), r * w));
+  else
+    forEachPiece(a, (v, r0, r1) => {
+      for (let i = r0; i < r1; i++) data.set(v.subarray((i - r0) * d + lo, (i - r0) * d + lo + w), i * w);
+    });
+  return datasetFromArray(data.subarray(0, n * w), n, w, 'pq-subspace');
 }
 
 /**
@@ -151,7 +159,9 @@ function columns(a: Float32Array, d: number, lo: number, w: number, rows?: Int32
  * an energy.
  */
 function firstRows(ds: Dataset, count: number): Float32Array {
-  return (rows(ds, 0, count) as Float32Array).slice();
+  const out = new Float32Array(count * ds.d);
+  forEachF32Rows(ds, 0, count, (v, c0) => out.set(v, c0 * ds.d));
+  return out;
 }
 
 /** Each row's nearest codebook entry (exact, ties to the lowest index), by the engine's final pass. */

@@ -15,12 +15,18 @@ import { decodeVlc, decodeVlcHeader, encodeVlc, expectedVlcBytes, FILE_HEADER_BY
  * bytes, so a wrong or forged file fails before the rest is read; the rest is never read past the
  * size the manifest accounts for.
  */
-export async function readVlc(path: string, onBytes?: (read: number, total?: number) => void): Promise<VlcFile> {
+/**
+ * Read and validate a .vlc file: `onBytes` hears the reading (bytes read, file size), `onChecked`
+ * the checksums that follow (bytes checked, file size).
+ */
+export async function readVlc(
+  path: string, onBytes?: (read: number, total?: number) => void, onChecked?: (bytes: number, total: number) => void,
+): Promise<VlcFile> {
   const name = path === '-' ? '<stdin>' : path;
   const input = openInput(path, onBytes, 'a .vlc file made by `vlc compress`');
   try {
     const bytes = input.file ? readWhole(name, input.fd, input.size, onBytes) : await readStream(name, input.stream);
-    const file = decodeVlc(bytes, name);
+    const file = decodeVlc(bytes, name, onChecked);
     for (const w of file.warnings) log().warn(w);
     return file;
   } finally {

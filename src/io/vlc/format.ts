@@ -285,7 +285,14 @@ export function expectedVlcBytes(mf: VlcManifest, manifestEnd: number): number |
  * Parse and fully validate a .vlc file held in memory. `source` names the file in messages.
  * Every problem is a UsageError (exit 2) with one line saying what is wrong.
  */
-export function decodeVlc(buf: Uint8Array, source = '<input>'): VlcFile {
+/** Bytes checksummed between two progress reports of decodeVlc. */
+const CHECK_CHUNK = 1 << 24;
+
+/**
+ * The file in `buf`, every checksum and field validated. `onChecked(bytes, total)` is told how far
+ * the payload checksums have come (a large file's take seconds): called between chunks, in line.
+ */
+export function decodeVlc(buf: Uint8Array, source = '<input>', onChecked?: (bytes: number, total: number) => void): VlcFile {
   const fail = (what: string) => new UsageError(`${quoteName(source)}: ${what}`);
   const corrupt = (what: string) => fail(`${what}: file is corrupted`);
   const len = buf.length;
@@ -328,7 +335,12 @@ export function decodeVlc(buf: Uint8Array, source = '<input>'): VlcFile {
       throw fail(`file is truncated in section '${name}' (needs ${big} bytes, ${len - start} remain)`);
     const size = Number(big);
     const payload = buf.subarray(start, start + size);
-    if (crc32c(payload) !== payloadCrc) throw corrupt(`section '${name}' checksum mismatch`);
+    let crc = 0;
+    for (let c = 0; c < size; c += CHECK_CHUNK) {
+      crc = crc32c(payload.subarray(c, Math.min(size, c + CHECK_CHUNK)), crc);
+      if (size > CHECK_CHUNK) onChecked?.(start + Math.min(size, c + CHECK_CHUNK), len);
+    }
+    if (crc !== payloadCrc) throw corrupt(`section '${name}' checksum mismatch`);
     const end = align8(start + size);
     if (end > len) throw fail(`file is truncated after section '${name}'`);
     checkPadding(buf, start + size, end, `section '${name}'`, corrupt);
