@@ -6,6 +6,7 @@
 // finding its neighbours, not finding itself.
 import type { ExactKnn, Neighbours } from '../backend/types.js';
 import { asRows, rowInto, type VectorsLike } from '../io/dataset.js';
+import { mergeLists } from '../search/exact.js';
 import type { DecodeRow } from './reconstruction.js';
 import { rowAt, rowCount, type Rows } from './sample.js';
 
@@ -149,24 +150,8 @@ export async function blockKnn(
     scratch ??= new Float32Array(new SharedArrayBuffer(Math.max(1, Math.min(nb, rowsPerBlock) * d) * 4));
     const part = await knn.knn(block(r0, r1, scratch), r1 - r0, queries, nq, d, k);
     if (r0 > 0) for (let t = 0; t < part.ids.length; t++) if (part.ids[t] >= 0) part.ids[t] += r0;
-    best = best ? merge(best, part, nq, k) : part;
+    best = best ? mergeLists(best, part, nq, k) : part;
     onRows?.(r1, nb);
   }
   return best ?? { ids: new Int32Array(nq * k).fill(-1), dists: new Float32Array(nq * k).fill(Infinity) };
-}
-
-/** Two nq×k lists merged per row; on equal distance `a` (the earlier, lower positions) first. */
-function merge(a: Neighbours, b: Neighbours, nq: number, k: number): Neighbours {
-  const ids = new Int32Array(nq * k);
-  const dists = new Float32Array(nq * k);
-  for (let q = 0; q < nq; q++) {
-    let i = q * k;
-    let j = q * k;
-    for (let r = q * k; r < (q + 1) * k; r++) {
-      const takeA = a.dists[i] <= b.dists[j];
-      ids[r] = takeA ? a.ids[i] : b.ids[j];
-      dists[r] = takeA ? a.dists[i++] : b.dists[j++];
-    }
-  }
-  return { ids, dists };
 }

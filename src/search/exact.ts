@@ -19,7 +19,7 @@ export async function exactKnnOverRows(exact: ExactKnn, ds: Dataset, queries: Fl
 }
 
 /** Per query, the k best of two ascending lists; on equal distances `a`'s entry first. */
-function mergeLists(a: Neighbours, b: Neighbours, nq: number, k: number): Neighbours {
+export function mergeLists(a: Neighbours, b: Neighbours, nq: number, k: number): Neighbours {
   const ids = new Int32Array(nq * k);
   const dists = new Float32Array(nq * k);
   for (let q = 0; q < nq; q++) {

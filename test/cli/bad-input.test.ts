@@ -4,9 +4,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeVlcBytes } from '../../dist/io/vlc/format.js';
 import { probeCuda } from '../../dist/backend/cuda/index.js';
-import { clustered, leftovers, npyBytes, tempDir, vlc } from './helpers.js';
+import { clustered, leftovers, npyBytes, smallVlc, tempDir, vlc } from './helpers.js';
 
 const N = 100;
 const D = 8;
@@ -60,28 +59,7 @@ function fvecsWithBadDims(): Buffer {
   return Buffer.concat([rec(4), rec(4), rec(4), rec(3)]);
 }
 
-function vlcBytes(): Uint8Array {
-  const m = 4;
-  const anchors = clustered(m, D, 7);
-  return encodeVlcBytes({
-    manifest: {
-      n: N,
-      d: D,
-      m,
-      metric: 'l2',
-      anchorDtype: 'f32',
-      residual: 'none',
-      input: { dtype: 'f32', dropped: 0 },
-      training: { energy: 1, iterations: 1, converged: false, init: 'kmeans++' },
-      config: {},
-      seed: 1,
-      tool: { name: 'vlc', version: 'test' },
-      device: 'cpu',
-    },
-    anchors,
-    assignments: Uint32Array.from({ length: N }, (_, i) => i % m),
-  });
-}
+const vlcBytes = () => smallVlc(N, D, 4);
 
 interface Case {
   name: string;

@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { encodeVlcBytes } from '../../dist/io/vlc/format.js';
 import { npyBytes as npyFile } from '../io/helpers.js';
 import { rng } from '../rng.js';
 
@@ -86,3 +87,25 @@ export function leftovers(dir: string, inputs: string[]): string[] {
 export const PYTHON_WITH_NUMPY: string | undefined = ['python3', '/usr/bin/python3'].find(
   (py) => spawnSync(py, ['-c', 'import numpy'], { stdio: 'ignore' }).status === 0,
 );
+
+/** A valid .vlc of n × d vectors over m anchors, no residuals (anchors: clustered(m, d, 7); vector i on anchor i mod m). */
+export function smallVlc(n = 100, d = 8, m = 4): Uint8Array {
+  return encodeVlcBytes({
+    manifest: {
+      n,
+      d,
+      m,
+      metric: 'l2',
+      anchorDtype: 'f32',
+      residual: 'none',
+      input: { dtype: 'f32', dropped: 0 },
+      training: { energy: 1, iterations: 1, converged: false, init: 'kmeans++' },
+      config: {},
+      seed: 1,
+      tool: { name: 'vlc', version: 'test' },
+      device: 'cpu',
+    },
+    anchors: clustered(m, d, 7),
+    assignments: Uint32Array.from({ length: n }, (_, i) => i % m),
+  });
+}

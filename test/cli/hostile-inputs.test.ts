@@ -6,10 +6,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeVlcBytes, FILE_HEADER_BYTES } from '../../dist/io/vlc/format.js';
+import { FILE_HEADER_BYTES } from '../../dist/io/vlc/format.js';
 import { crc32c } from '../../dist/io/vlc/crc32c.js';
 import { npyHeader } from '../../dist/io/writers/npy.js';
-import { BIN, clustered, leftovers, tempDir } from './helpers.js';
+import { BIN, leftovers, smallVlc, tempDir } from './helpers.js';
 
 let dir: string;
 const RSS_PRELOAD = path.join(path.dirname(new URL(import.meta.url).pathname), 'rss-report.mjs');
@@ -55,27 +55,6 @@ function expectOneLine(r: Result, code: number, says: RegExp): void {
   expect(lines[0]).toMatch(says);
   expect(r.stderr).not.toMatch(/\n\s+at |TypeError|RangeError|node:internal/);
   expect(r.code, r.stderr).toBe(code);
-}
-
-function smallVlc(n = 100, d = 8, m = 4): Uint8Array {
-  return encodeVlcBytes({
-    manifest: {
-      n,
-      d,
-      m,
-      metric: 'l2',
-      anchorDtype: 'f32',
-      residual: 'none',
-      input: { dtype: 'f32', dropped: 0 },
-      training: { energy: 1, iterations: 1, converged: false, init: 'kmeans++' },
-      config: {},
-      seed: 1,
-      tool: { name: 'vlc', version: 'test' },
-      device: 'cpu',
-    },
-    anchors: clustered(m, d, 7),
-    assignments: Uint32Array.from({ length: n }, (_, i) => i % m),
-  });
 }
 
 /** A .vlc whose manifest is edited by `edit`, with the header checksum recomputed (a forgery). */
