@@ -88,13 +88,13 @@ export const PYTHON_WITH_NUMPY: string | undefined = ['python3', '/usr/bin/pytho
   (py) => spawnSync(py, ['-c', 'import numpy'], { stdio: 'ignore' }).status === 0,
 );
 
-/** A valid .vlc of n × d vectors over m anchors, no residuals (anchors: clustered(m, d, 7); vector i on anchor i mod m). */
-export function smallVlc(n = 100, d = 8, m = 4): Uint8Array {
+/** A valid .vlc (no residuals) of these anchors (m×d) and each vector's anchor. */
+export function vlcBytesOf(d: number, anchors: Float32Array, assignments: Uint32Array): Uint8Array {
   return encodeVlcBytes({
     manifest: {
-      n,
+      n: assignments.length,
       d,
-      m,
+      m: anchors.length / d,
       metric: 'l2',
       anchorDtype: 'f32',
       residual: 'none',
@@ -105,7 +105,12 @@ export function smallVlc(n = 100, d = 8, m = 4): Uint8Array {
       tool: { name: 'vlc', version: 'test' },
       device: 'cpu',
     },
-    anchors: clustered(m, d, 7),
-    assignments: Uint32Array.from({ length: n }, (_, i) => i % m),
+    anchors,
+    assignments,
   });
+}
+
+/** A valid .vlc of n × d vectors over m anchors, no residuals (anchors: clustered(m, d, 7); vector i on anchor i mod m). */
+export function smallVlc(n = 100, d = 8, m = 4): Uint8Array {
+  return vlcBytesOf(d, clustered(m, d, 7), Uint32Array.from({ length: n }, (_, i) => i % m));
 }

@@ -6,35 +6,16 @@ import { defaultAnchors } from '../../dist/api/compress.js';
 import { evaluate } from '../../dist/commands/eval.js';
 import { sampleIndices } from '../../dist/quality/sample.js';
 import { createProgress, formatBytes, formatDuration, progressLine, stepLine } from '../../dist/commands/progress.js';
-import { decodeVlc, encodeVlcBytes } from '../../dist/io/vlc/format.js';
+import { decodeVlc } from '../../dist/io/vlc/format.js';
 import { reconstruct } from '../../dist/io/vlc/reconstruct.js';
 import { searchCompressed, vlcSearchIndex } from '../../dist/search/index.js';
 import { cpuKnn } from '../../dist/backend/cpu/index.js';
 import { rng } from '../rng.js';
-import { clustered } from './helpers.js';
+import { clustered, vlcBytesOf } from './helpers.js';
 import { datasetFromArray } from '../../dist/io/dataset.js';
 
 function vlcFile(x: Float32Array, n: number, d: number, anchors: Float32Array, assign: Uint32Array) {
-  return decodeVlc(
-    encodeVlcBytes({
-      manifest: {
-        n,
-        d,
-        m: anchors.length / d,
-        metric: 'l2',
-        anchorDtype: 'f32',
-        residual: 'none',
-        input: { dtype: 'f32', dropped: 0 },
-        training: { energy: 0, iterations: 0, converged: true, init: 'given' },
-        config: {},
-        seed: 0,
-        tool: { name: 'vlc', version: 'test' },
-        device: 'cpu',
-      },
-      anchors,
-      assignments: assign,
-    }),
-  );
+  return decodeVlc(vlcBytesOf(d, anchors, assign));
 }
 
 /** Nearest-anchor assignment, for building realistic test files. */
