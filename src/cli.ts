@@ -1,7 +1,7 @@
 // The command-line entry: builds the commander program from src/commands/ and is the single place
 // that turns errors into exit codes (README "Exit codes").
 import { Command, CommanderError } from 'commander';
-import { EXIT, VlcError } from './errors.js';
+import { EXIT, ReportedElsewhere, VlcError } from './errors.js';
 import { installInterruptHandlers, interruptExitCode, interruptSignal, runCleanups } from './interrupt.js';
 import { escapeLine } from './io/names.js';
 import { log } from './log.js';
@@ -44,6 +44,7 @@ export async function main(argv: string[]): Promise<number> {
     runCleanups();
     if (interruptSignal.aborted) return interruptExitCode();
     if (err instanceof CommanderError) return exitCodeOf(err); // commander already printed it
+    if (err instanceof ReportedElsewhere) return err.exitCode; // another MPI rank printed it
     // One line, whatever the message holds (a name or header text from a hostile file); hints only
     // name options the running command has.
     const running = program.commands.find((c) => c.name() === args[2]);

@@ -11,6 +11,9 @@ export class VlcError extends Error {
   }
 }
 
+/** A failure another process reports (an MPI rank > 0 when rank 0 prints why): exit with its code, print nothing. */
+export class ReportedElsewhere extends VlcError {}
+
 /** Bad command line or bad input file: exit 2. The message says what is wrong and how to fix it. */
 export class UsageError extends VlcError {
   constructor(message: string) {

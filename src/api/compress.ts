@@ -20,12 +20,13 @@ import { quoteName } from '../io/names.js';
 import { choose, codecName, planChoice, type ChoicePlan, type CodecPlan, type Trained } from '../quality/choose.js';
 import { measureQuality } from '../quality/measure.js';
 import {
-  choiceLine, decoderOf, encodeAll, encoderOn, goalOf, manifestOf, qualityWarning, sizer, type CodecOptions,
+  choiceLine, decoderOf, encodeAll, encoderOn, goalOf, qualityWarning, sizer, type CodecOptions,
 } from './compress-codec.js';
 import { compressStats, type CompressStats } from './compress-report.js';
 import { planResiduals, storableCodec } from './residuals.js';
 import { sampleSize, type SampleSpec } from './sample.js';
-import { train } from './train.js';
+import { enginesOn, train } from './train.js';
+import { vlcContent } from './compress-file.js';
 import { defaultOutput, planOutput, type OutputPlan, type OutputRules } from './preflight.js';
 
 /**
@@ -153,7 +154,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     // Each k-means++ try of init, the iterations (training's own line), then one exact pass. The
     // tries after the first come after its polishing iterations, so the steps alternate.
     let phase = progress.step('choosing initial anchors (k-means++)', '');
-    const result = await train(backend, ds, cfg, sample, {
+    const result = await train(enginesOn(backend, ds, m), cfg, sample, {
       signal: hooks.signal,
       onIter: (rec: IterRecord, maxIters: number) => {
         phase.end();
@@ -194,31 +195,11 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
 
     const tw = performance.now();
     const writing = progress.step(`writing ${out.target === '-' ? 'stdout' : quoteName(out.target)}`, 'bytes');
-    const bytes = await writeVlc(out, {
-      manifest: manifestOf({
-        ds, m, anchorDtype, residual: codec.mode, residualEnergy, cfg, sampleRows, seed, device: backend.kind,
-        training: {
-          energy: result.energy,
-          iterations: result.iterations - result.initIterations,
-          initIterations: result.initIterations,
-          converged: result.converged,
-          init: 'kmeans++',
-        },
-        quality: {
-          mse: quality.mse,
-          relativeError: quality.relative_error,
-          meanCosine: quality.mean_cosine,
-          vectors: quality.measured,
-          recallAt10: quality.recall.recall_at_10,
-          recallAt10All: quality.recall.recall_at_10_all,
-          recallQueries: quality.recall.queries,
-          recallBase: quality.recall.base,
-        },
-      }),
-      anchors: result.anchors,
-      assignments: result.assignments,
-      residuals,
-    }, (written, total) => writing.update(written, total));
+    const bytes = await writeVlc(
+      out,
+      vlcContent({ ds, m, anchorDtype, residual: codec.mode, residualEnergy, residuals, cfg, sampleRows, seed, device: backend.kind, result, quality }),
+      (written, total) => writing.update(written, total),
+    );
     writing.end();
     const writeSeconds = (performance.now() - tw) / 1000;
 
@@ -241,7 +222,7 @@ const F16_MAX = 65504;
  * f16 anchors (the default) cannot hold values beyond ±65504: then the anchors are stored as f32,
  * with a log line — or, when f16 was asked for explicitly, the run is refused.
  */
-function storableAnchorDtype(anchors: Float32Array, asked: 'f16' | 'f32' | undefined): 'f16' | 'f32' {
+export function storableAnchorDtype(anchors: Float32Array, asked: 'f16' | 'f32' | undefined): 'f16' | 'f32' {
   if (asked === 'f32') return 'f32';
   let max = 0;
   for (let i = 0; i < anchors.length; i++) max = Math.max(max, Math.abs(anchors[i]));

@@ -8,7 +8,7 @@ import type { AnnealConfig } from '../anneal/config.js';
 import { Rng } from '../anneal/random.js';
 import { sampleRows } from '../anneal/sample.js';
 import type { AnnealHooks, AnnealResult } from '../anneal/types.js';
-import type { Backend } from '../backend/types.js';
+import type { Backend, Engine } from '../backend/types.js';
 import { InterruptedError } from '../errors.js';
 import { selectRows, type Dataset } from '../io/dataset.js';
 import { log } from '../log.js';
@@ -26,23 +26,35 @@ export interface TrainResult extends AnnealResult {
   finalSeconds: number;
 }
 
-export async function train(backend: Backend, ds: Dataset, cfg: AnnealConfig, sample: SampleSpec, hooks: AnnealHooks): Promise<TrainResult> {
+/** Where training gets its engines: over every row, or over a list of them (ascending). */
+export interface TrainEngines {
+  n: number;
+  whole(): Promise<Engine>;
+  rows(list: Int32Array): Promise<Engine>;
+}
+
+/** Engines opened by `backend` on `ds` (in one process). */
+export function enginesOn(backend: Backend, ds: Dataset, m: number): TrainEngines {
+  return { n: ds.n, whole: () => backend.open(ds, m), rows: (list) => backend.open(selectRows(ds, list), m) };
+}
+
+export async function train(engines: TrainEngines, cfg: AnnealConfig, sample: SampleSpec, hooks: AnnealHooks): Promise<TrainResult> {
   const { anneal } = await import('../anneal/index.js'); // loaded on use: commands that never train start faster
-  const s = sampleSize(sample, ds.n, cfg.m);
-  if (s >= ds.n) {
-    const engine = await backend.open(ds, cfg.m);
+  const s = sampleSize(sample, engines.n, cfg.m);
+  if (s >= engines.n) {
+    const engine = await engines.whole();
     try {
       const r = await anneal(engine, cfg, hooks);
-      return { ...r, sampleRows: ds.n, trainEnergy: r.energy, finalSeconds: 0 };
+      return { ...r, sampleRows: engines.n, trainEnergy: r.energy, finalSeconds: 0 };
     } finally {
       await engine.dispose();
     }
   }
 
-  log().info(`training on a sample of ${s} of the ${ds.n} vectors (--sample), then assigning every vector in one exact pass`);
-  const rows = sampleRows(new Rng((cfg.seed ^ SAMPLE_STREAM) >>> 0), ds.n, s);
+  log().info(`training on a sample of ${s} of the ${engines.n} vectors (--sample), then assigning every vector in one exact pass`);
+  const rows = sampleRows(new Rng((cfg.seed ^ SAMPLE_STREAM) >>> 0), engines.n, s);
   let trained: AnnealResult;
-  const sampled = await backend.open(selectRows(ds, rows), cfg.m);
+  const sampled = await engines.rows(rows);
   try {
     trained = await anneal(sampled, cfg, hooks);
   } finally {
@@ -52,7 +64,7 @@ export async function train(backend: Backend, ds: Dataset, cfg: AnnealConfig, sa
   const t0 = performance.now();
   if (hooks.signal?.aborted) throw new InterruptedError();
   hooks.onFinalPass?.(); // the pass over every row (anneal's own final pass was over the sample)
-  const engine = await backend.open(ds, cfg.m);
+  const engine = await engines.whole();
   try {
     await engine.setAnchors(trained.anchors);
     const fin = await engine.finalize();

@@ -19,6 +19,8 @@ import { jsonResult } from './json.js';
 import { addDeviceOptions, addForceOption, addOutputOptions, addSeedOption, applyVerbosity, effectiveDevice, parseInteger, type CommonOptions } from './options.js';
 import { progressFor } from './progress.js';
 import { addResidualOptions, residualChoiceFrom, type ResidualFlags } from './residual-options.js';
+import { distributedRun, runDistributed } from './compress-distributed.js';
+import type { IterRecord } from '../anneal/types.js';
 
 interface CompressFlags extends CommonOptions, InputFlags, ResidualFlags {
   output?: string;
@@ -30,6 +32,7 @@ interface CompressFlags extends CommonOptions, InputFlags, ResidualFlags {
   seed: number;
   anchorDtype: 'f16' | 'f32';
   stats?: string;
+  distributed?: boolean;
 }
 
 export function register(program: Command): void {
@@ -65,6 +68,7 @@ export function register(program: Command): void {
   addSeedOption(cmd, 'random seed: same input + seed + device => same output file', DEFAULT_CONFIG.seed)
     .addOption(new Option('--anchor-dtype <dtype>', 'how anchors are stored').choices(['f16', 'f32']).default('f16'));
   addResidualOptions(cmd).option('--stats <file>', 'write the result JSON (as --json prints) to this file; use with -o -');
+  cmd.option('--distributed', 'run as one MPI rank of `mpirun -n R vlc compress ...`, each rank on its share of the rows (implied under mpirun; needs Open MPI and --residual none)');
   addInputOptions(cmd);
   addForceOption(cmd);
   addDeviceOptions(cmd, { gpuList: true });
@@ -88,11 +92,9 @@ async function runCompress(input: string[], o: CompressFlags, cmd: Command): Pro
   const output = planOutput(o.output ?? defaultOutput(defaultNameOf(input), '.vlc'), rules);
   const statsOut = o.stats === undefined ? undefined : planOutput(o.stats, { ...rules, binary: undefined, option: '--stats', others: [output] });
   const progress = progressFor(o);
-  let stats: CompressResult;
-  try {
-    stats = await compress(input.length === 1 ? input[0] : input, {
+  let stats: CompressResult | undefined;
+  const options = {
       ...readOptionsFrom(o),
-      output,
       anchors: o.anchors,
       iters: o.iters,
       sample: o.sample,
@@ -103,12 +105,17 @@ async function runCompress(input: string[], o: CompressFlags, cmd: Command): Pro
       ...residualChoiceFrom(o),
       device,
       gpu: o.gpu,
-      onIter: (rec, maxIters) => progress.onIter(rec, maxIters),
+      onIter: (rec: IterRecord, maxIters: number) => progress.onIter(rec, maxIters),
       progress,
-    });
+  };
+  try {
+    stats = distributedRun(o.distributed)
+      ? await runDistributed(input, { ...options, output: o.output ?? defaultOutput(defaultNameOf(input), '.vlc'), planOutput: () => output })
+      : await compress(input.length === 1 ? input[0] : input, { ...options, output });
   } finally {
     progress.done();
   }
+  if (!stats) return; // an MPI rank other than 0: rank 0 reports
   const json = JSON.stringify(jsonResult('compress', stats)) + '\n';
   if (o.json) process.stdout.write(json);
   if (statsOut) await writeOutput(statsOut, (sink) => sink.write(new TextEncoder().encode(json)));

@@ -96,3 +96,28 @@ export async function measureQuality(x: VectorsLike, n: number, d: number, decod
   sample ??= await recallSample(x, n, d, recallPlan(n), n, knn);
   return { ...rec, recall: await sampledRecall(x, n, d, decode, sample, knn) };
 }
+
+/**
+ * The rows measureQuality(…, n, …) reads, ascending, or null for every row (n within
+ * SAMPLE.reconstruction). What an MPI run gathers at rank 0 (api/compress-mpi.ts) instead of x.
+ */
+export function measuredRows(n: number): number[] | null {
+  const reconstruction = rowsUpTo(n, SAMPLE.reconstruction, SAMPLE_SEED);
+  if (reconstruction === null) return null;
+  return [...new Set([...reconstruction, ...(recallPlan(n).base ?? [])])].sort((a, b) => a - b);
+}
+
+/**
+ * measureQuality's figures from only the rows it reads: `xs` holds rows `rows` (measuredRows(n))
+ * in that order; decode takes global row numbers. The same rows in the same order, so the same
+ * figures, to the bit.
+ */
+export async function measureQualityOfRows(xs: Float32Array, rows: number[], n: number, d: number, decode: DecodeRow, knn: ExactKnn): Promise<FileQuality> {
+  const at = new Map(rows.map((r, k) => [r, k]));
+  const local = (list: readonly number[]) => list.map((r) => at.get(r)!);
+  const decodeLocal: DecodeRow = (k, out) => decode(rows[k], out);
+  const rec = reconstructionQuality(xs, rows.length, d, decodeLocal, local(rowsUpTo(n, SAMPLE.reconstruction, SAMPLE_SEED)!));
+  const plan = recallPlan(n);
+  const sample = await recallSample(xs, rows.length, d, { base: local(plan.base!), queries: plan.queries }, n, knn);
+  return { ...rec, recall: await sampledRecall(xs, rows.length, d, decodeLocal, sample, knn) };
+}

@@ -8,7 +8,9 @@
 // nearestOther ask the first member; row, seedPick and assignments find the rows' owners.
 //
 // Every method runs the same program on each member ("rank") concurrently, talking only through
-// the Comm (spmd below), which is how an MPI rank would run it with one member and an MPI Comm.
+// the Comm (spmd below). An MPI rank (api/compress-mpi.ts) holds one member and an MPI Comm
+// (mpi.ts): every rank runs the same deterministic program in lockstep, so remote rows, seedPick
+// and the gathered assignments all go through the Comm.
 import type { AnchorStats, Engine, GlobalFigures, IterParams, IterStats, NearestAnchors, Partials } from '../types.js';
 import type { Comm } from './comm.js';
 
@@ -212,10 +214,13 @@ export class ShardedEngine implements Engine {
     return this.members[0].nearestOther(); // the anchors are the same on every member
   }
 
-  /** Every rank's assignments gathered at rank 0, in row order. */
+  /**
+   * Every rank's assignments gathered at rank 0, in row order. In a process that holds no rank 0
+   * (an MPI rank > 0: mpi.ts), an empty array: only rank 0 writes the file.
+   */
   async assignments(): Promise<Uint32Array> {
     const all = await this.spmd(async (e, c) => c.gather(bytes(await e.assignments()), 0));
-    if (!all) throw new Error('only rank 0 holds every assignment');
+    if (!all) return new Uint32Array(0);
     const out = new Uint32Array(this.n);
     all.forEach((b, r) => out.set(new Uint32Array(b.buffer, b.byteOffset, b.byteLength / 4), this.offsets[r]));
     return out;
