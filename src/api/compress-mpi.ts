@@ -1,6 +1,6 @@
 // compress() over several processes (MPI ranks: `mpirun -n R vlc compress ...`), each on its own
 // share of the rows, training together as ONE engine: every rank opens its local engine (CPU or
-// GPU) on its rows only (io/rank-rows.ts), and a ShardedEngine whose single local member talks to
+// GPU) on its rows only (rank-rows.ts), and a ShardedEngine whose single local member talks to
 // the other ranks through an MPI Comm (backend/sharded/mpi.ts) combines the per-anchor sums each
 // iteration. Every rank runs the same deterministic annealing program in lockstep; remote rows,
 // k-means++ picks (init runs k-means++ over the sharded engine: no rank needs all the rows) and the
@@ -22,7 +22,7 @@ import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
 import { rowsF32, type Dataset } from '../io/dataset.js';
 import { quoteName } from '../io/names.js';
-import { readRankRows } from '../io/rank-rows.js';
+import { readRankRows } from './rank-rows.js';
 import { writeVlc } from '../io/vlc/file.js';
 import { storedAnchors } from '../io/vlc/format.js';
 import { log, silentReporter } from '../log.js';

@@ -68,7 +68,7 @@ export function register(program: Command): void {
   addSeedOption(cmd, 'random seed: same input + seed + device => same output file', DEFAULT_CONFIG.seed)
     .addOption(new Option('--anchor-dtype <dtype>', 'how anchors are stored').choices(['f16', 'f32']).default('f16'));
   addResidualOptions(cmd).option('--stats <file>', 'write the result JSON (as --json prints) to this file; use with -o -');
-  cmd.option('--distributed', 'run as one MPI rank of `mpirun -n R vlc compress ...`, each rank on its share of the rows (implied under mpirun; needs Open MPI and --residual none)');
+  cmd.option('--distributed', 'run as one rank of an MPI job, each rank training on its share of the rows (implied when started by mpirun; needs Open MPI and --residual none)');
   addInputOptions(cmd);
   addForceOption(cmd);
   addDeviceOptions(cmd, { gpuList: true });

@@ -10,15 +10,15 @@
 import * as fs from 'node:fs';
 import { evenSplit } from '../backend/sharded/backend.js';
 import { UsageError } from '../errors.js';
-import { allocStore, sliceRows, type Dataset } from './dataset.js';
-import { probeRows, readDataset, type ReadOptions } from './read.js';
-import { keptAs, readElements } from './readers/elements.js';
-import { npyHeaderOf } from './readers/npy.js';
-import { fdSource, type ByteSource } from './readers/source.js';
-import { checkFinite } from './readers/validate.js';
-import { readVecs } from './readers/vecs.js';
-import { expandInputs, readInputs } from './shards.js';
-import { SNIFF_BYTES, sniffFormat } from './sniff.js';
+import { allocStore, sliceRows, type Dataset } from '../io/dataset.js';
+import { probeRows, readDataset, type ReadOptions } from '../io/read.js';
+import { keptAs, readElements } from '../io/readers/elements.js';
+import { npyHeaderOf } from '../io/readers/npy.js';
+import { fdSource, type ByteSource } from '../io/readers/source.js';
+import { checkFinite } from '../io/readers/validate.js';
+import { readVecs } from '../io/readers/vecs.js';
+import { expandInputs, readInputs } from '../io/shards.js';
+import { SNIFF_BYTES, sniffFormat } from '../io/sniff.js';
 
 export interface RankRows {
   ds: Dataset;
