@@ -13,7 +13,8 @@
 // encode every vector on one device): only --residual none.
 import { configFor, DEFAULT_CONFIG } from '../anneal/config.js';
 import { cpuKnn } from '../backend/cpu/index.js';
-import { agree, everywhere, failedTogether } from '../backend/sharded/agree.js';
+import { agree, everywhere, failedTogether, sameOnEveryRank } from '../backend/sharded/agree.js';
+import { VERSION } from '../version.js';
 import type { Comm } from '../backend/sharded/comm.js';
 import { ShardedEngine } from '../backend/sharded/engine.js';
 import { selectBackend } from '../backend/select.js';
@@ -52,6 +53,12 @@ export async function compressDistributed(input: string[], o: DistributedOptions
   const t0 = performance.now();
   const progress = o.progress ?? silentReporter;
   const seed = o.seed ?? DEFAULT_CONFIG.seed;
+  // The options' values (not the callbacks): ranks started by different commands would train apart.
+  const values = Object.entries(o).filter(([, v]) => v === null || Array.isArray(v) || ['string', 'number', 'boolean'].includes(typeof v));
+  const agreed = await sameOnEveryRank(comm, JSON.stringify({ input, values, version: VERSION }));
+  await everywhere(comm, () => {
+    if (!agreed) throw new UsageError('the MPI ranks were started with different inputs, options or vlc versions; start every rank with the same command');
+  });
   await everywhere(comm, () => refuseUnsupported(o));
   const out = await agree(comm, async () => (comm.rank === 0 ? o.planOutput() : undefined)); // rank 0 writes: its checks count
 
@@ -113,7 +120,8 @@ export async function compressDistributed(input: string[], o: DistributedOptions
 
 /** compress()'s options; the output as given, and how rank 0 checks it (preflight.ts) before any work. */
 export interface DistributedOptions extends Omit<CompressOptions, 'output'> {
-  output: string;
+  /** -o as given (undefined: planOutput's default). */
+  output: string | undefined;
   planOutput: () => OutputPlan;
 }
 

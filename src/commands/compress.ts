@@ -86,11 +86,17 @@ async function runCompress(input: string[], o: CompressFlags, cmd: Command): Pro
   if (o.json && o.output === '-')
     throw new UsageError('--json prints to stdout, which -o - uses for the .vlc data; use --stats FILE instead');
   const device = effectiveDevice(cmd, o);
-  // Both outputs are checked now, before the long work: never over the input, an existing file
-  // only with --force, not both on one file.
-  const rules = compressOutputRules(input, o.force);
-  const output = planOutput(o.output ?? defaultOutput(defaultNameOf(input), '.vlc'), rules);
-  const statsOut = o.stats === undefined ? undefined : planOutput(o.stats, { ...rules, binary: undefined, option: '--stats', others: [output] });
+  // Both outputs are checked before the long work: never over the input, an existing file only
+  // with --force, not both on one file. Now — or under MPI by rank 0 alone, once MPI has started,
+  // so that the ranks fail together with one message (api/compress-mpi.ts).
+  const planOutputs = () => {
+    const rules = compressOutputRules(input, o.force);
+    const output = planOutput(o.output ?? defaultOutput(defaultNameOf(input), '.vlc'), rules);
+    const statsOut = o.stats === undefined ? undefined : planOutput(o.stats, { ...rules, binary: undefined, option: '--stats', others: [output] });
+    return { output, statsOut };
+  };
+  const distributed = distributedRun(o.distributed);
+  let planned = distributed ? undefined : planOutputs();
   const progress = progressFor(o);
   let stats: CompressResult | undefined;
   const options = {
@@ -109,13 +115,14 @@ async function runCompress(input: string[], o: CompressFlags, cmd: Command): Pro
       progress,
   };
   try {
-    stats = distributedRun(o.distributed)
-      ? await runDistributed(input, { ...options, output: o.output ?? defaultOutput(defaultNameOf(input), '.vlc'), planOutput: () => output })
-      : await compress(input.length === 1 ? input[0] : input, { ...options, output });
+    stats = distributed
+      ? await runDistributed(input, { ...options, output: o.output, planOutput: () => (planned = planOutputs()).output })
+      : await compress(input.length === 1 ? input[0] : input, { ...options, output: planned!.output });
   } finally {
     progress.done();
   }
-  if (!stats) return; // an MPI rank other than 0: rank 0 reports
+  if (!stats || !planned) return; // an MPI rank other than 0: rank 0 reports
+  const { output, statsOut } = planned;
   const json = JSON.stringify(jsonResult('compress', stats)) + '\n';
   if (o.json) process.stdout.write(json);
   if (statsOut) await writeOutput(statsOut, (sink) => sink.write(new TextEncoder().encode(json)));

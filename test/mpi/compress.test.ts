@@ -2,10 +2,11 @@
 // their own rows, rank 0 writes the file, and it is the file one process writes from the same input
 // and seed, byte for byte — for each way a rank finds its rows (a range of a .npy or .fvecs, one
 // file of a sharded input each, a whole raw file read then sliced), with a training sample, and
-// past 100,000 rows (the quality figures then come from rows gathered at rank 0). And failures:
-// one line on stderr, a non-zero exit, no file. CI installs Open MPI (.ci/run); without mpirun
+// past 100,000 rows (the quality figures then come from rows gathered at rank 0). And failures —
+// an unreadable input, ranks started with different options, a rank killed mid-run: a non-zero
+// exit, no file, and (but for the killed rank, which mpirun reports) one line on stderr. CI installs Open MPI (.ci/run); without mpirun
 // these tests are skipped, and say why.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -94,6 +95,34 @@ describe.skipIf(!MPIRUN)(`mpirun -n 2 vlc compress --device cpu${MPIRUN ? '' : '
     expect(fs.readdirSync(dir).filter((f) => f.includes('failed'))).toEqual([]); // no temporary file either
   });
 
+  it('ranks started with different options (mpirun with two programs): one line, exit 2, no output', () => {
+    const out = path.join(dir, 'disagree.vlc');
+    const rank = (seed: string) => ['-n', '1', process.execPath, BIN, 'compress', npy, '-o', out, ...COMMON, '--seed', seed];
+    const r = spawnSync('mpirun', ['--quiet', '--oversubscribe', '--allow-run-as-root', ...rank('1'), ':', ...rank('2')], { cwd: ROOT });
+    expect(r.status).toBe(2);
+    expect(r.stderr.toString().trim().split('\n')).toEqual([expect.stringMatching(/^vlc: the MPI ranks were started with different inputs, options/)]);
+    expect(fs.existsSync(out)).toBe(false);
+  });
+
+  it('a rank that dies (SIGKILL): mpirun ends the job, exit non-zero, no output', async () => {
+    const out = path.join(dir, 'killed.vlc');
+    const job = spawn('mpirun', ['--quiet', '-n', '2', '--oversubscribe', '--allow-run-as-root', process.execPath, BIN, 'compress', npy, '-o', out, ...COMMON, '--anchors', '256', '--effort', 'best'], { cwd: ROOT });
+    const exited = new Promise<number | null>((resolve) => job.on('exit', (code) => resolve(code)));
+    let killed = false;
+    while (!killed) {
+      await new Promise((r) => setTimeout(r, 50));
+      for (const pid of childrenOf(job.pid!)) {
+        if (rankOf(pid) === '1') {
+          process.kill(pid, 'SIGKILL');
+          killed = true;
+        }
+      }
+    }
+    expect(await exited).not.toBe(0);
+    expect(fs.existsSync(out)).toBe(false);
+    expect(fs.readdirSync(dir).filter((f) => f.includes('killed'))).toEqual([]);
+  });
+
   it('what MPI runs cannot do yet is refused in one line (exit 2): residual codecs', () => {
     const out = path.join(dir, 'int8.vlc');
     const r = mpirun(['compress', npy, '-o', out, '--device', 'cpu', '--residual', 'int8']);
@@ -112,3 +141,25 @@ describe('--distributed without Open MPI', () => {
     expect(fs.existsSync(out)).toBe(false);
   });
 });
+
+/** The processes mpirun started (its children), by pid, from /proc (no procps needed). */
+function childrenOf(pid: number): number[] {
+  return fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).map(Number).filter((p) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${p}/stat`, 'utf8');
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid; // field 4: the parent
+    } catch {
+      return false; // gone meanwhile
+    }
+  });
+}
+
+/** OMPI_COMM_WORLD_RANK of a process, from its environment (undefined once it has gone). */
+function rankOf(pid: number): string | undefined {
+  try {
+    const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    return env.find((e) => e.startsWith('OMPI_COMM_WORLD_RANK='))?.split('=')[1];
+  } catch {
+    return undefined;
+  }
+}

@@ -63,3 +63,27 @@ export async function everywhere<T>(comm: Comm, step: () => T | Promise<T>): Pro
     throw new ReportedElsewhere('failed on every rank (rank 0 reports it)', codeOf(e));
   }
 }
+
+/**
+ * Whether every rank holds the same `value` (e.g. the options it was started with: `mpirun` with
+ * several programs, ranks of different versions): compared through a 53-bit hash, the same
+ * verdict on every rank.
+ */
+export async function sameOnEveryRank(comm: Comm, value: string): Promise<boolean> {
+  const h = hash53(value);
+  const both = await comm.allreduce(Float64Array.of(h, -h), 'max');
+  return both[0] === -both[1];
+}
+
+/** cyrb53: a 53-bit string hash (exact in a double). */
+function hash53(s: string): number {
+  let h1 = 0xdeadbeef, h2 = 0x41c6ce57;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 2654435761);
+    h2 = Math.imul(h2 ^ c, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
+}
