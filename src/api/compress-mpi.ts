@@ -17,6 +17,8 @@ import { agree, everywhere, failedTogether, sameOnEveryRank } from '../backend/s
 import { VERSION } from '../version.js';
 import type { Comm } from '../backend/sharded/comm.js';
 import { ShardedEngine } from '../backend/sharded/engine.js';
+import { localRankOf } from '../backend/sharded/mpi.js';
+import { probeCuda } from '../backend/cuda/index.js';
 import { selectBackend } from '../backend/select.js';
 import type { Backend, Engine } from '../backend/types.js';
 import { UsageError } from '../errors.js';
@@ -76,7 +78,11 @@ export async function compressDistributed(input: string[], o: DistributedOptions
   });
   if (share.dropped > 0) log().info(`skipped ${share.dropped} vector${share.dropped === 1 ? '' : 's'} containing NaN or Inf (--drop-invalid)`);
   const sample = o.sample ?? 'auto';
-  const backend = await agree(comm, () => selectBackend({ device: o.device ?? 'auto', gpu: typeof o.gpu === 'number' ? o.gpu : (o.gpu?.[0] ?? 0) }));
+  const gpu = rankGpu(o.gpu, localRankOf() ?? comm.rank, () => {
+    const probe = o.device === 'cpu' ? undefined : probeCuda();
+    return probe?.ok ? probe.devices.length : 0;
+  });
+  const backend = await agree(comm, () => selectBackend({ device: o.device ?? 'auto', gpu }));
   // From here on every rank runs the same program; a failure anywhere ends the job (Comm.abort).
   try {
     const cfg = configFor(o.effort ?? 'default', m, { seed, ...(o.iters !== undefined ? { maxIters: o.iters } : {}) }, backend.kind);
@@ -123,6 +129,18 @@ export interface DistributedOptions extends Omit<CompressOptions, 'output'> {
   /** -o as given (undefined: planOutput's default). */
   output: string | undefined;
   planOutput: () => OutputPlan;
+}
+
+/**
+ * The GPU of a rank that is `local`-th on its machine: the local-th of a --gpu list (round robin),
+ * the one --gpu named, or without --gpu the local-th GPU of the machine (round robin over `count()`),
+ * so `mpirun -n 2` on a two-GPU machine puts one rank on each.
+ */
+export function rankGpu(gpu: number | number[] | undefined, local: number, count: () => number): number {
+  if (Array.isArray(gpu)) return gpu[local % gpu.length];
+  if (gpu !== undefined) return gpu;
+  const n = count();
+  return n > 0 ? local % n : 0;
 }
 
 /** What MPI runs cannot do yet, refused before any work (the same on every rank). */

@@ -110,7 +110,8 @@ async function runCompress(input: string[], o: CompressFlags, cmd: Command): Pro
       anchorDtype: cmd.getOptionValueSource('anchorDtype') === 'cli' ? o.anchorDtype : undefined,
       ...residualChoiceFrom(o),
       device,
-      gpu: o.gpu,
+      // Under MPI no --gpu means one GPU per rank on each machine (api/compress-mpi.ts rankGpu).
+      gpu: distributedRun(o.distributed) && cmd.getOptionValueSource('gpu') !== 'cli' ? undefined : o.gpu,
       onIter: (rec: IterRecord, maxIters: number) => progress.onIter(rec, maxIters),
       progress,
   };

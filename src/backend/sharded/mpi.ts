@@ -90,6 +90,18 @@ export function launchedByMpirun(env: NodeJS.ProcessEnv = process.env): boolean 
   return env.OMPI_COMM_WORLD_SIZE !== undefined || env.PMIX_RANK !== undefined;
 }
 
+/**
+ * This process's rank among the ranks on its machine, as the launcher tells it (Open MPI, MPICH,
+ * Slurm); undefined when none says. It picks the GPU of a rank (api/compress-mpi.ts rankGpu).
+ */
+export function localRankOf(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  for (const name of ['OMPI_COMM_WORLD_LOCAL_RANK', 'MPI_LOCALRANKID', 'PMI_LOCAL_RANK', 'SLURM_LOCALID']) {
+    const v = env[name];
+    if (v !== undefined && /^\d+$/.test(v)) return Number(v);
+  }
+  return undefined;
+}
+
 let opened: MpiComm | undefined;
 
 /** MPI_COMM_WORLD as a Comm; MPI_Init on the first call. Throws MpiUnavailableError without Open MPI. */
