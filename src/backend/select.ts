@@ -6,6 +6,7 @@ import type { Backend } from './types.js';
 import { createCpuBackend } from './cpu/index.js';
 import { probeCuda, createCudaBackend } from './cuda/index.js';
 import { shardedBackend } from './sharded/backend.js';
+import { peerGroup } from './cuda/peer.js';
 
 export type DeviceChoice = 'auto' | 'cuda' | 'cpu';
 
@@ -43,7 +44,7 @@ async function cudaBackend(o: SelectOptions, gpus: number): Promise<Backend> {
     await Promise.allSettled(members.map((b) => b.close()));
     throw e;
   }
-  return shardedBackend(members);
+  return shardedBackend(members, undefined, peerGroup);
 }
 
 const FALLBACK = {

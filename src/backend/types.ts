@@ -104,6 +104,19 @@ export interface Partials {
   far: BigInt64Array;
 }
 
+/**
+ * The members of a sharded engine that can combine their passes among themselves, without the
+ * host (several GPUs of one process: cuda/peer.ts): iterate() is the sharded iterate, the same
+ * numbers as accumulate → combine → applyUpdate.
+ */
+export interface DeviceGroup {
+  iterate(p: IterParams): Promise<IterStats>;
+  dispose(): Promise<void>;
+}
+
+/** A DeviceGroup over these engines, or undefined when they cannot form one (then the host combines). */
+export type DeviceGroupFactory = (members: Engine[]) => DeviceGroup | undefined;
+
 /** Where each quantity sits in Partials.sums for m anchors of d dimensions. */
 export function partialLayout(m: number, d: number) {
   const S = 0, W = m * d, count = W + m, sse = count + m, changed = sse + m;

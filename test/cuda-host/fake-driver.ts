@@ -79,6 +79,9 @@ export class FakeCuda {
   /** Page-locked host allocations live, by their ArrayBuffer. */
   private pinned = new Set<ArrayBuffer>();
   hostAllocs = 0;
+  /** Copies between devices (cuda/peer.ts), and the context pairs with peer access on. */
+  peerCopies = 0;
+  private peerAccess = new Set<string>();
   /** Asynchronous copies queued while kernels were queued and not yet run on another stream (overlap). */
   overlappedCopies = 0;
   asyncCopies = 0;
@@ -177,6 +180,19 @@ export class FakeCuda {
         });
         return 0;
       },
+      cuMemcpyPeerAsync: (dst, dstCtx, src, srcCtx, bytes, st) => {
+        if (!self.mine(st) || self.find(dst).a.ctx !== dstCtx || self.find(src).a.ctx !== srcCtx) return INVALID_CONTEXT;
+        self.peerCopies++;
+        self.enqueue(st, 'copy', () => self.bytes(dst, bytes).set(self.bytes(src, bytes)));
+        return 0;
+      },
+      cuCtxEnablePeerAccess: (peer) => {
+        if (peer === self.current) return 1;
+        const key = `${self.current}>${peer}`;
+        if (self.peerAccess.has(key)) return 704; // CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
+        self.peerAccess.add(key);
+        return 0;
+      },
       cuMemAllocHost_v2: (out, bytes) => {
         const buf = new ArrayBuffer(bytes);
         self.pinned.add(buf);
@@ -200,7 +216,8 @@ export class FakeCuda {
         return self.mine(st) ? 0 : INVALID_CONTEXT;
       },
       cuStreamWaitEvent: (st, ev) => {
-        if (!self.mine(st) || !self.mine(ev)) return INVALID_CONTEXT;
+        // The event may belong to another device's context (CUDA allows it: cuda/peer.ts).
+        if (!self.mine(st) || !self.owner.has(ev)) return INVALID_CONTEXT;
         const r = self.recordOf(ev);
         const want = r.queued; // the latest record at the time of the call, as CUDA does
         self.enqueue(st, 'wait', () => undefined, () => r.done >= want);
@@ -671,6 +688,20 @@ export class FakeCuda {
         out[0] = e;
         out[1] = c;
         out[2] = BigInt(fallback ? fallback[0] : -1);
+        return;
+      }
+      case 'add_partials': { // another GPU's sums into this one's (cuda/peer.ts): int64 wrapping adds, u32 adds, max
+        const m = num('m'), d = num('d');
+        const S = u64('S'), S2 = u64('S2');
+        for (let e = 0; e < m * d; e++) S[e] = BigInt.asUintN(64, S[e] + S2[e]);
+        const W = u64('W'), W2 = u64('W2'), sse = u64('sse'), sse2 = u64('sse2'), far = u64('far'), far2 = u64('far2');
+        const count = u32('count'), count2 = u32('count2');
+        for (let j = 0; j < m; j++) {
+          W[j] = BigInt.asUintN(64, W[j] + W2[j]);
+          sse[j] = BigInt.asUintN(64, sse[j] + sse2[j]);
+          count[j] = (count[j] + count2[j]) >>> 0;
+          if (far2[j] > far[j]) far[j] = far2[j];
+        }
         return;
       }
       case 'update_anchors': {

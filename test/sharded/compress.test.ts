@@ -75,6 +75,7 @@ describe('--gpu 0,1: the rows split over the GPUs listed, one CUDA context each'
         // One engine per GPU for every engine opened (the sample's and the final pass's with --sample).
         expect(many.fake.launches.filter((k) => k === 'max_abs_f32').length).toBe(gpus.split(',').length * (extra.length ? 2 : 1));
         expect([many.fake.live, many.fake.retained]).toEqual([0, 0]);
+        expect(many.fake.peerCopies, 'the passes combined between the GPUs (cuda/peer.ts)').toBeGreaterThan(0);
         expect(readFileSync(many.out).equals(readFileSync(one.out)), `--gpu ${gpus} ${extra.join(' ')}`).toBe(true);
       }
     }

@@ -7,6 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
 import { createCudaBackend } from '../../dist/backend/cuda/index.js';
+import { peerGroup } from '../../dist/backend/cuda/peer.js';
 import { createCpuBackend } from '../../dist/backend/cpu/index.js';
 import { shardedBackend } from '../../dist/backend/sharded/backend.js';
 import { anneal } from '../../dist/anneal/index.js';
@@ -51,11 +52,16 @@ describe('sharded CUDA engines (fake driver, three GPUs) = one engine', () => {
       const single = await backends[0].open(ds, m);
       const want = await script(single, m);
       await single.dispose();
-      for (const split of SPLITS) {
-        const sharded = await shardedBackend(backends.slice(0, split.length), () => split).open(ds, m);
-        expect(sharded.n).toBe(601);
-        expect(await script(sharded, m), `split ${split}`).toEqual(want);
-        await sharded.dispose();
+      // The members combine through the host (the Comm), or between the GPUs (cuda/peer.ts).
+      for (const groupOf of [undefined, peerGroup]) {
+        for (const split of SPLITS) {
+          const copies = fake.peerCopies;
+          const sharded = await shardedBackend(backends.slice(0, split.length), () => split, groupOf).open(ds, m);
+          expect(sharded.n).toBe(601);
+          expect(await script(sharded, m), `split ${split}${groupOf ? ', combined on the GPUs' : ''}`).toEqual(want);
+          await sharded.dispose();
+          expect(fake.peerCopies > copies, 'copies between the GPUs').toBe(groupOf !== undefined && split.length > 1);
+        }
       }
       for (const b of backends) await b.close();
       expect(fake.live).toBe(0);
@@ -70,13 +76,15 @@ describe('sharded CUDA engines (fake driver, three GPUs) = one engine', () => {
     const one = await backends[0].open(ds, cfg.m);
     const want = await anneal(one, cfg);
     await one.dispose();
-    const three = await shardedBackend(backends, () => [333, 1, 667]).open(ds, cfg.m);
-    const got = await anneal(three, cfg);
-    await three.dispose();
-    expect(plain(got.anchors)).toEqual(plain(want.anchors));
-    expect(plain(got.assignments)).toEqual(plain(want.assignments));
-    expect(got.energy).toBe(want.energy);
-    expect(got.history.map((h) => [h.energy, h.changed, h.maintenance])).toEqual(want.history.map((h) => [h.energy, h.changed, h.maintenance]));
+    for (const groupOf of [undefined, peerGroup]) {
+      const three = await shardedBackend(backends, () => [333, 1, 667], groupOf).open(ds, cfg.m);
+      const got = await anneal(three, cfg);
+      await three.dispose();
+      expect(plain(got.anchors)).toEqual(plain(want.anchors));
+      expect(plain(got.assignments)).toEqual(plain(want.assignments));
+      expect(got.energy).toBe(want.energy);
+      expect(got.history.map((h) => [h.energy, h.changed, h.maintenance])).toEqual(want.history.map((h) => [h.energy, h.changed, h.maintenance]));
+    }
     for (const b of backends) await b.close();
   });
 

@@ -178,6 +178,26 @@ export class CudaContext {
     return this.copyStreamHandle;
   }
 
+  /**
+   * Queue on this context's stream a copy of `bytes` from `src` (a buffer of context `from`, another
+   * GPU) into `dst` (this one's). Peer access is asked for once per pair, which lets the copy take
+   * the direct link (NVLink, PCIe P2P); refused, the driver stages the copy through the host.
+   */
+  copyFromPeer(dst: DeviceBuffer, from: CudaContext, src: DeviceBuffer, bytes: number): void {
+    if (bytes > dst.bytes || bytes > src.bytes) throw new Error(`peer copy past the end of ${dst.name} or ${src.name}`);
+    if (bytes === 0) return;
+    this.makeCurrent();
+    if (!this.peers.has(from)) {
+      this.peers.add(from);
+      const st = this.drv.cuCtxEnablePeerAccess(from.ctx, 0);
+      log().debug(`${this.where} -> ${from.where}: peer access ${st === CU.SUCCESS || st === CU.PEER_ACCESS_ALREADY_ENABLED ? 'on' : `not available (${describeStatus(this.drv, st)}): copies go through the host`}`);
+    }
+    check(this.drv, this.drv.cuMemcpyPeerAsync(dst.ptr, this.ctx, src.ptr, from.ctx, bytes, this.stream), `copy from ${from.where} (${src.name})`);
+  }
+
+  /** Contexts this one has asked for peer access to (copyFromPeer). */
+  private peers = new Set<CudaContext>();
+
   /** Work queued on `stream` from now on waits for `ev` (on the device: the host does not wait). */
   streamWait(stream: Handle, ev: Handle): void {
     this.makeCurrent();

@@ -14,6 +14,7 @@ import { log } from '../../log.js';
 import { maxAbsOf } from '../fixed.js';
 import type { AnchorStats, Engine, GlobalFigures, IterParams, IterStats, NearestAnchors, Partials } from '../types.js';
 import type { CudaContext } from './context.js';
+import type { EngineBuffers } from './buffers.js';
 import { EngineCore, KernelTimer } from './core.js';
 import { KERNELS } from './kernels.js';
 import { DeviceNearest } from './nearest.js';
@@ -241,6 +242,23 @@ export class CudaEngine implements Engine {
   stats(): Promise<AnchorStats> {
     this.live();
     return this.pass.stats();
+  }
+
+  // --- several GPUs of one process combine on the devices (peer.ts) ---
+
+  /** The context and the buffers of a pass's sums. */
+  get sums(): { ctx: CudaContext; bufs: Pick<EngineBuffers, 'S' | 'W' | 'sse' | 'far' | 'count'> } {
+    return { ctx: this.ctx, bufs: this.core.bufs };
+  }
+
+  passOnDevice(p: IterParams): Promise<number> {
+    this.live();
+    return this.pass.passOnDevice(p);
+  }
+
+  updateCombined(p: IterParams, energy: boolean): number {
+    this.live();
+    return this.pass.updateCombined(p, energy);
   }
 
   async assignments(): Promise<Uint32Array> {

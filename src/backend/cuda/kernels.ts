@@ -140,6 +140,13 @@ export const KERNELS = {
     module: 'update', perDtype: false, threads: 256,
     args: [['C', 'ptr'], ['S', 'ptr'], ['W', 'ptr'], ['m', 'i32'], ['d', 'i32'], ['step', 'f64'], ['sScale', 'f64'], ['wScale', 'f64']],
   },
+  add_partials: {
+    module: 'update', perDtype: false, threads: 256,
+    args: [
+      ['S', 'ptr'], ['W', 'ptr'], ['sse', 'ptr'], ['far', 'ptr'], ['count', 'ptr'],
+      ['S2', 'ptr'], ['W2', 'ptr'], ['sse2', 'ptr'], ['far2', 'ptr'], ['count2', 'ptr'], ['m', 'i32'], ['d', 'i32'],
+    ],
+  },
 } as const satisfies Record<string, KernelSpec>;
 
 export type KernelName = keyof typeof KERNELS;

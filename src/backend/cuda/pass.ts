@@ -179,6 +179,27 @@ export class DevicePass {
     return { sums, far };
   }
 
+  /** A shard's pass whose sums stay on the device for peer.ts to combine: its count of changed points. */
+  async passOnDevice(p: IterParams): Promise<number> {
+    const q = await this.queue(p);
+    return (await this.finish(q, performance.now()))[1];
+  }
+
+  /**
+   * After peer.ts has put the whole group's sums in this engine's buffers: the anchors move, as
+   * applyUpdate would move them; the energy (read from the combined sse) when `energy` is set.
+   */
+  updateCombined(p: IterParams, energy: boolean): number {
+    let units = 0;
+    if (energy) {
+      const sse = new BigInt64Array(this.e.m);
+      this.e.ctx.download(sse, this.e.bufs.sse); // the legacy stream's copy waits for the combine
+      units = sumInt64(sse);
+    }
+    this.queueUpdate(p.step);
+    return units / (this.last.e * this.e.global.n);
+  }
+
   /** A shard's update: the combined sums become the pass's statistics; the anchors move. */
   async applyUpdate(total: Partials, p: IterParams): Promise<IterStats> {
     const { ctx, bufs: b, m, d } = this.e;

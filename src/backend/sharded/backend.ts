@@ -3,7 +3,7 @@
 // group (comm.ts). Member backends of one kind only: engines of one kind give the same bytes for
 // any split (types.ts), two kinds would not.
 import { sliceRows, type Dataset } from '../../io/dataset.js';
-import type { Backend, Engine } from '../types.js';
+import type { Backend, DeviceGroupFactory, Engine } from '../types.js';
 import { inProcessGroup } from './comm.js';
 import { ShardedEngine } from './engine.js';
 
@@ -16,8 +16,11 @@ export function evenSplit(n: number, parts: number): number[] {
 /**
  * Engines over `members` (member k takes the k-th range of rows). `split` chooses the ranges
  * (default evenSplit); a dataset with fewer rows than members uses the first n members only.
+ * `groupOf`: how the members' engines combine a pass among themselves (several GPUs: cuda/peer.ts).
  */
-export function shardedBackend(members: Backend[], split: (n: number, parts: number) => number[] = evenSplit): Backend {
+export function shardedBackend(
+  members: Backend[], split: (n: number, parts: number) => number[] = evenSplit, groupOf?: DeviceGroupFactory,
+): Backend {
   if (members.length === 0) throw new Error('a sharded backend needs at least one member');
   const kind = members[0].kind;
   if (members.some((b) => b.kind !== kind)) throw new Error('the members of a sharded backend must be of one kind');
@@ -37,7 +40,7 @@ export function shardedBackend(members: Backend[], split: (n: number, parts: num
       const failed = opened.find((o) => o.status === 'rejected');
       try {
         if (failed) throw (failed as PromiseRejectedResult).reason;
-        return await ShardedEngine.create(engines, inProcessGroup(parts));
+        return await ShardedEngine.create(engines, inProcessGroup(parts), groupOf);
       } catch (e) {
         await Promise.allSettled(engines.map((x) => x.dispose()));
         throw e;

@@ -11,7 +11,7 @@
 // the Comm (spmd below). An MPI rank (api/compress-mpi.ts) holds one member and an MPI Comm
 // (mpi.ts): every rank runs the same deterministic program in lockstep, so remote rows, seedPick
 // and the gathered assignments all go through the Comm.
-import type { AnchorStats, Engine, GlobalFigures, IterParams, IterStats, NearestAnchors, Partials } from '../types.js';
+import type { AnchorStats, DeviceGroup, DeviceGroupFactory, Engine, GlobalFigures, IterParams, IterStats, NearestAnchors, Partials } from '../types.js';
 import type { Comm } from './comm.js';
 
 const FINAL: IterParams = { temperature: 0, step: 0, huber: 0 };
@@ -27,8 +27,18 @@ export class ShardedEngine implements Engine {
   /** Each rank's Σ D of the last seedBegin / seedAdd (exact multiples of seedUnit). */
   private seedTotals: Float64Array;
 
-  private constructor(private readonly members: Engine[], private readonly comms: Comm[], counts: Float64Array, maxAbs: number) {
+  /** The members' own combine, when they have one (several GPUs of one process); else the Comms'. */
+  private readonly group: DeviceGroup | undefined;
+
+  private constructor(
+    private readonly members: Engine[],
+    private readonly comms: Comm[],
+    counts: Float64Array,
+    maxAbs: number,
+    private readonly groupOf: DeviceGroupFactory | undefined,
+  ) {
     const e = members[0];
+    this.group = groupOf?.(members);
     this.d = e.d;
     this.m = e.m;
     this.counts = counts;
@@ -46,9 +56,10 @@ export class ShardedEngine implements Engine {
   /**
    * Members and their Comms (one each; comms[k].rank is member k's rank), already opened on their
    * rows. The ranks learn each other's row counts and the largest |x| (exact: a sum of integers,
-   * a max), then each member its global figures.
+   * a max), then each member its global figures. `groupOf`: members that can combine their passes
+   * without the host (types.ts DeviceGroup) do so in iterate().
    */
-  static async create(members: Engine[], comms: Comm[]): Promise<ShardedEngine> {
+  static async create(members: Engine[], comms: Comm[], groupOf?: DeviceGroupFactory): Promise<ShardedEngine> {
     if (members.length === 0 || members.length !== comms.length) throw new Error('a sharded engine needs one Comm per member');
     const figures = await Promise.all(
       members.map(async (e, k) => {
@@ -59,7 +70,7 @@ export class ShardedEngine implements Engine {
       }),
     );
     const { counts, maxAbs } = figures[0];
-    const s = new ShardedEngine(members, comms, counts, maxAbs);
+    const s = new ShardedEngine(members, comms, counts, maxAbs, groupOf);
     s.setGlobal({ n: s.n, maxAbs, rowOffset: 0 });
     return s;
   }
@@ -170,7 +181,7 @@ export class ShardedEngine implements Engine {
     const failed = opened.find((o) => o.status === 'rejected');
     try {
       if (failed) throw (failed as PromiseRejectedResult).reason;
-      return await ShardedEngine.create(subs, this.comms);
+      return await ShardedEngine.create(subs, this.comms, this.groupOf);
     } catch (e) {
       await Promise.allSettled(subs.map((x) => x.dispose()));
       throw e;
@@ -189,7 +200,9 @@ export class ShardedEngine implements Engine {
 
   async iterate(p: IterParams): Promise<IterStats> {
     const t0 = performance.now();
-    const s = await this.spmd(async (e, c) => e.applyUpdate(await combine(c, await e.accumulate(p)), p));
+    const s = this.group
+      ? await this.group.iterate(p)
+      : await this.spmd(async (e, c) => e.applyUpdate(await combine(c, await e.accumulate(p)), p));
     return { ...s, ms: performance.now() - t0 };
   }
 
@@ -227,7 +240,7 @@ export class ShardedEngine implements Engine {
   }
 
   async dispose(): Promise<void> {
-    const done = await Promise.allSettled(this.members.map((e) => e.dispose()));
+    const done = await Promise.allSettled([...(this.group ? [this.group.dispose()] : []), ...this.members.map((e) => e.dispose())]);
     const failed = done.find((r) => r.status === 'rejected');
     if (failed) throw (failed as PromiseRejectedResult).reason;
   }
