@@ -109,7 +109,7 @@ export async function compressDistributed(input: string[], o: DistributedOptions
     const bytes = await writeVlc(out!, vlcContent({ ds, m, anchorDtype, residual: 'none', cfg, sampleRows, seed, device: backend.kind, result, quality }));
     const warning = qualityWarning(goalOf(o), undefined, quality.recall.recall_at_10_all, m, share.n, false);
     if (warning) log().warn(warning);
-    const label = { ...backend, label: `${comm.size} MPI ranks, each ${backend.label}` } as Backend;
+    const label = { ...backend, label: `${comm.size} MPI ranks (rank 0: ${backend.label})` } as Backend;
     return compressStats({
       ds, m, codec: { mode: 'none' }, anchorDtype, bytes, result, quality, goal: goalOf(o), choice: undefined, backend: label, seed,
       seconds: { read: readSeconds, choose: 0, residual: 0, quality: qualitySeconds, write: (performance.now() - tw) / 1000, total: (performance.now() - t0) / 1000 },
