@@ -35,7 +35,7 @@ import { defaultAnchors, storableAnchorDtype, type CompressOptions, type Compres
 import { decoderOf, goalOf, qualityWarning } from './compress-codec.js';
 import { vlcContent } from './compress-file.js';
 import { compressStats } from './compress-report.js';
-import { sampleSize } from './sample.js';
+import { resolveSample, sampleSize } from './sample.js';
 import { train, type TrainEngines } from './train.js';
 
 /** The whole data as the ranks hold it: this rank's rows, and where every rank's rows start. */
@@ -77,12 +77,12 @@ export async function compressDistributed(input: string[], o: DistributedOptions
     if (m > share.n) throw new UsageError(`--anchors ${m} is more than the ${share.n} vectors in ${input.join(' ')}; use at most ${share.n}`);
   });
   if (share.dropped > 0) log().info(`skipped ${share.dropped} vector${share.dropped === 1 ? '' : 's'} containing NaN or Inf (--drop-invalid)`);
-  const sample = o.sample ?? 'auto';
   const gpu = rankGpu(o.gpu, localRankOf() ?? comm.rank, () => {
     const probe = o.device === 'cpu' ? undefined : probeCuda();
     return probe?.ok ? probe.devices.length : 0;
   });
   const backend = await agree(comm, () => selectBackend({ device: o.device ?? 'auto', gpu }));
+  const sample = resolveSample(o.sample ?? 'auto', backend.kind, share.n, ds.d, m);
   // From here on every rank runs the same program; a failure anywhere ends the job (Comm.abort).
   try {
     const cfg = configFor(o.effort ?? 'default', m, { seed, ...(o.iters !== undefined ? { maxIters: o.iters } : {}) }, backend.kind);

@@ -24,7 +24,7 @@ import {
 } from './compress-codec.js';
 import { compressStats, type CompressStats } from './compress-report.js';
 import { planResiduals, storableCodec } from './residuals.js';
-import { sampleSize, type SampleSpec } from './sample.js';
+import { resolveSample, sampleSize, type SampleSpec } from './sample.js';
 import { enginesOn, train } from './train.js';
 import { vlcContent } from './compress-file.js';
 import { defaultOutput, planOutput, type OutputPlan, type OutputRules } from './preflight.js';
@@ -145,10 +145,10 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     ds.n, ds.d,
   );
   const m = plan.m;
-  const sample = o.sample ?? 'auto';
-  const sampleRows = sampleSize(sample, ds.n, m);
   const hooks = { signal: o.signal ?? interruptSignal };
   const backend = await selectBackend({ device: o.device ?? 'auto', gpu: o.gpu ?? 0 });
+  const sample = resolveSample(o.sample ?? 'auto', backend.kind, ds.n, ds.d, m);
+  const sampleRows = sampleSize(sample, ds.n, m);
   const cfg = configOf(m, backend.kind); // the effort's and the device's rules depend on m
   try {
     // Each k-means++ try of init, the iterations (training's own line), then one exact pass. The

@@ -22,6 +22,20 @@ export function parseSample(text: string): SampleSpec {
   throw new UsageError(`--sample must be auto, all, a number of rows (>= 1) or a fraction such as 0.1 or 10% (got '${text}')`);
 }
 
+/**
+ * On a GPU, `auto` trains on every row while one pass costs at most this many point·anchor·dimension
+ * products: there a pass over 1M × 128 with m = 2048 (2^38) takes milliseconds, and training on the
+ * 256-per-anchor sample ended 0.6 % above a PyTorch k-means++ + Lloyd loop's energy, on every row
+ * 0.2 % below it (bench/results/2026-11-23-h100-run3.json, -final.json). The CPU keeps the sample.
+ */
+export const CUDA_ALL_ROWS_UP_TO = 2 ** 40;
+
+/** What `auto` means on `device` for n × d rows and m anchors: 'all' on a GPU below CUDA_ALL_ROWS_UP_TO; other specs as given. */
+export function resolveSample(spec: SampleSpec, device: 'cpu' | 'cuda', n: number, d: number, m: number): SampleSpec {
+  if (spec !== 'auto') return spec;
+  return device === 'cuda' && n * m * d <= CUDA_ALL_ROWS_UP_TO ? 'all' : 'auto';
+}
+
 /** Rows the loop trains on for n rows and m anchors: at least m (each anchor needs a point), at most n. */
 export function sampleSize(spec: SampleSpec, n: number, m: number): number {
   const want =

@@ -62,7 +62,7 @@ export function register(program: Command): void {
     )
     .option(
       '--sample <rows>',
-      `train on a seeded sample of this many rows (a count, or a fraction like 0.1 or 10%), then assign every row in one exact pass; auto (default): ${SAMPLE_PER_ANCHOR} per anchor; all: every row`,
+      `train on a seeded sample of this many rows (a count, or a fraction like 0.1 or 10%), then assign every row in one exact pass; auto (default): ${SAMPLE_PER_ANCHOR} per anchor (on a GPU every row up to n·m·d = 2^40); all: every row`,
       parseSample,
     );
   addSeedOption(cmd, 'random seed: same input + seed + device => same output file', DEFAULT_CONFIG.seed)

@@ -104,3 +104,16 @@ describe('--sample', () => {
     expect(fs.existsSync(path.join(dir, 'bad.vlc'))).toBe(false);
   }, 120_000);
 });
+
+describe("--sample auto on each device (resolveSample)", () => {
+  it('a GPU trains on every row up to n·m·d = 2^40, the CPU on 256 per anchor; other specs unchanged', async () => {
+    const { resolveSample, sampleSize, CUDA_ALL_ROWS_UP_TO } = await import('../../dist/api/sample.js');
+    expect(resolveSample('auto', 'cuda', 1_000_000, 128, 2048)).toBe('all');
+    expect(resolveSample('auto', 'cpu', 1_000_000, 128, 2048)).toBe('auto');
+    expect(sampleSize(resolveSample('auto', 'cpu', 1_000_000, 128, 2048), 1_000_000, 2048)).toBe(524_288);
+    expect(resolveSample('auto', 'cuda', 10_000_000, 128, 16384)).toBe('auto'); // 2^44.2: a pass costs tens of ms
+    expect(CUDA_ALL_ROWS_UP_TO).toBe(2 ** 40);
+    expect(resolveSample({ rows: 300 }, 'cuda', 1000, 8, 4)).toEqual({ rows: 300 });
+    expect(resolveSample('all', 'cpu', 1000, 8, 4)).toBe('all');
+  });
+});
