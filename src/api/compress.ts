@@ -5,7 +5,7 @@
 import { configFor, DEFAULT_CONFIG, type AnnealConfig, type Effort } from '../anneal/config.js';
 import type { AnnealResult, IterRecord } from '../anneal/types.js';
 import { selectBackend, type DeviceChoice } from '../backend/select.js';
-import { cpuKnn } from '../backend/cpu/index.js';
+import { cpuKnn, prewarmKnn } from '../backend/cpu/index.js';
 import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
 import { datasetFromF32, MAX_TYPED_ELEMENTS, type Dataset } from '../io/dataset.js';
@@ -147,6 +147,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   const m = plan.m;
   const hooks = { signal: o.signal ?? interruptSignal };
   const backend = await selectBackend({ device: o.device ?? 'auto', gpu: o.gpu ?? 0 });
+  if (backend.kind === 'cuda') prewarmKnn(); // the CPU's search workers start while the GPU trains (quality figures)
   const sample = resolveSample(o.sample ?? 'auto', backend.kind, ds.n, ds.d, m);
   const sampleRows = sampleSize(sample, ds.n, m);
   const cfg = configOf(m, backend.kind); // the effort's and the device's rules depend on m

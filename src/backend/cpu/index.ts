@@ -5,7 +5,7 @@ import type { Backend, Engine } from '../types.js';
 import { CpuEngine } from './engine.js';
 import type { KernelKind } from './kernel.js';
 
-export { cpuKnn, knn } from './knn.js';
+export { cpuKnn, knn, prewarmKnn } from './knn.js';
 export { CpuEngine } from './engine.js';
 
 export interface CpuOptions {

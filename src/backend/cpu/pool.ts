@@ -62,6 +62,17 @@ export class WorkerPool {
     return Promise.all(calls);
   }
 
+  /**
+   * Whether the workers keep the process alive: a pool kept between calls (knn.ts) lets go of it
+   * while idle, so a command ends when its work does.
+   */
+  keepAlive(on: boolean): void {
+    for (const w of this.workers) {
+      if (on) w.ref();
+      else w.unref();
+    }
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
