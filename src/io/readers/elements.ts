@@ -1,6 +1,7 @@
 // Element types found in embedding files, and the one routine that moves them into a Dataset's
 // array: f32 and f16 are read straight into the destination's memory (no intermediate copy);
 // everything else goes through a small reused chunk and is converted to f32.
+import { parallelReadable, readParallel } from './parallel-read.js';
 import { elementBytes, elements, viewLimitBytes, type VectorDtype, type VectorStore } from '../dataset.js';
 import type { ByteSource } from './source.js';
 import { checkpoint } from '../../interrupt.js';
@@ -101,6 +102,10 @@ export async function readElements(
 ): Promise<number> {
   const eb = ELEMENT_BYTES[t];
   const direct = t === 'f32' || t === 'f16';
+  if (direct && !bigEndian && parallelReadable(src, count * eb)) {
+    const bad = await readParallel(src, offset, count, eb as 2 | 4, dst, at);
+    return bad < 0 ? -1 : at + bad;
+  }
   const perChunk = Math.max(1, Math.floor(Math.min(CHUNK_BYTES / eb, viewLimitBytes() / elementBytes(dst.dtype))));
   const scratch = direct ? undefined : new Uint8Array(Math.min(count, perChunk) * eb);
   let firstBad = -1;

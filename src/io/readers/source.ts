@@ -18,6 +18,8 @@ export interface ByteSource {
   read(position: number, length: number): Uint8Array;
   /** For decoder workers (guard.ts): valid until close(). */
   readonly ref: SourceRef;
+  /** Bytes read by worker threads from `ref` (parallel-read.ts), counted for progress as readInto counts its own. */
+  counted?(bytes: number): void;
   close(): void;
 }
 
@@ -61,6 +63,10 @@ export function fdSource(name: string, fd: number, size: number, owned: boolean,
         done += got;
       }
       total += done;
+      onBytes?.(total);
+    },
+    counted(bytes) {
+      total += bytes;
       onBytes?.(total);
     },
     close() {

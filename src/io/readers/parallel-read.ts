@@ -1,0 +1,89 @@
+// Large f32/f16 inputs read by several threads: a file's data region split into contiguous
+// ranges, each read by a worker (read-worker.ts) straight into the shared destination with its own
+// positional reads, and scanned for suspect values (validate.ts) as it lands. One thread copying
+// from the page cache and scanning runs at about 1 GB/s; the reads and scans of several run side
+// by side (bench/results: read speed). Same bytes in memory, same first suspect element, as the
+// one-thread loop of elements.ts, which small inputs, other sources and other types keep using.
+import os from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { InterruptedError } from '../../errors.js';
+import { interruptSignal } from '../../interrupt.js';
+import type { VectorStore } from '../dataset.js';
+import { badInput, type ByteSource } from './source.js';
+
+/** Below this many bytes one thread is fast enough (workers take tens of ms to start). */
+const PARALLEL_MIN_BYTES = 256 << 20;
+let minBytes = PARALLEL_MIN_BYTES;
+/** Bytes per thread at least (a thread per 64 MB, up to MAX_THREADS). */
+const BYTES_PER_THREAD = 64 << 20;
+let perThread = BYTES_PER_THREAD;
+
+/** Tests: read in parallel from `min` bytes on, `per` bytes a thread (undefined restores the defaults). */
+export function setParallelReadForTests(min?: number, per?: number): void {
+  minBytes = min ?? PARALLEL_MIN_BYTES;
+  perThread = per ?? BYTES_PER_THREAD;
+}
+/** Most reader threads: page-cache copies stop scaling before the cores do. */
+const MAX_THREADS = 8;
+/** Bytes per read and scan: a chunk still in cache when it is scanned. */
+const CHUNK_BYTES = 4 << 20;
+
+/** What one worker reads: `bytes` from file position `position` into `buffer` at `byteOffset`. */
+export interface RangeJob {
+  fd: number;
+  position: number;
+  bytes: number;
+  buffer: SharedArrayBuffer;
+  byteOffset: number;
+  elementBytes: 2 | 4;
+  chunk: number;
+}
+
+/** Whether readParallel applies: a file descriptor source, a direct element type, enough bytes, more than one core. */
+export function parallelReadable(src: ByteSource, bytes: number): boolean {
+  // Only fdSource counts bytes (other sources, e.g. a zip member, may not even hand out a ref).
+  return typeof src.counted === 'function' && bytes >= minBytes && os.availableParallelism() > 1 && 'fd' in src.ref;
+}
+
+/**
+ * Read `count` elements of `elementBytes` each from file offset `offset` into `dst` at element
+ * `at`, on several threads. Returns the index (from `at`) of the first suspect element, or -1.
+ */
+export async function readParallel(src: ByteSource, offset: number, count: number, elementBytes: 2 | 4, dst: VectorStore, at: number): Promise<number> {
+  if (!('fd' in src.ref)) throw new Error('readParallel needs a file descriptor source');
+  const fd = src.ref.fd;
+  const threads = Math.max(1, Math.min(MAX_THREADS, os.availableParallelism(), Math.floor((count * elementBytes) / perThread)));
+  const starts = Array.from({ length: threads + 1 }, (_, k) => Math.floor((k * count) / threads));
+  const workers: Worker[] = [];
+  const results = starts.slice(0, -1).map((e0, k) => {
+    const e1 = starts[k + 1];
+    const job: RangeJob = {
+      fd, position: offset + e0 * elementBytes, bytes: (e1 - e0) * elementBytes, buffer: dst.buffer as SharedArrayBuffer,
+      byteOffset: dst.byteOffset + (at + e0) * elementBytes, elementBytes, chunk: Math.max(4, Math.min(CHUNK_BYTES, perThread) & ~3),
+    };
+    const w = new Worker(new URL('./read-worker.js', import.meta.url), { workerData: job, execArgv: [] });
+    workers.push(w);
+    return new Promise<number>((resolve, reject) => {
+      w.on('message', (m: { type: string; bytes?: number; firstBad?: number; message?: string }) => {
+        if (m.bytes) src.counted!(m.bytes);
+        if (m.type === 'done') resolve(m.firstBad! < 0 ? -1 : e0 + m.firstBad!);
+        else if (m.type === 'error') reject(badInput(src, m.message!));
+      });
+      w.on('error', reject);
+      w.on('exit', (code) => reject(new Error(`reader thread exited with code ${code}`))); // after 'done': no effect
+    });
+  });
+  const stop = () => workers.forEach((w) => void w.terminate());
+  interruptSignal.addEventListener('abort', stop);
+  try {
+    const firsts = await Promise.all(results);
+    if (interruptSignal.aborted) throw new InterruptedError();
+    return firsts.find((b) => b >= 0) ?? -1; // ranges in order: the first found is the first overall
+  } catch (e) {
+    if (interruptSignal.aborted) throw new InterruptedError();
+    throw e;
+  } finally {
+    interruptSignal.removeEventListener('abort', stop);
+    stop();
+  }
+}

@@ -1,0 +1,39 @@
+// One worker of parallel-read.ts: reads its byte range of the file straight into the shared
+// destination and scans each chunk for suspect values while it is still in cache (validate.ts),
+// reporting bytes as it goes and, at the end, the first suspect element of its range.
+import * as fs from 'node:fs';
+import { parentPort, workerData } from 'node:worker_threads';
+import { firstSuspect } from './validate.js';
+import type { RangeJob } from './parallel-read.js';
+
+const job = workerData as RangeJob;
+const port = parentPort!;
+/** Bytes between progress messages. */
+const REPORT_BYTES = 64 << 20;
+
+try {
+  let firstBad = -1;
+  let reported = 0;
+  for (let done = 0; done < job.bytes; ) {
+    const len = Math.min(job.chunk, job.bytes - done);
+    const dst = new Uint8Array(job.buffer, job.byteOffset + done, len);
+    for (let got = 0; got < len; ) {
+      const r = fs.readSync(job.fd, dst, got, len - got, job.position + done + got);
+      if (r === 0) throw new Error(`truncated: needed ${job.position + done + len} bytes, the input ended at ${job.position + done + got}`);
+      got += r;
+    }
+    if (firstBad < 0) {
+      const view = job.elementBytes === 4 ? new Float32Array(job.buffer, job.byteOffset + done, len / 4) : new Uint16Array(job.buffer, job.byteOffset + done, len / 2);
+      const bad = firstSuspect(view, 0, view.length);
+      if (bad >= 0) firstBad = done / job.elementBytes + bad;
+    }
+    done += len;
+    if (done - reported >= REPORT_BYTES) {
+      port.postMessage({ type: 'bytes', bytes: done - reported });
+      reported = done;
+    }
+  }
+  port.postMessage({ type: 'done', bytes: job.bytes - reported, firstBad });
+} catch (e) {
+  port.postMessage({ type: 'error', message: (e as Error).message });
+}
