@@ -33,9 +33,16 @@ export interface TrainEngines {
   rows(list: Int32Array): Promise<Engine>;
 }
 
-/** Engines opened by `backend` on `ds` (in one process). */
+/**
+ * Engines opened by `backend` on `ds` (in one process). The sample's engine reads its rows in
+ * place where the backend can (Backend.openRows: a GPU); else it is opened on a host copy of them.
+ */
 export function enginesOn(backend: Backend, ds: Dataset, m: number): TrainEngines {
-  return { n: ds.n, whole: () => backend.open(ds, m), rows: (list) => backend.open(selectRows(ds, list), m) };
+  return {
+    n: ds.n,
+    whole: () => backend.open(ds, m),
+    rows: (list) => (backend.openRows ? backend.openRows(ds, list, m) : backend.open(selectRows(ds, list), m)),
+  };
 }
 
 export async function train(engines: TrainEngines, cfg: AnnealConfig, sample: SampleSpec, hooks: AnnealHooks): Promise<TrainResult> {

@@ -208,6 +208,12 @@ export interface Backend {
   /** Human-readable device name, e.g. "cpu (2 threads)" or "NVIDIA H100 80GB HBM3 (cuda:0)". */
   readonly label: string;
   open(data: Dataset, m: number): Promise<Engine>;
+  /**
+   * The engine open(selectRows(data, rows), m) gives — the listed rows (indices into data, in the
+   * order given) — without a host copy of them where the backend can avoid one: a GPU gathers
+   * them into its own memory (cuda/host-rows.ts). Absent: the caller copies (api/train.ts).
+   */
+  openRows?(data: Dataset, rows: Int32Array, m: number): Promise<Engine>;
   close(): Promise<void>;
 }
 

@@ -54,6 +54,13 @@ export function viewLimitBytes(): number {
   return maxViewBytes;
 }
 
+let storeBytes = 0;
+
+/** Bytes allocStore has handed out in this process: tests and bench/ read it to see which steps copy vectors. */
+export function storeBytesAllocated(): number {
+  return storeBytes;
+}
+
 /** n×d elements of `dtype` in fresh shared memory; a clear error when the memory is not there. */
 export function allocStore(n: number, d: number, dtype: VectorDtype): VectorStore {
   const bytes = n * d * elementBytes(dtype);
@@ -64,6 +71,7 @@ export function allocStore(n: number, d: number, dtype: VectorDtype): VectorStor
   } catch {
     throw new RangeError(`not enough memory for ${n} × ${d} ${dtype} vectors (${fmtGB(bytes)})`);
   }
+  storeBytes += bytes;
   return { dtype, buffer, byteOffset: 0 };
 }
 
@@ -115,23 +123,40 @@ export function rowBytes(ds: Rows, r0: number, r1: number): Uint8Array {
 }
 
 /**
- * The listed rows (in the order given) as a new dataset in shared memory, in the same dtype: the
- * training sample (--sample) and an engine's subset (Engine.subset) are opened on it.
+ * The listed rows (in the order given) as a new dataset in shared memory, in the same dtype: an
+ * engine's subset on the CPU (Engine.subset), and the training sample (--sample) on a backend
+ * that cannot read the rows in place (Backend.openRows).
  */
 export function selectRows(ds: Dataset, list: ArrayLike<number>): Dataset {
-  const { d } = ds;
-  const out = allocDataset(list.length, d, ds.dtype, `${list.length} rows of ${ds.format}`);
-  const per = pieceRows(d, ds.dtype);
+  const out = allocDataset(list.length, ds.d, ds.dtype, `${list.length} rows of ${ds.format}`);
+  const per = pieceRows(ds.d, ds.dtype);
   for (let r0 = 0; r0 < list.length; r0 += per) {
     const r1 = Math.min(list.length, r0 + per);
-    const dst = rows(out, r0, r1);
-    for (let r = r0; r < r1; r++) {
-      const i = list[r];
-      if (!(i >= 0 && i < ds.n)) throw new Error(`selectRows: row ${i} out of range 0..${ds.n - 1}`);
-      dst.set(rows(ds, i, i + 1), (r - r0) * d);
-    }
+    gatherRows(ds, list, r0, r1, rowBytes(out, r0, r1));
   }
   return out;
+}
+
+/**
+ * The bytes of rows list[from], ..., list[to − 1] of `ds`, in that order, into `out` from its
+ * start (room for to − from rows). The source is read through views of at most a view's worth
+ * of rows, each reused while the rows stay inside it (the lists are mostly ascending).
+ */
+export function gatherRows(ds: Rows, list: ArrayLike<number>, from: number, to: number, out: Uint8Array): void {
+  const rb = ds.d * elementBytes(ds.dtype);
+  const per = pieceRows(ds.d, ds.dtype);
+  const dst = Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+  let base = 0;
+  let src: Buffer | undefined; // rows [base, base + per) of ds
+  for (let r = from; r < to; r++) {
+    const i = list[r];
+    if (!(Number.isInteger(i) && i >= 0 && i < ds.n)) throw new Error(`selectRows: row ${i} out of range 0..${ds.n - 1}`);
+    if (src === undefined || i < base || i >= base + per) {
+      base = i;
+      src = Buffer.from(ds.buffer, ds.byteOffset + i * rb, (Math.min(ds.n, i + per) - i) * rb);
+    }
+    src.copy(dst, (r - from) * rb, (i - base) * rb, (i - base + 1) * rb);
+  }
 }
 
 const f16Table = (() => {

@@ -1,10 +1,10 @@
 // What every part of one CUDA engine shares (seeding.ts, pass.ts, nearest.ts, engine.ts): the
 // context, the data's shape, the buffers, the vectors' spans, the whole data's figures, the
 // events, and the two primitives of the engine's host code: launch a kernel, wait for the stream.
-import type { Dataset } from '../../io/dataset.js';
 import type { GlobalFigures } from '../types.js';
 import type { CudaContext } from './context.js';
 import { EngineBuffers } from './buffers.js';
+import type { HostRows } from './host-rows.js';
 import { launch, type KernelArgs, type KernelName, type LaunchShape } from './kernels.js';
 import type { VectorSpans } from './spans.js';
 
@@ -22,14 +22,15 @@ export class EngineCore {
 
   constructor(
     readonly ctx: CudaContext,
-    readonly data: Dataset,
+    /** The engine's rows on the host (host-rows.ts): the source of uploads, row() and the screen's mean. */
+    readonly rows: HostRows,
     readonly m: number,
   ) {
-    this.n = data.n;
-    this.d = data.d;
-    this.dtype = data.dtype;
+    this.n = rows.n;
+    this.d = rows.d;
+    this.dtype = rows.dtype;
     this.bufs = new EngineBuffers(ctx);
-    this.global = { n: data.n, maxAbs: 0, rowOffset: 0 };
+    this.global = { n: rows.n, maxAbs: 0, rowOffset: 0 };
     this.ev = { start: ctx.event(), a0: ctx.event(), a1: ctx.event(), end: ctx.event() };
   }
 

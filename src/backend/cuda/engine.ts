@@ -7,20 +7,21 @@
 // tiles (spans.ts runs every loop over the data span by span), buffers.ts holds the device
 // memory, seeding.ts the k-means++ calls, pass.ts the iteration (fused, or in the two steps a
 // sharded engine needs), nearest.ts maintenance's nearest other anchor; numerics.ts and
-// ../fixed.ts the numbers the kernels are given; kernels.ts the kernels' interface.
+// ../fixed.ts the numbers the kernels are given; kernels.ts the kernels' interface; host-rows.ts
+// the rows on the host (a dataset's, or a sample's read in place through its list).
 import { UsageError } from '../../errors.js';
-import { rowF32, selectRows, type Dataset } from '../../io/dataset.js';
 import { log } from '../../log.js';
 import { maxAbsOf } from '../fixed.js';
 import type { AnchorStats, Engine, GlobalFigures, IterParams, IterStats, NearestAnchors, Partials } from '../types.js';
 import type { CudaContext } from './context.js';
 import type { EngineBuffers } from './buffers.js';
 import { EngineCore, KernelTimer } from './core.js';
+import type { HostRows } from './host-rows.js';
 import { KERNELS } from './kernels.js';
 import { DeviceNearest } from './nearest.js';
 import type { CudaOptions } from './options.js';
 import { DevicePass, type EngineProfile, type PassTimes } from './pass.js';
-import { planMemory } from './plan.js';
+import { planMemory, type MemoryPlan } from './plan.js';
 import { screens } from './screen.js';
 import { memInfo } from './pool.js';
 import { DeviceSeeding } from './seeding.js';
@@ -42,20 +43,33 @@ export class CudaEngine implements Engine {
   private disposed = false;
   private options!: CudaOptions;
 
-  private constructor(private readonly ctx: CudaContext, private readonly data: Dataset, m: number) {
-    this.n = data.n;
-    this.d = data.d;
+  private constructor(private readonly ctx: CudaContext, rows: HostRows, m: number) {
+    this.n = rows.n;
+    this.d = rows.d;
     this.m = m;
-    this.core = new EngineCore(ctx, data, m);
+    this.core = new EngineCore(ctx, rows, m);
     this.nearest = new DeviceNearest(this.core);
   }
 
-  /** Allocate every buffer, upload the vectors once, measure their range. Frees all on failure. */
-  static async create(ctx: CudaContext, data: Dataset, m: number, o: CudaOptions): Promise<CudaEngine> {
-    const e = new CudaEngine(ctx, data, m);
+  /**
+   * An engine over `rows`: allocate every buffer, upload the vectors once, measure their range.
+   * Listed rows (a sample) are read in place when the vectors stay resident; a streamed engine
+   * copies its tiles from contiguous host memory, so it gets a host copy of them. Frees all on failure.
+   */
+  static async create(ctx: CudaContext, rows: HostRows, m: number, o: CudaOptions): Promise<CudaEngine> {
+    ctx.makeCurrent();
+    const [free, total] = memInfo(ctx.drv);
+    const { n, d, dtype } = rows;
+    const plan = planMemory({
+      n, d, m, dtype, smCount: ctx.info.multiprocessors, free, total,
+      maxDeviceBytes: o.maxDeviceBytes, tileRows: o.tileRows, where: ctx.where, screened: screens(n, d, m, o),
+    });
+    if (plan.tiledBecause === 'memory') log().warn(plan.note!);
+    else if (plan.tiledBecause === 'option') log().debug(plan.note!);
+    const e = new CudaEngine(ctx, plan.tileRows ? rows.contiguous() : rows, m);
     e.options = o;
     try {
-      await e.init(o);
+      await e.init(o, plan);
       return e;
     } catch (err) {
       await e.dispose().catch(() => undefined);
@@ -63,23 +77,15 @@ export class CudaEngine implements Engine {
     }
   }
 
-  private async init(o: CudaOptions): Promise<void> {
+  private async init(o: CudaOptions, plan: MemoryPlan): Promise<void> {
     const { n, d, m, ctx, core } = this;
-    ctx.makeCurrent();
-    const [free, total] = memInfo(ctx.drv);
-    const plan = planMemory({
-      n, d, m, dtype: this.data.dtype, smCount: ctx.info.multiprocessors, free, total,
-      maxDeviceBytes: o.maxDeviceBytes, tileRows: o.tileRows, where: ctx.where, screened: screens(n, d, m, o),
-    });
-    if (plan.tiledBecause === 'memory') log().warn(plan.note!);
-    else if (plan.tiledBecause === 'option') log().debug(plan.note!);
     const rows = plan.tileRows ? Math.min(plan.tileRows, n) : n;
     this.seeding = new DeviceSeeding(core);
     core.bufs.allocate({
-      n, d, m, dtype: this.data.dtype, rows, tiled: plan.tileRows > 0,
+      n, d, m, dtype: core.dtype, rows, tiled: plan.tileRows > 0,
       reduceBlocks: plan.tiles * plan.reduceGrid, seedBlocks: this.seeding.blocks,
     });
-    core.spans = new VectorSpans(ctx, this.data, core.bufs.X, core.bufs.X2, plan.tileRows, o.stagingBytes);
+    core.spans = new VectorSpans(ctx, core.rows, core.bufs.X, core.bufs.X2, plan.tileRows, o.stagingBytes);
     this.pass = new DevicePass(core, o, plan.reduceGrid, rows);
     await core.spans.uploadResident();
     // "No assignment yet": every point counts as changed in the first pass; no previous stats.
@@ -183,17 +189,17 @@ export class CudaEngine implements Engine {
     return 1 / this.seeding.scale;
   }
 
-  /** Served from the host copy of the vectors (identical to the device's): no transfer. */
+  /** Served from the host's rows (identical to the device's): no transfer. */
   async row(i: number): Promise<Float32Array> {
     this.live();
     if (!(i >= 0 && i < this.n)) throw new Error(`row ${i} out of range 0..${this.n - 1}`);
-    return rowF32(this.data, i);
+    return this.core.rows.row(i);
   }
 
-  /** A second engine on the same GPU over the listed rows (gathered from the host copy). */
+  /** A second engine on the same GPU over the listed rows (read in place from the host's rows: host-rows.ts). */
   async subset(rows: Int32Array): Promise<Engine> {
     this.live();
-    return CudaEngine.create(this.ctx, selectRows(this.data, rows), this.m, this.options);
+    return CudaEngine.create(this.ctx, this.core.rows.subset(rows), this.m, this.options);
   }
 
   /** Each anchor's nearest other anchor, on the device (nearest.ts). */

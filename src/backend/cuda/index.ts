@@ -10,6 +10,7 @@ import { driver } from './driver.js';
 import { probeCuda, type CudaProbe, type CudaDeviceInfo } from './probe.js';
 import { CudaContext } from './context.js';
 import { CudaEngine } from './engine.js';
+import { HostRows } from './host-rows.js';
 import { CudaError } from './check.js';
 import { cudaOptions, cudaOptionsFromEnv, type CudaOptions } from './options.js';
 
@@ -26,8 +27,20 @@ export class CudaBackend implements Backend {
   }
 
   /** An engine over `data`; `o` overrides the backend's options for this engine (tests, bench). */
-  async open(data: Dataset, m: number, o: Partial<CudaOptions> = {}): Promise<CudaEngine> {
-    const e = await CudaEngine.create(this.ctx, data, m, cudaOptions({ ...this.options, ...o }));
+  open(data: Dataset, m: number, o: Partial<CudaOptions> = {}): Promise<CudaEngine> {
+    return this.opened(new HostRows(data), m, o);
+  }
+
+  /**
+   * An engine over the listed rows of `data`, read in place: no host copy of them while they stay
+   * resident on the GPU (host-rows.ts). The same engine as open(selectRows(data, rows), m).
+   */
+  openRows(data: Dataset, rows: Int32Array, m: number, o: Partial<CudaOptions> = {}): Promise<CudaEngine> {
+    return this.opened(new HostRows(data, rows), m, o);
+  }
+
+  private async opened(rows: HostRows, m: number, o: Partial<CudaOptions>): Promise<CudaEngine> {
+    const e = await CudaEngine.create(this.ctx, rows, m, cudaOptions({ ...this.options, ...o }));
     this.engines.add(e);
     const dispose = e.dispose.bind(e);
     e.dispose = async () => {

@@ -14,7 +14,6 @@
 // centre the copies are taken around, is the mean of a fixed sample of the engine's rows: any μ
 // gives the same results (only the count of fallbacks depends on it), and data far from the
 // origin screen well around their mean.
-import { rowF32 } from '../../io/dataset.js';
 import type { EngineCore } from './core.js';
 import type { DeviceBuffer } from './pool.js';
 import type { Span } from './spans.js';
@@ -225,7 +224,7 @@ function sampleMean(e: EngineCore): Float32Array {
   const acc = new Float64Array(d);
   let rows = 0;
   for (let i = 0; i < n; i += step, rows++) {
-    const r = rowF32(e.data, i);
+    const r = e.rows.row(i);
     for (let k = 0; k < d; k++) acc[k] += r[k];
   }
   return Float32Array.from(acc, (v) => (rows ? v / rows : 0));

@@ -17,12 +17,16 @@
 import { setImmediate as yieldImmediate } from 'node:timers/promises';
 import { InterruptedError } from '../../errors.js';
 import { interruptSignal } from '../../interrupt.js';
-import { elementBytes, viewLimitBytes, type Dataset } from '../../io/dataset.js';
+import { viewLimitBytes, type Dataset } from '../../io/dataset.js';
 import type { CudaContext } from './context.js';
 import type { Handle } from './driver.js';
+import type { HostRows } from './host-rows.js';
 import type { DeviceBuffer } from './pool.js';
 
-/** Bytes per synchronous copy of the resident upload, so that Ctrl-C is seen between chunks. */
+/**
+ * Bytes per synchronous copy of the resident upload, so that Ctrl-C is seen between chunks; also
+ * the host scratch that listed rows (a sample read in place: host-rows.ts) are gathered into.
+ */
 const UPLOAD_CHUNK = 64 * 2 ** 20;
 
 /** Rows [p0, p0 + rows) of the data, on the device at x (the resident vectors, or a tile buffer). */
@@ -46,18 +50,26 @@ export class VectorSpans {
   /** Host→device bytes queued on the copy stream (tests and the profile read it). */
   uploadedBytes = 0;
 
-  /** X holds every row (tileRows 0) or, streamed, X and X2 hold one tile each. */
+  /** Streamed: the rows in contiguous host memory, where the tiles are copied from. */
+  private readonly data: Dataset | undefined;
+
+  /**
+   * X holds every row (tileRows 0) or, streamed, X and X2 hold one tile each. Streamed rows must
+   * be contiguous on the host (HostRows.contiguous()); resident ones may be listed.
+   */
   constructor(
     private readonly ctx: CudaContext,
-    private readonly data: Dataset,
+    private readonly rows: HostRows,
     private readonly X: DeviceBuffer,
     private readonly X2: DeviceBuffer | undefined,
     readonly tileRows: number,
     stagingBytes: number,
   ) {
-    this.tiles = tileRows ? Math.ceil(data.n / tileRows) : 1;
+    this.tiles = tileRows ? Math.ceil(rows.n / tileRows) : 1;
     if (!tileRows) return;
     if (!X2) throw new Error('a streamed engine needs two tile buffers');
+    if (rows.list) throw new Error('a streamed engine needs its rows contiguous in host memory');
+    this.data = rows.ds;
     for (let b = 0; b < 2; b++) {
       this.uploaded.push(ctx.event());
       this.consumed.push(ctx.event());
@@ -73,7 +85,7 @@ export class VectorSpans {
   }
 
   private get rowBytes(): number {
-    return this.data.d * elementBytes(this.data.dtype);
+    return this.rows.rowBytes;
   }
 
   /** Whether uploads go through page-locked staging chunks (false: straight from pageable memory). */
@@ -81,22 +93,24 @@ export class VectorSpans {
     return this.staging.length === 2;
   }
 
-  /** Resident: upload the vectors once, at open (synchronous copies). Streamed: nothing (every loop uploads its tiles). */
+  /**
+   * Resident: upload the vectors once, at open (synchronous copies, so that a gathered chunk's
+   * scratch can be refilled at once). Streamed: nothing (every loop uploads its tiles).
+   */
   async uploadResident(): Promise<void> {
     if (this.tileRows) return;
-    const total = this.data.n * this.rowBytes;
-    const step = Math.min(UPLOAD_CHUNK, viewLimitBytes());
-    for (let off = 0; off < total; off += step) {
-      this.ctx.upload(this.X, new Uint8Array(this.data.buffer, this.data.byteOffset + off, Math.min(step, total - off)), off);
+    const total = this.rows.n * this.rowBytes;
+    for (const [bytes, off] of this.rows.chunks(Math.min(UPLOAD_CHUNK, viewLimitBytes()))) {
+      this.ctx.upload(this.X, bytes, off);
       if (interruptSignal.aborted) throw new InterruptedError();
-      if (off + step < total) await yieldImmediate();
+      if (off + bytes.byteLength < total) await yieldImmediate();
     }
   }
 
   /** fn(span, t) for each tile t in order, the tile's rows on the device for the kernels fn queues. */
   async forEachSpan(fn: (s: Span, t: number) => void | Promise<void>): Promise<void> {
     if (!this.tileRows) {
-      await fn({ p0: 0, rows: this.data.n, x: this.X.ptr }, 0);
+      await fn({ p0: 0, rows: this.rows.n, x: this.X.ptr }, 0);
       return;
     }
     const { ctx } = this;
@@ -108,7 +122,7 @@ export class VectorSpans {
       this.prefetched = -1;
       ctx.streamWait(ctx.stream, this.uploaded[b]);
       const p0 = t * this.tileRows;
-      await fn({ p0, rows: Math.min(this.tileRows, this.data.n - p0), x: this.buffer(b).ptr }, t);
+      await fn({ p0, rows: Math.min(this.tileRows, this.rows.n - p0), x: this.buffer(b).ptr }, t);
       ctx.record(this.consumed[b]);
       // The next tile's upload runs while the kernels just queued work (tile 0: the next loop's).
       const next = (t + 1) % this.tiles;
@@ -132,7 +146,7 @@ export class VectorSpans {
     const stream = this.ctx.copyStream;
     this.ctx.streamWait(stream, this.consumed[b]);
     const p0 = t * this.tileRows;
-    await this.copyRows(this.buffer(b), p0, Math.min(this.tileRows, this.data.n - p0), stream);
+    await this.copyRows(this.buffer(b), p0, Math.min(this.tileRows, this.rows.n - p0), stream);
     this.ctx.record(this.uploaded[b], stream);
   }
 
@@ -142,7 +156,8 @@ export class VectorSpans {
    * straight from the data when there are none. A host view never exceeds viewLimitBytes().
    */
   private async copyRows(dst: DeviceBuffer, p0: number, rows: number, stream: Handle): Promise<void> {
-    const { data, ctx } = this;
+    const { ctx } = this;
+    const data = this.data!;
     const total = rows * this.rowBytes;
     const step = Math.min(this.pinned ? this.staging[0].byteLength : UPLOAD_CHUNK, viewLimitBytes());
     for (let off = 0; off < total; off += step) {

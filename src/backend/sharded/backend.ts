@@ -2,7 +2,7 @@
 // backend (several GPUs, or several CPU engines), combined by a ShardedEngine over an in-process
 // group (comm.ts). Member backends of one kind only: engines of one kind give the same bytes for
 // any split (types.ts), two kinds would not.
-import { sliceRows, type Dataset } from '../../io/dataset.js';
+import { selectRows, sliceRows, type Dataset } from '../../io/dataset.js';
 import type { Backend, DeviceGroupFactory, Engine } from '../types.js';
 import { inProcessGroup } from './comm.js';
 import { ShardedEngine } from './engine.js';
@@ -24,27 +24,39 @@ export function shardedBackend(
   if (members.length === 0) throw new Error('a sharded backend needs at least one member');
   const kind = members[0].kind;
   if (members.some((b) => b.kind !== kind)) throw new Error('the members of a sharded backend must be of one kind');
+  /** A sharded engine over n rows: member k opens rows [r0, r1) of them (openPart), all at once. */
+  async function openShards(n: number, openPart: (k: number, r0: number, r1: number) => Promise<Engine>): Promise<Engine> {
+    const parts = Math.max(1, Math.min(members.length, n));
+    const rows = split(n, parts);
+    if (rows.length !== parts || rows.some((r) => !(Number.isInteger(r) && r >= 1)) || rows.reduce((a, b) => a + b, 0) !== n) {
+      throw new Error(`split: expected ${parts} positive row counts summing to ${n}, got ${rows.join(', ')}`);
+    }
+    let r0 = 0;
+    const opened = await Promise.allSettled(rows.map((r, k) => openPart(k, r0, (r0 += r))));
+    const engines = opened.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+    const failed = opened.find((o) => o.status === 'rejected');
+    try {
+      if (failed) throw (failed as PromiseRejectedResult).reason;
+      return await ShardedEngine.create(engines, inProcessGroup(parts), groupOf);
+    } catch (e) {
+      await Promise.allSettled(engines.map((x) => x.dispose()));
+      throw e;
+    }
+  }
+
   return {
     kind,
     label: `${members.length} shards: ${members.map((b) => b.label).join(', ')}`,
-    async open(data: Dataset, m: number): Promise<Engine> {
-      const parts = Math.max(1, Math.min(members.length, data.n));
-      const rows = split(data.n, parts);
-      if (rows.length !== parts || rows.some((r) => !(Number.isInteger(r) && r >= 1)) || rows.reduce((a, b) => a + b, 0) !== data.n) {
-        throw new Error(`split: expected ${parts} positive row counts summing to ${data.n}, got ${rows.join(', ')}`);
-      }
-      let r0 = 0;
-      const slices = rows.map((r) => sliceRows(data, r0, (r0 += r)));
-      const opened = await Promise.allSettled(slices.map((s, k) => members[k].open(s, m)));
-      const engines = opened.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
-      const failed = opened.find((o) => o.status === 'rejected');
-      try {
-        if (failed) throw (failed as PromiseRejectedResult).reason;
-        return await ShardedEngine.create(engines, inProcessGroup(parts), groupOf);
-      } catch (e) {
-        await Promise.allSettled(engines.map((x) => x.dispose()));
-        throw e;
-      }
+    open(data: Dataset, m: number): Promise<Engine> {
+      return openShards(data.n, (k, r0, r1) => members[k].open(sliceRows(data, r0, r1), m));
+    },
+    /** The listed rows split as open() splits their copy: member k takes its range of the list, read in place where it can. */
+    openRows(data: Dataset, list: Int32Array, m: number): Promise<Engine> {
+      return openShards(list.length, (k, r0, r1) => {
+        const part = list.subarray(r0, r1);
+        const b = members[k];
+        return b.openRows ? b.openRows(data, part, m) : b.open(selectRows(data, part), m);
+      });
     },
     async close(): Promise<void> {
       const done = await Promise.allSettled(members.map((b) => b.close()));
