@@ -6,6 +6,7 @@ import { configFor, DEFAULT_CONFIG, type AnnealConfig, type Effort } from '../an
 import type { AnnealResult, IterRecord } from '../anneal/types.js';
 import { selectBackend, type DeviceChoice } from '../backend/select.js';
 import { cpuKnn, prewarmKnn } from '../backend/cpu/index.js';
+import { prewarmScalarEncoder } from '../codecs/scalar.js';
 import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
 import { datasetFromF32, MAX_TYPED_ELEMENTS, type Dataset } from '../io/dataset.js';
@@ -147,7 +148,11 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   const m = plan.m;
   const hooks = { signal: o.signal ?? interruptSignal };
   const backend = await selectBackend({ device: o.device ?? 'auto', gpu: o.gpu ?? 0 });
-  if (backend.kind === 'cuda') prewarmKnn(); // the CPU's search workers start while the GPU trains (quality figures)
+  if (backend.kind === 'cuda') {
+    // The CPU's worker threads start while the GPU trains: search (the quality figures), and the residual encoder.
+    prewarmKnn();
+    if (plan.options.some((c) => c.mode === 'int8' || c.mode === 'int4')) prewarmScalarEncoder(ds.n * ds.d);
+  }
   const sample = resolveSample(o.sample ?? 'auto', backend.kind, ds.n, ds.d, m);
   const sampleRows = sampleSize(sample, ds.n, m);
   const cfg = configOf(m, backend.kind); // the effort's and the device's rules depend on m

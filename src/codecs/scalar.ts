@@ -90,6 +90,8 @@ export async function encodeScalar(
   const codes = new Int8Array(new SharedArrayBuffer(n * d));
   const L = LEVELS[mode];
   const errs = new Float64Array(blocks);
+  // One encode at a time on the kept threads (each answers its messages in order, to one listener).
+  const release = t > 1 ? await takeThreads() : () => {};
   const workers = t > 1 ? new ScalarWorkers(t, rows, n) : undefined;
   try {
     if (workers) await workers.run({ phase: 'ranges', maxAbs: maxAbs.buffer as SharedArrayBuffer, sumSq: sumSq.buffer as SharedArrayBuffer });
@@ -110,7 +112,19 @@ export async function encodeScalar(
     return { residuals: new ScalarResiduals(mode, n, d, scales, codes), residualEnergy: err / n };
   } finally {
     await workers?.close();
+    release();
   }
+}
+
+let threadsBusy: Promise<void> = Promise.resolve();
+
+/** Wait for the kept threads to be free; the returned function frees them. */
+async function takeThreads(): Promise<() => void> {
+  const before = threadsBusy;
+  let free!: () => void;
+  threadsBusy = new Promise<void>((r) => (free = r));
+  await before;
+  return free;
 }
 
 /** `values` copied into a typed array over shared memory, which worker threads can read. */
@@ -146,8 +160,8 @@ class ScalarWorkers {
     private readonly rows: RowsInput,
     private readonly n: number,
   ) {
-    // The parent's flags (e.g. --input-type of `node -e`) can be invalid for a worker file.
-    this.workers = Array.from({ length: t }, () => new Worker(new URL('./scalar-worker.js', import.meta.url), { execArgv: [] }));
+    this.workers = encoderThreads(t).slice(0, t);
+    for (const w of this.workers) w.ref(); // while encoding, the workers keep the process alive
     this.blocks = Array.from({ length: t }, (_, w) => Array.from({ length: Math.ceil((blocksOf(n) - w) / t) }, (_, j) => w + j * t));
   }
 
@@ -184,9 +198,30 @@ class ScalarWorkers {
     perWorker.forEach((e, w) => e.forEach((v, j) => (errs[this.blocks[w][j]] = v)));
   }
 
+  /** The workers stay for the next encode (a compress encodes the chosen codec after trying others), idle and unref'd. */
   async close(): Promise<void> {
-    await Promise.all(this.workers.map((w) => w.terminate()));
+    for (const w of this.workers) w.unref();
   }
+}
+
+/** The encoder's worker threads, started once per process and kept (idle, they do not hold it). */
+const threadsKept: Worker[] = [];
+
+function encoderThreads(t: number): Worker[] {
+  while (threadsKept.length < t) {
+    // The parent's flags (e.g. --input-type of `node -e`) can be invalid for a worker file.
+    const w = new Worker(new URL('./scalar-worker.js', import.meta.url), { execArgv: [] });
+    w.unref();
+    // A worker that dies (it never should) is dropped, so the next encode starts a fresh one.
+    w.once('exit', () => threadsKept.splice(threadsKept.indexOf(w) >>> 0, 1));
+    threadsKept.push(w);
+  }
+  return threadsKept;
+}
+
+/** Start the encoder's threads for `values` = n·d now, in the background (a GPU run, before training), when it will use them. */
+export function prewarmScalarEncoder(values: number, threads = Math.min(availableParallelism(), MAX_THREADS)): void {
+  if (values >= PARALLEL_MIN_VALUES && threads > 1) encoderThreads(threads);
 }
 
 /** Bytes of the section payload: d f32 scales, then n rows of codes. */
