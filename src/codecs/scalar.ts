@@ -44,16 +44,14 @@ export class ScalarResiduals implements CodedResiduals {
     for (let k = 0; k < d; k++) out[k] += scales[k] * codes[i * d + k];
   }
 
-  payload(): Uint8Array {
+  /** The scales, then the codes: int8 as two pieces (the codes in place: no copy of n·d bytes), int4 packed. */
+  payload(): Uint8Array | Uint8Array[] {
     const { n, d, mode, codes } = this;
+    if (mode === 'int8') return [new Uint8Array(Float32Array.from(this.scales).buffer), new Uint8Array(codes.buffer, codes.byteOffset, codes.length)];
     const rowBytes = scalarRowBytes(mode, d);
     const out = new Uint8Array(scalarPayloadBytes(mode, n, d));
     new Float32Array(out.buffer, 0, d).set(this.scales);
     const body = out.subarray(4 * d);
-    if (mode === 'int8') {
-      body.set(new Uint8Array(codes.buffer, codes.byteOffset, codes.length));
-      return out;
-    }
     for (let i = 0; i < n; i++)
       for (let k = 0; k < d; k += 2) {
         const lo = codes[i * d + k] & 0xf;

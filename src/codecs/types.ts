@@ -25,7 +25,7 @@ export interface CodedResiduals {
   /** Adds vector i's decoded residual to `out` (length d), which holds its anchor; f32 arithmetic as stored. */
   addTo(i: number, out: Float32Array): void;
   /** The section payload (deterministic: the same residuals give the same bytes). */
-  payload(): Uint8Array;
+  payload(): Uint8Array | Uint8Array[];
 }
 
 /** What a section reader knows from the rest of the file (already validated). */

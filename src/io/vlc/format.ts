@@ -142,16 +142,19 @@ export function encodeVlc(content: VlcContent): Uint8Array[] {
   hv.setUint32(20, crc32c(json, crc32c(head.subarray(8, 20))), true);
 
   const chunks: Uint8Array[] = [head];
-  const addSection = (tag: string, required: boolean, payload: Uint8Array) => {
+  // A payload may come in pieces (a large section is not copied into one buffer): written in turn, checksummed as one.
+  const addSection = (tag: string, required: boolean, payload: Uint8Array | Uint8Array[]) => {
+    const pieces = Array.isArray(payload) ? payload : [payload];
+    const length = pieces.reduce((s, p) => s + p.length, 0);
     const sh = new Uint8Array(SECTION_HEADER_BYTES);
     const v = new DataView(sh.buffer);
     for (let i = 0; i < 4; i++) sh[i] = tag.charCodeAt(i) & 0x7f;
     v.setUint32(4, required ? FLAG_REQUIRED : 0, true);
-    v.setBigUint64(8, BigInt(payload.length), true);
-    v.setUint32(16, crc32c(payload), true);
+    v.setBigUint64(8, BigInt(length), true);
+    v.setUint32(16, pieces.reduce((crc, p) => crc32c(p, crc), 0), true);
     v.setUint32(20, crc32c(sh.subarray(0, 20)), true);
-    chunks.push(sh, payload);
-    const pad = align8(payload.length) - payload.length;
+    chunks.push(sh, ...pieces);
+    const pad = align8(length) - length;
     if (pad) chunks.push(new Uint8Array(pad));
   };
   addSection('ANCH', true, anchorPayload);
