@@ -4,6 +4,7 @@
 // caller combines blocks in block order (maxima are order-free; the sums are added block by block),
 // so one thread and sixteen write the same bytes. scalar-worker.ts runs them on worker threads.
 import { forEachF32Rows, type Rows } from '../io/dataset.js';
+import { crc32c } from '../io/vlc/crc32c.js';
 
 /** Rows per block: the unit of work and of summation. */
 export const BLOCK_ROWS = 16384;
@@ -63,3 +64,9 @@ export function blockCodes(inp: RowsInput, n: number, b: number, scales: Float32
 }
 
 export const blocksOf = (n: number): number => Math.ceil(n / BLOCK_ROWS);
+
+/** CRC32C of block b's codes (its rows' n·d bytes): the int8 section's checksum is combined from these (scalar.ts). */
+export function blockCrc(codes: Int8Array, n: number, d: number, b: number): number {
+  const r0 = b * BLOCK_ROWS, r1 = Math.min(n, r0 + BLOCK_ROWS);
+  return crc32c(new Uint8Array(codes.buffer, codes.byteOffset + r0 * d, (r1 - r0) * d));
+}

@@ -17,7 +17,8 @@
 // bytes, two codes each, low nibble first.
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { blockCodes, blockRanges, blocksOf, type RowsInput } from './scalar-rows.js';
+import { crc32c, crc32cCombine } from '../io/vlc/crc32c.js';
+import { BLOCK_ROWS, blockCodes, blockRanges, blocksOf, type RowsInput } from './scalar-rows.js';
 import type { ScalarJob } from './scalar-worker.js';
 import { checkpoint } from '../interrupt.js';
 import { asRows } from '../io/dataset.js';
@@ -37,6 +38,8 @@ export class ScalarResiduals implements CodedResiduals {
     readonly scales: Float32Array,
     /** n×d codes, one per byte in memory whatever the mode (int4 is packed only in the file). */
     readonly codes: Int8Array,
+    /** int8: the payload's CRC32C when the encoder computed it (from its threads' blocks), else undefined. */
+    readonly payloadCrc?: number,
   ) {}
 
   addTo(i: number, out: Float32Array): void {
@@ -88,6 +91,7 @@ export async function encodeScalar(
   const codes = new Int8Array(new SharedArrayBuffer(n * d));
   const L = LEVELS[mode];
   const errs = new Float64Array(blocks);
+  const crcs = new Float64Array(blocks);
   // One encode at a time on the kept threads (each answers its messages in order, to one listener).
   const release = t > 1 ? await takeThreads() : () => {};
   const workers = t > 1 ? new ScalarWorkers(t, rows, n) : undefined;
@@ -99,7 +103,7 @@ export async function encodeScalar(
         blockRanges(rows, n, b, maxAbs, sumSq);
       }
     const scales = scalesOf(mode, n, d, blocks, maxAbs, sumSq);
-    if (workers) workers.errsInto(errs, await workers.run({ phase: 'codes', scales, levels: L, codes: codes.buffer as SharedArrayBuffer }));
+    if (workers) workers.answersInto(errs, crcs, await workers.run({ phase: 'codes', scales, levels: L, codes: codes.buffer as SharedArrayBuffer }));
     else
       for (let b = 0; b < blocks; b++) {
         await checkpoint();
@@ -107,7 +111,13 @@ export async function encodeScalar(
       }
     let err = 0;
     for (let b = 0; b < blocks; b++) err += errs[b];
-    return { residuals: new ScalarResiduals(mode, n, d, scales, codes), residualEnergy: err / n };
+    // int8 on threads: the section's checksum from the blocks' (scales first, then the codes in row order).
+    let crc: number | undefined;
+    if (workers && mode === 'int8') {
+      crc = crc32c(new Uint8Array(Float32Array.from(scales).buffer));
+      for (let b = 0; b < blocks; b++) crc = crc32cCombine(crc, crcs[b], (Math.min(n, (b + 1) * BLOCK_ROWS) - b * BLOCK_ROWS) * d);
+    }
+    return { residuals: new ScalarResiduals(mode, n, d, scales, codes, crc), residualEnergy: err / n };
   } finally {
     await workers?.close();
     release();
@@ -164,17 +174,17 @@ class ScalarWorkers {
   }
 
   /** One phase on every worker; each answers its blocks' errors (codes phase). */
-  run(job: Partial<ScalarJob>): Promise<number[][]> {
+  run(job: Partial<ScalarJob>): Promise<Array<{ errs: number[]; crcs: number[] }>> {
     const { x, d, anchors, assign } = this.rows;
     return Promise.all(
       this.workers.map(
         (worker, w) =>
-          new Promise<number[]>((resolve, reject) => {
+          new Promise<{ errs: number[]; crcs: number[] }>((resolve, reject) => {
             const fail = (e: Error) => reject(new Error(`residual encoder thread: ${e.message}`));
             worker.once('error', fail);
-            worker.once('message', (r: { ok: boolean; errs: number[]; error?: string }) => {
+            worker.once('message', (r: { ok: boolean; errs: number[]; crcs: number[]; error?: string }) => {
               worker.off('error', fail);
-              if (r.ok) resolve(r.errs);
+              if (r.ok) resolve(r);
               else fail(new Error(r.error));
             });
             const msg: ScalarJob = {
@@ -192,8 +202,12 @@ class ScalarWorkers {
     );
   }
 
-  errsInto(errs: Float64Array, perWorker: number[][]): void {
-    perWorker.forEach((e, w) => e.forEach((v, j) => (errs[this.blocks[w][j]] = v)));
+  /** Each block's error and codes checksum, from the workers' answers, in block order. */
+  answersInto(errs: Float64Array, crcs: Float64Array, perWorker: Array<{ errs: number[]; crcs: number[] }>): void {
+    perWorker.forEach((r, w) => r.errs.forEach((v, j) => {
+      errs[this.blocks[w][j]] = v;
+      crcs[this.blocks[w][j]] = r.crcs[j];
+    }));
   }
 
   /** The workers stay for the next encode (a compress encodes the chosen codec after trying others), idle and unref'd. */

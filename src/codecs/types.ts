@@ -26,6 +26,8 @@ export interface CodedResiduals {
   addTo(i: number, out: Float32Array): void;
   /** The section payload (deterministic: the same residuals give the same bytes). */
   payload(): Uint8Array | Uint8Array[];
+  /** The payload's CRC32C when the encoder already computed it (on its threads); undefined: the writer computes it. */
+  readonly payloadCrc?: number;
 }
 
 /** What a section reader knows from the rest of the file (already validated). */

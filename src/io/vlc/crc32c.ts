@@ -43,3 +43,40 @@ export function crc32c(bytes: Uint8Array, crc = 0): number {
   for (; i < n; i++) c = t0[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
   return ~c >>> 0;
 }
+
+// Combining: the CRC of A‖B from crc(A), crc(B) and |B| (zlib's crc32_combine, for this polynomial),
+// so that pieces checksummed on several threads give the checksum of the whole.
+
+function gf2Times(mat: Uint32Array, vec: number): number {
+  let sum = 0;
+  for (let i = 0; vec !== 0; i++, vec >>>= 1) if (vec & 1) sum ^= mat[i];
+  return sum >>> 0;
+}
+
+function gf2Square(square: Uint32Array, mat: Uint32Array): void {
+  for (let n = 0; n < 32; n++) square[n] = gf2Times(mat, mat[n]);
+}
+
+/** CRC32C of A followed by B, given crc1 = crc32c(A), crc2 = crc32c(B) and len2 = |B| bytes. */
+export function crc32cCombine(crc1: number, crc2: number, len2: number): number {
+  if (len2 <= 0) return crc1 >>> 0;
+  const even = new Uint32Array(32); // the operator for 2^k zero bits, squared as k grows
+  const odd = new Uint32Array(32);
+  odd[0] = POLY; // one zero bit
+  for (let n = 1, row = 1; n < 32; n++, row = (row << 1) >>> 0) odd[n] = row;
+  gf2Square(even, odd); // 2 zero bits
+  gf2Square(odd, even); // 4 zero bits: one zero byte is applied first below
+  let c = crc1 >>> 0;
+  let len = len2;
+  for (;;) {
+    gf2Square(even, odd);
+    if (len % 2) c = gf2Times(even, c);
+    len = Math.floor(len / 2);
+    if (len === 0) break;
+    gf2Square(odd, even);
+    if (len % 2) c = gf2Times(odd, c);
+    len = Math.floor(len / 2);
+    if (len === 0) break;
+  }
+  return (c ^ crc2) >>> 0;
+}

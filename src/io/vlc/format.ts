@@ -143,7 +143,7 @@ export function encodeVlc(content: VlcContent): Uint8Array[] {
 
   const chunks: Uint8Array[] = [head];
   // A payload may come in pieces (a large section is not copied into one buffer): written in turn, checksummed as one.
-  const addSection = (tag: string, required: boolean, payload: Uint8Array | Uint8Array[]) => {
+  const addSection = (tag: string, required: boolean, payload: Uint8Array | Uint8Array[], crc?: number) => {
     const pieces = Array.isArray(payload) ? payload : [payload];
     const length = pieces.reduce((s, p) => s + p.length, 0);
     const sh = new Uint8Array(SECTION_HEADER_BYTES);
@@ -151,7 +151,7 @@ export function encodeVlc(content: VlcContent): Uint8Array[] {
     for (let i = 0; i < 4; i++) sh[i] = tag.charCodeAt(i) & 0x7f;
     v.setUint32(4, required ? FLAG_REQUIRED : 0, true);
     v.setBigUint64(8, BigInt(length), true);
-    v.setUint32(16, pieces.reduce((crc, p) => crc32c(p, crc), 0), true);
+    v.setUint32(16, crc ?? pieces.reduce((c, p) => crc32c(p, c), 0), true);
     v.setUint32(20, crc32c(sh.subarray(0, 20)), true);
     chunks.push(sh, ...pieces);
     const pad = align8(length) - length;
@@ -159,7 +159,7 @@ export function encodeVlc(content: VlcContent): Uint8Array[] {
   };
   addSection('ANCH', true, anchorPayload);
   addSection('ASGN', true, assignPayload);
-  if (res) addSection(RESIDUAL_SECTIONS[res.mode].tag, true, res.payload());
+  if (res) addSection(RESIDUAL_SECTIONS[res.mode].tag, true, res.payload(), res.payloadCrc);
   for (const s of extra) {
     if (!/^[\x20-\x7e]{4}$/.test(s.tag)) throw new Error(`encodeVlc: section tag must be 4 ASCII characters`);
     addSection(s.tag, s.required, s.payload);
