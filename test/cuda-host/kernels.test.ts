@@ -117,6 +117,11 @@ describe('the kernel table (src/backend/cuda/kernels.ts) is what cuda/*.cu build
   const cu = cuKernels();
   const builds = allBuilds();
 
+  it('every function name is unique across the modules (the context looks functions up by name)', () => {
+    const names = builds.map((b) => b.name);
+    expect(new Set(names).size).toBe(names.length);
+  });
+
   it('the PTX ships exactly the kernels of the table, each in its module', () => {
     expect([...ptx.keys()].sort()).toEqual(builds.map((b) => b.name).sort());
     expect([...cu.keys()].sort()).toEqual(builds.map((b) => b.name).sort());

@@ -116,14 +116,13 @@ export class CudaContext {
 
   /** The kernel `fn` of module `mod`, looked up once. */
   kernel(mod: ModuleName, fn: string): Handle {
-    const key = `${mod}/${fn}`;
-    let f = this.functions.get(key);
+    let f = this.functions.get(fn); // function names are unique across the modules (kernels.test.ts)
     if (f === undefined) {
       const m = this.modules.get(mod);
       if (m === undefined) throw new Error(`module ${mod} not loaded`);
       check(this.drv, this.drv.cuModuleGetFunction(this.out, m, fn), `cuModuleGetFunction(${fn})`);
       f = this.out[0];
-      this.functions.set(key, f);
+      this.functions.set(fn, f);
     }
     return f;
   }

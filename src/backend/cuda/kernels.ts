@@ -201,6 +201,23 @@ export function packArgs(spec: KernelSpec, args: Record<string, bigint | number>
   });
 }
 
+/**
+ * packArgs for a launch, into typed arrays kept per kernel and refilled: launches are the hot path
+ * of small problems, and cuLaunchKernel copies the values before it returns, so reuse is safe.
+ */
+const reused = new Map<KernelSpec, ArrayBufferView[]>();
+function packArgsReused(spec: KernelSpec, args: Record<string, bigint | number>): ArrayBufferView[] {
+  let out = reused.get(spec);
+  if (!out) reused.set(spec, (out = spec.args.map(([, kind]) => packArg(kind, kind === 'ptr' || kind === 'i64' ? 0n : 0))));
+  for (let i = 0; i < spec.args.length; i++) {
+    const [name, kind] = spec.args[i];
+    const v = args[name];
+    if (v === undefined) throw new Error(`kernel argument ${name} missing`);
+    (out[i] as unknown as Array<bigint | number>)[0] = kind === 'i64' ? BigInt(v) : v;
+  }
+  return out;
+}
+
 /** The named arguments back from packed ones (the fake driver's side of packArgs). */
 export function unpackArgs(spec: KernelSpec, packed: ArrayBufferView[]): Record<string, bigint | number> {
   if (packed.length !== spec.args.length) throw new Error(`expected ${spec.args.length} kernel arguments, got ${packed.length}`);
@@ -227,5 +244,5 @@ export function launch<K extends KernelName>(
 ): void {
   if (grid === 0) return;
   const spec: KernelSpec = KERNELS[k];
-  ctx.launch(spec.module, buildName(k, dtype), grid, spec.threads, packArgs(spec, args as Record<string, bigint | number>), shape.sharedBytes ?? 0, shape.gridY ?? 1);
+  ctx.launch(spec.module, buildName(k, dtype), grid, spec.threads, packArgsReused(spec, args as Record<string, bigint | number>), shape.sharedBytes ?? 0, shape.gridY ?? 1);
 }
