@@ -16,11 +16,10 @@ import { Rng } from '../../dist/anneal/random.js';
 import { sampleRows } from '../../dist/anneal/sample.js';
 import { datasetFromArray, f32ToF16, selectRows, setMaxViewBytesForTests, storeBytesAllocated, type Dataset } from '../../dist/io/dataset.js';
 import { npyHeader } from '../../dist/io/writers/npy.js';
-import type { Engine } from '../../src/backend/types.js';
 import { FakeCuda } from './fake-driver.js';
 import { runVlc } from './in-process.js';
 import { rng } from '../rng.js';
-import { script } from '../sharded/script.js';
+import { recordOf, script } from '../sharded/script.js';
 
 afterEach(() => {
   setDriverForTests(undefined);
@@ -37,18 +36,6 @@ function dataset(n: number, d: number, dtype: 'f32' | 'f16', seed: number): Data
 
 const threeGpus = () =>
   new FakeCuda({ devices: [0, 1, 2].map((k) => ({ name: `Fake GPU ${k}`, cc: [9, 0] as [number, number], sms: 4, memBytes: 80 * 2 ** 30 })) });
-
-/** The script's record of an engine, and the bytes allocStore handed out while it was opened. */
-async function recordOf(open: () => Promise<Engine>, m: number): Promise<{ rec: unknown[]; copied: number }> {
-  const before = storeBytesAllocated();
-  const e = await open();
-  const copied = storeBytesAllocated() - before;
-  try {
-    return { rec: await script(e, m), copied };
-  } finally {
-    await e.dispose();
-  }
-}
 
 describe('an engine on a sample, its rows read in place (fake driver)', () => {
   const n = 1200, d = 7, m = 5;

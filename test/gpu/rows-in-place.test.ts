@@ -7,10 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeCuda, createCudaBackend } from '../../dist/backend/cuda/index.js';
 import { Rng } from '../../dist/anneal/random.js';
 import { sampleRows } from '../../dist/anneal/sample.js';
-import { selectRows, storeBytesAllocated } from '../../dist/io/dataset.js';
+import { selectRows } from '../../dist/io/dataset.js';
 import type { CudaBackend } from '../../src/backend/cuda/index.js';
-import type { Engine } from '../../src/backend/types.js';
-import { script } from '../sharded/script.js';
+import { recordOf } from '../sharded/script.js';
 import { randomData } from './data.js';
 
 const hasGpu = probeCuda().ok;
@@ -23,18 +22,6 @@ describe.skipIf(!hasGpu)('an engine on a sample, read in place, on the device', 
   afterAll(async () => {
     await backend?.close();
   });
-
-  /** The script's record, and the bytes of vectors allocated in host memory while opening. */
-  async function recordOf(open: () => Promise<Engine>, m: number): Promise<{ rec: unknown[]; copied: number }> {
-    const before = storeBytesAllocated();
-    const e = await open();
-    const copied = storeBytesAllocated() - before;
-    try {
-      return { rec: await script(e, m), copied };
-    } finally {
-      await e.dispose();
-    }
-  }
 
   for (const c of [
     { n: 60013, d: 131, m: 301, dtype: 'f32', o: { screen: true }, s: 20011, tiled: false },

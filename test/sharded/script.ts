@@ -3,6 +3,7 @@
 // two engines that must agree (one engine and a sharded one) give equal records. Shared by the
 // CPU suite (test/sharded/engine.test.ts) and the GPU suite (test/gpu/sharded.test.ts).
 import type { Engine } from '../../src/backend/types.js';
+import { storeBytesAllocated } from '../../dist/io/dataset.js';
 
 export const plain = (a: ArrayLike<number>) => Array.from(a);
 
@@ -49,3 +50,15 @@ export async function script(e: Engine, m: number): Promise<unknown[]> {
   return rec;
 }
 
+
+/** The script's record of an engine, and the bytes of vectors allocStore handed out while it was opened (a host copy). */
+export async function recordOf(open: () => Promise<Engine>, m: number): Promise<{ rec: unknown[]; copied: number }> {
+  const before = storeBytesAllocated();
+  const e = await open();
+  const copied = storeBytesAllocated() - before;
+  try {
+    return { rec: await script(e, m), copied };
+  } finally {
+    await e.dispose();
+  }
+}
