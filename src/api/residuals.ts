@@ -97,7 +97,8 @@ export async function encodeResiduals(
   seed: number,
   hooks: AnnealHooks,
 ): Promise<{ residuals: CodedResiduals; residualEnergy: number }> {
-  if (plan.mode !== 'pq') return encodeScalar(plan.mode, input); // measures its error as it codes
+  // Measures its error as it codes; on the training GPU when the backend has one (the same bytes).
+  if (plan.mode !== 'pq') return backend.encodeScalar ? backend.encodeScalar(plan.mode, input) : encodeScalar(plan.mode, input);
   // Loaded on use: the trainer brings the quantizer.
   const { encodePq } = await import('../codecs/train/pq.js');
   const residuals: CodedResiduals = await encodePq(input, backend, { subspaces: plan.subspaces, bits: plan.bits, seed }, hooks);

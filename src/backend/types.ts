@@ -54,6 +54,7 @@
 // GPU's hot path: one wait and a 24-byte download per iteration); it gives the same result as
 // applyUpdate(accumulate(p), p).
 
+import type { CodedResiduals, ResidualInput } from '../codecs/types.js';
 import type { Dataset } from '../io/dataset.js';
 
 /** Soft shares below this are dropped by every backend (see the math above). */
@@ -214,6 +215,11 @@ export interface Backend {
    * them into its own memory (cuda/host-rows.ts). Absent: the caller copies (api/train.ts).
    */
   openRows?(data: Dataset, rows: Int32Array, m: number): Promise<Engine>;
+  /**
+   * The scalar residual codec (codecs/scalar.ts encodeScalar) on this device: the same residuals,
+   * error and checksum, bit for bit (a GPU: cuda/residual.ts). Absent: the host encodes.
+   */
+  encodeScalar?(mode: 'int8' | 'int4', input: ResidualInput): Promise<{ residuals: CodedResiduals; residualEnergy: number }>;
   close(): Promise<void>;
 }
 

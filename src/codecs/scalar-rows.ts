@@ -41,7 +41,8 @@ export function blockRanges(inp: RowsInput, n: number, b: number, maxAbs: Float6
 
 /**
  * Block b's codes q = clamp(round(r / s), −L, L) (0 where s = 0), and its squared error against the
- * reconstruction as a decoder holds it: f32(anchor + s·q).
+ * reconstruction as a decoder holds it: f32(anchor + s·q), summed per row, then the rows in order
+ * (so a GPU, one thread per row, makes the same sums: cuda/residual.cu).
  */
 export function blockCodes(inp: RowsInput, n: number, b: number, scales: Float32Array, L: number, codes: Int8Array): number {
   const { d, anchors, assign } = inp;
@@ -49,6 +50,7 @@ export function blockCodes(inp: RowsInput, n: number, b: number, scales: Float32
   forBlock(inp, n, b, (x, c0, c1) => {
     for (let i = c0; i < c1; i++) {
       const a = assign[i] * d, row = (i - c0) * d, out = i * d;
+      let rowErr = 0;
       for (let k = 0; k < d; k++) {
         const s = scales[k];
         const xv = x[row + k], av = anchors[a + k];
@@ -56,8 +58,9 @@ export function blockCodes(inp: RowsInput, n: number, b: number, scales: Float32
         q = q > L ? L : q < -L ? -L : q;
         codes[out + k] = q;
         const e = xv - Math.fround(av + s * q);
-        err += e * e;
+        rowErr += e * e;
       }
+      err += rowErr;
     }
   });
   return err;

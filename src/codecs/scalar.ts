@@ -26,7 +26,8 @@ import type { CodedResiduals, ResidualInput, ResidualSection } from './types.js'
 
 export type ScalarMode = 'int8' | 'int4';
 
-const LEVELS = { int8: 127, int4: 7 } as const;
+/** Code levels each side of zero. */
+export const LEVELS = { int8: 127, int4: 7 } as const;
 const INT4_CLIP_RMS = 2.6;
 
 export class ScalarResiduals implements CodedResiduals {
@@ -112,11 +113,7 @@ export async function encodeScalar(
     let err = 0;
     for (let b = 0; b < blocks; b++) err += errs[b];
     // int8 on threads: the section's checksum from the blocks' (scales first, then the codes in row order).
-    let crc: number | undefined;
-    if (workers && mode === 'int8') {
-      crc = crc32c(new Uint8Array(Float32Array.from(scales).buffer));
-      for (let b = 0; b < blocks; b++) crc = crc32cCombine(crc, crcs[b], (Math.min(n, (b + 1) * BLOCK_ROWS) - b * BLOCK_ROWS) * d);
-    }
+    const crc = workers && mode === 'int8' ? combineCrcs(scales, crcs, n, d) : undefined;
     return { residuals: new ScalarResiduals(mode, n, d, scales, codes, crc), residualEnergy: err / n };
   } finally {
     await workers?.close();
@@ -135,6 +132,36 @@ async function takeThreads(): Promise<() => void> {
   return free;
 }
 
+/**
+ * The int8 payload's CRC32C for codes made elsewhere (the GPU: backend/cuda/residual.ts), on the
+ * encoder's threads block by block, as encodeScalar makes it; undefined for small inputs (the
+ * writer checksums them) and for int4 (packed before writing).
+ */
+export async function checksumCodes(mode: ScalarMode, input: ResidualInput, scales: Float32Array, codes: Int8Array): Promise<number | undefined> {
+  const { n, d } = input;
+  const blocks = blocksOf(n);
+  const t = Math.max(1, Math.min(availableParallelism(), MAX_THREADS, blocks));
+  if (mode !== 'int8' || n * d < PARALLEL_MIN_VALUES || t < 2) return undefined;
+  const rows: RowsInput = { x: asRows(input.x, n, d), d, anchors: shared(Float32Array, input.anchors), assign: shared(Uint32Array, Uint32Array.from(input.assign)) };
+  const release = await takeThreads();
+  const workers = new ScalarWorkers(t, rows, n);
+  try {
+    const errs = new Float64Array(blocks), crcs = new Float64Array(blocks);
+    workers.answersInto(errs, crcs, await workers.run({ phase: 'crc', codes: codes.buffer as SharedArrayBuffer }));
+    return combineCrcs(scales, crcs, n, d);
+  } finally {
+    await workers.close();
+    release();
+  }
+}
+
+/** The section's checksum from its blocks': the scales first, then the codes in row order. */
+function combineCrcs(scales: Float32Array, crcs: Float64Array, n: number, d: number): number {
+  let crc = crc32c(new Uint8Array(Float32Array.from(scales).buffer));
+  for (let b = 0; b < crcs.length; b++) crc = crc32cCombine(crc, crcs[b], (Math.min(n, (b + 1) * BLOCK_ROWS) - b * BLOCK_ROWS) * d);
+  return crc;
+}
+
 /** `values` copied into a typed array over shared memory, which worker threads can read. */
 function shared<T extends Float32Array | Uint32Array>(Type: { new (b: SharedArrayBuffer): T; BYTES_PER_ELEMENT: number }, values: ArrayLike<number>): T {
   const out = new Type(new SharedArrayBuffer(Math.max(1, values.length) * Type.BYTES_PER_ELEMENT));
@@ -143,7 +170,7 @@ function shared<T extends Float32Array | Uint32Array>(Type: { new (b: SharedArra
 }
 
 /** Per dimension: the blocks' maxima and sums (in block order), then the scale of the mode. */
-function scalesOf(mode: ScalarMode, n: number, d: number, blocks: number, maxAbs: Float64Array, sumSq: Float64Array): Float32Array {
+export function scalesOf(mode: ScalarMode, n: number, d: number, blocks: number, maxAbs: Float64Array, sumSq: Float64Array): Float32Array {
   const L = LEVELS[mode];
   const scales = new Float32Array(d);
   for (let k = 0; k < d; k++) {

@@ -690,6 +690,43 @@ export class FakeCuda {
         out[2] = BigInt(fallback ? fallback[0] : -1);
         return;
       }
+      case 'residual_ranges': { // per (block, dimension): max |x − c| and Σ (x − c)², f64, rows in order
+        const n = num('n'), d = num('d'), B = num('blockRows'), x = X(n * d), C = f32('C'), A = u32('assign');
+        const maxAbs = f64('maxAbs'), sumSq = f64('sumSq');
+        for (let b = 0; b * B < n; b++)
+          for (let k = 0; k < d; k++) {
+            let mx = 0, sq = 0;
+            for (let i = b * B; i < Math.min(n, (b + 1) * B); i++) {
+              const r = x[i * d + k] - C[A[i] * d + k];
+              if (Math.abs(r) > mx) mx = Math.abs(r);
+              sq += r * r;
+            }
+            maxAbs[b * d + k] = mx;
+            sumSq[b * d + k] = sq;
+          }
+        return;
+      }
+      case 'residual_rows': { // per row: codes (round as the kernel: floor, then up when the rest is >= 0.5) and Σ_k e²
+        const n = num('n'), d = num('d'), L = num('L'), x = X(n * d), C = f32('C'), A = u32('assign'), S = f32('scales');
+        const codes = this.view(ptr('codes'), Int8Array), rowErr = f64('rowErr');
+        for (let i = 0; i < n; i++) {
+          let err = 0;
+          for (let k = 0; k < d; k++) {
+            const s = S[k], xv = x[i * d + k], av = C[A[i] * d + k];
+            let q = 0;
+            if (s !== 0) {
+              const v = (xv - av) / s, f = Math.floor(v);
+              q = v - f >= 0.5 ? f + 1 : f;
+              q = q > L ? L : q < -L ? -L : q;
+            }
+            codes[i * d + k] = q;
+            const e = xv - Math.fround(av + s * q);
+            err += e * e;
+          }
+          rowErr[i] = err;
+        }
+        return;
+      }
       case 'add_partials': { // another GPU's sums into this one's (cuda/peer.ts): int64 wrapping adds, u32 adds, max
         const m = num('m'), d = num('d');
         const S = u64('S'), S2 = u64('S2');

@@ -5,7 +5,7 @@
 // kernels, the module layout and the measurements.
 import { UsageError } from '../../errors.js';
 import type { Backend, Engine } from '../types.js';
-import type { Dataset } from '../../io/dataset.js';
+import { asRows, type Dataset } from '../../io/dataset.js';
 import { driver } from './driver.js';
 import { probeCuda, type CudaProbe, type CudaDeviceInfo } from './probe.js';
 import { CudaContext } from './context.js';
@@ -13,9 +13,17 @@ import { CudaEngine } from './engine.js';
 import { HostRows } from './host-rows.js';
 import { CudaError } from './check.js';
 import { cudaOptions, cudaOptionsFromEnv, type CudaOptions } from './options.js';
+import { encodeScalarOnGpu } from './residual.js';
+import { memInfo } from './pool.js';
+import { encodeScalar } from '../../codecs/scalar.js';
+import type { CodedResiduals, ResidualInput } from '../../codecs/types.js';
+import { log } from '../../log.js';
 
 export { probeCuda, CudaEngine, CudaContext, CudaError, cudaOptionsFromEnv };
 export type { CudaProbe, CudaDeviceInfo, CudaOptions };
+
+/** Share of the free GPU memory the residual encoder may take (the driver keeps some for itself). */
+const RESIDUAL_SHARE = 0.9;
 
 export class CudaBackend implements Backend {
   readonly kind = 'cuda' as const;
@@ -48,6 +56,23 @@ export class CudaBackend implements Backend {
       await dispose();
     };
     return e;
+  }
+
+  /**
+   * The scalar residuals on this GPU (residual.ts), when the vectors, codes and row errors fit in
+   * its free memory (and under VLC_CUDA_MAX_BYTES); else on the host, which needs no tiles.
+   */
+  async encodeScalar(mode: 'int8' | 'int4', input: ResidualInput): Promise<{ residuals: CodedResiduals; residualEnergy: number }> {
+    const { n, d } = input;
+    const need = n * d * (asRows(input.x, n, d).dtype === 'f16' ? 3 : 5) + n * 12 + input.anchors.length * 4;
+    this.ctx.makeCurrent();
+    const [free] = memInfo(this.ctx.drv);
+    const room = Math.min(free * RESIDUAL_SHARE, this.options.maxDeviceBytes ?? Infinity);
+    if (need > room) {
+      log().debug(`residuals on the host: they need ${need} bytes of GPU memory, ${Math.floor(room)} available`);
+      return encodeScalar(mode, input);
+    }
+    return encodeScalarOnGpu(this.ctx, mode, input);
   }
 
   async close(): Promise<void> {

@@ -140,6 +140,17 @@ export const KERNELS = {
     module: 'update', perDtype: false, threads: 256,
     args: [['C', 'ptr'], ['S', 'ptr'], ['W', 'ptr'], ['m', 'i32'], ['d', 'i32'], ['step', 'f64'], ['sScale', 'f64'], ['wScale', 'f64']],
   },
+  // residual.cu: the scalar residual codec (codecs/scalar-rows.ts) on the GPU, bit for bit.
+  residual_ranges: {
+    module: 'residual', perDtype: true, threads: 256, bounds: {},
+    args: [['X', 'ptr'], ['n', 'i32'], ['d', 'i32'], ['C', 'ptr'], ['assign', 'ptr'], ['blockRows', 'i32'], ['maxAbs', 'ptr'], ['sumSq', 'ptr']],
+  },
+  residual_rows: {
+    module: 'residual', perDtype: true, threads: 256, bounds: {},
+    args: [
+      ['X', 'ptr'], ['n', 'i32'], ['d', 'i32'], ['C', 'ptr'], ['assign', 'ptr'], ['scales', 'ptr'], ['L', 'i32'], ['codes', 'ptr'], ['rowErr', 'ptr'],
+    ],
+  },
   add_partials: {
     module: 'update', perDtype: false, threads: 256,
     args: [

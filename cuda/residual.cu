@@ -1,0 +1,71 @@
+// residual: the scalar residual codec (src/codecs/scalar-rows.ts) on the GPU, bit for bit: the same
+// double operations, in the same order, as the host's row loops. Every operation is written as an
+// explicit round-to-nearest intrinsic so that the compiler cannot fuse a multiply and an add.
+//   residual_ranges: one thread per (block of rows b, dimension k): over the block's rows in order,
+//                    the largest |r| and Σ r², r = x − c (f64), at [b·d + k].
+//   residual_rows:   one thread per row: its codes q = clamp(round(r / s), −L, L) (0 where s = 0;
+//                    round as JavaScript's Math.round: ties toward +∞), and its squared error
+//                    against the decoder's f32(c + s·q), summed over k in order (f64).
+// The host sums the rows' errors in order, block by block (src/backend/cuda/residual.ts).
+#include "common.cuh"
+
+#define RS_THREADS 256
+
+template <typename T>
+__device__ void residual_ranges(const T *X, int n, int d, const float *C, const unsigned *assign, int blockRows,
+                                double *maxAbs, double *sumSq) {
+  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long blocks = ((long long)n + blockRows - 1) / blockRows;
+  if (t >= blocks * d) return;
+  const long long b = t / d;
+  const int k = (int)(t % d);
+  const long long i1 = min((long long)n, (b + 1) * blockRows);
+  double mx = 0.0, sq = 0.0;
+  for (long long i = b * blockRows; i < i1; i++) {
+    const double r = __dsub_rn((double)load_f32(X, (size_t)i * d + k), (double)C[(size_t)assign[i] * d + k]);
+    const double ar = fabs(r);
+    if (ar > mx) mx = ar;
+    sq = __dadd_rn(sq, __dmul_rn(r, r));
+  }
+  maxAbs[t] = mx;
+  sumSq[t] = sq;
+}
+
+template <typename T>
+__device__ void residual_rows(const T *X, int n, int d, const float *C, const unsigned *assign, const float *scales,
+                              int L, signed char *codes, double *rowErr) {
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const size_t a = (size_t)assign[i] * d, row = (size_t)i * d;
+  double err = 0.0;
+  for (int k = 0; k < d; k++) {
+    const double s = (double)scales[k];
+    const double xv = (double)load_f32(X, row + k), av = (double)C[a + k];
+    double q = 0.0;
+    if (s != 0.0) {
+      const double v = __ddiv_rn(__dsub_rn(xv, av), s);
+      const double f = floor(v);
+      q = __dsub_rn(v, f) >= 0.5 ? f + 1.0 : f;  // v − floor(v) is exact for the values here
+      q = q > L ? (double)L : q < -L ? (double)-L : q;
+    }
+    codes[row + k] = (signed char)(int)q;
+    const double e = __dsub_rn(xv, (double)__double2float_rn(__dadd_rn(av, __dmul_rn(s, q))));
+    err = __dadd_rn(err, __dmul_rn(e, e));
+  }
+  rowErr[i] = err;
+}
+
+#define RANGES_ARGS(T) const T *X, int n, int d, const float *C, const unsigned *assign, int blockRows, double *maxAbs, double *sumSq
+#define ROWS_ARGS(T) const T *X, int n, int d, const float *C, const unsigned *assign, const float *scales, int L, signed char *codes, double *rowErr
+extern "C" __global__ void __launch_bounds__(RS_THREADS) residual_ranges_f32(RANGES_ARGS(float)) {
+  residual_ranges(X, n, d, C, assign, blockRows, maxAbs, sumSq);
+}
+extern "C" __global__ void __launch_bounds__(RS_THREADS) residual_ranges_f16(RANGES_ARGS(__half)) {
+  residual_ranges(X, n, d, C, assign, blockRows, maxAbs, sumSq);
+}
+extern "C" __global__ void __launch_bounds__(RS_THREADS) residual_rows_f32(ROWS_ARGS(float)) {
+  residual_rows(X, n, d, C, assign, scales, L, codes, rowErr);
+}
+extern "C" __global__ void __launch_bounds__(RS_THREADS) residual_rows_f16(ROWS_ARGS(__half)) {
+  residual_rows(X, n, d, C, assign, scales, L, codes, rowErr);
+}

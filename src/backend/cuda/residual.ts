@@ -1,0 +1,87 @@
+// The scalar residual codec on the GPU (cuda/residual.cu), for a CUDA backend once training is
+// over: the vectors go up once more, the kernels compute the per-block ranges, then every row's
+// codes and squared error, and only the codes and the errors come back. The result is the host
+// encoder's (codecs/scalar.ts), bit for bit: the same scales (scalesOf on the same ranges), codes,
+// error (rows summed in order, block by block) and checksum (on the encoder's threads).
+import { checksumCodes, LEVELS, ScalarResiduals, scalesOf, type ScalarMode } from '../../codecs/scalar.js';
+import { BLOCK_ROWS, blocksOf } from '../../codecs/scalar-rows.js';
+import type { ResidualInput } from '../../codecs/types.js';
+import { asRows, elementBytes } from '../../io/dataset.js';
+import type { CudaContext } from './context.js';
+import { KERNELS, launch } from './kernels.js';
+import type { DeviceBuffer } from './pool.js';
+
+/** Bytes per synchronous copy of the vectors (Ctrl-C is heard between them through the waits). */
+const UPLOAD_CHUNK = 64 << 20;
+const THREADS = KERNELS.residual_rows.threads;
+
+export async function encodeScalarOnGpu(
+  ctx: CudaContext, mode: ScalarMode, input: ResidualInput,
+): Promise<{ residuals: ScalarResiduals; residualEnergy: number }> {
+  const { n, d } = input;
+  const x = asRows(input.x, n, d);
+  const blocks = blocksOf(n);
+  const held: DeviceBuffer[] = [];
+  const alloc = (name: string, bytes: number) => {
+    const b = ctx.pool.alloc(name, Math.max(1, bytes));
+    held.push(b);
+    return b;
+  };
+  try {
+    const bytes = n * d * elementBytes(x.dtype);
+    const X = alloc('vectors (residuals)', bytes);
+    for (let off = 0; off < bytes; off += UPLOAD_CHUNK) {
+      ctx.upload(X, new Uint8Array(x.buffer, x.byteOffset + off, Math.min(UPLOAD_CHUNK, bytes - off)), off);
+    }
+    const C = alloc('stored anchors (residuals)', input.anchors.length * 4);
+    ctx.upload(C, input.anchors);
+    const A = alloc('assignments (residuals)', n * 4);
+    ctx.upload(A, input.assign instanceof Uint32Array ? input.assign : Uint32Array.from(input.assign));
+    const maxAbsBuf = alloc('residual ranges', blocks * d * 8);
+    const sumSqBuf = alloc('residual sums of squares', blocks * d * 8);
+    launch(ctx, 'residual_ranges', x.dtype, Math.ceil((blocks * d) / THREADS), {
+      X: X.ptr, n, d, C: C.ptr, assign: A.ptr, blockRows: BLOCK_ROWS, maxAbs: maxAbsBuf.ptr, sumSq: sumSqBuf.ptr,
+    });
+    await finished(ctx);
+    const maxAbs = new Float64Array(blocks * d), sumSq = new Float64Array(blocks * d);
+    ctx.download(maxAbs, maxAbsBuf);
+    ctx.download(sumSq, sumSqBuf);
+    const scales = scalesOf(mode, n, d, blocks, maxAbs, sumSq);
+
+    const S = alloc('residual scales', d * 4);
+    ctx.upload(S, scales);
+    const codesBuf = alloc('residual codes', n * d);
+    const rowErrBuf = alloc('residual row errors', n * 8);
+    launch(ctx, 'residual_rows', x.dtype, Math.ceil(n / THREADS), {
+      X: X.ptr, n, d, C: C.ptr, assign: A.ptr, scales: S.ptr, L: LEVELS[mode], codes: codesBuf.ptr, rowErr: rowErrBuf.ptr,
+    });
+    await finished(ctx);
+    const codes = new Int8Array(new SharedArrayBuffer(Math.max(1, n * d)), 0, n * d);
+    ctx.download(codes, codesBuf);
+    const rowErr = new Float64Array(n);
+    ctx.download(rowErr, rowErrBuf);
+    for (const b of held.splice(0)) ctx.pool.free(b); // the GPU's part is over: free it before the checksum
+
+    let err = 0;
+    for (let b = 0; b < blocks; b++) {
+      let e = 0; // as blockCodes sums: the rows of the block in order, then the blocks in order
+      for (let i = b * BLOCK_ROWS, i1 = Math.min(n, i + BLOCK_ROWS); i < i1; i++) e += rowErr[i];
+      err += e;
+    }
+    const crc = await checksumCodes(mode, input, scales, codes);
+    return { residuals: new ScalarResiduals(mode, n, d, scales, codes, crc), residualEnergy: err / n };
+  } finally {
+    for (const b of held) ctx.pool.free(b);
+  }
+}
+
+/** Wait (polling: Ctrl-C is heard) for the kernels queued so far. */
+async function finished(ctx: CudaContext): Promise<void> {
+  const ev = ctx.event();
+  try {
+    ctx.record(ev);
+    await ctx.wait(ev);
+  } finally {
+    ctx.destroyEvent(ev);
+  }
+}

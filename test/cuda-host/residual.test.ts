@@ -1,0 +1,51 @@
+// The scalar residual codec on the GPU (src/backend/cuda/residual.ts, cuda/residual.cu through the
+// fake driver's emulation) gives the host encoder's residuals bit for bit: scales, codes, error,
+// payload and checksum — f32 and f16 vectors, odd sizes, data far from the origin, a dimension
+// with no spread (scale 0), ties of the rounding; and nothing stays allocated.
+import { afterEach, describe, expect, it } from 'vitest';
+import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
+import { createCudaBackend } from '../../dist/backend/cuda/index.js';
+import { encodeScalar } from '../../dist/codecs/scalar.js';
+import { crc32c } from '../../dist/io/vlc/crc32c.js';
+import { FakeCuda } from './fake-driver.js';
+import { bytes, problem } from './residual-problem.js';
+
+afterEach(() => setDriverForTests(undefined));
+
+
+describe('scalar residuals on the GPU (fake driver) = on the host', () => {
+  for (const [n, d, m, dtype, offset] of [
+    [1001, 13, 5, 'f32', 0],
+    [2999, 7, 11, 'f16', 0],
+    [40_003, 5, 3, 'f32', 3000], // far from the origin; three blocks of rows
+  ] as const) {
+    for (const mode of ['int8', 'int4'] as const) {
+      it(`${n} × ${d} ${dtype}, offset ${offset}, ${mode}`, async () => {
+        const input = problem(n, d, m, dtype, offset, n + d);
+        const fake = new FakeCuda();
+        setDriverForTests(fake.api);
+        const backend = await createCudaBackend(0, {});
+        const gpu = await backend.encodeScalar(mode, input);
+        await backend.close();
+        const cpu = await encodeScalar(mode, input, 1);
+        expect(fake.launches.some((k) => k.startsWith('residual_rows'))).toBe(true);
+        expect(Array.from(gpu.residuals.scales)).toEqual(Array.from(cpu.residuals.scales));
+        expect(gpu.residualEnergy).toBe(cpu.residualEnergy);
+        expect(bytes(gpu.residuals.payload()).equals(bytes(cpu.residuals.payload()))).toBe(true);
+        expect(fake.live).toBe(0);
+      });
+    }
+  }
+
+  it("large enough for the encoder's threads: the int8 checksum they make from the GPU's codes", async () => {
+    const input = problem(32_771, 129, 9, 'f32', 0, 5); // 4.2M values: above the threads' threshold
+    setDriverForTests(new FakeCuda().api);
+    const backend = await createCudaBackend(0, {});
+    const gpu = await backend.encodeScalar('int8', input);
+    await backend.close();
+    expect(gpu.residuals.payloadCrc).toBe(crc32c(bytes(gpu.residuals.payload())));
+    const cpu = await encodeScalar('int8', input, 2);
+    expect(gpu.residuals.payloadCrc).toBe(cpu.residuals.payloadCrc);
+    expect(gpu.residualEnergy).toBe(cpu.residualEnergy);
+  }, 120_000);
+});

@@ -1,0 +1,33 @@
+// On a real GPU: the scalar residual codec (src/backend/cuda/residual.ts) gives the host encoder's
+// residuals bit for bit on odd sizes, f32 and f16, near and far from the origin. Skipped without one.
+import { describe, expect, it } from 'vitest';
+import { createCudaBackend, probeCuda } from '../../dist/backend/cuda/index.js';
+import { encodeScalar } from '../../dist/codecs/scalar.js';
+import { bytes, problem } from '../cuda-host/residual-problem.js';
+
+const hasGpu = probeCuda().ok;
+
+describe.skipIf(!hasGpu)('scalar residuals on the GPU = on the host', () => {
+  for (const [n, d, m, dtype, offset] of [
+    [100_003, 131, 257, 'f32', 0],
+    [70_001, 97, 61, 'f16', 0],
+    [50_021, 67, 33, 'f32', 2500],
+  ] as const) {
+    for (const mode of ['int8', 'int4'] as const) {
+      it(`${n} × ${d} ${dtype}, offset ${offset}, ${mode}`, async () => {
+        const input = problem(n, d, m, dtype, offset, n + d);
+        const backend = await createCudaBackend(0);
+        try {
+          const gpu = await backend.encodeScalar(mode, input);
+          const cpu = await encodeScalar(mode, input);
+          expect(Array.from(gpu.residuals.scales)).toEqual(Array.from(cpu.residuals.scales));
+          expect(gpu.residualEnergy).toBe(cpu.residualEnergy);
+          expect(bytes(gpu.residuals.payload()).equals(bytes(cpu.residuals.payload()))).toBe(true);
+          expect(gpu.residuals.payloadCrc).toBe(cpu.residuals.payloadCrc);
+        } finally {
+          await backend.close();
+        }
+      }, 120_000);
+    }
+  }
+});
