@@ -64,7 +64,27 @@ describe('crc32c', () => {
     const big = new Uint8Array(1000).map((_, i) => (i * 31) & 0xff);
     let byByte = 0;
     for (let i = 0; i < big.length; i++) byByte = crc32c(big.subarray(i, i + 1), byByte);
-    expect(crc32c(big)).toBe(byByte); // the 8-byte fast path equals the byte-at-a-time path
+    expect(crc32c(big)).toBe(byByte); // the 16-byte fast path equals the byte-at-a-time path
+  });
+
+  it('equals a bit-at-a-time reference at every alignment, length and starting value', () => {
+    const bitwise = (b: Uint8Array, crc: number) => {
+      let c = ~crc >>> 0;
+      for (const x of b) {
+        c ^= x;
+        for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0x82f63b78 : c >>> 1;
+      }
+      return ~c >>> 0;
+    };
+    let s = 12345;
+    const rand = () => ((s = (Math.imul(s, 1103515245) + 12345) >>> 0) >>> 8);
+    const buf = new Uint8Array(4096).map(() => rand() & 0xff);
+    for (let k = 0; k < 400; k++) {
+      const at = rand() % 37;
+      const piece = buf.subarray(at, at + (k < 100 ? k : rand() % 4000));
+      const start = k % 3 === 0 ? 0 : rand() * 256 + (rand() & 0xff);
+      expect(crc32c(piece, start)).toBe(bitwise(piece, start));
+    }
   });
 });
 

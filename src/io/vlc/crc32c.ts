@@ -1,19 +1,22 @@
 // CRC32C (Castagnoli polynomial, as in iSCSI, ext4 and SSE4.2's crc32 instruction), the checksum of
-// every .vlc section. Written here rather than pulled in as a dependency: it is 40 lines.
-// Slicing-by-8 (8 lookup tables, 8 bytes per step); its throughput, measured by
+// every .vlc section. Written here rather than pulled in as a dependency: it is 50 lines.
+// Slicing-by-16 (16 lookup tables, 16 bytes per step) over 32-bit little-endian word reads: about
+// twice the speed of slicing-by-8 over single bytes; its throughput, measured by
 // bench/host_costs.mjs, is in bench/results/host_costs.json.
 
 const POLY = 0x82f63b78; // reflected 0x1EDC6F41
+const SLICES = 16;
 
-const TABLES: Uint32Array[] = (() => {
-  const t = Array.from({ length: 8 }, () => new Uint32Array(256));
+/** TABLE[s * 256 + b]: the CRC of byte b followed by s zero bytes (slicing-by-16's tables, flat). */
+const TABLE: Int32Array = (() => {
+  const t = new Int32Array(SLICES * 256);
   for (let i = 0; i < 256; i++) {
     let c = i;
     for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ POLY : c >>> 1;
-    t[0][i] = c >>> 0;
+    t[i] = c;
   }
-  for (let i = 0; i < 256; i++) {
-    for (let s = 1; s < 8; s++) t[s][i] = (t[s - 1][i] >>> 8) ^ t[0][t[s - 1][i] & 0xff];
+  for (let s = 1; s < SLICES; s++) {
+    for (let i = 0; i < 256; i++) t[s * 256 + i] = (t[(s - 1) * 256 + i] >>> 8) ^ t[t[(s - 1) * 256 + i] & 0xff];
   }
   return t;
 })();
@@ -23,24 +26,30 @@ const TABLES: Uint32Array[] = (() => {
  * can run over several pieces. crc32c(ascii '123456789') = 0xe3069283.
  */
 export function crc32c(bytes: Uint8Array, crc = 0): number {
-  const [t0, t1, t2, t3, t4, t5, t6, t7] = TABLES;
-  let c = ~crc >>> 0;
+  const t = TABLE;
+  let c = ~crc;
   let i = 0;
   const n = bytes.length;
-  const end8 = n - (n % 8);
-  for (; i < end8; i += 8) {
-    const lo = (c ^ (bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24))) >>> 0;
-    c =
-      t7[lo & 0xff] ^
-      t6[(lo >>> 8) & 0xff] ^
-      t5[(lo >>> 16) & 0xff] ^
-      t4[lo >>> 24] ^
-      t3[bytes[i + 4]] ^
-      t2[bytes[i + 5]] ^
-      t1[bytes[i + 6]] ^
-      t0[bytes[i + 7]];
+  // Single bytes up to a 4-byte boundary, so the words below can be read through an Int32Array
+  // (little-endian: every platform Node.js ships for).
+  for (; i < n && ((bytes.byteOffset + i) & 3) !== 0; i++) c = t[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
+  const blocks = (n - i) >>> 4;
+  if (blocks > 0) {
+    const w = new Int32Array(bytes.buffer, bytes.byteOffset + i, blocks * 4);
+    for (let j = 0; j < w.length; j += 4) {
+      const a = c ^ w[j];
+      const b = w[j + 1];
+      const d = w[j + 2];
+      const e = w[j + 3];
+      c =
+        t[3840 + (a & 0xff)] ^ t[3584 + ((a >>> 8) & 0xff)] ^ t[3328 + ((a >>> 16) & 0xff)] ^ t[3072 + (a >>> 24)] ^
+        t[2816 + (b & 0xff)] ^ t[2560 + ((b >>> 8) & 0xff)] ^ t[2304 + ((b >>> 16) & 0xff)] ^ t[2048 + (b >>> 24)] ^
+        t[1792 + (d & 0xff)] ^ t[1536 + ((d >>> 8) & 0xff)] ^ t[1280 + ((d >>> 16) & 0xff)] ^ t[1024 + (d >>> 24)] ^
+        t[768 + (e & 0xff)] ^ t[512 + ((e >>> 8) & 0xff)] ^ t[256 + ((e >>> 16) & 0xff)] ^ t[e >>> 24];
+    }
+    i += blocks * 16;
   }
-  for (; i < n; i++) c = t0[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
+  for (; i < n; i++) c = t[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
   return ~c >>> 0;
 }
 
