@@ -5,7 +5,7 @@
 // value counts as the integer floor(D·seedScale), and the host chose seedScale so that the sum
 // over all the data stays below 2^52 (src/backend/fixed.ts: seedScale); each block sum is an
 // integer, exact as a double, and so is every sum of block sums, in any order and across shards.
-#include "common.cuh"
+#include "tile.cuh"
 
 #define SEED_THREADS 256
 #define SEED_POINTS 256  // points per block (contiguous), 8 warps × 32, four at a time
@@ -94,6 +94,53 @@ __device__ void seed_try(const T *X, int n, int d, const float *C, int L, const 
   }
 }
 
+// k-means++ in rounds (Engine.seedAddMany): D[i] = min(D[i], min over L candidates C (L×d) of
+// dist(x_i, c_l)), through assign.cu's register-tiled loop (tile.cuh: 64 points a block, candidate
+// tiles of 128). Each point's distances are sums in a fixed order, so D is the same on every run and
+// on every shard. Blocks own SM_P points (a quarter of a seeding block): partial[b] = Σ D over them.
+#define SM_PP 4
+#define SM_P 64  // points per block: 16·SM_PP
+static_assert(SM_P == 16 * SM_PP && SEED_POINTS % SM_P == 0, "seeding blocks hold whole seed_many blocks");
+template <typename T>
+__device__ void seed_many(const T *X, int n, int d, const float *C, int L, float *D, double seedScale, double *partial) {
+  __shared__ long long shm[SEED_THREADS / 32];
+  const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+  const long long p0 = (long long)blockIdx.x * SM_P;
+  float best[SM_PP];
+#pragma unroll
+  for (int p = 0; p < SM_PP; p++) best[p] = __int_as_float(0x7f800000);
+  tile_loop<false, SM_PP>(X, C, n, d, L, p0, [](long long q) { return q; }, [&](int a0, float (&acc)[SM_PP][8]) {
+#pragma unroll
+    for (int a = 0; a < 8; a++) {
+      if (a0 + tl_local(tx, a) < L) {
+#pragma unroll
+        for (int p = 0; p < SM_PP; p++) best[p] = fminf(best[p], acc[p][a]);
+      }
+#pragma unroll
+      for (int p = 0; p < SM_PP; p++) acc[p][a] = 0.f;
+    }
+  });
+  // The 16 threads (one half-warp) that share each point: their minimum, on every one of them.
+#pragma unroll
+  for (int p = 0; p < SM_PP; p++)
+#pragma unroll
+    for (int o = 8; o > 0; o >>= 1) best[p] = fminf(best[p], __shfl_xor_sync(0xffffffffu, best[p], o));
+  long long mine = 0;
+  if (tx == 0) {
+#pragma unroll
+    for (int p = 0; p < SM_PP; p++) {
+      const long long q = p0 + tl_local(ty, p);
+      if (q < n) {
+        const float v = fminf(D[q], best[p]);
+        D[q] = v;
+        mine += fixed_d(v, seedScale);
+      }
+    }
+  }
+  const long long t = block_sum(mine, shm);
+  if (threadIdx.x == 0) partial[blockIdx.x] = (double)t;
+}
+
 #define SEED_DIST_ARGS(T) const T *X, int n, int d, const float *c, float *D, int mode, double seedScale, double *partial
 #define SEED_TRY_ARGS(T) const T *X, int n, int d, const float *C, int L, const float *D, double seedScale, double *partial
 extern "C" __global__ void __launch_bounds__(SEED_THREADS) seed_dist_f32(SEED_DIST_ARGS(float)) {
@@ -107,6 +154,13 @@ extern "C" __global__ void __launch_bounds__(SEED_THREADS) seed_try_f32(SEED_TRY
 }
 extern "C" __global__ void __launch_bounds__(SEED_THREADS) seed_try_f16(SEED_TRY_ARGS(__half)) {
   seed_try(X, n, d, C, L, D, seedScale, partial);
+}
+#define SEED_MANY_ARGS(T) const T *X, int n, int d, const float *C, int L, float *D, double seedScale, double *partial
+extern "C" __global__ void __launch_bounds__(TL_THREADS, 2) seed_many_f32(SEED_MANY_ARGS(float)) {
+  seed_many(X, n, d, C, L, D, seedScale, partial);
+}
+extern "C" __global__ void __launch_bounds__(TL_THREADS, 2) seed_many_f16(SEED_MANY_ARGS(__half)) {
+  seed_many(X, n, d, C, L, D, seedScale, partial);
 }
 
 // Largest |x| over the data as f32 bits, for the fixed-point scales (src/backend/fixed.ts). The

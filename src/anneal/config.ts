@@ -62,6 +62,14 @@ export interface AnnealConfig {
    * (bench/quality.py). A rule on sizes, so every device agrees.
    */
   initBudget: number;
+  /**
+   * k-means++ in rounds when m is above initRoundsAbove: about initRounds rounds (plus the first
+   * few, which grow 1, 2, 4, …), each drawing its anchors from the same D and adding them in one
+   * pass, instead of m passes (init.ts). At or below it, one anchor at a time, as measured best for
+   * quality where the m passes are cheap.
+   */
+  initRounds: number;
+  initRoundsAbove: number;
 }
 
 export const DEFAULT_CONFIG: Omit<AnnealConfig, 'm'> = {
@@ -86,6 +94,8 @@ export const DEFAULT_CONFIG: Omit<AnnealConfig, 'm'> = {
   initSample: 20,
   initSampleAbove: 2 ** 30,
   initBudget: 2 ** 25,
+  initRounds: 64,
+  initRoundsAbove: 4096,
 };
 
 /** How hard compress works (`--effort`): each one's changes to DEFAULT_CONFIG, the 'default'. */

@@ -15,9 +15,14 @@ function candidatesFor(candidates: number, m: number): number {
   return candidates >= 1 ? Math.floor(candidates) : 2 + Math.floor(Math.log(m));
 }
 
+/**
+ * k-means++ on the engine. With `rounds` > 0 and m above `rounds`, the anchors after the first come
+ * in rounds (kmeansPlusPlusRounds below); else one at a time.
+ */
 export async function kmeansPlusPlus(
-  engine: Engine, m: number, rng: Rng, candidates = 1, check: () => void = () => {},
+  engine: Engine, m: number, rng: Rng, candidates = 1, check: () => void = () => {}, rounds = 0,
 ): Promise<InitResult> {
+  if (rounds > 0 && m > rounds) return kmeansPlusPlusRounds(engine, m, rng, rounds, check);
   const { n, d } = engine;
   candidates = candidatesFor(candidates, m);
   const anchors = new Float32Array(m * d);
@@ -41,6 +46,40 @@ export async function kmeansPlusPlus(
     }
     anchors.set(row, t * d);
     total = await engine.seedAdd(row);
+  }
+  return { anchors, energy: total / n };
+}
+
+/**
+ * k-means++ in rounds: each round draws several anchors by D² from the same D, then adds them in
+ * one pass (Engine.seedPickMany / seedAddMany), so init costs about `rounds` passes over the data
+ * instead of m. A round draws as many anchors as are already chosen, up to ⌈(m − 1) / rounds⌉: the
+ * first rounds grow 1, 2, 4, … as one-at-a-time sampling would have them see D, later ones are
+ * capped. Within a round D does not shrink around the anchors just drawn, so two may land close
+ * (or on one point); the Lloyd polish and the run's refills deal with them. Greedy candidates do not
+ * apply here.
+ */
+async function kmeansPlusPlusRounds(engine: Engine, m: number, rng: Rng, rounds: number, check: () => void): Promise<InitResult> {
+  const { n, d } = engine;
+  const perRound = Math.ceil((m - 1) / rounds);
+  const anchors = new Float32Array(m * d);
+  anchors.set(await engine.row(rng.int(n)), 0);
+  let total = await engine.seedBegin(anchors.subarray(0, d));
+  for (let t = 1; t < m; ) {
+    check();
+    const k = Math.min(perRound, t, m - t);
+    let picks: ArrayLike<number>;
+    if (!(total > 0)) {
+      // Every point already coincides with an anchor (fewer distinct points than m): any points.
+      picks = Array.from({ length: k }, () => rng.int(n));
+    } else {
+      const targets = new Float64Array(k);
+      for (let l = 0; l < k; l++) targets[l] = rng.next() * total;
+      picks = await engine.seedPickMany(targets);
+    }
+    for (let l = 0; l < k; l++) anchors.set(await engine.row(picks[l]), (t + l) * d);
+    total = await engine.seedAddMany(anchors.subarray(t * d, (t + k) * d));
+    t += k;
   }
   return { anchors, energy: total / n };
 }

@@ -64,13 +64,18 @@ async function bestStart(run: Run, e: Engine, rng: Rng, recorded: boolean): Prom
   let best: { anchors: Float32Array; energy: number } | undefined;
   for (let r = 0; r < tries; r++) {
     run.initTry(r, tries);
-    const init = await kmeansPlusPlus(e, cfg.m, rng, candidates, () => run.check());
+    const init = await kmeansPlusPlus(e, cfg.m, rng, candidates, () => run.check(), roundsFor(cfg));
     if (tries === 1 && recorded) return init;
     await e.setAnchors(init.anchors);
     const energy = await polish(run, e, init.energy, recorded);
     if (!best || energy < best.energy) best = { anchors: await e.getAnchors(), energy };
   }
   return best!;
+}
+
+/** Rounds for kmeansPlusPlus: initRounds when m is above initRoundsAbove, else 0 (one anchor at a time). */
+export function roundsFor(cfg: AnnealConfig): number {
+  return cfg.initRounds > 0 && cfg.m > cfg.initRoundsAbove ? cfg.initRounds : 0;
 }
 
 /** Lloyd on one try: until stable or `restartIters` passes (and on the whole data, maxIters in all). */

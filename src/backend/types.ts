@@ -168,6 +168,13 @@ export interface Engine {
    * target (target in [0, Σ D)); at or past Σ D, the last i with a non-zero share.
    */
   seedPick(target: number): Promise<number>;
+  /**
+   * D[i] = min(D[i], min over the L candidates (L×d, row-major) of dist(x_i, c_l)); returns the new
+   * Σ D: L seedAdds in one pass (k-means++ in rounds, init.ts).
+   */
+  seedAddMany(cands: Float32Array): Promise<number>;
+  /** seedPick of each target, all against the same D (the order given; any number, none included). */
+  seedPickMany(targets: Float64Array): Promise<Int32Array>;
   /** The unit of the seeding sums since the last seedBegin. */
   readonly seedUnit: number;
   /** Vector i as f32 (length d). */

@@ -433,6 +433,20 @@ export class FakeCuda {
         }
         return;
       }
+      case 'seed_many': { // blocks of 64 points: D = min(D, nearest of the L candidates)
+        const n = num('n'), d = num('d'), x = X(n * d), C = f32('C'), L = num('L'), D = f32('D'), scale = num('seedScale'), part = f64('partial');
+        for (let b = 0; b < grid; b++) {
+          let s = 0;
+          for (let i = b * 64; i < Math.min(n, (b + 1) * 64); i++) {
+            let v = D[i];
+            for (let l = 0; l < L; l++) v = Math.min(v, dist(x, i, d, C, l * d));
+            D[i] = v;
+            s += Math.floor(v * scale);
+          }
+          part[b] = s;
+        }
+        return;
+      }
       case 'seed_try': {
         const n = num('n'), d = num('d'), x = X(n * d), C = f32('C'), L = num('L'), D = f32('D'), scale = num('seedScale'), part = f64('partial');
         for (let b = 0; b < grid; b++)

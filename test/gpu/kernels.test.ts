@@ -220,7 +220,7 @@ describe.skipIf(!hasGpu)('CUDA kernels vs the reference', () => {
     });
   }
 
-  it('k-means++ kernels: sums, tries and picks (f16, n=100000 d=17)', async () => {
+  it('k-means++ kernels: sums, tries, picks and rounds (f16, n=100000 d=17)', async () => {
     const n = 100000, d = 17;
     const { ds, X } = randomData(n, d, 'f16', 5);
     const engine = (await backend.open(ds, 8)) as CudaEngine;
@@ -249,6 +249,23 @@ describe.skipIf(!hasGpu)('CUDA kernels vs the reference', () => {
       }
       const row = await engine.row(4242);
       for (let k = 0; k < d; k++) expect(row[k]).toBe(X[4242 * d + k]);
+      // k-means++ in rounds: 131 candidates (two tiles of 128, the second mostly empty) in one pass.
+      const L = 131;
+      const C = new Float32Array(L * d);
+      for (let l = 0; l < L; l++) C.set(X.subarray(((l * 7919) % n) * d, ((l * 7919) % n + 1) * d), l * d);
+      for (let i = 0; i < n; i++) for (let l = 0; l < L; l++) D[i] = Math.min(D[i], dist(X, i, C, l, d));
+      const s2 = D.reduce((p, q) => p + q, 0);
+      const many = await engine.seedAddMany(C);
+      expect(Math.abs(many - s2)).toBeLessThan(1e-5 * s2);
+      const targets = Float64Array.from([0.6, 0, 0.3, 0.999, 0.3], (f) => f * many);
+      const single = [];
+      for (const t of targets) single.push(await engine.seedPick(t));
+      expect(Array.from(await engine.seedPickMany(targets))).toEqual(single);
+      for (const [j, t] of targets.entries()) {
+        let acc = 0, want = n - 1;
+        for (let i = 0; i < n; i++) if ((acc += D[i]) > t) { want = i; break; }
+        expect(Math.abs(single[j] - want)).toBeLessThanOrEqual(2);
+      }
     } finally {
       await engine.dispose();
     }

@@ -97,7 +97,7 @@ describe.skipIf(!hasGpu)('CUDA engine, vectors in tiles vs resident', () => {
     });
   }
 
-  it('k-means++ sums, tries and picks in tiles equal the resident ones (f16, n=100003 d=17, tiles of 8192)', async () => {
+  it('k-means++ sums, tries, picks and rounds in tiles equal the resident ones (f16, n=100003 d=17, tiles of 8192)', async () => {
     const n = 100003, d = 17;
     const { ds, X } = randomData(n, d, 'f16', 5);
     const resident = (await backend.open(ds, 8)) as CudaEngine;
@@ -114,6 +114,11 @@ describe.skipIf(!hasGpu)('CUDA engine, vectors in tiles vs resident', () => {
       const s1 = await resident.seedAdd(c1);
       expect(await tiled.seedAdd(c1)).toBe(s1);
       for (const frac of [0, 0.25, 0.5, 0.9, 0.999]) expect(await tiled.seedPick(frac * s1)).toBe(await resident.seedPick(frac * s1));
+      const many = new Float32Array([...c0, ...c1, ...Float32Array.from(X.subarray(4242 * d, 4243 * d))]);
+      const s2 = await resident.seedAddMany(many);
+      expect(await tiled.seedAddMany(many)).toBe(s2);
+      const targets = Float64Array.from([0.9, 0.1, 0.5], (f) => f * s2);
+      expect(Array.from(await tiled.seedPickMany(targets))).toEqual(Array.from(await resident.seedPickMany(targets)));
     } finally {
       await resident.dispose();
       await tiled.dispose();

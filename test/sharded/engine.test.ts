@@ -124,12 +124,13 @@ describe('sharded CPU engines = one CPU engine (fixed-point sums: exact)', () =>
     for (const b of backends) await b.close();
   });
 
-  it('the whole anneal (init on all rows, and on a sample), and accumulate + applyUpdate = iterate', async () => {
+  it('the whole anneal (init on all rows, on a sample, in rounds), and accumulate + applyUpdate = iterate', async () => {
     const ds = dataset(900, 5, 'f16', 4);
     const backends = [0, 1].map(() => createCpuBackend({ threads: 1 }));
     for (const cfg of [
       { ...DEFAULT_CONFIG, m: 9, maxIters: 30, huber: 1 },
       { ...DEFAULT_CONFIG, m: 9, maxIters: 30, initSample: 20, initSampleAbove: 0 },
+      { ...DEFAULT_CONFIG, m: 9, maxIters: 30, initRounds: 3, initRoundsAbove: 0 }, // k-means++ in rounds
     ]) {
       const one = await backends[0].open(ds, cfg.m);
       const want = await anneal(one, cfg);

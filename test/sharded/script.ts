@@ -19,6 +19,12 @@ export async function script(e: Engine, m: number): Promise<unknown[]> {
   const total = await e.seedAdd(await e.row(rows[2]));
   rec.push(total);
   for (const f of [0, 0.1, 0.5, 0.77, 0.999999, 1, 2]) rec.push(await e.seedPick(f * total));
+  // k-means++ in rounds: many picks against one D, then many candidates added in one pass.
+  rec.push(plain(await e.seedPickMany(Float64Array.from([0.77, 0, 2, 0.1, 0.5, 0.5, 0.999999], (f) => f * total))));
+  const many = new Float32Array(4 * e.d);
+  for (let l = 0; l < 4; l++) many.set(await e.row(rows[(l + 3) % rows.length]), l * e.d);
+  const manyTotal = await e.seedAddMany(many);
+  rec.push(manyTotal, plain(await e.seedPickMany(Float64Array.from([0.3, 0.9, 0.6], (f) => f * manyTotal))));
   const C = new Float32Array(m * e.d);
   for (let j = 0; j < m; j++) C.set(await e.row((j * 37) % e.n), j * e.d);
   await e.setAnchors(C);

@@ -18,6 +18,7 @@ import { DOUBLE_BITS, fixedSeed, maxAbsOf, passScales, seedScale, type PassScale
 import type { AnchorStats, Engine, GlobalFigures, IterParams, IterStats, NearestAnchors, Partials } from '../types.js';
 import { makeKernel, type Kernel, type KernelKind } from './kernel.js';
 import { nearestOtherOnCpu } from './nearest.js';
+import { pickIndexes } from '../seed-pick.js';
 import { formGroups, groupCount, groupDrift, type GroupedPass, type Groups } from './groups.js';
 import { WorkerPool } from './pool.js';
 import { allocShared, chunkCount, CHUNK, sharedF32, sharedF64, toPortable, type SharedState, type SplitReduce, type WorkerRequest } from './shared.js';
@@ -198,7 +199,7 @@ export class CpuEngine implements Engine {
     return -1;
   }
 
-  private async seedPass(mode: 'begin' | 'add' | 'try', cands: Float32Array, count: number): Promise<Float64Array> {
+  private async seedPass(mode: 'begin' | 'add' | 'try' | 'many', cands: Float32Array, count: number): Promise<Float64Array> {
     await this.ready;
     if (mode === 'begin') this.seedScaleV = seedScale(this.global.n, this.d, this.global.maxAbs, maxAbsOf(cands.subarray(0, this.d)));
     let extra: { tryDist?: Float32Array; fromTry?: number; tryL?: number } = {};
@@ -209,7 +210,7 @@ export class CpuEngine implements Engine {
       const l = this.cachedCandidate(cands);
       if (l >= 0) extra = { tryDist: this.tryCache!.dist, fromTry: l, tryL: this.tryCache!.L };
     }
-    const L = mode === 'try' ? count : 1;
+    const L = mode === 'try' || mode === 'many' ? count : 1;
     if (L > this.candCap) {
       this.candCap = L;
       this.st.cands = sharedF32(L * this.d);
@@ -221,6 +222,7 @@ export class CpuEngine implements Engine {
     const scale = this.seedScaleV;
     await this.each(() => ({ op: 'seed', engine: this.id, mode, count: L, cands: this.st.cands, chunkSums: cs, seedScale: scale, ...extra }));
     this.tryCache = mode === 'try' && extra.tryDist ? { cands: cands.slice(0, L * this.d), L, dist: extra.tryDist } : undefined;
+    if (mode === 'many') return Float64Array.of(sumChunks(cs, chunkCount(this.n)) / scale);
     const totals = new Float64Array(L);
     for (let c = 0; c < chunkCount(this.n); c++) for (let l = 0; l < L; l++) totals[l] += cs[c * L + l];
     for (let l = 0; l < L; l++) totals[l] /= scale; // integers below 2^53 over a power of two: exact
@@ -235,6 +237,18 @@ export class CpuEngine implements Engine {
   }
   async seedAdd(c: Float32Array): Promise<number> {
     return (await this.seedPass('add', c, 1))[0];
+  }
+
+  async seedAddMany(cands: Float32Array): Promise<number> {
+    const L = Math.floor(cands.length / this.d);
+    if (L === 0) return sumChunks(this.st.chunkSums, chunkCount(this.n)) / this.seedScaleV;
+    return (await this.seedPass('many', cands, L))[0];
+  }
+
+  async seedPickMany(targets: Float64Array): Promise<Int32Array> {
+    const { seedD: D, chunkSums } = this.st;
+    const scale = this.seedScaleV;
+    return pickIndexes(targets, scale, chunkSums.subarray(0, chunkCount(this.n)), CHUNK, this.n, (i) => fixedSeed(D[i], scale));
   }
 
   get seedUnit(): number {
@@ -439,4 +453,11 @@ export class CpuEngine implements Engine {
   private each(make: (w: number) => WorkerRequest): Promise<void[]> {
     return this.pool.all((w) => (w < this.threads ? make(w) : undefined));
   }
+}
+
+/** Σ of the first `chunks` chunk sums (whole units below 2^53: exact in any order). */
+function sumChunks(sums: Float64Array, chunks: number): number {
+  let t = 0;
+  for (let c = 0; c < chunks; c++) t += sums[c];
+  return t;
 }

@@ -269,10 +269,11 @@ const SEED_BLOCK = 16;
  * both leave each chunk's Σ D in chunkSums[chunk]. try: chunkSums[chunk·L + l] = Σ min(D, dist(x, c_l)).
  */
 function seed(
-  mode: 'begin' | 'add' | 'try', count: number, cands: Float32Array, chunkSums: Float64Array, seedScale: number,
+  mode: 'begin' | 'add' | 'try' | 'many', count: number, cands: Float32Array, chunkSums: Float64Array, seedScale: number,
   tryDist?: Float32Array, fromTry = -1, tryL = 0,
 ): void {
   const { d, seedD: D } = st!;
+  if (mode === 'many') return seedMany(count, cands, chunkSums, seedScale);
   const L = mode === 'try' ? count : 1;
   if (tile.dist.length < SEED_BLOCK * CHUNK * L) tile.dist = new Float32Array(SEED_BLOCK * CHUNK * L);
   const dist = tile.dist;
@@ -303,6 +304,22 @@ function seed(
         chunkSums[chunk] = sum;
       }
     }
+  }
+}
+
+/** many: D = min(D, nearest of the `count` candidates), by the kernel's top-2 search; chunk sums as add's. */
+function seedMany(count: number, cands: Float32Array, chunkSums: Float64Array, seedScale: number): void {
+  const { d, seedD: D } = st!;
+  for (let i0 = range.i0, chunk = range.chunk0; i0 < range.i1; i0 += CHUNK, chunk++) {
+    const np = Math.min(CHUNK, range.i1 - i0);
+    kernel!.top2(xRows(i0, np), np, cands, count, d, tile);
+    let sum = 0;
+    for (let p = 0; p < np; p++) {
+      const v = Math.min(D[i0 + p], tile.d1[p]);
+      D[i0 + p] = v;
+      sum += fixedSeed(v, seedScale);
+    }
+    chunkSums[chunk] = sum;
   }
 }
 

@@ -185,6 +185,16 @@ export class CudaEngine implements Engine {
     return this.seeding.pick(target);
   }
 
+  seedAddMany(cands: Float32Array): Promise<number> {
+    this.live();
+    return this.seeding.addMany(cands);
+  }
+
+  seedPickMany(targets: Float64Array): Promise<Int32Array> {
+    this.live();
+    return this.seeding.pickMany(targets);
+  }
+
   get seedUnit(): number {
     return 1 / this.seeding.scale;
   }

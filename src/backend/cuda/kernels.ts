@@ -42,6 +42,11 @@ export const KERNELS = {
     module: 'seed', perDtype: true, threads: 256, bounds: {}, points: { value: 256, constant: 'SEED_POINTS' },
     args: [...X_N_D, ['C', 'ptr'], ['L', 'i32'], ['D', 'ptr'], ['seedScale', 'f64'], ['partial', 'ptr']],
   },
+  // k-means++ in rounds: the nearest of L candidates by assign.cu's tiled loop; blocks of 64 points.
+  seed_many: {
+    module: 'seed', perDtype: true, threads: 256, bounds: { minBlocks: 2 }, points: { value: 64, constant: 'SM_P' },
+    args: [...X_N_D, ['C', 'ptr'], ['L', 'i32'], ['D', 'ptr'], ['seedScale', 'f64'], ['partial', 'ptr']],
+  },
   max_abs: { module: 'seed', perDtype: true, threads: 256, args: [['X', 'ptr'], ['count', 'i64'], ['out', 'ptr']] },
   // assign.cu: the exact top-2 by direct differences, over every point or over a list of points.
   assign_top2: {

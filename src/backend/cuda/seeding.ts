@@ -1,13 +1,17 @@
-// k-means++ support on the device (Engine.seedBegin / seedAdd / seedTry / seedPick, cuda/seed.cu).
+// k-means++ support on the device (Engine.seedBegin / seedAdd / seedTry / seedPick and the rounds'
+// seedAddMany / seedPickMany, cuda/seed.cu).
 // Each block of seed_dist owns SEED_POINTS consecutive points and writes the sum of its D values,
 // in units of 1/scale, as an exact integer (fixed.ts); tiles start on block boundaries, so each
 // tile's blocks write their own slots. The host keeps the block sums of the last begin/add to
 // locate a sampling target, then scans that block's D values only.
 import { fixedSeed, maxAbsOf, seedScale } from '../fixed.js';
+import { pickIndexes } from '../seed-pick.js';
 import type { EngineCore } from './core.js';
 import { KERNELS } from './kernels.js';
 
 const SEED_POINTS = KERNELS.seed_dist.points.value;
+/** seed_many's blocks are a fraction of a seeding block: this many make one. */
+const MANY_PER_BLOCK = SEED_POINTS / KERNELS.seed_many.points.value;
 
 export class DeviceSeeding {
   /** Units per unit of squared distance; set by seedBegin from the candidate's range. */
@@ -41,11 +45,59 @@ export class DeviceSeeding {
     });
     await e.sync();
     e.ctx.download(this.sums, e.bufs.seedPartial);
-    let units = 0;
-    for (const v of this.sums) units += v; // integers below 2^53: exact
     this.calls++;
     this.wallMs += performance.now() - t0;
+    return this.total();
+  }
+
+  /**
+   * D = min(D, nearest of the L candidates) in one pass (seed_many); returns Σ D. Its blocks are a
+   * quarter of a seeding block: their partials (in the try buffer) add up to the block sums pick uses.
+   */
+  async addMany(cands: Float32Array): Promise<number> {
+    const { e } = this;
+    const t0 = performance.now();
+    const L = Math.floor(cands.length / e.d);
+    if (L === 0) return this.total();
+    const parts = this.blocks * MANY_PER_BLOCK;
+    e.bufs.growCandidates(Math.max(L, MANY_PER_BLOCK), e.d, this.blocks);
+    e.ctx.upload(e.bufs.cand, cands.subarray(0, L * e.d));
+    await e.spans.forEachSpan((s) => {
+      e.run('seed_many', Math.ceil(s.rows / KERNELS.seed_many.points.value), {
+        X: s.x, n: s.rows, d: e.d, C: e.bufs.cand.ptr, L, D: e.spans.at(e.bufs.seedD, s), seedScale: this.scale,
+        partial: e.bufs.seedPartialTry.ptr + BigInt((s.p0 / SEED_POINTS) * MANY_PER_BLOCK * 8),
+      });
+    });
+    await e.sync();
+    if (this.tryPart.length < parts) this.tryPart = new Float64Array(parts);
+    const part = this.tryPart.subarray(0, parts);
+    // The last seeding block may hold fewer seed_many blocks than MANY_PER_BLOCK: their slots stay 0.
+    part.fill(0);
+    e.ctx.download(part.subarray(0, Math.ceil(e.n / KERNELS.seed_many.points.value)), e.bufs.seedPartialTry);
+    for (let b = 0; b < this.blocks; b++) {
+      let s = 0;
+      for (let q = 0; q < MANY_PER_BLOCK; q++) s += part[b * MANY_PER_BLOCK + q];
+      this.sums[b] = s;
+    }
+    this.calls++;
+    this.wallMs += performance.now() - t0;
+    return this.total();
+  }
+
+  /** Σ D of the last begin/add, from the block sums. */
+  private total(): number {
+    let units = 0;
+    for (const v of this.sums) units += v; // integers below 2^53: exact
     return units / this.scale;
+  }
+
+  /** pick() of each target against the same D: D comes down once, the walk is seed-pick.ts's. */
+  async pickMany(targets: Float64Array): Promise<Int32Array> {
+    if (targets.length === 0) return new Int32Array(0);
+    const D = new Float32Array(this.e.n);
+    this.e.ctx.download(D, this.e.bufs.seedD);
+    const scale = this.scale;
+    return pickIndexes(targets, scale, this.sums, SEED_POINTS, this.e.n, (i) => fixedSeed(D[i], scale));
   }
 
   /** For each of L candidates, Σ_i min(D[i], dist(x_i, c_l)); D unchanged. */

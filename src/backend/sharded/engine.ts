@@ -122,6 +122,10 @@ export class ShardedEngine implements Engine {
     return this.seedTotal((e) => e.seedAdd(c));
   }
 
+  seedAddMany(cands: Float32Array): Promise<number> {
+    return this.seedTotal((e) => e.seedAddMany(cands));
+  }
+
   seedTry(cands: Float32Array): Promise<Float64Array> {
     return this.spmd(async (e, c) => c.allreduce(await e.seedTry(cands), 'sum'));
   }
@@ -135,26 +139,39 @@ export class ShardedEngine implements Engine {
    * that rank's own pick for what is left; past the total, the last rank with a share.
    */
   async seedPick(target: number): Promise<number> {
-    const unit = this.seedUnit;
-    const q = Math.floor(target / unit) * unit;
-    const totals = this.seedTotals;
-    let owner = -1;
-    let before = 0;
-    for (let r = 0; r < totals.length && owner < 0; r++) {
-      if (before + totals[r] > q) owner = r;
-      else before += totals[r];
-    }
-    let local = q - before; // whole units: exact
-    if (owner < 0) {
-      owner = totals.length - 1;
-      while (owner > 0 && !(totals[owner] > 0)) owner--;
-      local = totals[owner]; // at its total: its last point with a share
-    }
-    const at = owner;
+    const { rank: at, local } = this.seedOwner(target);
     return this.spmd(async (e, c) => {
       const mine = c.rank === at ? Float64Array.of(this.offsets[at] + (await e.seedPick(local))) : undefined;
       return new Float64Array((await c.broadcast(mine && bytes(mine), at)).buffer)[0];
     });
+  }
+
+  /** The rank whose units contain the target (in whole units), and what is left of it there. */
+  private seedOwner(target: number): { rank: number; local: number } {
+    const unit = this.seedUnit;
+    const q = Math.floor(target / unit) * unit;
+    const totals = this.seedTotals;
+    let before = 0;
+    for (let r = 0; r < totals.length; r++) {
+      if (before + totals[r] > q) return { rank: r, local: q - before }; // whole units: exact
+      before += totals[r];
+    }
+    let r = totals.length - 1;
+    while (r > 0 && !(totals[r] > 0)) r--;
+    return { rank: r, local: totals[r] }; // at its total: its last point with a share
+  }
+
+  /** Each rank picks the targets its units contain; one sum over the ranks puts them together. */
+  async seedPickMany(targets: Float64Array): Promise<Int32Array> {
+    const owners = Array.from(targets, (t) => this.seedOwner(t));
+    const picked = await this.spmd(async (e, c) => {
+      const mine = owners.flatMap((o, j) => (o.rank === c.rank ? [j] : []));
+      const local = await e.seedPickMany(Float64Array.from(mine, (j) => owners[j].local));
+      const out = new Float64Array(targets.length); // 0 where another rank owns the target
+      mine.forEach((j, k) => (out[j] = this.offsets[c.rank] + local[k]));
+      return c.allreduce(out, 'sum');
+    });
+    return Int32Array.from(picked);
   }
 
   row(i: number): Promise<Float32Array> {
