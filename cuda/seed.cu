@@ -163,6 +163,23 @@ extern "C" __global__ void __launch_bounds__(TL_THREADS, 2) seed_many_f16(SEED_M
   seed_many(X, n, d, C, L, D, seedScale, partial);
 }
 
+// Init's sample (Engine.subset) taken from the parent engine's resident vectors: row r of dst is
+// row list[r] of src, copied on the device (no host gather, no upload of the sample).
+template <typename T>
+__device__ void gather_rows(const T *src, const int *list, int count, int d, T *dst) {
+  const long long total = (long long)count * d;
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+    const long long r = e / d;
+    dst[e] = src[(long long)list[r] * d + (e - r * d)];
+  }
+}
+extern "C" __global__ void gather_rows_f32(const float *src, const int *list, int count, int d, float *dst) {
+  gather_rows(src, list, count, d, dst);
+}
+extern "C" __global__ void gather_rows_f16(const __half *src, const int *list, int count, int d, __half *dst) {
+  gather_rows(src, list, count, d, dst);
+}
+
 // Largest |x| over the data as f32 bits, for the fixed-point scales (src/backend/fixed.ts). The
 // maximum is taken on the bits: non-negative floats order like their bits, and a NaN (sign
 // cleared) lies above +inf, so a NaN anywhere is the answer and the host refuses the data (fmaxf

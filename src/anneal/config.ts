@@ -65,8 +65,10 @@ export interface AnnealConfig {
   /**
    * k-means++ in rounds when m is above initRoundsAbove: about initRounds rounds (plus the first
    * few, which grow 1, 2, 4, …), each drawing its anchors from the same D and adding them in one
-   * pass, instead of m passes (init.ts). At or below it, one anchor at a time, as measured best for
-   * quality where the m passes are cheap.
+   * pass, instead of m passes (init.ts). On 1M × 128 with m 2048 (H100) the rounds took a third of
+   * the m passes' time and the run ended at the same energy to 6 digits; at m 20,000 init took a
+   * fifth (bench/results/2026-11-24-h100-init-rounds.json). At or below it, one anchor at a time
+   * (and the greedy candidates of small problems), whose passes are cheap there.
    */
   initRounds: number;
   initRoundsAbove: number;
@@ -95,7 +97,7 @@ export const DEFAULT_CONFIG: Omit<AnnealConfig, 'm'> = {
   initSampleAbove: 2 ** 30,
   initBudget: 2 ** 25,
   initRounds: 64,
-  initRoundsAbove: 4096,
+  initRoundsAbove: 1024,
 };
 
 /** How hard compress works (`--effort`): each one's changes to DEFAULT_CONFIG, the 'default'. */

@@ -433,6 +433,14 @@ export class FakeCuda {
         }
         return;
       }
+      case 'gather_rows': { // raw rows: 2 or 4 bytes an element
+        const count = num('count'), d = num('d'), list = this.view(ptr('list'), Int32Array), eb = half ? 2 : 4;
+        for (let r = 0; r < count; r++) {
+          const row = this.bytes(ptr('src') + BigInt(list[r] * d * eb), d * eb);
+          this.bytes(ptr('dst') + BigInt(r * d * eb), d * eb).set(row);
+        }
+        return;
+      }
       case 'seed_many': { // blocks of 64 points: D = min(D, nearest of the L candidates)
         const n = num('n'), d = num('d'), x = X(n * d), C = f32('C'), L = num('L'), D = f32('D'), scale = num('seedScale'), part = f64('partial');
         for (let b = 0; b < grid; b++) {

@@ -65,8 +65,8 @@ describe('an engine on a sample, its rows read in place (fake driver)', () => {
     });
   }
 
-  it('its subset (init on a sample of the sample) reads in place too', async () => {
-    const ds = dataset(n, d, 'f32', 5);
+  for (const dtype of ['f32', 'f16'] as const) it(`its subset (init on a sample of the sample) reads in place too, gathered on the device (${dtype})`, async () => {
+    const ds = dataset(n, d, dtype, 5);
     setDriverForTests(new FakeCuda().api);
     const backend = await createCudaBackend(0, { screen: false });
     const sub = Int32Array.from({ length: 100 }, (_, k) => k * 6);

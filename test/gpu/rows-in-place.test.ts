@@ -9,7 +9,7 @@ import { Rng } from '../../dist/anneal/random.js';
 import { sampleRows } from '../../dist/anneal/sample.js';
 import { selectRows } from '../../dist/io/dataset.js';
 import type { CudaBackend } from '../../src/backend/cuda/index.js';
-import { recordOf } from '../sharded/script.js';
+import { recordOf, script } from '../sharded/script.js';
 import { randomData } from './data.js';
 
 const hasGpu = probeCuda().ok;
@@ -35,6 +35,19 @@ describe.skipIf(!hasGpu)('an engine on a sample, read in place, on the device', 
       const inPlace = await recordOf(() => backend.openRows(ds, list, c.m, c.o), c.m);
       expect(inPlace.rec).toEqual(copy.rec);
       expect(inPlace.copied).toBe(c.tiled ? copy.copied : 0);
+    });
+  }
+
+  for (const dtype of ['f32', 'f16'] as const) {
+    it(`a subset of a resident engine (init's sample), gathered on the device, answers as an engine on a host copy of its rows (${dtype})`, async () => {
+      const n = 40013, d = 67, m = 50;
+      const { ds } = randomData(n, d, dtype, 77);
+      const list = sampleRows(new Rng(5), n, 9001);
+      const e = await backend.open(ds, m);
+      const gathered = await e.subset(list);
+      const copy = await backend.open(selectRows(ds, list), m);
+      expect(await script(gathered, m)).toEqual(await script(copy, m));
+      for (const x of [gathered, copy, e]) await x.dispose();
     });
   }
 });

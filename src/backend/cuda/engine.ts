@@ -23,13 +23,19 @@ import type { CudaOptions } from './options.js';
 import { DevicePass, type EngineProfile, type PassTimes } from './pass.js';
 import { planMemory, type MemoryPlan } from './plan.js';
 import { screens } from './screen.js';
-import { memInfo } from './pool.js';
+import { memInfo, type DeviceBuffer } from './pool.js';
 import { DeviceSeeding } from './seeding.js';
 import { VectorSpans } from './spans.js';
 
 export type { EngineProfile, PassTimes };
 
 const FINAL: IterParams = { temperature: 0, step: 0, huber: 0 };
+
+/** Rows of another engine of the same context, resident on the device: its vectors and which rows. */
+interface DeviceRows {
+  x: DeviceBuffer;
+  list: Int32Array;
+}
 
 export class CudaEngine implements Engine {
   readonly n: number;
@@ -56,7 +62,7 @@ export class CudaEngine implements Engine {
    * Listed rows (a sample) are read in place when the vectors stay resident; a streamed engine
    * copies its tiles from contiguous host memory, so it gets a host copy of them. Frees all on failure.
    */
-  static async create(ctx: CudaContext, rows: HostRows, m: number, o: CudaOptions): Promise<CudaEngine> {
+  static async create(ctx: CudaContext, rows: HostRows, m: number, o: CudaOptions, from?: DeviceRows): Promise<CudaEngine> {
     ctx.makeCurrent();
     const [free, total] = memInfo(ctx.drv);
     const { n, d, dtype } = rows;
@@ -69,7 +75,7 @@ export class CudaEngine implements Engine {
     const e = new CudaEngine(ctx, plan.tileRows ? rows.contiguous() : rows, m);
     e.options = o;
     try {
-      await e.init(o, plan);
+      await e.init(o, plan, plan.tileRows ? undefined : from);
       return e;
     } catch (err) {
       await e.dispose().catch(() => undefined);
@@ -77,7 +83,7 @@ export class CudaEngine implements Engine {
     }
   }
 
-  private async init(o: CudaOptions, plan: MemoryPlan): Promise<void> {
+  private async init(o: CudaOptions, plan: MemoryPlan, from: DeviceRows | undefined): Promise<void> {
     const { n, d, m, ctx, core } = this;
     const rows = plan.tileRows ? Math.min(plan.tileRows, n) : n;
     this.seeding = new DeviceSeeding(core);
@@ -87,7 +93,8 @@ export class CudaEngine implements Engine {
     });
     core.spans = new VectorSpans(ctx, core.rows, core.bufs.X, core.bufs.X2, plan.tileRows, o.stagingBytes);
     this.pass = new DevicePass(core, o, plan.reduceGrid, rows);
-    await core.spans.uploadResident();
+    if (from) await this.gather(from);
+    else await core.spans.uploadResident();
     // "No assignment yet": every point counts as changed in the first pass; no previous stats.
     const b = core.bufs;
     b.fill(b.assign, 0xff);
@@ -207,9 +214,25 @@ export class CudaEngine implements Engine {
   }
 
   /** A second engine on the same GPU over the listed rows (read in place from the host's rows: host-rows.ts). */
+  /** Resident vectors: the subset's are gathered from them on the device (no host gather, no upload). */
   async subset(rows: Int32Array): Promise<Engine> {
     this.live();
-    return CudaEngine.create(this.ctx, this.core.rows.subset(rows), this.m, this.options);
+    const from = this.core.spans.tileRows ? undefined : { x: this.core.bufs.X, list: rows };
+    return CudaEngine.create(this.ctx, this.core.rows.subset(rows), this.m, this.options, from);
+  }
+
+  /** This engine's rows copied from another engine's resident vectors (its rows `from.list`). */
+  private async gather(from: DeviceRows): Promise<void> {
+    const { ctx, core, n, d } = this;
+    const list = ctx.pool.alloc('sample row list', Math.max(4, n * 4));
+    try {
+      ctx.upload(list, from.list);
+      const blocks = Math.max(1, Math.min(Math.ceil((n * d) / KERNELS.gather_rows.threads), ctx.info.multiprocessors * 16));
+      core.run('gather_rows', blocks, { src: from.x.ptr, list: list.ptr, count: n, d, dst: core.bufs.X.ptr });
+      await core.sync();
+    } finally {
+      ctx.pool.free(list);
+    }
   }
 
   /** Each anchor's nearest other anchor, on the device (nearest.ts). */

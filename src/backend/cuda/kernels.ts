@@ -47,6 +47,11 @@ export const KERNELS = {
     module: 'seed', perDtype: true, threads: 256, bounds: { minBlocks: 2 }, points: { value: 64, constant: 'SM_P' },
     args: [...X_N_D, ['C', 'ptr'], ['L', 'i32'], ['D', 'ptr'], ['seedScale', 'f64'], ['partial', 'ptr']],
   },
+  // Init's sample gathered from the parent engine's resident vectors (CudaEngine.subset).
+  gather_rows: {
+    module: 'seed', perDtype: true, threads: 256,
+    args: [['src', 'ptr'], ['list', 'ptr'], ['count', 'i32'], ['d', 'i32'], ['dst', 'ptr']],
+  },
   max_abs: { module: 'seed', perDtype: true, threads: 256, args: [['X', 'ptr'], ['count', 'i64'], ['out', 'ptr']] },
   // assign.cu: the exact top-2 by direct differences, over every point or over a list of points.
   assign_top2: {
