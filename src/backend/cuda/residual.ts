@@ -10,6 +10,7 @@ import { asRows, elementBytes } from '../../io/dataset.js';
 import type { CudaContext } from './context.js';
 import { KERNELS, launch } from './kernels.js';
 import type { DeviceBuffer } from './pool.js';
+import { log } from '../../log.js';
 
 /** Bytes per synchronous copy of the vectors (Ctrl-C is heard between them through the waits). */
 const UPLOAD_CHUNK = 64 << 20;
@@ -27,6 +28,7 @@ export async function encodeScalarOnGpu(
     held.push(b);
     return b;
   };
+  const t: number[] = [performance.now()]; // upload, ranges, codes, download, checksum (-v)
   try {
     const bytes = n * d * elementBytes(x.dtype);
     const X = alloc('vectors (residuals)', bytes);
@@ -37,6 +39,7 @@ export async function encodeScalarOnGpu(
     ctx.upload(C, input.anchors);
     const A = alloc('assignments (residuals)', n * 4);
     ctx.upload(A, input.assign instanceof Uint32Array ? input.assign : Uint32Array.from(input.assign));
+    t.push(performance.now());
     const maxAbsBuf = alloc('residual ranges', blocks * d * 8);
     const sumSqBuf = alloc('residual sums of squares', blocks * d * 8);
     launch(ctx, 'residual_ranges', x.dtype, Math.ceil((blocks * d) / THREADS), {
@@ -47,6 +50,7 @@ export async function encodeScalarOnGpu(
     ctx.download(maxAbs, maxAbsBuf);
     ctx.download(sumSq, sumSqBuf);
     const scales = scalesOf(mode, n, d, blocks, maxAbs, sumSq);
+    t.push(performance.now());
 
     const S = alloc('residual scales', d * 4);
     ctx.upload(S, scales);
@@ -56,6 +60,7 @@ export async function encodeScalarOnGpu(
       X: X.ptr, n, d, C: C.ptr, assign: A.ptr, scales: S.ptr, L: LEVELS[mode], codes: codesBuf.ptr, rowErr: rowErrBuf.ptr,
     });
     await finished(ctx);
+    t.push(performance.now());
     const codes = new Int8Array(new SharedArrayBuffer(Math.max(1, n * d)), 0, n * d);
     ctx.download(codes, codesBuf);
     const rowErr = new Float64Array(n);
@@ -68,7 +73,11 @@ export async function encodeScalarOnGpu(
       for (let i = b * BLOCK_ROWS, i1 = Math.min(n, i + BLOCK_ROWS); i < i1; i++) e += rowErr[i];
       err += e;
     }
+    t.push(performance.now());
     const crc = await checksumCodes(mode, input, scales, codes);
+    t.push(performance.now());
+    const ms = t.slice(1).map((v, k) => (v - t[k]).toFixed(1));
+    log().debug(`${mode} residuals on the GPU: upload ${ms[0]} ms, ranges ${ms[1]} ms, codes ${ms[2]} ms, download ${ms[3]} ms, checksum ${ms[4]} ms`);
     return { residuals: new ScalarResiduals(mode, n, d, scales, codes, crc), residualEnergy: err / n };
   } finally {
     for (const b of held) ctx.pool.free(b);
