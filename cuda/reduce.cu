@@ -85,40 +85,23 @@ __device__ void reduce_points(const T *__restrict__ X, int n, int d,
     for (int h = 0; h < RD_CHUNK / 32; h++) {
       const int q = h * 32 + lane;
       pi[h] = 0; pa[h] = NONE; pb[h] = NONE; pwa[h] = 0.0; pwb[h] = 0.0;
-      const unsigned live = __ballot_sync(0xffffffffu, q < len);
       if (q >= len) continue;
       const long long i = order ? order[c0 + q] : c0 + q;
       const unsigned a = J1[i], b = J2[i];
       const float da = D1[i];
       const long long e = __double2ll_rn((double)da * eScale);  // this point's d1 in fixed point
+      atomicAdd(count + a, 1u);
+      atomicAdd(reinterpret_cast<unsigned long long *>(sse + a), (unsigned long long)e);
+      // Largest distance wins; among equal distances the lowest i (stored inverted).
+      atomicMax(far + a, ((unsigned long long)__float_as_uint(da) << 32) | (unsigned long long)(NONE - (unsigned)(first + i)));
       changed += assign[i] != a ? 1 : 0;
       assign[i] = a;
       energy += e;
       pi[h] = (unsigned)i; pa[h] = a; pb[h] = b;
-      long long w = 0;
       if (accumulate) {
         weights(a, b, da, D2[i], pwa[h], pwb[h]);
-        w = __double2ll_rn(pwa[h] * wScale);
+        add_fixed(W + a, pwa[h] * wScale);
         if (pwb[h] > 0.0) add_fixed(W + b, pwb[h] * wScale);
-      }
-      // The lanes with the same anchor (all of them, once the order is sorted) add their figures
-      // together, and one of them adds those to the anchor's: no 32 atomics on one address.
-      // Largest distance wins; among equal distances the lowest i (stored inverted).
-      const unsigned peers = __match_any_sync(live, a);
-      unsigned long long fr = ((unsigned long long)__float_as_uint(da) << 32) | (unsigned long long)(NONE - (unsigned)(first + i));
-      long long se = 0, ws = 0;
-      for (unsigned rest = peers; rest; rest &= rest - 1) {
-        const int src = __ffs(rest) - 1;
-        se += __shfl_sync(peers, e, src);
-        ws += __shfl_sync(peers, w, src);
-        const unsigned long long f = __shfl_sync(peers, fr, src);
-        fr = f > fr ? f : fr;
-      }
-      if (lane == __ffs(peers) - 1) {
-        atomicAdd(count + a, (unsigned)__popc(peers));
-        atomicAdd(reinterpret_cast<unsigned long long *>(sse + a), (unsigned long long)se);
-        atomicMax(far + a, fr);
-        if (accumulate) atomicAdd(reinterpret_cast<unsigned long long *>(W + a), (unsigned long long)ws);
       }
     }
     if (!accumulate) continue;

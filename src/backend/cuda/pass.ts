@@ -36,12 +36,6 @@ const THREADS = KERNELS.update_anchors.threads; // the elementwise per-anchor ke
  * fallback still costs less than the direct pass alone.
  */
 const SCREEN_GIVE_UP = 0.5;
-/**
- * The points are sorted by anchor again after a pass in which more than this share changed
- * anchor: below it the previous order leaves nearly every run whole, and the sort costs more than
- * the few runs it would mend.
- */
-const RESORT_SHARE = 0.01;
 
 export class DevicePass {
   /** Whether the next pass screens (tests and bench read it). */
@@ -57,8 +51,6 @@ export class DevicePass {
   private hasPrev = false;
   /** Whether b.order holds the points sorted by anchor (after the first resident pass). */
   private sorted = false;
-  /** Points whose anchor changed in the last pass (the sort is redone while it is above RESORT_SHARE·n). */
-  private lastChanged = Infinity;
 
   constructor(private readonly e: EngineCore, o: CudaOptions, private readonly rGrid: number, rows: number) {
     this.screen = screens(e.n, e.d, e.m, o);
@@ -119,9 +111,8 @@ export class DevicePass {
         order: this.sorted && !tiled ? b.order.ptr : 0n,
       });
     });
-    // Resident: the points sorted by their new anchors, the order of the next pass's reduce; again
-    // only while assignments move (a stale order is still a permutation: only runs get shorter).
-    if (!tiled && e.n > 0 && (!this.sorted || this.lastChanged > RESORT_SHARE * e.n)) {
+    // Resident: the points sorted by their new anchors, the order of the next pass's reduce.
+    if (!tiled && e.n > 0) {
       const grid = Math.min(Math.ceil(e.n / THREADS), e.ctx.info.multiprocessors * 8);
       e.run('sort_count', grid, { assign: b.assign.ptr, n: e.n, cnt: b.sortCount.ptr });
       e.run('sort_scan', 1, { cnt: b.sortCount.ptr, m });
@@ -154,7 +145,6 @@ export class DevicePass {
     ctx.download(res, bufs.result);
     const [energy, changed, fallbackCount] = doublesFromInt64(res);
     this.hasPrev = true;
-    this.lastChanged = changed;
     const ms = ctx.elapsedMs(ev.start, ev.end);
     this.lastTimes = { passMs: ms, assignMs: q.assignMs + ctx.elapsedMs(ev.a0, ev.a1) };
     const p = this.profile;
