@@ -32,28 +32,6 @@ __device__ __forceinline__ void add_fixed(long long *p, double v) {
   atomicAdd(reinterpret_cast<unsigned long long *>(p), (unsigned long long)__double2ll_rn(v));
 }
 
-// The points are taken in chunks of RD_CHUNK consecutive entries of `order` (the previous pass's
-// points sorted by anchor: sort_* below; null: the rows in order), one chunk per warp. Each chunk's
-// per-point statistics are spread over the lanes; its sums S are added a run of one anchor at a
-// time: the lanes hold the run's fixed-point sums of RD_SLAB dimensions each in registers and add
-// them to S with one atomic per dimension when the anchor changes. Once the order is sorted, most
-// chunks are one or two runs, so S takes a few atomics per chunk instead of d per point. Each term
-// is rounded to an integer exactly as before and the sums are integers: any order, any grouping,
-// the same bits.
-#define RD_CHUNK 64  // two points per lane
-#define RD_AHEAD 4   // rows whose loads are in flight together
-#define RD_SLAB 4  // dimensions per lane per walk over a chunk: 128 at a time
-
-// A run's sums into S (one atomic per dimension of the slab), and the run restarted.
-__device__ __forceinline__ void flush_run(long long *S, unsigned a, int d, int k0, int lane, long long (&run)[RD_SLAB]) {
-#pragma unroll
-  for (int r = 0; r < RD_SLAB; r++) {
-    const int k = k0 + lane + 32 * r;
-    if (k < d && run[r] != 0) atomicAdd(reinterpret_cast<unsigned long long *>(S + (size_t)a * d + k), (unsigned long long)run[r]);
-    run[r] = 0;
-  }
-}
-
 template <typename T>
 __device__ void reduce_points(const T *__restrict__ X, int n, int d,
                               const unsigned *__restrict__ J1, const float *__restrict__ D1,
@@ -61,104 +39,55 @@ __device__ void reduce_points(const T *__restrict__ X, int n, int d,
                               unsigned *__restrict__ assign, const double *__restrict__ H,
                               double temperature, int accumulate, double sScale, double wScale, double eScale,
                               long long *S, long long *W, unsigned *count, long long *sse,
-                              unsigned long long *far, long long *partial, int first,
-                              const unsigned *__restrict__ order) {
+                              unsigned long long *far, long long *partial, int first) {
   __shared__ long long shE[RD_THREADS / 32], shC[RD_THREADS / 32];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const long long warps = (long long)gridDim.x * (RD_THREADS / 32);
-  long long energy = 0, changed = 0;  // each lane's running sums (fixed point, integers)
-  // A point's soft share of its runner-up, and the weights of its two anchors.
-  auto weights = [&](unsigned a, unsigned b, float da, float db, double &wa, double &wb) {
+  long long energy = 0, changed = 0;  // lane 0's running sums (fixed point, integers)
+  // Software pipelining: the next point's top-2 and previous assignment are loaded while the
+  // current one is accumulated, so a warp is not stalled on each point's loads in turn.
+  long long i = (long long)blockIdx.x * (RD_THREADS / 32) + warp;
+  unsigned a = 0, b = 0, old = 0;
+  float da = 0.f, db = 0.f;
+  if (i < n) {
+    a = J1[i]; b = J2[i]; da = D1[i]; db = D2[i]; old = assign[i];
+  }
+  for (; i < n; i += warps) {
+    const long long nx = i + warps;
+    unsigned na = 0, nb = 0, nold = 0;
+    float nda = 0.f, ndb = 0.f;
+    if (nx < n) {
+      na = J1[nx]; nb = J2[nx]; nda = D1[nx]; ndb = D2[nx]; nold = assign[nx];
+    }
     double w2 = 0.0;
     if (temperature > 0.0 && b != NONE) w2 = 1.0 / (1.0 + exp(((double)db - (double)da) / temperature));
     if (w2 < MIN_SHARE) w2 = 0.0;
-    wa = (1.0 - w2) * robust(da, H[a]);
-    wb = w2 > 0.0 ? w2 * robust(db, H[b]) : 0.0;
-  };
-  for (long long c0 = ((long long)blockIdx.x * (RD_THREADS / 32) + warp) * RD_CHUNK; c0 < n; c0 += warps * RD_CHUNK) {
-    const int len = (int)min((long long)RD_CHUNK, n - c0);
-    // Per-point statistics, one point per lane (lane l: points l and 32 + l of the chunk), whose
-    // row, anchors and weights stay in registers for the sums below.
-    unsigned pi[RD_CHUNK / 32], pa[RD_CHUNK / 32], pb[RD_CHUNK / 32];
-    double pwa[RD_CHUNK / 32], pwb[RD_CHUNK / 32];
-#pragma unroll
-    for (int h = 0; h < RD_CHUNK / 32; h++) {
-      const int q = h * 32 + lane;
-      pi[h] = 0; pa[h] = NONE; pb[h] = NONE; pwa[h] = 0.0; pwb[h] = 0.0;
-      if (q >= len) continue;
-      const long long i = order ? order[c0 + q] : c0 + q;
-      const unsigned a = J1[i], b = J2[i];
-      const float da = D1[i];
+    const double w1 = 1.0 - w2;
+    if (lane == 0) {
       const long long e = __double2ll_rn((double)da * eScale);  // this point's d1 in fixed point
       atomicAdd(count + a, 1u);
       atomicAdd(reinterpret_cast<unsigned long long *>(sse + a), (unsigned long long)e);
       // Largest distance wins; among equal distances the lowest i (stored inverted).
       atomicMax(far + a, ((unsigned long long)__float_as_uint(da) << 32) | (unsigned long long)(NONE - (unsigned)(first + i)));
-      changed += assign[i] != a ? 1 : 0;
+      changed += old != a ? 1 : 0;
       assign[i] = a;
       energy += e;
-      pi[h] = (unsigned)i; pa[h] = a; pb[h] = b;
-      if (accumulate) {
-        weights(a, b, da, D2[i], pwa[h], pwb[h]);
-        add_fixed(W + a, pwa[h] * wScale);
-        if (pwb[h] > 0.0) add_fixed(W + b, pwb[h] * wScale);
+    }
+    if (accumulate) {
+      const double wa = w1 * robust(da, H[a]);
+      const double wb = w2 > 0.0 ? w2 * robust(db, H[b]) : 0.0;
+      if (lane == 0) {
+        add_fixed(W + a, wa * wScale);
+        if (wb > 0.0) add_fixed(W + b, wb * wScale);
+      }
+      const size_t base = (size_t)i * d;
+      for (int k = lane; k < d; k += 32) {
+        const double x = (double)load_f32(X, base + k) * sScale;
+        add_fixed(S + (size_t)a * d + k, wa * x);
+        if (wb > 0.0) add_fixed(S + (size_t)b * d + k, wb * x);
       }
     }
-    if (!accumulate) continue;
-    // The sums, RD_SLAB·32 dimensions at a time: the chunk's points in order, RD_AHEAD rows loaded
-    // at once; a run of one anchor summed in registers; the runner-up's soft share (warm phase
-    // only) added directly.
-    for (int k0 = 0; k0 < d; k0 += 32 * RD_SLAB) {
-      long long run[RD_SLAB];
-#pragma unroll
-      for (int r = 0; r < RD_SLAB; r++) run[r] = 0;
-      unsigned cur = NONE;
-#pragma unroll
-      for (int h = 0; h < RD_CHUNK / 32; h++) {
-        for (int l0 = 0; l0 < 32 && h * 32 + l0 < len; l0 += RD_AHEAD) {
-          unsigned ri[RD_AHEAD], ra[RD_AHEAD], rb[RD_AHEAD];
-          double rwa[RD_AHEAD], rwb[RD_AHEAD];
-          float xv[RD_AHEAD][RD_SLAB];
-#pragma unroll
-          for (int u = 0; u < RD_AHEAD; u++) {
-            ri[u] = __shfl_sync(0xffffffffu, pi[h], l0 + u);
-            ra[u] = __shfl_sync(0xffffffffu, pa[h], l0 + u);
-            rb[u] = __shfl_sync(0xffffffffu, pb[h], l0 + u);
-            rwa[u] = __shfl_sync(0xffffffffu, pwa[h], l0 + u);
-            rwb[u] = __shfl_sync(0xffffffffu, pwb[h], l0 + u);
-            const size_t base = (size_t)ri[u] * d;
-#pragma unroll
-            for (int r = 0; r < RD_SLAB; r++) {
-              const int k = k0 + lane + 32 * r;
-              xv[u][r] = (ra[u] != NONE && k < d) ? load_f32(X, base + k) : 0.f;
-            }
-          }
-#pragma unroll
-          for (int u = 0; u < RD_AHEAD; u++) {
-            if (ra[u] == NONE) continue;  // past the chunk's end
-            if (ra[u] != cur) {
-              if (cur != NONE) flush_run(S, cur, d, k0, lane, run);
-              cur = ra[u];
-            }
-#pragma unroll
-            for (int r = 0; r < RD_SLAB; r++) {
-              const int k = k0 + lane + 32 * r;
-              if (k < d) {
-                const double x = (double)xv[u][r] * sScale;
-                run[r] += __double2ll_rn(rwa[u] * x);
-                if (rwb[u] > 0.0) add_fixed(S + (size_t)rb[u] * d + k, rwb[u] * x);
-              }
-            }
-          }
-        }
-      }
-      if (cur != NONE) flush_run(S, cur, d, k0, lane, run);
-    }
-  }
-  // Lane sums, then warp sums, then the block's.
-  for (int o = 16; o > 0; o >>= 1) {
-    energy += __shfl_xor_sync(0xffffffffu, energy, o);
-    changed += __shfl_xor_sync(0xffffffffu, changed, o);
+    a = na; b = nb; da = nda; db = ndb; old = nold;
   }
   if (lane == 0) {
     shE[warp] = energy;
@@ -180,9 +109,9 @@ __device__ void reduce_points(const T *__restrict__ X, int n, int d,
   const T *X, int n, int d, const unsigned *J1, const float *D1, const unsigned *J2,                     \
       const float *D2, unsigned *assign, const double *H, double temperature, int accumulate,           \
       double sScale, double wScale, double eScale, long long *S, long long *W, unsigned *count,         \
-      long long *sse, unsigned long long *far, long long *partial, int first, const unsigned *order
+      long long *sse, unsigned long long *far, long long *partial, int first
 #define REDUCE_PASS \
-  X, n, d, J1, D1, J2, D2, assign, H, temperature, accumulate, sScale, wScale, eScale, S, W, count, sse, far, partial, first, order
+  X, n, d, J1, D1, J2, D2, assign, H, temperature, accumulate, sScale, wScale, eScale, S, W, count, sse, far, partial, first
 
 extern "C" __global__ void __launch_bounds__(RD_THREADS) reduce_points_f32(REDUCE_ARGS(float)) { reduce_points(REDUCE_PASS); }
 extern "C" __global__ void __launch_bounds__(RD_THREADS) reduce_points_f16(REDUCE_ARGS(__half)) { reduce_points(REDUCE_PASS); }
@@ -213,56 +142,5 @@ extern "C" __global__ void __launch_bounds__(RD_THREADS) pass_end(const long lon
     out[0] = shE[0];
     out[1] = shC[0];
     out[2] = fallback ? (long long)*fallback : -1;
-  }
-}
-
-// The points sorted by anchor, for the next pass's reduce_points (its `order`): a counting sort of
-// `assign`. sort_count adds each anchor's points into cnt (zeroed by pass_begin), sort_scan turns
-// the counts into each anchor's first position, sort_scatter writes each point at its anchor's next
-// free position. Lanes of a warp with the same anchor take one atomic together (__match_any_sync).
-// The order within an anchor depends on timing; reduce_points' sums do not depend on it.
-extern "C" __global__ void __launch_bounds__(RD_THREADS) sort_count(const unsigned *assign, int n, unsigned *cnt) {
-  const int lane = threadIdx.x & 31;
-  for (long long w0 = (long long)blockIdx.x * blockDim.x + (threadIdx.x & ~31); w0 < n; w0 += (long long)gridDim.x * blockDim.x) {
-    const long long i = w0 + lane;
-    const unsigned a = i < n ? assign[i] : NONE;
-    const unsigned peers = __match_any_sync(0xffffffffu, a);
-    if (a != NONE && lane == __ffs(peers) - 1) atomicAdd(cnt + a, (unsigned)__popc(peers));
-  }
-}
-
-// One block: cnt[j] = Σ cnt[0 .. j−1] (exclusive), each thread scanning its own stretch of anchors.
-extern "C" __global__ void __launch_bounds__(1024) sort_scan(unsigned *cnt, int m) {
-  __shared__ unsigned part[1024];
-  const int per = (m + 1023) / 1024, j0 = min(m, threadIdx.x * per), j1 = min(m, j0 + per);
-  unsigned s = 0;
-  for (int j = j0; j < j1; j++) s += cnt[j];
-  part[threadIdx.x] = s;
-  __syncthreads();
-  for (int o = 1; o < 1024; o <<= 1) {  // inclusive scan of the stretches' sums (Hillis-Steele)
-    const unsigned v = threadIdx.x >= o ? part[threadIdx.x - o] : 0u;
-    __syncthreads();
-    part[threadIdx.x] += v;
-    __syncthreads();
-  }
-  unsigned acc = threadIdx.x > 0 ? part[threadIdx.x - 1] : 0u;
-  for (int j = j0; j < j1; j++) {
-    const unsigned c = cnt[j];
-    cnt[j] = acc;
-    acc += c;
-  }
-}
-
-extern "C" __global__ void __launch_bounds__(RD_THREADS) sort_scatter(const unsigned *assign, int n, unsigned *cnt, unsigned *order) {
-  const int lane = threadIdx.x & 31;
-  for (long long w0 = (long long)blockIdx.x * blockDim.x + (threadIdx.x & ~31); w0 < n; w0 += (long long)gridDim.x * blockDim.x) {
-    const long long i = w0 + lane;
-    const unsigned a = i < n ? assign[i] : NONE;
-    const unsigned peers = __match_any_sync(0xffffffffu, a);
-    const int leader = __ffs(peers) - 1;
-    unsigned at = 0;
-    if (a != NONE && lane == leader) at = atomicAdd(cnt + a, (unsigned)__popc(peers));
-    at = __shfl_sync(0xffffffffu, at, leader);
-    if (a != NONE) order[at + __popc(peers & ((1u << lane) - 1u))] = (unsigned)i;
   }
 }

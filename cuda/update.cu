@@ -12,11 +12,9 @@
 __device__ __forceinline__ double pos_inf() { return __longlong_as_double(0x7ff0000000000000LL); }
 
 extern "C" __global__ void pass_begin(int m, int d, double huber, int hasPrev, double eScale, unsigned *count,
-                                      long long *sse, unsigned long long *far, long long *W, long long *S, double *H,
-                                      unsigned *sortCount) {
+                                      long long *sse, unsigned long long *far, long long *W, long long *S, double *H) {
   const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (idx < m) {
-    sortCount[idx] = 0;  // the counting sort after reduce (reduce.cu sort_count)
     const unsigned c = count[idx];
     H[idx] = (huber > 0.0 && hasPrev && c > 0) ? huber * huber * ((double)sse[idx] / eScale) / (double)c : pos_inf();
     count[idx] = 0;

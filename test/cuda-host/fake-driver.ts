@@ -467,10 +467,9 @@ export class FakeCuda {
       }
       case 'pass_begin': {
         const m = num('m'), d = num('d'), huber = num('huber'), hasPrev = num('hasPrev'), eScale = num('eScale');
-        const count = u32('count'), sse = i64('sse'), far = u64('far'), W = i64('W'), S = i64('S'), H = f64('H'), sortCount = u32('sortCount');
+        const count = u32('count'), sse = i64('sse'), far = u64('far'), W = i64('W'), S = i64('S'), H = f64('H');
         for (let j = 0; j < m; j++) {
           H[j] = huber > 0 && hasPrev && count[j] > 0 ? (huber * huber * (Number(sse[j]) / eScale)) / count[j] : Infinity;
-          sortCount[j] = 0;
           count[j] = 0;
           sse[j] = 0n;
           far[j] = 0n;
@@ -492,13 +491,9 @@ export class FakeCuda {
         const S = intSums(i64('S')), W = intSums(i64('W')), sse = intSums(i64('sse'));
         const count = u32('count'), far = u64('far'), part = i64('partial');
         const first = num('first'); // data row of X's row 0 (a tile, a shard): the farthest point's index is global
-        const order = ptr('order') === 0n ? null : u32('order'); // the points in this order (sums do not depend on it)
         const robust = (v: number, h: number) => (v <= h ? 1 : Math.sqrt(h / v));
         let energy = 0n, changed = 0;
-        const seen = new Uint8Array(n);
-        for (let p = 0; p < n; p++) {
-          const i = order ? order[p] : p;
-          if (seen[i]++) throw new Error(`fake driver: reduce_points' order lists point ${i} twice`);
+        for (let i = 0; i < n; i++) {
           const a = J1[i], b = J2[i], da = D1[i], db = D2[i];
           let w2 = T > 0 && b !== 0xffffffff ? 1 / (1 + Math.exp((db - da) / T)) : 0;
           if (w2 < 2 ** -20) w2 = 0; // MIN_SHARE of reduce.cu
@@ -530,26 +525,6 @@ export class FakeCuda {
         part.fill(0n, 0, 2 * grid);
         part[0] = energy;
         part[1] = BigInt(changed);
-        return;
-      }
-      case 'sort_count': {
-        const n = num('n'), assign = u32('assign'), cnt = u32('cnt');
-        for (let i = 0; i < n; i++) cnt[assign[i]]++;
-        return;
-      }
-      case 'sort_scan': {
-        const m = num('m'), cnt = u32('cnt');
-        for (let j = 0, acc = 0; j < m; j++) {
-          const c = cnt[j];
-          cnt[j] = acc;
-          acc += c;
-        }
-        return;
-      }
-      case 'sort_scatter': { // last point first within an anchor: any order is the kernel's
-        const n = num('n'), assign = u32('assign'), cnt = u32('cnt'), order = u32('order');
-        const at = new Uint32Array(cnt);
-        for (let i = n - 1; i >= 0; i--) order[at[assign[i]]++] = i;
         return;
       }
       case 'screen_reset': {

@@ -31,9 +31,6 @@ export class EngineBuffers {
   D2!: DeviceBuffer;
   assign!: DeviceBuffer;
   seedD!: DeviceBuffer;
-  /** The points sorted by anchor (reduce.cu sort_*), and the counting sort's per-anchor counts. */
-  order!: DeviceBuffer;
-  sortCount!: DeviceBuffer;
   // per anchor: the sums of a pass (fixed point), its statistics, the Huber thresholds
   S!: DeviceBuffer;
   W!: DeviceBuffer;
@@ -65,8 +62,6 @@ export class EngineBuffers {
     this.D2 = this.alloc('runner-up distance', n * 4);
     this.assign = this.alloc('assignments', n * 4);
     this.seedD = this.alloc('seeding distances', n * 4);
-    this.order = this.alloc('points by anchor', n * 4);
-    this.sortCount = this.alloc('points per anchor', m * 4);
     this.S = this.alloc('anchor sums', m * d * 8);
     this.W = this.alloc('anchor weights', m * 8);
     this.count = this.alloc('anchor counts', m * 4);

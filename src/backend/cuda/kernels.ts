@@ -132,14 +132,7 @@ export const KERNELS = {
       ...X_N_D, ['J1', 'ptr'], ['D1', 'ptr'], ['J2', 'ptr'], ['D2', 'ptr'], ['assign', 'ptr'], ['H', 'ptr'],
       ['temperature', 'f64'], ['accumulate', 'i32'], ['sScale', 'f64'], ['wScale', 'f64'], ['eScale', 'f64'],
       ['S', 'ptr'], ['W', 'ptr'], ['count', 'ptr'], ['sse', 'ptr'], ['far', 'ptr'], ['partial', 'ptr'], ['first', 'i32'],
-      ['order', 'ptr'],
     ],
-  },
-  // The points sorted by anchor for the next pass's reduce_points (a counting sort of assign).
-  sort_count: { module: 'reduce', perDtype: false, threads: 256, bounds: {}, args: [['assign', 'ptr'], ['n', 'i32'], ['cnt', 'ptr']] },
-  sort_scan: { module: 'reduce', perDtype: false, threads: 1024, bounds: {}, args: [['cnt', 'ptr'], ['m', 'i32']] },
-  sort_scatter: {
-    module: 'reduce', perDtype: false, threads: 256, bounds: {}, args: [['assign', 'ptr'], ['n', 'i32'], ['cnt', 'ptr'], ['order', 'ptr']],
   },
   pass_end: {
     module: 'reduce', perDtype: false, threads: 256, bounds: {},
@@ -150,7 +143,7 @@ export const KERNELS = {
     module: 'update', perDtype: false, threads: 256,
     args: [
       ['m', 'i32'], ['d', 'i32'], ['huber', 'f64'], ['hasPrev', 'i32'], ['eScale', 'f64'],
-      ['count', 'ptr'], ['sse', 'ptr'], ['far', 'ptr'], ['W', 'ptr'], ['S', 'ptr'], ['H', 'ptr'], ['sortCount', 'ptr'],
+      ['count', 'ptr'], ['sse', 'ptr'], ['far', 'ptr'], ['W', 'ptr'], ['S', 'ptr'], ['H', 'ptr'],
     ],
   },
   update_anchors: {

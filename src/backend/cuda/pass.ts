@@ -49,8 +49,6 @@ export class DevicePass {
   private last: PassScales = { s: 1, w: 1, e: 1 };
   private anchorAbs = 0;
   private hasPrev = false;
-  /** Whether b.order holds the points sorted by anchor (after the first resident pass). */
-  private sorted = false;
 
   constructor(private readonly e: EngineCore, o: CudaOptions, private readonly rGrid: number, rows: number) {
     this.screen = screens(e.n, e.d, e.m, o);
@@ -82,7 +80,7 @@ export class DevicePass {
     ctx.record(e.ev.start);
     e.run('pass_begin', Math.ceil(Math.max(m * d, m) / THREADS), {
       m, d, huber: p.huber, hasPrev: this.hasPrev ? 1 : 0, eScale: prevE,
-      count: b.count.ptr, sse: b.sse.ptr, far: b.far.ptr, W: b.W.ptr, S: b.S.ptr, H: b.H.ptr, sortCount: b.sortCount.ptr,
+      count: b.count.ptr, sse: b.sse.ptr, far: b.far.ptr, W: b.W.ptr, S: b.S.ptr, H: b.H.ptr,
     });
     ctx.record(e.ev.a0);
     const screened = this.screen && this.screener !== undefined;
@@ -108,17 +106,8 @@ export class DevicePass {
         temperature: Math.max(0, p.temperature), accumulate: p.step > 0 ? 1 : 0, sScale: sc.s, wScale: sc.w, eScale: sc.e,
         S: b.S.ptr, W: b.W.ptr, count: b.count.ptr, sse: b.sse.ptr, far: b.far.ptr,
         partial: b.partial.ptr + BigInt(t * rGrid * 16), first: e.global.rowOffset + s.p0,
-        order: this.sorted && !tiled ? b.order.ptr : 0n,
       });
     });
-    // Resident: the points sorted by their new anchors, the order of the next pass's reduce.
-    if (!tiled && e.n > 0) {
-      const grid = Math.min(Math.ceil(e.n / THREADS), e.ctx.info.multiprocessors * 8);
-      e.run('sort_count', grid, { assign: b.assign.ptr, n: e.n, cnt: b.sortCount.ptr });
-      e.run('sort_scan', 1, { cnt: b.sortCount.ptr, m });
-      e.run('sort_scatter', grid, { assign: b.assign.ptr, n: e.n, cnt: b.sortCount.ptr, order: b.order.ptr });
-      this.sorted = true;
-    }
     // Resident, pass_end reads the fallback count; tiled, the host counts it tile by tile.
     e.run('pass_end', 1, {
       partial: b.partial.ptr, blocks: spans.tiles * rGrid, fallback: screened && !tiled ? this.screener!.fallbackCount : 0n, out: b.result.ptr,

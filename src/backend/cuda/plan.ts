@@ -34,8 +34,8 @@ export function engineBytes(n: number, d: number, m: number, dtype: 'f32' | 'f16
   const rows = Math.max(1, tileRows > 0 ? Math.min(tileRows, n) : n); // rows on the device at once
   // Streamed: two tile buffers, one uploaded while the kernels read the other (spans.ts).
   const vectors = rows * d * (dtype === 'f16' ? 2 : 4) * (tileRows > 0 ? 2 : 1);
-  const perPoint = n * 4 * 7; // j1, d1, j2, d2, assign, seed D, order
-  const anchors = m * d * (4 + 8) + m * (8 + 4 + 8 + 8 + 8 + 16 + 4); // C, S; W, count, sse, far, H, nearestOther's top-2, sort counts
+  const perPoint = n * 4 * 6; // j1, d1, j2, d2, assign, seed D
+  const anchors = m * d * (4 + 8) + m * (8 + 4 + 8 + 8 + 8 + 16); // C, S; W, count, sse, far, H, nearestOther's top-2
   const seedBlocks = Math.ceil(n / KERNELS.seed_dist.points.value);
   const partials = seedBlocks * 8 * 8 + Math.ceil(n / rows) * reduceGrid(rows, smCount) * 16 + 64;
   return vectors + perPoint + anchors + partials + (screened ? screenBytes(d, m, rows) : 0) + d * 4 * 9;
