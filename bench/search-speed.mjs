@@ -16,7 +16,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const lib = (p) => import(path.join(root, 'dist', p));
 const { readVlc } = await lib('io/vlc/file.js');
 const { readDataset } = await lib('io/read.js');
-const { wholeF32 } = await lib('io/dataset.js');
+const { smallF32 } = await lib('io/dataset.js');
 const { cpuKnn } = await lib('backend/cpu/index.js');
 const { searchCompressed, vlcSearchIndex } = await lib('search/index.js');
 
@@ -38,7 +38,7 @@ const index = vlcSearchIndex(file);
 const indexSeconds = seconds(t);
 t = performance.now();
 const qs = await readDataset(queriesPath);
-const q = wholeF32(qs, 'queries');
+const q = smallF32(qs);
 const queriesSeconds = seconds(t);
 const runs = [];
 for (const nprobe of nprobes) {
