@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const lib = (p) => import(path.join(root, 'dist', p));
 const { readDataset } = await lib('io/read.js');
-const { wholeF32 } = await lib('io/dataset.js');
+const { smallF32 } = await lib('io/dataset.js');
 const { createCpuBackend, knn } = await lib('backend/cpu/index.js');
 const { anneal } = await lib('anneal/index.js');
 const { DEFAULT_CONFIG } = await lib('anneal/config.js');
@@ -45,7 +45,7 @@ const iters = flag('--iters');
 const saveDir = flag('--save');
 
 const ds = await readDataset(dataPath);
-const x = wholeF32(ds, 'rate-distortion');
+const x = smallF32(ds);
 const { n, d } = ds;
 const backend = createCpuBackend({});
 const cfg = { ...DEFAULT_CONFIG, m, ...(iters ? { maxIters: Number(iters) } : {}) };
