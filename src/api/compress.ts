@@ -5,7 +5,8 @@
 import { configFor, DEFAULT_CONFIG, type AnnealConfig, type Effort } from '../anneal/config.js';
 import type { AnnealResult, IterRecord } from '../anneal/types.js';
 import { selectBackend, type DeviceChoice } from '../backend/select.js';
-import { cpuKnn, prewarmKnn } from '../backend/cpu/index.js';
+import { prewarmKnn } from '../backend/cpu/index.js';
+import { exactKnnFor } from '../backend/exact-knn.js';
 import { prewarmScalarEncoder } from '../codecs/scalar.js';
 import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
@@ -148,9 +149,11 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   const m = plan.m;
   const hooks = { signal: o.signal ?? interruptSignal };
   const backend = await selectBackend({ device: o.device ?? 'auto', gpu: o.gpu ?? 0 });
+  // Exact search for the quality figures and the codec choice: on the GPU when the run has one.
+  const knn = exactKnnFor(backend);
   if (backend.kind === 'cuda') {
-    // The CPU's worker threads start while the GPU trains: search (the quality figures), and the residual encoder.
-    prewarmKnn();
+    // The CPU's worker threads start while the GPU trains: the residual encoder, and search when the GPU has none.
+    if (!backend.exactKnn) prewarmKnn();
     if (plan.options.some((c) => c.mode === 'int8' || c.mode === 'int4')) prewarmScalarEncoder(ds.n * ds.d);
   }
   const sample = resolveSample(o.sample ?? 'auto', backend.kind, ds.n, ds.d, m);
@@ -180,7 +183,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
 
     const tc = performance.now();
     const choosing = progress.step('choosing the codec (measuring each candidate)', '');
-    const choice = goal.kind === 'fixed' ? undefined : await choose(goal, plan, trained, encoderOn(backend, seed, hooks), cpuKnn, (c) => size.perVector(c, m));
+    const choice = goal.kind === 'fixed' ? undefined : await choose(goal, plan, trained, encoderOn(backend, seed, hooks), knn, (c) => size.perVector(c, m));
     const codec: CodecPlan = choice?.codec ?? plan.options[0];
     choosing.end();
     const chooseSeconds = (performance.now() - tc) / 1000;
@@ -195,7 +198,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
 
     const tq = performance.now();
     const measuring = progress.step('measuring the quality of the file', '');
-    const quality = await measureQuality(x, ds.n, ds.d, decoderOf(trained, residuals), cpuKnn, choice?.recall);
+    const quality = await measureQuality(x, ds.n, ds.d, decoderOf(trained, residuals), knn, choice?.recall);
     measuring.end();
     const qualitySeconds = (performance.now() - tq) / 1000;
 

@@ -2,8 +2,9 @@
 // log line saying why; `cuda` never falls back (DeviceError, exit 3).
 import { DeviceError } from '../errors.js';
 import { log } from '../log.js';
-import type { Backend } from './types.js';
-import { createCpuBackend } from './cpu/index.js';
+import type { Backend, ExactKnn } from './types.js';
+import { createCpuBackend, cpuKnn } from './cpu/index.js';
+import { exactKnnFor } from './exact-knn.js';
 import { probeCuda, createCudaBackend } from './cuda/index.js';
 import { shardedBackend } from './sharded/backend.js';
 import { peerGroup } from './cuda/peer.js';
@@ -72,5 +73,38 @@ export async function selectBackend(o: SelectOptions): Promise<Backend> {
     if (!(e instanceof DeviceError)) throw e;
     log().info(`using the CPU: ${e.message}`);
     return cpuBackend(o);
+  }
+}
+
+/** An exact k-NN and what holds it open (a GPU's context): close() when done. */
+export interface OpenedKnn {
+  knn: ExactKnn;
+  /** "cpu", or the GPU's label. */
+  label: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The exact k-NN for a command that only searches (`eval`): a GPU's (cuda/knn.ts; above its k
+ * limit the CPU's) for --device cuda, or for auto when a GPU is usable; else the CPU's. Unlike
+ * selectBackend, auto falls back quietly (-v says why): the CPU path prints what it always did.
+ */
+export async function selectExactKnn(o: SelectOptions): Promise<OpenedKnn> {
+  const cpu: OpenedKnn = { knn: cpuKnn, label: 'cpu', close: async () => undefined };
+  if (o.device === 'cpu') return cpu;
+  const probe = probeCuda();
+  if (!probe.ok) {
+    if (o.device === 'cuda') throw new DeviceError(`--device cuda: ${probe.reason}, or use --device cpu`);
+    log().debug(`exact search on the CPU: ${probe.reason}`);
+    return cpu;
+  }
+  const gpu = Array.isArray(o.gpu) ? o.gpu[0] : o.gpu;
+  try {
+    const backend = await createCudaBackend(gpu);
+    return { knn: exactKnnFor(backend), label: backend.label, close: () => backend.close() };
+  } catch (e) {
+    if (!(e instanceof DeviceError) || o.device === 'cuda') throw e;
+    log().debug(`exact search on the CPU: ${e.message}`);
+    return cpu;
   }
 }

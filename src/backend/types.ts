@@ -227,6 +227,11 @@ export interface Backend {
    * error and checksum, bit for bit (a GPU: cuda/residual.ts). Absent: the host encodes.
    */
   encodeScalar?(mode: 'int8' | 'int4', input: ResidualInput): Promise<{ residuals: CodedResiduals; residualEnergy: number }>;
+  /**
+   * Exact k-NN on this device (a GPU: cuda/knn.ts), for k up to its maxK. Absent: the CPU's.
+   * Callers take it through exactKnnFor (exact-knn.ts), which falls back to the CPU above maxK.
+   */
+  readonly exactKnn?: DeviceKnn;
   close(): Promise<void>;
 }
 
@@ -245,4 +250,9 @@ export interface Neighbours {
  */
 export interface ExactKnn {
   knn(base: Float32Array, nb: number, queries: Float32Array, nq: number, d: number, k: number): Promise<Neighbours>;
+}
+
+/** A device's ExactKnn, which refuses k above maxK (the lists it keeps on chip). */
+export interface DeviceKnn extends ExactKnn {
+  readonly maxK: number;
 }

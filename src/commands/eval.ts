@@ -8,6 +8,8 @@
 // Each query vector is left out of its own results, so recall measures finding its neighbours.
 import type { Command } from 'commander';
 import { cpuKnn } from '../backend/cpu/index.js';
+import { selectExactKnn } from '../backend/select.js';
+import type { ExactKnn } from '../backend/types.js';
 import { UsageError } from '../errors.js';
 import { rowInto, type Dataset } from '../io/dataset.js';
 import { readInputs } from '../io/shards.js';
@@ -23,13 +25,15 @@ import { searchCompressed, vlcSearchIndex } from '../search/index.js';
 import { jsonResult } from './json.js';
 import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
 import { addExamples } from './help.js';
-import { addNprobeOption, addOutputOptions, addSeedOption, applyVerbosity, parseInteger, type OutputFlags } from './options.js';
+import {
+  addDeviceOptions, addNprobeOption, addOutputOptions, addSeedOption, applyVerbosity, effectiveDevice, parseInteger, type DeviceFlags, type OutputFlags,
+} from './options.js';
 import { progressFor, reportBytes } from './progress.js';
 import { quoteName } from '../io/names.js';
 import { checkpoint } from '../interrupt.js';
-import { silentReporter, type Reporter } from '../log.js';
+import { log, silentReporter, type Reporter } from '../log.js';
 
-interface EvalFlags extends InputFlags, OutputFlags {
+interface EvalFlags extends InputFlags, OutputFlags, DeviceFlags {
   queries: number;
   seed: number;
   nprobe?: number;
@@ -48,6 +52,7 @@ export function register(program: Command): void {
   addSeedOption(cmd, 'seed of the query sample', 1);
   addNprobeOption(cmd, 'also measure search quality: recall of vlc search probing at least this many anchors per query (its default: 1, or 8 with residuals)');
   addInputOptions(cmd, 'the original');
+  addDeviceOptions(cmd);
   addOutputOptions(cmd);
   addExamples(cmd, [
     ['vlc eval emb.npy emb.vlc', 'what compression cost: error, cosine, recall of exact search over the decoded vectors'],
@@ -72,7 +77,14 @@ export function register(program: Command): void {
             `${quoteName(original)} holds ${ds.n} x ${ds.d} vectors but ${quoteName(vlcPath)} encodes ${n} x ${d}; ` +
               `give the file it was compressed from${file.manifest.input.dropped ? ' (with --drop-invalid, as compress had)' : ''}`,
           );
-        result = await evaluate(ds, file, { queries: o.queries, seed: o.seed, nprobe: o.nprobe }, progress);
+        // The exact searches (ground truth and over the decoded vectors) on the GPU when there is one.
+        const exact = await selectExactKnn({ device: effectiveDevice(cmd, o), gpu: o.gpu });
+        try {
+          log().debug(`exact search on ${exact.label}`);
+          result = await evaluate(ds, file, { queries: o.queries, seed: o.seed, nprobe: o.nprobe, knn: exact.knn }, progress);
+        } finally {
+          await exact.close();
+        }
       } finally {
         progress.done();
       }
@@ -101,7 +113,11 @@ export interface EvalResult extends SizeFigures, Omit<ReconstructionQuality, 'me
   search: { nprobe: number; recall_at_1: number | null; recall_at_10: number | null } | null;
 }
 
-export async function evaluate(ds: Dataset, file: VlcFile, o: { queries: number; seed: number; nprobe?: number }, progress: Reporter = silentReporter): Promise<EvalResult> {
+/** o.knn: the exact search of the ground truth and of the decoded vectors (default: the CPU's). */
+export async function evaluate(
+  ds: Dataset, file: VlcFile, o: { queries: number; seed: number; nprobe?: number; knn?: ExactKnn }, progress: Reporter = silentReporter,
+): Promise<EvalResult> {
+  const knn = o.knn ?? cpuKnn;
   const { n, d, m } = file.manifest;
   const x = ds;
   const decode = (i: number, out: Float32Array) => void reconstructInto(file, i, out);
@@ -112,11 +128,11 @@ export async function evaluate(ds: Dataset, file: VlcFile, o: { queries: number;
   const plan = { base: null, queries: sampleIndices(n, o.queries, o.seed) };
   await checkpoint();
   const exactStep = progress.step(`exact search over the originals (${grouped(plan.queries.length)} queries)`, 'vectors', n);
-  const truth = await trueNeighbours(x, n, d, plan, cpuKnn, (done) => exactStep.update(done));
+  const truth = await trueNeighbours(x, n, d, plan, knn, (done) => exactStep.update(done));
   exactStep.end();
   await checkpoint();
   const decodedStep = progress.step(`exact search over the decoded vectors (${grouped(plan.queries.length)} queries)`, 'vectors', n);
-  const decoded: DecodedRecall = await decodedRecall(x, n, d, decode, plan, truth, cpuKnn, (done) => decodedStep.update(done));
+  const decoded: DecodedRecall = await decodedRecall(x, n, d, decode, plan, truth, knn, (done) => decodedStep.update(done));
   decodedStep.end();
   await checkpoint();
 

@@ -18,6 +18,7 @@
 // chunk before the work reading it has run computes with the wrong data, and a test sees it.
 import type { CudaDriver } from '../../dist/backend/cuda/driver.js';
 import { specOf, unpackArgs } from '../../dist/backend/cuda/kernels.js';
+import { knnMerge, knnScan } from './fake-knn.js';
 
 export interface FakeOptions {
   devices?: Array<{ name: string; cc: [number, number]; sms: number; memBytes: number }>;
@@ -39,6 +40,8 @@ export interface FakeOptions {
   order?: 'copies-first' | 'kernels-first';
   /** Kernels whose completion reports this status (as an asynchronous launch failure would). */
   failKernel?: { name: string; status: number };
+  /** Fill every allocation with 0xa5 bytes (as real device memory holds leftovers, not zeros): an output a kernel fails to write shows. */
+  poison?: boolean;
 }
 
 const NAMES: Record<number, [string, string]> = {
@@ -143,7 +146,9 @@ export class FakeCuda {
         if (!self.current) return INVALID_CONTEXT;
         const base = self.next;
         self.next += BigInt(Math.ceil(bytes / 256) * 256 + 256);
-        self.mem.set(base, { base, buf: new ArrayBuffer(bytes), ctx: self.current });
+        const buf = new ArrayBuffer(bytes);
+        if (o.poison) new Uint8Array(buf).fill(0xa5);
+        self.mem.set(base, { base, buf, ctx: self.current });
         out[0] = base;
         return 0;
       },
@@ -240,7 +245,7 @@ export class FakeCuda {
       },
       cuEventSynchronize: () => (self.flush(), self.pendingFailure || 0),
       cuEventElapsedTime: (out) => (self.flush(), (out[0] = 0.5), 0),
-      cuLaunchKernel: (f, gx, _gy, _gz, bx, _by, _bz, _sh, stream, params) => {
+      cuLaunchKernel: (f, gx, gy, _gz, bx, _by, _bz, _sh, stream, params) => {
         const name = self.functions.get(f) ?? '?';
         self.launches.push(name);
         if (self.pendingFailure) return self.pendingFailure;
@@ -253,7 +258,7 @@ export class FakeCuda {
         if (!spec) throw new Error(`fake driver: no kernel ${name} in src/backend/cuda/kernels.ts`);
         if (bx !== spec.spec.threads) throw new Error(`fake driver: ${name} launched with ${bx} threads, its table says ${spec.spec.threads}`);
         const args = params.map((p) => (p as unknown as { slice(): ArrayBufferView }).slice()); // the engine may reuse its arrays
-        self.enqueue(stream, 'launch', () => self.run(name, gx, bx, args));
+        self.enqueue(stream, 'launch', () => self.run(name, gx, bx, args, gy));
         return 0;
       },
       cuGetErrorName: (st, out) => ((out[0] = (NAMES[st] ?? [`CUDA_ERROR_${st}`])[0]), NAMES[st] ? 0 : 1),
@@ -346,7 +351,7 @@ export class FakeCuda {
   }
 
   // --- the kernels of cuda/*.cu in JS: arguments decoded by the engine's own table (kernels.ts) ---
-  private run(name: string, grid: number, block: number, P: ArrayBufferView[]): void {
+  private run(name: string, grid: number, block: number, P: ArrayBufferView[], gridY = 1): void {
     const found = specOf(name);
     if (!found) throw new Error(`fake driver: no kernel ${name} in src/backend/cuda/kernels.ts`);
     const { kernel, spec } = found;
@@ -749,6 +754,12 @@ export class FakeCuda {
         }
         return;
       }
+      case 'knn_scan':
+        return knnScan(num('nqPad'), Math.min(num('nq'), grid * 32), gridY, num('nb'), num('d'), num('k'), num('chunkRows'),
+          f32('QT'), f32('X'), f32('partD'), this.view(ptr('partI'), Int32Array));
+      case 'knn_merge':
+        return knnMerge(Math.min(num('nq'), grid * 8), num('chunks'), num('k'), f32('partD'), this.view(ptr('partI'), Int32Array),
+          f32('outD'), this.view(ptr('outI'), Int32Array));
       case 'add_partials': { // another GPU's sums into this one's (cuda/peer.ts): int64 wrapping adds, u32 adds, max
         const m = num('m'), d = num('d');
         const S = u64('S'), S2 = u64('S2');

@@ -279,6 +279,17 @@ export class CudaContext {
     if (endsKernels) this.inFlight = []; // an event of the copy stream, or of one tile, says nothing of later kernels
   }
 
+  /** Wait (polling: Ctrl-C is heard) until every kernel and copy queued on the stream so far is done. */
+  async finish(expectMs = 0): Promise<void> {
+    const ev = this.event();
+    try {
+      this.record(ev);
+      await this.wait(ev, expectMs);
+    } finally {
+      this.destroyEvent(ev);
+    }
+  }
+
   private inFlightText(): string {
     const k = [...new Set(this.inFlight)];
     return k.length === 1 ? `kernel ${k[0]}` : k.length ? `one of the kernels ${k.join(', ')}` : 'GPU work';

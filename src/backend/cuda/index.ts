@@ -14,6 +14,7 @@ import { HostRows } from './host-rows.js';
 import { CudaError } from './check.js';
 import { cudaOptions, cudaOptionsFromEnv, type CudaOptions } from './options.js';
 import { encodeScalarOnGpu } from './residual.js';
+import { CudaKnn } from './knn.js';
 import { memInfo } from './pool.js';
 import { encodeScalar } from '../../codecs/scalar.js';
 import type { CodedResiduals, ResidualInput } from '../../codecs/types.js';
@@ -29,9 +30,12 @@ export class CudaBackend implements Backend {
   readonly kind = 'cuda' as const;
   readonly label: string;
   private engines = new Set<Engine>();
+  /** Exact k-NN on this GPU (knn.ts): compress's quality figures, eval's ground truth. */
+  readonly exactKnn: CudaKnn;
 
   constructor(readonly ctx: CudaContext, readonly options: CudaOptions) {
     this.label = `${ctx.info.name} (${ctx.where})`;
+    this.exactKnn = new CudaKnn(ctx, options.maxDeviceBytes);
   }
 
   /** An engine over `data`; `o` overrides the backend's options for this engine (tests, bench). */

@@ -161,6 +161,20 @@ export const KERNELS = {
       ['X', 'ptr'], ['n', 'i32'], ['d', 'i32'], ['C', 'ptr'], ['assign', 'ptr'], ['scales', 'ptr'], ['L', 'i32'], ['codes', 'ptr'], ['rowErr', 'ptr'],
     ],
   },
+  // knn.cu: exact k-NN (the GPU's ExactKnn, knn.ts): each block a group of queries × a chunk of
+  // the base (grid: groups × chunks), each query's top-k kept in registers; then one warp per query
+  // merges the chunks' lists.
+  knn_scan: {
+    module: 'knn', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 32, constant: 'KN_Q' },
+    args: [
+      ['QT', 'ptr'], ['nqPad', 'i32'], ['nq', 'i32'], ['X', 'ptr'], ['nb', 'i32'], ['d', 'i32'], ['k', 'i32'], ['chunkRows', 'i32'],
+      ['partD', 'ptr'], ['partI', 'ptr'],
+    ],
+  },
+  knn_merge: {
+    module: 'knn', perDtype: false, threads: 256, bounds: {},
+    args: [['partD', 'ptr'], ['partI', 'ptr'], ['nq', 'i32'], ['chunks', 'i32'], ['k', 'i32'], ['outD', 'ptr'], ['outI', 'ptr']],
+  },
   add_partials: {
     module: 'update', perDtype: false, threads: 256,
     args: [

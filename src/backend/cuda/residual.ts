@@ -45,7 +45,7 @@ export async function encodeScalarOnGpu(
     launch(ctx, 'residual_ranges', x.dtype, Math.ceil((blocks * d) / THREADS), {
       X: X.ptr, n, d, C: C.ptr, assign: A.ptr, blockRows: BLOCK_ROWS, maxAbs: maxAbsBuf.ptr, sumSq: sumSqBuf.ptr,
     });
-    await finished(ctx);
+    await ctx.finish();
     const maxAbs = new Float64Array(blocks * d), sumSq = new Float64Array(blocks * d);
     ctx.download(maxAbs, maxAbsBuf);
     ctx.download(sumSq, sumSqBuf);
@@ -59,7 +59,7 @@ export async function encodeScalarOnGpu(
     launch(ctx, 'residual_rows', x.dtype, Math.ceil(n / THREADS), {
       X: X.ptr, n, d, C: C.ptr, assign: A.ptr, scales: S.ptr, L: LEVELS[mode], codes: codesBuf.ptr, rowErr: rowErrBuf.ptr,
     });
-    await finished(ctx);
+    await ctx.finish();
     t.push(performance.now());
     const codes = new Int8Array(new SharedArrayBuffer(Math.max(1, n * d)), 0, n * d);
     downloadStaged(ctx, codes, codesBuf);
@@ -104,16 +104,5 @@ function downloadStaged(ctx: CudaContext, dst: Int8Array, src: DeviceBuffer): vo
     }
   } finally {
     ctx.freeHostBuffer(pinned);
-  }
-}
-
-/** Wait (polling: Ctrl-C is heard) for the kernels queued so far. */
-async function finished(ctx: CudaContext): Promise<void> {
-  const ev = ctx.event();
-  try {
-    ctx.record(ev);
-    await ctx.wait(ev);
-  } finally {
-    ctx.destroyEvent(ev);
   }
 }

@@ -47,6 +47,8 @@ export function shardedBackend(
   return {
     kind,
     label: `${members.length} shards: ${members.map((b) => b.label).join(', ')}`,
+    // Exact k-NN needs no sharding: the first member's device runs it.
+    ...(members[0].exactKnn && { exactKnn: members[0].exactKnn }),
     open(data: Dataset, m: number): Promise<Engine> {
       return openShards(data.n, (k, r0, r1) => members[k].open(sliceRows(data, r0, r1), m));
     },

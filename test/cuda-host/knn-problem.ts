@@ -1,0 +1,71 @@
+// Random exact k-NN problems and the comparison of two answers, shared by the fake-driver suite
+// (knn.test.ts) and the GPU suite (test/gpu/knn.test.ts). Two exact searches that sum the d terms
+// in different orders agree on distances to the last bits of f32, so: distances within a tiny
+// relative tolerance, ids equal wherever the distances around them are clearly apart, and within a
+// group of (near-)equal distances the same set of ids — in ascending order when the distances are
+// exactly equal (duplicates of one base vector: ties go to the lower id).
+import { expect } from 'vitest';
+import type { Neighbours } from '../../dist/backend/types.js';
+import { rng } from '../rng.js';
+
+export interface KnnProblem {
+  base: Float32Array;
+  queries: Float32Array;
+  nb: number;
+  nq: number;
+  d: number;
+}
+
+/**
+ * nb base vectors and nq queries of d dims, uniform in ±1 plus `offset` on every coordinate; every
+ * 7th base vector repeats an earlier one (ties), and every 5th query is a base vector (distance 0).
+ */
+export function knnProblem(nb: number, nq: number, d: number, seed: number, offset = 0): KnnProblem {
+  const r = rng(seed);
+  const base = new Float32Array(new SharedArrayBuffer(Math.max(1, nb * d) * 4), 0, nb * d);
+  for (let e = 0; e < nb * d; e++) base[e] = offset + (r() - 0.5) * 2;
+  for (let i = 7; i < nb; i += 7) {
+    const from = Math.floor(r() * i);
+    base.copyWithin(i * d, from * d, (from + 1) * d);
+  }
+  const queries = new Float32Array(new SharedArrayBuffer(Math.max(1, nq * d) * 4), 0, nq * d);
+  for (let e = 0; e < nq * d; e++) queries[e] = offset + (r() - 0.5) * 2;
+  for (let q = 0; q < nq && nb > 0; q += 5) {
+    const from = Math.floor(r() * nb);
+    queries.set(base.subarray(from * d, (from + 1) * d), q * d);
+  }
+  return { base, queries, nb, nq, d };
+}
+
+/** `got` and `want` (nq × k each) are the same answer up to f32 summation order (see the header). */
+export function expectSameNeighbours(got: Neighbours, want: Neighbours, nq: number, k: number, relTol = 1e-5): void {
+  expect(got.ids.length).toBe(nq * k);
+  expect(got.dists.length).toBe(nq * k);
+  let compared = 0;
+  for (let q = 0; q < nq; q++) {
+    const o = q * k;
+    const wd = Array.from(want.dists.subarray(o, o + k)), gd = Array.from(got.dists.subarray(o, o + k));
+    const wi = Array.from(want.ids.subarray(o, o + k)), gi = Array.from(got.ids.subarray(o, o + k));
+    const close = (a: number, b: number) => a === b || Math.abs(a - b) <= relTol * Math.max(Math.abs(a), Math.abs(b), 1e-30);
+    for (let p = 0; p < k; p++) {
+      if (!close(gd[p], wd[p])) throw new Error(`query ${q}, rank ${p}: distance ${gd[p]} (id ${gi[p]}) vs ${wd[p]} (id ${wi[p]})`);
+      if (p > 0 && gd[p] < gd[p - 1]) throw new Error(`query ${q}: distances not ascending at rank ${p}`);
+    }
+    // Groups of consecutive ranks whose distances are within the tolerance of each other.
+    for (let p0 = 0; p0 < k; ) {
+      let p1 = p0 + 1;
+      while (p1 < k && close(wd[p1], wd[p1 - 1])) p1++;
+      // A group that reaches rank k − 1 may continue past the list: its members are not determined.
+      if (p1 < k || wd[k - 1] === Infinity) {
+        const ws = wi.slice(p0, p1), gs = gi.slice(p0, p1);
+        const exactTie = wd.slice(p0, p1).every((v) => v === wd[p0]) && gd.slice(p0, p1).every((v) => v === gd[p0]);
+        if (exactTie) expect(gs, `query ${q}, ranks ${p0}..${p1 - 1} (equal distances ${wd[p0]})`).toEqual(ws);
+        else expect([...gs].sort((a, b) => a - b), `query ${q}, ranks ${p0}..${p1 - 1} (near-equal distances)`).toEqual([...ws].sort((a, b) => a - b));
+        compared += p1 - p0;
+      }
+      p0 = p1;
+    }
+  }
+  // The comparison must have checked most ids, or it checked nothing worth reporting.
+  expect(compared).toBeGreaterThan(0.5 * nq * k);
+}
