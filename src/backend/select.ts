@@ -81,6 +81,10 @@ export interface OpenedKnn {
   knn: ExactKnn;
   /** "cpu", or the GPU's label. */
   label: string;
+  /** Whether a GPU runs it (up to its maxK). */
+  onGpu: boolean;
+  /** The largest k the device takes (Infinity on the CPU). */
+  maxK: number;
   close(): Promise<void>;
 }
 
@@ -90,7 +94,7 @@ export interface OpenedKnn {
  * selectBackend, auto falls back quietly (-v says why): the CPU path prints what it always did.
  */
 export async function selectExactKnn(o: SelectOptions): Promise<OpenedKnn> {
-  const cpu: OpenedKnn = { knn: cpuKnn, label: 'cpu', close: async () => undefined };
+  const cpu: OpenedKnn = { knn: cpuKnn, label: 'cpu', onGpu: false, maxK: Infinity, close: async () => undefined };
   if (o.device === 'cpu') return cpu;
   const probe = probeCuda();
   if (!probe.ok) {
@@ -101,7 +105,7 @@ export async function selectExactKnn(o: SelectOptions): Promise<OpenedKnn> {
   const gpu = Array.isArray(o.gpu) ? o.gpu[0] : o.gpu;
   try {
     const backend = await createCudaBackend(gpu);
-    return { knn: exactKnnFor(backend), label: backend.label, close: () => backend.close() };
+    return { knn: exactKnnFor(backend), label: backend.label, onGpu: true, maxK: backend.exactKnn.maxK, close: () => backend.close() };
   } catch (e) {
     if (!(e instanceof DeviceError) || o.device === 'cuda') throw e;
     log().debug(`exact search on the CPU: ${e.message}`);

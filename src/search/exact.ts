@@ -3,6 +3,7 @@
 // Ties keep the lower id, as ExactKnn's do: pieces come in id order and the merge prefers the
 // earlier list on equal distances.
 import type { ExactKnn, Neighbours } from '../backend/types.js';
+import { mergeLists } from '../backend/neighbours.js';
 import { pieceRows, rowsF32, type Dataset } from '../io/dataset.js';
 
 export async function exactKnnOverRows(exact: ExactKnn, ds: Dataset, queries: Float32Array, nq: number, k: number): Promise<Neighbours> {
@@ -18,22 +19,4 @@ export async function exactKnnOverRows(exact: ExactKnn, ds: Dataset, queries: Fl
   return best ?? { ids: new Int32Array(nq * k).fill(-1), dists: new Float32Array(nq * k).fill(Infinity) };
 }
 
-/** Per query, the k best of two ascending lists; on equal distances `a`'s entry first. */
-export function mergeLists(a: Neighbours, b: Neighbours, nq: number, k: number): Neighbours {
-  const ids = new Int32Array(nq * k);
-  const dists = new Float32Array(nq * k);
-  for (let q = 0; q < nq; q++) {
-    let i = q * k, j = q * k;
-    for (let o = q * k; o < (q + 1) * k; o++) {
-      const takeA = j >= (q + 1) * k || (i < (q + 1) * k && !(b.dists[j] < a.dists[i]));
-      if (takeA) {
-        ids[o] = a.ids[i];
-        dists[o] = a.dists[i++];
-      } else {
-        ids[o] = b.ids[j];
-        dists[o] = b.dists[j++];
-      }
-    }
-  }
-  return { ids, dists };
-}
+export { mergeLists };

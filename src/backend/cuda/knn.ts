@@ -6,8 +6,8 @@
 // One call: the queries go up transposed (the kernel stages a dimension of 32 queries as one row),
 // the base in pieces that fit the GPU's free memory; per piece, knn_scan gives every (query, base
 // chunk) its own top-k and knn_merge reduces them to the piece's k; the host merges the pieces
-// (search/exact.ts mergeLists). Only nq × k results come back, never an nq × nb matrix.
-import { mergeLists } from '../../search/exact.js';
+// (../neighbours.ts mergeLists). Only nq × k results come back, never an nq × nb matrix.
+import { mergeLists } from '../neighbours.js';
 import type { DeviceKnn, Neighbours } from '../types.js';
 import type { CudaContext } from './context.js';
 import { KERNELS, launch } from './kernels.js';

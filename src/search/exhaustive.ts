@@ -1,0 +1,21 @@
+// Exhaustive exact search over a .vlc file's DECODED vectors (`vlc search` on a GPU): every vector
+// is reconstructed (io/vlc/reconstruct.ts) a block of rows at a time and handed with the queries
+// to an ExactKnn (the GPU's, cuda/knn.ts), the blocks' lists merged. The result is exactly the
+// ranking of every decoded vector by squared L2 to the query (ties: the lower id) — not the index
+// probing of search/index.ts, which visits only the nearest anchors' vectors.
+import type { ExactKnn, Neighbours } from '../backend/types.js';
+import { pieceRows } from '../io/dataset.js';
+import type { VlcFile } from '../io/vlc/format.js';
+import { reconstructInto } from '../io/vlc/reconstruct.js';
+import { blockKnn, type OnRows } from '../quality/recall.js';
+
+/** The k nearest decoded vectors of each of nq queries (nq × d, row-major). */
+export async function searchDecoded(file: VlcFile, queries: Float32Array, nq: number, k: number, knn: ExactKnn, onRows?: OnRows): Promise<Neighbours> {
+  const { n, d } = file.manifest;
+  const decoded = (r0: number, r1: number, out: Float32Array) => {
+    for (let i = r0; i < r1; i++) reconstructInto(file, i, out.subarray((i - r0) * d, (i - r0 + 1) * d));
+    return out;
+  };
+  // Blocks as large as one view of rows: the fewer the blocks, the fewer uploads of the queries.
+  return blockKnn(queries, nq, d, k, n, decoded, knn, pieceRows(d, 'f32') * d, onRows);
+}
