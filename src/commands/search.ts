@@ -47,10 +47,9 @@ export function register(program: Command): void {
   addDeviceOptions(cmd);
   addOutputOptions(cmd, 'print one JSON object {schema, command, k, queries, nprobe (null: exhaustive), results: [{ids, distances}]} instead of JSON lines');
   addExamples(cmd, [
-    ['vlc search emb.vlc --queries queries.npy -k 10', 'one JSON line per query: ids and distances'],
+    ['vlc search emb.vlc --queries queries.npy -k 10', 'one JSON line per query: ids and distances (with a GPU: exhaustive over every decoded vector)'],
     ['vlc search emb.vlc --queries queries.npy -k 5 | jq -c .ids', 'a pipeline: only the ids'],
-    ['vlc search emb.vlc --queries queries.npy --nprobe 32 --json', 'probe more anchors (CPU); one JSON object'],
-    ['vlc search emb.vlc --queries queries.npy --device cuda', 'exhaustive: rank every decoded vector on the GPU'],
+    ['vlc search emb.vlc --queries queries.npy --device cpu --nprobe 32 --json', 'the CPU index search, probing 32 anchors; one JSON object'],
   ]);
   cmd
     .action(async (vlcPath: string, o: SearchFlags) => {
