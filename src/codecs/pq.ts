@@ -70,14 +70,14 @@ export class PqResiduals implements CodedResiduals {
     this.bounds = subspaceBounds(d, M);
   }
 
-  addTo(i: number, out: Float32Array): void {
+  addTo(i: number, out: Float32Array, at = 0): void {
     const { M, K, bounds, codebooks, codes } = this;
     const s = this.scales[this.assign[i]];
     for (let t = 0; t < M; t++) {
       const lo = bounds[t];
       const w = bounds[t + 1] - lo;
       const c = K * lo + codes[i * M + t] * w;
-      for (let k = 0; k < w; k++) out[lo + k] += s * codebooks[c + k];
+      for (let k = 0; k < w; k++) out[at + lo + k] += s * codebooks[c + k];
     }
   }
 

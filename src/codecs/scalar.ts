@@ -43,9 +43,9 @@ export class ScalarResiduals implements CodedResiduals {
     readonly payloadCrc?: number,
   ) {}
 
-  addTo(i: number, out: Float32Array): void {
+  addTo(i: number, out: Float32Array, at = 0): void {
     const { d, scales, codes } = this;
-    for (let k = 0; k < d; k++) out[k] += scales[k] * codes[i * d + k];
+    for (let k = 0; k < d; k++) out[at + k] += scales[k] * codes[i * d + k];
   }
 
   /** The scales, then the codes: int8 as two pieces (the codes in place: no copy of n·d bytes), int4 packed. */

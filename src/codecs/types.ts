@@ -22,8 +22,11 @@ export interface ResidualInput {
 /** The residuals of n vectors in one codec's form: decodable, and writable as a section payload. */
 export interface CodedResiduals {
   readonly mode: CodedMode;
-  /** Adds vector i's decoded residual to `out` (length d), which holds its anchor; f32 arithmetic as stored. */
-  addTo(i: number, out: Float32Array): void;
+  /**
+   * Adds vector i's decoded residual to out[at .. at + d), which holds its anchor; f32 arithmetic as
+   * stored. (`at` lets a block of rows be decoded into one array without a view per row.)
+   */
+  addTo(i: number, out: Float32Array, at?: number): void;
   /** The section payload (deterministic: the same residuals give the same bytes). */
   payload(): Uint8Array | Uint8Array[];
   /** The payload's CRC32C when the encoder already computed it (on its threads); undefined: the writer computes it. */

@@ -6,16 +6,13 @@
 import type { ExactKnn, Neighbours } from '../backend/types.js';
 import { pieceRows } from '../io/dataset.js';
 import type { VlcFile } from '../io/vlc/format.js';
-import { reconstructInto } from '../io/vlc/reconstruct.js';
+import { reconstructRange } from '../io/vlc/reconstruct.js';
 import { blockKnn, type OnRows } from '../quality/recall.js';
 
 /** The k nearest decoded vectors of each of nq queries (nq × d, row-major). */
 export async function searchDecoded(file: VlcFile, queries: Float32Array, nq: number, k: number, knn: ExactKnn, onRows?: OnRows): Promise<Neighbours> {
   const { n, d } = file.manifest;
-  const decoded = (r0: number, r1: number, out: Float32Array) => {
-    for (let i = r0; i < r1; i++) reconstructInto(file, i, out.subarray((i - r0) * d, (i - r0 + 1) * d));
-    return out;
-  };
+  const decoded = (r0: number, r1: number, out: Float32Array) => reconstructRange(file, r0, r1, out);
   // Blocks as large as one view of rows: the fewer the blocks, the fewer uploads of the queries.
   return blockKnn(queries, nq, d, k, n, decoded, knn, pieceRows(d, 'f32') * d, onRows);
 }

@@ -21,6 +21,8 @@ export class DeviceSeeding {
   private sums: Float64Array;
   /** seedTry's per-block, per-candidate sums (reused: no 100s of KB per call). */
   private tryPart = new Float64Array(0);
+  /** pickMany's host copy of D (made on first use). */
+  private hostD: Float32Array | undefined;
   calls = 0;
   wallMs = 0;
 
@@ -94,7 +96,9 @@ export class DeviceSeeding {
   /** pick() of each target against the same D: D comes down once, the walk is seed-pick.ts's. */
   async pickMany(targets: Float64Array): Promise<Int32Array> {
     if (targets.length === 0) return new Int32Array(0);
-    const D = new Float32Array(this.e.n);
+    // One host copy of D for every round (a fresh array each round paid its page faults each time).
+    this.hostD ??= new Float32Array(this.e.n);
+    const D = this.hostD;
     this.e.ctx.download(D, this.e.bufs.seedD);
     const scale = this.scale;
     return pickIndexes(targets, scale, this.sums, SEED_POINTS, this.e.n, (i) => fixedSeed(D[i], scale));

@@ -16,12 +16,22 @@ export function reconstructInto(file: Decodable, i: number, out: Float32Array): 
   return out;
 }
 
+/** Vectors r0 .. r1 − 1 reconstructed into out (row-major from its start), which is returned. */
+export function reconstructRange(file: Decodable, r0: number, r1: number, out: Float32Array): Float32Array {
+  const { d } = file.manifest;
+  const { anchors, assignments, residuals } = file;
+  // One loop over the block, no view per row: what decompress and exhaustive search spend their time in.
+  for (let i = r0, o = 0; i < r1; i++, o += d) {
+    const a = assignments[i] * d;
+    for (let k = 0; k < d; k++) out[o + k] = anchors[a + k];
+    residuals?.addTo(i, out, o);
+  }
+  return out;
+}
+
 /** The reconstruction as rows made on demand, a chunk at a time (decompress writes them so). */
 export function reconstructedRows(file: VlcFile): RowSource {
-  const d = file.manifest.d;
-  return computedRows(file.manifest.n, d, (r0, k, out) => {
-    for (let i = 0; i < k; i++) reconstructInto(file, r0 + i, out.subarray(i * d, (i + 1) * d));
-  });
+  return computedRows(file.manifest.n, file.manifest.d, (r0, k, out) => reconstructRange(file, r0, r0 + k, out));
 }
 
 /** The largest typed array Node allocates (elements). */
@@ -32,7 +42,5 @@ export function reconstruct(file: VlcFile): Float32Array {
   const { n, d } = file.manifest;
   if (n * d > MAX_ARRAY)
     throw new UsageError(`n × d = ${n} × ${d} = ${n * d} values do not fit one array (at most ${MAX_ARRAY}); decompress the file instead, which writes the rows a chunk at a time`);
-  const out = new Float32Array(n * d);
-  for (let i = 0; i < n; i++) reconstructInto(file, i, out.subarray(i * d, (i + 1) * d));
-  return out;
+  return reconstructRange(file, 0, n, new Float32Array(n * d));
 }
