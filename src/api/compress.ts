@@ -8,6 +8,7 @@ import { selectBackend, type DeviceChoice } from '../backend/select.js';
 import { prewarmKnn } from '../backend/cpu/index.js';
 import { exactKnnFor } from '../backend/exact-knn.js';
 import { prewarmScalarEncoder } from '../codecs/scalar.js';
+import { prefaultShared } from '../io/prefault.js';
 import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
 import { datasetFromF32, MAX_TYPED_ELEMENTS, type Dataset } from '../io/dataset.js';
@@ -155,6 +156,9 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     // The CPU's worker threads start while the GPU trains: the residual encoder, and search when the GPU has none.
     if (!backend.exactKnn) prewarmKnn();
     if (plan.options.some((c) => c.mode === 'int8' || c.mode === 'int4')) prewarmScalarEncoder(ds.n * ds.d);
+    // The GPU's scalar codes (n·d bytes) land in memory touched while it trains; only when they
+    // are sure to be made (a codec chosen by measuring might not use them).
+    if (plan.options.every((c) => c.mode === 'int8' || c.mode === 'int4')) prefaultShared(ds.n * ds.d);
   }
   const sample = resolveSample(o.sample ?? 'auto', backend.kind, ds.n, ds.d, m);
   const sampleRows = sampleSize(sample, ds.n, m);

@@ -11,6 +11,7 @@ import type { CudaContext } from './context.js';
 import { KERNELS, launch } from './kernels.js';
 import type { DeviceBuffer } from './pool.js';
 import { log } from '../../log.js';
+import { takeShared } from '../../io/prefault.js';
 
 /** Bytes per synchronous copy of the vectors (Ctrl-C is heard between them through the waits). */
 const UPLOAD_CHUNK = 64 << 20;
@@ -61,7 +62,7 @@ export async function encodeScalarOnGpu(
     });
     await ctx.finish();
     t.push(performance.now());
-    const codes = new Int8Array(new SharedArrayBuffer(Math.max(1, n * d)), 0, n * d);
+    const codes = new Int8Array(takeShared(Math.max(1, n * d)), 0, n * d);
     downloadStaged(ctx, codes, codesBuf);
     const rowErr = new Float64Array(n);
     ctx.download(rowErr, rowErrBuf);
