@@ -69,3 +69,35 @@ extern "C" __global__ void __launch_bounds__(RS_THREADS) residual_rows_f32(ROWS_
 extern "C" __global__ void __launch_bounds__(RS_THREADS) residual_rows_f16(ROWS_ARGS(__half)) {
   residual_rows(X, n, d, C, assign, scales, L, codes, rowErr);
 }
+
+// crc_slices: the CRC32C (src/io/vlc/crc32c.ts: reflected polynomial 0x82F63B78, initial and final
+// value ~0) of each `slice`-byte piece of the int8 codes (the last one shorter), one thread per
+// piece, byte by byte through a table in shared memory. The host joins the pieces' CRCs into the
+// section's checksum (crc32cJoin), so the codes need not be read again on the host.
+#define CRC_THREADS 256
+extern "C" __global__ void __launch_bounds__(CRC_THREADS) crc_slices(const unsigned char *bytes, long long total, int slice, unsigned *out) {
+  __shared__ unsigned table[256];
+  for (int i = threadIdx.x; i < 256; i += blockDim.x) {
+    unsigned c = (unsigned)i;
+    for (int k = 0; k < 8; k++) c = (c & 1u) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+    table[i] = c;
+  }
+  __syncthreads();
+  const long long s = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long p0 = s * slice;
+  if (p0 >= total) return;
+  const long long p1 = min(total, p0 + slice);
+  unsigned c = 0xFFFFFFFFu;
+  long long p = p0;
+  // 16 bytes a load: a slice starts at a multiple of `slice` (a multiple of 16) in an aligned buffer.
+  for (; p + 16 <= p1; p += 16) {
+    const uint4 w = *reinterpret_cast<const uint4 *>(bytes + p);
+    const unsigned words[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+#pragma unroll
+      for (int b = 0; b < 4; b++) c = table[(c ^ (words[j] >> (8 * b))) & 0xFFu] ^ (c >> 8);
+  }
+  for (; p < p1; p++) c = table[(c ^ bytes[p]) & 0xFFu] ^ (c >> 8);
+  out[s] = ~c;
+}

@@ -5,8 +5,8 @@ import type { Rows } from '../io/dataset.js';
 import { blockCodes, blockCrc, blockRanges, type RowsInput } from './scalar-rows.js';
 
 export interface ScalarJob {
-  /** ranges; codes (and their blocks' checksums); crc: the checksums of codes made elsewhere. */
-  phase: 'ranges' | 'codes' | 'crc';
+  /** ranges; codes (and their blocks' checksums). */
+  phase: 'ranges' | 'codes';
   /** The vectors' store and shape (a typed array over more than 4 GiB would arrive truncated). */
   x: Rows;
   anchors: SharedArrayBuffer;
@@ -36,12 +36,6 @@ parentPort?.on('message', (job: ScalarJob) => {
     if (job.phase === 'ranges') {
       const maxAbs = new Float64Array(job.maxAbs!), sumSq = new Float64Array(job.sumSq!);
       for (const b of job.blocks) blockRanges(inp, job.n, b, maxAbs, sumSq);
-    } else if (job.phase === 'crc') {
-      const codes = new Int8Array(job.codes!);
-      for (const b of job.blocks) {
-        errs.push(0);
-        crcs.push(blockCrc(codes, job.n, job.d, b));
-      }
     } else {
       const codes = new Int8Array(job.codes!);
       for (const b of job.blocks) {

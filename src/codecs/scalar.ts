@@ -132,29 +132,6 @@ async function takeThreads(): Promise<() => void> {
   return free;
 }
 
-/**
- * The int8 payload's CRC32C for codes made elsewhere (the GPU: backend/cuda/residual.ts), on the
- * encoder's threads block by block, as encodeScalar makes it; undefined for small inputs (the
- * writer checksums them) and for int4 (packed before writing).
- */
-export async function checksumCodes(mode: ScalarMode, input: ResidualInput, scales: Float32Array, codes: Int8Array): Promise<number | undefined> {
-  const { n, d } = input;
-  const blocks = blocksOf(n);
-  const t = Math.max(1, Math.min(availableParallelism(), MAX_THREADS, blocks));
-  if (mode !== 'int8' || n * d < PARALLEL_MIN_VALUES || t < 2) return undefined;
-  const rows: RowsInput = { x: asRows(input.x, n, d), d, anchors: shared(Float32Array, input.anchors), assign: shared(Uint32Array, Uint32Array.from(input.assign)) };
-  const release = await takeThreads();
-  const workers = new ScalarWorkers(t, rows, n);
-  try {
-    const errs = new Float64Array(blocks), crcs = new Float64Array(blocks);
-    workers.answersInto(errs, crcs, await workers.run({ phase: 'crc', codes: codes.buffer as SharedArrayBuffer }));
-    return combineCrcs(scales, crcs, n, d);
-  } finally {
-    await workers.close();
-    release();
-  }
-}
-
 /** The section's checksum from its blocks': the scales first, then the codes in row order. */
 function combineCrcs(scales: Float32Array, crcs: Float64Array, n: number, d: number): number {
   let crc = crc32c(new Uint8Array(Float32Array.from(scales).buffer));

@@ -19,6 +19,7 @@
 import type { CudaDriver } from '../../dist/backend/cuda/driver.js';
 import { specOf, unpackArgs } from '../../dist/backend/cuda/kernels.js';
 import { knnMerge, knnScan } from './fake-knn.js';
+import { crc32c } from '../../dist/io/vlc/crc32c.js';
 
 export interface FakeOptions {
   devices?: Array<{ name: string; cc: [number, number]; sms: number; memBytes: number }>;
@@ -731,6 +732,11 @@ export class FakeCuda {
             maxAbs[b * d + k] = mx;
             sumSq[b * d + k] = sq;
           }
+        return;
+      }
+      case 'crc_slices': { // each piece's CRC32C, as the host computes it
+        const total = num('total'), slice = num('slice'), out = u32('out');
+        for (let p = 0, s = 0; p < total; p += slice, s++) out[s] = crc32c(this.bytes(ptr('bytes') + BigInt(p), Math.min(slice, total - p)));
         return;
       }
       case 'residual_rows': { // per row: codes (round as the kernel: floor, then up when the rest is >= 0.5) and Σ_k e²

@@ -32,13 +32,15 @@ describe('scalar residuals on the GPU (fake driver) = on the host', () => {
         expect(Array.from(gpu.residuals.scales)).toEqual(Array.from(cpu.residuals.scales));
         expect(gpu.residualEnergy).toBe(cpu.residualEnergy);
         expect(bytes(gpu.residuals.payload()).equals(bytes(cpu.residuals.payload()))).toBe(true);
+        // int8: the device's checksum (pieces joined on the host) is the payload's; int4's is the writer's.
+        expect(gpu.residuals.payloadCrc).toBe(mode === 'int8' ? crc32c(bytes(gpu.residuals.payload())) : undefined);
         expect(fake.live).toBe(0);
       });
     }
   }
 
-  it("large enough for the encoder's threads: the int8 checksum they make from the GPU's codes", async () => {
-    const input = problem(32_771, 129, 9, 'f32', 0, 5); // 4.2M values: above the threads' threshold
+  it("int8 in many 64 KB pieces: the device's checksum joined on the host = the encoder threads' = the payload's", async () => {
+    const input = problem(32_771, 129, 9, 'f32', 0, 5); // 4.2M values: 65 pieces, and above the threads' threshold
     setDriverForTests(new FakeCuda().api);
     const backend = await createCudaBackend(0, {});
     const gpu = await backend.encodeScalar('int8', input);

@@ -1,5 +1,6 @@
 // On a real GPU: the scalar residual codec (src/backend/cuda/residual.ts) gives the host encoder's
 // residuals bit for bit on odd sizes, f32 and f16, near and far from the origin. Skipped without one.
+import { crc32c } from '../../dist/io/vlc/crc32c.js';
 import { describe, expect, it } from 'vitest';
 import { createCudaBackend, probeCuda } from '../../dist/backend/cuda/index.js';
 import { encodeScalar } from '../../dist/codecs/scalar.js';
@@ -23,7 +24,9 @@ describe.skipIf(!hasGpu)('scalar residuals on the GPU = on the host', () => {
           expect(Array.from(gpu.residuals.scales)).toEqual(Array.from(cpu.residuals.scales));
           expect(gpu.residualEnergy).toBe(cpu.residualEnergy);
           expect(bytes(gpu.residuals.payload()).equals(bytes(cpu.residuals.payload()))).toBe(true);
-          expect(gpu.residuals.payloadCrc).toBe(cpu.residuals.payloadCrc);
+          // int8: the checksum the device computed (cuda/residual.cu crc_slices, joined on the host) is the payload's.
+          if (mode === 'int8') expect(gpu.residuals.payloadCrc).toBe(crc32c(bytes(gpu.residuals.payload())));
+          if (cpu.residuals.payloadCrc !== undefined) expect(gpu.residuals.payloadCrc).toBe(cpu.residuals.payloadCrc);
         } finally {
           await backend.close();
         }

@@ -161,6 +161,10 @@ export const KERNELS = {
       ['X', 'ptr'], ['n', 'i32'], ['d', 'i32'], ['C', 'ptr'], ['assign', 'ptr'], ['scales', 'ptr'], ['L', 'i32'], ['codes', 'ptr'], ['rowErr', 'ptr'],
     ],
   },
+  crc_slices: {
+    module: 'residual', perDtype: false, threads: 256, bounds: {},
+    args: [['bytes', 'ptr'], ['total', 'i64'], ['slice', 'i32'], ['out', 'ptr']],
+  },
   // knn.cu: exact k-NN (the GPU's ExactKnn, knn.ts): each block a group of queries × a chunk of
   // the base (grid: groups × chunks), each query's top-k kept in registers; then one warp per query
   // merges the chunks' lists.

@@ -2,8 +2,10 @@
 // over: the vectors go up once more, the kernels compute the per-block ranges, then every row's
 // codes and squared error, and only the codes and the errors come back. The result is the host
 // encoder's (codecs/scalar.ts), bit for bit: the same scales (scalesOf on the same ranges), codes,
-// error (rows summed in order, block by block) and checksum (on the encoder's threads).
-import { checksumCodes, LEVELS, ScalarResiduals, scalesOf, type ScalarMode } from '../../codecs/scalar.js';
+// error (rows summed in order, block by block) and checksum (int8: per 64 KB piece on the device,
+// joined on the host).
+import { LEVELS, ScalarResiduals, scalesOf, type ScalarMode } from '../../codecs/scalar.js';
+import { crc32c, crc32cJoin } from '../../io/vlc/crc32c.js';
 import { BLOCK_ROWS, blocksOf } from '../../codecs/scalar-rows.js';
 import type { ResidualInput } from '../../codecs/types.js';
 import { asRows, elementBytes } from '../../io/dataset.js';
@@ -66,7 +68,10 @@ export async function encodeScalarOnGpu(
     downloadStaged(ctx, codes, codesBuf);
     const rowErr = new Float64Array(n);
     ctx.download(rowErr, rowErrBuf);
-    for (const b of held.splice(0)) ctx.pool.free(b); // the GPU's part is over: free it before the checksum
+    t.push(performance.now());
+    // int8's checksum from the codes still on the device (int4's codes are packed before writing: the writer checksums them).
+    const sliceCrcs = mode === 'int8' ? await codesCrcs(ctx, codesBuf, n * d, alloc) : undefined;
+    for (const b of held.splice(0)) ctx.pool.free(b); // the GPU's part is over
 
     let err = 0;
     for (let b = 0; b < blocks; b++) {
@@ -74,8 +79,7 @@ export async function encodeScalarOnGpu(
       for (let i = b * BLOCK_ROWS, i1 = Math.min(n, i + BLOCK_ROWS); i < i1; i++) e += rowErr[i];
       err += e;
     }
-    t.push(performance.now());
-    const crc = await checksumCodes(mode, input, scales, codes);
+    const crc = sliceCrcs && crc32cJoin(crc32c(new Uint8Array(Float32Array.from(scales).buffer)), sliceCrcs, CRC_SLICE, n * d);
     t.push(performance.now());
     const ms = t.slice(1).map((v, k) => (v - t[k]).toFixed(1));
     log().debug(`${mode} residuals on the GPU: upload ${ms[0]} ms, ranges ${ms[1]} ms, codes ${ms[2]} ms, download ${ms[3]} ms, checksum ${ms[4]} ms`);
@@ -83,6 +87,20 @@ export async function encodeScalarOnGpu(
   } finally {
     for (const b of held) ctx.pool.free(b);
   }
+}
+
+/** Bytes per piece of crc_slices (a multiple of 16: the kernel reads 16 bytes at a time). */
+const CRC_SLICE = 64 << 10;
+
+/** The CRC32C of each CRC_SLICE-byte piece of the codes, computed on the device. */
+async function codesCrcs(ctx: CudaContext, codes: DeviceBuffer, bytes: number, alloc: (name: string, bytes: number) => DeviceBuffer): Promise<Uint32Array> {
+  const pieces = Math.ceil(bytes / CRC_SLICE);
+  const out = alloc('residual checksums', pieces * 4);
+  launch(ctx, 'crc_slices', 'f32', Math.max(1, Math.ceil(pieces / KERNELS.crc_slices.threads)), { bytes: codes.ptr, total: bytes, slice: CRC_SLICE, out: out.ptr });
+  await ctx.finish();
+  const crcs = new Uint32Array(pieces);
+  ctx.download(crcs, out);
+  return crcs;
 }
 
 /** Page-locked chunk of downloadStaged. */

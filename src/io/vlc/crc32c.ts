@@ -89,3 +89,19 @@ export function crc32cCombine(crc1: number, crc2: number, len2: number): number 
   }
   return (c ^ crc2) >>> 0;
 }
+
+/**
+ * The CRC32C of a prefix (crc, as crc32c returns it) followed by pieces of `slice` bytes whose own
+ * CRCs are `crcs` (the last piece `total` − (count − 1)·slice bytes long): what the GPU's int8
+ * encoder hands over instead of its codes being read again (cuda/residual.cu crc_slices). Shifting
+ * a CRC past `slice` zero bytes is linear, so it is built once from the 32 unit vectors and each
+ * piece then costs 32 conditional XORs.
+ */
+export function crc32cJoin(crc: number, crcs: ArrayLike<number>, slice: number, total: number): number {
+  if (crcs.length === 0) return crc >>> 0;
+  const shift = new Uint32Array(32);
+  for (let b = 0; b < 32; b++) shift[b] = crc32cCombine((1 << b) >>> 0, 0, slice);
+  let c = crc >>> 0;
+  for (let s = 0; s < crcs.length - 1; s++) c = (gf2Times(shift, c) ^ crcs[s]) >>> 0;
+  return crc32cCombine(c, crcs[crcs.length - 1], total - (crcs.length - 1) * slice);
+}
