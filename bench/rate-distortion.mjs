@@ -28,7 +28,8 @@ const { DEFAULT_CONFIG } = await lib('anneal/config.js');
 const { storedAnchors } = await lib('io/vlc/format.js');
 const { writeVlc, readVlc } = await lib('io/vlc/file.js');
 const { reconstruct } = await lib('io/vlc/reconstruct.js');
-const { planResiduals, encodeResiduals, fileBytesWithResidual } = await lib('api/residuals.js');
+const { planResiduals, encodeResiduals } = await lib('api/residuals.js');
+const { fileBytes } = await lib('io/vlc/size.js');
 const { VERSION } = await lib('version.js');
 
 const args = process.argv.slice(2);
@@ -87,7 +88,10 @@ const plans = [
 for (const { method, flags } of plans) {
   let plan;
   try {
-    plan = planResiduals(flags, n, d, m, (payload) => fileBytesWithResidual({ manifest, anchors: trained.anchors, assignments: trained.assignments }, 'pq', payload));
+    // The file's size from its shape (io/vlc/size.ts); the manifest as written holds a little more
+    // than this one (its quality figures): 1 KiB of room for them. The bytes reported are the file's.
+    const manifestBytes = Buffer.byteLength(JSON.stringify({ ...manifest, residual: 'pq' })) + 1024;
+    plan = planResiduals(flags, n, d, m, (payload) => fileBytes({ n, d, m, anchorDtype: 'f16', residualPayloadBytes: payload, manifestBytes }));
   } catch (e) {
     process.stderr.write(`${method}: ${e.message}\n`);
     continue;
