@@ -10,6 +10,7 @@ export function exactKnnFor(backend: Pick<Backend, 'exactKnn'> | undefined): Exa
   const device = backend?.exactKnn;
   if (!device) return cpuKnn;
   return {
+    onDevice: device,
     async knn(base, nb, queries, nq, d, k) {
       if (k > device.maxK) return cpuKnn.knn(base, nb, queries, nq, d, k);
       try {

@@ -250,6 +250,8 @@ export interface Neighbours {
  */
 export interface ExactKnn {
   knn(base: Float32Array, nb: number, queries: Float32Array, nq: number, d: number, k: number): Promise<Neighbours>;
+  /** The device's own k-NN behind a CPU-fallback wrapper (exact-knn.ts): search/exhaustive.ts decodes on it. */
+  readonly onDevice?: DeviceKnn;
 }
 
 /** A device's ExactKnn, which refuses k above maxK (the lists it keeps on chip). */

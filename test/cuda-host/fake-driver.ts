@@ -760,6 +760,26 @@ export class FakeCuda {
         }
         return;
       }
+      case 'decode_scalar': // as io/vlc/reconstruct.ts: fround(anchor + scale · code), the product exact in a double
+      case 'decode_pq': {
+        const r0 = num('r0'), rows = num('rows'), d = num('d'), C = f32('anchors'), A = u32('assign'), out = f32('out');
+        const S = ptr('scales') === 0n ? undefined : f32('scales');
+        const pq = kernel === 'decode_pq';
+        const codes = ptr('codes') === 0n ? undefined : pq ? this.view(ptr('codes'), Uint8Array) : this.view(ptr('codes'), Int8Array);
+        const M = pq ? num('M') : 0, K = pq ? num('K') : 0;
+        const bounds = pq ? this.view(ptr('bounds'), Int32Array) : undefined, books = pq ? f32('codebooks') : undefined;
+        for (let i = r0; i < r0 + rows; i++) {
+          for (let t = 0; t < (pq ? M : 1); t++) {
+            const lo = bounds ? bounds[t] : 0, hi = bounds ? bounds[t + 1] : d;
+            for (let k = lo; k < hi; k++) {
+              const a = C[A[i] * d + k];
+              const add = !codes || !S ? 0 : pq ? S[A[i]] * books![K * lo + codes[i * M + t] * (hi - lo) + k - lo] : S[k] * codes[i * d + k];
+              out[(i - r0) * d + k] = codes ? a + add : a;
+            }
+          }
+        }
+        return;
+      }
       case 'knn_scan':
         return knnScan(num('nqPad'), Math.min(num('nq'), grid * 32), gridY, num('nb'), num('d'), num('k'), num('chunkRows'),
           f32('QT'), f32('X'), f32('partD'), this.view(ptr('partI'), Int32Array));

@@ -165,6 +165,18 @@ export const KERNELS = {
     module: 'residual', perDtype: false, threads: 256, bounds: {},
     args: [['bytes', 'ptr'], ['total', 'i64'], ['slice', 'i32'], ['out', 'ptr']],
   },
+  // decode.cu: a .vlc's rows reconstructed on the device as io/vlc/reconstruct.ts does (decode.ts).
+  decode_scalar: {
+    module: 'decode', perDtype: false, threads: 256, bounds: {},
+    args: [['anchors', 'ptr'], ['assign', 'ptr'], ['codes', 'ptr'], ['scales', 'ptr'], ['r0', 'i32'], ['rows', 'i32'], ['d', 'i32'], ['out', 'ptr']],
+  },
+  decode_pq: {
+    module: 'decode', perDtype: false, threads: 256, bounds: {},
+    args: [
+      ['anchors', 'ptr'], ['assign', 'ptr'], ['codes', 'ptr'], ['bounds', 'ptr'], ['codebooks', 'ptr'], ['scales', 'ptr'], ['M', 'i32'], ['K', 'i32'],
+      ['r0', 'i32'], ['rows', 'i32'], ['d', 'i32'], ['out', 'ptr'],
+    ],
+  },
   // knn.cu: exact k-NN (the GPU's ExactKnn, knn.ts): each block a group of queries × a chunk of
   // the base (grid: groups × chunks), each query's top-k kept in registers; then one warp per query
   // merges the chunks' lists.

@@ -9,7 +9,9 @@
 // (../neighbours.ts mergeLists). Only nq × k results come back, never an nq × nb matrix.
 import { mergeLists } from '../neighbours.js';
 import type { DeviceKnn, Neighbours } from '../types.js';
+import type { Decodable } from '../../io/vlc/reconstruct.js';
 import type { CudaContext } from './context.js';
+import { decodeOnDevice } from './decode.js';
 import { KERNELS, launch } from './kernels.js';
 import { fmtBytes, memInfo, type DeviceBuffer } from './pool.js';
 
@@ -33,6 +35,9 @@ const MAX_BATCH = 65_536;
 /** k above the kernels' limit, or no room on the GPU: the caller falls back to the CPU (exactKnnFor, ../exact-knn.ts). */
 export class KnnLimitError extends Error {}
 
+/** Writes base rows r0 .. r0 + rows − 1 into X (rows × d f32, on the device). */
+export type FillRows = (X: DeviceBuffer, r0: number, rows: number) => void;
+
 export class CudaKnn implements DeviceKnn {
   readonly maxK = GPU_KNN_MAX_K;
   /** GPU milliseconds of the last call's kernels (events around them; uploads not included): bench/knn-gpu.mjs. */
@@ -41,9 +46,40 @@ export class CudaKnn implements DeviceKnn {
   constructor(private readonly ctx: CudaContext, private readonly maxBytes = Infinity) {}
 
   async knn(base: Float32Array, nb: number, queries: Float32Array, nq: number, d: number, k: number): Promise<Neighbours> {
+    if (base.length < nb * d) throw new Error(`knn: ${nb} base vectors of ${d} dims need a longer array`);
+    const { ctx } = this;
+    // The base goes up a piece at a time into the piece's buffer.
+    const upload = (X: DeviceBuffer, r0: number, rows: number) => {
+      const bytes = rows * d * 4;
+      for (let off = 0; off < bytes; off += UPLOAD_CHUNK) {
+        const len = Math.min(UPLOAD_CHUNK, bytes - off);
+        ctx.upload(X, new Uint8Array(base.buffer, base.byteOffset + r0 * d * 4 + off, len), off);
+      }
+    };
+    return this.knnRows(upload, nb, queries, nq, d, k);
+  }
+
+  /** The k-NN over the first nb vectors of a .vlc, decoded on this GPU (decode.ts) a piece at a time. */
+  async knnDecoded(file: Decodable, nb: number, queries: Float32Array, nq: number, k: number, onRows?: (done: number, total: number) => void): Promise<Neighbours> {
+    const rows = decodeOnDevice(this.ctx, file, nb);
+    try {
+      return await this.knnRows((X, r0, count) => {
+        rows.fill(X, r0, count);
+        onRows?.(r0 + count, nb);
+      }, nb, queries, nq, file.manifest.d, k);
+    } finally {
+      rows.free();
+    }
+  }
+
+  /**
+   * The same ranking over nb rows that `fill` writes on the device, a piece at a time (rows r0 ..
+   * r0 + rows − 1 into X, rows × d f32): a base decoded on the GPU (decode.ts) never visits the host.
+   */
+  async knnRows(fill: FillRows, nb: number, queries: Float32Array, nq: number, d: number, k: number): Promise<Neighbours> {
     if (!(Number.isInteger(k) && k >= 1)) throw new Error(`knn: k must be >= 1, got ${k}`);
     if (k > GPU_KNN_MAX_K) throw new KnnLimitError(`GPU exact k-NN keeps at most k = ${GPU_KNN_MAX_K} neighbours per query, got k = ${k}`);
-    if (base.length < nb * d || queries.length < nq * d) throw new Error(`knn: ${nb} base or ${nq} query vectors of ${d} dims need longer arrays`);
+    if (queries.length < nq * d) throw new Error(`knn: ${nq} query vectors of ${d} dims need a longer array`);
     const ids = new Int32Array(nq * k).fill(-1), dists = new Float32Array(nq * k).fill(Infinity);
     if (nq === 0 || nb === 0) return { ids, dists };
     const out: Neighbours = { ids, dists };
@@ -51,7 +87,7 @@ export class CudaKnn implements DeviceKnn {
     const batch = Math.min(roundUp(nq, GROUP), MAX_BATCH);
     for (let q0 = 0; q0 < nq; q0 += batch) {
       const q1 = Math.min(nq, q0 + batch);
-      const got = await this.batch(base, nb, queries.subarray(q0 * d, q1 * d), q1 - q0, d, k);
+      const got = await this.batch(fill, nb, queries.subarray(q0 * d, q1 * d), q1 - q0, d, k);
       out.ids.set(got.ids, q0 * k);
       out.dists.set(got.dists, q0 * k);
     }
@@ -59,7 +95,7 @@ export class CudaKnn implements DeviceKnn {
   }
 
   /** One batch of queries against the whole base, piece by piece. */
-  private async batch(base: Float32Array, nb: number, queries: Float32Array, nq: number, d: number, k: number): Promise<Neighbours> {
+  private async batch(fill: FillRows, nb: number, queries: Float32Array, nq: number, d: number, k: number): Promise<Neighbours> {
     const { ctx } = this;
     const nqPad = roundUp(nq, GROUP), groups = nqPad / GROUP;
     const sms = Math.max(1, ctx.info.multiprocessors);
@@ -90,11 +126,7 @@ export class CudaKnn implements DeviceKnn {
       let best: Neighbours | undefined;
       for (let r0 = 0; r0 < nb; r0 += pieceRows) {
         const rows = Math.min(pieceRows, nb - r0);
-        const bytes = rows * d * 4;
-        for (let off = 0; off < bytes; off += UPLOAD_CHUNK) {
-          const len = Math.min(UPLOAD_CHUNK, bytes - off);
-          ctx.upload(X, new Uint8Array(base.buffer, base.byteOffset + r0 * d * 4 + off, len), off);
-        }
+        fill(X, r0, rows);
         // Chunks of whole tiles, as many as keep every multiprocessor busy for a few waves.
         const tiles = Math.ceil(rows / TILE_ROWS);
         const chunkRows = Math.ceil(tiles / Math.min(maxChunks, tiles)) * TILE_ROWS;

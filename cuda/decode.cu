@@ -1,0 +1,39 @@
+// decode: a .vlc's vectors reconstructed on the device (`vlc search --device cuda`,
+// src/backend/cuda/decode.ts), bit for bit as the host's io/vlc/reconstruct.ts. Rows r0 .. r0+rows−1
+// of the file go to out (rows × d f32), one thread per element, grid-stride.
+// Arithmetic: the host adds in JS, out = fround(anchor + s · v), where s · v is exact in a double
+// (f32 × int8, or f32 × f32) and the sum is rounded to a double, then to f32; the same double
+// expression here gives the same f32 (__fmul_rn then __fadd_rn would not, for many elements); nvcc
+// may contract it to a double fma, which is harmless because the product is exact.
+#define DEC_THREADS 256
+
+// Scalar residuals (codecs/scalar.ts, int8 and int4 alike: one code per byte in memory), or none
+// (codes null): x = anchor + scales[k] · code.
+extern "C" __global__ void __launch_bounds__(DEC_THREADS) decode_scalar(const float *anchors, const unsigned *assign, const signed char *codes,
+                                                                    const float *scales, int r0, int rows, int d, float *out) {
+  const long long total = (long long)rows * d;
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+    const long long i = r0 + e / d;
+    const int k = (int)(e % d);
+    const float a = anchors[(long long)assign[i] * d + k];
+    out[e] = codes ? (float)((double)a + (double)scales[k] * (double)codes[i * d + k]) : a;
+  }
+}
+
+// Product-quantized residuals (codecs/pq.ts): M subspaces [bounds[t], bounds[t+1]), subspace t's K
+// entries of its width from codebooks + K · bounds[t]; x = anchor + s_j · entry (s_j: the anchor's scale).
+extern "C" __global__ void __launch_bounds__(DEC_THREADS) decode_pq(const float *anchors, const unsigned *assign, const unsigned char *codes,
+                                                                const int *bounds, const float *codebooks, const float *scales, int M, int K,
+                                                                int r0, int rows, int d, float *out) {
+  const long long total = (long long)rows * d;
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+    const long long i = r0 + e / d;
+    const int k = (int)(e % d);
+    const unsigned j = assign[i];
+    int t = 0;
+    while (bounds[t + 1] <= k) t++;  // M is small (a few dozen at most): a scan beats a search
+    const int lo = bounds[t], w = bounds[t + 1] - lo;
+    const float c = codebooks[(long long)K * lo + (long long)codes[i * M + t] * w + (k - lo)];
+    out[e] = (float)((double)anchors[(long long)j * d + k] + (double)scales[j] * (double)c);
+  }
+}

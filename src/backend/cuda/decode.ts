@@ -1,0 +1,80 @@
+// A .vlc's vectors decoded on the GPU (cuda/decode.cu) for `vlc search --device cuda`: what the
+// file holds goes up once (anchors, assignments, codes, scales, codebooks: for int8 a quarter of
+// the f32 rows, for pq far less), and the k-NN (knn.ts knnRows) has any range of rows written
+// straight into its device buffer, bit for bit as io/vlc/reconstruct.ts writes them on the host.
+import { PqResiduals } from '../../codecs/pq.js';
+import { ScalarResiduals } from '../../codecs/scalar.js';
+import type { Decodable } from '../../io/vlc/reconstruct.js';
+import type { CudaContext } from './context.js';
+import { launch } from './kernels.js';
+import type { DeviceBuffer } from './pool.js';
+
+/** Rows that the device writes itself into a buffer of rows × d f32 (the k-NN's base piece). */
+export interface DeviceRows {
+  fill(out: DeviceBuffer, r0: number, rows: number): void;
+  free(): void;
+}
+
+/** Blocks per multiprocessor of the grid-stride decode kernels: enough to hide memory latency. */
+const BLOCKS_PER_SM = 16;
+/** Bytes per synchronous upload (Ctrl-C is heard between them). */
+const UPLOAD_CHUNK = 64 << 20;
+
+/** Whether decodeOnDevice handles this file's residuals (none, int8, int4, pq). */
+export function decodableOnDevice(file: Decodable): boolean {
+  return file.residuals === undefined || file.residuals instanceof ScalarResiduals || file.residuals instanceof PqResiduals;
+}
+
+/** Uploads what decoding file's n rows needs; the caller frees the result (on every path). */
+export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number): DeviceRows {
+  const { d } = file.manifest;
+  const held: DeviceBuffer[] = [];
+  const up = (name: string, data: ArrayBufferView): DeviceBuffer => {
+    const buf = ctx.pool.alloc(name, data.byteLength);
+    held.push(buf);
+    const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    for (let off = 0; off < bytes.length; off += UPLOAD_CHUNK) ctx.upload(buf, bytes.subarray(off, Math.min(bytes.length, off + UPLOAD_CHUNK)), off);
+    return buf;
+  };
+  const free = () => {
+    for (const b of held.splice(0)) ctx.pool.free(b);
+  };
+  try {
+    ctx.makeCurrent();
+    const anchors = up('decode anchors', file.anchors);
+    const assign = up('decode assignments', u32Prefix(file.assignments, n));
+    const r = file.residuals;
+    const blocks = (rows: number) => Math.max(1, Math.min(Math.ceil((rows * d) / 256), Math.max(1, ctx.info.multiprocessors) * BLOCKS_PER_SM));
+    if (r instanceof PqResiduals) {
+      const codes = up('decode pq codes', r.codes.subarray(0, n * r.M));
+      const bounds = up('decode pq bounds', r.bounds);
+      const codebooks = up('decode pq codebooks', r.codebooks);
+      const scales = up('decode pq scales', r.scales);
+      return {
+        fill: (out, r0, rows) => launch(ctx, 'decode_pq', 'f32', blocks(rows), {
+          anchors: anchors.ptr, assign: assign.ptr, codes: codes.ptr, bounds: bounds.ptr, codebooks: codebooks.ptr, scales: scales.ptr,
+          M: r.M, K: r.K, r0, rows, d, out: out.ptr,
+        }),
+        free,
+      };
+    }
+    if (r !== undefined && !(r instanceof ScalarResiduals)) throw new Error(`decode on the GPU: no kernel for residual mode ${r.mode}`);
+    // No residuals: a null codes pointer, and the kernel copies the anchors.
+    const codes = r ? up('decode codes', r.codes.subarray(0, n * d)).ptr : 0n;
+    const scales = r ? up('decode scales', r.scales).ptr : 0n;
+    return {
+      fill: (out, r0, rows) => launch(ctx, 'decode_scalar', 'f32', blocks(rows), {
+        anchors: anchors.ptr, assign: assign.ptr, codes, scales, r0, rows, d, out: out.ptr,
+      }),
+      free,
+    };
+  } catch (e) {
+    free();
+    throw e;
+  }
+}
+
+/** The first n assignments as u32 (a view when the file already holds a Uint32Array). */
+function u32Prefix(a: ArrayLike<number>, n: number): Uint32Array {
+  return a instanceof Uint32Array ? a.subarray(0, n) : Uint32Array.from({ length: n }, (_, i) => a[i]);
+}
