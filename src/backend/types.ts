@@ -54,6 +54,7 @@
 // GPU's hot path: one wait and a 24-byte download per iteration); it gives the same result as
 // applyUpdate(accumulate(p), p).
 
+import type { Decodable } from '../io/vlc/reconstruct.js';
 import type { CodedResiduals, ResidualInput } from '../codecs/types.js';
 import type { Dataset } from '../io/dataset.js';
 
@@ -257,4 +258,6 @@ export interface ExactKnn {
 /** A device's ExactKnn, which refuses k above maxK (the lists it keeps on chip). */
 export interface DeviceKnn extends ExactKnn {
   readonly maxK: number;
+  /** The k-NN over a .vlc's first nb vectors decoded on the device; undefined when it cannot (no room, a residual it has no kernel for). */
+  knnDecoded?(file: Decodable, nb: number, queries: Float32Array, nq: number, k: number, onRows?: (done: number, total: number) => void): Promise<Neighbours | undefined>;
 }

@@ -4,28 +4,18 @@
 // on the host a block of rows at a time, handed with the queries to the ExactKnn, lists merged.
 // The result is exactly the ranking of every decoded vector by squared L2 to the query (ties: the
 // lower id) — not the index probing of search/index.ts, which visits only the nearest anchors' vectors.
-import { decodableOnDevice } from '../backend/cuda/decode.js';
-import { CudaKnn, KnnLimitError } from '../backend/cuda/knn.js';
 import type { ExactKnn, Neighbours } from '../backend/types.js';
 import { pieceRows } from '../io/dataset.js';
 import type { VlcFile } from '../io/vlc/format.js';
 import { reconstructRange } from '../io/vlc/reconstruct.js';
-import { log } from '../log.js';
 import { blockKnn, type OnRows } from '../quality/recall.js';
 
 /** The k nearest decoded vectors of each of nq queries (nq × d, row-major). */
 export async function searchDecoded(file: VlcFile, queries: Float32Array, nq: number, k: number, knn: ExactKnn, onRows?: OnRows): Promise<Neighbours> {
   const { n, d } = file.manifest;
   // On a GPU the vectors are decoded on the device (cuda/decode.cu): only the codes go up, never n × d f32.
-  const gpu = knn.onDevice;
-  if (gpu instanceof CudaKnn && decodableOnDevice(file)) {
-    try {
-      return await gpu.knnDecoded(file, n, queries, nq, k, onRows);
-    } catch (e) {
-      if (!(e instanceof KnnLimitError)) throw e;
-      log().debug(`decoding on the host: ${e.message}`);
-    }
-  }
+  const onGpu = await knn.onDevice?.knnDecoded?.(file, n, queries, nq, k, onRows);
+  if (onGpu) return onGpu;
   const decoded = (r0: number, r1: number, out: Float32Array) => reconstructRange(file, r0, r1, out);
   // Blocks as large as one view of rows: the fewer the blocks, the fewer uploads of the queries.
   return blockKnn(queries, nq, d, k, n, decoded, knn, pieceRows(d, 'f32') * d, onRows);

@@ -11,7 +11,7 @@ import { mergeLists } from '../neighbours.js';
 import type { DeviceKnn, Neighbours } from '../types.js';
 import type { Decodable } from '../../io/vlc/reconstruct.js';
 import type { CudaContext } from './context.js';
-import { decodeOnDevice } from './decode.js';
+import { decodableOnDevice, decodeOnDevice } from './decode.js';
 import { KERNELS, launch } from './kernels.js';
 import { fmtBytes, memInfo, type DeviceBuffer } from './pool.js';
 
@@ -60,13 +60,18 @@ export class CudaKnn implements DeviceKnn {
   }
 
   /** The k-NN over the first nb vectors of a .vlc, decoded on this GPU (decode.ts) a piece at a time. */
-  async knnDecoded(file: Decodable, nb: number, queries: Float32Array, nq: number, k: number, onRows?: (done: number, total: number) => void): Promise<Neighbours> {
+  async knnDecoded(file: Decodable, nb: number, queries: Float32Array, nq: number, k: number, onRows?: (done: number, total: number) => void): Promise<Neighbours | undefined> {
+    if (!decodableOnDevice(file)) return undefined;
     const rows = decodeOnDevice(this.ctx, file, nb);
     try {
       return await this.knnRows((X, r0, count) => {
         rows.fill(X, r0, count);
         onRows?.(r0 + count, nb);
       }, nb, queries, nq, file.manifest.d, k);
+    } catch (e) {
+      // No room for the k-NN beside the codes, or k above the limit: the caller decodes on the host.
+      if (e instanceof KnnLimitError) return undefined;
+      throw e;
     } finally {
       rows.free();
     }
