@@ -257,20 +257,7 @@ export class CpuEngine implements Engine {
 
   /** The smallest i whose prefix of units exceeds floor(target/unit); past the total, the last with a share. */
   async seedPick(target: number): Promise<number> {
-    const { seedD: D, chunkSums } = this.st; // chunkSums: the per-chunk units of the last begin/add
-    const scale = this.seedScaleV;
-    const T = Math.floor(target * scale);
-    let acc = 0;
-    let last = 0;
-    for (let c = 0; c < chunkCount(this.n); c++) {
-      const i0 = c * CHUNK, i1 = Math.min(this.n, i0 + CHUNK);
-      if (acc + chunkSums[c] > T) {
-        for (let i = i0; i < i1; i++) if ((acc += fixedSeed(D[i], scale)) > T) return i;
-      }
-      acc += chunkSums[c];
-      if (chunkSums[c] > 0) for (let i = i1 - 1; i >= i0; i--) if (fixedSeed(D[i], scale) > 0) { last = i; break; }
-    }
-    return last;
+    return (await this.seedPickMany(Float64Array.of(target)))[0];
   }
 
   async row(i: number): Promise<Float32Array> {
