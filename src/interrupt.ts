@@ -13,7 +13,7 @@ let received: NodeJS.Signals | undefined;
 export const interruptSignal: AbortSignal = controller.signal;
 
 /** How long the program may take to notice the abort and exit by itself. */
-const GRACE_MS = 500;
+const GRACE_MS = 300;
 
 /** The exit status for the signal received: 130 for SIGINT, 143 for SIGTERM. */
 export function interruptExitCode(): number {

@@ -6,7 +6,7 @@
 import type { AnnealConfig } from '../anneal/config.js';
 import type { AnnealHooks } from '../anneal/types.js';
 import type { Backend } from '../backend/types.js';
-import type { CodedResiduals } from '../codecs/index.js';
+import type { CodedResiduals, EncodedResiduals } from '../codecs/index.js';
 import { UsageError } from '../errors.js';
 import type { Dataset } from '../io/dataset.js';
 import type { AnchorDtype, ResidualMode, VlcManifest } from '../io/vlc/manifest.js';
@@ -15,6 +15,7 @@ import { reconstructInto, type Decodable } from '../io/vlc/reconstruct.js';
 import { fileBytes } from '../io/vlc/size.js';
 import { grouped } from '../io/vlc/stats.js';
 import { codecName, type Choice, type CodecPlan, type Encoder, type Goal, type Trained } from '../quality/choose.js';
+import { reconstructionRows } from '../quality/measure.js';
 import type { DecodeRow } from '../quality/reconstruction.js';
 import { VERSION } from '../version.js';
 import { checkResidualChoice, encodeResiduals, residualPayloadBytes, type ResidualChoice } from './residuals.js';
@@ -145,12 +146,15 @@ export function decoderOf(t: Trained, residuals?: CodedResiduals): DecodeRow {
   return (i, out) => void reconstructInto(f, i, out);
 }
 
-/** Residuals of every vector with the chosen codec, and the exact mean squared error they leave. */
+/**
+ * Residuals of every vector with the chosen codec, and the exact mean squared error they leave;
+ * also the reconstruction figures of the quality sample when the encoder made them on its way.
+ */
 export async function encodeAll(
   codec: CodecPlan, t: Trained, backend: Backend, seed: number, hooks: AnnealHooks,
-): Promise<{ residuals?: CodedResiduals; residualEnergy?: number }> {
+): Promise<Partial<EncodedResiduals>> {
   if (codec.mode === 'none') return {};
-  return encodeResiduals(codec, inputOf(t), backend, seed, hooks);
+  return encodeResiduals(codec, { ...inputOf(t), measureRows: reconstructionRows(t.n) }, backend, seed, hooks);
 }
 
 const r3 = (x: number | null) => (x === null ? 'n/a' : x.toFixed(3));

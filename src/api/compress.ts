@@ -196,13 +196,13 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     const tr = performance.now();
     // One step, its elapsed time shown: the encoders report no count of their own.
     const encoding = progress.step(`encoding ${codec.mode} residuals`, '');
-    const { residuals, residualEnergy } = await encodeAll(codec, trained, backend, seed, hooks);
+    const { residuals, residualEnergy, reconstruction } = await encodeAll(codec, trained, backend, seed, hooks);
     encoding.end();
     const residualSeconds = (performance.now() - tr) / 1000;
 
     const tq = performance.now();
     const measuring = progress.step('measuring the quality of the file', '');
-    const quality = await measureQuality(x, ds.n, ds.d, decoderOf(trained, residuals), knn, choice?.recall);
+    const quality = await measureQuality(x, ds.n, ds.d, decoderOf(trained, residuals), knn, choice?.recall, reconstruction);
     measuring.end();
     const qualitySeconds = (performance.now() - tq) / 1000;
 

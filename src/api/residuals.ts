@@ -3,7 +3,7 @@
 // encoding itself (src/codecs/). Choosing the codec by measurement: compress-codec.ts.
 import type { AnnealHooks } from '../anneal/types.js';
 import type { Backend } from '../backend/types.js';
-import { residualMse, type CodedMode, type CodedResiduals, type ResidualInput, type ResidualMode } from '../codecs/index.js';
+import { residualMse, type CodedMode, type CodedResiduals, type EncodedResiduals, type ResidualInput, type ResidualMode } from '../codecs/index.js';
 import { PQ_BITS, pqPayloadBytes, type PqBits } from '../codecs/pq.js';
 import { encodeScalar, scalarPayloadBytes } from '../codecs/scalar.js';
 import { UsageError } from '../errors.js';
@@ -96,7 +96,7 @@ export async function encodeResiduals(
   backend: Backend,
   seed: number,
   hooks: AnnealHooks,
-): Promise<{ residuals: CodedResiduals; residualEnergy: number }> {
+): Promise<EncodedResiduals> {
   // Measures its error as it codes; on the training GPU when the backend has one (the same bytes).
   if (plan.mode !== 'pq') return backend.encodeScalar ? backend.encodeScalar(plan.mode, input) : encodeScalar(plan.mode, input);
   // Loaded on use: the trainer brings the quantizer.

@@ -55,7 +55,7 @@
 // applyUpdate(accumulate(p), p).
 
 import type { Decodable } from '../io/vlc/reconstruct.js';
-import type { CodedResiduals, ResidualInput } from '../codecs/types.js';
+import type { CodedResiduals, EncodedResiduals, ResidualInput } from '../codecs/types.js';
 import type { Dataset } from '../io/dataset.js';
 
 /** Soft shares below this are dropped by every backend (see the math above). */
@@ -227,7 +227,7 @@ export interface Backend {
    * The scalar residual codec (codecs/scalar.ts encodeScalar) on this device: the same residuals,
    * error and checksum, bit for bit (a GPU: cuda/residual.ts). Absent: the host encodes.
    */
-  encodeScalar?(mode: 'int8' | 'int4', input: ResidualInput): Promise<{ residuals: CodedResiduals; residualEnergy: number }>;
+  encodeScalar?(mode: 'int8' | 'int4', input: ResidualInput): Promise<EncodedResiduals>;
   /**
    * Exact k-NN on this device (a GPU: cuda/knn.ts), for k up to its maxK. Absent: the CPU's.
    * Callers take it through exactKnnFor (exact-knn.ts), which falls back to the CPU above maxK.

@@ -6,7 +6,7 @@ import { pqSection } from './pq.js';
 import { scalarSection } from './scalar.js';
 import type { CodedMode, CodedResiduals, ResidualInput, ResidualMode, ResidualSection } from './types.js';
 
-export type { CodedMode, CodedResiduals, ResidualInput, ResidualMode, ResidualSection, SectionContext } from './types.js';
+export type { CodedMode, CodedResiduals, EncodedResiduals, ResidualInput, ResidualMode, ResidualSection, SectionContext } from './types.js';
 
 export const RESIDUAL_MODES: readonly ResidualMode[] = ['none', 'int8', 'int4', 'pq'];
 

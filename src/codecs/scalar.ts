@@ -255,6 +255,11 @@ function below(codes: Int8Array, lo: number): boolean {
   return false;
 }
 
+/** Whether any int8 code is -128, the one byte outside -127..127 (memchr, not a loop: the codes are most of the file). */
+function hasMinus128(codes: Int8Array): boolean {
+  return Buffer.from(codes.buffer, codes.byteOffset, codes.byteLength).indexOf(0x80) >= 0;
+}
+
 /** Reader of the 'RSD8' / 'RSD4' section: lengths, scales and code range checked. */
 export function scalarSection(mode: ScalarMode): ResidualSection {
   return {
@@ -268,12 +273,13 @@ export function scalarSection(mode: ScalarMode): ResidualSection {
       new Uint8Array(scales.buffer).set(payload.subarray(0, 4 * d));
       if (!scales.every((s) => Number.isFinite(s) && s >= 0)) throw corrupt(`section 'residuals': a scale is not a finite number >= 0`);
       const body = payload.subarray(4 * d);
-      const codes = new Int8Array(n * d);
       if (mode === 'int8') {
-        codes.set(new Int8Array(body.buffer, body.byteOffset, n * d));
-        if (below(codes, -127)) throw corrupt(`section 'residuals': a code is outside -127..127`);
+        // A view of the file's bytes, not a copy: the codes are most of the file.
+        const codes = new Int8Array(body.buffer, body.byteOffset, n * d);
+        if (hasMinus128(codes)) throw corrupt(`section 'residuals': a code is outside -127..127`);
         return new ScalarResiduals(mode, n, d, scales, codes);
       }
+      const codes = new Int8Array(n * d);
       const rowBytes = scalarRowBytes(mode, d);
       for (let i = 0; i < n; i++)
         for (let k = 0; k < d; k++) {

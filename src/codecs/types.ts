@@ -4,6 +4,8 @@
 // codes back into residuals, and how to write and read its section payload.
 
 import type { VectorsLike } from '../io/dataset.js';
+import type { ReconstructionQuality } from '../quality/reconstruction.js';
+import type { Rows } from '../quality/sample.js';
 
 export type ResidualMode = 'none' | 'int8' | 'int4' | 'pq';
 export type CodedMode = Exclude<ResidualMode, 'none'>;
@@ -17,6 +19,19 @@ export interface ResidualInput {
   /** m×d anchors as stored (f16-rounded when the file holds f16), so decoding reproduces the encoder. */
   anchors: Float32Array;
   assign: ArrayLike<number>;
+  /**
+   * Rows whose reconstruction figures the caller will report (quality/measure.ts; null: every row).
+   * An encoder that sees the vectors and their reconstructions anyway may return them
+   * (EncodedResiduals.reconstruction): the GPU's does, so the host need not decode them again.
+   */
+  measureRows?: Rows;
+}
+
+/** An encoder's answer: the residuals, their mean squared error, and the figures of measureRows when it made them. */
+export interface EncodedResiduals<R extends CodedResiduals = CodedResiduals> {
+  residuals: R;
+  residualEnergy: number;
+  reconstruction?: ReconstructionQuality;
 }
 
 /** The residuals of n vectors in one codec's form: decodable, and writable as a section payload. */

@@ -60,14 +60,21 @@ export function register(program: Command): void {
       let qs: Awaited<ReturnType<typeof readInputs>>;
       let nprobe: number | null;
       let gpu: OpenedKnn | undefined;
+      let gpuOpening: Promise<OpenedKnn | undefined> | undefined;
       try {
-        const file = await readVlc(vlcPath, reportBytes(progress, vlcPath), reportBytes(progress, vlcPath, 'checking'));
+        const reading = readVlc(vlcPath, reportBytes(progress, vlcPath), reportBytes(progress, vlcPath, 'checking'));
+        reading.catch(() => {}); // awaited below
+        // The GPU opens while a large file's checksums run on worker threads; its errors come after
+        // the file's and the queries'.
+        gpuOpening = exhaustiveOn(effectiveDevice(cmd, o), o);
+        gpuOpening.catch(() => {}); // awaited below
+        const file = await reading;
         qs = await readInputs(o.queries, { ...readOptionsFrom(o), onBytes: reportBytes(progress, o.queries) });
         progress.done();
         const { n, d } = file.manifest;
         if (qs.d !== d) throw new UsageError(`queries have ${qs.d} dimensions but ${quoteName(vlcPath)} holds ${d}-dimensional vectors`);
         if (o.k > n) throw new UsageError(`-k ${o.k} is more than the ${n} vectors in ${quoteName(vlcPath)}; use at most ${n}`);
-        gpu = await exhaustiveOn(effectiveDevice(cmd, o), o);
+        gpu = await gpuOpening;
         const t0 = performance.now();
         if (gpu) {
           nprobe = null;
@@ -81,6 +88,7 @@ export function register(program: Command): void {
         log().debug({ queries: qs.n, seconds: (performance.now() - t0) / 1000 }, `search done (${how})`);
       } finally {
         progress.done();
+        gpu ??= await gpuOpening?.catch(() => undefined); // opened, but an error came first
         await gpu?.close();
       }
       const rowOf = (q: number) => ({

@@ -13,7 +13,7 @@ import type { ExactKnn, Neighbours } from '../backend/types.js';
 import type { VectorsLike } from '../io/dataset.js';
 import { decodedPerQuery, meanAndSe, summarize, trueNeighbours, type DecodedRecall, type RecallPlan } from './recall.js';
 import { reconstructionQuality, type DecodeRow, type ReconstructionQuality } from './reconstruction.js';
-import { rowCount, rowsUpTo, sampleIndices } from './sample.js';
+import { rowCount, rowsUpTo, sampleIndices, type Rows } from './sample.js';
 
 /**
  * How many vectors the figures are measured on. Reconstruction error costs one pass of d
@@ -87,12 +87,20 @@ export async function sampledRecall(x: VectorsLike, nx: number, d: number, decod
   return { ...measured, recall_at_10_all: Math.min(1, Math.max(0, mean)), recall_at_10_all_se: se };
 }
 
+/** The rows the reconstruction figures are measured on: every row up to SAMPLE.reconstruction, else a seeded sample. */
+export function reconstructionRows(n: number): Rows {
+  return rowsUpTo(n, SAMPLE.reconstruction, SAMPLE_SEED);
+}
+
 /**
  * Measures one encoding of x (n×d): reconstruction figures and decoded-search recall, over
- * recallPlan(n). `sample`: its true neighbours, when already known (choose.ts computes them).
+ * recallPlan(n). `sample`: its true neighbours, when already known (choose.ts computes them);
+ * `rec`: the reconstruction figures of reconstructionRows(n), when the encoder made them.
  */
-export async function measureQuality(x: VectorsLike, n: number, d: number, decode: DecodeRow, knn: ExactKnn, sample?: RecallSample): Promise<FileQuality> {
-  const rec = reconstructionQuality(x, n, d, decode, rowsUpTo(n, SAMPLE.reconstruction, SAMPLE_SEED));
+export async function measureQuality(
+  x: VectorsLike, n: number, d: number, decode: DecodeRow, knn: ExactKnn, sample?: RecallSample, rec?: ReconstructionQuality,
+): Promise<FileQuality> {
+  rec ??= reconstructionQuality(x, n, d, decode, reconstructionRows(n));
   sample ??= await recallSample(x, n, d, recallPlan(n), n, knn);
   return { ...rec, recall: await sampledRecall(x, n, d, decode, sample, knn) };
 }
@@ -102,7 +110,7 @@ export async function measureQuality(x: VectorsLike, n: number, d: number, decod
  * SAMPLE.reconstruction). What an MPI run gathers at rank 0 (api/compress-mpi.ts) instead of x.
  */
 export function measuredRows(n: number): number[] | null {
-  const reconstruction = rowsUpTo(n, SAMPLE.reconstruction, SAMPLE_SEED);
+  const reconstruction = reconstructionRows(n);
   if (reconstruction === null) return null;
   return [...new Set([...reconstruction, ...(recallPlan(n).base ?? [])])].sort((a, b) => a - b);
 }
@@ -116,7 +124,7 @@ export async function measureQualityOfRows(xs: Float32Array, rows: number[], n: 
   const at = new Map(rows.map((r, k) => [r, k]));
   const local = (list: readonly number[]) => list.map((r) => at.get(r)!);
   const decodeLocal: DecodeRow = (k, out) => decode(rows[k], out);
-  const rec = reconstructionQuality(xs, rows.length, d, decodeLocal, local(rowsUpTo(n, SAMPLE.reconstruction, SAMPLE_SEED)!));
+  const rec = reconstructionQuality(xs, rows.length, d, decodeLocal, local(reconstructionRows(n)!));
   const plan = recallPlan(n);
   const sample = await recallSample(xs, rows.length, d, { base: local(plan.base!), queries: plan.queries }, n, knn);
   return { ...rec, recall: await sampledRecall(xs, rows.length, d, decodeLocal, sample, knn) };

@@ -4,6 +4,7 @@
 // ExactKnn); `vlc eval` reports the index-probing search of `vlc search` separately.
 // Each query is one of the base vectors and is left out of both result lists, so recall measures
 // finding its neighbours, not finding itself.
+import { checkpoint } from '../interrupt.js';
 import type { ExactKnn, Neighbours } from '../backend/types.js';
 import { asRows, rowInto, type VectorsLike } from '../io/dataset.js';
 import { mergeLists } from '../search/exact.js';
@@ -152,6 +153,7 @@ export async function blockKnn(
     if (r0 > 0) for (let t = 0; t < part.ids.length; t++) if (part.ids[t] >= 0) part.ids[t] += r0;
     best = best ? mergeLists(best, part, nq, k) : part;
     onRows?.(r1, nb);
+    await checkpoint(); // a Ctrl-C ends the search between blocks, not after all of them
   }
   return best ?? { ids: new Int32Array(nq * k).fill(-1), dists: new Float32Array(nq * k).fill(Infinity) };
 }

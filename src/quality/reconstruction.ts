@@ -20,6 +20,36 @@ export interface ReconstructionQuality {
 /** Rows between two progress reports (the loop runs in line: each report draws the progress line). */
 const REPORT_EVERY = 1 << 16;
 
+/**
+ * The figures summed a row at a time, in the order rows are added: from each row's Σ (x − x̂)²,
+ * Σ x², Σ x̂², Σ x·x̂ (f64, over k in order). The host's loop below and the GPU's residual encoder
+ * (backend/cuda/residual.ts, which makes the same row sums on the device) both end here, so the
+ * same rows give the same figures to the bit.
+ */
+export class FigureSums {
+  private sqErr = 0;
+  private sqNorm = 0;
+  private cosSum = 0;
+  private count = 0;
+
+  add(e: number, xx: number, rr: number, xr: number): void {
+    this.sqErr += e;
+    this.sqNorm += xx;
+    this.cosSum += xx === 0 && rr === 0 ? 1 : xx === 0 || rr === 0 ? 0 : xr / Math.sqrt(xx * rr);
+    this.count++;
+  }
+
+  figures(): ReconstructionQuality {
+    const { sqErr, sqNorm, cosSum, count } = this;
+    return {
+      mse: count ? sqErr / count : 0,
+      relative_error: sqNorm > 0 ? Math.sqrt(sqErr / sqNorm) : 0,
+      mean_cosine: count ? cosSum / count : 1,
+      measured: count,
+    };
+  }
+}
+
 /** The figures over `rows` of the n×d vectors x (all rows when null), accumulated in f64. */
 export function reconstructionQuality(
   xs: VectorsLike, n: number, d: number, decode: DecodeRow, rows: Rows = null, onRows?: (done: number, total: number) => void,
@@ -28,9 +58,7 @@ export function reconstructionQuality(
   const count = rowCount(rows, n);
   const r = new Float32Array(d);
   const xi = new Float32Array(d);
-  let sqErr = 0;
-  let sqNorm = 0;
-  let cosSum = 0;
+  const sums = new FigureSums();
   for (let s = 0; s < count; s++) {
     const i = rowAt(rows, s);
     decode(i, r);
@@ -47,15 +75,8 @@ export function reconstructionQuality(
       rr += b * b;
       xr += a * b;
     }
-    sqErr += e;
+    sums.add(e, xx, rr, xr);
     if (onRows && (s + 1) % REPORT_EVERY === 0) onRows(s + 1, count);
-    sqNorm += xx;
-    cosSum += xx === 0 && rr === 0 ? 1 : xx === 0 || rr === 0 ? 0 : xr / Math.sqrt(xx * rr);
   }
-  return {
-    mse: count ? sqErr / count : 0,
-    relative_error: sqNorm > 0 ? Math.sqrt(sqErr / sqNorm) : 0,
-    mean_cosine: count ? cosSum / count : 1,
-    measured: count,
-  };
+  return sums.figures();
 }

@@ -3,6 +3,10 @@
 // taken from the rows, random assignments.
 import { datasetFromArray, f32ToF16, f16ToF32 } from '../../dist/io/dataset.js';
 import { rng } from '../rng.js';
+import type { CodedResiduals } from '../../dist/codecs/types.js';
+import { reconstructInto } from '../../dist/io/vlc/reconstruct.js';
+import { reconstructionQuality } from '../../dist/quality/reconstruction.js';
+import type { Rows } from '../../dist/quality/sample.js';
 
 export function problem(n: number, d: number, m: number, dtype: 'f32' | 'f16', offset: number, seed: number) {
   const r = rng(seed);
@@ -16,6 +20,15 @@ export function problem(n: number, d: number, m: number, dtype: 'f32' | 'f16', o
   return { x, n, d, anchors, assign };
 }
 
+
+/**
+ * The host's reconstruction figures (quality/reconstruction.ts) of `rows` of the problem's vectors
+ * decoded with `residuals`: what the GPU encoder's figures (measureRows) must equal, to the bit.
+ */
+export function hostFigures(input: ReturnType<typeof problem>, residuals: CodedResiduals, rows: Rows) {
+  const file = { manifest: { d: input.d }, anchors: input.anchors, assignments: input.assign, residuals };
+  return reconstructionQuality(input.x, input.n, input.d, (i, out) => void reconstructInto(file, i, out), rows);
+}
 
 /** A payload, in one piece or several, as one Buffer. */
 export const bytes = (p: Uint8Array | Uint8Array[]) => Buffer.concat(Array.isArray(p) ? p : [p]);

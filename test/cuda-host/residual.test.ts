@@ -8,7 +8,8 @@ import { createCudaBackend } from '../../dist/backend/cuda/index.js';
 import { encodeScalar } from '../../dist/codecs/scalar.js';
 import { crc32c } from '../../dist/io/vlc/crc32c.js';
 import { FakeCuda } from './fake-driver.js';
-import { bytes, problem } from './residual-problem.js';
+import { bytes, hostFigures, problem } from './residual-problem.js';
+import { sampleIndices } from '../../dist/quality/sample.js';
 
 afterEach(() => setDriverForTests(undefined));
 
@@ -25,7 +26,9 @@ describe('scalar residuals on the GPU (fake driver) = on the host', () => {
         const fake = new FakeCuda();
         setDriverForTests(fake.api);
         const backend = await createCudaBackend(0, {});
-        const gpu = await backend.encodeScalar(mode, input);
+        // The quality figures' rows: every row, or a sample in its own (unsorted) order.
+        const measureRows = n < 2000 ? null : sampleIndices(n, 997, 5);
+        const gpu = await backend.encodeScalar(mode, { ...input, measureRows });
         await backend.close();
         const cpu = await encodeScalar(mode, input, 1);
         expect(fake.launches.some((k) => k.startsWith('residual_rows'))).toBe(true);
@@ -34,6 +37,8 @@ describe('scalar residuals on the GPU (fake driver) = on the host', () => {
         expect(bytes(gpu.residuals.payload()).equals(bytes(cpu.residuals.payload()))).toBe(true);
         // int8: the device's checksum (pieces joined on the host) is the payload's; int4's is the writer's.
         expect(gpu.residuals.payloadCrc).toBe(mode === 'int8' ? crc32c(bytes(gpu.residuals.payload())) : undefined);
+        expect(gpu.reconstruction).toEqual(hostFigures(input, cpu.residuals, measureRows));
+        expect(gpu.reconstruction!.measured).toBe(measureRows === null ? n : 997);
         expect(fake.live).toBe(0);
       });
     }
@@ -45,6 +50,7 @@ describe('scalar residuals on the GPU (fake driver) = on the host', () => {
     const backend = await createCudaBackend(0, {});
     const gpu = await backend.encodeScalar('int8', input);
     await backend.close();
+    expect(gpu.reconstruction).toBeUndefined(); // no measureRows: no figures
     expect(gpu.residuals.payloadCrc).toBe(crc32c(bytes(gpu.residuals.payload())));
     const cpu = await encodeScalar('int8', input, 2);
     expect(gpu.residuals.payloadCrc).toBe(cpu.residuals.payloadCrc);

@@ -1,10 +1,12 @@
 // On a real GPU: the scalar residual codec (src/backend/cuda/residual.ts) gives the host encoder's
-// residuals bit for bit on odd sizes, f32 and f16, near and far from the origin. Skipped without one.
+// residuals bit for bit on odd sizes, f32 and f16, near and far from the origin, and the quality
+// figures' row sums made in the same pass (the host's figures, to the bit). Skipped without one.
 import { crc32c } from '../../dist/io/vlc/crc32c.js';
 import { describe, expect, it } from 'vitest';
 import { createCudaBackend, probeCuda } from '../../dist/backend/cuda/index.js';
 import { encodeScalar } from '../../dist/codecs/scalar.js';
-import { bytes, problem } from '../cuda-host/residual-problem.js';
+import { bytes, hostFigures, problem } from '../cuda-host/residual-problem.js';
+import { sampleIndices } from '../../dist/quality/sample.js';
 
 const hasGpu = probeCuda().ok;
 
@@ -19,8 +21,11 @@ describe.skipIf(!hasGpu)('scalar residuals on the GPU = on the host', () => {
         const input = problem(n, d, m, dtype, offset, n + d);
         const backend = await createCudaBackend(0);
         try {
-          const gpu = await backend.encodeScalar(mode, input);
+          const measureRows = sampleIndices(n, 20_011, 9); // the quality figures' rows, in sample order
+          const gpu = await backend.encodeScalar(mode, { ...input, measureRows });
           const cpu = await encodeScalar(mode, input);
+          // The figures from the device's row sums = the host's loop over the decoded rows, to the bit.
+          expect(gpu.reconstruction).toEqual(hostFigures(input, cpu.residuals, measureRows));
           expect(Array.from(gpu.residuals.scales)).toEqual(Array.from(cpu.residuals.scales));
           expect(gpu.residualEnergy).toBe(cpu.residualEnergy);
           expect(bytes(gpu.residuals.payload()).equals(bytes(cpu.residuals.payload()))).toBe(true);

@@ -11,21 +11,19 @@
 // Every sum is of integers held in doubles (../fixed.ts, 52 bits: exact), so results are the same
 // with 1 or 16 threads and with the rows split between several engines (sharded/): accumulate()
 // hands out steps 1-2 as Partials, applyUpdate() takes the combined ones for step 3.
-// Maintenance's nearest other anchor (m²·d) runs on the main thread through the same kernel.
+// Maintenance's nearest other anchor (m²·d) runs on the main thread through the same kernel;
+// k-means++ seeding passes run on the same workers (seeding.ts).
 import { UsageError } from '../../errors.js';
 import { rowF32, selectRows, type Dataset } from '../../io/dataset.js';
-import { DOUBLE_BITS, fixedSeed, maxAbsOf, passScales, seedScale, type PassScales } from '../fixed.js';
+import { DOUBLE_BITS, maxAbsOf, passScales, type PassScales } from '../fixed.js';
 import type { AnchorStats, Engine, GlobalFigures, IterParams, IterStats, NearestAnchors, Partials } from '../types.js';
 import { makeKernel, type Kernel, type KernelKind } from './kernel.js';
 import { nearestOtherOnCpu } from './nearest.js';
-import { pickIndexes } from '../seed-pick.js';
+import { CpuSeeding } from './seeding.js';
 import { formGroups, groupCount, groupDrift, type GroupedPass, type Groups } from './groups.js';
 import { WorkerPool } from './pool.js';
-import { allocShared, chunkCount, CHUNK, sharedF32, sharedF64, toPortable, type SharedState, type SplitReduce, type WorkerRequest } from './shared.js';
+import { allocShared, chunkCount, sharedF64, toPortable, type SharedState, type SplitReduce, type WorkerRequest } from './shared.js';
 import { energyUnits, fromPartials, passSums, statsOf, toPartials, type PassSums } from './sums.js';
-
-/** Largest n×L seedTry distance cache, in floats (256 MiB). */
-const TRY_CACHE_MAX = 1 << 26;
 
 /**
  * Anchors that jumped (maintenance moved them across the space) would ruin every point's bound
@@ -83,8 +81,6 @@ export class CpuEngine implements Engine {
   private assign: Int32Array; // main-thread copy of the last pass's assignments (-1 = none yet)
   private last: AnchorStats;
   private ready: Promise<void[]>;
-  private candCap = 0;
-  private trySums = sharedF64(1); // per-chunk sums of seedTry (stride L); st.chunkSums keeps begin/add's
   private disposed = false;
   private boundsValid = false; // every point's lower bound holds (after one full assignment)
   private localMaxAbs = NaN;
@@ -93,7 +89,7 @@ export class CpuEngine implements Engine {
   /** Scales of the next pass, and of the last one (whose sse `last` holds). */
   private scales: PassScales = { s: 1, w: 1, e: 1 };
   private lastScales: PassScales = { s: 1, w: 1, e: 1 };
-  private seedScaleV = 1;
+  private seeding: CpuSeeding;
   private lastMs = 0;
   private mainKernel: Kernel | undefined;
   /** Unit sums of the assignments in `assign` (reduceSplit), valid at this S scale (NaN: not). */
@@ -136,6 +132,11 @@ export class CpuEngine implements Engine {
     this.ownsPool = pool === undefined;
     this.pool = pool ?? new WorkerPool(this.threads);
     this.id = this.pool.nextEngineId();
+    const st = this.st;
+    this.seeding = new CpuSeeding({
+      n: this.n, d: this.d, id: this.id, st,
+      global: () => this.global, ready: () => this.ready, each: (make) => this.each(make),
+    });
     const maxAbs = sharedF64(this.threads);
     this.work = sharedF64(this.threads);
     this.ready = this.each((w) => {
@@ -178,86 +179,29 @@ export class CpuEngine implements Engine {
     this.scales = passScales(this.global.n, this.d, this.global.maxAbs, anchorAbs, DOUBLE_BITS);
   }
 
-  // --- k-means++ seeding ---
+  // --- k-means++ seeding (seeding.ts) ---
 
-  /**
-   * Greedy k-means++ adds one of the candidates it just tried: the try pass keeps every point's
-   * distance to each candidate (n×L floats, when that stays under TRY_CACHE_MAX), so the add
-   * that follows needs no second pass over the vectors.
-   */
-  private tryCache: { cands: Float32Array; L: number; dist: Float32Array } | undefined;
-  private tryDist: Float32Array | undefined;
-
-  private cachedCandidate(c: Float32Array): number {
-    const t = this.tryCache;
-    if (!t) return -1;
-    const d = this.d;
-    outer: for (let l = 0; l < t.L; l++) {
-      for (let k = 0; k < d; k++) if (!Object.is(t.cands[l * d + k], c[k])) continue outer;
-      return l;
-    }
-    return -1;
-  }
-
-  private async seedPass(mode: 'begin' | 'add' | 'try' | 'many', cands: Float32Array, count: number): Promise<Float64Array> {
-    await this.ready;
-    if (mode === 'begin') this.seedScaleV = seedScale(this.global.n, this.d, this.global.maxAbs, maxAbsOf(cands.subarray(0, this.d)));
-    let extra: { tryDist?: Float32Array; fromTry?: number; tryL?: number } = {};
-    if (mode === 'try' && this.n * count <= TRY_CACHE_MAX) {
-      if (!this.tryDist || this.tryDist.length < this.n * count) this.tryDist = sharedF32(this.n * count);
-      extra = { tryDist: this.tryDist };
-    } else if (mode === 'add') {
-      const l = this.cachedCandidate(cands);
-      if (l >= 0) extra = { tryDist: this.tryCache!.dist, fromTry: l, tryL: this.tryCache!.L };
-    }
-    const L = mode === 'try' || mode === 'many' ? count : 1;
-    if (L > this.candCap) {
-      this.candCap = L;
-      this.st.cands = sharedF32(L * this.d);
-      this.trySums = sharedF64(chunkCount(this.n) * L);
-    }
-    this.st.cands.set(cands.subarray(0, L * this.d));
-    // seedPick relies on begin/add's chunk sums: a seedTry must not overwrite them.
-    const cs = mode === 'try' ? this.trySums : this.st.chunkSums;
-    const scale = this.seedScaleV;
-    await this.each(() => ({ op: 'seed', engine: this.id, mode, count: L, cands: this.st.cands, chunkSums: cs, seedScale: scale, ...extra }));
-    this.tryCache = mode === 'try' && extra.tryDist ? { cands: cands.slice(0, L * this.d), L, dist: extra.tryDist } : undefined;
-    if (mode === 'many') return Float64Array.of(sumChunks(cs, chunkCount(this.n)) / scale);
-    const totals = new Float64Array(L);
-    for (let c = 0; c < chunkCount(this.n); c++) for (let l = 0; l < L; l++) totals[l] += cs[c * L + l];
-    for (let l = 0; l < L; l++) totals[l] /= scale; // integers below 2^53 over a power of two: exact
-    return totals;
-  }
-
-  async seedBegin(c: Float32Array): Promise<number> {
-    return (await this.seedPass('begin', c, 1))[0];
+  seedBegin(c: Float32Array): Promise<number> {
+    return this.seeding.begin(c);
   }
   seedTry(cands: Float32Array): Promise<Float64Array> {
-    return this.seedPass('try', cands, Math.floor(cands.length / this.d));
+    return this.seeding.try(cands);
   }
-  async seedAdd(c: Float32Array): Promise<number> {
-    return (await this.seedPass('add', c, 1))[0];
+  seedAdd(c: Float32Array): Promise<number> {
+    return this.seeding.add(c);
   }
-
-  async seedAddMany(cands: Float32Array): Promise<number> {
-    const L = Math.floor(cands.length / this.d);
-    if (L === 0) return sumChunks(this.st.chunkSums, chunkCount(this.n)) / this.seedScaleV;
-    return (await this.seedPass('many', cands, L))[0];
+  seedAddMany(cands: Float32Array): Promise<number> {
+    return this.seeding.addMany(cands);
   }
-
-  async seedPickMany(targets: Float64Array): Promise<Int32Array> {
-    const { seedD: D, chunkSums } = this.st;
-    const scale = this.seedScaleV;
-    return pickIndexes(targets, scale, chunkSums.subarray(0, chunkCount(this.n)), CHUNK, this.n, (i) => fixedSeed(D[i], scale));
+  seedPickMany(targets: Float64Array): Promise<Int32Array> {
+    return this.seeding.pickMany(targets);
   }
-
-  get seedUnit(): number {
-    return 1 / this.seedScaleV;
-  }
-
   /** The smallest i whose prefix of units exceeds floor(target/unit); past the total, the last with a share. */
   async seedPick(target: number): Promise<number> {
-    return (await this.seedPickMany(Float64Array.of(target)))[0];
+    return (await this.seeding.pickMany(Float64Array.of(target)))[0];
+  }
+  get seedUnit(): number {
+    return this.seeding.unit;
   }
 
   async row(i: number): Promise<Float32Array> {
@@ -440,11 +384,4 @@ export class CpuEngine implements Engine {
   private each(make: (w: number) => WorkerRequest): Promise<void[]> {
     return this.pool.all((w) => (w < this.threads ? make(w) : undefined));
   }
-}
-
-/** Σ of the first `chunks` chunk sums (whole units below 2^53: exact in any order). */
-function sumChunks(sums: Float64Array, chunks: number): number {
-  let t = 0;
-  for (let c = 0; c < chunks; c++) t += sums[c];
-  return t;
 }

@@ -74,7 +74,11 @@ export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number): De
   }
 }
 
-/** The first n assignments as u32 (a view when the file already holds a Uint32Array). */
+/** The first n assignments as u32 (a view when the file already holds a Uint32Array; u8/u16 widened by one typed-array copy). */
 function u32Prefix(a: ArrayLike<number>, n: number): Uint32Array {
-  return a instanceof Uint32Array ? a.subarray(0, n) : Uint32Array.from({ length: n }, (_, i) => a[i]);
+  if (a instanceof Uint32Array) return a.subarray(0, n);
+  const out = new Uint32Array(n);
+  if (a instanceof Uint8Array || a instanceof Uint16Array) out.set(a.subarray(0, n));
+  else for (let i = 0; i < n; i++) out[i] = a[i];
+  return out;
 }

@@ -17,7 +17,7 @@ import { encodeScalarOnGpu } from './residual.js';
 import { CudaKnn } from './knn.js';
 import { memInfo } from './pool.js';
 import { encodeScalar } from '../../codecs/scalar.js';
-import type { CodedResiduals, ResidualInput } from '../../codecs/types.js';
+import type { EncodedResiduals, ResidualInput } from '../../codecs/types.js';
 import { log } from '../../log.js';
 
 export { probeCuda, CudaEngine, CudaContext, CudaError, cudaOptionsFromEnv };
@@ -66,9 +66,9 @@ export class CudaBackend implements Backend {
    * The scalar residuals on this GPU (residual.ts), when the vectors, codes and row errors fit in
    * its free memory (and under VLC_CUDA_MAX_BYTES); else on the host, which needs no tiles.
    */
-  async encodeScalar(mode: 'int8' | 'int4', input: ResidualInput): Promise<{ residuals: CodedResiduals; residualEnergy: number }> {
+  async encodeScalar(mode: 'int8' | 'int4', input: ResidualInput): Promise<EncodedResiduals> {
     const { n, d } = input;
-    const need = n * d * (asRows(input.x, n, d).dtype === 'f16' ? 3 : 5) + n * 12 + input.anchors.length * 4;
+    const need = n * d * (asRows(input.x, n, d).dtype === 'f16' ? 3 : 5) + n * (input.measureRows === undefined ? 12 : 36) + input.anchors.length * 4;
     this.ctx.makeCurrent();
     const [free] = memInfo(this.ctx.drv);
     const room = Math.min(free * RESIDUAL_SHARE, this.options.maxDeviceBytes ?? Infinity);

@@ -158,7 +158,7 @@ export const KERNELS = {
   residual_rows: {
     module: 'residual', perDtype: true, threads: 256, bounds: {},
     args: [
-      ['X', 'ptr'], ['n', 'i32'], ['d', 'i32'], ['C', 'ptr'], ['assign', 'ptr'], ['scales', 'ptr'], ['L', 'i32'], ['codes', 'ptr'], ['rowErr', 'ptr'],
+      ['X', 'ptr'], ['n', 'i32'], ['d', 'i32'], ['C', 'ptr'], ['assign', 'ptr'], ['scales', 'ptr'], ['L', 'i32'], ['codes', 'ptr'], ['rowErr', 'ptr'], ['rowStats', 'ptr'],
     ],
   },
   crc_slices: {

@@ -7,6 +7,7 @@ import { writeOutput, type OutputPlan } from '../output.js';
 import { log } from '../../log.js';
 import { quoteName } from '../names.js';
 import { openInput, streamBudget, type StreamInput } from '../readers/stream.js';
+import { parallelPayloadCrcs, PARALLEL_CHECK_MIN_BYTES } from './checksums.js';
 import { decodeVlc, decodeVlcHeader, encodeVlc, expectedVlcBytes, FILE_HEADER_BYTES, type VlcContent, type VlcFile } from './format.js';
 
 /**
@@ -26,7 +27,9 @@ export async function readVlc(
   const input = openInput(path, onBytes, 'a .vlc file made by `vlc compress`');
   try {
     const bytes = input.file ? readWhole(name, input.fd, input.size, onBytes) : await readStream(name, input.stream);
-    const file = decodeVlc(bytes, name, onChecked);
+    // Large payloads are checksummed on several threads first (a file's bytes are shared with them).
+    const computed = await parallelPayloadCrcs(bytes, decodeVlcHeader(bytes, name).manifestEnd, onChecked);
+    const file = decodeVlc(bytes, name, onChecked, computed);
     for (const w of file.warnings) log().warn(w);
     return file;
   } finally {
@@ -39,7 +42,8 @@ export async function readVlc(
 /** A file: header first (refusing it early), then the whole file in one buffer. */
 function readWhole(name: string, fd: number, size: number, onBytes?: (read: number, total?: number) => void): Uint8Array {
   const pread = (at: number, length: number) => {
-    const out = new Uint8Array(length);
+    // A large file lands in shared memory, so its checksums can run on worker threads (checksums.ts).
+    const out = new Uint8Array(length >= PARALLEL_CHECK_MIN_BYTES ? new SharedArrayBuffer(length) : new ArrayBuffer(length));
     let done = 0;
     while (done < length) {
       const got = fs.readSync(fd, out, done, length - done, at + done);

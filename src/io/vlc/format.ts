@@ -29,6 +29,7 @@ import { UsageError } from '../../errors.js';
 import { f16ToF32, f32ToF16 } from '../dataset.js';
 import { quoteName } from '../names.js';
 import { crc32c } from './crc32c.js';
+import type { PayloadCrc } from './checksums.js';
 import {
   DTYPE_BYTES,
   WIDTH_BYTES,
@@ -291,11 +292,26 @@ export function expectedVlcBytes(mf: VlcManifest, manifestEnd: number): number |
 /** Bytes checksummed between two progress reports of decodeVlc. */
 const CHECK_CHUNK = 1 << 24;
 
+/** A payload's CRC32C on this thread, a chunk at a time, telling `onChecked` after each. */
+function checksumInLine(payload: Uint8Array, start: number, len: number, onChecked?: (bytes: number, total: number) => void): number {
+  const size = payload.length;
+  let crc = 0;
+  for (let c = 0; c < size; c += CHECK_CHUNK) {
+    crc = crc32c(payload.subarray(c, Math.min(size, c + CHECK_CHUNK)), crc);
+    if (size > CHECK_CHUNK) onChecked?.(start + Math.min(size, c + CHECK_CHUNK), len);
+  }
+  return crc;
+}
+
 /**
  * The file in `buf`, every checksum and field validated. `onChecked(bytes, total)` is told how far
  * the payload checksums have come (a large file's take seconds): called between chunks, in line.
+ * `computed`: payload checksums already computed over `buf` (checksums.ts, on other threads),
+ * compared here instead of computed again.
  */
-export function decodeVlc(buf: Uint8Array, source = '<input>', onChecked?: (bytes: number, total: number) => void): VlcFile {
+export function decodeVlc(
+  buf: Uint8Array, source = '<input>', onChecked?: (bytes: number, total: number) => void, computed: readonly PayloadCrc[] = [],
+): VlcFile {
   const fail = (what: string) => new UsageError(`${quoteName(source)}: ${what}`);
   const corrupt = (what: string) => fail(`${what}: file is corrupted`);
   const len = buf.length;
@@ -338,11 +354,8 @@ export function decodeVlc(buf: Uint8Array, source = '<input>', onChecked?: (byte
       throw fail(`file is truncated in section '${name}' (needs ${big} bytes, ${len - start} remain)`);
     const size = Number(big);
     const payload = buf.subarray(start, start + size);
-    let crc = 0;
-    for (let c = 0; c < size; c += CHECK_CHUNK) {
-      crc = crc32c(payload.subarray(c, Math.min(size, c + CHECK_CHUNK)), crc);
-      if (size > CHECK_CHUNK) onChecked?.(start + Math.min(size, c + CHECK_CHUNK), len);
-    }
+    const precomputed = computed.find((p) => p.start === start && p.size === size);
+    const crc = precomputed ? precomputed.crc : checksumInLine(payload, start, len, onChecked);
     if (crc !== payloadCrc) throw corrupt(`section '${name}' checksum mismatch`);
     const end = align8(start + size);
     if (end > len) throw fail(`file is truncated after section '${name}'`);

@@ -1,0 +1,93 @@
+// Large payloads are checksummed on worker threads (io/vlc/checksums.ts) before decodeVlc compares:
+// the threads' CRC equals the in-line one over any slicing, a damaged payload still fails, and an
+// int8 code of -128 (outside -127..127) is refused even when its checksum is right.
+import { describe, expect, it } from 'vitest';
+import { crc32c } from '../../dist/io/vlc/crc32c.js';
+import { parallelPayloadCrcs, payloadSpans } from '../../dist/io/vlc/checksums.js';
+import { decodeVlc, decodeVlcHeader, encodeVlcBytes, SECTION_HEADER_BYTES, type VlcContent } from '../../dist/io/vlc/format.js';
+import { encodeScalar, type ScalarResiduals } from '../../dist/codecs/scalar.js';
+import { reconstruct } from '../../dist/io/vlc/reconstruct.js';
+import { UsageError } from '../../dist/errors.js';
+import { rng } from '../rng.js';
+
+/** An int8 .vlc file of n × d random vectors around m anchors, its bytes in shared memory. */
+async function int8File(n: number, d: number, m: number): Promise<Uint8Array> {
+  const r = rng(n + d);
+  const anchors = Float32Array.from({ length: m * d }, () => r() * 4 - 2);
+  const assignments = Uint32Array.from({ length: n }, () => Math.floor(r() * m));
+  const x = Float32Array.from({ length: n * d }, (_, e) => anchors[assignments[Math.floor(e / d)] * d + (e % d)] + r() - 0.5);
+  const { residuals, residualEnergy } = await encodeScalar('int8', { x, n, d, anchors, assign: assignments });
+  const content: VlcContent = {
+    manifest: {
+      n, d, m, metric: 'l2', anchorDtype: 'f32', residual: 'int8', residualEnergy,
+      input: { dtype: 'f32', dropped: 0 },
+      training: { energy: 1, iterations: 1, converged: true, init: 'kmeans++' },
+      config: { maxIters: 1, t0: 1, cooling: 0.05 },
+      seed: 1, tool: { name: 'vlc', version: '0.1.0' }, device: 'cpu',
+    },
+    anchors, assignments, residuals,
+  };
+  return shared(encodeVlcBytes(content));
+}
+
+const shared = (bytes: Uint8Array) => {
+  const out = new Uint8Array(new SharedArrayBuffer(bytes.length));
+  out.set(bytes);
+  return out;
+};
+
+/** Decode with the payload checksums computed on 3 threads in slices of `slice` bytes. */
+async function decodeThreaded(bytes: Uint8Array, slice: number) {
+  const { manifestEnd } = decodeVlcHeader(bytes);
+  const seen: number[] = [];
+  const computed = await parallelPayloadCrcs(bytes, manifestEnd, (b) => seen.push(b), { threads: 3, minBytes: 1000, slice });
+  return { computed, seen, file: () => decodeVlc(bytes, 'x.vlc', undefined, computed) };
+}
+
+describe('payload checksums on worker threads', () => {
+  it('equal the in-line checksum of every large payload, over odd slice sizes, and decode the same file', async () => {
+    const bytes = await int8File(1_237, 29, 11);
+    const spans = payloadSpans(bytes, decodeVlcHeader(bytes).manifestEnd);
+    expect(spans.length).toBe(3); // anchors, assignments, residuals
+    for (const slice of [16, 1_000, 4_099, 1 << 20]) {
+      const { computed, seen, file } = await decodeThreaded(bytes, slice);
+      const big = spans.filter((s) => s.size >= 1000);
+      expect(computed.map((c) => [c.start, c.size])).toEqual(big.map((s) => [s.start, s.size]));
+      for (const c of computed) expect(c.crc).toBe(crc32c(bytes.subarray(c.start, c.start + c.size)));
+      expect(Math.max(...seen)).toBe(big[big.length - 1].start + big[big.length - 1].size); // progress reaches the end
+      expect(Array.from(reconstruct(file()))).toEqual(Array.from(reconstruct(decodeVlc(bytes.slice(), 'x.vlc'))));
+    }
+  });
+
+  it('a flipped byte anywhere in a threaded payload is still a checksum mismatch', async () => {
+    const good = await int8File(501, 17, 5);
+    const spans = payloadSpans(good, decodeVlcHeader(good).manifestEnd).filter((s) => s.size >= 1000);
+    const r = rng(3);
+    for (const s of spans)
+      for (let t = 0; t < 6; t++) {
+        const bad = shared(good);
+        bad[s.start + Math.floor(r() * s.size)] ^= 1 << Math.floor(r() * 8);
+        const { file } = await decodeThreaded(bad, 777);
+        expect(file).toThrow(UsageError);
+        expect(file).toThrow(/checksum mismatch/);
+      }
+  });
+
+  it('an int8 code of -128 is refused although its checksums are right', async () => {
+    const bytes = await int8File(300, 7, 3);
+    const f = decodeVlc(bytes.slice(), 'x.vlc');
+    const rsd = f.sections.find((s) => s.name === 'residuals')!;
+    const codesAt = rsd.offset + 4 * 7;
+    const bad = shared(bytes);
+    bad[codesAt + 1_000] = 0x80;
+    // Mend the payload's checksum, then the section header's own, so only the code range is wrong.
+    const view = new DataView(bad.buffer);
+    const header = rsd.offset - SECTION_HEADER_BYTES;
+    view.setUint32(header + 16, crc32c(bad.subarray(rsd.offset, rsd.offset + rsd.bytes)), true);
+    view.setUint32(header + 20, crc32c(bad.subarray(header, header + 20)), true);
+    expect(() => decodeVlc(bad.slice(), 'x.vlc')).toThrow(/a code is outside -127\.\.127/);
+    const { file } = await decodeThreaded(bad, 4096);
+    expect(file).toThrow(/a code is outside -127\.\.127/);
+    expect(Array.from((f.residuals as ScalarResiduals).codes).includes(-128)).toBe(false);
+  });
+});
