@@ -5,9 +5,10 @@
 //                    the largest |r| and Σ r², r = x − c (f64), at [b·d + k].
 //   residual_rows:   one thread per row: its codes q = clamp(round(r / s), −L, L) (0 where s = 0;
 //                    round as JavaScript's Math.round: ties toward +∞), and its squared error
-//                    against the decoder's f32(c + s·q), summed over k in order (f64); with
-//                    rowStats, also Σ x², Σ x̂², Σ x·x̂ (x̂ the reconstruction), the sums
-//                    src/quality/reconstruction.ts makes on the host for compress's figures.
+//                    against the decoder's f32(c + s·q), summed over k in order (f64).
+//   residual_row_sums: one thread per listed row (compress's quality sample): Σ (x − x̂)², Σ x²,
+//                    Σ x̂², Σ x·x̂ over k in order (f64), x̂ = f32(c + s·q) from the codes just
+//                    made: the row sums src/quality/reconstruction.ts makes on the host.
 // The host sums the rows' errors in order, block by block (src/backend/cuda/residual.ts).
 #include "common.cuh"
 
@@ -35,11 +36,11 @@ __device__ void residual_ranges(const T *X, int n, int d, const float *C, const 
 
 template <typename T>
 __device__ void residual_rows(const T *X, int n, int d, const float *C, const unsigned *assign, const float *scales,
-                              int L, signed char *codes, double *rowErr, double *rowStats) {
+                              int L, signed char *codes, double *rowErr) {
   const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const size_t a = (size_t)assign[i] * d, row = (size_t)i * d;
-  double err = 0.0, xx = 0.0, rr = 0.0, xr = 0.0;
+  double err = 0.0;
   for (int k = 0; k < d; k++) {
     const double s = (double)scales[k];
     const double xv = (double)load_f32(X, row + k), av = (double)C[a + k];
@@ -51,23 +52,14 @@ __device__ void residual_rows(const T *X, int n, int d, const float *C, const un
       q = q > L ? (double)L : q < -L ? (double)-L : q;
     }
     codes[row + k] = (signed char)(int)q;
-    const double rv = (double)__double2float_rn(__dadd_rn(av, __dmul_rn(s, q)));
-    const double e = __dsub_rn(xv, rv);
+    const double e = __dsub_rn(xv, (double)__double2float_rn(__dadd_rn(av, __dmul_rn(s, q))));
     err = __dadd_rn(err, __dmul_rn(e, e));
-    xx = __dadd_rn(xx, __dmul_rn(xv, xv));
-    rr = __dadd_rn(rr, __dmul_rn(rv, rv));
-    xr = __dadd_rn(xr, __dmul_rn(xv, rv));
   }
   rowErr[i] = err;
-  if (rowStats) {
-    rowStats[3 * i] = xx;
-    rowStats[3 * i + 1] = rr;
-    rowStats[3 * i + 2] = xr;
-  }
 }
 
 #define RANGES_ARGS(T) const T *X, int n, int d, const float *C, const unsigned *assign, int blockRows, double *maxAbs, double *sumSq
-#define ROWS_ARGS(T) const T *X, int n, int d, const float *C, const unsigned *assign, const float *scales, int L, signed char *codes, double *rowErr, double *rowStats
+#define ROWS_ARGS(T) const T *X, int n, int d, const float *C, const unsigned *assign, const float *scales, int L, signed char *codes, double *rowErr
 extern "C" __global__ void __launch_bounds__(RS_THREADS) residual_ranges_f32(RANGES_ARGS(float)) {
   residual_ranges(X, n, d, C, assign, blockRows, maxAbs, sumSq);
 }
@@ -75,10 +67,40 @@ extern "C" __global__ void __launch_bounds__(RS_THREADS) residual_ranges_f16(RAN
   residual_ranges(X, n, d, C, assign, blockRows, maxAbs, sumSq);
 }
 extern "C" __global__ void __launch_bounds__(RS_THREADS) residual_rows_f32(ROWS_ARGS(float)) {
-  residual_rows(X, n, d, C, assign, scales, L, codes, rowErr, rowStats);
+  residual_rows(X, n, d, C, assign, scales, L, codes, rowErr);
 }
 extern "C" __global__ void __launch_bounds__(RS_THREADS) residual_rows_f16(ROWS_ARGS(__half)) {
-  residual_rows(X, n, d, C, assign, scales, L, codes, rowErr, rowStats);
+  residual_rows(X, n, d, C, assign, scales, L, codes, rowErr);
+}
+
+template <typename T>
+__device__ void residual_row_sums(const T *X, int d, const float *C, const unsigned *assign, const float *scales,
+                                  const signed char *codes, const unsigned *rows, int count, double *sums) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t >= count) return;
+  const size_t i = rows[t], a = (size_t)assign[i] * d, row = i * d;
+  double e2 = 0.0, xx = 0.0, rr = 0.0, xr = 0.0;
+  for (int k = 0; k < d; k++) {
+    const double xv = (double)load_f32(X, row + k);
+    const double rv = (double)__double2float_rn(__dadd_rn((double)C[a + k], __dmul_rn((double)scales[k], (double)codes[row + k])));
+    const double e = __dsub_rn(xv, rv);
+    e2 = __dadd_rn(e2, __dmul_rn(e, e));
+    xx = __dadd_rn(xx, __dmul_rn(xv, xv));
+    rr = __dadd_rn(rr, __dmul_rn(rv, rv));
+    xr = __dadd_rn(xr, __dmul_rn(xv, rv));
+  }
+  sums[4 * (size_t)t] = e2;
+  sums[4 * (size_t)t + 1] = xx;
+  sums[4 * (size_t)t + 2] = rr;
+  sums[4 * (size_t)t + 3] = xr;
+}
+
+#define SUMS_ARGS(T) const T *X, int d, const float *C, const unsigned *assign, const float *scales, const signed char *codes, const unsigned *rows, int count, double *sums
+extern "C" __global__ void __launch_bounds__(RS_THREADS) residual_row_sums_f32(SUMS_ARGS(float)) {
+  residual_row_sums(X, d, C, assign, scales, codes, rows, count, sums);
+}
+extern "C" __global__ void __launch_bounds__(RS_THREADS) residual_row_sums_f16(SUMS_ARGS(__half)) {
+  residual_row_sums(X, d, C, assign, scales, codes, rows, count, sums);
 }
 
 // crc_slices: the CRC32C (src/io/vlc/crc32c.ts: reflected polynomial 0x82F63B78, initial and final

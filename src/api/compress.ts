@@ -22,6 +22,7 @@ import { log, silentReporter, type Reporter } from '../log.js';
 import { quoteName } from '../io/names.js';
 import { choose, codecName, planChoice, type ChoicePlan, type CodecPlan, type Trained } from '../quality/choose.js';
 import { measureQuality } from '../quality/measure.js';
+import { figuresFromRowSums } from '../quality/reconstruction.js';
 import {
   choiceLine, decoderOf, encodeAll, encoderOn, goalOf, qualityWarning, sizer, type CodecOptions,
 } from './compress-codec.js';
@@ -196,13 +197,14 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     const tr = performance.now();
     // One step, its elapsed time shown: the encoders report no count of their own.
     const encoding = progress.step(`encoding ${codec.mode} residuals`, '');
-    const { residuals, residualEnergy, reconstruction } = await encodeAll(codec, trained, backend, seed, hooks);
+    const { residuals, residualEnergy, rowSums } = await encodeAll(codec, trained, backend, seed, hooks);
     encoding.end();
     const residualSeconds = (performance.now() - tr) / 1000;
 
     const tq = performance.now();
     const measuring = progress.step('measuring the quality of the file', '');
-    const quality = await measureQuality(x, ds.n, ds.d, decoderOf(trained, residuals), knn, choice?.recall, reconstruction);
+    // The reconstruction figures from the encoder's row sums when it made them (the GPU's), else measured here.
+    const quality = await measureQuality(x, ds.n, ds.d, decoderOf(trained, residuals), knn, choice?.recall, rowSums && figuresFromRowSums(rowSums));
     measuring.end();
     const qualitySeconds = (performance.now() - tq) / 1000;
 

@@ -4,8 +4,6 @@
 // codes back into residuals, and how to write and read its section payload.
 
 import type { VectorsLike } from '../io/dataset.js';
-import type { ReconstructionQuality } from '../quality/reconstruction.js';
-import type { Rows } from '../quality/sample.js';
 
 export type ResidualMode = 'none' | 'int8' | 'int4' | 'pq';
 export type CodedMode = Exclude<ResidualMode, 'none'>;
@@ -21,17 +19,18 @@ export interface ResidualInput {
   assign: ArrayLike<number>;
   /**
    * Rows whose reconstruction figures the caller will report (quality/measure.ts; null: every row).
-   * An encoder that sees the vectors and their reconstructions anyway may return them
-   * (EncodedResiduals.reconstruction): the GPU's does, so the host need not decode them again.
+   * An encoder that holds the vectors and codes anyway may return their row sums
+   * (EncodedResiduals.rowSums): the GPU's does, so the host need not decode those rows again.
    */
-  measureRows?: Rows;
+  measureRows?: readonly number[] | null;
 }
 
-/** An encoder's answer: the residuals, their mean squared error, and the figures of measureRows when it made them. */
+/** An encoder's answer: the residuals, their mean squared error, and the row sums of measureRows when it made them. */
 export interface EncodedResiduals<R extends CodedResiduals = CodedResiduals> {
   residuals: R;
   residualEnergy: number;
-  reconstruction?: ReconstructionQuality;
+  /** Per measured row, in measureRows' order: Σ (x − x̂)², Σ x², Σ x̂², Σ x·x̂ (quality/reconstruction.ts figuresFromRowSums). */
+  rowSums?: Float64Array;
 }
 
 /** The residuals of n vectors in one codec's form: decodable, and writable as a section payload. */

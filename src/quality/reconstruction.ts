@@ -23,8 +23,8 @@ const REPORT_EVERY = 1 << 16;
 /**
  * The figures summed a row at a time, in the order rows are added: from each row's Σ (x − x̂)²,
  * Σ x², Σ x̂², Σ x·x̂ (f64, over k in order). The host's loop below and the GPU's residual encoder
- * (backend/cuda/residual.ts, which makes the same row sums on the device) both end here, so the
- * same rows give the same figures to the bit.
+ * (backend/cuda/residual.ts, which makes the same row sums on the device: figuresFromRowSums) both
+ * end here, so the same rows give the same figures to the bit.
  */
 export class FigureSums {
   private sqErr = 0;
@@ -48,6 +48,13 @@ export class FigureSums {
       measured: count,
     };
   }
+}
+
+/** The figures from row sums made elsewhere (4 per row: Σ (x − x̂)², Σ x², Σ x̂², Σ x·x̂), added in their order. */
+export function figuresFromRowSums(sums: Float64Array): ReconstructionQuality {
+  const f = new FigureSums();
+  for (let r = 0; r + 3 < sums.length; r += 4) f.add(sums[r], sums[r + 1], sums[r + 2], sums[r + 3]);
+  return f.figures();
 }
 
 /** The figures over `rows` of the n×d vectors x (all rows when null), accumulated in f64. */

@@ -739,12 +739,11 @@ export class FakeCuda {
         for (let p = 0, s = 0; p < total; p += slice, s++) out[s] = crc32c(this.bytes(ptr('bytes') + BigInt(p), Math.min(slice, total - p)));
         return;
       }
-      case 'residual_rows': { // per row: codes (round as the kernel: floor, then up when the rest is >= 0.5), Σ_k e², and with rowStats Σ x², Σ x̂², Σ x·x̂
+      case 'residual_rows': { // per row: codes (round as the kernel: floor, then up when the rest is >= 0.5) and Σ_k e²
         const n = num('n'), d = num('d'), L = num('L'), x = X(n * d), C = f32('C'), A = u32('assign'), S = f32('scales');
         const codes = this.view(ptr('codes'), Int8Array), rowErr = f64('rowErr');
-        const stats = ptr('rowStats') === 0n ? undefined : f64('rowStats');
         for (let i = 0; i < n; i++) {
-          let err = 0, xx = 0, rr = 0, xr = 0;
+          let err = 0;
           for (let k = 0; k < d; k++) {
             const s = S[k], xv = x[i * d + k], av = C[A[i] * d + k];
             let q = 0;
@@ -754,15 +753,30 @@ export class FakeCuda {
               q = q > L ? L : q < -L ? -L : q;
             }
             codes[i * d + k] = q;
-            const rv = Math.fround(av + s * q);
-            const e = xv - rv;
+            const e = xv - Math.fround(av + s * q);
             err += e * e;
+          }
+          rowErr[i] = err;
+        }
+        return;
+      }
+      case 'residual_row_sums': { // per listed row: Σ (x − x̂)², Σ x², Σ x̂², Σ x·x̂ with x̂ = fround(c + s · code), as the host's figures
+        const d = num('d'), count = num('count'), C = f32('C'), A = u32('assign'), S = f32('scales');
+        const codes = this.view(ptr('codes'), Int8Array), rows = u32('rows'), out = f64('sums');
+        let rowsUsed = 0;
+        for (let t = 0; t < count; t++) rowsUsed = Math.max(rowsUsed, rows[t] + 1);
+        const x = X(rowsUsed * d);
+        for (let t = 0; t < count; t++) {
+          const i = rows[t];
+          let e2 = 0, xx = 0, rr = 0, xr = 0;
+          for (let k = 0; k < d; k++) {
+            const xv = x[i * d + k], rv = Math.fround(C[A[i] * d + k] + S[k] * codes[i * d + k]);
+            e2 += (xv - rv) * (xv - rv);
             xx += xv * xv;
             rr += rv * rv;
             xr += xv * rv;
           }
-          rowErr[i] = err;
-          if (stats) stats.set([xx, rr, xr], 3 * i);
+          out.set([e2, xx, rr, xr], 4 * t);
         }
         return;
       }

@@ -10,6 +10,7 @@ import { crc32c } from '../../dist/io/vlc/crc32c.js';
 import { FakeCuda } from './fake-driver.js';
 import { bytes, hostFigures, problem } from './residual-problem.js';
 import { sampleIndices } from '../../dist/quality/sample.js';
+import { figuresFromRowSums } from '../../dist/quality/reconstruction.js';
 
 afterEach(() => setDriverForTests(undefined));
 
@@ -37,8 +38,10 @@ describe('scalar residuals on the GPU (fake driver) = on the host', () => {
         expect(bytes(gpu.residuals.payload()).equals(bytes(cpu.residuals.payload()))).toBe(true);
         // int8: the device's checksum (pieces joined on the host) is the payload's; int4's is the writer's.
         expect(gpu.residuals.payloadCrc).toBe(mode === 'int8' ? crc32c(bytes(gpu.residuals.payload())) : undefined);
-        expect(gpu.reconstruction).toEqual(hostFigures(input, cpu.residuals, measureRows));
-        expect(gpu.reconstruction!.measured).toBe(measureRows === null ? n : 997);
+        expect(fake.launches.some((k) => k.startsWith('residual_row_sums'))).toBe(true);
+        const figures = figuresFromRowSums(gpu.rowSums!);
+        expect(figures).toEqual(hostFigures(input, cpu.residuals, measureRows));
+        expect(figures.measured).toBe(measureRows === null ? n : 997);
         expect(fake.live).toBe(0);
       });
     }
@@ -50,7 +53,7 @@ describe('scalar residuals on the GPU (fake driver) = on the host', () => {
     const backend = await createCudaBackend(0, {});
     const gpu = await backend.encodeScalar('int8', input);
     await backend.close();
-    expect(gpu.reconstruction).toBeUndefined(); // no measureRows: no figures
+    expect(gpu.rowSums).toBeUndefined(); // no measureRows: no row sums
     expect(gpu.residuals.payloadCrc).toBe(crc32c(bytes(gpu.residuals.payload())));
     const cpu = await encodeScalar('int8', input, 2);
     expect(gpu.residuals.payloadCrc).toBe(cpu.residuals.payloadCrc);

@@ -68,7 +68,8 @@ export class CudaBackend implements Backend {
    */
   async encodeScalar(mode: 'int8' | 'int4', input: ResidualInput): Promise<EncodedResiduals> {
     const { n, d } = input;
-    const need = n * d * (asRows(input.x, n, d).dtype === 'f16' ? 3 : 5) + n * (input.measureRows === undefined ? 12 : 36) + input.anchors.length * 4;
+    const measured = input.measureRows === undefined ? 0 : input.measureRows === null ? n : input.measureRows.length;
+    const need = n * d * (asRows(input.x, n, d).dtype === 'f16' ? 3 : 5) + n * 12 + measured * 36 + input.anchors.length * 4;
     this.ctx.makeCurrent();
     const [free] = memInfo(this.ctx.drv);
     const room = Math.min(free * RESIDUAL_SHARE, this.options.maxDeviceBytes ?? Infinity);

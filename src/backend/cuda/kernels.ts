@@ -158,7 +158,13 @@ export const KERNELS = {
   residual_rows: {
     module: 'residual', perDtype: true, threads: 256, bounds: {},
     args: [
-      ['X', 'ptr'], ['n', 'i32'], ['d', 'i32'], ['C', 'ptr'], ['assign', 'ptr'], ['scales', 'ptr'], ['L', 'i32'], ['codes', 'ptr'], ['rowErr', 'ptr'], ['rowStats', 'ptr'],
+      ['X', 'ptr'], ['n', 'i32'], ['d', 'i32'], ['C', 'ptr'], ['assign', 'ptr'], ['scales', 'ptr'], ['L', 'i32'], ['codes', 'ptr'], ['rowErr', 'ptr'],
+    ],
+  },
+  residual_row_sums: {
+    module: 'residual', perDtype: true, threads: 256, bounds: {},
+    args: [
+      ['X', 'ptr'], ['d', 'i32'], ['C', 'ptr'], ['assign', 'ptr'], ['scales', 'ptr'], ['codes', 'ptr'], ['rows', 'ptr'], ['count', 'i32'], ['sums', 'ptr'],
     ],
   },
   crc_slices: {

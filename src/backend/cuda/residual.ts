@@ -3,8 +3,8 @@
 // codes and squared error, and only the codes and the errors come back. The result is the host
 // encoder's (codecs/scalar.ts), bit for bit: the same scales (scalesOf on the same ranges), codes,
 // error (rows summed in order, block by block) and checksum (int8: per 64 KB piece on the device,
-// joined on the host). When the caller names the rows of its quality figures (measureRows), the
-// same pass makes their row sums, and the figures come back with the residuals.
+// joined on the host). When the caller names the rows of its quality figures (measureRows), their
+// row sums are made while the vectors and codes are on the device, and come back with the residuals.
 import { LEVELS, ScalarResiduals, scalesOf, type ScalarMode } from '../../codecs/scalar.js';
 import { crc32c, crc32cJoin } from '../../io/vlc/crc32c.js';
 import { BLOCK_ROWS, blocksOf } from '../../codecs/scalar-rows.js';
@@ -15,8 +15,6 @@ import { KERNELS, launch } from './kernels.js';
 import type { DeviceBuffer } from './pool.js';
 import { log } from '../../log.js';
 import { takeShared } from '../../io/prefault.js';
-import { FigureSums, type ReconstructionQuality } from '../../quality/reconstruction.js';
-import { rowAt, rowCount, type Rows } from '../../quality/sample.js';
 
 /** Bytes per synchronous copy of the vectors (Ctrl-C is heard between them through the waits). */
 const UPLOAD_CHUNK = 64 << 20;
@@ -62,19 +60,19 @@ export async function encodeScalarOnGpu(
     ctx.upload(S, scales);
     const codesBuf = alloc('residual codes', n * d);
     const rowErrBuf = alloc('residual row errors', n * 8);
-    // The quality figures' row sums come from the same pass (Σ x², Σ x̂², Σ x·x̂ per row) when asked.
-    const statsBuf = input.measureRows !== undefined ? alloc('reconstruction row sums', n * 24) : undefined;
     launch(ctx, 'residual_rows', x.dtype, Math.ceil(n / THREADS), {
-      X: X.ptr, n, d, C: C.ptr, assign: A.ptr, scales: S.ptr, L: LEVELS[mode], codes: codesBuf.ptr, rowErr: rowErrBuf.ptr, rowStats: statsBuf?.ptr ?? 0n,
+      X: X.ptr, n, d, C: C.ptr, assign: A.ptr, scales: S.ptr, L: LEVELS[mode], codes: codesBuf.ptr, rowErr: rowErrBuf.ptr,
     });
+    // The quality sample's row sums while the vectors and codes are still here (rowSums below).
+    const sumsBuf = input.measureRows !== undefined ? rowSumsOnDevice(ctx, x.dtype, input.measureRows, n, d, { X, C, A, S, codes: codesBuf }, alloc) : undefined;
     await ctx.finish();
     t.push(performance.now());
     const codes = new Int8Array(takeShared(Math.max(1, n * d)), 0, n * d);
     downloadStaged(ctx, codes, codesBuf);
     const rowErr = new Float64Array(n);
     ctx.download(rowErr, rowErrBuf);
-    const rowStats = statsBuf && new Float64Array(n * 3);
-    if (statsBuf && rowStats) ctx.download(rowStats, statsBuf);
+    const rowSums = sumsBuf && new Float64Array(sumsBuf.count * 4);
+    if (sumsBuf && rowSums) ctx.download(rowSums, sumsBuf.buf);
     t.push(performance.now());
     // int8's checksum from the codes still on the device (int4's codes are packed before writing: the writer checksums them).
     const sliceCrcs = mode === 'int8' ? await codesCrcs(ctx, codesBuf, n * d, alloc) : undefined;
@@ -90,21 +88,29 @@ export async function encodeScalarOnGpu(
     t.push(performance.now());
     const ms = t.slice(1).map((v, k) => (v - t[k]).toFixed(1));
     log().debug(`${mode} residuals on the GPU: upload ${ms[0]} ms, ranges ${ms[1]} ms, codes ${ms[2]} ms, download ${ms[3]} ms, checksum ${ms[4]} ms`);
-    const reconstruction = rowStats && figuresOfRows(input.measureRows ?? null, n, rowErr, rowStats);
-    return { residuals: new ScalarResiduals(mode, n, d, scales, codes, crc), residualEnergy: err / n, reconstruction };
+    return { residuals: new ScalarResiduals(mode, n, d, scales, codes, crc), residualEnergy: err / n, rowSums };
   } finally {
     for (const b of held) ctx.pool.free(b);
   }
 }
 
-/** The reconstruction figures of `rows` (null: all n) from the device's row sums, as the host's loop sums them. */
-function figuresOfRows(rows: Rows, n: number, rowErr: Float64Array, rowStats: Float64Array): ReconstructionQuality {
-  const sums = new FigureSums();
-  for (let s = 0, count = rowCount(rows, n); s < count; s++) {
-    const i = rowAt(rows, s);
-    sums.add(rowErr[i], rowStats[3 * i], rowStats[3 * i + 1], rowStats[3 * i + 2]);
-  }
-  return sums.figures();
+/**
+ * Launches residual_row_sums over `rows` (null: every row): per listed row, in list order,
+ * Σ (x − x̂)², Σ x², Σ x̂², Σ x·x̂ — what quality/reconstruction.ts sums on the host.
+ */
+function rowSumsOnDevice(
+  ctx: CudaContext, dtype: 'f32' | 'f16', rows: readonly number[] | null, n: number, d: number,
+  b: { X: DeviceBuffer; C: DeviceBuffer; A: DeviceBuffer; S: DeviceBuffer; codes: DeviceBuffer },
+  alloc: (name: string, bytes: number) => DeviceBuffer,
+): { buf: DeviceBuffer; count: number } {
+  const list = rows === null ? Uint32Array.from({ length: n }, (_, i) => i) : Uint32Array.from(rows);
+  const R = alloc('quality rows', list.length * 4);
+  ctx.upload(R, list);
+  const buf = alloc('quality row sums', list.length * 32);
+  launch(ctx, 'residual_row_sums', dtype, Math.ceil(list.length / THREADS), {
+    X: b.X.ptr, d, C: b.C.ptr, assign: b.A.ptr, scales: b.S.ptr, codes: b.codes.ptr, rows: R.ptr, count: list.length, sums: buf.ptr,
+  });
+  return { buf, count: list.length };
 }
 
 /** Bytes per piece of crc_slices (a multiple of 16: the kernel reads 16 bytes at a time). */
