@@ -24,6 +24,8 @@ Gaussians), gm (20,000 x 128, 300 components: a second synthetic set), fashion (
 digits (scikit-learn's bundled 1,797 x 64 digits: real, small, opt-in).
 
 Usage: /usr/bin/python3 bench/rate-distortion.py [--datasets gm100k,gm,fashion] [--out bench/results/rate-distortion]
+On a shared machine a data set can be measured in parallel parts (--only vlc / --only faiss, --bits,
+--budgets, --faiss-keys) and the parts joined with --merge; --help lists the options.
 (/usr/bin/python3: Debian's python3-faiss and python3-matplotlib live there, not in a pyenv python.)
 Needs: npx tsc -p . (dist/), numpy, python3-faiss, python3-matplotlib (the plot; skipped without it),
 scikit-learn (digits). Without FAISS it says so and measures vlc alone.
@@ -62,13 +64,13 @@ def fashion():
 # cheaper to store) are tried on the 20,000-vector set, where codebook bytes weigh most. The budgets
 # are few because each pq subspace trains its own codebook (minutes per rate on a shared 2-core CPU).
 # Fashion-MNIST keeps m = 256: at d = 784 each f16 anchor costs 1,568 bytes, 1024 of them 27 bytes
-# per vector of the 60,000; 30 % of its f16 size (the issue's second target) is 470 bytes, which
-# int4 (d/2 = 392 bytes of codes) meets.
+# per vector of the 60,000; 30 % of its f16 size (the issue's second target) is 470 bytes: pq
+# --bytes 470, and int4 (d/2 = 392 bytes of codes) below it.
 SETS = {
     "gm100k": (lambda: gm(n=100000, k=1000), 1024, [10, 34, 77], "8"),
     "gm": (DATASETS["gm"][0], 256, [10, 18, 34, 50, 77], "8,4"),
     "digits": (DATASETS["digits"][0], 64, [12, 18, 26, 34, 38], "8,4"),
-    "fashion": (fashion, 256, [22, 34, 66], "8"),
+    "fashion": (fashion, 256, [22, 34, 66, 130, 470], "8"),
 }
 QUERIES = 500
 
@@ -84,7 +86,7 @@ def recall_and_mse(x, xh, queries, truth):
     return hits / (10 * len(queries)), float(((x - xh) ** 2).sum(1).mean())
 
 
-def faiss_rows(x, queries, pqs=None):
+def faiss_rows(x, queries, pqs=None, keys=None):
     n, d = x.shape
     flat = faiss.IndexFlatL2(d)
     flat.add(x)
@@ -92,7 +94,8 @@ def faiss_rows(x, queries, pqs=None):
     truth = [[j for j in exact[r] if j != q][:10] for r, q in enumerate(queries)]
     nlist = 1024 if n >= 39 * 1024 else 2 ** int(np.log2(n / 39))
     pqs = pqs or [M for M in (8, 16, 32, 64, 128, 256) if M <= d // 2]
-    keys = [("SQ4", 1), ("SQ8", 1)] + [(f"PQ{M}", M) for M in pqs] + [(f"IVF{nlist},PQ{M}", M) for M in (16, 32) if M in pqs or M == 32]
+    keys = ([(k, int(k.rsplit("PQ", 1)[1]) if "PQ" in k else 1) for k in keys] if keys else
+            [("SQ4", 1), ("SQ8", 1)] + [(f"PQ{M}", M) for M in pqs] + [(f"IVF{nlist},PQ{M}", M) for M in (16, 32) if M in pqs or M == 32])
     rows = []
     for key, M in keys:
         pad = -d % M  # zero columns so that M divides the dimension (see the docstring)
@@ -115,21 +118,32 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "results", "rate-distortion"))
     ap.add_argument("--keep", action="store_true", help="keep the other data sets already in OUT.json (a run in parts)")
     ap.add_argument("--budgets", help="pq byte budgets instead of the data set's, e.g. 34 or '' (none: only none/int4/int8 and FAISS)")
+    ap.add_argument("--bits", help="pq bits to try instead of the data set's, e.g. 4 or 8,4")
     ap.add_argument("--faiss-pq", help="FAISS PQ sizes M instead of 8,16,... up to d/2 (e.g. 16,32 where training is slow)")
+    ap.add_argument("--only", choices=("vlc", "faiss"), help="measure one side alone (two runs in parallel; --merge joins their rows)")
+    ap.add_argument("--faiss-keys", help="FAISS index_factory keys to run, in this order, ';'-separated (e.g. 'IVF1024,PQ32;PQ32'), "
+                                         "instead of SQ4, SQ8, PQ..., IVF...")
     ap.add_argument("--iters", help="cap on the anchors' annealing iterations (default: vlc's)")
     ap.add_argument("--save", help="keep every .vlc file written, in SAVE/<data set>/")
     ap.add_argument("--merge", help="comma-separated result JSONs of runs in parts: write OUT.json/.md/.png of all their data sets, measure nothing")
     ap.add_argument("--log-rows", help="with --merge: NAME=LOG,...: add the rows a run stopped early printed to its stderr LOG "
                                        "(same data set, seed and anchors) to data set NAME, marked from_log")
+    ap.add_argument("--note", help="with --merge: a paragraph for the .md saying how the parts were run")
     a = ap.parse_args()
     if a.merge:
         parts = []
         for p in a.merge.split(","):
             with open(p) as f:
                 parts.append(json.load(f))
-        merged = {**parts[0], "parts": [{k: v for k, v in r.items() if k != "datasets"} for r in parts], "datasets": {}}
+        merged = {**parts[0], **({"note": a.note} if a.note else {}), "parts": [{k: v for k, v in r.items() if k != "datasets"} for r in parts], "datasets": {}}
         for r in parts:
-            merged["datasets"].update(r["datasets"])
+            for name, ds in r["datasets"].items():
+                if name in merged["datasets"]:  # the same data set measured in parts (--only): join the rows
+                    have = merged["datasets"][name]
+                    have["rows"] += [row for row in ds["rows"] if row["method"] not in {h["method"] for h in have["rows"]}]
+                    have["vlc"] = have["vlc"] if have["vlc"].get("m") is not None else ds["vlc"]
+                else:
+                    merged["datasets"][name] = ds
         for spec in (a.log_rows or "").split(","):
             if spec:
                 name, log = spec.split("=", 1)
@@ -151,6 +165,7 @@ def main():
             make, m, budgets, bits = SETS[name]
             if a.budgets is not None:
                 budgets = [int(b) for b in a.budgets.split(",") if b]
+            bits = a.bits or bits
             x = np.ascontiguousarray(make(), dtype=np.float32)
             n = len(x)
             queries = np.random.default_rng(1).choice(n, QUERIES, replace=False)
@@ -160,11 +175,15 @@ def main():
                 json.dump([int(q) for q in queries], f)
             print(f"{name}: {n} x {x.shape[1]}, m = {m}", file=sys.stderr, flush=True)
             started, load_before = time.time(), os.getloadavg()
-            out = subprocess.run(["node", os.path.join(HERE, "rate-distortion.mjs"), npy, "--m", str(m), "--queries", qfile,
-                                  "--budgets", ",".join(map(str, budgets)), "--bits", bits, *extra(a, name)], check=True, stdout=subprocess.PIPE, text=True, cwd=root)
-            vlc = json.loads(out.stdout.strip().splitlines()[-1])
+            rows, vlc = [], {"m": None, "anchor_energy": None}
+            if a.only != "faiss":
+                out = subprocess.run(["node", os.path.join(HERE, "rate-distortion.mjs"), npy, "--m", str(m), "--queries", qfile,
+                                      "--budgets", ",".join(map(str, budgets)), "--bits", bits, *extra(a, name)], check=True, stdout=subprocess.PIPE, text=True, cwd=root)
+                vlc = json.loads(out.stdout.strip().splitlines()[-1])
+                rows += vlc.pop("rows")
             pqs = [int(M) for M in a.faiss_pq.split(",")] if a.faiss_pq else None
-            rows = vlc.pop("rows") + (faiss_rows(x, queries, pqs) if faiss else [])
+            if faiss and a.only != "vlc":
+                rows += faiss_rows(x, queries, pqs, a.faiss_keys.split(";") if a.faiss_keys else None)
             results["datasets"][name] = {"n": n, "d": int(x.shape[1]), "vlc": vlc, "rows": rows,
                                          "seconds": round(time.time() - started, 1),
                                          "load_average_before": load_before, "load_average_after": os.getloadavg()}
