@@ -118,6 +118,7 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "results", "rate-distortion"))
     ap.add_argument("--keep", action="store_true", help="keep the other data sets already in OUT.json (a run in parts)")
     ap.add_argument("--budgets", help="pq byte budgets instead of the data set's, e.g. 34 or '' (none: only none/int4/int8 and FAISS)")
+    ap.add_argument("--m", type=int, help="vlc's anchors instead of the data set's m")
     ap.add_argument("--bits", help="pq bits to try instead of the data set's, e.g. 4 or 8,4")
     ap.add_argument("--faiss-pq", help="FAISS PQ sizes M instead of 8,16,... up to d/2 (e.g. 16,32 where training is slow)")
     ap.add_argument("--only", choices=("vlc", "faiss"), help="measure one side alone (two runs in parallel; --merge joins their rows)")
@@ -166,6 +167,7 @@ def main():
             if a.budgets is not None:
                 budgets = [int(b) for b in a.budgets.split(",") if b]
             bits = a.bits or bits
+            m = a.m or m
             x = np.ascontiguousarray(make(), dtype=np.float32)
             n = len(x)
             queries = np.random.default_rng(1).choice(n, QUERIES, replace=False)
