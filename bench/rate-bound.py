@@ -6,6 +6,8 @@ components, noise 0.3, rows scaled to unit length).
    better on average) has energy E per vector; for a Gaussian source of that energy over d dims,
    Shannon's rate-distortion bound at B bytes is E * 2^(-2 * 8B / d) (no code of B bytes per
    vector, of any kind, has a lower mean squared error).
+   The residual's covariance eigenvalues say how far from isotropic it is: a rotation before PQ
+   (random, or learned as OPQ does) can only gain where they are uneven.
 2. recall@10 of exact search over x + e, e isotropic Gaussian noise of a given MSE (the shape the
    quantization error of a good code approaches), over 500 queries drawn from the data, as
    bench/rate-distortion.py measures it (the query itself left out).
@@ -24,6 +26,7 @@ mu = np.zeros((k, d))
 np.add.at(mu, lab, x)
 mu /= np.maximum(np.bincount(lab, minlength=k), 1)[:, None]
 energy = float(((x - mu[lab]) ** 2).sum(1).mean())
+eig = np.linalg.eigvalsh((x - mu[lab]).T @ (x - mu[lab]) / n)
 x = x.astype(np.float32)
 bounds = {B: energy * 2 ** (-2 * 8 * B / d) for B in (28, 30, 32, 32.75)}
 
@@ -52,5 +55,7 @@ curve = {}
 for mse in (0.0176, 0.0109, 0.0072, 0.0065, 0.0051, 0.0036):
     xh = x + np.sqrt(mse / d) * np.random.default_rng(1).normal(size=x.shape).astype(np.float32)
     curve[mse] = recall(xh)
-print(json.dumps({"oracle_residual_energy": energy, "shannon_mse_bound_by_residual_bytes": bounds,
+print(json.dumps({"oracle_residual_energy": energy,
+                  "residual_covariance_eigenvalues": {"min": float(eig.min()), "max": float(eig.max()), "mean": float(eig.mean())},
+                  "shannon_mse_bound_by_residual_bytes": bounds,
                   "recall_at_10_vs_isotropic_noise_mse": curve}, indent=1))
