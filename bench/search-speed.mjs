@@ -1,7 +1,8 @@
 // The vlc half of bench/search-speed.py: `vlc search`'s work, timed in parts, on one .vlc file —
 // read the file, build the search index (inverted lists; pq: each vector's query-free term), read
-// the queries, then search them at each nprobe (src/search/: anchors ranked by the exact k-NN
-// of the CPU backend, lists scanned with asymmetric distances on every core, exact top-k). Writes
+// the queries, then search them at each nprobe (src/search/pq-search.ts on every core: anchors
+// ranked on the SIMD kernel, wasm lookup tables, lists scanned with asymmetric distances, exact
+// top-k; the first search also starts the worker threads, which later ones reuse). Writes
 // each nprobe's ids (nq × k int32, little-endian) to OUTDIR/ids-<nprobe>.i32 and prints one JSON
 // line of timings: wall-clock and CPU seconds (all threads; on a shared machine the wall clock
 // mostly measures the other jobs).

@@ -223,3 +223,28 @@ EXPORT void dists(const float *X, int np, const float *C, int m, int d, float *o
 EXPORT void dist_idx(const float *X, int np, const float *C, int d, const int *idx, float *out) {
   for (int p = 0; p < np; p++) out[p] = dist1x1(X + (long)p * d, C + (long)idx[p] * d, d);
 }
+
+// Product-quantization lookup tables of one query (src/search/pq-tables.ts): out[t K + c] =
+// <q_t, codebook_t[c]>, the query's subspace t against each of its K centroids. Each entry is
+// summed in f64 over the subspace's dimensions in ascending order, from 0, and rounded to f32
+// once — the operations of the JS loop it replaces, so the tables are bit for bit the same. cbT
+// holds each subspace's K x w block transposed (w rows of K), so that four centroids sit in one
+// vector; bounds (M + 1) are the subspaces' first dimensions. K is a multiple of 4 (16 or 256).
+EXPORT void pq_tables(const float *q, const float *cbT, const int *bounds, int M, int K, float *out) {
+  for (int t = 0; t < M; t++) {
+    int lo = bounds[t], w = bounds[t + 1] - lo;
+    const float *block = cbT + (long)K * lo;
+    float *o = out + (long)t * K;
+    for (int c = 0; c < K; c += 4) {
+      v128_t a0 = wasm_f64x2_splat(0.0), a1 = a0;
+      for (int k = 0; k < w; k++) {
+        v128_t qk = wasm_f64x2_splat((double)q[lo + k]);
+        v128_t v = wasm_v128_load(block + (long)k * K + c);
+        a0 = wasm_f64x2_add(a0, wasm_f64x2_mul(qk, wasm_f64x2_promote_low_f32x4(v)));
+        a1 = wasm_f64x2_add(a1, wasm_f64x2_mul(qk, wasm_f64x2_promote_low_f32x4(wasm_i64x2_shuffle(v, v, 1, 0))));
+      }
+      v128_t lo2 = wasm_f32x4_demote_f64x2_zero(a0), hi2 = wasm_f32x4_demote_f64x2_zero(a1);
+      wasm_v128_store(o + c, wasm_i64x2_shuffle(lo2, hi2, 0, 2));
+    }
+  }
+}

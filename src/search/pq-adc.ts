@@ -6,8 +6,11 @@
 // The first term is the anchor's distance, which the search has from ranking the anchors; the
 // last is the query's business not at all and is computed once per vector when the index is
 // built (`extra`); the middle one is a sum of M lookups in a per-query table T[t][c] = ⟨q_t, c_t⟩
-// (K × d multiply-adds per query, shared by every list the query visits).
+// (K × d multiply-adds per query, shared by every list the query visits; pq-tables.ts).
+// Codes and extras are stored in the inverted lists' order, as IVF indexes store them: a list's
+// scan reads one contiguous run of memory instead of a cache line per vector.
 import type { PqResiduals } from '../codecs/pq.js';
+import type { InvertedLists } from './types.js';
 
 /** Everything the distances need, in plain (shareable) arrays, so a worker thread can rebuild it. */
 export interface PqAdcData {
@@ -17,11 +20,11 @@ export interface PqAdcData {
   bounds: Int32Array;
   /** K × d codebook values, subspace blocks one after the other (as PqResiduals holds them). */
   codebooks: Float32Array;
-  /** n × M codes, one per byte. */
+  /** n × M codes, one per byte, row p = the vector at position p of the lists (lists.members[p]). */
   codes: Uint8Array;
-  /** Each vector's 2 s_j ⟨a_j, ĉ_i⟩ + s_j² ‖ĉ_i‖². */
+  /** 2 s_j ⟨a_j, ĉ_i⟩ + s_j² ‖ĉ_i‖² of the vector at each position of the lists. */
   extra: Float32Array;
-  /** Each vector's anchor scale s_j. */
+  /** Each anchor's scale s_j (m). */
   scale: Float32Array;
 }
 
@@ -31,16 +34,19 @@ const shared = {
   u8: (n: number) => new Uint8Array(new SharedArrayBuffer(n)),
 };
 
-/** The ADC data of a pq-coded file: its codes and codebooks, plus each vector's query-free term. */
-export function pqAdcData(pq: PqResiduals, anchors: Float32Array, assign: ArrayLike<number>): PqAdcData {
+/** The ADC data of a pq-coded file: its codes in list order, and each vector's query-free term. */
+export function pqAdcData(pq: PqResiduals, anchors: Float32Array, assign: ArrayLike<number>, lists: InvertedLists): PqAdcData {
   const { n, d, M, K, bounds, codebooks, codes, scales } = pq;
-  const sharedCodes = shared.u8(n * M);
-  sharedCodes.set(codes);
+  const m = lists.start.length - 1;
+  const listCodes = shared.u8(n * M);
   const extra = shared.f32(n);
-  const scale = shared.f32(n);
-  for (let i = 0; i < n; i++) {
+  const scale = shared.f32(m);
+  scale.set(scales.subarray(0, m));
+  for (let p = 0; p < n; p++) {
+    const i = lists.members[p];
     const j = assign[i];
     const s = scales[j];
+    listCodes.set(codes.subarray(i * M, (i + 1) * M), p * M);
     let dot = 0; // ⟨a_j, ĉ_i⟩
     let norm = 0; // ‖ĉ_i‖²
     for (let t = 0; t < M; t++) {
@@ -53,18 +59,24 @@ export function pqAdcData(pq: PqResiduals, anchors: Float32Array, assign: ArrayL
         norm += v * v;
       }
     }
-    extra[i] = 2 * s * dot + s * s * norm;
-    scale[i] = s;
+    extra[p] = 2 * s * dot + s * s * norm;
   }
-  return { M, K, bounds, codebooks, codes: sharedCodes, extra, scale };
+  return { M, K, bounds, codebooks, codes: listCodes, extra, scale };
 }
 
-/** The per-query scorer: builds the table once, then each candidate costs M lookups. */
-export function pqAdcScorer(a: PqAdcData) {
+/**
+ * The per-query scorer of search/index.ts's generic steps (a vector by its id): builds the table
+ * once, then each candidate costs M lookups. The pq search itself (pq-search.ts) scans the lists'
+ * runs directly; this is the same arithmetic, the reference the tests compare it with.
+ */
+export function pqAdcScorer(a: PqAdcData, lists: InvertedLists, assign: ArrayLike<number>) {
   const { M, K, bounds, codebooks, codes, extra, scale } = a;
   const table = new Float32Array(M * K);
+  let position: Int32Array | undefined; // id → row of codes/extra, made on first use
   return {
     forQuery(query: Float32Array) {
+      position ??= positions(lists);
+      const at = position;
       for (let t = 0; t < M; t++) {
         const lo = bounds[t];
         const w = bounds[t + 1] - lo;
@@ -77,10 +89,17 @@ export function pqAdcScorer(a: PqAdcData) {
       }
       return (id: number, anchorDist: number): number => {
         let dot = 0;
-        const row = id * M;
+        const p = at[id];
+        const row = p * M;
         for (let t = 0; t < M; t++) dot += table[t * K + codes[row + t]];
-        return anchorDist + extra[id] - 2 * scale[id] * dot;
+        return anchorDist + extra[p] - 2 * scale[assign[id]] * dot;
       };
     },
   };
+}
+
+function positions(lists: InvertedLists): Int32Array {
+  const at = new Int32Array(lists.members.length);
+  lists.members.forEach((id, p) => (at[id] = p));
+  return at;
 }

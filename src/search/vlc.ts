@@ -13,8 +13,8 @@ export function vlcSearchIndex(file: VlcFile): SearchIndex {
   const { n, d, m } = file.manifest;
   const base = { n, d, m, anchors: file.anchors, lists: invertedLists(file.assignments, n, m) };
   if (file.residuals?.mode === 'pq') {
-    const pq = pqAdcData(file.residuals as PqResiduals, file.anchors, file.assignments);
-    return { ...base, pq, scorer: pqAdcScorer(pq) };
+    const pq = pqAdcData(file.residuals as PqResiduals, file.anchors, file.assignments, base.lists);
+    return { ...base, pq, scorer: pqAdcScorer(pq, base.lists, file.assignments) };
   }
   if (file.residuals instanceof ScalarResiduals) return { ...base, scorer: scalarScorer(file, file.residuals) };
   return { ...base, scorer: file.residuals ? reconstructionScorer(file) : undefined };

@@ -1,15 +1,15 @@
-// A search worker thread (parallel.ts): scores one range of queries of a pq-coded index over
-// shared arrays and writes their results into the shared output; replies with the queries that
-// ran short of k vectors among their ranked anchors (the caller ranks those against all anchors).
-import { parentPort, workerData } from 'node:worker_threads';
-import { pqAdcScorer } from './pq-adc.js';
-import { scanQueries } from './scan.js';
+// A search worker thread (parallel.ts), kept between searches: each request is one range of
+// queries of a pq-coded index over shared arrays, searched by pq-search.ts into the shared
+// output; the reply ({ ok, error? }, as backend/cpu/pool.ts expects) says it is done.
+import { parentPort } from 'node:worker_threads';
+import { PqSearcher } from './pq-search.js';
 import type { WorkerTask } from './parallel.js';
 
-const t = workerData as WorkerTask;
-const index = { ...t.index, anchors: new Float32Array(0), scorer: pqAdcScorer(t.index.pq!) };
-const list = Array.from({ length: t.q1 - t.q0 }, (_, r) => t.q0 + r);
-const rows = (a: Float32Array | Int32Array, width: number) => a.subarray(t.q0 * width, t.q1 * width);
-const ranked = { ids: rows(t.ranked.ids, t.ranked.width) as Int32Array, dists: rows(t.ranked.dists, t.ranked.width) as Float32Array, width: t.ranked.width };
-const short = scanQueries(index, rows(t.queries, t.index.d) as Float32Array, ranked, t.options, t.out, list, false);
-parentPort!.postMessage(short);
+parentPort!.on('message', (t: WorkerTask) => {
+  try {
+    new PqSearcher(t.index).search(t.queries, t.q0, t.q1, t.options, t.out);
+    parentPort!.postMessage({ ok: true });
+  } catch (e) {
+    parentPort!.postMessage({ ok: false, error: e instanceof Error ? e.message : String(e) });
+  }
+});

@@ -6,7 +6,7 @@ import { knn } from '../../dist/backend/cpu/index.js';
 import type { PqBits } from '../../dist/codecs/pq.js';
 import { decodeVlc, encodeVlcBytes, type VlcFile } from '../../dist/io/vlc/format.js';
 import { reconstruct } from '../../dist/io/vlc/reconstruct.js';
-import { searchCompressed, vlcSearchIndex } from '../../dist/search/index.js';
+import { searchCompressed, vlcSearchIndex, type SearchIndex } from '../../dist/search/index.js';
 import { cpuKnn } from '../../dist/backend/cpu/index.js';
 import { pqContent } from '../format/pq-content.js';
 import { rng } from '../rng.js';
@@ -54,5 +54,47 @@ describe('search over pq codes', () => {
     expect(Array.from(two.dists)).toEqual(Array.from(one.dists));
     for (let r = 0; r < nq; r++) expect(Array.from(one.ids.subarray(r * 5, r * 5 + 5))).not.toContain(exclude[r]);
     expect(one.ids.every((id) => id >= 0)).toBe(true);
+  });
+
+  /** The generic steps of search/index.ts on the same index: without `pq`, the scorer by id. */
+  const generic = (index: SearchIndex): SearchIndex => ({ ...index, pq: undefined });
+
+  const cases: [string, number, number, number, number, number, number[]][] = [
+    // name, n, d, m, M, bits, nprobes
+    ['lists of ~50, 8-bit', 3000, 16, 60, 8, 8, [1, 2, 5, 60]],
+    ['lists of 1-2 (queries run past the first ranking and sort every anchor), 4-bit', 90, 13, 60, 5, 4, [1, 3]],
+    ['every anchor twice (equal anchor distances: ties go to the lower anchor id)', 90, 13, 60, 5, 4, [1, 3]],
+    ['m × d beyond one load of the kernel (anchors in tiles)', 4300, 1000, 4200, 10, 8, [1, 4]],
+  ];
+  for (const [name, n, d, m, M, bits, nprobes] of cases) {
+    it(`the pq search gives the generic steps' ids and distances exactly: ${name}`, async () => {
+      const file = pqFile(n, d, m, M, bits);
+      if (name.startsWith('every anchor twice')) file.anchors.copyWithin((m / 2) * d, 0, (m / 2) * d);
+      const index = vlcSearchIndex(file);
+      const nq = 30;
+      const q = queriesNear(file, nq, 11);
+      const exclude = Int32Array.from({ length: nq }, (_, r) => (r % 3 === 0 ? (r * 7) % n : -1));
+      for (const nprobe of nprobes) {
+        for (const k of [1, 10, 25]) {
+          const fast = await searchCompressed(index, q, nq, { k, nprobe, exclude, threads: 1 }, cpuKnn);
+          const ref = await searchCompressed(generic(index), q, nq, { k, nprobe, exclude }, cpuKnn);
+          expect(Array.from(fast.ids)).toEqual(Array.from(ref.ids));
+          expect(Array.from(fast.dists)).toEqual(Array.from(ref.dists));
+        }
+      }
+    }, 60_000);
+  }
+
+  it('the pq search on two worker threads gives the generic steps exactly (with ties among the anchors)', async () => {
+    const file = pqFile(3000, 16, 20, 8, 8); // anchors on a 1/16 grid: equal anchor distances occur
+    const nq = 2400;
+    const q = queriesNear(file, nq, 5);
+    const index = vlcSearchIndex(file);
+    for (const nprobe of [1, 3]) {
+      const two = await searchCompressed(index, q, nq, { k: 10, nprobe, threads: 2 }, cpuKnn);
+      const ref = await searchCompressed(generic(index), q, nq, { k: 10, nprobe }, cpuKnn);
+      expect(Array.from(two.ids)).toEqual(Array.from(ref.ids));
+      expect(Array.from(two.dists)).toEqual(Array.from(ref.dists));
+    }
   });
 });

@@ -41,8 +41,8 @@ function wasmPath(): string {
 }
 
 let compiled: WebAssembly.Module | undefined;
-/** The compiled module, once per thread (compiling takes a few ms). */
-function wasmModule(): WebAssembly.Module {
+/** The compiled module, once per thread (compiling takes a few ms); src/search/pq-tables.ts instantiates it too. */
+export function wasmModule(): WebAssembly.Module {
   compiled ??= new WebAssembly.Module(readFileSync(wasmPath()));
   return compiled;
 }

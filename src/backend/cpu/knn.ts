@@ -2,8 +2,8 @@
 // ExactKnn (../types.ts), used by src/search/ and by `eval` (recall against exact search).
 import os from 'node:os';
 import type { ExactKnn, Neighbours } from '../types.js';
-import { WorkerPool } from './pool.js';
-import { sharedF32, sharedI32 } from './shared.js';
+import { KeptPool } from './pool.js';
+import { sharedF32, sharedI32, type WorkerRequest } from './shared.js';
 
 function shared(a: Float32Array, len: number): Float32Array {
   if (a.buffer instanceof SharedArrayBuffer) return a.subarray(0, len);
@@ -24,43 +24,22 @@ export async function knn(
   const ids = sharedI32(nq * k), dists = sharedF32(nq * k);
   if (nq === 0) return { ids: new Int32Array(0), dists: new Float32Array(0) };
   const b = shared(base, nb * d), q = shared(queries, nq * d);
-  const pool = poolFor(Math.max(1, Math.min(threads, Math.ceil(nq / 64))));
-  const workers = Math.min(pool.size, Math.max(1, Math.min(threads, Math.ceil(nq / 64))));
-  busy++;
-  pool.keepAlive(true);
-  try {
-    await pool.all((w) => (w >= workers ? undefined : {
-      op: 'knn', base: b, nb, queries: q, d, k, ids, dists,
-      q0: Math.floor((w * nq) / workers), q1: Math.floor(((w + 1) * nq) / workers),
-    }));
-  } finally {
-    if (--busy === 0) pool.keepAlive(false);
-  }
+  await pool.all(Math.max(1, Math.min(threads, Math.ceil(nq / 64))), (w, workers) => ({
+    op: 'knn', base: b, nb, queries: q, d, k, ids, dists,
+    q0: Math.floor((w * nq) / workers), q1: Math.floor(((w + 1) * nq) / workers),
+  }));
   return { ids: ids.slice(), dists: dists.slice() };
 }
 
-/**
- * The workers knn() runs on, started once and kept (idle, they do not hold the process): a
- * command measures recall with several searches in a row (compress's quality figures, eval,
- * the codec choice), and starting workers costs far more than a 200-query search.
- */
-let pool: WorkerPool | undefined;
-let busy = 0;
+/** The workers knn() runs on (pool.ts's KeptPool: started once, kept between calls). */
+const pool = new KeptPool<WorkerRequest>(new URL('./worker.js', import.meta.url));
 
 /**
  * Start knn()'s workers now, in the background (idle, they do not hold the process): a GPU run
  * calls this before training, so the quality figures after it do not wait for workers to start.
  */
 export function prewarmKnn(threads = os.availableParallelism()): void {
-  poolFor(Math.max(1, Math.min(threads, 4))).keepAlive(busy > 0);
-}
-
-/** The pool, grown to `workers` when no call is using it (a call meanwhile makes do with its size). */
-function poolFor(workers: number): WorkerPool {
-  if (pool && !pool.isClosed && (pool.size >= workers || busy > 0)) return pool;
-  void pool?.close();
-  pool = new WorkerPool(Math.max(workers, pool?.size ?? 0));
-  return pool;
+  pool.prewarm(Math.max(1, Math.min(threads, 4)));
 }
 
 /** The CPU backend's ExactKnn: knn() above on every available core. */

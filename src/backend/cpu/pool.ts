@@ -1,4 +1,5 @@
-// A fixed set of worker threads, one request at a time per worker, answered in order.
+// A fixed set of worker threads, one request at a time per worker, answered in order; and a pool
+// kept between calls (KeptPool) for work that comes in several calls in a row (k-NN, search).
 import { Worker } from 'node:worker_threads';
 import type { WorkerRequest } from './shared.js';
 
@@ -7,16 +8,23 @@ interface Pending {
   reject: (e: Error) => void;
 }
 
-export class WorkerPool {
+/**
+ * `script` answers each request with { ok, error? } (default: this backend's worker.ts, whose
+ * requests are WorkerRequests).
+ */
+export class WorkerPool<Request = WorkerRequest> {
   private workers: Worker[] = [];
   private queues: Pending[][] = [];
   private closed = false;
   private engines = 0;
 
-  constructor(readonly size: number) {
+  constructor(
+    readonly size: number,
+    script: URL = new URL('./worker.js', import.meta.url),
+  ) {
     for (let w = 0; w < size; w++) {
       // The parent's flags (e.g. --input-type of `node -e` / stdin scripts) can be invalid for a worker file.
-      const worker = new Worker(new URL('./worker.js', import.meta.url), { execArgv: [] });
+      const worker = new Worker(script, { execArgv: [] });
       const queue: Pending[] = [];
       worker.on('message', (r: { ok: boolean; error?: string }) => {
         const p = queue.shift();
@@ -44,7 +52,7 @@ export class WorkerPool {
     return this.closed;
   }
 
-  call(w: number, msg: WorkerRequest): Promise<void> {
+  call(w: number, msg: Request): Promise<void> {
     if (this.closed) return Promise.reject(new Error('cpu engine already disposed'));
     return new Promise<void>((resolve, reject) => {
       this.queues[w].push({ resolve, reject });
@@ -53,7 +61,7 @@ export class WorkerPool {
   }
 
   /** The same kind of request to every worker, built per worker index. */
-  all(make: (w: number) => WorkerRequest | undefined): Promise<void[]> {
+  all(make: (w: number) => Request | undefined): Promise<void[]> {
     const calls: Promise<void>[] = [];
     for (let w = 0; w < this.size; w++) {
       const msg = make(w);
@@ -79,5 +87,47 @@ export class WorkerPool {
     // Anything still waiting (dispose() during a pass, e.g. on Ctrl-C) fails instead of hanging.
     for (const q of this.queues) for (const p of q.splice(0)) p.reject(new Error('cpu engine disposed during a pass'));
     await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+}
+
+/**
+ * Workers started once and kept (idle, they do not hold the process): a command runs several
+ * k-NN searches or index searches in a row (compress's quality figures, eval, a benchmark), and
+ * starting workers costs far more than a small call.
+ */
+export class KeptPool<Request> {
+  private pool: WorkerPool<Request> | undefined;
+  private busy = 0;
+
+  constructor(private script: URL) {}
+
+  /** Start `workers` now, in the background (a later call finds them ready). */
+  prewarm(workers: number): void {
+    this.poolFor(workers).keepAlive(this.busy > 0);
+  }
+
+  /**
+   * One request to each of `workers` workers, made by `make(w, used)`: `used` is how many take
+   * part (fewer than asked while another call holds a smaller pool).
+   */
+  async all(workers: number, make: (w: number, used: number) => Request): Promise<void> {
+    const pool = this.poolFor(workers);
+    const used = Math.min(pool.size, workers);
+    this.busy++;
+    pool.keepAlive(true);
+    try {
+      await pool.all((w) => (w < used ? make(w, used) : undefined));
+    } finally {
+      if (--this.busy === 0) pool.keepAlive(false);
+    }
+  }
+
+  /** The pool, grown to `workers` when no call is using it (a call meanwhile makes do with its size). */
+  private poolFor(workers: number): WorkerPool<Request> {
+    const pool = this.pool;
+    if (pool && !pool.isClosed && (pool.size >= workers || this.busy > 0)) return pool;
+    void pool?.close();
+    this.pool = new WorkerPool<Request>(Math.max(workers, pool?.size ?? 0), this.script);
+    return this.pool;
   }
 }
