@@ -224,27 +224,93 @@ EXPORT void dist_idx(const float *X, int np, const float *C, int d, const int *i
   for (int p = 0; p < np; p++) out[p] = dist1x1(X + (long)p * d, C + (long)idx[p] * d, d);
 }
 
-// Product-quantization lookup tables of one query (src/search/pq-tables.ts): out[t K + c] =
-// <q_t, codebook_t[c]>, the query's subspace t against each of its K centroids. Each entry is
-// summed in f64 over the subspace's dimensions in ascending order, from 0, and rounded to f32
-// once — the operations of the JS loop it replaces, so the tables are bit for bit the same. cbT
-// holds each subspace's K x w block transposed (w rows of K), so that four centroids sit in one
-// vector; bounds (M + 1) are the subspaces' first dimensions. K is a multiple of 4 (16 or 256).
-EXPORT void pq_tables(const float *q, const float *cbT, const int *bounds, int M, int K, float *out) {
+// ---- The pq search's per-query steps (src/search/pq-kernel.ts). Each one performs the
+// operations, in the order, of the JS loop it replaces (search/pq-adc.ts, backend/cpu/knn-core.ts),
+// so ids and distances are bit for bit the same.
+
+// The w nearest of m distances, ascending (ties: the lower index; -1 past the values below +inf):
+// a value joins only when below the current w-th, after any equal ones. Four values are tested at
+// once; most are above the w-th and skipped. best (w) is scratch.
+EXPORT void select_nearest(const float *row, int m, int w, int *order, float *best) {
+  for (int i = 0; i < w; i++) {
+    best[i] = INF;
+    order[i] = -1;
+  }
+  float worst = INF;
+  int j = 0;
+  for (; j < m; j++) {
+    if (j % 4 == 0 && j + 4 <= m) {
+      // Skip four at a time while none is below the w-th (NaN never is).
+      while (j + 4 <= m && !wasm_v128_any_true(wasm_f32x4_lt(wasm_v128_load(row + j), wasm_f32x4_splat(worst)))) j += 4;
+      if (j >= m) break;
+    }
+    float v = row[j];
+    if (!(v < worst)) continue;
+    int pos = w - 1;
+    while (pos > 0 && best[pos - 1] > v) {
+      best[pos] = best[pos - 1];
+      order[pos] = order[pos - 1];
+      pos--;
+    }
+    best[pos] = v;
+    order[pos] = j;
+    worst = best[w - 1];
+  }
+}
+
+// Product-quantization lookup tables of one query: out[t K + c] = <q_t, codebook_t[c]>, the
+// query's subspace t against each of its K centroids, summed in f64 over the subspace's dimensions
+// in ascending order, from 0, and rounded to f32 once. cbT holds each subspace's K x w block
+// transposed (w rows of K) and widened to f64 (exact), so that centroids sit side by side in
+// vectors; bounds (M + 1) are the subspaces' first dimensions. K is a multiple of 8 (16 or 256).
+EXPORT void pq_tables(const float *q, const double *cbT, const int *bounds, int M, int K, float *out) {
   for (int t = 0; t < M; t++) {
     int lo = bounds[t], w = bounds[t + 1] - lo;
-    const float *block = cbT + (long)K * lo;
+    const double *block = cbT + (long)K * lo;
     float *o = out + (long)t * K;
-    for (int c = 0; c < K; c += 4) {
-      v128_t a0 = wasm_f64x2_splat(0.0), a1 = a0;
-      for (int k = 0; k < w; k++) {
+    for (int c = 0; c < K; c += 8) {
+      v128_t a0 = wasm_f64x2_splat(0.0), a1 = a0, a2 = a0, a3 = a0;
+      const double *b = block + c;
+      for (int k = 0; k < w; k++, b += K) {
         v128_t qk = wasm_f64x2_splat((double)q[lo + k]);
-        v128_t v = wasm_v128_load(block + (long)k * K + c);
-        a0 = wasm_f64x2_add(a0, wasm_f64x2_mul(qk, wasm_f64x2_promote_low_f32x4(v)));
-        a1 = wasm_f64x2_add(a1, wasm_f64x2_mul(qk, wasm_f64x2_promote_low_f32x4(wasm_i64x2_shuffle(v, v, 1, 0))));
+        a0 = wasm_f64x2_add(a0, wasm_f64x2_mul(qk, wasm_v128_load(b)));
+        a1 = wasm_f64x2_add(a1, wasm_f64x2_mul(qk, wasm_v128_load(b + 2)));
+        a2 = wasm_f64x2_add(a2, wasm_f64x2_mul(qk, wasm_v128_load(b + 4)));
+        a3 = wasm_f64x2_add(a3, wasm_f64x2_mul(qk, wasm_v128_load(b + 6)));
       }
-      v128_t lo2 = wasm_f32x4_demote_f64x2_zero(a0), hi2 = wasm_f32x4_demote_f64x2_zero(a1);
-      wasm_v128_store(o + c, wasm_i64x2_shuffle(lo2, hi2, 0, 2));
+      wasm_v128_store(o + c, wasm_i64x2_shuffle(wasm_f32x4_demote_f64x2_zero(a0), wasm_f32x4_demote_f64x2_zero(a1), 0, 2));
+      wasm_v128_store(o + c + 4, wasm_i64x2_shuffle(wasm_f32x4_demote_f64x2_zero(a2), wasm_f32x4_demote_f64x2_zero(a3), 0, 2));
     }
   }
+}
+
+static inline double adc(const unsigned char *code, const float *table, int M, int K) {
+  double dot = 0;
+  for (int t = 0; t < M; t++) dot += (double)table[t * K + code[t]];
+  return dot;
+}
+
+// The asymmetric distances of one list's n vectors (codes n x M, extras n, in list order) to the
+// query whose tables are given: out[p] = (anchor_dist + extra[p]) - (2 scale) dot_p, dot_p the
+// f64 sum of its M table entries in subspace order. Four vectors at a time, each its own sum.
+EXPORT void pq_scan(const unsigned char *codes, const float *extra, int n, int M, int K, const float *table,
+                    float anchor_dist, float scale, double *out) {
+  double base = (double)anchor_dist, two_scale = 2.0 * (double)scale;
+  int p = 0;
+  for (; p + 4 <= n; p += 4) {
+    const unsigned char *c0 = codes + (long)p * M, *c1 = c0 + M, *c2 = c1 + M, *c3 = c2 + M;
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (int t = 0; t < M; t++) {
+      const float *tt = table + t * K;
+      s0 += (double)tt[c0[t]];
+      s1 += (double)tt[c1[t]];
+      s2 += (double)tt[c2[t]];
+      s3 += (double)tt[c3[t]];
+    }
+    out[p] = base + (double)extra[p] - two_scale * s0;
+    out[p + 1] = base + (double)extra[p + 1] - two_scale * s1;
+    out[p + 2] = base + (double)extra[p + 2] - two_scale * s2;
+    out[p + 3] = base + (double)extra[p + 3] - two_scale * s3;
+  }
+  for (; p < n; p++) out[p] = base + (double)extra[p] - two_scale * adc(codes + (long)p * M, table, M, K);
 }

@@ -251,6 +251,13 @@ export interface Neighbours {
  */
 export interface ExactKnn {
   knn(base: Float32Array, nb: number, queries: Float32Array, nq: number, d: number, k: number): Promise<Neighbours>;
+  /**
+   * The whole search of a pq-coded index (search/index.ts's steps for product-quantized residuals:
+   * rank the anchors, walk their lists, asymmetric distances, exact top-k), where the backend runs
+   * it as one pass (the CPU: backend/cpu/pq-search.ts). The same ids and distances as the search's
+   * generic steps over knn(). Writes nq × o.k results into `out`.
+   */
+  searchPq?(index: PqIndex, queries: Float32Array, nq: number, o: PqSearchOptions, out: Neighbours): Promise<void>;
   /** The device's own k-NN behind a CPU-fallback wrapper (exact-knn.ts): search/exhaustive.ts decodes on it. */
   readonly onDevice?: DeviceKnn;
 }
@@ -260,4 +267,55 @@ export interface DeviceKnn extends ExactKnn {
   readonly maxK: number;
   /** The k-NN over a .vlc's first nb vectors decoded on the device; undefined when it cannot (no room, a residual it has no kernel for). */
   knnDecoded?(file: Decodable, nb: number, queries: Float32Array, nq: number, k: number, onRows?: (done: number, total: number) => void): Promise<Neighbours | undefined>;
+}
+
+/** Vectors grouped by anchor: ids of anchor j are members[start[j] .. start[j+1]), ascending. */
+export interface InvertedLists {
+  start: Uint32Array;
+  members: Uint32Array;
+}
+
+/**
+ * What asymmetric distances to product-quantized vectors need (search/pq-adc.ts says how they are
+ * made), in plain arrays that worker threads share. Vector i of anchor j, at position p of the
+ * lists, is at squared L2 ‖q − a_j‖² + extra[p] − 2 scale[j] Σ_t T[t][codes[p M + t]] from query q,
+ * T[t][c] = ⟨q_t, codebook_t[c]⟩ summed in f64 in dimension order and rounded to f32, the sum over
+ * t in f64 in subspace order.
+ */
+export interface PqAdcData {
+  M: number;
+  K: number;
+  /** Start of each subspace's dimensions (M + 1). */
+  bounds: Int32Array;
+  /** K × d codebook values, subspace blocks one after the other (as PqResiduals holds them). */
+  codebooks: Float32Array;
+  /** n × M codes, one per byte, row p = the vector at position p of the lists (lists.members[p]). */
+  codes: Uint8Array;
+  /** 2 s_j ⟨a_j, ĉ_i⟩ + s_j² ‖ĉ_i‖² of the vector at each position of the lists. */
+  extra: Float32Array;
+  /** Each anchor's scale s_j (m). */
+  scale: Float32Array;
+}
+
+/** A pq-coded index as ExactKnn.searchPq takes it. */
+export interface PqIndex {
+  n: number;
+  d: number;
+  m: number;
+  /** m × d anchors (f32). */
+  anchors: Float32Array;
+  lists: InvertedLists;
+  pq: PqAdcData;
+}
+
+export interface PqSearchOptions {
+  k: number;
+  /** Visit at least this many anchors (and more until k vectors are found). */
+  nprobe: number;
+  /** Per query, one vector id to leave out of its results, or -1. */
+  exclude?: Int32Array;
+  /** Threads (default: every core, for a batch large enough). */
+  threads?: number;
+  /** Hears how many queries are done. */
+  onProgress?: (done: number) => void;
 }

@@ -5,7 +5,7 @@
 // {"query": q, "ids": [...], "distances": [...]} (squared L2 to the reconstructions), or with
 // --json a single object holding them all.
 import type { Command } from 'commander';
-import { cpuKnn } from '../backend/cpu/index.js';
+import { cpuKnn, prewarmKnn } from '../backend/cpu/index.js';
 import { UsageError } from '../errors.js';
 import { pieceRows, rowsF32 } from '../io/dataset.js';
 import { readInputs } from '../io/shards.js';
@@ -80,6 +80,7 @@ export function register(program: Command): void {
           nprobe = null;
           res = await exhaustive(file, qs, o.k, gpu, progress);
         } else {
+          prewarmKnn(); // the CPU's workers start while the index is built
           const index = vlcSearchIndex(file);
           nprobe = o.nprobe ?? defaultNprobe(index);
           res = await probed(index, qs, o.k, nprobe, progress);

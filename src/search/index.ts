@@ -8,14 +8,12 @@
 //      anchor's distance and candidates of one anchor tie (broken by the lower id). With residuals
 //      each candidate has its own reconstruction, and visiting more anchors (nprobe) finds
 //      neighbours that fell just across a cell boundary. The k best are kept exactly (scan.ts).
-// pq-coded indexes run the same steps fused per block of queries on the SIMD kernel, the queries
-// split over every core (pq-search.ts, parallel.ts): asymmetric distances from a lookup table per
-// query (pq-adc.ts), the same ids and distances as the steps above.
+// pq-coded indexes are searched by the backend when it offers a pass of its own (ExactKnn.searchPq:
+// the CPU's runs the same steps fused per block of queries on the SIMD kernel and every core),
+// with the same ids and distances as the steps above; the scorer (pq-adc.ts) serves otherwise.
 // The index comes from an adapter (vlc.ts); the search knows no file format and no device.
 import type { ExactKnn } from '../backend/types.js';
 import { checkpoint } from '../interrupt.js';
-import { searchInWorkers, searchThreads } from './parallel.js';
-import { PqSearcher, type PqSearchIndex } from './pq-search.js';
 import { scanQueries } from './scan.js';
 import type { SearchIndex, SearchOptions, SearchResult } from './types.js';
 
@@ -49,8 +47,9 @@ export async function searchCompressed(
   const options = { ...o, nprobe };
   const out: SearchResult = { ids: new Int32Array(nq * o.k).fill(-1), dists: new Float32Array(nq * o.k).fill(Infinity) };
 
-  if (index.pq) {
-    await searchPq({ ...index, pq: index.pq }, queries, nq, options, out);
+  if (index.pq && exact.searchPq) {
+    const { n, lists, pq } = index;
+    await exact.searchPq({ n, d, m, anchors, lists, pq }, queries, nq, options, out);
     o.onProgress?.(nq);
     return out;
   }
@@ -75,25 +74,4 @@ export async function searchCompressed(
     scanQueries(index, sub, all, options, out, retry, true);
   }
   return out;
-}
-
-/** Queries searched on the calling thread between progress reports and Ctrl-C checks (pq). */
-const PQ_QUERIES_PER_REPORT = 256;
-
-/** A pq-coded index's search: on the worker threads for a large batch, else here in slices. */
-async function searchPq(index: SearchIndex & { pq: PqSearchIndex['pq'] }, queries: Float32Array, nq: number, o: SearchOptions & { nprobe: number }, out: SearchResult): Promise<void> {
-  const threads = searchThreads(nq, o.threads);
-  if (threads > 1) {
-    await searchInWorkers(index, queries, nq, o, out, threads);
-    return;
-  }
-  const searcher = new PqSearcher(index);
-  for (let q0 = 0; q0 < nq; q0 += PQ_QUERIES_PER_REPORT) {
-    const q1 = Math.min(nq, q0 + PQ_QUERIES_PER_REPORT);
-    searcher.search(queries, q0, q1, o, out);
-    if (q1 < nq) {
-      o.onProgress?.(q1);
-      await checkpoint();
-    }
-  }
 }

@@ -9,24 +9,11 @@
 // (K × d multiply-adds per query, shared by every list the query visits; pq-tables.ts).
 // Codes and extras are stored in the inverted lists' order, as IVF indexes store them: a list's
 // scan reads one contiguous run of memory instead of a cache line per vector.
+import type { InvertedLists, PqAdcData } from '../backend/types.js';
 import type { PqResiduals } from '../codecs/pq.js';
-import type { InvertedLists } from './types.js';
 
-/** Everything the distances need, in plain (shareable) arrays, so a worker thread can rebuild it. */
-export interface PqAdcData {
-  M: number;
-  K: number;
-  /** Start of each subspace's dimensions (M + 1). */
-  bounds: Int32Array;
-  /** K × d codebook values, subspace blocks one after the other (as PqResiduals holds them). */
-  codebooks: Float32Array;
-  /** n × M codes, one per byte, row p = the vector at position p of the lists (lists.members[p]). */
-  codes: Uint8Array;
-  /** 2 s_j ⟨a_j, ĉ_i⟩ + s_j² ‖ĉ_i‖² of the vector at each position of the lists. */
-  extra: Float32Array;
-  /** Each anchor's scale s_j (m). */
-  scale: Float32Array;
-}
+export type { PqAdcData };
+
 
 /** Typed arrays on SharedArrayBuffers (worker threads read them without a copy). */
 const shared = {
@@ -66,8 +53,9 @@ export function pqAdcData(pq: PqResiduals, anchors: Float32Array, assign: ArrayL
 
 /**
  * The per-query scorer of search/index.ts's generic steps (a vector by its id): builds the table
- * once, then each candidate costs M lookups. The pq search itself (pq-search.ts) scans the lists'
- * runs directly; this is the same arithmetic, the reference the tests compare it with.
+ * once, then each candidate costs M lookups. A backend's pq search (ExactKnn.searchPq, the CPU's
+ * backend/cpu/pq-search.ts) scans the lists' runs directly; this is the same arithmetic, the
+ * reference the tests compare it with.
  */
 export function pqAdcScorer(a: PqAdcData, lists: InvertedLists, assign: ArrayLike<number>) {
   const { M, K, bounds, codebooks, codes, extra, scale } = a;

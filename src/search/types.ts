@@ -2,14 +2,9 @@
 // search never sees a file format or a device: an index adapter (vlc.ts for .vlc files) says how
 // vectors are grouped and how far a query is from a vector's reconstruction; the exact k-NN that
 // ranks the anchors comes from a backend (ExactKnn, src/backend/types.ts).
-import type { Neighbours } from '../backend/types.js';
-import type { PqAdcData } from './pq-adc.js';
+import type { InvertedLists, Neighbours, PqAdcData } from '../backend/types.js';
 
-/** Vectors grouped by anchor: ids of anchor j are members[start[j] .. start[j+1]), ascending. */
-export interface InvertedLists {
-  start: Uint32Array;
-  members: Uint32Array;
-}
+export type { InvertedLists };
 
 /**
  * Distances from one query to candidate vectors' reconstructions, for a codec that stores more
@@ -38,8 +33,8 @@ export interface SearchIndex {
    */
   scorer?: CandidateScorer;
   /**
-   * pq-coded files: the scorer's data in shareable arrays (lists too), so that worker threads can
-   * score queries in parallel (parallel.ts). Other scorers run on the calling thread.
+   * pq-coded files: the scorer's data in shareable arrays (lists too), for a backend that runs the
+   * whole pq search itself (ExactKnn.searchPq: the CPU's, on every core).
    */
   pq?: PqAdcData;
 }
@@ -50,7 +45,7 @@ export interface SearchOptions {
   nprobe?: number;
   /** Per query, one vector id to leave out of its results (eval: the query itself), or -1. */
   exclude?: Int32Array;
-  /** pq-coded indexes: threads that score queries (default: every core; see parallel.ts). */
+  /** pq-coded indexes searched by the backend (ExactKnn.searchPq): its threads (default: every core). */
   threads?: number;
   /** Hears how many queries are done (progress). */
   onProgress?: (done: number) => void;

@@ -2,8 +2,9 @@
 // ExactKnn (../types.ts), used by src/search/ and by `eval` (recall against exact search).
 import os from 'node:os';
 import type { ExactKnn, Neighbours } from '../types.js';
-import { KeptPool } from './pool.js';
-import { sharedF32, sharedI32, type WorkerRequest } from './shared.js';
+import { cpuWorkers } from './pool.js';
+import { searchPq } from './pq-search.js';
+import { sharedF32, sharedI32 } from './shared.js';
 
 function shared(a: Float32Array, len: number): Float32Array {
   if (a.buffer instanceof SharedArrayBuffer) return a.subarray(0, len);
@@ -24,23 +25,21 @@ export async function knn(
   const ids = sharedI32(nq * k), dists = sharedF32(nq * k);
   if (nq === 0) return { ids: new Int32Array(0), dists: new Float32Array(0) };
   const b = shared(base, nb * d), q = shared(queries, nq * d);
-  await pool.all(Math.max(1, Math.min(threads, Math.ceil(nq / 64))), (w, workers) => ({
+  await cpuWorkers.all(Math.max(1, Math.min(threads, Math.ceil(nq / 64))), (w, workers) => ({
     op: 'knn', base: b, nb, queries: q, d, k, ids, dists,
     q0: Math.floor((w * nq) / workers), q1: Math.floor(((w + 1) * nq) / workers),
   }));
   return { ids: ids.slice(), dists: dists.slice() };
 }
 
-/** The workers knn() runs on (pool.ts's KeptPool: started once, kept between calls). */
-const pool = new KeptPool<WorkerRequest>(new URL('./worker.js', import.meta.url));
-
 /**
- * Start knn()'s workers now, in the background (idle, they do not hold the process): a GPU run
- * calls this before training, so the quality figures after it do not wait for workers to start.
+ * Start the CPU's workers (pool.ts's cpuWorkers, which knn() and the pq search share) now, in the
+ * background (idle, they do not hold the process): a GPU run calls this before training, so the
+ * quality figures after it do not wait for workers to start; `vlc search` before building the index.
  */
 export function prewarmKnn(threads = os.availableParallelism()): void {
-  pool.prewarm(Math.max(1, Math.min(threads, 4)));
+  cpuWorkers.prewarm(Math.max(1, Math.min(threads, 4)));
 }
 
-/** The CPU backend's ExactKnn: knn() above on every available core. */
-export const cpuKnn: ExactKnn = { knn: (base, nb, queries, nq, d, k) => knn(base, nb, queries, nq, d, k) };
+/** The CPU backend's ExactKnn: knn() above on every available core, and the pq search (pq-search.ts). */
+export const cpuKnn: ExactKnn = { knn: (base, nb, queries, nq, d, k) => knn(base, nb, queries, nq, d, k), searchPq };

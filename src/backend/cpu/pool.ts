@@ -1,5 +1,5 @@
-// A fixed set of worker threads, one request at a time per worker, answered in order; and a pool
-// kept between calls (KeptPool) for work that comes in several calls in a row (k-NN, search).
+// A fixed set of worker threads, one request at a time per worker, answered in order; and the
+// pool the k-NN and the pq search share, kept between calls (cpuWorkers).
 import { Worker } from 'node:worker_threads';
 import type { WorkerRequest } from './shared.js';
 
@@ -8,23 +8,16 @@ interface Pending {
   reject: (e: Error) => void;
 }
 
-/**
- * `script` answers each request with { ok, error? } (default: this backend's worker.ts, whose
- * requests are WorkerRequests).
- */
-export class WorkerPool<Request = WorkerRequest> {
+export class WorkerPool {
   private workers: Worker[] = [];
   private queues: Pending[][] = [];
   private closed = false;
   private engines = 0;
 
-  constructor(
-    readonly size: number,
-    script: URL = new URL('./worker.js', import.meta.url),
-  ) {
+  constructor(readonly size: number) {
     for (let w = 0; w < size; w++) {
       // The parent's flags (e.g. --input-type of `node -e` / stdin scripts) can be invalid for a worker file.
-      const worker = new Worker(script, { execArgv: [] });
+      const worker = new Worker(new URL('./worker.js', import.meta.url), { execArgv: [] });
       const queue: Pending[] = [];
       worker.on('message', (r: { ok: boolean; error?: string }) => {
         const p = queue.shift();
@@ -52,7 +45,7 @@ export class WorkerPool<Request = WorkerRequest> {
     return this.closed;
   }
 
-  call(w: number, msg: Request): Promise<void> {
+  call(w: number, msg: WorkerRequest): Promise<void> {
     if (this.closed) return Promise.reject(new Error('cpu engine already disposed'));
     return new Promise<void>((resolve, reject) => {
       this.queues[w].push({ resolve, reject });
@@ -61,7 +54,7 @@ export class WorkerPool<Request = WorkerRequest> {
   }
 
   /** The same kind of request to every worker, built per worker index. */
-  all(make: (w: number) => Request | undefined): Promise<void[]> {
+  all(make: (w: number) => WorkerRequest | undefined): Promise<void[]> {
     const calls: Promise<void>[] = [];
     for (let w = 0; w < this.size; w++) {
       const msg = make(w);
@@ -92,14 +85,12 @@ export class WorkerPool<Request = WorkerRequest> {
 
 /**
  * Workers started once and kept (idle, they do not hold the process): a command runs several
- * k-NN searches or index searches in a row (compress's quality figures, eval, a benchmark), and
- * starting workers costs far more than a small call.
+ * k-NN or index searches in a row (compress's quality figures, eval, a benchmark), and starting
+ * workers costs far more than a small call.
  */
-export class KeptPool<Request> {
-  private pool: WorkerPool<Request> | undefined;
+export class KeptPool {
+  private pool: WorkerPool | undefined;
   private busy = 0;
-
-  constructor(private script: URL) {}
 
   /** Start `workers` now, in the background (a later call finds them ready). */
   prewarm(workers: number): void {
@@ -110,7 +101,7 @@ export class KeptPool<Request> {
    * One request to each of `workers` workers, made by `make(w, used)`: `used` is how many take
    * part (fewer than asked while another call holds a smaller pool).
    */
-  async all(workers: number, make: (w: number, used: number) => Request): Promise<void> {
+  async all(workers: number, make: (w: number, used: number) => WorkerRequest): Promise<void> {
     const pool = this.poolFor(workers);
     const used = Math.min(pool.size, workers);
     this.busy++;
@@ -123,11 +114,14 @@ export class KeptPool<Request> {
   }
 
   /** The pool, grown to `workers` when no call is using it (a call meanwhile makes do with its size). */
-  private poolFor(workers: number): WorkerPool<Request> {
+  private poolFor(workers: number): WorkerPool {
     const pool = this.pool;
     if (pool && !pool.isClosed && (pool.size >= workers || this.busy > 0)) return pool;
     void pool?.close();
-    this.pool = new WorkerPool<Request>(Math.max(workers, pool?.size ?? 0), this.script);
+    this.pool = new WorkerPool(Math.max(workers, pool?.size ?? 0));
     return this.pool;
   }
 }
+
+/** The workers of the CPU's k-NN (knn.ts) and pq search (pq-search.ts). */
+export const cpuWorkers = new KeptPool();

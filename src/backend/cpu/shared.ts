@@ -3,6 +3,7 @@
 // threads: workers read X and the anchors in place and write per-point results in place.
 import type { VectorStore } from '../../io/dataset.js';
 import type { GroupedPass } from './groups.js';
+import type { PqRange } from './pq-search.js';
 
 /** How reduceSplit (worker.ts) takes S: see there. */
 export interface SplitReduce {
@@ -110,7 +111,8 @@ export type WorkerRequest =
       /** try: keep each point's distances to the L candidates here (n×L); add: reuse column fromTry. */
       tryDist?: Float32Array; fromTry?: number; tryL?: number;
     }
-  | { op: 'knn'; base: Float32Array; nb: number; queries: Float32Array; q0: number; q1: number; d: number; k: number; ids: Int32Array; dists: Float32Array };
+  | { op: 'knn'; base: Float32Array; nb: number; queries: Float32Array; q0: number; q1: number; d: number; k: number; ids: Int32Array; dists: Float32Array }
+  | ({ op: 'pqSearch' } & PqRange);
 
 type Typed = Float32Array | Float64Array | Int32Array;
 const TYPED = { Float32Array, Float64Array, Int32Array };

@@ -6,6 +6,7 @@ import { CHUNK, fromPortable, type SharedState, type SplitReduce, type WorkerReq
 import { decodeHalf, f16ToF32 } from '../../io/dataset.js';
 import { makeKernel, type Kernel, type Top2Out } from './kernel.js';
 import { knnRange } from './knn-core.js';
+import { PqSearcher } from './pq-search.js';
 import { assignGrouped, type GroupedPass } from './groups.js';
 import { MIN_SOFT_SHARE } from '../types.js';
 import { fixedSeed } from '../fixed.js';
@@ -350,6 +351,8 @@ function handle(msg: WorkerRequest): void {
     case 'knn':
       knnKernel ??= makeKernel('wasm');
       return knnRange(knnKernel, msg);
+    case 'pqSearch':
+      return new PqSearcher(msg.index).search(msg.queries, msg.q0, msg.q1, msg.options, msg.out);
   }
 }
 
