@@ -1,7 +1,8 @@
 // Step 2 and 3 of the search (index.ts) for a range of queries: walk each query's ranked anchors
 // nearest first, score every vector of each visited list, and keep the exact k best (ascending
-// distance, ties to the lower id) in a bounded insertion list — no candidate array, no sort.
+// distance, ties to the lower id) in a bounded insertion list (keepBest) — no candidate array, no sort.
 // Runs on the main thread or in a worker (worker.ts) over the same arrays.
+import { keepBest } from '../backend/neighbours.js';
 import type { Neighbours } from '../backend/types.js';
 import type { SearchIndex, SearchOptions } from './types.js';
 
@@ -47,16 +48,7 @@ export function scanQueries(
         const id = members[p];
         if (id === skip) continue;
         seen++;
-        const dist = distanceTo ? distanceTo(id, anchorDist) : anchorDist;
-        if (count === k && !(dist < topD[k - 1] || (dist === topD[k - 1] && id < topI[k - 1]))) continue;
-        let at = count < k ? count++ : k - 1;
-        while (at > 0 && (topD[at - 1] > dist || (topD[at - 1] === dist && topI[at - 1] > id))) {
-          topD[at] = topD[at - 1];
-          topI[at] = topI[at - 1];
-          at--;
-        }
-        topD[at] = dist;
-        topI[at] = id;
+        count = keepBest(topD, topI, count, k, distanceTo ? distanceTo(id, anchorDist) : anchorDist, id);
       }
     }
     if (seen < k && !final && width < m) {

@@ -14,6 +14,7 @@
 import os from 'node:os';
 import { checkpoint } from '../../interrupt.js';
 import type { Neighbours, PqIndex, PqSearchOptions } from '../types.js';
+import { keepBest } from '../neighbours.js';
 import { PqKernel } from './pq-kernel.js';
 import { cpuWorkers } from './pool.js';
 import { sharedF32, sharedI32 } from './shared.js';
@@ -135,16 +136,7 @@ export class PqSearcher {
         const id = members[p0 + e];
         if (id === skip) continue;
         seen++;
-        const dist = dists[e];
-        if (count === k && !(dist < topD[k - 1] || (dist === topD[k - 1] && id < topI[k - 1]))) continue;
-        let at = count < k ? count++ : k - 1;
-        while (at > 0 && (topD[at - 1] > dist || (topD[at - 1] === dist && topI[at - 1] > id))) {
-          topD[at] = topD[at - 1];
-          topI[at] = topI[at - 1];
-          at--;
-        }
-        topD[at] = dist;
-        topI[at] = id;
+        count = keepBest(topD, topI, count, k, dists[e], id);
       }
     }
     for (let t = 0; t < k; t++) {
