@@ -40,18 +40,28 @@ export interface AnnealConfig {
   /**
    * stallIters for a large input (a sampled init, below) when stallIters is 0. On small inputs the
    * late trials still pay (seed-large: 0.9743 of scikit-learn's energy without the rule, 0.9825
-   * with 20, docs/algorithm.md §5); on large ones each trial costs passes over many points.
+   * with 20, docs/algorithm.md §5); on large ones each trial costs passes over many points (10
+   * instead of 20: the same energy on the clustered bench data, +0.006 % on gm, docs/algorithm.md §1).
    */
   sampledStallIters: number;
+  /**
+   * Before the first swap trial, end the run once the best energy has fallen by less than
+   * energyTol (relative) over this many iterations while Lloyd has not settled (0: no such limit):
+   * on data with little structure Lloyd moves points for tens of iterations at a few 0.01 % each.
+   */
+  plateauIters: number;
+  /** plateauIters for a large input (a sampled init) when plateauIters is 0 (one more than patience: settled Lloyd goes to the trials first). */
+  sampledPlateauIters: number;
   /** k-means++ tries; each gets up to `restartIters` Lloyd iterations and the best one is kept. */
   restarts: number;
   restartIters: number;
   /**
    * Init (k-means++ and its Lloyd polish) runs on all points while one pass over them costs at
-   * most initSampleAbove point-anchor-dimension products (n·m·d); above (a large input), on a
-   * uniform sample of initSample points per anchor (one try: on a sample, restarts pick by the
-   * sample's noise), so its cost stops growing with n, and the run skips the warm phase and ends
-   * its swap phase by the stall rule (sampledStallIters). initSample 0: always all points.
+   * most initSampleAbove point-anchor-dimension products (n·m·d); above (a large input), k-means++
+   * runs on a uniform sample of initSample points per anchor (one try, not polished: on a sample,
+   * restarts pick by the sample's noise and Lloyd fits its few points), so its cost stops growing
+   * with n, and the run skips the warm phase, ends Lloyd at a plateau (sampledPlateauIters) and the
+   * swap phase by the stall rule (sampledStallIters). initSample 0: always all points.
    */
   initSample: number;
   initSampleAbove: number;
@@ -90,7 +100,9 @@ export const DEFAULT_CONFIG: Omit<AnnealConfig, 'm'> = {
   swapShare: 0.05,
   swapRejects: 5,
   stallIters: 0,
-  sampledStallIters: 20,
+  sampledStallIters: 10,
+  plateauIters: 0,
+  sampledPlateauIters: 4,
   restarts: 5,
   restartIters: 10,
   initSample: 20,
@@ -110,7 +122,7 @@ const EFFORT_CHANGES: Record<Effort, Partial<Omit<AnnealConfig, 'm'>>> = {
   fast: { t0: 0, maintenanceEvery: 0, restarts: 1 },
   // The lowest energy: init on every point (best of `restarts` greedy k-means++ tries), the warm
   // phase, and swap trials until they are exhausted (or maxIters).
-  best: { initSample: 0, t0: 0.3, stallIters: 0 },
+  best: { initSample: 0, t0: 0.3, stallIters: 0, plateauIters: 0 },
 };
 
 /**

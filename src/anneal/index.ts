@@ -34,16 +34,20 @@ export async function anneal(engine: Engine, cfg: AnnealConfig, hooks: AnnealHoo
   run.check();
   const { energy: eInit, sampled } = await initialize(run, new Rng(cfg.seed), hooks.initAnchors);
   // A sampled init means a large input, where the warm phase's tens of soft passes over every point
-  // would cost more than the rest of the run: it is skipped, and the swap phase ends once it stops
-  // paying (config.ts sampledStallIters; --effort best inits on every point and keeps both).
-  const loopCfg = sampled ? { ...cfg, t0: 0, stallIters: cfg.stallIters || cfg.sampledStallIters } : cfg;
+  // would cost more than the rest of the run: it is skipped, Lloyd ends once its energy stops
+  // falling, and the swap phase once it stops paying (config.ts sampledPlateauIters,
+  // sampledStallIters; --effort best inits on every point and keeps the full schedule).
+  const loopCfg = sampled
+    ? { ...cfg, t0: 0, stallIters: cfg.stallIters || cfg.sampledStallIters, plateauIters: cfg.plateauIters || cfg.sampledPlateauIters }
+    : cfg;
   const initSeconds = (performance.now() - start) / 1000;
 
   // 2-3. the loop: warm iterations, then cold ones that settle, maintain and try swaps
   const maintain = cfg.maintenanceEvery > 0;
   const calm = new Calm(cfg, engine.n);
   const trials = new SwapTrials(cfg.m, cfg);
-  const stall = new Stall(loopCfg);
+  const stall = new Stall(cfg.energyTol);
+  let swapPhase = false; // since maintenance first moved anchors (a swap trial or a refill)
   const loopStart = run.history.length;
   let sinceMove = 0; // iterations since maintenance last moved anchors
   let energy = eInit; // of the last pass
@@ -52,21 +56,25 @@ export async function anneal(engine: Engine, cfg: AnnealConfig, hooks: AnnealHoo
     const p = schedule(loopCfg, eInit, it - loopStart);
     const rec = await run.pass(p);
     energy = rec.energy;
+    if (it === loopStart && loopCfg.plateauIters > 0) stall.watch(it, rec.energy, loopCfg.plateauIters);
     sinceMove++;
     calm.observe(rec.energy, rec.changed);
     if (p.temperature > 0) {
       if (maintain && (it - loopStart + 1) % cfg.maintenanceEvery === 0) {
         rec.maintenance = { swapped: 0, refilled: await refill(engine) };
       }
-    } else if (stall.observe(it, rec.energy)) {
-      converged = true; // the trials stopped paying; an open one is judged after the loop
+    } else if (stall.observe(it, rec.energy) && (swapPhase || !calm.settled)) {
+      // The trials stopped paying (an open one is judged after the loop), or before any trial
+      // Lloyd stopped lowering the energy without settling. Settled Lloyd goes on to the trials.
+      converged = true;
     } else if (calm.settled || (maintain && trials.open !== undefined && sinceMove >= cfg.maintenanceEvery)) {
       const outcome = await settle(rec);
       if (outcome === 'converged') converged = true;
       calm.reset();
       if (outcome === 'moved') {
         sinceMove = 0;
-        stall.start(it, rec.energy);
+        if (!swapPhase) stall.watch(it, rec.energy, loopCfg.stallIters);
+        swapPhase = true;
       }
     }
     run.report(rec);

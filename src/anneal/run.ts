@@ -65,32 +65,36 @@ export class Calm {
 }
 
 /**
- * The adaptive end of the swap phase: it stops once the best energy seen has fallen by less than
- * energyTol (relative) over the last `stallIters` iterations — the trials have stopped paying for
- * their passes. Counts from the first swap trial on (start()).
+ * The adaptive end of the loop: it stops once the best energy seen has fallen by less than energyTol
+ * (relative) over the last `window` iterations. Watched from the first swap trial on (the trials
+ * have stopped paying for their passes: stallIters) and, on a large input, from the loop's start
+ * (Lloyd still moves points but no longer lowers the energy: plateauIters). watch() restarts the
+ * count with a new window.
  */
 export class Stall {
   private best = Infinity;
   private markEnergy = Infinity;
   private markIter = -1;
+  private window = 0;
 
-  constructor(private readonly cfg: AnnealConfig) {}
+  constructor(private readonly energyTol: number) {}
 
-  start(iter: number, energy: number): void {
-    if (this.markIter >= 0) return;
+  /** Counts from this iteration (its energy the mark) with this window (0: never stalls). */
+  watch(iter: number, energy: number, window: number): void {
     this.best = this.markEnergy = energy;
     this.markIter = iter;
+    this.window = window;
   }
 
   /** One cold iteration's energy; true once stalled. */
   observe(iter: number, energy: number): boolean {
     if (this.markIter < 0) return false;
     this.best = Math.min(this.best, energy);
-    if (this.best < this.markEnergy * (1 - this.cfg.energyTol)) {
+    if (this.best < this.markEnergy * (1 - this.energyTol)) {
       this.markEnergy = this.best;
       this.markIter = iter;
     }
-    return this.cfg.stallIters > 0 && iter - this.markIter >= this.cfg.stallIters;
+    return this.window > 0 && iter - this.markIter >= this.window;
   }
 }
 

@@ -18,7 +18,7 @@ const FINAL_REFILL_LLOYD = 3;
 /**
  * Step 1: the starting anchors, set on the engine — hooks' given anchors, or k-means++: the best of
  * `restarts` tries, each polished by a short Lloyd run. When one pass over the data costs more than
- * `initSampleAbove`, all of it runs on a uniform sample of `initSample` points per anchor
+ * `initSampleAbove`, k-means++ (one try) runs on a uniform sample of `initSample` points per anchor
  * (Engine.subset), so init costs the same whatever n. Returns the energy of the chosen anchors (on
  * the sample when `sampled`).
  */
@@ -51,23 +51,25 @@ export function initRows(n: number, d: number, cfg: AnnealConfig): number {
 }
 
 /**
- * k-means++ on `e` (the engine or a sample of it), polished by Lloyd; on the whole data (`recorded`:
- * the polishing passes are iterations of the run) `restarts` tries and the lowest energy wins, on a
- * sample one try. Restarts and greedy candidates apply only while rows·m <= initBudget (config.ts).
- * One try on the whole data is not polished.
+ * k-means++ on `e` (the engine or a sample of it). On the whole data (`whole`) while rows·m <=
+ * initBudget (config.ts), `restarts` tries, each polished by Lloyd (its passes are iterations of the
+ * run), and the lowest energy wins; greedy candidates under the same budget. One try (a sample, a
+ * large input, restarts 1) is not polished: the loop's Lloyd passes over every point do that — on
+ * a sample of initSample points per anchor, Lloyd would fit the anchors to those few points (on
+ * 50,000 Gaussian vectors the run then ended higher, docs/algorithm.md §1).
  */
-async function bestStart(run: Run, e: Engine, rng: Rng, recorded: boolean): Promise<{ anchors: Float32Array; energy: number }> {
+async function bestStart(run: Run, e: Engine, rng: Rng, whole: boolean): Promise<{ anchors: Float32Array; energy: number }> {
   const { cfg } = run;
   const small = e.n * cfg.m <= cfg.initBudget;
-  const tries = small && recorded ? Math.max(1, cfg.restarts) : 1;
+  const tries = small && whole ? Math.max(1, cfg.restarts) : 1;
   const candidates = small ? cfg.initCandidates : 1;
   let best: { anchors: Float32Array; energy: number } | undefined;
   for (let r = 0; r < tries; r++) {
     run.initTry(r, tries);
     const init = await kmeansPlusPlus(e, cfg.m, rng, candidates, () => run.check(), roundsFor(cfg));
-    if (tries === 1 && recorded) return init;
+    if (tries === 1) return init;
     await e.setAnchors(init.anchors);
-    const energy = await polish(run, e, init.energy, recorded);
+    const energy = await polish(run);
     if (!best || energy < best.energy) best = { anchors: await e.getAnchors(), energy };
   }
   return best!;
@@ -78,19 +80,15 @@ export function roundsFor(cfg: AnnealConfig): number {
   return cfg.initRounds > 0 && cfg.m > cfg.initRoundsAbove ? cfg.initRounds : 0;
 }
 
-/** Lloyd on one try: until stable or `restartIters` passes (and on the whole data, maxIters in all). */
-async function polish(run: Run, e: Engine, energy: number, recorded: boolean): Promise<number> {
-  const { cfg } = run;
-  const calm = new Calm(cfg, e.n);
-  for (let k = 0; k < cfg.restartIters && !calm.settled && (!recorded || run.history.length < cfg.maxIters); k++) {
-    run.check();
-    let rec: { energy: number; changed: number };
-    if (recorded) {
-      const r = await run.pass(LLOYD);
-      r.init = true;
-      run.report(r);
-      rec = r;
-    } else rec = await e.iterate(LLOYD);
+/** Lloyd on one try, as iterations of the run marked init: until stable, `restartIters` passes or maxIters in all. */
+async function polish(run: Run): Promise<number> {
+  const { cfg, engine } = run;
+  const calm = new Calm(cfg, engine.n);
+  let energy = NaN;
+  for (let k = 0; k < cfg.restartIters && !calm.settled && run.history.length < cfg.maxIters; k++) {
+    const rec = await run.pass(LLOYD);
+    rec.init = true;
+    run.report(rec);
     calm.observe(rec.energy, rec.changed);
     energy = rec.energy;
   }

@@ -46,7 +46,7 @@ describe('anneal', () => {
     expect(Array.from(full.anchors)).not.toEqual(Array.from(plain.anchors));
   });
 
-  it('large data: init (k-means++, Lloyd) runs on a sample and the warm phase is skipped, the same with 1 or 2 threads', async () => {
+  it('large data: init (k-means++, one try) runs on a sample and the warm phase is skipped, the same with 1 or 2 threads', async () => {
     const cfg = { ...DEFAULT_CONFIG, m: 8, maxIters: 60, initSample: 6, initSampleAbove: 0 };
     const a = await run(ds, cfg, 2);
     const b = await run(ds, cfg, 1);
@@ -55,6 +55,7 @@ describe('anneal', () => {
     // No warm phase: every iteration on all points is cold; with init on all points it runs.
     expect(a.history.every((h) => h.temperature === 0)).toBe(true);
     expect(a.iterations).toBeGreaterThan(0);
+    expect(a.initIterations).toBe(0); // one k-means++ try on the sample, not polished there
     const full = await run(ds, { ...cfg, initSample: 0 });
     expect(full.history.some((h) => h.temperature > 0)).toBe(true);
     expect(Array.from(full.anchors)).not.toEqual(Array.from(a.anchors));
@@ -70,6 +71,30 @@ describe('anneal', () => {
     const best = (h: typeof short.history) => Math.min(...h.map((r) => r.energy));
     const h = short.history;
     expect(best(h)).toBeGreaterThanOrEqual(best(h.slice(0, h.length - 5)) * (1 - base.energyTol));
+  });
+
+  it('large data: Lloyd that keeps moving points but stops lowering the energy ends the run at a plateau', async () => {
+    // changeTol 0: Lloyd never settles, so without the plateau rule the run goes on to maxIters.
+    const base = { ...DEFAULT_CONFIG, m: 16, maxIters: 150, initSample: 6, initSampleAbove: 0, changeTol: 0 };
+    const off = await run(ds, { ...base, plateauIters: 0, sampledPlateauIters: 0 });
+    expect(off.iterations).toBe(150);
+    const on = await run(ds, { ...base, sampledPlateauIters: 4 });
+    expect(on.converged).toBe(true);
+    expect(on.iterations).toBeLessThan(off.iterations);
+    expect(on.history.some((h) => h.maintenance !== undefined)).toBe(false); // no trial was started
+    // Stopped: the last 4 iterations did not lower the best energy by energyTol.
+    const best = (h: typeof on.history) => Math.min(...h.map((r) => r.energy));
+    const h = on.history;
+    expect(best(h)).toBeGreaterThanOrEqual(best(h.slice(0, h.length - 4)) * (1 - base.energyTol));
+    // The same iterations as the run without the rule, up to where it stopped.
+    expect(h.map((r) => r.energy)).toEqual(off.history.slice(0, h.length).map((r) => r.energy));
+  });
+
+  it('large data: Lloyd that settles goes on to the swap trials, the plateau rule notwithstanding', async () => {
+    const cfg = { ...DEFAULT_CONFIG, m: 16, maxIters: 150, initSample: 6, initSampleAbove: 0 };
+    const r = await run(ds, cfg);
+    expect(r.history.some((h) => h.maintenance !== undefined)).toBe(true);
+    expect(r.converged).toBe(true);
   });
 
   it('--effort: fast runs no swap trial and no warm phase; best is the full schedule', async () => {
