@@ -126,8 +126,8 @@ const EFFORT_CHANGES: Record<Effort, Partial<Omit<AnnealConfig, 'm'>>> = {
 };
 
 /**
- * Each device's changes to DEFAULT_CONFIG. The large-input rule (init on a sample, no warm phase,
- * the stall rule) pays where a pass is slow: on the CPU from n·m·d = 2^30. A GPU pass of the same
+ * Each device's changes to DEFAULT_CONFIG. The large-input rule (k-means++ on a sample, no warm phase,
+ * the plateau and stall rules) pays where a pass is slow: on the CPU from n·m·d = 2^30. A GPU pass of the same
  * work is about a hundred times cheaper, and on 1M × 128 with m 2048 (n·m·d = 2^38) the rule
  * saved 0.16 s of a 2.96 s compress for 0.6 % more energy, above the PyTorch k-means++ + Lloyd
  * peer's (bench/results/2026-11-23-h100-final.json); so on CUDA it starts at 2^40.

@@ -56,7 +56,7 @@ export function register(program: Command): void {
     )
     .option('--iters <n>', "maximum annealing iterations (init's polishing passes count too)", (v) => parseInteger('--iters', v, 1, 1_000_000), DEFAULT_CONFIG.maxIters)
     .addOption(
-      new Option('--effort <level>', 'fast: k-means++ and Lloyd only; default: + warm phase and swap trials (inputs with n*m*d > 2^30: init on a sample, no warm phase, trials until they stop paying); best: the full schedule at any size')
+      new Option('--effort <level>', 'fast: k-means++ and Lloyd only; default: + warm phase and swap trials (inputs with n*m*d > 2^30: k-means++ on a sample, no warm phase, Lloyd until its energy stops falling, trials until they stop paying); best: the full schedule at any size')
         .choices([...EFFORTS])
         .default('default'),
     )
