@@ -3,7 +3,7 @@
 // |residual| and sum of squares, then the codes and the block's squared reconstruction error. The
 // caller combines blocks in block order (maxima are order-free; the sums are added block by block),
 // so one thread and sixteen write the same bytes. scalar-worker.ts runs them on worker threads.
-import { forEachF32Rows, type Rows } from '../io/dataset.js';
+import { forEachF32Rows, rowsF32, type Rows } from '../io/dataset.js';
 import { crc32c } from '../io/vlc/crc32c.js';
 
 /** Rows per block: the unit of work and of summation. */
@@ -67,6 +67,25 @@ export function blockCodes(inp: RowsInput, n: number, b: number, scales: Float32
 }
 
 export const blocksOf = (n: number): number => Math.ceil(n / BLOCK_ROWS);
+
+/**
+ * The residuals r = x − anchor of `rows` rows spread evenly over the n (row ⌊j·n/rows⌋ for j <
+ * rows), row after row, as the encoder computes them (f32 values subtracted in f64): the sample on
+ * which scalesOf chooses int4's clip. Only row indices decide it, so every encoder (CPU threads, GPU)
+ * chooses the same scales.
+ */
+export function residualSample(inp: RowsInput, n: number, rows: number): Float64Array {
+  const { d, anchors, assign } = inp;
+  const s = Math.min(n, rows);
+  const out = new Float64Array(s * d);
+  for (let j = 0; j < s; j++) {
+    const i = Math.floor((j * n) / s);
+    const x = rowsF32(inp.x, i, i + 1);
+    const a = assign[i] * d;
+    for (let k = 0; k < d; k++) out[j * d + k] = x[k] - anchors[a + k];
+  }
+  return out;
+}
 
 /** CRC32C of block b's codes (its rows' n·d bytes): the int8 section's checksum is combined from these (scalar.ts). */
 export function blockCrc(codes: Int8Array, n: number, d: number, b: number): number {

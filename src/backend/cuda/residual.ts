@@ -5,9 +5,9 @@
 // error (rows summed in order, block by block) and checksum (int8: per 64 KB piece on the device,
 // joined on the host). When the caller names the rows of its quality figures (measureRows), their
 // row sums are made while the vectors and codes are on the device, and come back with the residuals.
-import { LEVELS, ScalarResiduals, scalesOf, type ScalarMode } from '../../codecs/scalar.js';
+import { CLIP_SAMPLE_ROWS, LEVELS, ScalarResiduals, scalesOf, type ScalarMode } from '../../codecs/scalar.js';
 import { crc32c, crc32cJoin } from '../../io/vlc/crc32c.js';
-import { BLOCK_ROWS, blocksOf } from '../../codecs/scalar-rows.js';
+import { BLOCK_ROWS, blocksOf, residualSample } from '../../codecs/scalar-rows.js';
 import type { EncodedResiduals, ResidualInput } from '../../codecs/types.js';
 import { asRows, elementBytes } from '../../io/dataset.js';
 import type { CudaContext } from './context.js';
@@ -53,7 +53,9 @@ export async function encodeScalarOnGpu(
     const maxAbs = new Float64Array(blocks * d), sumSq = new Float64Array(blocks * d);
     ctx.download(maxAbs, maxAbsBuf);
     ctx.download(sumSq, sumSqBuf);
-    const scales = scalesOf(mode, n, d, blocks, maxAbs, sumSq);
+    const assign = input.assign instanceof Uint32Array ? input.assign : Uint32Array.from(input.assign);
+    const sample = mode === 'int4' ? residualSample({ x, d, anchors: input.anchors, assign }, n, CLIP_SAMPLE_ROWS) : undefined;
+    const scales = scalesOf(mode, n, d, blocks, maxAbs, sumSq, sample);
     t.push(performance.now());
 
     const S = alloc('residual scales', d * 4);
