@@ -1,9 +1,10 @@
-// compress()'s fixed residual choices — residual mode, pq subspaces, bits, byte budget — their
+// compress()'s fixed residual choices — residual mode, pq subspaces and bits, byte budget — their
 // validation, the choice of M from a byte budget, the size of each codec's section, and the
 // encoding itself (src/codecs/). Choosing the codec by measurement: compress-codec.ts.
 import type { AnnealHooks } from '../anneal/types.js';
 import type { Backend } from '../backend/types.js';
 import { residualMse, type CodedMode, type CodedResiduals, type EncodedResiduals, type ResidualInput, type ResidualMode } from '../codecs/index.js';
+import { bitsPayloadBytes } from '../codecs/bits.js';
 import { PQ_BITS, pqPayloadBytes, type PqBits } from '../codecs/pq.js';
 import { encodeScalar, scalarPayloadBytes } from '../codecs/scalar.js';
 import { UsageError } from '../errors.js';
@@ -18,7 +19,7 @@ export interface ResidualChoice {
   pq?: number;
   /** pq: bits per code, 8 (default) or 4. */
   pqBits?: number;
-  /** pq: the largest M whose whole file stays within this many bytes per vector. */
+  /** pq: the largest M, bits: the most code bytes, whose whole file stays within this many bytes per vector. */
   bytes?: number;
 }
 
@@ -27,11 +28,11 @@ export type ResidualPlan = CodecPlan;
 
 /** The choices' contradictions, before anything is read (messages name the CLI's flags). */
 export function checkResidualChoice(o: ResidualChoice): void {
-  const pqOnly = (['pq', 'bytes', 'pqBits'] as const).filter((k) => o[k] !== undefined);
+  if (o.bytes !== undefined && o.residual !== undefined && o.residual !== 'pq' && o.residual !== 'bits')
+    throw new UsageError(`--residual ${o.residual} fixes the codec and --bytes chooses one (or, with --residual pq or bits, its size): give one of them`);
+  const pqOnly = (['pq', 'pqBits'] as const).filter((k) => o[k] !== undefined);
   if (o.residual !== 'pq' && pqOnly.length) {
-    if (pqOnly[0] === 'bytes')
-      throw new UsageError(`--residual ${o.residual} fixes the codec and --bytes chooses one (or, with --residual pq, its subspaces): give one of them`);
-    const flag = { pq: '--pq', bytes: '--bytes', pqBits: '--pq-bits' }[pqOnly[0]];
+    const flag = { pq: '--pq', pqBits: '--pq-bits' }[pqOnly[0]];
     throw new UsageError(`${flag} applies to product-quantized residuals; add --residual pq`);
   }
   if (o.pq !== undefined && o.bytes !== undefined) throw new UsageError('--pq M and --bytes B both choose the number of subspaces; give one');
@@ -46,6 +47,7 @@ export function checkResidualChoice(o: ResidualChoice): void {
  * (`fileBytes(payload)` is the exact size of the file with a residual section of that payload).
  */
 export function planResiduals(o: ResidualChoice, n: number, d: number, m: number, fileBytes: (payloadBytes: number) => number): ResidualPlan {
+  if (o.residual === 'bits') return planBits(o.bytes, n, d, fileBytes);
   if (o.residual !== 'pq') return { mode: o.residual };
   const bits = (o.pqBits ?? 8) as PqBits;
   if (o.pq !== undefined) {
@@ -72,20 +74,39 @@ export function planResiduals(o: ResidualChoice, n: number, d: number, m: number
   return { mode: 'pq', subspaces: lo, bits };
 }
 
+/** bits: the most code bytes per vector (at most d: 8 bits a dimension) within --bytes; without it, d/2 (int4's size). */
+function planBits(bytes: number | undefined, n: number, d: number, fileBytes: (payloadBytes: number) => number): ResidualPlan {
+  if (bytes === undefined) return { mode: 'bits', codeBytes: Math.ceil(d / 2) };
+  const fits = (R: number) => fileBytes(bitsPayloadBytes(n, d, R)) <= bytes * n;
+  if (!fits(1)) {
+    const least = fileBytes(bitsPayloadBytes(n, d, 1)) / n;
+    throw new UsageError(`--bytes ${bytes}: the smallest bits file (1 code byte) takes ${least.toFixed(2)} bytes per vector; raise --bytes, or lower --anchors`);
+  }
+  let lo = 1, hi = d + 1; // lo fits; d + 1 code bytes are never needed
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (fits(mid)) lo = mid;
+    else hi = mid;
+  }
+  if (lo === d) log().info(`--bytes ${bytes} allows 8 bits for every dimension; using ${d} code bytes (int8's size)`);
+  return { mode: 'bits', codeBytes: lo };
+}
+
 /** Bytes of the residual section's payload for a plan (null: no section). */
 export function residualPayloadBytes(plan: ResidualPlan, n: number, d: number, m: number): number | null {
   if (plan.mode === 'none') return null;
   if (plan.mode === 'pq') return pqPayloadBytes(n, d, m, plan.subspaces, plan.bits);
+  if (plan.mode === 'bits') return bitsPayloadBytes(n, d, plan.codeBytes);
   return scalarPayloadBytes(plan.mode, n, d);
 }
 
 /**
  * Whether a codec's codes fit the one typed array each codec holds them in (and its section
- * payload one buffer): at most 2^32 − 1 elements — n·d codes for int8/int4, n·M for pq.
+ * payload one buffer): at most 2^32 − 1 elements — n·d codes for int8/int4, n·M for pq, n·R bytes for bits.
  */
 export function storableCodec(plan: ResidualPlan, n: number, d: number, m: number): boolean {
   if (plan.mode === 'none') return true;
-  const codes = plan.mode === 'pq' ? n * plan.subspaces : n * d;
+  const codes = plan.mode === 'pq' ? n * plan.subspaces : plan.mode === 'bits' ? n * plan.codeBytes : n * d;
   return codes <= MAX_TYPED_ELEMENTS && (residualPayloadBytes(plan, n, d, m) ?? 0) <= MAX_TYPED_ELEMENTS;
 }
 
@@ -97,6 +118,12 @@ export async function encodeResiduals(
   seed: number,
   hooks: AnnealHooks,
 ): Promise<EncodedResiduals> {
+  if (plan.mode === 'bits') {
+    // On the host (no GPU encoder for it yet): the sample's step table, then one pass over the rows.
+    const { encodeBits } = await import('../codecs/bits-train.js');
+    const residuals = await encodeBits(input, plan.codeBytes);
+    return { residuals, residualEnergy: residualMse(residuals, input) };
+  }
   // Measures its error as it codes; on the training GPU when the backend has one (the same bytes).
   if (plan.mode !== 'pq') return backend.encodeScalar ? backend.encodeScalar(plan.mode, input) : encodeScalar(plan.mode, input);
   // Loaded on use: the trainer brings the quantizer.

@@ -2,19 +2,21 @@
 // reconstruction error of a coded file). Encoders live in each codec's own file; this one is the
 // part a reader needs, so reading a .vlc never loads a trainer.
 import { asRows, forEachF32Rows } from '../io/dataset.js';
+import { bitsSection } from './bits.js';
 import { pqSection } from './pq.js';
 import { scalarSection } from './scalar.js';
 import type { CodedMode, CodedResiduals, ResidualInput, ResidualMode, ResidualSection } from './types.js';
 
 export type { CodedMode, CodedResiduals, EncodedResiduals, ResidualInput, ResidualMode, ResidualSection, SectionContext } from './types.js';
 
-export const RESIDUAL_MODES: readonly ResidualMode[] = ['none', 'int8', 'int4', 'pq'];
+export const RESIDUAL_MODES: readonly ResidualMode[] = ['none', 'int8', 'int4', 'pq', 'bits'];
 
 /** The section reader of each coded mode. */
 export const RESIDUAL_SECTIONS: Record<CodedMode, ResidualSection> = {
   int8: scalarSection('int8'),
   int4: scalarSection('int4'),
   pq: pqSection,
+  bits: bitsSection,
 };
 
 /** Mean over vectors of ‖x − (anchor + decoded residual)‖², in f64: the file's true error. */

@@ -5,7 +5,7 @@
 
 import type { VectorsLike } from '../io/dataset.js';
 
-export type ResidualMode = 'none' | 'int8' | 'int4' | 'pq';
+export type ResidualMode = 'none' | 'int8' | 'int4' | 'pq' | 'bits';
 export type CodedMode = Exclude<ResidualMode, 'none'>;
 
 /** What every codec encodes: n×d vectors, the anchors as a reader will see them, each vector's anchor. */

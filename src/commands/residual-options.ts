@@ -20,12 +20,12 @@ export function addResidualOptions(cmd: Command): Command {
       `the smallest file whose decoded vectors keep this recall@10 of exact search, measured on a sample (default ${DEFAULT_QUALITY})`,
       parseQuality,
     )
-    .option('--bytes <B>', 'the best recall@10 within B bytes per vector, every section counted (with --residual pq: the most subspaces that fit)', parseBytes)
+    .option('--bytes <B>', 'the best recall@10 within B bytes per vector, every section counted (with --residual pq: the most subspaces that fit; with --residual bits: the most code bytes)', parseBytes)
     .addOption(
       new Option(
         '--residual <mode>',
-        'store exactly this beside each anchor id, no measuring: none, int8 / int4 per dimension (d or d/2 bytes/vector), or pq (product-quantized: --pq M or --bytes B)',
-      ).choices(['none', 'int8', 'int4', 'pq']),
+        'store exactly this beside each anchor id, no measuring: none, int8 / int4 per dimension (d or d/2 bytes/vector), pq (product-quantized: --pq M or --bytes B), or bits (0-8 bits per dimension, allocated where they remove the most error: d/2 bytes/vector or --bytes B)',
+      ).choices(['none', 'int8', 'int4', 'pq', 'bits']),
     )
     .option('--pq <M>', 'with --residual pq: M subspaces, one code each per vector (default: d/4, at most d)', (v) => parseInteger('--pq', v, 1))
     .addOption(new Option('--pq-bits <bits>', 'with --residual pq: bits per code, 8 (256 centroids, default) or 4 (16, two codes a byte)').choices(['8', '4']));

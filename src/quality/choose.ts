@@ -20,7 +20,7 @@ import { reconstructionQuality, type DecodeRow } from './reconstruction.js';
 export type Goal = { kind: 'quality'; recall: number; pq: boolean } | { kind: 'bytes'; perVector: number };
 
 /** One codec with its parameters: what a file stores beside each anchor id. */
-export type CodecPlan = { mode: 'none' } | { mode: 'int8' | 'int4' } | { mode: 'pq'; subspaces: number; bits: 8 | 4 };
+export type CodecPlan = { mode: 'none' } | { mode: 'int8' | 'int4' } | { mode: 'pq'; subspaces: number; bits: 8 | 4 } | { mode: 'bits'; codeBytes: number };
 
 /**
  * Product-quantized residuals tried: for --quality, M = d/8 and d/4 subspaces of 8-bit codes (d/8
@@ -45,9 +45,9 @@ export interface ChoicePlan {
   options: CodecPlan[];
 }
 
-/** "int4", "pq 32x8" (M subspaces x bits): a codec as messages name it. */
+/** "int4", "pq 32x8" (M subspaces x bits), "bits 64B" (code bytes): a codec as messages name it. */
 export function codecName(c: CodecPlan): string {
-  return c.mode === 'pq' ? `pq ${c.subspaces}x${c.bits}` : c.mode;
+  return c.mode === 'pq' ? `pq ${c.subspaces}x${c.bits}` : c.mode === 'bits' ? `bits ${c.codeBytes}B` : c.mode;
 }
 
 /**

@@ -1,15 +1,16 @@
-// The .vlc file format, version 2: encoder and validating decoder. Layout (all little-endian, every
+// The .vlc file format, version 3: encoder and validating decoder. Layout (all little-endian, every
 // section payload 8-byte aligned so it can be viewed in place as a typed array):
 //
 //   offset  size  field
 //   0       8     magic  89 'V' 'L' 'C' 0D 0A 1A 0A   (PNG-style: catches text-mode mangling)
-//   8       4     u32 format version (2; version 1 files, which cannot hold 'RSPQ', still read)
+//   8       4     u32 format version: the lowest that holds the file's sections (3 with 'RSDB', else 2;
+//                   version 1 files, which cannot hold 'RSPQ', still read)
 //   12      4     u32 manifest length L in bytes
 //   16      4     u32 section count S
 //   20      4     u32 CRC32C of bytes 8..20 followed by the manifest bytes (the "header checksum")
 //   24      L     manifest, UTF-8 JSON (src/io/vlc/manifest.ts), then zero padding to a multiple of 8
 //   then S sections, each:
-//   +0      4     type tag, 4 ASCII bytes: 'ANCH' anchors, 'ASGN' assignments, 'RSD8'/'RSD4'/'RSPQ' residuals
+//   +0      4     type tag, 4 ASCII bytes: 'ANCH' anchors, 'ASGN' assignments, 'RSD8'/'RSD4'/'RSPQ'/'RSDB' residuals
 //   +4      4     u32 flags; bit 0 = required (a reader that does not know the tag must refuse)
 //   +8      8     u64 payload length P
 //   +16     4     u32 CRC32C of the payload
@@ -22,6 +23,8 @@
 //     codes, or n×ceil(d/2) bytes of two int4 codes each (low nibble first) — src/codecs/scalar.ts.
 //   RSPQ payload (version 2, manifest.residual pq): product-quantized residuals — anchor scales,
 //     codebooks and codes, laid out in src/codecs/pq.ts.
+//   RSDB payload (version 3, manifest.residual bits): residuals with bits allocated per dimension —
+//     bits, steps and packed codes, laid out in src/codecs/bits.ts.
 //
 // Every byte is covered: magic, checksums, zero padding and the exact end of file. The decoder
 // names what is wrong in one line ("section 'assignments' checksum mismatch: file is corrupted").
@@ -41,8 +44,12 @@ import {
 import { RESIDUAL_SECTIONS, type CodedResiduals } from '../../codecs/index.js';
 
 const MAGIC = Uint8Array.of(0x89, 0x56, 0x4c, 0x43, 0x0d, 0x0a, 0x1a, 0x0a);
-export const FORMAT_VERSION = 2;
-/** The oldest version this vlc reads. Version 2 added the product-quantized residual section 'RSPQ'. */
+export const FORMAT_VERSION = 3;
+/**
+ * The oldest version this vlc reads. Version 2 added the product-quantized residual section 'RSPQ',
+ * version 3 the bit-allocated one, 'RSDB'. A file is written with the lowest version that holds
+ * it, so files without 'RSDB' stay readable by a vlc of version 2 and keep their bytes.
+ */
 const OLDEST_VERSION = 1;
 export const FILE_HEADER_BYTES = 24;
 export const SECTION_HEADER_BYTES = 24;
@@ -87,7 +94,7 @@ export interface SectionInfo {
 }
 
 export interface VlcFile {
-  /** The file's format version (1 or 2). */
+  /** The file's format version (1, 2 or 3). */
   version: number;
   manifest: VlcManifest;
   /** m×d anchors decoded to f32. */
@@ -136,7 +143,7 @@ export function encodeVlc(content: VlcContent): Uint8Array[] {
   const head = new Uint8Array(align8(FILE_HEADER_BYTES + json.length));
   head.set(MAGIC, 0);
   const hv = new DataView(head.buffer);
-  hv.setUint32(8, FORMAT_VERSION, true);
+  hv.setUint32(8, base.residual === 'bits' ? 3 : 2, true);
   hv.setUint32(12, json.length, true);
   hv.setUint32(16, manifest.sections.length, true);
   head.set(json, FILE_HEADER_BYTES);
@@ -260,6 +267,7 @@ export function decodeVlcHeader(buf: Uint8Array, source = '<input>'): { manifest
   }
   const manifest = validateManifest(raw, source);
   if (version < 2 && manifest.residual === 'pq') throw corrupt(`residual mode 'pq' in a format version ${version} file (pq needs version 2)`);
+  if (version < 3 && manifest.residual === 'bits') throw corrupt(`residual mode 'bits' in a format version ${version} file (bits needs version 3)`);
   if (manifest.sections.length !== sectionCount)
     throw corrupt(`header says ${sectionCount} sections but the manifest lists ${manifest.sections.length}`);
   return { manifest, manifestEnd };

@@ -1,0 +1,73 @@
+// `vlc compress --residual bits` end to end: the file fits --bytes, is format version 3, decodes to
+// the error compress measured, is searchable and evaluable, gives the same bytes for the same seed,
+// and is refused with one line when damaged; the flags that do not go with it are usage errors.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEMO, tempDir, vlc } from './helpers.js';
+
+const ITERS = '8'; // keep the suite fast; quality is measured in bench/
+let dir: string;
+beforeAll(() => {
+  dir = tempDir('bits');
+});
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+const compress = (out: string, ...args: string[]) =>
+  vlc(['compress', DEMO, '-o', out, '--iters', ITERS, '--device', 'cpu', '--residual', 'bits', '--json', ...args]);
+
+describe('--residual bits', { timeout: 120_000 }, () => {
+  it('--bytes B: the file fits, decodes as measured, is searchable, the same bytes again; damage is exit 2', () => {
+    const file = path.join(dir, 'b.vlc');
+    const r = compress(file, '--bytes', '24');
+    expect(r.code, r.stderr).toBe(0);
+    const s = JSON.parse(r.stdout);
+    expect(s.residual).toBe('bits');
+    expect(s.bytes_per_vector).toBeLessThanOrEqual(24);
+    expect(24 - s.bytes_per_vector).toBeLessThan(1.1); // one code byte more would not have fitted
+    expect(s.bytes).toBe(fs.statSync(file).size);
+    const none = JSON.parse(vlc(['compress', DEMO, '-o', path.join(dir, 'n.vlc'), '--iters', ITERS, '--device', 'cpu', '--residual', 'none', '--json']).stdout);
+    expect(s.mse).toBeLessThan(none.mse * 0.5);
+    const info = JSON.parse(vlc(['info', file, '--json']).stdout);
+    expect(info).toMatchObject({ residual: 'bits', mse: s.mse, bytes: s.bytes, format_version: 3 });
+    expect(vlc(['info', file]).stdout).toMatch(/residuals bits/);
+    const e = JSON.parse(vlc(['eval', DEMO, file, '--json', '--queries', '200']).stdout);
+    expect(Math.abs(e.mse - s.mse) / s.mse).toBeLessThan(1e-9);
+    expect(vlc(['decompress', file, '-o', path.join(dir, 'b.npy')]).code).toBe(0);
+    const found = vlc(['search', file, '--queries', DEMO, '-k', '3', '--json', '--device', 'cpu']);
+    expect(found.code, found.stderr).toBe(0);
+    expect(JSON.parse(found.stdout).results).toHaveLength(2000);
+
+    expect(compress(path.join(dir, 'b2.vlc'), '--bytes', '24').code).toBe(0);
+    expect(fs.readFileSync(file).equals(fs.readFileSync(path.join(dir, 'b2.vlc')))).toBe(true);
+
+    const bytes = fs.readFileSync(file);
+    const flipped = Buffer.from(bytes);
+    flipped[bytes.length - 50] ^= 2;
+    fs.writeFileSync(path.join(dir, 'bad.vlc'), flipped);
+    const bad = vlc(['info', path.join(dir, 'bad.vlc')]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim()).toMatch(/^vlc: .*bad\.vlc: section 'residuals' checksum mismatch: file is corrupted$/);
+  });
+
+  it('without --bytes: d/2 code bytes, the size of int4', () => {
+    const bits = compress(path.join(dir, 'd.vlc'));
+    const int4 = vlc(['compress', DEMO, '-o', path.join(dir, 'i4.vlc'), '--iters', ITERS, '--device', 'cpu', '--residual', 'int4', '--json']);
+    expect(bits.code, bits.stderr).toBe(0);
+    // The same code bytes a vector; bits adds d bytes of bit counts to int4's d f32 scales.
+    expect(Math.abs(JSON.parse(bits.stdout).bytes - JSON.parse(int4.stdout).bytes)).toBeLessThan(200);
+  });
+
+  it.each([
+    [['--pq', '8'], '--pq applies to product-quantized residuals; add --residual pq'],
+    [['--pq-bits', '4'], '--pq-bits applies to product-quantized residuals; add --residual pq'],
+    [['--bytes', '5'], '--bytes 5: the smallest bits file (1 code byte) takes'],
+    [['--quality', '0.9'], '--residual and --quality both say what to store; give one of them'],
+  ])('%j is a usage error', (args, message) => {
+    const r = compress(path.join(dir, 'never.vlc'), ...args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(fs.existsSync(path.join(dir, 'never.vlc'))).toBe(false);
+  });
+});
