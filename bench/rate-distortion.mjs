@@ -1,6 +1,7 @@
 // The vlc half of bench/rate-distortion.py: on one data set, learn the anchors once (CPU backend,
 // the quantizer's defaults), then write a .vlc file with each residual codec — none, pq at each
-// byte budget (`--bytes B`: the largest M whose whole file fits), int4, int8 — read it back and
+// byte budget (`--bytes B`: the largest M whose whole file fits), bits at each of its budgets
+// (`--residual bits --bytes B`), int4, int8 — read it back and
 // measure what a user gets: true bytes per vector (the file size / n, every section and header),
 // MSE of the decoded vectors, and recall@10 of the exact top-10 (squared L2 on the originals, the
 // query left out) among the decoded vectors, for the queries given.
@@ -9,7 +10,7 @@
 // are shared between them, as the same seed would give the same anchors in every run.
 //
 // Usage: node bench/rate-distortion.mjs DATA.npy --m M --queries Q.json --budgets 8,16,34 [--bits 8,4]
-//          [--iters N] [--save DIR] > out.json
+//          [--bits-budgets 34,400] [--iters N] [--save DIR] > out.json
 // --iters caps the anchors' annealing iterations (default: the quantizer's); --save keeps each
 // .vlc file in DIR (e.g. for bench/search-speed.py).
 // Needs: npx tsc -p . (dist/).
@@ -42,6 +43,7 @@ const m = Number(flag('--m'));
 const queries = JSON.parse(fs.readFileSync(flag('--queries'), 'utf8'));
 const budgets = flag('--budgets', '').split(',').filter(Boolean).map(Number);
 const bitsList = flag('--bits', '8').split(',');
+const bitsBudgets = flag('--bits-budgets', '').split(',').filter(Boolean).map(Number);
 const iters = flag('--iters');
 const saveDir = flag('--save');
 
@@ -82,6 +84,7 @@ const plans = [
   ...bitsList.flatMap((bits) =>
     budgets.map((B) => ({ method: `vlc pq${bits === '4' ? ' 4-bit' : ''} --bytes ${B}`, flags: { residual: 'pq', pqBits: Number(bits), bytes: B } })),
   ),
+  ...bitsBudgets.map((B) => ({ method: `vlc bits --bytes ${B}`, flags: { residual: 'bits', bytes: B } })),
   { method: 'vlc int4', flags: { residual: 'int4' } },
   { method: 'vlc int8', flags: { residual: 'int8' } },
 ];

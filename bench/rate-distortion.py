@@ -120,6 +120,7 @@ def main():
     ap.add_argument("--budgets", help="pq byte budgets instead of the data set's, e.g. 34 or '' (none: only none/int4/int8 and FAISS)")
     ap.add_argument("--m", type=int, help="vlc's anchors instead of the data set's m")
     ap.add_argument("--bits", help="pq bits to try instead of the data set's, e.g. 4 or 8,4")
+    ap.add_argument("--bits-budgets", default="", help="byte budgets of the bits codec (--residual bits --bytes B) to run, e.g. 34,400,470")
     ap.add_argument("--faiss-pq", help="FAISS PQ sizes M instead of 8,16,... up to d/2 (e.g. 16,32 where training is slow)")
     ap.add_argument("--only", choices=("vlc", "faiss"), help="measure one side alone (two runs in parallel; --merge joins their rows)")
     ap.add_argument("--faiss-keys", help="FAISS index_factory keys to run, in this order, ';'-separated (e.g. 'IVF1024,PQ32;PQ32'), "
@@ -180,7 +181,7 @@ def main():
             rows, vlc = [], {"m": None, "anchor_energy": None}
             if a.only != "faiss":
                 out = subprocess.run(["node", os.path.join(HERE, "rate-distortion.mjs"), npy, "--m", str(m), "--queries", qfile,
-                                      "--budgets", ",".join(map(str, budgets)), "--bits", bits, *extra(a, name)], check=True, stdout=subprocess.PIPE, text=True, cwd=root)
+                                      "--budgets", ",".join(map(str, budgets)), "--bits", bits, "--bits-budgets", a.bits_budgets, *extra(a, name)], check=True, stdout=subprocess.PIPE, text=True, cwd=root)
                 vlc = json.loads(out.stdout.strip().splitlines()[-1])
                 rows += vlc.pop("rows")
             pqs = [int(M) for M in a.faiss_pq.split(",")] if a.faiss_pq else None
@@ -259,7 +260,7 @@ def write(results, out):
 
 
 # One colour per method family in every panel.
-COLORS = {"vlc none": "tab:gray", "vlc pq": "tab:blue", "vlc pq 4-bit": "tab:cyan", "vlc scalar": "tab:green",
+COLORS = {"vlc bits": "tab:brown", "vlc none": "tab:gray", "vlc pq": "tab:blue", "vlc pq 4-bit": "tab:cyan", "vlc scalar": "tab:green",
           "FAISS SQ": "tab:red", "FAISS PQ": "tab:orange", "FAISS IVF-PQ": "tab:purple"}
 
 
@@ -278,6 +279,7 @@ def plot(results, png):
         for r in ds["rows"]:
             fam = ("vlc pq 4-bit" if r["method"].startswith("vlc pq 4-bit") else
                    "vlc pq" if r["method"].startswith("vlc pq") else
+                   "vlc bits" if r["method"].startswith("vlc bits") else
                    "vlc scalar" if r["method"] in ("vlc int4", "vlc int8") else
                    "vlc none" if r["method"] == "vlc none" else
                    "FAISS IVF-PQ" if r["method"].startswith("FAISS IVF") else
