@@ -50,6 +50,25 @@ describe('exact k-NN on the GPU in the commands (fake driver)', () => {
     expect(pick(JSON.parse(gpu.out))).toEqual(pick(JSON.parse(cpu.out)));
   }, 120_000);
 
+  it('bits residuals on a GPU: encoded on the host, decoded on the host for the GPU k-NN; the error and the neighbours the CPU gives', async () => {
+    const fake = new FakeCuda({ poison: true });
+    setDriverForTests(fake.api);
+    const onGpu = join(dir, 'bits-gpu.vlc'), onCpu = join(dir, 'bits-cpu.vlc');
+    const args = ['--anchors', '16', '--iters', '5', '--residual', 'bits', '--bytes', '9', '--json'];
+    const g = await runVlc('compress', input, '-o', onGpu, '--device', 'cuda', ...args);
+    expect(g.code, g.err).toBe(0);
+    expect(fake.live).toBe(0);
+    const c = await runVlc('compress', input, '-o', onCpu, '--device', 'cpu', ...args);
+    expect(c.code, c.err).toBe(0);
+    expect(JSON.parse(g.out).mse).toBe(JSON.parse(c.out).mse);
+    const found = await runVlc('search', onGpu, '--queries', input, '-k', '5', '--device', 'cuda', '--json');
+    expect(found.code, found.err).toBe(0);
+    expect(fake.launches).toContain('knn_scan');
+    const cpu = await runVlc('search', onGpu, '--queries', input, '-k', '5', '--device', 'cpu', '--json', '--nprobe', '16');
+    expect(JSON.parse(found.out).results.map((r: { ids: number[] }) => r.ids)).toEqual(JSON.parse(cpu.out).results.map((r: { ids: number[] }) => r.ids));
+    expect(fake.live).toBe(0);
+  }, 120_000);
+
   it('eval --device cuda without a GPU: exit 3, one line', async () => {
     setDriverForTests(new FakeCuda({ devices: [] }).api);
     const r = await runVlc('eval', input, file, '--device', 'cuda');
