@@ -33,6 +33,7 @@ export function compressStats(f: CompressFacts) {
     residual: codec.mode,
     pq_subspaces: codec.mode === 'pq' ? codec.subspaces : null,
     pq_bits: codec.mode === 'pq' ? codec.bits : null,
+    bits_code_bytes: codec.mode === 'bits' ? codec.codeBytes : null,
     anchor_dtype: f.anchorDtype,
     assignment_width: assignmentWidthFor(f.m),
     ...sizeFigures(f.bytes, ds.n, ds.d, f.m),

@@ -8,7 +8,9 @@
 //     --quality R: the smallest codec whose recall@10 over all n (as the sample predicts it,
 //                  measure.ts) is at least R with 95% confidence (recall − 2 standard errors >= R);
 //                  none reaching it: the best one, met = false;
-//     --bytes B:   the codec with the highest recall@10 among those whose file fits B bytes per vector.
+//     --bytes B:   the codec with the highest recall@10 among those whose file fits B bytes per vector
+//                  (the bits codec among them, with the most code bytes that fit, when 1 bit a
+//                  dimension fits).
 import type { ExactKnn } from '../backend/types.js';
 import { UsageError } from '../errors.js';
 import { allocStore, asRows, rowInto, rows as rowView, type Rows, type VectorsLike } from '../io/dataset.js';
@@ -69,6 +71,9 @@ export function planChoice(
   const fits = fixed.filter((c) => bytesPerVector(c, m0) <= budget);
   const pq = largestPq(Math.max(1, Math.round(d / PQ_FRACTIONS[1])), (M) => bytesPerVector({ mode: 'pq', subspaces: M, bits: 8 }, m0) <= budget);
   if (pq) fits.push(pq);
+  // bits from 1 bit a dimension (d/8 code bytes) on: below it, the anchors (or pq) keep more.
+  const bitsFit = (R: number) => bytesPerVector({ mode: 'bits', codeBytes: R }, m0) <= budget;
+  if (bitsFit(Math.ceil(d / 8))) fits.push({ mode: 'bits', codeBytes: largestFitting(d, bitsFit) });
   if (fits.some((c) => c.mode !== 'none') || (mGiven && fits.length)) return { m: m0, options: bySize(fits) };
   const none: CodecPlan = { mode: 'none' };
   const cost = (m: number) => `${bytesPerVector(none, m).toFixed(2)} bytes/vector`;
@@ -115,6 +120,8 @@ export interface Measured {
   /** pq: subspaces and bits per code (null for the other codecs). */
   pq_subspaces: number | null;
   pq_bits: number | null;
+  /** bits: code bytes per vector (null for the other codecs). */
+  bits_code_bytes: number | null;
   bytes_per_vector: number;
   /** recall@10 on the sample (its base: `Choice.sample` vectors). */
   recall_at_10: number | null;
@@ -156,6 +163,7 @@ export async function choose(
       residual: codec.mode,
       pq_subspaces: codec.mode === 'pq' ? codec.subspaces : null,
       pq_bits: codec.mode === 'pq' ? codec.bits : null,
+      bits_code_bytes: codec.mode === 'bits' ? codec.codeBytes : null,
       bytes_per_vector: bytesPerVector(codec),
       recall_at_10: r.recall_at_10,
       recall_at_10_se: r.recall_at_10_se,

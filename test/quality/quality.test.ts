@@ -183,12 +183,16 @@ describe('choosing the codec', () => {
     expect(c.measured[0].recall_at_10!).toBeGreaterThan(0);
   }, 120_000);
 
-  it('--bytes: the best measured recall among the codecs that fit (pq: the most subspaces that fit); only ids: the most anchors that fit', async () => {
+  it('--bytes: the best measured recall among the codecs that fit (pq: the most subspaces, bits: the most code bytes that fit); only ids: the most anchors that fit', async () => {
     const budget = perVector(INT4, m) + 1; // int4 fits, int8 does not
     const plan = planChoice({ kind: 'bytes', perVector: budget }, n, d, m, false, perVector);
-    expect(plan.options.map((c) => c.mode).sort()).toEqual(['int4', 'none', 'pq']);
+    expect(plan.options.map((c) => c.mode).sort()).toEqual(['bits', 'int4', 'none', 'pq']);
     const pq = plan.options.find((c) => c.mode === 'pq')!;
     expect(pq).toEqual({ mode: 'pq', subspaces: 4, bits: 8 }); // capped at d/4
+    // bits: the most code bytes that fit — int4's d/2 and a byte more (int4 keeps d f32 scales, bits d bytes of counts beside them).
+    const bits = plan.options.find((c) => c.mode === 'bits') as { mode: 'bits'; codeBytes: number };
+    expect(perVector(bits, m)).toBeLessThanOrEqual(budget);
+    expect(perVector({ mode: 'bits', codeBytes: bits.codeBytes + 1 }, m)).toBeGreaterThan(budget);
     const c = await choose({ kind: 'bytes', perVector: budget }, { m, options: [NONE, INT4] }, trained, scalar as never, cpuKnn, (o) => perVector(o, m));
     expect(c.codec).toEqual(INT4);
     const idsOnly = planChoice({ kind: 'bytes', perVector: 3 }, n, d, m, false, perVector);
