@@ -119,10 +119,9 @@ export async function encodeResiduals(
   hooks: AnnealHooks,
 ): Promise<EncodedResiduals> {
   if (plan.mode === 'bits') {
-    // On the host (no GPU encoder for it yet): the sample's step table, then one pass over the rows.
+    // On the host (no GPU encoder for it yet): the sample's step table, then one pass over the rows that also sums the error.
     const { encodeBits } = await import('../codecs/bits-train.js');
-    const residuals = await encodeBits(input, plan.codeBytes);
-    return { residuals, residualEnergy: residualMse(residuals, input) };
+    return encodeBits(input, plan.codeBytes);
   }
   // Measures its error as it codes; on the training GPU when the backend has one (the same bytes).
   if (plan.mode !== 'pq') return backend.encodeScalar ? backend.encodeScalar(plan.mode, input) : encodeScalar(plan.mode, input);

@@ -83,19 +83,6 @@ export class BitsResiduals implements CodedResiduals {
   }
 }
 
-/** Packs one vector's codes (q_k in b_k bits each, LSB first) into `row` (R zeroed bytes). */
-export function packRow(q: ArrayLike<number>, bits: Uint8Array, row: Uint8Array): void {
-  let bit = 0;
-  for (let k = 0; k < bits.length; k++) {
-    const b = bits[k];
-    if (b === 0) continue;
-    const o = bit >> 3, sh = bit & 7, w = q[k] << sh;
-    row[o] |= w & 0xff;
-    if (sh + b > 8) row[o + 1] |= w >> 8;
-    bit += b;
-  }
-}
-
 export const bitsSection: ResidualSection = {
   tag: 'RSDB',
   payloadBytes: () => undefined, // R is in the payload's own header

@@ -2,7 +2,7 @@
 // unpacked at every width, the allocation within its budget and toward the busy dimensions, the
 // section read back to the same reconstruction, and a damaged payload refused with a reason.
 import { describe, expect, it } from 'vitest';
-import { BitsResiduals, bitsPayloadBytes, bitsSection, levelOffset, packRow } from '../../dist/codecs/bits.js';
+import { BitsResiduals, bitsPayloadBytes, bitsSection, levelOffset } from '../../dist/codecs/bits.js';
 import { allocateBits, encodeBits } from '../../dist/codecs/bits-train.js';
 import { rng } from '../rng.js';
 
@@ -16,6 +16,14 @@ const concat = (parts: Uint8Array[]) => {
   }
   return out;
 };
+
+/** The layout of bits.ts written out bit by bit (an independent reference): q_k in b_k bits, LSB first. */
+function packRow(q: number[], bits: Uint8Array, row: Uint8Array): void {
+  let at = 0;
+  bits.forEach((b, k) => {
+    for (let j = 0; j < b; j++, at++) if ((q[k] >> j) & 1) row[at >> 3] |= 1 << (at & 7);
+  });
+}
 
 /** n × d residuals (anchor 0) whose spread grows with the dimension: dimension 0 is constant. */
 function data(n: number, d: number, seed: number): Float32Array {
@@ -48,7 +56,7 @@ describe('bits codec', () => {
   it('spends at most 8·R bits, none on a constant dimension, more on the wider ones', () => {
     const n = 3000, d = 12, R = 5;
     const x = data(n, d, 5);
-    return encodeBits({ x, n, d, anchors: new Float32Array(d), assign: new Uint32Array(n) }, R).then((res) => {
+    return encodeBits({ x, n, d, anchors: new Float32Array(d), assign: new Uint32Array(n) }, R).then(({ residuals: res }) => {
       const b = Array.from(res.bits);
       expect(b.reduce((s, v) => s + v, 0)).toBeLessThanOrEqual(8 * R);
       expect(b[0]).toBe(0);
@@ -67,7 +75,7 @@ describe('bits codec', () => {
     const x = data(n, d, 9);
     const anchors = new Float32Array(2 * d).map((_, i) => (i % d) * 0.25);
     const assign = Uint32Array.from({ length: n }, (_, i) => i % 2);
-    const res = await encodeBits({ x, n, d, anchors, assign }, R);
+    const { residuals: res, residualEnergy } = await encodeBits({ x, n, d, anchors, assign }, R);
     const payload = concat(res.payload());
     expect(payload.length).toBe(bitsPayloadBytes(n, d, R));
     const back = bitsSection.read(payload, { n, d, m: 2, assignments: assign }, corrupt);
@@ -85,11 +93,12 @@ describe('bits codec', () => {
       }
     }
     expect(err).toBeLessThan(0.05 * energy);
+    expect(residualEnergy).toBeCloseTo(err / n, 9); // the encoder's sum is the decoder's error
   });
 
   it('refuses a payload that makes no sense, saying what is wrong', async () => {
     const n = 40, d = 6, R = 3;
-    const res = await encodeBits({ x: data(n, d, 2), n, d, anchors: new Float32Array(d), assign: new Uint32Array(n) }, R);
+    const { residuals: res } = await encodeBits({ x: data(n, d, 2), n, d, anchors: new Float32Array(d), assign: new Uint32Array(n) }, R);
     const good = concat(res.payload());
     const ctx = { n, d, m: 1, assignments: new Uint32Array(n) };
     const read = (p: Uint8Array) => () => bitsSection.read(p, ctx, corrupt);

@@ -15,7 +15,7 @@ async function bitsFile() {
   const anchors = Float32Array.from({ length: m * d }, () => Math.round(r() * 64) / 16);
   const assignments = Uint32Array.from({ length: n }, (_, i) => i % m);
   const x = Float32Array.from({ length: n * d }, (_, i) => anchors[assignments[Math.floor(i / d)] * d + (i % d)] + (r() - 0.5) * (i % d));
-  const residuals = await encodeBits({ x, n, d, anchors, assign: assignments }, 2);
+  const { residuals } = await encodeBits({ x, n, d, anchors, assign: assignments }, 2);
   const content: VlcContent = {
     manifest: {
       n, d, m, metric: 'l2', anchorDtype: 'f32', residual: 'bits', residualEnergy: 0.5,
