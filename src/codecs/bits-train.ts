@@ -1,9 +1,9 @@
 // The 'bits' codec's encoder (codecs/bits.ts): which bits and step each dimension gets, chosen on a
 // sample of residuals, then every vector's codes. Deterministic: the sample is fixed rows
 // (residualSample), the allocation breaks ties by dimension, so the same input gives the same bytes.
-import { checkpoint } from '../interrupt.js';
-import { asRows, forEachF32Rows, pieceRows } from '../io/dataset.js';
 import { BitsResiduals, MAX_BITS, levelOffset } from './bits.js';
+import { blockBits } from './bits-rows.js';
+import { blocksOnThreads, encoderThreadCount, PARALLEL_MIN_VALUES, rowsInput } from './scalar.js';
 import { residualSample } from './scalar-rows.js';
 import type { ResidualInput } from './types.js';
 
@@ -87,48 +87,20 @@ export function allocateBits(err: Float64Array, d: number, R: number): Uint8Arra
 
 /**
  * The 'bits' residuals of every vector with R code bytes each, and their mean squared error (x
- * against the reconstruction as a decoder holds it: f32(anchor + s·(q − o))), summed as it codes.
+ * against the reconstruction as a decoder holds it), summed block by block as it codes: on the
+ * scalar encoder's kept threads when there are many values (the same bytes and sum on any number).
  */
-export async function encodeBits(input: ResidualInput, R: number): Promise<{ residuals: BitsResiduals; residualEnergy: number }> {
-  const { n, d, anchors } = input;
-  const assign = input.assign instanceof Uint32Array ? input.assign : Uint32Array.from(input.assign);
-  const x = asRows(input.x, n, d);
-  const { err, step } = stepTable(residualSample({ x, d, anchors, assign }, n, SAMPLE_ROWS), d);
+export async function encodeBits(
+  input: ResidualInput, R: number, threads = input.n * input.d < PARALLEL_MIN_VALUES ? 1 : encoderThreadCount(),
+): Promise<{ residuals: BitsResiduals; residualEnergy: number }> {
+  const { n, d } = input;
+  const rows = rowsInput(input, threads > 1);
+  const { err, step } = stepTable(residualSample(rows, n, SAMPLE_ROWS), d);
   const bits = allocateBits(err, d, R);
-  const steps = Float32Array.from(bits, (b, k) => step[k * (MAX_BITS + 1) + b]);
-  // Only the coded dimensions are visited in the row loop; the others decode to the anchor.
-  const coded = Int32Array.from(Array.from(bits.keys()).filter((k) => bits[k] > 0));
-  const offsets = Float64Array.from(bits, levelOffset);
-  const tops = Float64Array.from(bits, (b) => (1 << b) - 1);
-  const codes = new Uint8Array(n * R);
+  const plan = { bits, steps: Float32Array.from(bits, (b, k) => step[k * (MAX_BITS + 1) + b]), R };
+  const codes = new Uint8Array(threads > 1 ? new SharedArrayBuffer(Math.max(1, n * R)) : new ArrayBuffer(n * R));
+  const errs = await blocksOnThreads(rows, n, threads, { phase: 'bits', bitsPlan: plan, codes: codes.buffer as SharedArrayBuffer }, (b) => blockBits(rows, n, b, plan, codes));
   let sum = 0;
-  const per = pieceRows(d, x.dtype);
-  for (let c0 = 0; c0 < n; c0 += per) {
-    await checkpoint(); // Ctrl-C is heard between pieces of rows
-    forEachF32Rows(x, c0, Math.min(n, c0 + per), (v, r0, r1) => {
-      for (let i = r0; i < r1; i++) {
-        const a = assign[i] * d, o = (i - r0) * d, row = i * R;
-        let rowErr = 0;
-        for (let k = 0; k < d; k++) {
-          if (bits[k] !== 0) continue;
-          const e = v[o + k] - anchors[a + k];
-          rowErr += e * e;
-        }
-        let bit = 0;
-        for (let c = 0; c < coded.length; c++) {
-          const k = coded[c], s = steps[k], off = offsets[k], xv = v[o + k], av = anchors[a + k];
-          let q = Math.round((xv - av) / s) + off;
-          q = q < 0 ? 0 : q > tops[k] ? tops[k] : q;
-          const e = xv - Math.fround(av + s * (q - off));
-          rowErr += e * e;
-          const at = row + (bit >> 3), sh = bit & 7, w = q << sh;
-          codes[at] |= w & 0xff;
-          if (sh + bits[k] > 8) codes[at + 1] |= w >> 8;
-          bit += bits[k];
-        }
-        sum += rowErr;
-      }
-    });
-  }
-  return { residuals: new BitsResiduals(n, d, R, bits, steps, codes), residualEnergy: n ? sum / n : 0 };
+  for (const e of errs) sum += e;
+  return { residuals: new BitsResiduals(n, d, R, plan.bits, plan.steps, codes), residualEnergy: n ? sum / n : 0 };
 }

@@ -1,12 +1,14 @@
-// A worker thread of the scalar residual encoder (scalar.ts encodeScalarParallel): runs the blocks
-// it is given of one phase (ranges, or codes) over shared memory, and answers with its blocks' errors.
+// A worker thread of the residual encoders (scalar.ts encodeScalar, bits-train.ts encodeBits): runs
+// the blocks it is given of one phase (the scalar codec's ranges or codes, the bits codec's codes)
+// over shared memory, and answers with its blocks' errors.
 import { parentPort } from 'node:worker_threads';
 import type { Rows } from '../io/dataset.js';
+import { blockBits, type BitsPlan } from './bits-rows.js';
 import { blockCodes, blockCrc, blockRanges, type RowsInput } from './scalar-rows.js';
 
 export interface ScalarJob {
-  /** ranges; codes (and their blocks' checksums). */
-  phase: 'ranges' | 'codes';
+  /** ranges; codes (and their blocks' checksums); bits: the bits codec's codes. */
+  phase: 'ranges' | 'codes' | 'bits';
   /** The vectors' store and shape (a typed array over more than 4 GiB would arrive truncated). */
   x: Rows;
   anchors: SharedArrayBuffer;
@@ -20,7 +22,10 @@ export interface ScalarJob {
   /** codes: */
   scales?: Float32Array;
   levels?: number;
+  /** codes and bits: where the codes go (n × d int8, n × R bytes). */
   codes?: SharedArrayBuffer;
+  /** bits: */
+  bitsPlan?: BitsPlan;
 }
 
 parentPort?.on('message', (job: ScalarJob) => {
@@ -36,6 +41,9 @@ parentPort?.on('message', (job: ScalarJob) => {
     if (job.phase === 'ranges') {
       const maxAbs = new Float64Array(job.maxAbs!), sumSq = new Float64Array(job.sumSq!);
       for (const b of job.blocks) blockRanges(inp, job.n, b, maxAbs, sumSq);
+    } else if (job.phase === 'bits') {
+      const codes = new Uint8Array(job.codes!);
+      for (const b of job.blocks) errs.push(blockBits(inp, job.n, b, job.bitsPlan!, codes));
     } else {
       const codes = new Int8Array(job.codes!);
       for (const b of job.blocks) {

@@ -74,7 +74,7 @@ export class ScalarResiduals implements CodedResiduals {
 }
 
 /** Below this many values the encoder runs on the calling thread (workers cost more than they save). */
-const PARALLEL_MIN_VALUES = 1 << 22;
+export const PARALLEL_MIN_VALUES = 1 << 22;
 /** At most this many worker threads. */
 const MAX_THREADS = 16;
 
@@ -87,13 +87,12 @@ const MAX_THREADS = 16;
 export async function encodeScalar(
   mode: ScalarMode,
   input: ResidualInput,
-  threads = input.n * input.d < PARALLEL_MIN_VALUES ? 1 : Math.min(availableParallelism(), MAX_THREADS),
+  threads = input.n * input.d < PARALLEL_MIN_VALUES ? 1 : encoderThreadCount(),
 ): Promise<{ residuals: ScalarResiduals; residualEnergy: number }> {
   const { n, d } = input;
   const blocks = blocksOf(n);
   const t = Math.max(1, Math.min(threads, blocks));
-  // Workers see the anchors and assignments in shared memory (x is there already); one thread reads them where they are.
-  const rows: RowsInput = { x: asRows(input.x, n, d), d, anchors: t > 1 ? shared(Float32Array, input.anchors) : input.anchors, assign: t > 1 ? shared(Uint32Array, input.assign) : input.assign instanceof Uint32Array ? input.assign : Uint32Array.from(input.assign) };
+  const rows = rowsInput(input, t > 1);
   const maxAbs = new Float64Array(new SharedArrayBuffer(blocks * d * 8));
   const sumSq = new Float64Array(new SharedArrayBuffer(blocks * d * 8));
   const codes = new Int8Array(new SharedArrayBuffer(n * d));
@@ -124,6 +123,46 @@ export async function encodeScalar(
     return { residuals: new ScalarResiduals(mode, n, d, scales, codes, crc), residualEnergy: err / n };
   } finally {
     await workers?.close();
+    release();
+  }
+}
+
+/** The encoder's threads for a large input: every core, at most MAX_THREADS. */
+export const encoderThreadCount = (): number => Math.min(availableParallelism(), MAX_THREADS);
+
+/**
+ * The rows an encoder reads: x as rows (in shared memory already: io/dataset.ts); the anchors and
+ * assignments copied into shared memory when worker threads are to read them.
+ */
+export function rowsInput(input: ResidualInput, threads: boolean): RowsInput {
+  const { n, d } = input;
+  const assign = input.assign instanceof Uint32Array ? input.assign : Uint32Array.from(input.assign);
+  return { x: asRows(input.x, n, d), d, anchors: threads ? shared(Float32Array, input.anchors) : input.anchors, assign: threads ? shared(Uint32Array, assign) : assign };
+}
+
+/**
+ * One phase of an encoder over every block of rows, on `threads` kept worker threads (its job names
+ * the phase: scalar-worker.ts) or, with one, here (`here(b)`, a Ctrl-C heard between blocks); each
+ * block's error, in block order.
+ */
+export async function blocksOnThreads(rows: RowsInput, n: number, threads: number, job: Partial<ScalarJob>, here: (b: number) => number): Promise<Float64Array> {
+  const blocks = blocksOf(n);
+  const t = Math.max(1, Math.min(threads, blocks));
+  const errs = new Float64Array(blocks);
+  if (t === 1) {
+    for (let b = 0; b < blocks; b++) {
+      await checkpoint();
+      errs[b] = here(b);
+    }
+    return errs;
+  }
+  const release = await takeThreads();
+  const workers = new ScalarWorkers(t, rows, n);
+  try {
+    workers.answersInto(errs, new Float64Array(blocks), await workers.run(job));
+    return errs;
+  } finally {
+    await workers.close();
     release();
   }
 }
@@ -281,7 +320,7 @@ function encoderThreads(t: number): Worker[] {
 }
 
 /** Start the encoder's threads for `values` = n·d now, in the background (a GPU run, before training), when it will use them. */
-export function prewarmScalarEncoder(values: number, threads = Math.min(availableParallelism(), MAX_THREADS)): void {
+export function prewarmScalarEncoder(values: number, threads = encoderThreadCount()): void {
   if (values >= PARALLEL_MIN_VALUES && threads > 1) encoderThreads(threads);
 }
 

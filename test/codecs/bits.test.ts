@@ -96,6 +96,17 @@ describe('bits codec', () => {
     expect(residualEnergy).toBeCloseTo(err / n, 9); // the encoder's sum is the decoder's error
   });
 
+  it('writes the same codes and error sum on one thread and on two', async () => {
+    const n = 40_000, d = 9; // three blocks of rows
+    const x = new Float32Array(new SharedArrayBuffer(n * d * 4));
+    x.set(data(n, d, 21));
+    const input = { x, n, d, anchors: new Float32Array(d), assign: new Uint32Array(n) };
+    const one = await encodeBits(input, 4, 1);
+    const two = await encodeBits(input, 4, 2);
+    expect(Buffer.from(two.residuals.codes).equals(Buffer.from(one.residuals.codes))).toBe(true);
+    expect(two.residualEnergy).toBe(one.residualEnergy);
+  });
+
   it('refuses a payload that makes no sense, saying what is wrong', async () => {
     const n = 40, d = 6, R = 3;
     const { residuals: res } = await encodeBits({ x: data(n, d, 2), n, d, anchors: new Float32Array(d), assign: new Uint32Array(n) }, R);
