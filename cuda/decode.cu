@@ -37,3 +37,28 @@ extern "C" __global__ void __launch_bounds__(DEC_THREADS) decode_pq(const float 
     out[e] = (float)((double)anchors[(long long)j * d + k] + (double)scales[j] * (double)c);
   }
 }
+
+// Bit-allocated residuals (codecs/bits.ts): dimension k's code is bits[k] bits at bit start[k] of
+// the row's R bytes, least significant bit first; x = anchor + steps[k] · (code − o_k), o_k =
+// 2^(bits[k] − 1) − 1; a dimension of 0 bits is its anchor. (code − o_k) is a small integer, so
+// the product is exact in a double, as for the scalar codes.
+extern "C" __global__ void __launch_bounds__(DEC_THREADS) decode_bits(const float *anchors, const unsigned *assign, const unsigned char *codes,
+                                                                  const unsigned char *bits, const int *start, const float *steps, int R,
+                                                                  int r0, int rows, int d, float *out) {
+  const long long total = (long long)rows * d;
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+    const long long i = r0 + e / d;
+    const int k = (int)(e % d);
+    const float a = anchors[(long long)assign[i] * d + k];
+    const int b = bits[k];
+    if (b == 0) {
+      out[e] = a;
+      continue;
+    }
+    const long long o = i * R + (start[k] >> 3);
+    const int sh = start[k] & 7;
+    const unsigned w = (unsigned)codes[o] | (sh + b > 8 ? (unsigned)codes[o + 1] << 8 : 0u);
+    const int q = (int)((w >> sh) & ((1u << b) - 1u)) - ((1 << (b - 1)) - 1);
+    out[e] = (float)((double)a + (double)steps[k] * (double)q);
+  }
+}

@@ -58,6 +58,11 @@ export class BitsResiduals implements CodedResiduals {
     for (let k = 1; k < d; k++) this.start[k] = this.start[k - 1] + bits[k - 1];
   }
 
+  /** Where each dimension's code starts in a row, in bits (a copy). */
+  starts(): Int32Array {
+    return this.start.slice();
+  }
+
   /** Code of dimension k of vector i. */
   code(i: number, k: number): number {
     const b = this.bits[k];

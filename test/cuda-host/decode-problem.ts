@@ -2,8 +2,10 @@
 // fake-driver suite (decode.test.ts) and the GPU suite (test/gpu/decode.test.ts): odd n, d, m,
 // anchors and scales with full f32 mantissas over several magnitudes (so the double-rounded sum
 // of the host, fround(anchor + s · v), differs from a single f32 rounding somewhere), int8 / int4
-// codes at their extremes, pq with uneven subspaces and 4- or 8-bit codebooks.
+// codes at their extremes, pq with uneven subspaces and 4- or 8-bit codebooks, bits with every
+// width 0..8 (codes straddling bytes, rows ending mid-byte).
 import { expect } from 'vitest';
+import { BitsResiduals } from '../../dist/codecs/bits.js';
 import { PqResiduals } from '../../dist/codecs/pq.js';
 import { ScalarResiduals } from '../../dist/codecs/scalar.js';
 import type { Decodable } from '../../dist/io/vlc/reconstruct.js';
@@ -12,7 +14,7 @@ import type { CudaContext } from '../../dist/backend/cuda/context.js';
 import { reconstructRange } from '../../dist/io/vlc/reconstruct.js';
 import { rng } from '../rng.js';
 
-export type DecodeMode = 'none' | 'int8' | 'int4' | 'pq4' | 'pq8';
+export type DecodeMode = 'none' | 'int8' | 'int4' | 'pq4' | 'pq8' | 'bits';
 
 export function decodeProblem(mode: DecodeMode, n: number, d: number, m: number, seed: number): Decodable {
   const r = rng(seed);
@@ -26,6 +28,18 @@ export function decodeProblem(mode: DecodeMode, n: number, d: number, m: number,
     const scales = Float32Array.from({ length: d }, (_, k) => (k % 5 === 0 ? 0 : Math.abs(wide())));
     const codes = Int8Array.from({ length: n * d }, () => Math.round((r() * 2 - 1) * L));
     return { anchors, assignments, manifest, residuals: new ScalarResiduals(mode, n, d, scales, codes) };
+  }
+  if (mode === 'bits') {
+    const bits = Uint8Array.from({ length: d }, () => Math.floor(r() * 9));
+    const total = bits.reduce((s, b) => s + b, 0);
+    const R = Math.max(1, Math.ceil(total / 8));
+    const steps = Float32Array.from({ length: d }, () => Math.abs(wide()));
+    // Random bytes, but the bits past a row's last code zero, as the encoder writes them.
+    const codes = Uint8Array.from({ length: n * R }, (_, e) => {
+      const used = total - 8 * (e % R);
+      return used >= 8 ? Math.floor(r() * 256) : used > 0 ? Math.floor(r() * 256) & ((1 << used) - 1) : 0;
+    });
+    return { anchors, assignments, manifest, residuals: new BitsResiduals(n, d, R, bits, steps, codes) };
   }
   const bits = mode === 'pq4' ? 4 : 8;
   const M = Math.max(1, Math.min(d, Math.floor(d / 3) + 1));

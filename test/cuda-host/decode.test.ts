@@ -22,7 +22,7 @@ async function onFake(o: { maxDeviceBytes?: number } = {}) {
   return { fake, backend: await createCudaBackend(0, o) };
 }
 
-const MODES: DecodeMode[] = ['none', 'int8', 'int4', 'pq4', 'pq8'];
+const MODES: DecodeMode[] = ['none', 'int8', 'int4', 'pq4', 'pq8', 'bits'];
 
 describe('decoding on the GPU (fake driver) = reconstructRange on the host', () => {
   for (const mode of MODES) {
@@ -32,7 +32,7 @@ describe('decoding on the GPU (fake driver) = reconstructRange on the host', () 
       const { fake, backend } = await onFake();
       try {
         for (const [r0, r1] of [[0, n], [0, 1], [117, 250], [n - 3, n]]) await expectDeviceRowsEqualHost(backend.ctx, file, n, r0, r1);
-        expect(fake.launches).toContain(mode.startsWith('pq') ? 'decode_pq' : 'decode_scalar');
+        expect(fake.launches).toContain(mode.startsWith('pq') ? 'decode_pq' : mode === 'bits' ? 'decode_bits' : 'decode_scalar');
       } finally {
         await backend.close();
       }

@@ -800,6 +800,20 @@ export class FakeCuda {
         }
         return;
       }
+      case 'decode_bits': { // as codecs/bits.ts addTo: fround(anchor + step · (code − o)), the product exact in a double
+        const r0 = num('r0'), rows = num('rows'), d = num('d'), R = num('R'), C = f32('anchors'), A = u32('assign'), out = f32('out');
+        const codes = this.view(ptr('codes'), Uint8Array), bits = this.view(ptr('bits'), Uint8Array), start = this.view(ptr('start'), Int32Array);
+        const steps = f32('steps');
+        for (let i = r0; i < r0 + rows; i++) {
+          for (let k = 0; k < d; k++) {
+            const a = C[A[i] * d + k], b = bits[k];
+            let q = 0;
+            for (let j = 0; j < b; j++) q |= ((codes[i * R + ((start[k] + j) >> 3)] >> ((start[k] + j) & 7)) & 1) << j;
+            out[(i - r0) * d + k] = b === 0 ? a : a + steps[k] * (q - (2 ** (b - 1) - 1));
+          }
+        }
+        return;
+      }
       case 'knn_scan':
         return knnScan(num('nqPad'), Math.min(num('nq'), grid * 32), gridY, num('nb'), num('d'), num('k'), num('chunkRows'),
           f32('QT'), f32('X'), f32('partD'), this.view(ptr('partI'), Int32Array));

@@ -13,7 +13,7 @@ import { decodeProblem, expectDeviceRowsEqualHost, type DecodeMode } from '../cu
 import { expectSameNeighbours } from '../cuda-host/knn-problem.js';
 
 const hasGpu = probeCuda().ok;
-const MODES: DecodeMode[] = ['none', 'int8', 'int4', 'pq4', 'pq8'];
+const MODES: DecodeMode[] = ['none', 'int8', 'int4', 'pq4', 'pq8', 'bits'];
 
 describe.skipIf(!hasGpu)('decoding on the GPU = reconstructRange on the host, bit for bit', () => {
   for (const mode of MODES) {
@@ -29,7 +29,7 @@ describe.skipIf(!hasGpu)('decoding on the GPU = reconstructRange on the host, bi
     }, 300_000);
   }
 
-  for (const mode of ['int8', 'pq8'] as const) {
+  for (const mode of ['int8', 'pq8', 'bits'] as const) {
     it(`${mode}: the k-NN over the device's decode = the CPU's over the host's (n 50,021, d 97, 333 queries, k 10)`, async () => {
       const [n, d, m, nq, k] = [50_021, 97, 101, 333, 10];
       const file = decodeProblem(mode, n, d, m, 77);

@@ -1,7 +1,8 @@
 // A .vlc's vectors decoded on the GPU (cuda/decode.cu) for `vlc search --device cuda`: what the
 // file holds goes up once (anchors, assignments, codes, scales, codebooks: for int8 a quarter of
-// the f32 rows, for pq far less), and the k-NN (knn.ts knnRows) has any range of rows written
+// the f32 rows, for pq and bits far less), and the k-NN (knn.ts knnRows) has any range of rows written
 // straight into its device buffer, bit for bit as io/vlc/reconstruct.ts writes them on the host.
+import { BitsResiduals } from '../../codecs/bits.js';
 import { PqResiduals } from '../../codecs/pq.js';
 import { ScalarResiduals } from '../../codecs/scalar.js';
 import type { Decodable } from '../../io/vlc/reconstruct.js';
@@ -20,9 +21,10 @@ const BLOCKS_PER_SM = 16;
 /** Bytes per synchronous upload (Ctrl-C is heard between them). */
 const UPLOAD_CHUNK = 64 << 20;
 
-/** Whether decodeOnDevice handles this file's residuals (none, int8, int4, pq). */
+/** Whether decodeOnDevice handles this file's residuals (none, int8, int4, pq, bits). */
 export function decodableOnDevice(file: Decodable): boolean {
-  return file.residuals === undefined || file.residuals instanceof ScalarResiduals || file.residuals instanceof PqResiduals;
+  const r = file.residuals;
+  return r === undefined || r instanceof ScalarResiduals || r instanceof PqResiduals || r instanceof BitsResiduals;
 }
 
 /** Uploads what decoding file's n rows needs; the caller frees the result (on every path). */
@@ -54,6 +56,18 @@ export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number): De
         fill: (out, r0, rows) => launch(ctx, 'decode_pq', 'f32', blocks(rows), {
           anchors: anchors.ptr, assign: assign.ptr, codes: codes.ptr, bounds: bounds.ptr, codebooks: codebooks.ptr, scales: scales.ptr,
           M: r.M, K: r.K, r0, rows, d, out: out.ptr,
+        }),
+        free,
+      };
+    }
+    if (r instanceof BitsResiduals) {
+      const codes = up('decode bits codes', r.codes.subarray(0, n * r.R));
+      const bits = up('decode bits per dimension', r.bits);
+      const start = up('decode bit starts', r.starts());
+      const steps = up('decode bits steps', r.steps);
+      return {
+        fill: (out, r0, rows) => launch(ctx, 'decode_bits', 'f32', blocks(rows), {
+          anchors: anchors.ptr, assign: assign.ptr, codes: codes.ptr, bits: bits.ptr, start: start.ptr, steps: steps.ptr, R: r.R, r0, rows, d, out: out.ptr,
         }),
         free,
       };

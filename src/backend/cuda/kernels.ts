@@ -183,6 +183,13 @@ export const KERNELS = {
       ['r0', 'i32'], ['rows', 'i32'], ['d', 'i32'], ['out', 'ptr'],
     ],
   },
+  decode_bits: {
+    module: 'decode', perDtype: false, threads: 256, bounds: {},
+    args: [
+      ['anchors', 'ptr'], ['assign', 'ptr'], ['codes', 'ptr'], ['bits', 'ptr'], ['start', 'ptr'], ['steps', 'ptr'], ['R', 'i32'],
+      ['r0', 'i32'], ['rows', 'i32'], ['d', 'i32'], ['out', 'ptr'],
+    ],
+  },
   // knn.cu: exact k-NN (the GPU's ExactKnn, knn.ts): each block a group of queries × a chunk of
   // the base (grid: groups × chunks), each query's top-k kept in registers; then one warp per query
   // merges the chunks' lists.
