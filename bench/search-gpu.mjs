@@ -1,11 +1,11 @@
 // `vlc search --device cuda` end to end from files (issue 11: 10,000 queries over 1,000,000
 // vectors under 1 s on the H100, Node's start excluded): exhaustive exact search over every decoded
-// vector on the GPU (src/search/exhaustive.ts), for an int8 and a pq file. Synthetic data: a
+// vector on the GPU (src/search/exhaustive.ts), for an int8 and a pq file (--residuals: others, e.g. bits). Synthetic data: a
 // mixture of 1,000 Gaussian clusters in d dims (the queries drawn from it too). Per file: the
 // search's wall time (3 runs, the best), `node bin/vlc.js --version`'s wall time (Node's start),
 // their difference, and for the first 100 queries the share of ids equal to the CPU's exact k-NN
 // over the same decoded vectors (near-ties may keep it a little under 1).
-// Usage (on the GPU machine): npx tsc -p . && node bench/search-gpu.mjs [--n 1000000] [--d 128] [--queries 10000] [--out FILE.json]
+// Usage (on the GPU machine): npx tsc -p . && node bench/search-gpu.mjs [--n 1000000] [--d 128] [--queries 10000] [--residuals int8,pq,bits] [--out FILE.json]
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
@@ -61,7 +61,8 @@ try {
   writeNpy(queriesFile, queries, nq);
   const nodeStart = Math.min(...[0, 1, 2].map(() => wall(['--version'])));
   const rows = [];
-  for (const residual of ['int8', 'pq']) {
+  const residuals = (arg('residuals', 'int8,pq')).split(',');
+  for (const residual of residuals) {
     const vlcFile = path.join(tmp, `${residual}.vlc`);
     const compressSeconds = wall(['compress', data, '-o', vlcFile, '--residual', residual, '--device', 'cuda', '-q']);
     const out = path.join(tmp, `${residual}.jsonl`);
