@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import { readVlc } from '../io/vlc/file.js';
 import type { VlcFile } from '../io/vlc/format.js';
+import type { BitsResiduals } from '../codecs/bits.js';
 import type { PqResiduals } from '../codecs/pq.js';
 import type { VlcManifest } from '../io/vlc/manifest.js';
 import { grouped, percent, sizeFigures } from '../io/vlc/stats.js';
@@ -43,6 +44,8 @@ export function infoOf(file: VlcFile) {
     residual: mf.residual,
     /** With pq residuals: subspaces and bits per code. */
     pq: file.residuals?.mode === 'pq' ? pqFacts(file.residuals as PqResiduals) : null,
+    /** With bits residuals: code bytes and how many dimensions got each width. */
+    bits: file.residuals?.mode === 'bits' ? bitsFacts(file.residuals as BitsResiduals) : null,
     format_version: file.version,
     tool_version: mf.tool.version,
     ...sizeFigures(file.fileBytes, n, d, m),
@@ -83,6 +86,12 @@ function pqFacts(r: PqResiduals) {
   return { subspaces: r.M, bits: r.bits, code_bytes: r.bits === 8 ? r.M : Math.ceil(r.M / 2) };
 }
 
+function bitsFacts(r: BitsResiduals) {
+  const dimensions_by_bits = new Array<number>(9).fill(0);
+  for (const b of r.bits) dimensions_by_bits[b]++;
+  return { code_bytes: r.R, dimensions_by_bits };
+}
+
 function infoText(f: ReturnType<typeof infoOf>, name: string): string {
   const sectionBytes = f.sections.reduce((s, x) => s + x.bytes, 0);
   const rows: Array<[string, string]> = [
@@ -106,6 +115,9 @@ function infoText(f: ReturnType<typeof infoOf>, name: string): string {
     ],
     ...(f.pq
       ? ([['residuals', `pq: M = ${f.pq.subspaces} subspaces, ${f.pq.bits}-bit codes, ${f.pq.code_bytes} bytes/vector`]] as Array<[string, string]>)
+      : []),
+    ...(f.bits
+      ? ([['residuals', `bits: ${f.bits.code_bytes} code bytes/vector; dimensions by width ${f.bits.dimensions_by_bits.map((c, b) => (c ? `${b}:${c}` : '')).filter(Boolean).join(' ')} (bits:dimensions)`]] as Array<[string, string]>)
       : []),
     ['config', Object.entries(f.config).map(([k, v]) => `${k}=${v}`).join(' ')],
   ];

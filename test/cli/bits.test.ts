@@ -31,6 +31,11 @@ describe('--residual bits', { timeout: 120_000 }, () => {
     const info = JSON.parse(vlc(['info', file, '--json']).stdout);
     expect(info).toMatchObject({ residual: 'bits', mse: s.mse, bytes: s.bytes, format_version: 3 });
     expect(vlc(['info', file]).stdout).toMatch(/residuals bits/);
+    expect(info.bits.code_bytes * 2000).toBeLessThan(s.bytes);
+    expect(info.bits.dimensions_by_bits).toHaveLength(9);
+    expect(info.bits.dimensions_by_bits.reduce((a: number, b: number) => a + b, 0)).toBe(64);
+    expect(info.bits.dimensions_by_bits.reduce((a: number, c: number, b: number) => a + b * c, 0)).toBeLessThanOrEqual(8 * info.bits.code_bytes);
+    expect(vlc(['info', file]).stdout).toMatch(/^residuals bits: \d+ code bytes\/vector; dimensions by width/m);
     const e = JSON.parse(vlc(['eval', DEMO, file, '--json', '--queries', '200']).stdout);
     expect(Math.abs(e.mse - s.mse) / s.mse).toBeLessThan(1e-9);
     expect(vlc(['decompress', file, '-o', path.join(dir, 'b.npy')]).code).toBe(0);
