@@ -12,12 +12,6 @@ const SAMPLE_ROWS = 4096;
 /** Candidate ranges, in RMS residuals of the dimension (the largest |r| is tried too). */
 const RANGES = [1, 1.5, 2, 2.6, 3, 3.5, 4, 5, 6, 8];
 
-const quantize = (r: number, s: number, b: number) => {
-  const L = (1 << b) - 1;
-  const q = Math.round(r / s) + levelOffset(b);
-  return q < 0 ? 0 : q > L ? L : q;
-};
-
 /**
  * Per dimension and bit count (0..8): the step with the least squared error on the sample, and
  * that error. err[k·9 + b], step[k·9 + b] (b = 0: no code, the error of r̂ = 0).
@@ -37,13 +31,22 @@ function stepTable(sample: Float64Array, d: number): { err: Float64Array; step: 
     const rms = Math.sqrt(sq / Math.max(1, rows));
     for (let b = 1; b <= MAX_BITS; b++) {
       let best = Infinity, bestStep = 0;
+      const L = (1 << b) - 1, off = levelOffset(b);
+      let last = -1; // a range equal to the one before (several clip at the largest |r|) cannot win: ties keep the first
       if (mx > 0)
         for (const range of [...RANGES.map((c) => Math.min(mx, c * rms)), mx]) {
-          const s = Math.fround((2 * range) / ((1 << b) - 1));
-          if (!(s > 0)) continue;
-          const off = levelOffset(b);
+          const s = Math.fround((2 * range) / L);
+          if (!(s > 0) || s === last) continue;
+          last = s;
           let e = 0;
-          for (let j = 0; j < rows; j++) e += (col[j] - s * (quantize(col[j], s, b) - off)) ** 2;
+          for (let j = 0; j < rows; j++) {
+            // The code as bits-rows.ts computes it: this loop is most of the encoder's time.
+            const v = col[j];
+            let q = Math.round(v / s) + off;
+            q = q < 0 ? 0 : q > L ? L : q;
+            const t = v - s * (q - off);
+            e += t * t;
+          }
           if (e < best) {
             best = e;
             bestStep = s;
