@@ -2,8 +2,8 @@
 // stored) gets its own number of bits b_k (0 to 8) and its own step s_k, chosen on a sample so that
 // the bits go where they remove the most error. Real data spend their variance unevenly (image
 // borders that are always 0, a few busy dimensions): int4 gives every dimension 4 bits, this codec
-// gives the quiet ones fewer and the busy ones more at the same size (Fashion-MNIST at 392 bytes of
-// codes: recall@10 0.952 against int4's 0.933, bench/residual-codecs-fmnist.py).
+// gives the quiet ones fewer and the busy ones more at the same size (measured on Fashion-MNIST
+// against int4 and FAISS SQ4: bench/results/2026-11-26-bits.json).
 //
 //   code q_k ∈ [0, 2^b_k − 1],  r̂_k = s_k · (q_k − o_k),  o_k = 2^(b_k − 1) − 1   (b_k = 0: r̂_k = 0)
 //   x̂_k = anchor_k + r̂_k, one f32 rounding (as the scalar codecs)
@@ -20,7 +20,7 @@
 //   d × u8 bits b_k (0..8, Σ b_k <= 8·R), zero padding to a multiple of 4
 //   d × f32 steps s_k (finite, >= 0)
 //   n × R bytes: vector i's codes, dimension after dimension, b_k bits each, least significant bit
-//     first (bit j of the row is bit j % 8 of byte j / 8); the unused bits of the last byte are 0
+//     first (bit j of the row is bit j % 8 of byte j / 8); the bits past Σ b_k are 0
 import type { CodedResiduals, ResidualSection } from './types.js';
 
 const HEADER_BYTES = 8;
