@@ -9,8 +9,8 @@
 //                  measure.ts) is at least R with 95% confidence (recall − 2 standard errors >= R);
 //                  none reaching it: the best one, met = false;
 //     --bytes B:   the codec with the highest recall@10 among those whose file fits B bytes per vector
-//                  (the bits codec among them, with the most code bytes that fit, when 1 bit a
-//                  dimension fits).
+//                  (pq only where int4 does not fit; the bits codec with the most code bytes that
+//                  fit, when 1 bit a dimension does).
 import type { ExactKnn } from '../backend/types.js';
 import { UsageError } from '../errors.js';
 import { allocStore, asRows, rowInto, rows as rowView, type Rows, type VectorsLike } from '../io/dataset.js';
@@ -69,7 +69,10 @@ export function planChoice(
   }
   const budget = goal.perVector;
   const fits = fixed.filter((c) => bytesPerVector(c, m0) <= budget);
-  const pq = largestPq(Math.max(1, Math.round(d / PQ_FRACTIONS[1])), (M) => bytesPerVector({ mode: 'pq', subspaces: M, bits: 8 }, m0) <= budget);
+  // pq stops at d/4 code bytes; where int4 (d/2) fits, pq has lost to it on every set measured, and
+  // its M codebook trainings are minutes on a CPU: measured only below int4's size.
+  const int4Fits = fits.some((c) => c.mode === 'int4');
+  const pq = int4Fits ? undefined : largestPq(Math.max(1, Math.round(d / PQ_FRACTIONS[1])), (M) => bytesPerVector({ mode: 'pq', subspaces: M, bits: 8 }, m0) <= budget);
   if (pq) fits.push(pq);
   // bits from 1 bit a dimension (d/8 code bytes) on: below it, the anchors (or pq) keep more.
   const bitsFit = (R: number) => bytesPerVector({ mode: 'bits', codeBytes: R }, m0) <= budget;

@@ -400,7 +400,7 @@ describe('--quality, --bytes (and the default: --quality 0.9)', () => {
       if (budget === 12) expect([s.residual, s.m > 128]).toEqual(['none', true]);
       else expect([s.residual, s.m, s.bits_code_bytes >= 8]).toEqual(['bits', 128, true]);
     }
-  }, 180_000); // compresses that measure pq on the CPU: about 40 s on 2 idle cores, more on a loaded machine
+  }, 180_000); // three compresses on the CPU
 
   it('one of --quality, --bytes, --residual; values checked; a budget below any file is refused', () => {
     const base = ['compress', DEMO, '-o', path.join(dir, 'x.vlc'), '--device', 'cpu'];
