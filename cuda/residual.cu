@@ -9,6 +9,10 @@
 //   residual_row_sums: one thread per listed row (compress's quality sample): Σ (x − x̂)², Σ x²,
 //                    Σ x̂², Σ x·x̂ over k in order (f64), x̂ = f32(c + s·q) from the codes just
 //                    made: the row sums src/quality/reconstruction.ts makes on the host.
+//   residual_bits_rows: one thread per row: the bits codec's codes (src/codecs/bits-rows.ts), q =
+//                    clamp(round(r / s) + o, 0, 2^b − 1), packed b bits a dimension from bit 0 of the
+//                    row, and the row's squared error — the uncoded dimensions (r̂ = 0) first, then
+//                    the coded ones against f32(c + s·(q − o)), each in k order (f64).
 // The host sums the rows' errors in order, block by block (src/backend/cuda/residual.ts).
 #include "common.cuh"
 
@@ -71,6 +75,57 @@ extern "C" __global__ void __launch_bounds__(RS_THREADS) residual_rows_f32(ROWS_
 }
 extern "C" __global__ void __launch_bounds__(RS_THREADS) residual_rows_f16(ROWS_ARGS(__half)) {
   residual_rows(X, n, d, C, assign, scales, L, codes, rowErr);
+}
+
+// JavaScript's Math.round: the nearest integer, ties toward +∞ (v − floor(v) is exact here).
+__device__ __forceinline__ double js_round(double v) {
+  const double f = floor(v);
+  return __dsub_rn(v, f) >= 0.5 ? f + 1.0 : f;
+}
+
+template <typename T>
+__device__ void residual_bits_rows(const T *X, int n, int d, const float *C, const unsigned *assign, const unsigned char *bits,
+                                   const float *steps, int R, unsigned char *codes, double *rowErr) {
+  const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const size_t a = (size_t)assign[i] * d, row = (size_t)i * d;
+  unsigned char *out = codes + (size_t)i * R;
+  double err = 0.0;
+  for (int k = 0; k < d; k++) {
+    if (bits[k] != 0) continue;
+    const double e = __dsub_rn((double)load_f32(X, row + k), (double)C[a + k]);
+    err = __dadd_rn(err, __dmul_rn(e, e));
+  }
+  unsigned acc = 0;  // bits not yet written, from bit `filled` of the row's byte `at`
+  int filled = 0, at = 0;
+  for (int k = 0; k < d; k++) {
+    const int b = bits[k];
+    if (b == 0) continue;
+    const double s = (double)steps[k], xv = (double)load_f32(X, row + k), av = (double)C[a + k];
+    const double off = (double)((1 << (b - 1)) - 1), top = (double)((1 << b) - 1);
+    double q = js_round(__ddiv_rn(__dsub_rn(xv, av), s)) + off;
+    q = q < 0.0 ? 0.0 : q > top ? top : q;
+    const double e = __dsub_rn(xv, (double)__double2float_rn(__dadd_rn(av, __dmul_rn(s, q - off))));
+    err = __dadd_rn(err, __dmul_rn(e, e));
+    acc |= (unsigned)q << filled;
+    filled += b;
+    while (filled >= 8) {
+      out[at++] = (unsigned char)(acc & 0xffu);
+      acc >>= 8;
+      filled -= 8;
+    }
+  }
+  if (filled > 0) out[at++] = (unsigned char)acc;
+  for (; at < R; at++) out[at] = 0;
+  rowErr[i] = err;
+}
+
+#define BITS_ROWS_ARGS(T) const T *X, int n, int d, const float *C, const unsigned *assign, const unsigned char *bits, const float *steps, int R, unsigned char *codes, double *rowErr
+extern "C" __global__ void __launch_bounds__(RS_THREADS) residual_bits_rows_f32(BITS_ROWS_ARGS(float)) {
+  residual_bits_rows(X, n, d, C, assign, bits, steps, R, codes, rowErr);
+}
+extern "C" __global__ void __launch_bounds__(RS_THREADS) residual_bits_rows_f16(BITS_ROWS_ARGS(__half)) {
+  residual_bits_rows(X, n, d, C, assign, bits, steps, R, codes, rowErr);
 }
 
 template <typename T>

@@ -119,7 +119,8 @@ export async function encodeResiduals(
   hooks: AnnealHooks,
 ): Promise<EncodedResiduals> {
   if (plan.mode === 'bits') {
-    // On the host (no GPU encoder for it yet): the sample's step table, then one pass over the rows that also sums the error.
+    // The bits and steps chosen on the host's sample, then the rows on the training GPU when the backend has one, else on the host's threads.
+    if (backend.encodeBits) return backend.encodeBits(input, plan.codeBytes);
     const { encodeBits } = await import('../codecs/bits-train.js');
     return encodeBits(input, plan.codeBytes);
   }

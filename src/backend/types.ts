@@ -228,6 +228,8 @@ export interface Backend {
    * error and checksum, bit for bit (a GPU: cuda/residual.ts). Absent: the host encodes.
    */
   encodeScalar?(mode: 'int8' | 'int4', input: ResidualInput): Promise<EncodedResiduals>;
+  /** The bits codec's rows (codecs/bits-train.ts encodeBits) on this device, R code bytes a vector: the same residuals and error. */
+  encodeBits?(input: ResidualInput, R: number): Promise<EncodedResiduals>;
   /**
    * Exact k-NN on this device (a GPU: cuda/knn.ts), for k up to its maxK. Absent: the CPU's.
    * Callers take it through exactKnnFor (exact-knn.ts), which falls back to the CPU above maxK.

@@ -2,9 +2,9 @@
 // sample of residuals, then every vector's codes. Deterministic: the sample is fixed rows
 // (residualSample), the allocation breaks ties by dimension, so the same input gives the same bytes.
 import { BitsResiduals, MAX_BITS, levelOffset } from './bits.js';
-import { blockBits } from './bits-rows.js';
+import { blockBits, type BitsPlan } from './bits-rows.js';
 import { blocksOnThreads, encoderThreadCount, PARALLEL_MIN_VALUES, rowsInput } from './scalar.js';
-import { residualSample } from './scalar-rows.js';
+import { residualSample, type RowsInput } from './scalar-rows.js';
 import type { ResidualInput } from './types.js';
 
 /** Rows of the sample the bits and steps are chosen on (all rows when fewer). */
@@ -88,6 +88,13 @@ export function allocateBits(err: Float64Array, d: number, R: number): Uint8Arra
   return bits;
 }
 
+/** The bits and steps of every dimension for R code bytes a vector, chosen on the rows' sample (any encoder's first step). */
+export function bitsPlanOf(rows: RowsInput, n: number, d: number, R: number): BitsPlan {
+  const { err, step } = stepTable(residualSample(rows, n, SAMPLE_ROWS), d);
+  const bits = allocateBits(err, d, R);
+  return { bits, steps: Float32Array.from(bits, (b, k) => step[k * (MAX_BITS + 1) + b]), R };
+}
+
 /**
  * The 'bits' residuals of every vector with R code bytes each, and their mean squared error (x
  * against the reconstruction as a decoder holds it), summed block by block as it codes: on the
@@ -98,9 +105,7 @@ export async function encodeBits(
 ): Promise<{ residuals: BitsResiduals; residualEnergy: number }> {
   const { n, d } = input;
   const rows = rowsInput(input, threads > 1);
-  const { err, step } = stepTable(residualSample(rows, n, SAMPLE_ROWS), d);
-  const bits = allocateBits(err, d, R);
-  const plan = { bits, steps: Float32Array.from(bits, (b, k) => step[k * (MAX_BITS + 1) + b]), R };
+  const plan = bitsPlanOf(rows, n, d, R);
   const codes = new Uint8Array(threads > 1 ? new SharedArrayBuffer(Math.max(1, n * R)) : new ArrayBuffer(n * R));
   const errs = await blocksOnThreads(rows, n, threads, { phase: 'bits', bitsPlan: plan, codes: codes.buffer as SharedArrayBuffer }, (b) => blockBits(rows, n, b, plan, codes));
   let sum = 0;

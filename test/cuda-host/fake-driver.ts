@@ -739,6 +739,33 @@ export class FakeCuda {
         for (let p = 0, s = 0; p < total; p += slice, s++) out[s] = crc32c(this.bytes(ptr('bytes') + BigInt(p), Math.min(slice, total - p)));
         return;
       }
+      case 'residual_bits_rows': { // per row: the bits codec's codes packed LSB first, Σ e² (uncoded dimensions, then coded), as bits-rows.ts
+        const n = num('n'), d = num('d'), R = num('R'), x = X(n * d), C = f32('C'), A = u32('assign'), S = f32('steps');
+        const bits = this.view(ptr('bits'), Uint8Array), codes = this.view(ptr('codes'), Uint8Array), rowErr = f64('rowErr');
+        for (let i = 0; i < n; i++) {
+          let err = 0;
+          for (let k = 0; k < d; k++) {
+            if (bits[k] !== 0) continue;
+            const e = x[i * d + k] - C[A[i] * d + k];
+            err += e * e;
+          }
+          codes.fill(0, i * R, (i + 1) * R);
+          let at = 0;
+          for (let k = 0; k < d; k++) {
+            const b = bits[k];
+            if (b === 0) continue;
+            const s = S[k], xv = x[i * d + k], av = C[A[i] * d + k], off = 2 ** (b - 1) - 1, top = 2 ** b - 1;
+            const v = (xv - av) / s, f = Math.floor(v);
+            let q = (v - f >= 0.5 ? f + 1 : f) + off;
+            q = q < 0 ? 0 : q > top ? top : q;
+            const e = xv - Math.fround(av + s * (q - off));
+            err += e * e;
+            for (let j = 0; j < b; j++, at++) if ((q >> j) & 1) codes[i * R + (at >> 3)] |= 1 << (at & 7);
+          }
+          rowErr[i] = err;
+        }
+        return;
+      }
       case 'residual_rows': { // per row: codes (round as the kernel: floor, then up when the rest is >= 0.5) and Σ_k e²
         const n = num('n'), d = num('d'), L = num('L'), x = X(n * d), C = f32('C'), A = u32('assign'), S = f32('scales');
         const codes = this.view(ptr('codes'), Int8Array), rowErr = f64('rowErr');

@@ -50,7 +50,7 @@ describe('exact k-NN on the GPU in the commands (fake driver)', () => {
     expect(pick(JSON.parse(gpu.out))).toEqual(pick(JSON.parse(cpu.out)));
   }, 120_000);
 
-  it('bits residuals on a GPU: encoded on the host, decoded on the GPU for its k-NN; the error and the neighbours the CPU gives', async () => {
+  it('bits residuals on a GPU: encoded and decoded on the GPU; the error and the neighbours the CPU gives', async () => {
     const fake = new FakeCuda({ poison: true });
     setDriverForTests(fake.api);
     const onGpu = join(dir, 'bits-gpu.vlc'), onCpu = join(dir, 'bits-cpu.vlc');
@@ -65,6 +65,7 @@ describe('exact k-NN on the GPU in the commands (fake driver)', () => {
     expect(found.code, found.err).toBe(0);
     expect(fake.launches).toContain('knn_scan');
     expect(fake.launches).toContain('decode_bits');
+    expect(fake.launches.some((k) => k.startsWith('residual_bits_rows'))).toBe(true);
     const cpu = await runVlc('search', onGpu, '--queries', input, '-k', '5', '--device', 'cpu', '--json', '--nprobe', '16');
     expect(JSON.parse(found.out).results.map((r: { ids: number[] }) => r.ids)).toEqual(JSON.parse(cpu.out).results.map((r: { ids: number[] }) => r.ids));
     expect(fake.live).toBe(0);

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
 import { createCudaBackend } from '../../dist/backend/cuda/index.js';
 import { encodeScalar } from '../../dist/codecs/scalar.js';
+import { encodeBits } from '../../dist/codecs/bits-train.js';
 import { crc32c } from '../../dist/io/vlc/crc32c.js';
 import { FakeCuda } from './fake-driver.js';
 import { bytes, hostFigures, problem } from './residual-problem.js';
@@ -59,4 +60,26 @@ describe('scalar residuals on the GPU (fake driver) = on the host', () => {
     expect(gpu.residuals.payloadCrc).toBe(cpu.residuals.payloadCrc);
     expect(gpu.residualEnergy).toBe(cpu.residualEnergy);
   }, 120_000);
+});
+
+describe('bits residuals on the GPU (fake driver) = on the host', () => {
+  for (const [n, d, m, dtype, offset, R] of [
+    [1001, 13, 5, 'f32', 0, 5],
+    [2999, 7, 11, 'f16', 0, 2],
+    [40_003, 5, 3, 'f32', 3000, 4], // far from the origin; three blocks of rows
+  ] as const) {
+    it(`${n} × ${d} ${dtype}, offset ${offset}, ${R} code bytes`, async () => {
+      const input = problem(n, d, m, dtype, offset, n + d + R);
+      const fake = new FakeCuda({ poison: true });
+      setDriverForTests(fake.api);
+      const backend = await createCudaBackend(0, {});
+      const gpu = await backend.encodeBits!(input, R);
+      await backend.close();
+      const cpu = await encodeBits(input, R, 1);
+      expect(fake.launches.some((k) => k.startsWith('residual_bits_rows'))).toBe(true);
+      expect(gpu.residualEnergy).toBe(cpu.residualEnergy);
+      expect(bytes(gpu.residuals.payload()).equals(bytes(cpu.residuals.payload()))).toBe(true);
+      expect(fake.live).toBe(0);
+    });
+  }
 });

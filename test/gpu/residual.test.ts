@@ -5,6 +5,7 @@ import { crc32c } from '../../dist/io/vlc/crc32c.js';
 import { describe, expect, it } from 'vitest';
 import { createCudaBackend, probeCuda } from '../../dist/backend/cuda/index.js';
 import { encodeScalar } from '../../dist/codecs/scalar.js';
+import { encodeBits } from '../../dist/codecs/bits-train.js';
 import { bytes, hostFigures, problem } from '../cuda-host/residual-problem.js';
 import { sampleIndices } from '../../dist/quality/sample.js';
 import { figuresFromRowSums } from '../../dist/quality/reconstruction.js';
@@ -38,5 +39,26 @@ describe.skipIf(!hasGpu)('scalar residuals on the GPU = on the host', () => {
         }
       }, 120_000);
     }
+  }
+});
+
+describe.skipIf(!hasGpu)('bits residuals on the GPU = on the host', () => {
+  for (const [n, d, m, dtype, offset, R] of [
+    [100_003, 131, 257, 'f32', 0, 70],
+    [70_001, 97, 61, 'f16', 0, 37],
+    [50_021, 67, 33, 'f32', 2500, 29],
+  ] as const) {
+    it(`${n} × ${d} ${dtype}, offset ${offset}, ${R} code bytes`, async () => {
+      const input = problem(n, d, m, dtype, offset, n + d + R);
+      const backend = await createCudaBackend(0);
+      try {
+        const gpu = await backend.encodeBits!(input, R);
+        const cpu = await encodeBits(input, R);
+        expect(gpu.residualEnergy).toBe(cpu.residualEnergy);
+        expect(bytes(gpu.residuals.payload()).equals(bytes(cpu.residuals.payload()))).toBe(true);
+      } finally {
+        await backend.close();
+      }
+    }, 120_000);
   }
 });

@@ -13,7 +13,7 @@ import { CudaEngine } from './engine.js';
 import { HostRows } from './host-rows.js';
 import { CudaError } from './check.js';
 import { cudaOptions, cudaOptionsFromEnv, type CudaOptions } from './options.js';
-import { encodeScalarOnGpu } from './residual.js';
+import { encodeBitsOnGpu, encodeScalarOnGpu } from './residual.js';
 import { CudaKnn } from './knn.js';
 import { memInfo } from './pool.js';
 import { encodeScalar } from '../../codecs/scalar.js';
@@ -78,6 +78,20 @@ export class CudaBackend implements Backend {
       return encodeScalar(mode, input);
     }
     return encodeScalarOnGpu(this.ctx, mode, input);
+  }
+
+  /** The bits codec's rows on this GPU (residual.ts) when the vectors, codes and row errors fit; else on the host's threads. */
+  async encodeBits(input: ResidualInput, R: number): Promise<EncodedResiduals> {
+    const { n, d } = input;
+    const need = n * d * (asRows(input.x, n, d).dtype === 'f16' ? 2 : 4) + n * (R + 12) + input.anchors.length * 4;
+    this.ctx.makeCurrent();
+    const [free] = memInfo(this.ctx.drv);
+    const room = Math.min(free * RESIDUAL_SHARE, this.options.maxDeviceBytes ?? Infinity);
+    if (need > room) {
+      log().debug(`bits residuals on the host: they need ${need} bytes of GPU memory, ${Math.floor(room)} available`);
+      return (await import('../../codecs/bits-train.js')).encodeBits(input, R);
+    }
+    return encodeBitsOnGpu(this.ctx, input, R);
   }
 
   async close(): Promise<void> {

@@ -161,6 +161,12 @@ export const KERNELS = {
       ['X', 'ptr'], ['n', 'i32'], ['d', 'i32'], ['C', 'ptr'], ['assign', 'ptr'], ['scales', 'ptr'], ['L', 'i32'], ['codes', 'ptr'], ['rowErr', 'ptr'],
     ],
   },
+  residual_bits_rows: {
+    module: 'residual', perDtype: true, threads: 256, bounds: {},
+    args: [
+      ['X', 'ptr'], ['n', 'i32'], ['d', 'i32'], ['C', 'ptr'], ['assign', 'ptr'], ['bits', 'ptr'], ['steps', 'ptr'], ['R', 'i32'], ['codes', 'ptr'], ['rowErr', 'ptr'],
+    ],
+  },
   residual_row_sums: {
     module: 'residual', perDtype: true, threads: 256, bounds: {},
     args: [

@@ -5,7 +5,9 @@
 // error (rows summed in order, block by block) and checksum (int8: per 64 KB piece on the device,
 // joined on the host). When the caller names the rows of its quality figures (measureRows), their
 // row sums are made while the vectors and codes are on the device, and come back with the residuals.
-import { CLIP_SAMPLE_ROWS, LEVELS, ScalarResiduals, scalesOf, type ScalarMode } from '../../codecs/scalar.js';
+import { BitsResiduals } from '../../codecs/bits.js';
+import { bitsPlanOf } from '../../codecs/bits-train.js';
+import { CLIP_SAMPLE_ROWS, LEVELS, ScalarResiduals, rowsInput, scalesOf, type ScalarMode } from '../../codecs/scalar.js';
 import { crc32c, crc32cJoin } from '../../io/vlc/crc32c.js';
 import { BLOCK_ROWS, blocksOf, residualSample } from '../../codecs/scalar-rows.js';
 import type { EncodedResiduals, ResidualInput } from '../../codecs/types.js';
@@ -34,15 +36,7 @@ export async function encodeScalarOnGpu(
   };
   const t: number[] = [performance.now()]; // upload, ranges, codes, download, checksum (-v)
   try {
-    const bytes = n * d * elementBytes(x.dtype);
-    const X = alloc('vectors (residuals)', bytes);
-    for (let off = 0; off < bytes; off += UPLOAD_CHUNK) {
-      ctx.upload(X, new Uint8Array(x.buffer, x.byteOffset + off, Math.min(UPLOAD_CHUNK, bytes - off)), off);
-    }
-    const C = alloc('stored anchors (residuals)', input.anchors.length * 4);
-    ctx.upload(C, input.anchors);
-    const A = alloc('assignments (residuals)', n * 4);
-    ctx.upload(A, input.assign instanceof Uint32Array ? input.assign : Uint32Array.from(input.assign));
+    const { X, C, A } = uploadInput(ctx, input, alloc);
     t.push(performance.now());
     const maxAbsBuf = alloc('residual ranges', blocks * d * 8);
     const sumSqBuf = alloc('residual sums of squares', blocks * d * 8);
@@ -80,12 +74,7 @@ export async function encodeScalarOnGpu(
     const sliceCrcs = mode === 'int8' ? await codesCrcs(ctx, codesBuf, n * d, alloc) : undefined;
     for (const b of held.splice(0)) ctx.pool.free(b); // the GPU's part is over
 
-    let err = 0;
-    for (let b = 0; b < blocks; b++) {
-      let e = 0; // as blockCodes sums: the rows of the block in order, then the blocks in order
-      for (let i = b * BLOCK_ROWS, i1 = Math.min(n, i + BLOCK_ROWS); i < i1; i++) e += rowErr[i];
-      err += e;
-    }
+    const err = blockSums(rowErr, n); // as blockCodes sums them
     const crc = sliceCrcs && crc32cJoin(crc32c(new Uint8Array(Float32Array.from(scales).buffer)), sliceCrcs, CRC_SLICE, n * d);
     t.push(performance.now());
     const ms = t.slice(1).map((v, k) => (v - t[k]).toFixed(1));
@@ -94,6 +83,69 @@ export async function encodeScalarOnGpu(
   } finally {
     for (const b of held) ctx.pool.free(b);
   }
+}
+
+/** The vectors, the anchors as stored and the assignments, on the device (the vectors a chunk at a time). */
+function uploadInput(ctx: CudaContext, input: ResidualInput, alloc: (name: string, bytes: number) => DeviceBuffer) {
+  const { n, d } = input;
+  const x = asRows(input.x, n, d);
+  const bytes = n * d * elementBytes(x.dtype);
+  const X = alloc('vectors (residuals)', bytes);
+  for (let off = 0; off < bytes; off += UPLOAD_CHUNK) {
+    ctx.upload(X, new Uint8Array(x.buffer, x.byteOffset + off, Math.min(UPLOAD_CHUNK, bytes - off)), off);
+  }
+  const C = alloc('stored anchors (residuals)', input.anchors.length * 4);
+  ctx.upload(C, input.anchors);
+  const A = alloc('assignments (residuals)', n * 4);
+  ctx.upload(A, input.assign instanceof Uint32Array ? input.assign : Uint32Array.from(input.assign));
+  return { X, C, A };
+}
+
+/**
+ * The bits codec's rows on the GPU (residual_bits_rows), once the host has chosen the bits and
+ * steps on its sample (bits-train.ts bitsPlanOf): the host encoder's codes and error, bit for bit
+ * (the rows' errors summed in order, block by block, as blockBits sums them).
+ */
+export async function encodeBitsOnGpu(ctx: CudaContext, input: ResidualInput, R: number): Promise<EncodedResiduals<BitsResiduals>> {
+  const { n, d } = input;
+  const plan = bitsPlanOf(rowsInput(input, false), n, d, R);
+  const held: DeviceBuffer[] = [];
+  const alloc = (name: string, bytes: number) => {
+    const b = ctx.pool.alloc(name, Math.max(1, bytes));
+    held.push(b);
+    return b;
+  };
+  try {
+    const { X, C, A } = uploadInput(ctx, input, alloc);
+    const B = alloc('bits per dimension', d);
+    ctx.upload(B, plan.bits);
+    const S = alloc('bits steps', d * 4);
+    ctx.upload(S, plan.steps);
+    const codesBuf = alloc('bits codes', n * R);
+    const rowErrBuf = alloc('residual row errors', n * 8);
+    launch(ctx, 'residual_bits_rows', asRows(input.x, n, d).dtype, Math.ceil(n / THREADS), {
+      X: X.ptr, n, d, C: C.ptr, assign: A.ptr, bits: B.ptr, steps: S.ptr, R, codes: codesBuf.ptr, rowErr: rowErrBuf.ptr,
+    });
+    await ctx.finish();
+    const codes = new Uint8Array(n * R);
+    downloadStaged(ctx, codes, codesBuf);
+    const rowErr = new Float64Array(n);
+    ctx.download(rowErr, rowErrBuf);
+    return { residuals: new BitsResiduals(n, d, R, plan.bits, plan.steps, codes), residualEnergy: blockSums(rowErr, n) / Math.max(1, n) };
+  } finally {
+    for (const b of held) ctx.pool.free(b);
+  }
+}
+
+/** Σ of the rows' errors as the host encoders sum them: the rows of each block in order, then the blocks in order. */
+function blockSums(rowErr: Float64Array, n: number): number {
+  let err = 0;
+  for (let b = 0; b < blocksOf(n); b++) {
+    let e = 0;
+    for (let i = b * BLOCK_ROWS, i1 = Math.min(n, i + BLOCK_ROWS); i < i1; i++) e += rowErr[i];
+    err += e;
+  }
+  return err;
 }
 
 /**
@@ -137,7 +189,7 @@ const STAGE_BYTES = 32 << 20;
  * fresh pageable array ran at about 1 GB/s on the H100 machine (128 MB of int8 codes in 133-140 ms,
  * bench/results/2026-11-24-h100-h6.json). Without page-locked memory, the plain copy.
  */
-function downloadStaged(ctx: CudaContext, dst: Int8Array, src: DeviceBuffer): void {
+function downloadStaged(ctx: CudaContext, dst: Int8Array | Uint8Array, src: DeviceBuffer): void {
   const bytes = new Uint8Array(dst.buffer, dst.byteOffset, dst.byteLength);
   const pinned = bytes.length > 0 ? ctx.hostBuffer(Math.min(bytes.length, STAGE_BYTES)) : undefined;
   if (!pinned) return ctx.download(bytes, src);
