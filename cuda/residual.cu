@@ -38,6 +38,12 @@ __device__ void residual_ranges(const T *X, int n, int d, const float *C, const 
   sumSq[t] = sq;
 }
 
+// JavaScript's Math.round: the nearest integer, ties toward +∞ (v − floor(v) is exact here).
+__device__ __forceinline__ double js_round(double v) {
+  const double f = floor(v);
+  return __dsub_rn(v, f) >= 0.5 ? f + 1.0 : f;
+}
+
 template <typename T>
 __device__ void residual_rows(const T *X, int n, int d, const float *C, const unsigned *assign, const float *scales,
                               int L, signed char *codes, double *rowErr) {
@@ -50,9 +56,7 @@ __device__ void residual_rows(const T *X, int n, int d, const float *C, const un
     const double xv = (double)load_f32(X, row + k), av = (double)C[a + k];
     double q = 0.0;
     if (s != 0.0) {
-      const double v = __ddiv_rn(__dsub_rn(xv, av), s);
-      const double f = floor(v);
-      q = __dsub_rn(v, f) >= 0.5 ? f + 1.0 : f;  // v − floor(v) is exact for the values here
+      q = js_round(__ddiv_rn(__dsub_rn(xv, av), s));
       q = q > L ? (double)L : q < -L ? (double)-L : q;
     }
     codes[row + k] = (signed char)(int)q;
@@ -75,12 +79,6 @@ extern "C" __global__ void __launch_bounds__(RS_THREADS) residual_rows_f32(ROWS_
 }
 extern "C" __global__ void __launch_bounds__(RS_THREADS) residual_rows_f16(ROWS_ARGS(__half)) {
   residual_rows(X, n, d, C, assign, scales, L, codes, rowErr);
-}
-
-// JavaScript's Math.round: the nearest integer, ties toward +∞ (v − floor(v) is exact here).
-__device__ __forceinline__ double js_round(double v) {
-  const double f = floor(v);
-  return __dsub_rn(v, f) >= 0.5 ? f + 1.0 : f;
 }
 
 template <typename T>

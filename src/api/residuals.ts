@@ -10,7 +10,7 @@ import { encodeScalar, scalarPayloadBytes } from '../codecs/scalar.js';
 import { UsageError } from '../errors.js';
 import { MAX_TYPED_ELEMENTS } from '../io/dataset.js';
 import { log } from '../log.js';
-import type { CodecPlan } from '../quality/choose.js';
+import { largestFitting, type CodecPlan } from '../quality/choose.js';
 
 /** The residual options of compress() (the CLI's --residual, --pq, --pq-bits, --bytes). */
 export interface ResidualChoice {
@@ -63,15 +63,9 @@ export function planResiduals(o: ResidualChoice, n: number, d: number, m: number
         `raise --bytes, or lower --anchors`,
     );
   }
-  let lo = 1; // fits
-  let hi = d + 1; // M = d + 1 never allowed
-  while (hi - lo > 1) {
-    const mid = (lo + hi) >> 1;
-    if (fits(mid)) lo = mid;
-    else hi = mid;
-  }
-  if (lo === d) log().info(`--bytes ${o.bytes} allows more than d = ${d} subspaces; using M = ${d} (one dimension per code)`);
-  return { mode: 'pq', subspaces: lo, bits };
+  const M = largestFitting(d, fits);
+  if (M === d) log().info(`--bytes ${o.bytes} allows more than d = ${d} subspaces; using M = ${d} (one dimension per code)`);
+  return { mode: 'pq', subspaces: M, bits };
 }
 
 /** bits: the most code bytes per vector (at most d: 8 bits a dimension) within --bytes; without it, d/2 (int4's size). */
@@ -82,14 +76,9 @@ function planBits(bytes: number | undefined, n: number, d: number, fileBytes: (p
     const least = fileBytes(bitsPayloadBytes(n, d, 1)) / n;
     throw new UsageError(`--bytes ${bytes}: the smallest bits file (1 code byte) takes ${least.toFixed(2)} bytes per vector; raise --bytes, or lower --anchors`);
   }
-  let lo = 1, hi = d + 1; // lo fits; d + 1 code bytes are never needed
-  while (hi - lo > 1) {
-    const mid = (lo + hi) >> 1;
-    if (fits(mid)) lo = mid;
-    else hi = mid;
-  }
-  if (lo === d) log().info(`--bytes ${bytes} allows 8 bits for every dimension; using ${d} code bytes (int8's size)`);
-  return { mode: 'bits', codeBytes: lo };
+  const R = largestFitting(d, fits); // d code bytes: 8 bits a dimension, never more
+  if (R === d) log().info(`--bytes ${bytes} allows 8 bits for every dimension; using ${d} code bytes (int8's size)`);
+  return { mode: 'bits', codeBytes: R };
 }
 
 /** Bytes of the residual section's payload for a plan (null: no section). */

@@ -94,7 +94,7 @@ function largestPq(most: number, fits: (M: number) => boolean): CodecPlan | unde
 }
 
 /** The largest k in 1..max with fits(k), given fits(1) and that fits is monotone. */
-function largestFitting(max: number, fits: (k: number) => boolean): number {
+export function largestFitting(max: number, fits: (k: number) => boolean): number {
   let lo = 1; // fits
   let hi = max + 1; // first that does not fit, or past the max
   while (hi - lo > 1) {

@@ -5,17 +5,10 @@ import { describe, expect, it } from 'vitest';
 import { BitsResiduals, bitsPayloadBytes, bitsSection, levelOffset } from '../../dist/codecs/bits.js';
 import { allocateBits, encodeBits } from '../../dist/codecs/bits-train.js';
 import { rng } from '../rng.js';
+import { bytes } from '../cuda-host/residual-problem.js';
 
 const corrupt = (what: string) => new Error(what);
-const concat = (parts: Uint8Array[]) => {
-  const out = new Uint8Array(parts.reduce((s, p) => s + p.length, 0));
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
-};
+const concat = (parts: Uint8Array[]) => new Uint8Array(bytes(parts)); // a copy the tests may edit
 
 /** The layout of bits.ts written out bit by bit (an independent reference): q_k in b_k bits, LSB first. */
 function packRow(q: number[], bits: Uint8Array, row: Uint8Array): void {

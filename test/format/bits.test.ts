@@ -7,6 +7,7 @@ import { crc32c } from '../../dist/io/vlc/crc32c.js';
 import { decodeVlc, encodeVlcBytes, type VlcContent } from '../../dist/io/vlc/format.js';
 import { reconstruct } from '../../dist/io/vlc/reconstruct.js';
 import { decodeError, expectEveryCutFails, expectEveryFlipFails } from './damage.js';
+import { testManifest } from './pq-content.js';
 import { rng } from '../rng.js';
 
 async function bitsFile() {
@@ -17,12 +18,7 @@ async function bitsFile() {
   const x = Float32Array.from({ length: n * d }, (_, i) => anchors[assignments[Math.floor(i / d)] * d + (i % d)] + (r() - 0.5) * (i % d));
   const { residuals } = await encodeBits({ x, n, d, anchors, assign: assignments }, 2);
   const content: VlcContent = {
-    manifest: {
-      n, d, m, metric: 'l2', anchorDtype: 'f32', residual: 'bits', residualEnergy: 0.5,
-      input: { dtype: 'f32', dropped: 0 },
-      training: { energy: 1, iterations: 3, converged: true, init: 'kmeans++' },
-      config: { maxIters: 3 }, seed: 1, tool: { name: 'vlc', version: '0.1.0' }, device: 'cpu',
-    },
+    manifest: testManifest(n, d, m, 'bits'),
     anchors,
     assignments,
     residuals,

@@ -1,8 +1,18 @@
 // A small file with pq residuals, shared by the format suite (test/format/pq.test.ts) and the search
-// suite (test/search/pq-search.test.ts).
+// suite (test/search/pq-search.test.ts); and the manifest of such a test file (also bits.test.ts).
 import { PqResiduals, storedCodebook, type PqBits } from '../../dist/codecs/pq.js';
 import type { VlcContent } from '../../dist/io/vlc/format.js';
 import { rng } from '../rng.js';
+
+/** A test file's manifest: f32 anchors, made-up training figures, residuals of the given mode. */
+export function testManifest(n: number, d: number, m: number, residual: VlcContent['manifest']['residual']): VlcContent['manifest'] {
+  return {
+    n, d, m, metric: 'l2', anchorDtype: 'f32', residual, residualEnergy: 0.5,
+    input: { dtype: 'f32', dropped: 0 },
+    training: { energy: 1, iterations: 3, converged: true, init: 'kmeans++' },
+    config: { maxIters: 3 }, seed: 1, tool: { name: 'vlc', version: '0.1.0' }, device: 'cpu',
+  };
+}
 
 /** A small file with pq residuals: codes, scales and codebooks from a seeded generator. */
 export function pqContent(n: number, d: number, m: number, M: number, bits: PqBits) {
@@ -15,12 +25,7 @@ export function pqContent(n: number, d: number, m: number, M: number, bits: PqBi
   const codes = Uint8Array.from({ length: n * M }, () => Math.floor(rand() * K));
   const residuals = new PqResiduals(n, d, M, bits, assignments, scales, codebooks, codes);
   const content: VlcContent = {
-    manifest: {
-      n, d, m, metric: 'l2', anchorDtype: 'f32', residual: 'pq', residualEnergy: 0.5,
-      input: { dtype: 'f32', dropped: 0 },
-      training: { energy: 1, iterations: 3, converged: true, init: 'kmeans++' },
-      config: { maxIters: 3 }, seed: 1, tool: { name: 'vlc', version: '0.1.0' }, device: 'cpu',
-    },
+    manifest: testManifest(n, d, m, 'pq'),
     anchors,
     assignments,
     residuals,

@@ -70,28 +70,24 @@ export class CudaBackend implements Backend {
     const { n, d } = input;
     const measured = input.measureRows === undefined ? 0 : input.measureRows === null ? n : input.measureRows.length;
     const need = n * d * (asRows(input.x, n, d).dtype === 'f16' ? 3 : 5) + n * 12 + measured * 36 + input.anchors.length * 4;
-    this.ctx.makeCurrent();
-    const [free] = memInfo(this.ctx.drv);
-    const room = Math.min(free * RESIDUAL_SHARE, this.options.maxDeviceBytes ?? Infinity);
-    if (need > room) {
-      log().debug(`residuals on the host: they need ${need} bytes of GPU memory, ${Math.floor(room)} available`);
-      return encodeScalar(mode, input);
-    }
-    return encodeScalarOnGpu(this.ctx, mode, input);
+    return this.residualsFit(need, 'residuals') ? encodeScalarOnGpu(this.ctx, mode, input) : encodeScalar(mode, input);
   }
 
   /** The bits codec's rows on this GPU (residual.ts) when the vectors, codes and row errors fit; else on the host's threads. */
   async encodeBits(input: ResidualInput, R: number): Promise<EncodedResiduals> {
     const { n, d } = input;
     const need = n * d * (asRows(input.x, n, d).dtype === 'f16' ? 2 : 4) + n * (R + 12) + input.anchors.length * 4;
+    return this.residualsFit(need, 'bits residuals') ? encodeBitsOnGpu(this.ctx, input, R) : (await import('../../codecs/bits-train.js')).encodeBits(input, R);
+  }
+
+  /** Whether a residual encoder's `need` bytes fit this GPU's free memory (its share) and VLC_CUDA_MAX_BYTES; -v says when not. */
+  private residualsFit(need: number, what: string): boolean {
     this.ctx.makeCurrent();
     const [free] = memInfo(this.ctx.drv);
     const room = Math.min(free * RESIDUAL_SHARE, this.options.maxDeviceBytes ?? Infinity);
-    if (need > room) {
-      log().debug(`bits residuals on the host: they need ${need} bytes of GPU memory, ${Math.floor(room)} available`);
-      return (await import('../../codecs/bits-train.js')).encodeBits(input, R);
-    }
-    return encodeBitsOnGpu(this.ctx, input, R);
+    if (need <= room) return true;
+    log().debug(`${what} on the host: they need ${need} bytes of GPU memory, ${Math.floor(room)} available`);
+    return false;
   }
 
   async close(): Promise<void> {

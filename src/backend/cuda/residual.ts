@@ -47,8 +47,7 @@ export async function encodeScalarOnGpu(
     const maxAbs = new Float64Array(blocks * d), sumSq = new Float64Array(blocks * d);
     ctx.download(maxAbs, maxAbsBuf);
     ctx.download(sumSq, sumSqBuf);
-    const assign = input.assign instanceof Uint32Array ? input.assign : Uint32Array.from(input.assign);
-    const sample = mode === 'int4' ? residualSample({ x, d, anchors: input.anchors, assign }, n, CLIP_SAMPLE_ROWS) : undefined;
+    const sample = mode === 'int4' ? residualSample(rowsInput(input, false), n, CLIP_SAMPLE_ROWS) : undefined;
     const scales = scalesOf(mode, n, d, blocks, maxAbs, sumSq, sample);
     t.push(performance.now());
 

@@ -51,6 +51,10 @@ export const FORMAT_VERSION = 3;
  * it, so files without 'RSDB' stay readable by a vlc of version 2 and keep their bytes.
  */
 const OLDEST_VERSION = 1;
+/** The first version that holds each residual mode's section (the others: every version). */
+const RESIDUAL_SINCE: Partial<Record<VlcManifest['residual'], number>> = { pq: 2, bits: 3 };
+/** The version a file is written with: 2, or the later one its residual section needs. */
+const versionFor = (residual: VlcManifest['residual']): number => Math.max(2, RESIDUAL_SINCE[residual] ?? 2);
 export const FILE_HEADER_BYTES = 24;
 export const SECTION_HEADER_BYTES = 24;
 const FLAG_REQUIRED = 1;
@@ -143,7 +147,7 @@ export function encodeVlc(content: VlcContent): Uint8Array[] {
   const head = new Uint8Array(align8(FILE_HEADER_BYTES + json.length));
   head.set(MAGIC, 0);
   const hv = new DataView(head.buffer);
-  hv.setUint32(8, base.residual === 'bits' ? 3 : 2, true);
+  hv.setUint32(8, versionFor(base.residual), true);
   hv.setUint32(12, json.length, true);
   hv.setUint32(16, manifest.sections.length, true);
   head.set(json, FILE_HEADER_BYTES);
@@ -266,8 +270,9 @@ export function decodeVlcHeader(buf: Uint8Array, source = '<input>'): { manifest
     throw corrupt('manifest is not valid JSON');
   }
   const manifest = validateManifest(raw, source);
-  if (version < 2 && manifest.residual === 'pq') throw corrupt(`residual mode 'pq' in a format version ${version} file (pq needs version 2)`);
-  if (version < 3 && manifest.residual === 'bits') throw corrupt(`residual mode 'bits' in a format version ${version} file (bits needs version 3)`);
+  const since = RESIDUAL_SINCE[manifest.residual];
+  if (since !== undefined && version < since)
+    throw corrupt(`residual mode '${manifest.residual}' in a format version ${version} file (${manifest.residual} needs version ${since})`);
   if (manifest.sections.length !== sectionCount)
     throw corrupt(`header says ${sectionCount} sections but the manifest lists ${manifest.sections.length}`);
   return { manifest, manifestEnd };
