@@ -55,11 +55,11 @@ struct Problem {
   bool f16;
   void *X = nullptr;  // n×d f32 or f16
   float *C = nullptr, *mu = nullptr;
-  __half *Xh = nullptr, *Ch = nullptr;
+  __half *Xh = nullptr, *Ch = nullptr, *Ct = nullptr;
   float *xn = nullptr, *cn = nullptr;
   unsigned *J1, *J2, *list, *list2, *scalars, *keys, *ccount, *cand;
   float *thr;
-  int ccap;
+  int ccap, ncand;
   unsigned long long *part;
   int slices, slice, cap;
   float *D1, *D2;
@@ -80,13 +80,16 @@ static void alloc(Problem &p) {
   CK(cudaMalloc(&p.mu, (size_t)p.d * 4));
   CK(cudaMalloc(&p.Xh, (size_t)p.npad * p.dp * 2));
   CK(cudaMalloc(&p.Ch, (size_t)p.mpad * p.dp * 2));
+  CK(cudaMalloc(&p.Ct, (size_t)p.mpad * p.dp * 2));
   CK(cudaMalloc(&p.xn, (size_t)p.npad * 4));
   CK(cudaMalloc(&p.cn, (size_t)p.mpad * 4));
   for (unsigned **q : {&p.J1, &p.J2, &p.list, &p.list2, &p.rJ1, &p.rJ2}) CK(cudaMalloc(q, (size_t)p.n * 4));
-  p.ccap = std::min(p.n, std::max(65536, p.n / 4));
+  // As screen.ts collectFor: rows ≥ 256 keep half the rows' lists of 256 candidates, short rows a quarter's of 64.
+  p.ncand = p.d >= 256 ? 256 : 64;
+  p.ccap = std::min(p.n, std::max(65536, p.n / (p.d >= 256 ? 2 : 4)));
   CK(cudaMalloc(&p.thr, (size_t)p.ccap * 4));
   CK(cudaMalloc(&p.ccount, (size_t)p.ccap * 4));
-  CK(cudaMalloc(&p.cand, (size_t)p.ccap * SH_CAND * 4));
+  CK(cudaMalloc(&p.cand, (size_t)(size_t)p.ccap * p.ncand * 4));
   CK(cudaMalloc(&p.keys, (size_t)p.n * 4 * 9));
   p.slices = std::max(1, std::min(16, p.m / 256));
   p.slice = up((p.m + p.slices - 1) / p.slices, 128);
@@ -103,7 +106,7 @@ static void alloc(Problem &p) {
 }
 
 static void release(Problem &p) {
-  for (void *q : {(void *)p.X, (void *)p.C, (void *)p.mu, (void *)p.Xh, (void *)p.Ch, (void *)p.xn, (void *)p.cn,
+  for (void *q : {(void *)p.X, (void *)p.C, (void *)p.mu, (void *)p.Xh, (void *)p.Ch, (void *)p.Ct, (void *)p.xn, (void *)p.cn,
                   (void *)p.J1, (void *)p.J2, (void *)p.keys, (void *)p.part, (void *)p.list, (void *)p.list2, (void *)p.thr,
                   (void *)p.ccount, (void *)p.cand, (void *)p.rJ1, (void *)p.rJ2,
                   (void *)p.D1, (void *)p.D2, (void *)p.rD1, (void *)p.rD2, (void *)p.scalars})
@@ -126,7 +129,9 @@ static void prep_points_run(Problem &p) {
 
 // The screened pass: prep_anchors, screen_h, exact_h, the split fallback (+ assign_list past cap).
 // variant: 4 = screen_h (mma.sync, 4 keys per thread), 90 = screen_h90 (wgmma, streamed points, 8 per lane),
-// 95 / 96 = screen_h90r / screen_h90r_l3 (points resident in shared memory, 8 / 3 keys per lane).
+// 95 / 96 = screen_h90r / screen_h90r_l3 (points resident in shared memory, 8 / 3 keys per lane);
+// 99 / 98 / 97 = screen_h90p / screen_h90pr / screen_h90pr_l3 (the same three with the epilogue of one
+// 64-anchor tile overlapping the next tile's wgmma).
 static int variant = 4;
 static unsigned uncertain = 0;
 static void screened(Problem &p, cudaEvent_t *ev = nullptr) {
@@ -136,7 +141,22 @@ static void screened(Problem &p, cudaEvent_t *ev = nullptr) {
   prep_anchors<<<ab, 256>>>(p.C, p.mu, p.s, p.m, p.d, p.dp, p.mpad, p.Ch, p.cn, p.scalars);
   LAUNCHED();
   if (ev) CK(cudaEventRecord(ev[1]));
-  if (variant == 95 || variant == 96) {
+  if (variant >= 60 && variant <= 64) {  // screen_h90m (8 keys), _l3, _l2 (no branch), _l3b, _l4b: no block barrier, bulk-copied pre-tiled anchors
+    if (p.dp > W9R_MAX_DP) { fprintf(stderr, "variant %d needs dp <= 256\n", variant); exit(2); }
+    tile_anchors<<<std::min(p.mpad * p.dp / 8 / 256 + 1, 132 * 8), 256>>>(p.Ch, p.dp, p.mpad, p.Ct);
+    LAUNCHED();
+    auto k = variant == 60 ? screen_h90m : variant == 61 ? screen_h90m_l3 : variant == 62 ? screen_h90m_l2 : variant == 63 ? screen_h90m_l3b : screen_h90m_l4b;
+    k<<<p.npad / W9_P, W9_THREADS, WM_SMEM(p.dp)>>>(p.Xh, p.Ct, p.xn, p.cn, p.scalars, p.n, p.dp, p.mpad, p.hmask, p.keys);
+  } else if (variant >= 70 && variant <= 74) {  // 70 l3b, 71 l2b, 72 l2 (guarded), 73 l8b, 74 l4b: resident, no per-key branch (b)
+    if (p.dp > W9R_MAX_DP) { fprintf(stderr, "variant %d needs dp <= 256\n", variant); exit(2); }
+    auto k = variant == 70 ? screen_h90r_l3b : variant == 71 ? screen_h90r_l2b : variant == 72 ? screen_h90r_l2 : variant == 73 ? screen_h90r_l8b : screen_h90r_l4b;
+    k<<<p.npad / W9_P, W9_THREADS, W9R_SMEM(p.dp)>>>(p.Xh, p.Ch, p.xn, p.cn, p.scalars, p.n, p.dp, p.mpad, p.hmask, p.keys);
+  } else if (variant == 97 || variant == 98) {
+    if (p.dp > W9R_MAX_DP) { fprintf(stderr, "variant %d needs dp <= 256\n", variant); exit(2); }
+    (variant == 97 ? screen_h90pr_l3 : screen_h90pr)<<<p.npad / W9_P, W9_THREADS, WPR_SMEM(p.dp)>>>(p.Xh, p.Ch, p.xn, p.cn, p.scalars, p.n, p.dp, p.mpad, p.hmask, p.keys);
+  } else if (variant == 99)
+    screen_h90p<<<p.npad / W9_P, W9_THREADS, WP_SMEM>>>(p.Xh, p.Ch, p.xn, p.cn, p.scalars, p.n, p.dp, p.mpad, p.hmask, p.keys);
+  else if (variant == 95 || variant == 96) {
     if (p.dp > W9R_MAX_DP) { fprintf(stderr, "variant %d needs dp <= 256\n", variant); exit(2); }
     (variant == 96 ? screen_h90r_l3 : screen_h90r)<<<p.npad / W9_P, W9_THREADS, W9R_SMEM(p.dp)>>>(p.Xh, p.Ch, p.xn, p.cn, p.scalars, p.n, p.dp, p.mpad, p.hmask, p.keys);
   } else if (variant == 90)
@@ -155,12 +175,12 @@ static void screened(Problem &p, cudaEvent_t *ev = nullptr) {
                              p.n, p.d, p.m, p.J1, p.D1, p.J2, p.D2, p.list, p.thr, p.ccount, p.ccap);
   LAUNCHED();
   if (ev) CK(cudaEventRecord(ev[3]));
-  collect_h<<<(p.ccap + SH_P - 1) / SH_P, SH_THREADS>>>(p.Xh, p.Ch, p.xn, p.cn, p.list, p.scalars, p.thr, p.ccap, p.dp, p.mpad, p.cand, p.ccount);
+  collect_h<<<(p.ccap + SH_P - 1) / SH_P, SH_THREADS>>>(p.Xh, p.Ch, p.xn, p.cn, p.list, p.scalars, p.thr, p.ccap, p.dp, p.mpad, p.cand, p.ccount, p.ncand);
   LAUNCHED();
   if (p.f16)
-    exact_collect_f16<<<eb, 256>>>((const __half *)p.X, p.C, p.list, p.scalars, p.thr, p.ccap, p.cand, p.ccount, p.d, p.J1, p.D1, p.J2, p.D2, p.list2);
+    exact_collect_f16<<<eb, 256>>>((const __half *)p.X, p.C, p.list, p.scalars, p.thr, p.ccap, p.cand, p.ccount, p.ncand, p.d, p.J1, p.D1, p.J2, p.D2, p.list2);
   else
-    exact_collect_f32<<<eb, 256>>>((const float *)p.X, p.C, p.list, p.scalars, p.thr, p.ccap, p.cand, p.ccount, p.d, p.J1, p.D1, p.J2, p.D2, p.list2);
+    exact_collect_f32<<<eb, 256>>>((const float *)p.X, p.C, p.list, p.scalars, p.thr, p.ccap, p.cand, p.ccount, p.ncand, p.d, p.J1, p.D1, p.J2, p.D2, p.list2);
   LAUNCHED();
   dim3 grid(std::min((p.cap + 63) / 64, 256), p.slices);
   if (p.f16)
@@ -305,12 +325,17 @@ static int check() {
   int fails = 0;
   unsigned seed = 1;
   int okCases = 0;
-  for (int v : {96, 95, 90, 4}) {
+  std::vector<int> vs = {97, 98, 99, 96, 95, 90, 4};
+  if (getenv("SHC_VARIANTS")) {  // e.g. SHC_VARIANTS=97,98,99
+    vs.clear();
+    for (const char *c = getenv("SHC_VARIANTS"); *c;) { vs.push_back(atoi(c)); while (*c && *c != ',') c++; if (*c) c++; }
+  }
+  for (int v : vs) {
     variant = v;
     printf("variant %d\n", v);
     seed = 1;
     for (auto &c : cases)
-      if (v < 95 || up(c.d, 64) <= W9R_MAX_DP)
+      if (v == 4 || v == 90 || v == 99 || up(c.d, 64) <= W9R_MAX_DP)  // the rest hold the points resident
       for (int f16 = 0; f16 < 2; f16++)
         for (Kind k : {CLUSTERS, FAR, SPHERE, GRID}) fails += check_case(c.n, c.d, c.m, f16, k, seed++);
   }
@@ -426,6 +451,40 @@ static void bench_one(const char *name, int n, int d, int m, bool f16, bool with
 }
 
 static int bench() {
+  if (getenv("SHC_ONE")) {  // SHC_ONE=variant:n:d:m — one workload, for a profiler
+    int v, n, d, m;
+    if (sscanf(getenv("SHC_ONE"), "%d:%d:%d:%d", &v, &n, &d, &m) != 4) { fprintf(stderr, "SHC_ONE=variant:n:d:m\n"); return 2; }
+    variant = v;
+    bench_one("one", n, d, m, false, false, 2);
+    return 0;
+  }
+  if (getenv("SHC_M")) {  // screen_h90m beside screen_h90r
+    for (int v : {96, 61, 62, 63, 64}) { variant = v; bench_one("prod", 1000000, 128, 2048, false, v == 62, 20); }
+    for (int v : {95, 60, 63, 64}) { variant = v; bench_one("1M-256-m20000", 1000000, 256, 20000, false, v == 60, 3); }
+    variant = 60;
+    bench_one("mnemo-like-256", 100000, 256, 1024, false, false, 20);
+    variant = 61;
+    bench_one("prod-f16", 1000000, 128, 2048, true, false, 20);
+    return 0;
+  }
+  if (getenv("SHC_KEYS")) {  // the list kernels: per-key branch or not, keys per lane
+    for (int v : {96, 70, 71, 72, 74}) { variant = v; bench_one("prod", 1000000, 128, 2048, false, v == 71, 20); }
+    for (int v : {95, 73, 74, 70}) { variant = v; bench_one("1M-256-m20000", 1000000, 256, 20000, false, v == 74, 3); }
+    return 0;
+  }
+  if (getenv("SHC_QUICK")) {  // the pipelined variants beside the ones they replace
+    for (int v : {96, 97}) { variant = v; bench_one("prod", 1000000, 128, 2048, false, v == 97, 20); }
+    for (int v : {95, 98}) { variant = v; bench_one("prod", 1000000, 128, 2048, false, false, 20); bench_one("1M-256-m20000", 1000000, 256, 20000, false, v == 98, 3); }
+    for (int v : {90, 99}) {
+      variant = v;
+      bench_one("mnemo", 100000, 384, 1024, false, false, 20);
+      bench_one("200k-1536", 200000, 1536, 1024, false, false, 10);
+      bench_one("500k-768-m20000", 500000, 768, 20000, false, false, 3);
+    }
+    variant = 97;
+    bench_one("prod-f16", 1000000, 128, 2048, true, false, 20);
+    return 0;
+  }
   for (int v : {96, 95}) {
     variant = v;
     bench_one("prod", 1000000, 128, 2048, false, v == 96, 20);
@@ -448,6 +507,13 @@ int main(int argc, char **argv) {
   CK(cudaFuncSetAttribute(screen_h90, cudaFuncAttributeMaxDynamicSharedMemorySize, W9_SMEM));
   CK(cudaFuncSetAttribute(screen_h90r, cudaFuncAttributeMaxDynamicSharedMemorySize, W9R_SMEM(W9R_MAX_DP)));
   CK(cudaFuncSetAttribute(screen_h90r_l3, cudaFuncAttributeMaxDynamicSharedMemorySize, W9R_SMEM(W9R_MAX_DP)));
+  for (auto k : {screen_h90m, screen_h90m_l3, screen_h90m_l2, screen_h90m_l3b, screen_h90m_l4b})
+    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, WM_SMEM(W9R_MAX_DP)));
+  for (auto k : {screen_h90r_l3b, screen_h90r_l2b, screen_h90r_l2, screen_h90r_l8b, screen_h90r_l4b})
+    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, W9R_SMEM(W9R_MAX_DP)));
+  CK(cudaFuncSetAttribute(screen_h90p, cudaFuncAttributeMaxDynamicSharedMemorySize, WP_SMEM));
+  CK(cudaFuncSetAttribute(screen_h90pr, cudaFuncAttributeMaxDynamicSharedMemorySize, WPR_SMEM(W9R_MAX_DP)));
+  CK(cudaFuncSetAttribute(screen_h90pr_l3, cudaFuncAttributeMaxDynamicSharedMemorySize, WPR_SMEM(W9R_MAX_DP)));
   const char *mode = argc > 1 ? argv[1] : "check";
   if (!strcmp(mode, "check")) return check();
   if (!strcmp(mode, "bench")) return bench();
