@@ -66,7 +66,7 @@ node bench/cpuprofile-top.mjs /tmp/prof/*.cpuprofile 30 > "$OUT/compress-profile
 fi
 if want ncu; then
 say "ncu: the assign kernels on mnemo (one launch each)"
-for k in screen_h90r assign_top2 exact_h reduce_points; do
+for k in screen_h90 assign_top2 exact_h reduce_points; do
   VLC_CUDA_SCREEN=$([ $k = assign_top2 ] && echo 0 || echo 1) timeout 120 ncu --target-processes all -k "regex:$k" -c 1 \
     --section SpeedOfLight --section Occupancy --section WarpStateStats --section LaunchStats \
     node bin/vlc.js bench --device cuda --workloads mnemo --iters 1 -q 2>&1 | grep -vE "^==PROF==|^\s*$" >> "$OUT/ncu.txt"
@@ -75,7 +75,7 @@ tail -60 "$OUT/ncu.txt" | tee -a "$log"
 fi
 if want ncustall; then
 say "ncu: stall reasons and instruction mix of the tiled kernels on mnemo"
-for k in screen_h90r assign_top2; do
+for k in screen_h90 assign_top2; do
   VLC_CUDA_SCREEN=$([ $k = assign_top2 ] && echo 0 || echo 1) timeout 150 ncu --target-processes all -k "regex:$k" -c 1 \
     --metrics 'regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio',smsp__inst_executed.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,smsp__sass_thread_inst_executed_op_fadd_pred_on.sum,smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum,smsp__inst_executed_op_global_ld.sum,smsp__inst_executed_op_branch.sum,sm__cycles_elapsed.avg,smsp__issue_active.avg.pct_of_peak_sustained_active \
     node bin/vlc.js bench --device cuda --workloads mnemo --iters 1 -q 2>&1 | grep -vE "^==PROF==|^\s*$" >> "$OUT/ncu-stall.txt"

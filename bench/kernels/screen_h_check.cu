@@ -127,11 +127,10 @@ static void prep_points_run(Problem &p) {
   LAUNCHED();
 }
 
-// The screened pass: prep_anchors, screen_h, exact_h, the split fallback (+ assign_list past cap).
-// variant: 4 = screen_h (mma.sync, 4 keys per thread), 90 = screen_h90 (wgmma, streamed points, 8 per lane),
-// 95 / 96 = screen_h90r / screen_h90r_l3 (points resident in shared memory, 8 / 3 keys per lane);
-// 99 / 98 / 97 = screen_h90p / screen_h90pr / screen_h90pr_l3 (the same three with the epilogue of one
-// 64-anchor tile overlapping the next tile's wgmma).
+// The screened pass: prep_anchors, the screen, exact_h, collect_h, the split fallback (+ assign_list past cap).
+// variant: 4 = screen_h (mma.sync, 4 keys per thread), 90 = screen_h90 (wgmma, streamed points, 8 keys per lane),
+// 60 / 61 / 62 = screen_h90m / _k3 / _k2 (points resident, anchors by bulk copy, no block barrier; 8 keys
+// per lane with a branch per key, 3 or 2 without).
 static int variant = 4;
 static unsigned uncertain = 0;
 static void screened(Problem &p, cudaEvent_t *ev = nullptr) {
@@ -141,24 +140,12 @@ static void screened(Problem &p, cudaEvent_t *ev = nullptr) {
   prep_anchors<<<ab, 256>>>(p.C, p.mu, p.s, p.m, p.d, p.dp, p.mpad, p.Ch, p.cn, p.scalars);
   LAUNCHED();
   if (ev) CK(cudaEventRecord(ev[1]));
-  if (variant >= 60 && variant <= 64) {  // screen_h90m (8 keys), _l3, _l2 (no branch), _l3b, _l4b: no block barrier, bulk-copied pre-tiled anchors
-    if (p.dp > W9R_MAX_DP) { fprintf(stderr, "variant %d needs dp <= 256\n", variant); exit(2); }
+  if (variant >= 60 && variant <= 62) {
+    if (p.dp > WM_MAX_DP) { fprintf(stderr, "variant %d needs dp <= %d\n", variant, WM_MAX_DP); exit(2); }
     tile_anchors<<<std::min(p.mpad * p.dp / 8 / 256 + 1, 132 * 8), 256>>>(p.Ch, p.dp, p.mpad, p.Ct);
     LAUNCHED();
-    auto k = variant == 60 ? screen_h90m : variant == 61 ? screen_h90m_l3 : variant == 62 ? screen_h90m_l2 : variant == 63 ? screen_h90m_l3b : screen_h90m_l4b;
+    auto k = variant == 60 ? screen_h90m : variant == 61 ? screen_h90m_k3 : screen_h90m_k2;
     k<<<p.npad / W9_P, W9_THREADS, WM_SMEM(p.dp)>>>(p.Xh, p.Ct, p.xn, p.cn, p.scalars, p.n, p.dp, p.mpad, p.hmask, p.keys);
-  } else if (variant >= 70 && variant <= 74) {  // 70 l3b, 71 l2b, 72 l2 (guarded), 73 l8b, 74 l4b: resident, no per-key branch (b)
-    if (p.dp > W9R_MAX_DP) { fprintf(stderr, "variant %d needs dp <= 256\n", variant); exit(2); }
-    auto k = variant == 70 ? screen_h90r_l3b : variant == 71 ? screen_h90r_l2b : variant == 72 ? screen_h90r_l2 : variant == 73 ? screen_h90r_l8b : screen_h90r_l4b;
-    k<<<p.npad / W9_P, W9_THREADS, W9R_SMEM(p.dp)>>>(p.Xh, p.Ch, p.xn, p.cn, p.scalars, p.n, p.dp, p.mpad, p.hmask, p.keys);
-  } else if (variant == 97 || variant == 98) {
-    if (p.dp > W9R_MAX_DP) { fprintf(stderr, "variant %d needs dp <= 256\n", variant); exit(2); }
-    (variant == 97 ? screen_h90pr_l3 : screen_h90pr)<<<p.npad / W9_P, W9_THREADS, WPR_SMEM(p.dp)>>>(p.Xh, p.Ch, p.xn, p.cn, p.scalars, p.n, p.dp, p.mpad, p.hmask, p.keys);
-  } else if (variant == 99)
-    screen_h90p<<<p.npad / W9_P, W9_THREADS, WP_SMEM>>>(p.Xh, p.Ch, p.xn, p.cn, p.scalars, p.n, p.dp, p.mpad, p.hmask, p.keys);
-  else if (variant == 95 || variant == 96) {
-    if (p.dp > W9R_MAX_DP) { fprintf(stderr, "variant %d needs dp <= 256\n", variant); exit(2); }
-    (variant == 96 ? screen_h90r_l3 : screen_h90r)<<<p.npad / W9_P, W9_THREADS, W9R_SMEM(p.dp)>>>(p.Xh, p.Ch, p.xn, p.cn, p.scalars, p.n, p.dp, p.mpad, p.hmask, p.keys);
   } else if (variant == 90)
     screen_h90<<<p.npad / W9_P, W9_THREADS, W9_SMEM>>>(p.Xh, p.Ch, p.xn, p.cn, p.scalars, p.n, p.dp, p.mpad, p.hmask, p.keys);
   else
@@ -324,8 +311,7 @@ static int check() {
                                        {20000, 128, 2048}, {513, 9, 513}};
   int fails = 0;
   unsigned seed = 1;
-  int okCases = 0;
-  std::vector<int> vs = {97, 98, 99, 96, 95, 90, 4};
+  std::vector<int> vs = {62, 61, 60, 90, 4};
   if (getenv("SHC_VARIANTS")) {  // e.g. SHC_VARIANTS=97,98,99
     vs.clear();
     for (const char *c = getenv("SHC_VARIANTS"); *c;) { vs.push_back(atoi(c)); while (*c && *c != ',') c++; if (*c) c++; }
@@ -335,7 +321,7 @@ static int check() {
     printf("variant %d\n", v);
     seed = 1;
     for (auto &c : cases)
-      if (v == 4 || v == 90 || v == 99 || up(c.d, 64) <= W9R_MAX_DP)  // the rest hold the points resident
+      if (v == 4 || v == 90 || up(c.d, 64) <= WM_MAX_DP)  // screen_h90m holds the points resident
       for (int f16 = 0; f16 < 2; f16++)
         for (Kind k : {CLUSTERS, FAR, SPHERE, GRID}) fails += check_case(c.n, c.d, c.m, f16, k, seed++);
   }
@@ -458,37 +444,10 @@ static int bench() {
     bench_one("one", n, d, m, false, false, 2);
     return 0;
   }
-  if (getenv("SHC_M")) {  // screen_h90m beside screen_h90r
-    for (int v : {96, 61, 62, 63, 64}) { variant = v; bench_one("prod", 1000000, 128, 2048, false, v == 62, 20); }
-    for (int v : {95, 60, 63, 64}) { variant = v; bench_one("1M-256-m20000", 1000000, 256, 20000, false, v == 60, 3); }
-    variant = 60;
-    bench_one("mnemo-like-256", 100000, 256, 1024, false, false, 20);
-    variant = 61;
-    bench_one("prod-f16", 1000000, 128, 2048, true, false, 20);
-    return 0;
-  }
-  if (getenv("SHC_KEYS")) {  // the list kernels: per-key branch or not, keys per lane
-    for (int v : {96, 70, 71, 72, 74}) { variant = v; bench_one("prod", 1000000, 128, 2048, false, v == 71, 20); }
-    for (int v : {95, 73, 74, 70}) { variant = v; bench_one("1M-256-m20000", 1000000, 256, 20000, false, v == 74, 3); }
-    return 0;
-  }
-  if (getenv("SHC_QUICK")) {  // the pipelined variants beside the ones they replace
-    for (int v : {96, 97}) { variant = v; bench_one("prod", 1000000, 128, 2048, false, v == 97, 20); }
-    for (int v : {95, 98}) { variant = v; bench_one("prod", 1000000, 128, 2048, false, false, 20); bench_one("1M-256-m20000", 1000000, 256, 20000, false, v == 98, 3); }
-    for (int v : {90, 99}) {
-      variant = v;
-      bench_one("mnemo", 100000, 384, 1024, false, false, 20);
-      bench_one("200k-1536", 200000, 1536, 1024, false, false, 10);
-      bench_one("500k-768-m20000", 500000, 768, 20000, false, false, 3);
-    }
-    variant = 97;
-    bench_one("prod-f16", 1000000, 128, 2048, true, false, 20);
-    return 0;
-  }
-  for (int v : {96, 95}) {
+  for (int v : {62, 61, 60}) {
     variant = v;
-    bench_one("prod", 1000000, 128, 2048, false, v == 96, 20);
-    bench_one("1M-256-m20000", 1000000, 256, 20000, false, false, 3);
+    bench_one("prod", 1000000, 128, 2048, false, v == 62, 20);
+    bench_one("1M-256-m20000", 1000000, 256, 20000, false, v == 61, 3);
   }
   for (int v : {90, 4}) {
     variant = v;
@@ -498,22 +457,15 @@ static int bench() {
     bench_one("1M-256-m20000", 1000000, 256, 20000, false, false, 3);
     bench_one("500k-768-m20000", 500000, 768, 20000, false, false, 3);
   }
-  variant = 96;
+  variant = 62;
   bench_one("prod-f16", 1000000, 128, 2048, true, false, 20);
   return 0;
 }
 
 int main(int argc, char **argv) {
   CK(cudaFuncSetAttribute(screen_h90, cudaFuncAttributeMaxDynamicSharedMemorySize, W9_SMEM));
-  CK(cudaFuncSetAttribute(screen_h90r, cudaFuncAttributeMaxDynamicSharedMemorySize, W9R_SMEM(W9R_MAX_DP)));
-  CK(cudaFuncSetAttribute(screen_h90r_l3, cudaFuncAttributeMaxDynamicSharedMemorySize, W9R_SMEM(W9R_MAX_DP)));
-  for (auto k : {screen_h90m, screen_h90m_l3, screen_h90m_l2, screen_h90m_l3b, screen_h90m_l4b})
-    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, WM_SMEM(W9R_MAX_DP)));
-  for (auto k : {screen_h90r_l3b, screen_h90r_l2b, screen_h90r_l2, screen_h90r_l8b, screen_h90r_l4b})
-    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, W9R_SMEM(W9R_MAX_DP)));
-  CK(cudaFuncSetAttribute(screen_h90p, cudaFuncAttributeMaxDynamicSharedMemorySize, WP_SMEM));
-  CK(cudaFuncSetAttribute(screen_h90pr, cudaFuncAttributeMaxDynamicSharedMemorySize, WPR_SMEM(W9R_MAX_DP)));
-  CK(cudaFuncSetAttribute(screen_h90pr_l3, cudaFuncAttributeMaxDynamicSharedMemorySize, WPR_SMEM(W9R_MAX_DP)));
+  for (auto k : {screen_h90m, screen_h90m_k3, screen_h90m_k2})
+    CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, WM_SMEM(WM_MAX_DP)));
   const char *mode = argc > 1 ? argv[1] : "check";
   if (!strcmp(mode, "check")) return check();
   if (!strcmp(mode, "bench")) return bench();

@@ -564,13 +564,21 @@ export class FakeCuda {
         }
         return;
       }
+      case 'tile_anchors': { // each step's [128 anchors][64 dims] block, 16-byte chunk c of row r at c ^ (r & 7)
+        const dp = num('dp'), mpad = num('mpad'), Ch = this.view(ptr('Ch'), Uint16Array), Ct = this.view(ptr('Ct'), Uint16Array);
+        Ct.set(tileAnchors(Ch.subarray(0, mpad * dp), dp, mpad));
+        return;
+      }
       case 'screen_h':
       case 'screen_h90':
-      case 'screen_h90r':
-      case 'screen_h90r_l3': { // the row's 8 smallest keys and the 9th: dot products of the fp16 copies in f64
+      case 'screen_h90m':
+      case 'screen_h90m_k3':
+      case 'screen_h90m_k2': { // the row's 8 smallest keys and the 9th: dot products of the fp16 copies in f64
         const n = num('n'), dp = num('dp'), mpad = num('mpad'), hmask = num('hmask') >>> 0;
         const Xh = this.view(ptr('Xh'), Uint16Array), Ch = this.view(ptr('Ch'), Uint16Array), xn = f32('xn'), cn = f32('cn'), keys = u32('keys');
-        const ch = Float64Array.from(Ch.subarray(0, mpad * dp), halfToFloat);
+        // screen_h90m reads the tiled copy and keys |dist| (screen_h90.cu), the others max(dist, 0).
+        const tiled = kernel.startsWith('screen_h90m');
+        const ch = Float64Array.from(tiled ? untileAnchors(Ch.subarray(0, mpad * dp), dp, mpad) : Ch.subarray(0, mpad * dp), halfToFloat);
         const row = new Uint32Array(mpad);
         for (let i = 0; i < n; i++) {
           const x = Float64Array.from(Xh.subarray(i * dp, (i + 1) * dp), halfToFloat);
@@ -578,7 +586,7 @@ export class FakeCuda {
             let dot = 0;
             for (let k = 0; k < dp; k++) dot += x[k] * ch[j * dp + k];
             const a = Math.fround(Math.fround(xn[i] + cn[j]) - 2 * Math.fround(dot));
-            row[j] = ((floatBits(Math.max(a, 0)) & hmask) | j) >>> 0;
+            row[j] = ((floatBits(tiled ? Math.abs(a) : Math.max(a, 0)) & hmask) | j) >>> 0;
           }
           row.sort();
           for (let e = 0; e < 9; e++) keys[e * n + i] = e < mpad ? row[e] : 0xffffffff;
@@ -928,4 +936,24 @@ function floatToHalf(v: number): number {
   if (2 ** ee > r) ee--;
   else if (2 ** (ee + 1) <= r) ee++;
   return sign | ((ee + 15) << 10) | Math.round((r / 2 ** ee - 1) * 1024);
+}
+
+/** Where tile_anchors (cuda/screen_h90.cu) puts half k of anchor row r: one index per source half. */
+function tiledIndex(dp: number): (row: number, k: number) => number {
+  const kSteps = dp / 64;
+  return (row, k) => {
+    const r = row & 127, col = k >> 3;
+    const block = (row >> 7) * kSteps + (col >> 3);
+    return block * 8192 + (r * 8 + ((col & 7) ^ (r & 7))) * 8 + (k & 7);
+  };
+}
+function tileAnchors(Ch: Uint16Array, dp: number, mpad: number): Uint16Array {
+  const at = tiledIndex(dp), out = new Uint16Array(mpad * dp);
+  for (let row = 0; row < mpad; row++) for (let k = 0; k < dp; k++) out[at(row, k)] = Ch[row * dp + k];
+  return out;
+}
+function untileAnchors(Ct: Uint16Array, dp: number, mpad: number): Uint16Array {
+  const at = tiledIndex(dp), out = new Uint16Array(mpad * dp);
+  for (let row = 0; row < mpad; row++) for (let k = 0; k < dp; k++) out[row * dp + k] = Ct[at(row, k)];
+  return out;
 }

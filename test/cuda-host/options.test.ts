@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CUDA_DEFAULTS, cudaOptions, cudaOptionsFromEnv } from '../../dist/backend/cuda/options.js';
 import { npyHeader } from '../../dist/io/writers/npy.js';
+import { screenKernel } from '../../dist/backend/cuda/screen.js';
 
 function usage(env: Record<string, string>): string {
   try {
@@ -22,7 +23,7 @@ function usage(env: Record<string, string>): string {
 
 describe('CUDA options', () => {
   it('defaults: screen where it pays, on tensor cores, all free memory, resident', () => {
-    expect(cudaOptionsFromEnv({})).toEqual({ screen: 'auto', wgmma: true, maxDeviceBytes: undefined, tileRows: undefined, stagingBytes: 64 * 2 ** 20 });
+    expect(cudaOptionsFromEnv({})).toEqual({ screen: 'auto', wgmma: true, screenKeys: 'auto', maxDeviceBytes: undefined, tileRows: undefined, stagingBytes: 64 * 2 ** 20 });
     expect(cudaOptionsFromEnv({ PATH: '/bin', VLC_CUDA_LIB: '/x/libcuda.so.1', VLC_CUDA_WGMMA: '' })).toEqual(CUDA_DEFAULTS);
   });
 
@@ -32,6 +33,8 @@ describe('CUDA options', () => {
     expect(cudaOptionsFromEnv({ VLC_CUDA_SCREEN: 'auto' }).screen).toBe('auto');
     expect(cudaOptionsFromEnv({ VLC_CUDA_WGMMA: '0' }).wgmma).toBe(false);
     expect(cudaOptionsFromEnv({ VLC_CUDA_WGMMA: ' 1 ' }).wgmma).toBe(true);
+    expect(cudaOptionsFromEnv({ VLC_CUDA_SCREEN_KEYS: '3' }).screenKeys).toBe(3);
+    expect(cudaOptionsFromEnv({ VLC_CUDA_SCREEN_KEYS: 'auto' }).screenKeys).toBe('auto');
     expect(cudaOptionsFromEnv({ VLC_CUDA_MAX_BYTES: '123' }).maxDeviceBytes).toBe(123);
     expect(cudaOptionsFromEnv({ VLC_CUDA_MAX_BYTES: '400K' }).maxDeviceBytes).toBe(400 * 1024);
     expect(cudaOptionsFromEnv({ VLC_CUDA_MAX_BYTES: '1.5GiB' }).maxDeviceBytes).toBe(1.5 * 2 ** 30);
@@ -40,16 +43,29 @@ describe('CUDA options', () => {
 
   it('a bad value names the variable and what it accepts (exit 2)', () => {
     expect(usage({ VLC_CUDA_WGMMA: 'false' })).toBe('VLC_CUDA_WGMMA=false: expected 0 or 1');
+    expect(usage({ VLC_CUDA_SCREEN_KEYS: '4' })).toBe('VLC_CUDA_SCREEN_KEYS=4: expected 2, 3, 8 or auto');
     expect(usage({ VLC_CUDA_SCREEN: 'yes' })).toBe('VLC_CUDA_SCREEN=yes: expected 0, 1 or auto');
     expect(usage({ VLC_CUDA_MAX_BYTES: 'lots' })).toBe('VLC_CUDA_MAX_BYTES=lots: expected a number of bytes, optionally with K, M, G or T (e.g. 6G)');
   });
 
   it('a variable that is no setting (a typo, or a switch whose experiment is over) is a usage error', () => {
     expect(usage({ VLC_CUDA_TILE: 'p8' })).toBe(
-      'VLC_CUDA_TILE is not a setting of vlc; the CUDA backend reads VLC_CUDA_SCREEN, VLC_CUDA_WGMMA, VLC_CUDA_MAX_BYTES, VLC_CUDA_LIB',
+      'VLC_CUDA_TILE is not a setting of vlc; the CUDA backend reads VLC_CUDA_SCREEN, VLC_CUDA_WGMMA, VLC_CUDA_SCREEN_KEYS, VLC_CUDA_MAX_BYTES, VLC_CUDA_LIB',
     );
     expect(usage({ VLC_CUDA_ASSIGN: 'occ2' })).toMatch(/^VLC_CUDA_ASSIGN is not a setting/);
     expect(usage({ VLC_CUDA_SCEEN: '0' })).toMatch(/^VLC_CUDA_SCEEN is not a setting/);
+  });
+
+  it('the screen kernel: portable without Hopper, streamed past dp 256, keys per lane by workload or by choice', () => {
+    const o = cudaOptions();
+    expect(screenKernel(128, 2048, o, false)).toBe('screen_h');
+    expect(screenKernel(384, 1024, o, true)).toBe('screen_h90');
+    expect(screenKernel(128, 2048, o, true)).toBe('screen_h90m_k2');
+    expect(screenKernel(256, 20000, o, true)).toBe('screen_h90m');
+    expect(screenKernel(128, 20000, o, true)).toBe('screen_h90m');
+    expect(screenKernel(256, 20000, cudaOptions({ screenKeys: 3 }), true)).toBe('screen_h90m_k3');
+    expect(screenKernel(64, 100, cudaOptions({ screenKeys: 8 }), true)).toBe('screen_h90m');
+    expect(() => cudaOptions({ screenKeys: 4 as 3 })).toThrow(/screenKeys must be 'auto', 2, 3 or 8, got 4/);
   });
 
   it('options from code are validated too', () => {

@@ -111,19 +111,29 @@ export const KERNELS = {
     ],
   },
   // screen_h90.cu (sm_90a, Hopper only): the same screen on warpgroup instructions (wgmma); the
-  // points streamed with the anchors, or resident in shared memory (dp <= 256), with 8 or 3 keys
-  // per lane. Dynamic shared memory (sharedBytes) beyond the 48 KB default.
+  // points streamed with the anchors (screen_h90), or resident in shared memory with the anchors
+  // bulk-copied from their tiled copy (screen_h90m: 8 keys per lane; _k3, _k2: 3 or 2 without a
+  // branch per key; 'Ch' is then tile_anchors' Ct). Dynamic shared memory (sharedBytes) beyond the
+  // 48 KB default.
   screen_h90: {
     module: 'screen_h90', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'W9_P' },
     args: SCREEN_H,
   },
-  screen_h90r: {
+  screen_h90m: {
     module: 'screen_h90', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'W9_P' },
     args: SCREEN_H,
   },
-  screen_h90r_l3: {
+  screen_h90m_k3: {
     module: 'screen_h90', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'W9_P' },
     args: SCREEN_H,
+  },
+  screen_h90m_k2: {
+    module: 'screen_h90', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'W9_P' },
+    args: SCREEN_H,
+  },
+  tile_anchors: {
+    module: 'screen_h90', perDtype: false, threads: 256, bounds: {},
+    args: [['Ch', 'ptr'], ['dp', 'i32'], ['mpad', 'i32'], ['Ct', 'ptr']],
   },
   // reduce.cu: per-anchor statistics from each point's top-2, and the pass's scalars.
   reduce_points: {

@@ -20,6 +20,13 @@ export interface CudaOptions {
    */
   wgmma: boolean;
   /**
+   * Keys each lane of the resident Hopper screen (screen_h90m, dp <= 256) keeps per point: 'auto'
+   * (2 on short rows with few anchors, else 8: screen.ts screenKernel), or 2, 3 or 8 for A/B runs.
+   * Fewer keys make the screen's integer epilogue cheaper and leave more points uncertain (decided
+   * exactly all the same). VLC_CUDA_SCREEN_KEYS=auto|2|3|8.
+   */
+  screenKeys: 'auto' | 2 | 3 | 8;
+  /**
    * Use at most this many bytes of GPU memory (undefined: whatever is free), e.g. to leave room
    * for another process. When the engine needs more, the vectors stream from host memory in tiles
    * (plan.ts). VLC_CUDA_MAX_BYTES=<bytes>, optionally with a binary K/M/G/T suffix (6G).
@@ -41,6 +48,7 @@ export interface CudaOptions {
 export const CUDA_DEFAULTS: Readonly<CudaOptions> = Object.freeze({
   screen: 'auto',
   wgmma: true,
+  screenKeys: 'auto',
   maxDeviceBytes: undefined,
   tileRows: undefined,
   stagingBytes: 64 * 2 ** 20,
@@ -50,7 +58,7 @@ export const CUDA_DEFAULTS: Readonly<CudaOptions> = Object.freeze({
 export const TILE_ALIGN = 256;
 
 /** The variables this backend reads (VLC_CUDA_LIB is driver.ts's: which library to load). */
-const VARIABLES = ['VLC_CUDA_SCREEN', 'VLC_CUDA_WGMMA', 'VLC_CUDA_MAX_BYTES', 'VLC_CUDA_LIB'] as const;
+const VARIABLES = ['VLC_CUDA_SCREEN', 'VLC_CUDA_WGMMA', 'VLC_CUDA_SCREEN_KEYS', 'VLC_CUDA_MAX_BYTES', 'VLC_CUDA_LIB'] as const;
 
 /** Defaults overridden by the VLC_CUDA_* variables; an unknown variable or value is a UsageError (exit 2). */
 export function cudaOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CudaOptions {
@@ -65,10 +73,12 @@ export function cudaOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CudaOp
   };
   const screen = value('VLC_CUDA_SCREEN');
   const wg = value('VLC_CUDA_WGMMA');
+  const keys = value('VLC_CUDA_SCREEN_KEYS');
   const maxBytes = value('VLC_CUDA_MAX_BYTES');
   return cudaOptions({
     ...(screen !== undefined && { screen: choice('VLC_CUDA_SCREEN', screen, { auto: 'auto', '1': true, '0': false } as const) }),
     ...(wg !== undefined && { wgmma: choice('VLC_CUDA_WGMMA', wg, { '1': true, '0': false } as const) }),
+    ...(keys !== undefined && { screenKeys: choice('VLC_CUDA_SCREEN_KEYS', keys, { auto: 'auto', '2': 2, '3': 3, '8': 8 } as const) }),
     ...(maxBytes !== undefined && { maxDeviceBytes: parseBytes('VLC_CUDA_MAX_BYTES', maxBytes) }),
   });
 }
@@ -78,6 +88,9 @@ export function cudaOptions(o: Partial<CudaOptions> = {}): CudaOptions {
   const r: CudaOptions = { ...CUDA_DEFAULTS, ...o };
   if (!(r.screen === 'auto' || typeof r.screen === 'boolean')) throw new Error(`screen must be 'auto', true or false, got ${String(r.screen)}`);
   if (typeof r.wgmma !== 'boolean') throw new Error(`wgmma must be true or false, got ${String(r.wgmma)}`);
+  if (!(r.screenKeys === 'auto' || r.screenKeys === 2 || r.screenKeys === 3 || r.screenKeys === 8)) {
+    throw new Error(`screenKeys must be 'auto', 2, 3 or 8, got ${String(r.screenKeys)}`);
+  }
   if (r.maxDeviceBytes !== undefined && !(Number.isFinite(r.maxDeviceBytes) && r.maxDeviceBytes >= 0)) {
     throw new Error(`maxDeviceBytes must be a number of bytes, got ${r.maxDeviceBytes}`);
   }

@@ -45,17 +45,32 @@ export const collectFor = (d: number): { ncand: number; share: number } => (d >=
 const SCALARS = 8;
 /** Rows of the sample μ is the mean of. */
 const MEAN_SAMPLE = 65536;
-/** Resident points (screen_h90r) up to this padded dimension: 128 rows × dp fp16 in shared memory. */
+/** Resident points (screen_h90m) up to this padded dimension (WM_MAX_DP): 128 rows × dp fp16 in shared memory. */
 const RESIDENT_MAX_DP = 256;
-/** screen_h90r_l3 (3 keys per lane: cheaper inserts) where the epilogue dominates: short rows, few anchors. */
+/**
+ * Keys per lane of screen_h90m where the pass's choice is 'auto': 2 on short rows with few anchors
+ * (the epilogue's integer work is the bottleneck there; the more uncertain points cost less than
+ * it saves), else KEYS_AUTO_LONG. bench/kernels/NOTES.md, session 9.
+ */
 const FEW_KEYS_MAX_DP = 128;
 const FEW_KEYS_MAX_M = 8192;
-/** Dynamic shared memory of screen_h90 (W9_SMEM) and screen_h90r (W9R_SMEM(dp)) in screen_h90.cu. */
+const KEYS_AUTO_LONG: 3 | 8 = 8;
+/** Bytes of one stage's points or anchors (W9_HALF): 128 rows × 64 fp16 dimensions. */
 const W9_STAGE_HALF = 128 * 128;
+/** Dynamic shared memory of screen_h90 (W9_SMEM) and screen_h90m (WM_SMEM(dp)) in screen_h90.cu. */
 const sharedOf = (k: ScreenKernel, dp: number): number =>
-  k === 'screen_h' ? 0 : k === 'screen_h90' ? 3 * 2 * W9_STAGE_HALF + 1024 : 128 * dp * 2 + 3 * W9_STAGE_HALF + 1024;
+  k === 'screen_h' ? 0 : k === 'screen_h90' ? 3 * 2 * W9_STAGE_HALF + 1024 : 128 * dp * 2 + (dp <= 192 ? 4 : 3) * W9_STAGE_HALF + 1024;
 
-type ScreenKernel = 'screen_h' | 'screen_h90' | 'screen_h90r' | 'screen_h90r_l3';
+type ScreenKernel = 'screen_h' | 'screen_h90' | 'screen_h90m' | 'screen_h90m_k3' | 'screen_h90m_k2';
+const TILED_KERNELS: readonly ScreenKernel[] = ['screen_h90m', 'screen_h90m_k3', 'screen_h90m_k2'];
+
+/** The screen kernel of a pass: Hopper's wgmma kernels where loaded, points resident where dp allows. */
+export function screenKernel(dp: number, m: number, o: CudaOptions, hopper: boolean): ScreenKernel {
+  if (!hopper) return 'screen_h';
+  if (dp > RESIDENT_MAX_DP) return 'screen_h90';
+  const keys = o.screenKeys !== 'auto' ? o.screenKeys : dp <= FEW_KEYS_MAX_DP && m < FEW_KEYS_MAX_M ? 2 : KEYS_AUTO_LONG;
+  return keys === 2 ? 'screen_h90m_k2' : keys === 3 ? 'screen_h90m_k3' : 'screen_h90m';
+}
 
 /**
  * Whether an engine's passes screen: m >= 3, and for 'auto' a pass large enough to repay the
@@ -85,8 +100,9 @@ export function screenShape(d: number, m: number, rows: number) {
 /** Device bytes of the screen's buffers (plan.ts counts them). */
 export function screenBytes(d: number, m: number, rows: number): number {
   const g = screenShape(d, m, rows);
+  // Anchors: fp16 copy, its tiled copy (screen_h90m; counted on every GPU), norms.
   return (
-    g.rowsPad * (g.dp * 2 + 4) + rows * 4 * (KEYS + 2) + g.mpad * (g.dp * 2 + 4) + d * 4 + SCALARS * 4 + g.slices * g.cap * 16 +
+    g.rowsPad * (g.dp * 2 + 4) + rows * 4 * (KEYS + 2) + g.mpad * (g.dp * 4 + 4) + d * 4 + SCALARS * 4 + g.slices * g.cap * 16 +
     g.collectCap * 4 * (g.ncand + 2)
   );
 }
@@ -98,6 +114,8 @@ export class DeviceScreen {
   private readonly masks: { imask: number; hmask: number };
   private readonly shared: number;
   private readonly bufs: Record<'Xh' | 'xn' | 'keys' | 'list' | 'list2' | 'thr' | 'ccount' | 'cand' | 'Ch' | 'cn' | 'mu' | 'scalars' | 'part', DeviceBuffer>;
+  /** screen_h90m's tiled copy of the anchors (tile_anchors), or none. */
+  private readonly Ct: DeviceBuffer | undefined;
   /** The scale the resident points were prepared with (0: not yet). */
   private preparedScale = 0;
   private scale = 1;
@@ -105,9 +123,8 @@ export class DeviceScreen {
   constructor(private readonly e: EngineCore, o: CudaOptions, private readonly rows: number) {
     const { d, m, ctx } = e;
     this.g = screenShape(d, m, rows);
-    const hopper = o.wgmma && ctx.hasModule('screen_h90');
     const { dp } = this.g;
-    this.kernel = !hopper ? 'screen_h' : dp > RESIDENT_MAX_DP ? 'screen_h90' : dp <= FEW_KEYS_MAX_DP && m < FEW_KEYS_MAX_M ? 'screen_h90r_l3' : 'screen_h90r';
+    this.kernel = screenKernel(dp, m, o, o.wgmma && ctx.hasModule('screen_h90'));
     this.shared = sharedOf(this.kernel, dp);
     this.bound = screenHalfBound(d, dp);
     this.masks = keyMasks(this.g.mpad);
@@ -128,6 +145,7 @@ export class DeviceScreen {
       scalars: b.alloc('screen scalars', SCALARS * 4),
       part: b.alloc('screen fallback partials', slices * cap * 16),
     };
+    this.Ct = TILED_KERNELS.includes(this.kernel) ? b.alloc('screen anchors (fp16, tiled)', mpad * dp * 2) : undefined;
     this.e.ctx.upload(this.bufs.mu, sampleMean(e));
   }
 
@@ -146,7 +164,7 @@ export class DeviceScreen {
   /** Buffers a pass writes (tests poison them). */
   outputs(): DeviceBuffer[] {
     const b = this.bufs;
-    return [b.keys, b.list, b.list2, b.thr, b.ccount, b.cand, b.Ch, b.cn, b.scalars, b.part];
+    return [b.keys, b.list, b.list2, b.thr, b.ccount, b.cand, b.Ch, b.cn, b.scalars, b.part, ...(this.Ct ? [this.Ct] : [])];
   }
 
   /** Before a pass's spans: the scale for the whole data's range, the anchors' fp16 copy. */
@@ -161,6 +179,11 @@ export class DeviceScreen {
     e.run('prep_anchors', Math.min(Math.ceil(g.mpad / 8), e.ctx.info.multiprocessors * 16), {
       C: e.bufs.C.ptr, mu: b.mu.ptr, s: this.scale, m: e.m, d: e.d, dp: g.dp, mpad: g.mpad, Ch: b.Ch.ptr, cn: b.cn.ptr, scalars: b.scalars.ptr,
     });
+    if (this.Ct) {
+      e.run('tile_anchors', Math.min(Math.ceil((g.mpad * g.dp) / 8 / 256), e.ctx.info.multiprocessors * 8), {
+        Ch: b.Ch.ptr, dp: g.dp, mpad: g.mpad, Ct: this.Ct.ptr,
+      });
+    }
   }
 
   /** The assign of one span: J1, D1, J2, D2 (at the span's rows) exact. */
@@ -173,7 +196,7 @@ export class DeviceScreen {
       this.preparePoints(s);
     }
     e.run(this.kernel, Math.ceil(n / BLOCK_POINTS), {
-      Xh: b.Xh.ptr, Ch: b.Ch.ptr, xn: b.xn.ptr, cn: b.cn.ptr, scalars: b.scalars.ptr, n, dp: g.dp, mpad: g.mpad,
+      Xh: b.Xh.ptr, Ch: (this.Ct ?? b.Ch).ptr, xn: b.xn.ptr, cn: b.cn.ptr, scalars: b.scalars.ptr, n, dp: g.dp, mpad: g.mpad,
       hmask: masks.hmask, keys: b.keys.ptr,
     }, { sharedBytes: this.shared });
     e.run('exact_h', Math.ceil(n / KERNELS.exact_h.points.value), {
