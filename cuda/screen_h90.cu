@@ -15,6 +15,7 @@
 // Two kernels (bench/kernels/NOTES.md has the measurements behind them):
 //   screen_h90   points and anchors streamed through a 3-stage cp.async pipeline, one block-wide
 //                barrier a step: any dp.
+//   collect_h90  collect_h on the same streamed loop (the uncertain points' candidates).
 //   screen_h90m  (dp <= 256) the block's points resident in shared memory; the anchors arrive by
 //                bulk copies that complete on mbarriers, and each warpgroup walks the stages on
 //                its own, so one warpgroup's epilogue (integer work, the bottleneck at short rows)
@@ -122,37 +123,31 @@ __device__ __forceinline__ void empty_lists(unsigned (&lk)[2][LK + 1]) {
     for (int e = 0; e <= LK; e++) lk[q][e] = SH_EMPTY;
 }
 
-// Arguments: Xh (npad × dp fp16 points), Ch (mpad × dp fp16 anchors; for screen_h90m Ct, the tiled
-// copy), their norms xn and cn, n, dp (a multiple of 64), mpad, hmask (the key bits kept of the
-// distance), keys (9 × n out). Dynamic shared memory: W9_SMEM, or WM_SMEM(dp).
-extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
-    screen_h90(const __half *__restrict__ Xh, const __half *__restrict__ Ch, const float *__restrict__ xn,
-               const float *__restrict__ cn, const unsigned *scalars, int n, int dp, int mpad, unsigned hmask,
-               unsigned *__restrict__ keys) {
+// The streamed GEMM loop of screen_h90 and collect_h90: the block's 128 points (row r of Xh is
+// rowOf(r)) against every tile of 128 anchors, points and anchors through a 3-stage cp.async
+// pipeline with one block-wide barrier a step; fold(a0, acc) after each complete tile.
+template <typename RowOf, typename Fold>
+__device__ __forceinline__ void streamed_tiles(const __half *__restrict__ Xh, const __half *__restrict__ Ch, int dp, int mpad,
+                                               RowOf rowOf, Fold fold) {
   extern __shared__ __align__(1024) unsigned char dsm[];
   const unsigned base = (smem_u32(dsm) + 1023u) & ~1023u;  // the swizzle pattern follows address bits 7-9
-  const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, t = lane & 3;
-  const int r0 = wg * 64 + ((tid >> 5) & 3) * 16 + (lane >> 2);  // the thread's rows: r0 and r0 + 8
-  const long long p0 = (long long)blockIdx.x * W9_P;
+  const int tid = threadIdx.x, wg = tid >> 7;
   const int kSteps = dp / W9_K;
   const int steps = kSteps * (mpad / W9_A);
+  long long rows[4];  // the point rows this thread copies (row tid / 8 + 32h)
+#pragma unroll
+  for (int h = 0; h < 4; h++) rows[h] = rowOf((tid >> 3) + 32 * h);
   auto load = [&](int stage, int step) {  // stage = [points][anchors], 64 dimensions of each
     const int a0 = (step / kSteps) * W9_A, k0 = (step % kSteps) * W9_K;
     const unsigned st = base + stage * W9_STAGE;
 #pragma unroll
     for (int h = 0; h < 4; h++) {
-      const int c = tid + h * W9_THREADS, r = c >> 3, ch = c & 7;
-      cp_async16(st + sw128_chunk(r, ch), Xh + (size_t)(p0 + r) * dp + k0 + ch * 8);
+      const int r = (tid >> 3) + 32 * h, ch = tid & 7;
+      cp_async16(st + sw128_chunk(r, ch), Xh + (size_t)rows[h] * dp + k0 + ch * 8);
       cp_async16(st + W9_HALF + sw128_chunk(r, ch), Ch + (size_t)(a0 + r) * dp + k0 + ch * 8);
     }
   };
-
-  const unsigned amask = hmask & 0x7fffffffu;
-  const float xr[2] = {xn[p0 + r0], xn[p0 + r0 + 8]};
-  unsigned lk[2][9];
-  empty_lists<8>(lk);
   float acc[64];
-
 #pragma unroll
   for (int st = 0; st < W9_STAGES - 1; st++) {
     if (st < steps) load(st, st);
@@ -173,10 +168,73 @@ extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
     wgmma_f16_x4(acc, st + wg * 64 * 128, st + W9_HALF, kc != 0);
     wgmma_commit();
     wgmma_wait0();  // the stage is free for the next load once every warpgroup is past the barrier
-    if (kc == kSteps - 1) tile_keys<8, true>(acc, (step / kSteps) * W9_A, t, xr, cn, amask, lk);
+    if (kc == kSteps - 1) fold((step / kSteps) * W9_A, acc);
   }
   cp_async_wait<0>();
+}
+
+// Arguments: Xh (npad × dp fp16 points), Ch (mpad × dp fp16 anchors; for screen_h90m Ct, the tiled
+// copy), their norms xn and cn, n, dp (a multiple of 64), mpad, hmask (the key bits kept of the
+// distance), keys (9 × n out). Dynamic shared memory: W9_SMEM, or WM_SMEM(dp).
+extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
+    screen_h90(const __half *__restrict__ Xh, const __half *__restrict__ Ch, const float *__restrict__ xn,
+               const float *__restrict__ cn, const unsigned *scalars, int n, int dp, int mpad, unsigned hmask,
+               unsigned *__restrict__ keys) {
+  const int tid = threadIdx.x, lane = tid & 31, t = lane & 3;
+  const int r0 = (tid >> 7) * 64 + ((tid >> 5) & 3) * 16 + (lane >> 2);  // the thread's rows: r0 and r0 + 8
+  const long long p0 = (long long)blockIdx.x * W9_P;
+  const unsigned amask = hmask & 0x7fffffffu;
+  const float xr[2] = {xn[p0 + r0], xn[p0 + r0 + 8]};
+  unsigned lk[2][9];
+  empty_lists<8>(lk);
+  streamed_tiles(Xh, Ch, dp, mpad, [&](int r) { return p0 + r; },
+                 [&](int a0, const float (&acc)[64]) { tile_keys<8, true>(acc, a0, t, xr, cn, amask, lk); });
   write_keys<8>(lk, p0, r0, t, n, keys);
+}
+
+// collect_h (screen_h.cu) on wgmma: the listed points exact_h could not certify, every anchor whose
+// approximate distance is under the point's threshold gathered into its candidates. The bound
+// that makes the threshold safe holds for any order of the tensor cores' accumulation, so these
+// candidates serve exact_collect as collect_h's do (the set can differ only in anchors that
+// cannot be in the top-2). Arguments as collect_h's; dynamic shared memory W9_SMEM.
+extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
+    collect_h90(const __half *Xh, const __half *Ch, const float *xn, const float *cn, const unsigned *list,
+                const unsigned *scalars, const float *thr, int cap, int dp, int mpad, unsigned *cand, unsigned *ccount,
+                int ncand) {
+  const int total = min((int)scalars[2], cap);
+  const int p0 = blockIdx.x * W9_P;
+  if (p0 >= total) return;  // the list is shorter than the grid: the whole block leaves
+  const int tid = threadIdx.x, lane = tid & 31, t = lane & 3;
+  const int r0 = (tid >> 7) * 64 + ((tid >> 5) & 3) * 16 + (lane >> 2);
+  float xr[2], T[2];
+  int pos[2];
+#pragma unroll
+  for (int q = 0; q < 2; q++) {
+    pos[q] = p0 + r0 + 8 * q;
+    const bool live = pos[q] < total;
+    T[q] = live ? thr[pos[q]] : -1.f;
+    xr[q] = live ? xn[list[pos[q]]] : 0.f;
+  }
+  streamed_tiles(Xh, Ch, dp, mpad, [&](int r) { return (long long)list[min(p0 + r, total - 1)]; },
+                 [&](int a0, const float (&acc)[64]) {
+#pragma unroll
+                   for (int w = 0; w < 8; w++)
+#pragma unroll
+                     for (int h = 0; h < 2; h++)
+#pragma unroll
+                       for (int e = 0; e < 2; e++) {
+                         const unsigned j = (unsigned)(a0 + 16 * w + 8 * h + 2 * t + e);
+                         const float cj = __ldg(cn + j);
+#pragma unroll
+                         for (int q = 0; q < 2; q++) {
+                           const float dist = fmaf(-2.f, acc[8 * w + 4 * h + 2 * q + e], xr[q] + cj);
+                           if (dist <= T[q]) {  // false for T = -1, and for padding anchors (+inf)
+                             const unsigned slot = atomicAdd(ccount + pos[q], 1u);
+                             if (slot < (unsigned)ncand) cand[(size_t)pos[q] * ncand + slot] = j;
+                           }
+                         }
+                       }
+                 });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -162,6 +162,9 @@ static void screened(Problem &p, cudaEvent_t *ev = nullptr) {
                              p.n, p.d, p.m, p.J1, p.D1, p.J2, p.D2, p.list, p.thr, p.ccount, p.ccap);
   LAUNCHED();
   if (ev) CK(cudaEventRecord(ev[3]));
+  if (variant != 4 && !getenv("SHC_PORTABLE_COLLECT"))  // the Hopper variants collect on wgmma too
+    collect_h90<<<(p.ccap + W9_P - 1) / W9_P, W9_THREADS, W9_SMEM>>>(p.Xh, p.Ch, p.xn, p.cn, p.list, p.scalars, p.thr, p.ccap, p.dp, p.mpad, p.cand, p.ccount, p.ncand);
+  else
   collect_h<<<(p.ccap + SH_P - 1) / SH_P, SH_THREADS>>>(p.Xh, p.Ch, p.xn, p.cn, p.list, p.scalars, p.thr, p.ccap, p.dp, p.mpad, p.cand, p.ccount, p.ncand);
   LAUNCHED();
   if (p.f16)
@@ -444,6 +447,13 @@ static int bench() {
     bench_one("one", n, d, m, false, false, 2);
     return 0;
   }
+  if (getenv("SHC_COLLECT")) {  // collect_h90 against collect_h under the same screen (SHC_PORTABLE_COLLECT set by the caller)
+    variant = 90;
+    bench_one("500k-768-m20000", 500000, 768, 20000, false, false, 3);
+    variant = 60;
+    bench_one("1M-256-m20000", 1000000, 256, 20000, false, false, 3);
+    return 0;
+  }
   for (int v : {62, 61, 60}) {
     variant = v;
     bench_one("prod", 1000000, 128, 2048, false, v == 62, 20);
@@ -464,6 +474,7 @@ static int bench() {
 
 int main(int argc, char **argv) {
   CK(cudaFuncSetAttribute(screen_h90, cudaFuncAttributeMaxDynamicSharedMemorySize, W9_SMEM));
+  CK(cudaFuncSetAttribute(collect_h90, cudaFuncAttributeMaxDynamicSharedMemorySize, W9_SMEM));
   for (auto k : {screen_h90m, screen_h90m_k3, screen_h90m_k2})
     CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, WM_SMEM(WM_MAX_DP)));
   const char *mode = argc > 1 ? argv[1] : "check";

@@ -626,7 +626,8 @@ export class FakeCuda {
         }
         return;
       }
-      case 'collect_h': { // every anchor under the listed point's threshold (approximations as screen_h's)
+      case 'collect_h':
+      case 'collect_h90': { // every anchor under the listed point's threshold (approximations as screen_h's)
         const dp = num('dp'), mpad = num('mpad'), cap = num('cap'), sc = u32('scalars'), list = u32('list'), thr = f32('thr');
         const Xh = this.view(ptr('Xh'), Uint16Array), Ch = this.view(ptr('Ch'), Uint16Array), xn = f32('xn'), cn = f32('cn');
         const cand = u32('cand'), ccount = u32('ccount'), ncand = num('ncand');

@@ -27,6 +27,10 @@ export interface KernelSpec {
 const X_N_D = [['X', 'ptr'], ['n', 'i32'], ['d', 'i32']] as const;
 const TOP2 = [['j1', 'ptr'], ['d1', 'ptr'], ['j2', 'ptr'], ['d2', 'ptr']] as const;
 const ASSIGN = [['X', 'ptr'], ['C', 'ptr'], ['n', 'i32'], ['d', 'i32'], ['m', 'i32'], ...TOP2] as const;
+const COLLECT_H = [
+  ['Xh', 'ptr'], ['Ch', 'ptr'], ['xn', 'ptr'], ['cn', 'ptr'], ['list', 'ptr'], ['scalars', 'ptr'], ['thr', 'ptr'], ['cap', 'i32'],
+  ['dp', 'i32'], ['mpad', 'i32'], ['cand', 'ptr'], ['ccount', 'ptr'], ['ncand', 'i32'],
+] as const;
 const SCREEN_H = [
   ['Xh', 'ptr'], ['Ch', 'ptr'], ['xn', 'ptr'], ['cn', 'ptr'], ['scalars', 'ptr'], ['n', 'i32'], ['dp', 'i32'], ['mpad', 'i32'],
   ['hmask', 'i32'], ['keys', 'ptr'],
@@ -87,10 +91,7 @@ export const KERNELS = {
   },
   collect_h: {
     module: 'screen_h', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'SH_P' },
-    args: [
-      ['Xh', 'ptr'], ['Ch', 'ptr'], ['xn', 'ptr'], ['cn', 'ptr'], ['list', 'ptr'], ['scalars', 'ptr'], ['thr', 'ptr'], ['cap', 'i32'],
-      ['dp', 'i32'], ['mpad', 'i32'], ['cand', 'ptr'], ['ccount', 'ptr'], ['ncand', 'i32'],
-    ],
+    args: COLLECT_H,
   },
   exact_collect: {
     module: 'screen_h', perDtype: true, threads: 256, bounds: {}, points: { value: 64, constant: 'EX_P' },
@@ -111,13 +112,18 @@ export const KERNELS = {
     ],
   },
   // screen_h90.cu (sm_90a, Hopper only): the same screen on warpgroup instructions (wgmma); the
-  // points streamed with the anchors (screen_h90), or resident in shared memory with the anchors
+  // points streamed with the anchors (screen_h90, and collect_h90 over the uncertain points), or
+  // resident in shared memory with the anchors
   // bulk-copied from their tiled copy (screen_h90m: 8 keys per lane; _k3, _k2: 3 or 2 without a
   // branch per key; 'Ch' is then tile_anchors' Ct). Dynamic shared memory (sharedBytes) beyond the
   // 48 KB default.
   screen_h90: {
     module: 'screen_h90', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'W9_P' },
     args: SCREEN_H,
+  },
+  collect_h90: {
+    module: 'screen_h90', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'W9_P' },
+    args: COLLECT_H,
   },
   screen_h90m: {
     module: 'screen_h90', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'W9_P' },

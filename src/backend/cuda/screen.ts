@@ -109,6 +109,8 @@ export function screenBytes(d: number, m: number, rows: number): number {
 
 export class DeviceScreen {
   readonly kernel: ScreenKernel;
+  /** collect_h, or its wgmma form where the screen runs on Hopper's kernels. */
+  private readonly collectKernel: 'collect_h' | 'collect_h90';
   private readonly g: ReturnType<typeof screenShape>;
   private readonly bound: HalfBound;
   private readonly masks: { imask: number; hmask: number };
@@ -125,6 +127,7 @@ export class DeviceScreen {
     this.g = screenShape(d, m, rows);
     const { dp } = this.g;
     this.kernel = screenKernel(dp, m, o, o.wgmma && ctx.hasModule('screen_h90'));
+    this.collectKernel = this.kernel === 'screen_h' ? 'collect_h' : 'collect_h90';
     this.shared = sharedOf(this.kernel, dp);
     this.bound = screenHalfBound(d, dp);
     this.masks = keyMasks(this.g.mpad);
@@ -206,10 +209,10 @@ export class DeviceScreen {
     });
     // The grids below are sized for their longest list; blocks past its length leave at once.
     const collect = Math.min(g.collectCap, n);
-    e.run('collect_h', Math.ceil(collect / BLOCK_POINTS), {
+    e.run(this.collectKernel, Math.ceil(collect / BLOCK_POINTS), {
       Xh: b.Xh.ptr, Ch: b.Ch.ptr, xn: b.xn.ptr, cn: b.cn.ptr, list: b.list.ptr, scalars: b.scalars.ptr, thr: b.thr.ptr,
       cap: collect, dp: g.dp, mpad: g.mpad, cand: b.cand.ptr, ccount: b.ccount.ptr, ncand: g.ncand,
-    });
+    }, { sharedBytes: this.collectKernel === 'collect_h90' ? sharedOf('screen_h90', g.dp) : 0 });
     e.run('exact_collect', Math.ceil(n / KERNELS.exact_collect.points.value), {
       X: s.x, C: e.bufs.C.ptr, list: b.list.ptr, scalars: b.scalars.ptr, thr: b.thr.ptr, cap: collect, cand: b.cand.ptr,
       ccount: b.ccount.ptr, ncand: g.ncand, d, J1: top2.j1, D1: top2.d1, J2: top2.j2, D2: top2.d2, list2: b.list2.ptr,
