@@ -18,8 +18,10 @@
 //   collect_h90  collect_h on the same streamed loop (the uncertain points' candidates).
 //   screen_h90m  (dp <= 256) the block's points resident in shared memory; the anchors arrive by
 //                bulk copies that complete on mbarriers, and each warpgroup walks the stages on
-//                its own, so one warpgroup's epilogue (integer work, the bottleneck at short rows)
-//                never holds the other's wgmma at a barrier. Variants _k3 and _k2 keep 3 or 2 keys
+//                its own, so one warpgroup's epilogue (integer work, the bottleneck) never holds
+//                the other's wgmma at a barrier.
+//   screen_h90mo (dp <= 192) screen_h90m with each tile multiplied in two halves, the epilogue of
+//                one overlapping the wgmma of the other. Variants _k3 and _k2 keep 3 or 2 keys
 //                per lane and push every key through the list's min/max network without a branch.
 //
 // Keys are of |dist| (one AND clears the sign with the index bits) rather than max(dist, 0): a
@@ -342,19 +344,169 @@ __device__ __forceinline__ void screen_h90m_body(const __half *__restrict__ Xh, 
   write_keys<LK>(lk, p0, r0, t, n, out);
 }
 
-// 8 keys per lane with a branch per key; 3 or 2 without (screen.ts screenKernel chooses).
+// 8 keys per lane with a branch per key (dp 256: screen_h90mo cannot hold a tile's 4 stages and the
+// next tile's in the shared memory of two blocks).
 extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
     screen_h90m(const __half *Xh, const __half *Ch, const float *xn, const float *cn, const unsigned *scalars, int n,
                 int dp, int mpad, unsigned hmask, unsigned *keys) {
   screen_h90m_body<8, true>(Xh, Ch, xn, cn, n, dp, mpad, hmask, keys);
 }
-extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
-    screen_h90m_k3(const __half *Xh, const __half *Ch, const float *xn, const float *cn, const unsigned *scalars, int n,
-                   int dp, int mpad, unsigned hmask, unsigned *keys) {
-  screen_h90m_body<3, false>(Xh, Ch, xn, cn, n, dp, mpad, hmask, keys);
+// ---------------------------------------------------------------------------------------------
+// screen_h90mo: screen_h90m with each tile of 128 anchors multiplied as two halves of 64 (m64n64,
+// two accumulator sets in the registers one m64n128 set took), so that the warpgroup's own
+// tensor cores work on the high half while it turns the low half into keys.
+
+// wgmma_f16_x4 for 64 anchors (m64n64k16 × 4: 32 accumulators a thread); the four k16 steps'
+// descriptors are the first's plus 32 bytes (2 in the address field) each.
+__device__ __forceinline__ void wgmma_n64_x4(float (&d)[32], unsigned xs, unsigned cs, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\n.reg .b64 da, db;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n"
+      "add.s64 da, %32, 2;\nadd.s64 db, %33, 2;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, da, db, 1, 1, 1, 0, 0;\n"
+      "add.s64 da, %32, 4;\nadd.s64 db, %33, 4;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, da, db, 1, 1, 1, 0, 0;\n"
+      "add.s64 da, %32, 6;\nadd.s64 db, %33, 6;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, da, db, 1, 1, 1, 0, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(sw128_desc(xs)), "l"(sw128_desc(cs)), "r"(accumulate));
+}
+template <int N>
+__device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory"); }
+// Pins the accumulators here (CUTLASS's warpgroup_fence_operand): their reads stay after the wait.
+__device__ __forceinline__ void acc_fence(float (&d)[32]) {
+#pragma unroll
+  for (int i = 0; i < 32; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// Half a tile's keys: anchors a0 + 8c + 2t + e in acc[4c + 2q + e].
+template <int LK, bool GUARD>
+__device__ __forceinline__ void half_keys(const float (&acc)[32], int a0, int t, const float (&xr)[2], const float *__restrict__ cn,
+                                          unsigned amask, unsigned (&lk)[2][LK + 1]) {
+#pragma unroll
+  for (int c = 0; c < 8; c++) {
+#pragma unroll
+    for (int e = 0; e < 2; e++) {
+      const unsigned j = (unsigned)(a0 + 8 * c + 2 * t + e);
+      const float cj = __ldg(cn + j);
+#pragma unroll
+      for (int q = 0; q < 2; q++) {
+        const float dist = fmaf(-2.f, acc[4 * c + 2 * q + e], xr[q] + cj);
+        const unsigned key = (__float_as_uint(dist) & amask) | j;
+        if (!GUARD || key < lk[q][LK]) key_push<LK>(key, lk[q]);
+      }
+    }
+  }
+}
+
+template <int LK, bool GUARD, int KS>
+__device__ __forceinline__ void screen_h90mo_body(const __half *__restrict__ Xh, const __half *__restrict__ Ct,
+                                                  const float *__restrict__ xn, const float *__restrict__ cn,
+                                                  int n, int mpad, unsigned hmask, unsigned *__restrict__ out) {
+  constexpr int dp = KS * W9_K;
+  extern __shared__ __align__(1024) unsigned char wm_smem[];
+  const unsigned start = smem_u32(wm_smem), bars = start, base = (start + 64 + 1023u) & ~1023u;
+  constexpr int S = WM_STAGES(dp);
+  const unsigned stages = base + W9_P * dp * 2;
+  unsigned *used = reinterpret_cast<unsigned *>(wm_smem + S * 8);
+  unsigned dynamic;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dynamic));
+  if (stages + S * W9_HALF - start > dynamic) __trap();
+  const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, t = lane & 3;
+  const int r0 = wg * 64 + ((tid >> 5) & 3) * 16 + (lane >> 2);
+  const long long p0 = (long long)blockIdx.x * W9_P;
+  const int tiles = mpad / W9_A, steps = KS * tiles;
+  auto refill = [&](int step) {
+    const unsigned bar = bars + (step % S) * 8;
+    mbar_expect_tx(bar, W9_HALF);
+    bulk_copy(stages + (step % S) * W9_HALF, Ct + (size_t)step * (W9_HALF / 2), W9_HALF, bar);
+  };
+  auto release = [&](int step) {  // this warpgroup's wgmma on the stage are complete; the second refills it
+    if ((tid & 127) == 0 && step + S < steps) {
+      __threadfence_block();
+      if (atomicAdd(used + step % S, 1u) == 1u) {
+        used[step % S] = 0;
+        __threadfence_block();
+        refill(step + S);
+      }
+    }
+  };
+  if (tid == 0) {
+    for (int s = 0; s < S; s++) {
+      mbar_init(bars + s * 8, 1);
+      used[s] = 0;
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  for (int c = tid; c < W9_P * KS * 8; c += W9_THREADS) {
+    const int p = c / (W9_P * 8), r = (c % (W9_P * 8)) >> 3, ch = c & 7;
+    cp_async16(base + p * W9_HALF + sw128_chunk(r, ch), Xh + (size_t)(p0 + r) * dp + p * W9_K + ch * 8);
+  }
+  cp_async_commit();
+  cp_async_wait<0>();
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  __syncthreads();
+  if (tid == 0)
+    for (int s = 0; s < S && s < steps; s++) refill(s);
+
+  const unsigned amask = hmask & 0x7fffffffu;
+  const float xr[2] = {xn[p0 + r0], xn[p0 + r0 + 8]};
+  unsigned lk[2][LK + 1];
+  empty_lists<LK>(lk);
+  float lo[32], hi[32];
+  // Per tile: its KS stages waited for first (the compiler serialises the wgmma when one is in
+  // flight across a loop's back edge, and a wait on an mbarrier is a loop: C7514), then the low
+  // half's wgmma (one group) and the high half's (another); the low half's keys while the high
+  // half multiplies, then the high half's.
+  for (int tile = 0; tile < tiles; tile++) {
+    const int s0 = tile * KS;
+#pragma unroll
+    for (int kc = 0; kc < KS; kc++) mbar_wait(bars + ((s0 + kc) % S) * 8, (unsigned)((s0 + kc) / S) & 1u);
+    wgmma_fence();
+#pragma unroll
+    for (int kc = 0; kc < KS; kc++)
+      wgmma_n64_x4(lo, base + kc * W9_HALF + wg * 64 * 128, stages + ((s0 + kc) % S) * W9_HALF, kc != 0);
+    wgmma_commit();
+#pragma unroll
+    for (int kc = 0; kc < KS; kc++)
+      wgmma_n64_x4(hi, base + kc * W9_HALF + wg * 64 * 128, stages + ((s0 + kc) % S) * W9_HALF + 64 * 128, kc != 0);
+    wgmma_commit();
+    wgmma_wait<1>();
+    acc_fence(lo);
+    half_keys<LK, GUARD>(lo, tile * W9_A, t, xr, cn, amask, lk);
+    wgmma_wait<0>();
+    acc_fence(hi);
+#pragma unroll
+    for (int kc = 0; kc < KS; kc++) release(s0 + kc);
+    half_keys<LK, GUARD>(hi, tile * W9_A + 64, t, xr, cn, amask, lk);
+  }
+  write_keys<LK>(lk, p0, r0, t, n, out);
+}
+
+#define WMO_MAX_DP 192  // a tile's dp / 64 stages (and the next tile's) within WM_STAGES(dp) = 4
+template <int LK, bool GUARD>
+__device__ __forceinline__ void screen_h90mo_dispatch(const __half *Xh, const __half *Ct, const float *xn, const float *cn, int n,
+                                                      int dp, int mpad, unsigned hmask, unsigned *keys) {
+  switch (dp / W9_K) {
+    case 1: screen_h90mo_body<LK, GUARD, 1>(Xh, Ct, xn, cn, n, mpad, hmask, keys); break;
+    case 2: screen_h90mo_body<LK, GUARD, 2>(Xh, Ct, xn, cn, n, mpad, hmask, keys); break;
+    case 3: screen_h90mo_body<LK, GUARD, 3>(Xh, Ct, xn, cn, n, mpad, hmask, keys); break;
+    default: __trap();  // a tile's stages must all fit: dp <= WMO_MAX_DP
+  }
 }
 extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
-    screen_h90m_k2(const __half *Xh, const __half *Ch, const float *xn, const float *cn, const unsigned *scalars, int n,
-                   int dp, int mpad, unsigned hmask, unsigned *keys) {
-  screen_h90m_body<2, false>(Xh, Ch, xn, cn, n, dp, mpad, hmask, keys);
+    screen_h90mo(const __half *Xh, const __half *Ch, const float *xn, const float *cn, const unsigned *scalars, int n,
+                 int dp, int mpad, unsigned hmask, unsigned *keys) {
+  screen_h90mo_dispatch<8, true>(Xh, Ch, xn, cn, n, dp, mpad, hmask, keys);
+}
+extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
+    screen_h90mo_k3(const __half *Xh, const __half *Ch, const float *xn, const float *cn, const unsigned *scalars, int n,
+                    int dp, int mpad, unsigned hmask, unsigned *keys) {
+  screen_h90mo_dispatch<3, false>(Xh, Ch, xn, cn, n, dp, mpad, hmask, keys);
+}
+extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
+    screen_h90mo_k2(const __half *Xh, const __half *Ch, const float *xn, const float *cn, const unsigned *scalars, int n,
+                    int dp, int mpad, unsigned hmask, unsigned *keys) {
+  screen_h90mo_dispatch<2, false>(Xh, Ch, xn, cn, n, dp, mpad, hmask, keys);
 }

@@ -129,8 +129,9 @@ static void prep_points_run(Problem &p) {
 
 // The screened pass: prep_anchors, the screen, exact_h, collect_h, the split fallback (+ assign_list past cap).
 // variant: 4 = screen_h (mma.sync, 4 keys per thread), 90 = screen_h90 (wgmma, streamed points, 8 keys per lane),
-// 60 / 61 / 62 = screen_h90m / _k3 / _k2 (points resident, anchors by bulk copy, no block barrier; 8 keys
-// per lane with a branch per key, 3 or 2 without).
+// 60 = screen_h90m (points resident, anchors by bulk copy, no block barrier; 8 keys per lane), 65 / 66 /
+// 67 = screen_h90mo / _k3 / _k2 (the same with the two halves of a tile overlapped, dp <= 192; 8 keys per
+// lane with a branch per key, 3 or 2 without).
 static int variant = 4;
 static unsigned uncertain = 0;
 static void screened(Problem &p, cudaEvent_t *ev = nullptr) {
@@ -140,12 +141,17 @@ static void screened(Problem &p, cudaEvent_t *ev = nullptr) {
   prep_anchors<<<ab, 256>>>(p.C, p.mu, p.s, p.m, p.d, p.dp, p.mpad, p.Ch, p.cn, p.scalars);
   LAUNCHED();
   if (ev) CK(cudaEventRecord(ev[1]));
-  if (variant >= 60 && variant <= 62) {
+  if (variant >= 65 && variant <= 67) {  // screen_h90mo / _k3 / _k2: screen_h90m with the halves' epilogue overlapped
+    if (p.dp > WMO_MAX_DP) { fprintf(stderr, "variant %d needs dp <= %d\n", variant, WMO_MAX_DP); exit(2); }
+    tile_anchors<<<std::min(p.mpad * p.dp / 8 / 256 + 1, 132 * 8), 256>>>(p.Ch, p.dp, p.mpad, p.Ct);
+    LAUNCHED();
+    auto k = variant == 65 ? screen_h90mo : variant == 66 ? screen_h90mo_k3 : screen_h90mo_k2;
+    k<<<p.npad / W9_P, W9_THREADS, WM_SMEM(p.dp)>>>(p.Xh, p.Ct, p.xn, p.cn, p.scalars, p.n, p.dp, p.mpad, p.hmask, p.keys);
+  } else if (variant == 60) {
     if (p.dp > WM_MAX_DP) { fprintf(stderr, "variant %d needs dp <= %d\n", variant, WM_MAX_DP); exit(2); }
     tile_anchors<<<std::min(p.mpad * p.dp / 8 / 256 + 1, 132 * 8), 256>>>(p.Ch, p.dp, p.mpad, p.Ct);
     LAUNCHED();
-    auto k = variant == 60 ? screen_h90m : variant == 61 ? screen_h90m_k3 : screen_h90m_k2;
-    k<<<p.npad / W9_P, W9_THREADS, WM_SMEM(p.dp)>>>(p.Xh, p.Ct, p.xn, p.cn, p.scalars, p.n, p.dp, p.mpad, p.hmask, p.keys);
+    screen_h90m<<<p.npad / W9_P, W9_THREADS, WM_SMEM(p.dp)>>>(p.Xh, p.Ct, p.xn, p.cn, p.scalars, p.n, p.dp, p.mpad, p.hmask, p.keys);
   } else if (variant == 90)
     screen_h90<<<p.npad / W9_P, W9_THREADS, W9_SMEM>>>(p.Xh, p.Ch, p.xn, p.cn, p.scalars, p.n, p.dp, p.mpad, p.hmask, p.keys);
   else
@@ -314,7 +320,7 @@ static int check() {
                                        {20000, 128, 2048}, {513, 9, 513}};
   int fails = 0;
   unsigned seed = 1;
-  std::vector<int> vs = {62, 61, 60, 90, 4};
+  std::vector<int> vs = {67, 66, 65, 60, 90, 4};
   if (getenv("SHC_VARIANTS")) {  // e.g. SHC_VARIANTS=97,98,99
     vs.clear();
     for (const char *c = getenv("SHC_VARIANTS"); *c;) { vs.push_back(atoi(c)); while (*c && *c != ',') c++; if (*c) c++; }
@@ -324,7 +330,7 @@ static int check() {
     printf("variant %d\n", v);
     seed = 1;
     for (auto &c : cases)
-      if (v == 4 || v == 90 || up(c.d, 64) <= WM_MAX_DP)  // screen_h90m holds the points resident
+      if (v == 4 || v == 90 || up(c.d, 64) <= (v >= 65 ? WMO_MAX_DP : WM_MAX_DP))  // the others hold the points resident
       for (int f16 = 0; f16 < 2; f16++)
         for (Kind k : {CLUSTERS, FAR, SPHERE, GRID}) fails += check_case(c.n, c.d, c.m, f16, k, seed++);
   }
@@ -447,6 +453,11 @@ static int bench() {
     bench_one("one", n, d, m, false, false, 2);
     return 0;
   }
+  if (getenv("SHC_MO")) {  // screen_h90mo beside screen_h90m
+    for (int v : {67, 66, 65, 60}) { variant = v; bench_one("prod", 1000000, 128, 2048, false, v == 67, 20); }
+    for (int v : {60, 65, 66}) { variant = v; bench_one("1M-192-m20000", 1000000, 192, 20000, false, v == 65, 3); }
+    return 0;
+  }
   if (getenv("SHC_COLLECT")) {  // collect_h90 against collect_h under the same screen (SHC_PORTABLE_COLLECT set by the caller)
     variant = 90;
     bench_one("500k-768-m20000", 500000, 768, 20000, false, false, 3);
@@ -454,11 +465,12 @@ static int bench() {
     bench_one("1M-256-m20000", 1000000, 256, 20000, false, false, 3);
     return 0;
   }
-  for (int v : {62, 61, 60}) {
+  for (int v : {67, 66, 65}) {
     variant = v;
-    bench_one("prod", 1000000, 128, 2048, false, v == 62, 20);
-    bench_one("1M-256-m20000", 1000000, 256, 20000, false, v == 61, 3);
+    bench_one("prod", 1000000, 128, 2048, false, v == 67, 20);
   }
+  variant = 60;
+  bench_one("1M-256-m20000", 1000000, 256, 20000, false, true, 3);
   for (int v : {90, 4}) {
     variant = v;
     bench_one("prod", 1000000, 128, 2048, false, false, 20);
@@ -467,7 +479,7 @@ static int bench() {
     bench_one("1M-256-m20000", 1000000, 256, 20000, false, false, 3);
     bench_one("500k-768-m20000", 500000, 768, 20000, false, false, 3);
   }
-  variant = 62;
+  variant = 67;
   bench_one("prod-f16", 1000000, 128, 2048, true, false, 20);
   return 0;
 }
@@ -475,7 +487,7 @@ static int bench() {
 int main(int argc, char **argv) {
   CK(cudaFuncSetAttribute(screen_h90, cudaFuncAttributeMaxDynamicSharedMemorySize, W9_SMEM));
   CK(cudaFuncSetAttribute(collect_h90, cudaFuncAttributeMaxDynamicSharedMemorySize, W9_SMEM));
-  for (auto k : {screen_h90m, screen_h90m_k3, screen_h90m_k2})
+  for (auto k : {screen_h90m, screen_h90mo, screen_h90mo_k3, screen_h90mo_k2})
     CK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, WM_SMEM(WM_MAX_DP)));
   const char *mode = argc > 1 ? argv[1] : "check";
   if (!strcmp(mode, "check")) return check();

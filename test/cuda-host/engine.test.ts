@@ -111,7 +111,7 @@ describe('CUDA engine through the fake driver', () => {
     await engine.iterate({ temperature: 0, step: 1, huber: 0 });
     const t = await cuda.kernelTimes();
     expect(t.exact_h.launches).toBe(1);
-    expect(t.screen_h90m_k2.launches).toBe(1);
+    expect(t.screen_h90mo_k2.launches).toBe(1);
     expect(t.tile_anchors.launches).toBe(1);
     for (const k of Object.values(t)) expect(k.ms).toBe(0.5 * k.launches); // the fake's elapsed time per event pair
     cuda.timeKernels(false);

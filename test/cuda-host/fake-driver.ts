@@ -572,8 +572,9 @@ export class FakeCuda {
       case 'screen_h':
       case 'screen_h90':
       case 'screen_h90m':
-      case 'screen_h90m_k3':
-      case 'screen_h90m_k2': { // the row's 8 smallest keys and the 9th: dot products of the fp16 copies in f64
+      case 'screen_h90mo':
+      case 'screen_h90mo_k3':
+      case 'screen_h90mo_k2': { // the row's 8 smallest keys and the 9th: dot products of the fp16 copies in f64
         const n = num('n'), dp = num('dp'), mpad = num('mpad'), hmask = num('hmask') >>> 0;
         const Xh = this.view(ptr('Xh'), Uint16Array), Ch = this.view(ptr('Ch'), Uint16Array), xn = f32('xn'), cn = f32('cn'), keys = u32('keys');
         // screen_h90m reads the tiled copy and keys |dist| (screen_h90.cu), the others max(dist, 0).

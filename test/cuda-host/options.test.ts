@@ -56,15 +56,17 @@ describe('CUDA options', () => {
     expect(usage({ VLC_CUDA_SCEEN: '0' })).toMatch(/^VLC_CUDA_SCEEN is not a setting/);
   });
 
-  it('the screen kernel: portable without Hopper, streamed past dp 256, keys per lane by workload or by choice', () => {
+  it('the screen kernel: portable without Hopper, streamed past dp 256, overlapped halves to 192, keys per lane by workload or by choice', () => {
     const o = cudaOptions();
     expect(screenKernel(128, 2048, o, false)).toBe('screen_h');
     expect(screenKernel(384, 1024, o, true)).toBe('screen_h90');
-    expect(screenKernel(128, 2048, o, true)).toBe('screen_h90m_k2');
     expect(screenKernel(256, 20000, o, true)).toBe('screen_h90m');
-    expect(screenKernel(128, 20000, o, true)).toBe('screen_h90m');
-    expect(screenKernel(256, 20000, cudaOptions({ screenKeys: 3 }), true)).toBe('screen_h90m_k3');
-    expect(screenKernel(64, 100, cudaOptions({ screenKeys: 8 }), true)).toBe('screen_h90m');
+    expect(screenKernel(256, 100, cudaOptions({ screenKeys: 2 }), true)).toBe('screen_h90m');
+    expect(screenKernel(128, 2048, o, true)).toBe('screen_h90mo_k2');
+    expect(screenKernel(192, 2048, o, true)).toBe('screen_h90mo');
+    expect(screenKernel(128, 20000, o, true)).toBe('screen_h90mo');
+    expect(screenKernel(192, 20000, cudaOptions({ screenKeys: 3 }), true)).toBe('screen_h90mo_k3');
+    expect(screenKernel(64, 100, cudaOptions({ screenKeys: 8 }), true)).toBe('screen_h90mo');
     expect(() => cudaOptions({ screenKeys: 4 as 3 })).toThrow(/screenKeys must be 'auto', 2, 3 or 8, got 4/);
   });
 

@@ -113,10 +113,9 @@ export const KERNELS = {
   },
   // screen_h90.cu (sm_90a, Hopper only): the same screen on warpgroup instructions (wgmma); the
   // points streamed with the anchors (screen_h90, and collect_h90 over the uncertain points), or
-  // resident in shared memory with the anchors
-  // bulk-copied from their tiled copy (screen_h90m: 8 keys per lane; _k3, _k2: 3 or 2 without a
-  // branch per key; 'Ch' is then tile_anchors' Ct). Dynamic shared memory (sharedBytes) beyond the
-  // 48 KB default.
+  // resident in shared memory with the anchors bulk-copied from their tiled copy (screen_h90m,
+  // dp 256; screen_h90mo, dp <= 192, 8 keys per lane, _k3 and _k2 3 or 2 without a branch per key;
+  // 'Ch' is then tile_anchors' Ct). Dynamic shared memory (sharedBytes) beyond the 48 KB default.
   screen_h90: {
     module: 'screen_h90', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'W9_P' },
     args: SCREEN_H,
@@ -129,11 +128,15 @@ export const KERNELS = {
     module: 'screen_h90', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'W9_P' },
     args: SCREEN_H,
   },
-  screen_h90m_k3: {
+  screen_h90mo: {
     module: 'screen_h90', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'W9_P' },
     args: SCREEN_H,
   },
-  screen_h90m_k2: {
+  screen_h90mo_k3: {
+    module: 'screen_h90', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'W9_P' },
+    args: SCREEN_H,
+  },
+  screen_h90mo_k2: {
     module: 'screen_h90', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'W9_P' },
     args: SCREEN_H,
   },

@@ -20,10 +20,11 @@ export interface CudaOptions {
    */
   wgmma: boolean;
   /**
-   * Keys each lane of the resident Hopper screen (screen_h90m, dp <= 256) keeps per point: 'auto'
-   * (2 on short rows with few anchors, else 8: screen.ts screenKernel), or 2, 3 or 8 for A/B runs.
-   * Fewer keys make the screen's integer epilogue cheaper and leave more points uncertain (decided
-   * exactly all the same). VLC_CUDA_SCREEN_KEYS=auto|2|3|8.
+   * Keys each lane of the resident Hopper screen keeps per point where the padded row is at most
+   * 192 dimensions (screen_h90mo; wider rows keep 8): 'auto' (2 on short rows with few anchors,
+   * else 8: screen.ts screenKernel), or 2, 3 or 8 for A/B runs. Fewer keys make the screen's
+   * integer epilogue cheaper and leave more points uncertain (decided exactly all the same).
+   * VLC_CUDA_SCREEN_KEYS=auto|2|3|8.
    */
   screenKeys: 'auto' | 2 | 3 | 8;
   /**

@@ -47,29 +47,31 @@ const SCALARS = 8;
 const MEAN_SAMPLE = 65536;
 /** Resident points (screen_h90m) up to this padded dimension (WM_MAX_DP): 128 rows × dp fp16 in shared memory. */
 const RESIDENT_MAX_DP = 256;
+/** screen_h90mo (the halves' epilogue overlapped) up to this one (WMO_MAX_DP): a tile's stages and the next's fit. */
+const OVERLAP_MAX_DP = 192;
 /**
- * Keys per lane of screen_h90m where the pass's choice is 'auto': 2 on short rows with few anchors
+ * Keys per lane of screen_h90mo where the pass's choice is 'auto': 2 on short rows with few anchors
  * (the epilogue's integer work is the bottleneck there; the more uncertain points cost less than
- * it saves), else KEYS_AUTO_LONG. bench/kernels/NOTES.md, session 9.
+ * it saves), else 8. bench/kernels/NOTES.md, session 9.
  */
 const FEW_KEYS_MAX_DP = 128;
 const FEW_KEYS_MAX_M = 8192;
-const KEYS_AUTO_LONG: 3 | 8 = 8;
 /** Bytes of one stage's points or anchors (W9_HALF): 128 rows × 64 fp16 dimensions. */
 const W9_STAGE_HALF = 128 * 128;
-/** Dynamic shared memory of screen_h90 (W9_SMEM) and screen_h90m (WM_SMEM(dp)) in screen_h90.cu. */
+/** Dynamic shared memory of screen_h90 and collect_h90 (W9_SMEM), the others (WM_SMEM(dp)) in screen_h90.cu. */
 const sharedOf = (k: ScreenKernel, dp: number): number =>
   k === 'screen_h' ? 0 : k === 'screen_h90' ? 3 * 2 * W9_STAGE_HALF + 1024 : 128 * dp * 2 + (dp <= 192 ? 4 : 3) * W9_STAGE_HALF + 1024;
 
-type ScreenKernel = 'screen_h' | 'screen_h90' | 'screen_h90m' | 'screen_h90m_k3' | 'screen_h90m_k2';
-const TILED_KERNELS: readonly ScreenKernel[] = ['screen_h90m', 'screen_h90m_k3', 'screen_h90m_k2'];
+type ScreenKernel = 'screen_h' | 'screen_h90' | 'screen_h90m' | 'screen_h90mo' | 'screen_h90mo_k3' | 'screen_h90mo_k2';
+const TILED_KERNELS: readonly ScreenKernel[] = ['screen_h90m', 'screen_h90mo', 'screen_h90mo_k3', 'screen_h90mo_k2'];
 
 /** The screen kernel of a pass: Hopper's wgmma kernels where loaded, points resident where dp allows. */
 export function screenKernel(dp: number, m: number, o: CudaOptions, hopper: boolean): ScreenKernel {
   if (!hopper) return 'screen_h';
   if (dp > RESIDENT_MAX_DP) return 'screen_h90';
-  const keys = o.screenKeys !== 'auto' ? o.screenKeys : dp <= FEW_KEYS_MAX_DP && m < FEW_KEYS_MAX_M ? 2 : KEYS_AUTO_LONG;
-  return keys === 2 ? 'screen_h90m_k2' : keys === 3 ? 'screen_h90m_k3' : 'screen_h90m';
+  if (dp > OVERLAP_MAX_DP) return 'screen_h90m';
+  const keys = o.screenKeys !== 'auto' ? o.screenKeys : dp <= FEW_KEYS_MAX_DP && m < FEW_KEYS_MAX_M ? 2 : 8;
+  return keys === 2 ? 'screen_h90mo_k2' : keys === 3 ? 'screen_h90mo_k3' : 'screen_h90mo';
 }
 
 /**
