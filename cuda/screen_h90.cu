@@ -12,7 +12,7 @@
 // reads. In the accumulators a thread holds 2 rows × 32 anchors of each tile; it keeps LK keys per
 // row (and the smallest it pushed out), and the 4 lanes of a quad merge theirs at the end.
 //
-// Two kernels (bench/kernels/NOTES.md has the measurements behind them):
+// The kernels (bench/kernels/NOTES.md has the measurements behind them):
 //   screen_h90   points and anchors streamed through a 3-stage cp.async pipeline, one block-wide
 //                barrier a step: any dp.
 //   collect_h90  collect_h on the same streamed loop (the uncertain points' candidates).
@@ -31,6 +31,7 @@
 #include "common.cuh"
 #include "keys.cuh"
 #include "cp_async.cuh"
+#include "hopper.cuh"
 
 #define W9_THREADS 256
 #define W9_P 128                    // points per block
@@ -40,54 +41,26 @@
 #define W9_HALF (128 * 128)         // bytes of the points (or anchors) of one stage
 #define W9_STAGE (2 * W9_HALF)
 #define W9_SMEM (W9_STAGES * W9_STAGE + 1024)  // + room to align the stages to 1024 bytes
+extern __shared__ __align__(1024) unsigned char w9_smem[];  // every kernel's dynamic shared memory
 
-// A K-major operand with the 128-byte swizzle: start address, leading offset 16 (unused by this
-// mode), 1024 bytes between groups of 8 rows, swizzle mode 1 (bits 62-63).
-__device__ __forceinline__ unsigned long long sw128_desc(unsigned addr) {
-  return (unsigned long long)((addr & 0x3ffff) >> 4) | (1ull << 16) | ((unsigned long long)(1024 >> 4) << 32) | (1ull << 62);
-}
-
-// Four k16 steps in one asm statement (the accumulators are touched only at its edges, so ptxas
-// issues them back to back); the first adds to the accumulators only when `accumulate` is set.
-__device__ __forceinline__ void wgmma_f16_x4(float (&d)[64], unsigned xs, unsigned cs, int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %72, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %68, p, 1, 1, 0, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %65, %69, 1, 1, 1, 0, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %66, %70, 1, 1, 1, 0, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %67, %71, 1, 1, 1, 0, 0;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(sw128_desc(xs)), "l"(sw128_desc(xs + 32)), "l"(sw128_desc(xs + 64)), "l"(sw128_desc(xs + 96)),
-        "l"(sw128_desc(cs)), "l"(sw128_desc(cs + 32)), "l"(sw128_desc(cs + 64)), "l"(sw128_desc(cs + 96)), "r"(accumulate));
-}
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-__device__ __forceinline__ void wgmma_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
-
-// 16-byte chunk c of row r of a [128 rows][128 bytes] array, 128-byte swizzled.
-__device__ __forceinline__ unsigned sw128_chunk(int r, int c) { return (unsigned)(r * 128 + ((c ^ (r & 7)) << 4)); }
-
-// A tile's keys into the thread's lists: rows r0, r0 + 8 × anchors a0 + 16w + 8h + 2t + e, in
-// acc[8w + 4h + 2q + e]. GUARD: only keys under the list's last go through its network (a branch
-// per key; worth it where inserts are rare: many anchors, long lists).
-template <int LK, bool GUARD>
-__device__ __forceinline__ void tile_keys(const float (&acc)[64], int a0, int t, const float (&xr)[2], const float *__restrict__ cn,
+// The keys of N / 4 groups of 8 anchors into the thread's lists: rows r0, r0 + 8 × anchors
+// a0 + 8c + 2t + e in acc[4c + 2q + e] (the layout of an m64nNk16 accumulator: N = 64 for a tile
+// of 128 anchors, 32 for half of one). GUARD: only keys under the list's last go through its
+// network (a branch per key; worth it where inserts are rare: many anchors, long lists).
+template <int LK, bool GUARD, int N>
+__device__ __forceinline__ void tile_keys(const float (&acc)[N], int a0, int t, const float (&xr)[2], const float *__restrict__ cn,
                                           unsigned amask, unsigned (&lk)[2][LK + 1]) {
 #pragma unroll
-  for (int w = 0; w < 8; w++) {
+  for (int c = 0; c < N / 4; c++) {
 #pragma unroll
-    for (int h = 0; h < 2; h++) {
+    for (int e = 0; e < 2; e++) {
+      const unsigned j = (unsigned)(a0 + 8 * c + 2 * t + e);
+      const float cj = __ldg(cn + j);
 #pragma unroll
-      for (int e = 0; e < 2; e++) {
-        const unsigned j = (unsigned)(a0 + 16 * w + 8 * h + 2 * t + e);
-        const float cj = __ldg(cn + j);
-#pragma unroll
-        for (int q = 0; q < 2; q++) {
-          const float dist = fmaf(-2.f, acc[8 * w + 4 * h + 2 * q + e], xr[q] + cj);
-          const unsigned key = (__float_as_uint(dist) & amask) | j;
-          if (!GUARD || key < lk[q][LK]) key_push<LK>(key, lk[q]);
-        }
+      for (int q = 0; q < 2; q++) {
+        const float dist = fmaf(-2.f, acc[4 * c + 2 * q + e], xr[q] + cj);
+        const unsigned key = (__float_as_uint(dist) & amask) | j;
+        if (!GUARD || key < lk[q][LK]) key_push<LK>(key, lk[q]);
       }
     }
   }
@@ -131,8 +104,7 @@ __device__ __forceinline__ void empty_lists(unsigned (&lk)[2][LK + 1]) {
 template <typename RowOf, typename Fold>
 __device__ __forceinline__ void streamed_tiles(const __half *__restrict__ Xh, const __half *__restrict__ Ch, int dp, int mpad,
                                                RowOf rowOf, Fold fold) {
-  extern __shared__ __align__(1024) unsigned char dsm[];
-  const unsigned base = (smem_u32(dsm) + 1023u) & ~1023u;  // the swizzle pattern follows address bits 7-9
+  const unsigned base = (smem_u32(w9_smem) + 1023u) & ~1023u;  // the swizzle pattern follows address bits 7-9
   const int tid = threadIdx.x, wg = tid >> 7;
   const int kSteps = dp / W9_K;
   const int steps = kSteps * (mpad / W9_A);
@@ -169,7 +141,7 @@ __device__ __forceinline__ void streamed_tiles(const __half *__restrict__ Xh, co
     wgmma_fence();
     wgmma_f16_x4(acc, st + wg * 64 * 128, st + W9_HALF, kc != 0);
     wgmma_commit();
-    wgmma_wait0();  // the stage is free for the next load once every warpgroup is past the barrier
+    wgmma_wait<0>();  // the stage is free for the next load once every warpgroup is past the barrier
     if (kc == kSteps - 1) fold((step / kSteps) * W9_A, acc);
   }
   cp_async_wait<0>();
@@ -190,7 +162,7 @@ extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
   unsigned lk[2][9];
   empty_lists<8>(lk);
   streamed_tiles(Xh, Ch, dp, mpad, [&](int r) { return p0 + r; },
-                 [&](int a0, const float (&acc)[64]) { tile_keys<8, true>(acc, a0, t, xr, cn, amask, lk); });
+                 [&](int a0, const float (&acc)[64]) { tile_keys<8, true, 64>(acc, a0, t, xr, cn, amask, lk); });
   write_keys<8>(lk, p0, r0, t, n, keys);
 }
 
@@ -258,172 +230,59 @@ extern "C" __global__ void __launch_bounds__(256) tile_anchors(const __half *__r
   }
 }
 
-__device__ __forceinline__ void mbar_init(unsigned bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count));
-}
-__device__ __forceinline__ void mbar_expect_tx(unsigned bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
-  asm volatile(
-      "{\n.reg .pred done;\nwait_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra wait_%=;\n}\n" ::"r"(bar), "r"(parity) : "memory");
-}
-// One contiguous copy global -> shared by the copy engine, completing `bytes` on the mbarrier.
-__device__ __forceinline__ void bulk_copy(unsigned dst, const void *src, unsigned bytes, unsigned bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-               ::"r"(dst), "l"(src), "r"(bytes), "r"(bar) : "memory");
-}
+// The resident screens' shared memory and anchor stages: [S mbarriers (8 bytes each), S use
+// counters] in front of the 1024-aligned points (dp / 64 panels of [128 rows][128 bytes]) and the
+// S stages of anchors. Each warpgroup waits for a step's stage on its own; the second warpgroup to
+// release a stage refills it with the step S later (one bulk copy of that step's 16 KB of Ct).
+struct ResidentStages {
+  unsigned bars, base, stages;
+  unsigned *used;
+  const __half *Ct;
+  int S, steps;
 
-
-template <int LK, bool GUARD>
-__device__ __forceinline__ void screen_h90m_body(const __half *__restrict__ Xh, const __half *__restrict__ Ct,
-                                                 const float *__restrict__ xn, const float *__restrict__ cn,
-                                                 int n, int dp, int mpad, unsigned hmask, unsigned *__restrict__ out) {
-  extern __shared__ __align__(1024) unsigned char wm_smem[];
-  // [S mbarriers (8 bytes each), S use counters] in front of the 1024-aligned points and stages.
-  const unsigned start = smem_u32(wm_smem), bars = start, base = (start + 64 + 1023u) & ~1023u;
-  const int S = WM_STAGES(dp);
-  const unsigned stages = base + W9_P * dp * 2;
-  unsigned *used = reinterpret_cast<unsigned *>(wm_smem + S * 8);
-  unsigned dynamic;
-  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dynamic));
-  if (stages + S * W9_HALF - start > dynamic) __trap();  // WM_SMEM assumes an aligned start
-  const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, t = lane & 3;
-  const int r0 = wg * 64 + ((tid >> 5) & 3) * 16 + (lane >> 2);
-  const long long p0 = (long long)blockIdx.x * W9_P;
-  const int kSteps = dp / W9_K, steps = kSteps * (mpad / W9_A);
-  auto refill = [&](int step) {  // stage step % S <- step's 16 KB of Ct
-    const unsigned bar = bars + (step % S) * 8;
-    mbar_expect_tx(bar, W9_HALF);
-    bulk_copy(stages + (step % S) * W9_HALF, Ct + (size_t)step * (W9_HALF / 2), W9_HALF, bar);
-  };
-
-  if (tid == 0) {
-    for (int s = 0; s < S; s++) {
-      mbar_init(bars + s * 8, 1);
-      used[s] = 0;
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-  }
-  for (int c = tid; c < W9_P * kSteps * 8; c += W9_THREADS) {  // the points: panel p = dimensions 64p ..
-    const int p = c / (W9_P * 8), r = (c % (W9_P * 8)) >> 3, ch = c & 7;
-    cp_async16(base + p * W9_HALF + sw128_chunk(r, ch), Xh + (size_t)(p0 + r) * dp + p * W9_K + ch * 8);
-  }
-  cp_async_commit();
-  cp_async_wait<0>();
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-  __syncthreads();  // barriers initialised, points in place: the only block-wide wait
-  if (tid == 0)
-    for (int s = 0; s < S && s < steps; s++) refill(s);
-
-  const unsigned amask = hmask & 0x7fffffffu;
-  const float xr[2] = {xn[p0 + r0], xn[p0 + r0 + 8]};
-  unsigned lk[2][LK + 1];
-  empty_lists<LK>(lk);
-  float acc[64];
-  for (int step = 0; step < steps; step++) {
-    const int s = step % S, kc = step % kSteps;
-    mbar_wait(bars + s * 8, (unsigned)(step / S) & 1u);
-    wgmma_fence();
-    wgmma_f16_x4(acc, base + kc * W9_HALF + wg * 64 * 128, stages + s * W9_HALF, kc != 0);
-    wgmma_commit();
-    wgmma_wait0();
-    // This warpgroup is done with the stage; the second to finish refills it.
-    if ((tid & 127) == 0 && step + S < steps) {
-      __threadfence_block();
-      if (atomicAdd(used + s, 1u) == 1u) {
+  // Barriers and counters set up, the block's points in place, the first S copies started: the
+  // kernel's only block-wide barrier.
+  __device__ __forceinline__ ResidentStages(unsigned char *smem, const __half *__restrict__ Xh, const __half *__restrict__ Ct_,
+                                            long long p0, int dp, int steps_)
+      : Ct(Ct_), S(WM_STAGES(dp)), steps(steps_) {
+    const unsigned start = smem_u32(smem);
+    bars = start;
+    base = (start + 64 + 1023u) & ~1023u;
+    stages = base + W9_P * dp * 2;
+    used = reinterpret_cast<unsigned *>(smem + S * 8);
+    unsigned dynamic;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dynamic));
+    if (stages + S * W9_HALF - start > dynamic) __trap();  // WM_SMEM assumes an aligned start
+    const int tid = threadIdx.x;
+    if (tid == 0) {
+      for (int s = 0; s < S; s++) {
+        mbar_init(bars + s * 8, 1);
         used[s] = 0;
-        __threadfence_block();
-        refill(step + S);
       }
+      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     }
-    if (kc == kSteps - 1) tile_keys<LK, GUARD>(acc, (step / kSteps) * W9_A, t, xr, cn, amask, lk);
-  }
-  write_keys<LK>(lk, p0, r0, t, n, out);
-}
-
-// 8 keys per lane with a branch per key (dp 256: screen_h90mo cannot hold a tile's 4 stages and the
-// next tile's in the shared memory of two blocks).
-extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
-    screen_h90m(const __half *Xh, const __half *Ch, const float *xn, const float *cn, const unsigned *scalars, int n,
-                int dp, int mpad, unsigned hmask, unsigned *keys) {
-  screen_h90m_body<8, true>(Xh, Ch, xn, cn, n, dp, mpad, hmask, keys);
-}
-// ---------------------------------------------------------------------------------------------
-// screen_h90mo: screen_h90m with each tile of 128 anchors multiplied as two halves of 64 (m64n64,
-// two accumulator sets in the registers one m64n128 set took), so that the warpgroup's own
-// tensor cores work on the high half while it turns the low half into keys.
-
-// wgmma_f16_x4 for 64 anchors (m64n64k16 × 4: 32 accumulators a thread); the four k16 steps'
-// descriptors are the first's plus 32 bytes (2 in the address field) each.
-__device__ __forceinline__ void wgmma_n64_x4(float (&d)[32], unsigned xs, unsigned cs, int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\n.reg .b64 da, db;\nsetp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n"
-      "add.s64 da, %32, 2;\nadd.s64 db, %33, 2;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, da, db, 1, 1, 1, 0, 0;\n"
-      "add.s64 da, %32, 4;\nadd.s64 db, %33, 4;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, da, db, 1, 1, 1, 0, 0;\n"
-      "add.s64 da, %32, 6;\nadd.s64 db, %33, 6;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, da, db, 1, 1, 1, 0, 0;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(sw128_desc(xs)), "l"(sw128_desc(cs)), "r"(accumulate));
-}
-template <int N>
-__device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory"); }
-// Pins the accumulators here (CUTLASS's warpgroup_fence_operand): their reads stay after the wait.
-__device__ __forceinline__ void acc_fence(float (&d)[32]) {
-#pragma unroll
-  for (int i = 0; i < 32; i++) asm volatile("" : "+f"(d[i])::"memory");
-}
-
-// Half a tile's keys: anchors a0 + 8c + 2t + e in acc[4c + 2q + e].
-template <int LK, bool GUARD>
-__device__ __forceinline__ void half_keys(const float (&acc)[32], int a0, int t, const float (&xr)[2], const float *__restrict__ cn,
-                                          unsigned amask, unsigned (&lk)[2][LK + 1]) {
-#pragma unroll
-  for (int c = 0; c < 8; c++) {
-#pragma unroll
-    for (int e = 0; e < 2; e++) {
-      const unsigned j = (unsigned)(a0 + 8 * c + 2 * t + e);
-      const float cj = __ldg(cn + j);
-#pragma unroll
-      for (int q = 0; q < 2; q++) {
-        const float dist = fmaf(-2.f, acc[4 * c + 2 * q + e], xr[q] + cj);
-        const unsigned key = (__float_as_uint(dist) & amask) | j;
-        if (!GUARD || key < lk[q][LK]) key_push<LK>(key, lk[q]);
-      }
+    for (int c = tid; c < W9_P * (dp / W9_K) * 8; c += W9_THREADS) {  // panel p = dimensions 64p ..
+      const int p = c / (W9_P * 8), r = (c % (W9_P * 8)) >> 3, ch = c & 7;
+      cp_async16(base + p * W9_HALF + sw128_chunk(r, ch), Xh + (size_t)(p0 + r) * dp + p * W9_K + ch * 8);
     }
+    cp_async_commit();
+    cp_async_wait<0>();
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+    if (tid == 0)
+      for (int s = 0; s < S && s < steps; s++) refill(s);
   }
-}
-
-template <int LK, bool GUARD, int KS>
-__device__ __forceinline__ void screen_h90mo_body(const __half *__restrict__ Xh, const __half *__restrict__ Ct,
-                                                  const float *__restrict__ xn, const float *__restrict__ cn,
-                                                  int n, int mpad, unsigned hmask, unsigned *__restrict__ out) {
-  constexpr int dp = KS * W9_K;
-  extern __shared__ __align__(1024) unsigned char wm_smem[];
-  const unsigned start = smem_u32(wm_smem), bars = start, base = (start + 64 + 1023u) & ~1023u;
-  constexpr int S = WM_STAGES(dp);
-  const unsigned stages = base + W9_P * dp * 2;
-  unsigned *used = reinterpret_cast<unsigned *>(wm_smem + S * 8);
-  unsigned dynamic;
-  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dynamic));
-  if (stages + S * W9_HALF - start > dynamic) __trap();
-  const int tid = threadIdx.x, wg = tid >> 7, lane = tid & 31, t = lane & 3;
-  const int r0 = wg * 64 + ((tid >> 5) & 3) * 16 + (lane >> 2);
-  const long long p0 = (long long)blockIdx.x * W9_P;
-  const int tiles = mpad / W9_A, steps = KS * tiles;
-  auto refill = [&](int step) {
+  __device__ __forceinline__ unsigned points(int kc) const { return base + kc * W9_HALF + (threadIdx.x >> 7) * 64 * 128; }
+  __device__ __forceinline__ unsigned stage(int step) const { return stages + (step % S) * W9_HALF; }
+  __device__ __forceinline__ void wait(int step) const { mbar_wait(bars + (step % S) * 8, (unsigned)(step / S) & 1u); }
+  __device__ __forceinline__ void refill(int step) const {
     const unsigned bar = bars + (step % S) * 8;
     mbar_expect_tx(bar, W9_HALF);
-    bulk_copy(stages + (step % S) * W9_HALF, Ct + (size_t)step * (W9_HALF / 2), W9_HALF, bar);
-  };
-  auto release = [&](int step) {  // this warpgroup's wgmma on the stage are complete; the second refills it
-    if ((tid & 127) == 0 && step + S < steps) {
+    bulk_copy(stage(step), Ct + (size_t)step * (W9_HALF / 2), W9_HALF, bar);
+  }
+  // After this warpgroup's wgmma reading the step's stage are complete.
+  __device__ __forceinline__ void release(int step) const {
+    if ((threadIdx.x & 127) == 0 && step + S < steps) {
       __threadfence_block();
       if (atomicAdd(used + step % S, 1u) == 1u) {
         used[step % S] = 0;
@@ -431,25 +290,52 @@ __device__ __forceinline__ void screen_h90mo_body(const __half *__restrict__ Xh,
         refill(step + S);
       }
     }
-  };
-  if (tid == 0) {
-    for (int s = 0; s < S; s++) {
-      mbar_init(bars + s * 8, 1);
-      used[s] = 0;
-    }
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
-  for (int c = tid; c < W9_P * KS * 8; c += W9_THREADS) {
-    const int p = c / (W9_P * 8), r = (c % (W9_P * 8)) >> 3, ch = c & 7;
-    cp_async16(base + p * W9_HALF + sw128_chunk(r, ch), Xh + (size_t)(p0 + r) * dp + p * W9_K + ch * 8);
-  }
-  cp_async_commit();
-  cp_async_wait<0>();
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-  __syncthreads();
-  if (tid == 0)
-    for (int s = 0; s < S && s < steps; s++) refill(s);
+};
 
+// 8 keys per lane with a branch per key (dp 256: screen_h90mo cannot hold a tile's 4 stages and the
+// next tile's in the shared memory of two blocks).
+extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
+    screen_h90m(const __half *__restrict__ Xh, const __half *__restrict__ Ch, const float *__restrict__ xn,
+                const float *__restrict__ cn, const unsigned *scalars, int n, int dp, int mpad, unsigned hmask,
+                unsigned *__restrict__ keys) {
+  const int tid = threadIdx.x, lane = tid & 31, t = lane & 3;
+  const int r0 = (tid >> 7) * 64 + ((tid >> 5) & 3) * 16 + (lane >> 2);
+  const long long p0 = (long long)blockIdx.x * W9_P;
+  const int kSteps = dp / W9_K, steps = kSteps * (mpad / W9_A);
+  const ResidentStages rs(w9_smem, Xh, Ch, p0, dp, steps);  // Ch: the tiled copy (tile_anchors' Ct)
+  const unsigned amask = hmask & 0x7fffffffu;
+  const float xr[2] = {xn[p0 + r0], xn[p0 + r0 + 8]};
+  unsigned lk[2][9];
+  empty_lists<8>(lk);
+  float acc[64];
+  for (int step = 0; step < steps; step++) {
+    const int kc = step % kSteps;
+    rs.wait(step);
+    wgmma_fence();
+    wgmma_f16_x4(acc, rs.points(kc), rs.stage(step), kc != 0);
+    wgmma_commit();
+    wgmma_wait<0>();
+    rs.release(step);
+    if (kc == kSteps - 1) tile_keys<8, true, 64>(acc, (step / kSteps) * W9_A, t, xr, cn, amask, lk);
+  }
+  write_keys<8>(lk, p0, r0, t, n, keys);
+}
+
+// ---------------------------------------------------------------------------------------------
+// screen_h90mo: screen_h90m with each tile of 128 anchors multiplied as two halves of 64 (m64n64,
+// two accumulator sets in the registers one m64n128 set took), so that the warpgroup's own
+// tensor cores work on the high half while it turns the low half into keys.
+
+template <int LK, bool GUARD, int KS>
+__device__ __forceinline__ void screen_h90mo_body(const __half *__restrict__ Xh, const __half *__restrict__ Ct,
+                                                  const float *__restrict__ xn, const float *__restrict__ cn,
+                                                  int n, int mpad, unsigned hmask, unsigned *__restrict__ out) {
+  const int tid = threadIdx.x, lane = tid & 31, t = lane & 3;
+  const int r0 = (tid >> 7) * 64 + ((tid >> 5) & 3) * 16 + (lane >> 2);
+  const long long p0 = (long long)blockIdx.x * W9_P;
+  const int tiles = mpad / W9_A;
+  const ResidentStages rs(w9_smem, Xh, Ct, p0, KS * W9_K, KS * tiles);
   const unsigned amask = hmask & 0x7fffffffu;
   const float xr[2] = {xn[p0 + r0], xn[p0 + r0 + 8]};
   unsigned lk[2][LK + 1];
@@ -462,24 +348,22 @@ __device__ __forceinline__ void screen_h90mo_body(const __half *__restrict__ Xh,
   for (int tile = 0; tile < tiles; tile++) {
     const int s0 = tile * KS;
 #pragma unroll
-    for (int kc = 0; kc < KS; kc++) mbar_wait(bars + ((s0 + kc) % S) * 8, (unsigned)((s0 + kc) / S) & 1u);
+    for (int kc = 0; kc < KS; kc++) rs.wait(s0 + kc);
     wgmma_fence();
 #pragma unroll
-    for (int kc = 0; kc < KS; kc++)
-      wgmma_n64_x4(lo, base + kc * W9_HALF + wg * 64 * 128, stages + ((s0 + kc) % S) * W9_HALF, kc != 0);
+    for (int kc = 0; kc < KS; kc++) wgmma_n64_x4(lo, rs.points(kc), rs.stage(s0 + kc), kc != 0);
     wgmma_commit();
 #pragma unroll
-    for (int kc = 0; kc < KS; kc++)
-      wgmma_n64_x4(hi, base + kc * W9_HALF + wg * 64 * 128, stages + ((s0 + kc) % S) * W9_HALF + 64 * 128, kc != 0);
+    for (int kc = 0; kc < KS; kc++) wgmma_n64_x4(hi, rs.points(kc), rs.stage(s0 + kc) + 64 * 128, kc != 0);
     wgmma_commit();
     wgmma_wait<1>();
     acc_fence(lo);
-    half_keys<LK, GUARD>(lo, tile * W9_A, t, xr, cn, amask, lk);
+    tile_keys<LK, GUARD, 32>(lo, tile * W9_A, t, xr, cn, amask, lk);
     wgmma_wait<0>();
     acc_fence(hi);
 #pragma unroll
-    for (int kc = 0; kc < KS; kc++) release(s0 + kc);
-    half_keys<LK, GUARD>(hi, tile * W9_A + 64, t, xr, cn, amask, lk);
+    for (int kc = 0; kc < KS; kc++) rs.release(s0 + kc);
+    tile_keys<LK, GUARD, 32>(hi, tile * W9_A + 64, t, xr, cn, amask, lk);
   }
   write_keys<LK>(lk, p0, r0, t, n, out);
 }
