@@ -5,7 +5,8 @@
 #pragma once
 
 #define SH_EMPTY 0xffffffffu  // no key (real keys have the sign bit clear)
-#define SH_ROW 8              // keys per point every screen writes (then the smallest left out); exact_h reads them
+#define SH_ROW 8              // keys per point the screens write (then the smallest left out); exact_h reads them
+#define SH_ROW_WIDE 16        // ... screen_h90 and screen_h90m (8 keys a lane, 32 a quad), read by exact_h16
 
 // Insert `key` into the sorted k[0..K-1] and keep the smallest key pushed out in k[K].
 template <int K>

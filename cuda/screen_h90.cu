@@ -1,8 +1,8 @@
 // screen_h90: screen_h (screen_h.cu) on Hopper's warpgroup tensor-core instructions (wgmma), for
 // the sm_90a build of this file (build/screen_h90.ptx; the loader picks it for compute capability
-// 9.0 and falls back to screen_h elsewhere). Same inputs, the same keys out (the row's 8 smallest
-// and the smallest left out): prep_anchors, exact_h and the fallback kernels of screen_h.cu serve
-// both.
+// 9.0 and falls back to screen_h elsewhere). Same inputs, the same keys out (the row's 8 smallest,
+// or 16 for screen_h90 and screen_h90m, and the smallest left out): prep_anchors, exact_h (exact_h16)
+// and the fallback kernels of screen_h.cu serve both.
 //
 // Layout: a block of 256 threads is two warpgroups; each owns 64 of the block's 128 points and
 // multiplies them against the same tile of 128 anchors with wgmma m64n128k16 (f16 in, f32
@@ -66,26 +66,26 @@ __device__ __forceinline__ void tile_keys(const float (&acc)[N], int a0, int t, 
   }
 }
 
-// The 4 lanes of a quad hold the same rows (other anchors): merge by shuffles, then write the
-// row's 8 keys and the smallest left out.
-template <int LK>
+// The 4 lanes of a quad hold the same rows (other anchors): merge by shuffles into the row's ROW
+// smallest keys and the smallest left out, then write them (ROW + 1 arrays of n).
+template <int LK, int ROW>
 __device__ __forceinline__ void write_keys(unsigned (&lk)[2][LK + 1], long long p0, int r0, int t, int n, unsigned *__restrict__ out) {
 #pragma unroll
   for (int q = 0; q < 2; q++) {
-    unsigned row[SH_ROW + 1];
+    unsigned row[ROW + 1];
 #pragma unroll
-    for (int e = 0; e <= SH_ROW; e++) row[e] = e < LK ? lk[q][e] : e == SH_ROW ? lk[q][LK] : SH_EMPTY;
+    for (int e = 0; e <= ROW; e++) row[e] = e < LK ? lk[q][e] : e == ROW ? lk[q][LK] : SH_EMPTY;
 #pragma unroll
     for (int o = 1; o < 4; o <<= 1) {
-      unsigned other[SH_ROW + 1];
+      unsigned other[ROW + 1];
 #pragma unroll
-      for (int e = 0; e <= SH_ROW; e++) other[e] = __shfl_xor_sync(0xffffffffu, row[e], o);
-      key_merge<SH_ROW>(other, row);
+      for (int e = 0; e <= ROW; e++) other[e] = __shfl_xor_sync(0xffffffffu, row[e], o);
+      key_merge<ROW>(other, row);
     }
     const long long i = p0 + r0 + 8 * q;
     if (t == 0 && i < n) {
 #pragma unroll
-      for (int e = 0; e <= SH_ROW; e++) out[(size_t)e * n + i] = row[e];
+      for (int e = 0; e <= ROW; e++) out[(size_t)e * n + i] = row[e];
     }
   }
 }
@@ -149,7 +149,7 @@ __device__ __forceinline__ void streamed_tiles(const __half *__restrict__ Xh, co
 
 // Arguments: Xh (npad × dp fp16 points), Ch (mpad × dp fp16 anchors; for screen_h90m Ct, the tiled
 // copy), their norms xn and cn, n, dp (a multiple of 64), mpad, hmask (the key bits kept of the
-// distance), keys (9 × n out). Dynamic shared memory: W9_SMEM, or WM_SMEM(dp).
+// distance), keys ((SH_ROW_WIDE or SH_ROW) + 1 arrays of n out). Dynamic shared memory: W9_SMEM, or WM_SMEM(dp).
 extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
     screen_h90(const __half *__restrict__ Xh, const __half *__restrict__ Ch, const float *__restrict__ xn,
                const float *__restrict__ cn, const unsigned *scalars, int n, int dp, int mpad, unsigned hmask,
@@ -163,7 +163,7 @@ extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
   empty_lists<8>(lk);
   streamed_tiles(Xh, Ch, dp, mpad, [&](int r) { return p0 + r; },
                  [&](int a0, const float (&acc)[64]) { tile_keys<8, true, 64>(acc, a0, t, xr, cn, amask, lk); });
-  write_keys<8>(lk, p0, r0, t, n, keys);
+  write_keys<8, SH_ROW_WIDE>(lk, p0, r0, t, n, keys);
 }
 
 // collect_h (screen_h.cu) on wgmma: the listed points exact_h could not certify, every anchor whose
@@ -319,7 +319,7 @@ extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
     rs.release(step);
     if (kc == kSteps - 1) tile_keys<8, true, 64>(acc, (step / kSteps) * W9_A, t, xr, cn, amask, lk);
   }
-  write_keys<8>(lk, p0, r0, t, n, keys);
+  write_keys<8, SH_ROW_WIDE>(lk, p0, r0, t, n, keys);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -365,7 +365,7 @@ __device__ __forceinline__ void screen_h90mo_body(const __half *__restrict__ Xh,
     for (int kc = 0; kc < KS; kc++) rs.release(s0 + kc);
     tile_keys<LK, GUARD, 32>(hi, tile * W9_A + 64, t, xr, cn, amask, lk);
   }
-  write_keys<LK>(lk, p0, r0, t, n, out);
+  write_keys<LK, SH_ROW>(lk, p0, r0, t, n, out);
 }
 
 #define WMO_MAX_DP 192  // a tile's dp / 64 stages (and the next tile's) within WM_STAGES(dp) = 4

@@ -90,7 +90,7 @@ static void alloc(Problem &p) {
   CK(cudaMalloc(&p.thr, (size_t)p.ccap * 4));
   CK(cudaMalloc(&p.ccount, (size_t)p.ccap * 4));
   CK(cudaMalloc(&p.cand, (size_t)(size_t)p.ccap * p.ncand * 4));
-  CK(cudaMalloc(&p.keys, (size_t)p.n * 4 * 9));
+  CK(cudaMalloc(&p.keys, (size_t)p.n * 4 * (SH_ROW_WIDE + 1)));
   p.slices = std::max(1, std::min(16, p.m / 256));
   p.slice = up((p.m + p.slices - 1) / p.slices, 128);
   p.slices = (p.m + p.slice - 1) / p.slice;  // no empty slice (fallback_merge reads every one)
@@ -160,11 +160,12 @@ static void screened(Problem &p, cudaEvent_t *ev = nullptr) {
   if (ev) CK(cudaEventRecord(ev[2]));
   int eb = (p.n + EX_P - 1) / EX_P;
   float s2 = p.s * p.s;
+  const bool wide = variant == 90 || variant == 60;  // screen_h90 and screen_h90m write 16 keys a row
   if (p.f16)
-    exact_h_f16<<<eb, 256>>>((const __half *)p.X, p.C, p.xn, p.keys, p.scalars, p.b.c1, p.b.c2, p.b.c3, p.b.c4, s2, p.imask,
+    (wide ? exact_h16_f16 : exact_h_f16)<<<eb, 256>>>((const __half *)p.X, p.C, p.xn, p.keys, p.scalars, p.b.c1, p.b.c2, p.b.c3, p.b.c4, s2, p.imask,
                              p.n, p.d, p.m, p.J1, p.D1, p.J2, p.D2, p.list, p.thr, p.ccount, p.ccap);
   else
-    exact_h_f32<<<eb, 256>>>((const float *)p.X, p.C, p.xn, p.keys, p.scalars, p.b.c1, p.b.c2, p.b.c3, p.b.c4, s2, p.imask,
+    (wide ? exact_h16_f32 : exact_h_f32)<<<eb, 256>>>((const float *)p.X, p.C, p.xn, p.keys, p.scalars, p.b.c1, p.b.c2, p.b.c3, p.b.c4, s2, p.imask,
                              p.n, p.d, p.m, p.J1, p.D1, p.J2, p.D2, p.list, p.thr, p.ccount, p.ccap);
   LAUNCHED();
   if (ev) CK(cudaEventRecord(ev[3]));
@@ -284,7 +285,7 @@ static int check_case(int n, int d, int m, bool f16, Kind kind, unsigned seed) {
   for (void *q : {(void *)p.J1, (void *)p.J2, (void *)p.D1, (void *)p.D2, (void *)p.rJ1, (void *)p.rJ2,
                   (void *)p.rD1, (void *)p.rD2, (void *)p.list})
     CK(cudaMemset(q, 0xff, (size_t)n * 4));
-  CK(cudaMemset(p.keys, 0xff, (size_t)n * 4 * 9));
+  CK(cudaMemset(p.keys, 0xff, (size_t)n * 4 * (SH_ROW_WIDE + 1)));
   CK(cudaMemset(p.part, 0xff, (size_t)p.slices * p.cap * 16));
   CK(cudaMemset(p.Xh, 0xff, (size_t)p.npad * p.dp * 2));
   CK(cudaMemset(p.Ch, 0xff, (size_t)p.mpad * p.dp * 2));

@@ -102,6 +102,37 @@ describe('CUDA engine through the fake driver', () => {
     expect(fake.live).toBe(0);
   });
 
+  // Each Hopper screen by the row width that picks it: d 7 → screen_h90mo_k2 (8-key rows), 200 →
+  // screen_h90m and 300 → screen_h90 (16-key rows, read by exact_h16), with near-duplicate and
+  // duplicate anchors so that some rows need more than 8 keys: the direct pass's assignments and
+  // energy (the fake's f32 chain; an f64 reference may order such near-ties otherwise).
+  for (const [d, kernel, exact] of [[7, 'screen_h90mo_k2', 'exact_h'], [200, 'screen_h90m', 'exact_h16'], [300, 'screen_h90', 'exact_h16']] as const) {
+    it(`${kernel} (d = ${d}): the direct pass's assignments, through ${exact}`, async () => {
+      const n = 97, m = 24;
+      const { ds, X } = randomData(n, d, 'f32', 11);
+      const C = new Float32Array(m * d);
+      for (let j = 0; j < m; j++) for (let k = 0; k < d; k++) C[j * d + k] = X[((j % 6) * 13) * d + k] + (j >= 6 ? 1e-3 * (j % 5) : 0);
+      const pass = async (screen: boolean) => {
+        const { fake, backend, engine } = await open(ds, m, screen);
+        const cuda = engine as unknown as { timeKernels(on: boolean): void; kernelTimes(): Promise<Record<string, { launches: number }>> };
+        await engine.setAnchors(C);
+        cuda.timeKernels(true);
+        const s = await engine.iterate({ temperature: 0, step: 0, huber: 0 });
+        const out = { energy: s.energy, j1: Array.from(await engine.assignments()), kernel: engine.screenKernel, t: await cuda.kernelTimes() };
+        await engine.dispose();
+        await backend.close();
+        expect(fake.live).toBe(0);
+        return out;
+      };
+      const screened = await pass(true), direct = await pass(false);
+      expect(screened.kernel).toBe(kernel);
+      expect(screened.t[exact].launches).toBe(1);
+      expect(direct.kernel).toBe('direct');
+      expect(screened.j1).toEqual(direct.j1);
+      expect(screened.energy).toBe(direct.energy);
+    });
+  }
+
   it('timeKernels: every launch of a pass is counted per kernel, and nothing after it is switched off', async () => {
     const { ds, X } = randomData(301, 7, 'f32', 3);
     const { fake, backend, engine } = await open(ds, 5, true);

@@ -577,8 +577,10 @@ export class FakeCuda {
       case 'screen_h90mo_k2': { // the row's 8 smallest keys and the 9th: dot products of the fp16 copies in f64
         const n = num('n'), dp = num('dp'), mpad = num('mpad'), hmask = num('hmask') >>> 0;
         const Xh = this.view(ptr('Xh'), Uint16Array), Ch = this.view(ptr('Ch'), Uint16Array), xn = f32('xn'), cn = f32('cn'), keys = u32('keys');
-        // screen_h90m reads the tiled copy and keys |dist| (screen_h90.cu), the others max(dist, 0).
+        // screen_h90m* reads the tiled copy and every screen_h90* keys |dist| (screen_h90.cu), screen_h
+        // max(dist, 0); screen_h90 and screen_h90m write 16 keys a row (SH_ROW_WIDE), the others 8.
         const tiled = kernel.startsWith('screen_h90m');
+        const rowKeys = kernel === 'screen_h90' || kernel === 'screen_h90m' ? 16 : 8;
         const ch = Float64Array.from(tiled ? untileAnchors(Ch.subarray(0, mpad * dp), dp, mpad) : Ch.subarray(0, mpad * dp), halfToFloat);
         const row = new Uint32Array(mpad);
         for (let i = 0; i < n; i++) {
@@ -587,14 +589,16 @@ export class FakeCuda {
             let dot = 0;
             for (let k = 0; k < dp; k++) dot += x[k] * ch[j * dp + k];
             const a = Math.fround(Math.fround(xn[i] + cn[j]) - 2 * Math.fround(dot));
-            row[j] = ((floatBits(tiled ? Math.abs(a) : Math.max(a, 0)) & hmask) | j) >>> 0;
+            row[j] = ((floatBits(kernel === 'screen_h' ? Math.max(a, 0) : Math.abs(a)) & hmask) | j) >>> 0;
           }
           row.sort();
-          for (let e = 0; e < 9; e++) keys[e * n + i] = e < mpad ? row[e] : 0xffffffff;
+          for (let e = 0; e <= rowKeys; e++) keys[e * n + i] = e < mpad ? row[e] : 0xffffffff;
         }
         return;
       }
-      case 'exact_h': { // the candidates that can matter, measured directly; the certificate, or the list
+      case 'exact_h':
+      case 'exact_h16': { // the candidates that can matter, measured directly; the certificate, or the list
+        const rowKeys = kernel === 'exact_h16' ? 16 : 8;
         const C = f32('C'), xn = f32('xn'), keys = u32('keys'), sc = u32('scalars'), n = num('n'), d = num('d'), m = num('m'), x = X(n * d);
         const J1 = u32('J1'), D1 = f32('D1'), J2 = u32('J2'), D2 = f32('D2'), list = u32('list');
         const thr = f32('thr'), ccount = u32('ccount'), cap = num('cap');
@@ -607,13 +611,13 @@ export class FakeCuda {
           const B = Math.fround(c1 * r * R + c2 * rR * rR + c3 * rR + c4);
           const U = Math.fround((top(keys[n + i]) + 2 * B) * (1 + 2 ** -20));
           const cands: Array<[number, number]> = [];
-          for (let q = 0; q < 8; q++) {
+          for (let q = 0; q < rowKeys; q++) {
             const key = keys[q * n + i], j = (key & imask) >>> 0;
             if (key !== 0xffffffff && j < m && (!fits || !(val(key) > U))) cands.push([dist(x, i, d, C, j * d), j]);
           }
           cands.sort((p, q) => p[0] - q[0] || p[1] - q[1]);
           const [e1, j1] = cands[0] ?? [Infinity, 0xffffffff], [e2, j2] = cands[1] ?? [Infinity, 0xffffffff];
-          const last = keys[8 * n + i];
+          const last = keys[rowKeys * n + i];
           if (fits && (last >= 0x7f800000 || val(last) - B > e2 * s2)) {
             J1[i] = j1; D1[i] = e1; J2[i] = j2; D2[i] = e2;
           } else {

@@ -27,6 +27,11 @@ export interface KernelSpec {
 const X_N_D = [['X', 'ptr'], ['n', 'i32'], ['d', 'i32']] as const;
 const TOP2 = [['j1', 'ptr'], ['d1', 'ptr'], ['j2', 'ptr'], ['d2', 'ptr']] as const;
 const ASSIGN = [['X', 'ptr'], ['C', 'ptr'], ['n', 'i32'], ['d', 'i32'], ['m', 'i32'], ...TOP2] as const;
+const EXACT_H = [
+  ['X', 'ptr'], ['C', 'ptr'], ['xn', 'ptr'], ['keys', 'ptr'], ['scalars', 'ptr'], ['c1', 'f32'], ['c2', 'f32'], ['c3', 'f32'],
+  ['c4', 'f32'], ['s2', 'f32'], ['imask', 'i32'], ['n', 'i32'], ['d', 'i32'], ['m', 'i32'],
+  ['J1', 'ptr'], ['D1', 'ptr'], ['J2', 'ptr'], ['D2', 'ptr'], ['list', 'ptr'], ['thr', 'ptr'], ['ccount', 'ptr'], ['cap', 'i32'],
+] as const;
 const COLLECT_H = [
   ['Xh', 'ptr'], ['Ch', 'ptr'], ['xn', 'ptr'], ['cn', 'ptr'], ['list', 'ptr'], ['scalars', 'ptr'], ['thr', 'ptr'], ['cap', 'i32'],
   ['dp', 'i32'], ['mpad', 'i32'], ['cand', 'ptr'], ['ccount', 'ptr'], ['ncand', 'i32'],
@@ -83,11 +88,12 @@ export const KERNELS = {
   },
   exact_h: {
     module: 'screen_h', perDtype: true, threads: 256, bounds: {}, points: { value: 64, constant: 'EX_P' },
-    args: [
-      ['X', 'ptr'], ['C', 'ptr'], ['xn', 'ptr'], ['keys', 'ptr'], ['scalars', 'ptr'], ['c1', 'f32'], ['c2', 'f32'], ['c3', 'f32'],
-      ['c4', 'f32'], ['s2', 'f32'], ['imask', 'i32'], ['n', 'i32'], ['d', 'i32'], ['m', 'i32'],
-      ['J1', 'ptr'], ['D1', 'ptr'], ['J2', 'ptr'], ['D2', 'ptr'], ['list', 'ptr'], ['thr', 'ptr'], ['ccount', 'ptr'], ['cap', 'i32'],
-    ],
+    args: EXACT_H,
+  },
+  // The same over the 16-key rows of screen_h90 / screen_h90m (SH_ROW_WIDE).
+  exact_h16: {
+    module: 'screen_h', perDtype: true, threads: 256, bounds: {}, points: { value: 64, constant: 'EX_P' },
+    args: EXACT_H,
   },
   collect_h: {
     module: 'screen_h', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'SH_P' },

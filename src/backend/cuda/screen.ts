@@ -25,8 +25,15 @@ import type { CudaOptions } from './options.js';
 const BLOCK_POINTS = KERNELS.screen_h.points.value;
 const ANCHOR_TILE = 128;
 const DIM_STEP = 64;
-/** Keys per point every screen writes, plus the smallest one left out (SH_ROW + 1 of keys.cuh). */
+/**
+ * Keys per point a screen writes, plus the smallest one left out: SH_ROW + 1 of keys.cuh, or
+ * SH_ROW_WIDE + 1 for screen_h90 and screen_h90m (8 keys a lane, 16 a row): with tens of anchors
+ * per cluster (m20k) 9–16 anchors lie about as close as the runner-up for 16–30 % of the points,
+ * which 8 keys cannot certify and 16 nearly always can (bench/kernels/NOTES.md, session 9).
+ */
 const KEYS = 9;
+const KEYS_WIDE = 17;
+const keysOf = (k: ScreenKernel): number => (k === 'screen_h90' || k === 'screen_h90m' ? KEYS_WIDE : KEYS);
 /** Anchor slices of the fallback: enough blocks for a short list; at most FALLBACK_SLICES. */
 const FALLBACK_SLICES = 16;
 const SLICE_MIN = 256;
@@ -102,9 +109,9 @@ export function screenShape(d: number, m: number, rows: number) {
 /** Device bytes of the screen's buffers (plan.ts counts them). */
 export function screenBytes(d: number, m: number, rows: number): number {
   const g = screenShape(d, m, rows);
-  // Anchors: fp16 copy, its tiled copy (screen_h90m; counted on every GPU), norms.
+  // Keys: the wide rows' count on every GPU. Anchors: fp16 copy, its tiled copy (screen_h90m*), norms.
   return (
-    g.rowsPad * (g.dp * 2 + 4) + rows * 4 * (KEYS + 2) + g.mpad * (g.dp * 4 + 4) + d * 4 + SCALARS * 4 + g.slices * g.cap * 16 +
+    g.rowsPad * (g.dp * 2 + 4) + rows * 4 * (KEYS_WIDE + 2) + g.mpad * (g.dp * 4 + 4) + d * 4 + SCALARS * 4 + g.slices * g.cap * 16 +
     g.collectCap * 4 * (g.ncand + 2)
   );
 }
@@ -138,7 +145,7 @@ export class DeviceScreen {
     this.bufs = {
       Xh: b.alloc('screen points (fp16)', rowsPad * dp * 2),
       xn: b.alloc('screen point norms', rowsPad * 4),
-      keys: b.alloc('screen keys', rows * 4 * KEYS),
+      keys: b.alloc('screen keys', rows * 4 * keysOf(this.kernel)),
       list: b.alloc('screen uncertain points', rows * 4),
       list2: b.alloc('screen fallback list', rows * 4),
       thr: b.alloc('screen thresholds', collectCap * 4),
@@ -204,7 +211,7 @@ export class DeviceScreen {
       Xh: b.Xh.ptr, Ch: (this.Ct ?? b.Ch).ptr, xn: b.xn.ptr, cn: b.cn.ptr, scalars: b.scalars.ptr, n, dp: g.dp, mpad: g.mpad,
       hmask: masks.hmask, keys: b.keys.ptr,
     }, { sharedBytes: this.shared });
-    e.run('exact_h', Math.ceil(n / KERNELS.exact_h.points.value), {
+    e.run(keysOf(this.kernel) === KEYS_WIDE ? 'exact_h16' : 'exact_h', Math.ceil(n / KERNELS.exact_h.points.value), {
       X: s.x, C: e.bufs.C.ptr, xn: b.xn.ptr, keys: b.keys.ptr, scalars: b.scalars.ptr, ...bound, s2: this.scale * this.scale,
       imask: masks.imask, n, d, m, J1: top2.j1, D1: top2.d1, J2: top2.j2, D2: top2.d2, list: b.list.ptr,
       thr: b.thr.ptr, ccount: b.ccount.ptr, cap: g.collectCap,
