@@ -333,6 +333,44 @@ __device__ __forceinline__ float direct_dist(const T *__restrict__ x, const floa
   return s;
 }
 
+// direct_dist of the thread's active candidates at once: each chain is the same f32 operations in
+// the same order (so the same bits), but x is read once for all of them, not once per candidate:
+// with 16-key rows a thread may measure 4 candidates, and the re-reads of x were most of exact_h16.
+template <int PER, typename T>
+__device__ __forceinline__ void direct_dists(const T *__restrict__ x, const float *__restrict__ C, int d, const unsigned (&j)[PER],
+                                             const bool (&act)[PER], float (&s)[PER]) {
+#pragma unroll
+  for (int c = 0; c < PER; c++) s[c] = 0.f;
+  if ((d & 3) == 0) {
+    for (int k = 0; k < d; k += 4) {
+      const float4 xv = load4(x, k);
+#pragma unroll
+      for (int c = 0; c < PER; c++) {
+        if (!act[c]) continue;
+        const float4 cv = load4(C + (size_t)j[c] * d, k);
+        float t = xv.x - cv.x;
+        s[c] = fmaf(t, t, s[c]);
+        t = xv.y - cv.y;
+        s[c] = fmaf(t, t, s[c]);
+        t = xv.z - cv.z;
+        s[c] = fmaf(t, t, s[c]);
+        t = xv.w - cv.w;
+        s[c] = fmaf(t, t, s[c]);
+      }
+    }
+    return;
+  }
+  for (int k = 0; k < d; k++) {
+    const float xk = load_f32(x, k);
+#pragma unroll
+    for (int c = 0; c < PER; c++) {
+      if (!act[c]) continue;
+      const float t = xk - __ldg(C + (size_t)j[c] * d + k);
+      s[c] = fmaf(t, t, s[c]);
+    }
+  }
+}
+
 // In: keys (KEYS + 1 arrays of n, from screen_h), xn = ‖x''‖², prep_anchors' scalars.
 // bound = {c1, c2, c3, c4}: B'' = c1·r·R + c2·(r + R)² + c3·(r + R) + c4 in the scaled units
 // (r = ‖x''‖, R = max ‖c''‖); s2 = s² converts the exact distances to them.
@@ -359,13 +397,19 @@ __device__ void exact_h(const T *__restrict__ X, const float *__restrict__ C, co
   }
   float e1 = __int_as_float(0x7f800000), e2 = e1;
   unsigned j1 = NONE, j2 = NONE;
+  unsigned jc[PER];
+  bool act[PER];
 #pragma unroll
   for (int c = 0; c < PER; c++) {
     const unsigned key = live ? keys[(size_t)(q + 4 * c) * n + i] : SH_EMPTY;
-    const unsigned j = key & imask;
-    if (key != SH_EMPTY && j < (unsigned)m && (!fits || !(key_val(key, imask) > U)))
-      top2_push(direct_dist(X + (size_t)i * d, C + (size_t)j * d, d), j, e1, j1, e2, j2);
+    jc[c] = key & imask;
+    act[c] = key != SH_EMPTY && jc[c] < (unsigned)m && (!fits || !(key_val(key, imask) > U));
   }
+  float dc[PER];
+  direct_dists<PER>(X + (size_t)i * d, C, d, jc, act, dc);
+#pragma unroll
+  for (int c = 0; c < PER; c++)
+    if (act[c]) top2_push(dc[c], jc[c], e1, j1, e2, j2);
   // The quad's exact top-2 (ties: lower index); every lane ends with it.
 #pragma unroll
   for (int o = 1; o < 4; o <<= 1) top2_merge_xor(o, e1, j1, e2, j2);
