@@ -41,6 +41,11 @@ const SCREEN_H = [
   ['hmask', 'i32'], ['keys', 'ptr'],
 ] as const;
 
+/** A kernel of screen_h90.cu that runs blocks of W9_P points in two warpgroups. */
+function hopperScreen<A extends KernelSpec['args']>(args: A) {
+  return { module: 'screen_h90', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'W9_P' }, args } as const;
+}
+
 export const KERNELS = {
   // seed.cu: k-means++ support; each block owns SEED_POINTS consecutive points.
   seed_dist: {
@@ -122,30 +127,12 @@ export const KERNELS = {
   // resident in shared memory with the anchors bulk-copied from their tiled copy (screen_h90m,
   // dp 256; screen_h90mo, dp <= 192, 8 keys per lane, _k3 and _k2 3 or 2 without a branch per key;
   // 'Ch' is then tile_anchors' Ct). Dynamic shared memory (sharedBytes) beyond the 48 KB default.
-  screen_h90: {
-    module: 'screen_h90', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'W9_P' },
-    args: SCREEN_H,
-  },
-  collect_h90: {
-    module: 'screen_h90', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'W9_P' },
-    args: COLLECT_H,
-  },
-  screen_h90m: {
-    module: 'screen_h90', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'W9_P' },
-    args: SCREEN_H,
-  },
-  screen_h90mo: {
-    module: 'screen_h90', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'W9_P' },
-    args: SCREEN_H,
-  },
-  screen_h90mo_k3: {
-    module: 'screen_h90', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'W9_P' },
-    args: SCREEN_H,
-  },
-  screen_h90mo_k2: {
-    module: 'screen_h90', perDtype: false, threads: 256, bounds: { minBlocks: 2 }, points: { value: 128, constant: 'W9_P' },
-    args: SCREEN_H,
-  },
+  screen_h90: hopperScreen(SCREEN_H),
+  collect_h90: hopperScreen(COLLECT_H),
+  screen_h90m: hopperScreen(SCREEN_H),
+  screen_h90mo: hopperScreen(SCREEN_H),
+  screen_h90mo_k3: hopperScreen(SCREEN_H),
+  screen_h90mo_k2: hopperScreen(SCREEN_H),
   tile_anchors: {
     module: 'screen_h90', perDtype: false, threads: 256, bounds: {},
     args: [['Ch', 'ptr'], ['dp', 'i32'], ['mpad', 'i32'], ['Ct', 'ptr']],
