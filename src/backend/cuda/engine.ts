@@ -138,7 +138,7 @@ export class CudaEngine implements Engine {
     return this.pass.screen;
   }
 
-  /** The screen kernel the passes run ('screen_h', 'screen_h90m_k2', ...), or 'direct'. */
+  /** The screen kernel the passes run ('screen_h', 'screen_h90mo_k2', ...), or 'direct'. */
   get screenKernel(): string {
     return this.pass.screenKernel;
   }
