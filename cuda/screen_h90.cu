@@ -43,13 +43,18 @@
 #define W9_SMEM (W9_STAGES * W9_STAGE + 1024)  // + room to align the stages to 1024 bytes
 extern __shared__ __align__(1024) unsigned char w9_smem[];  // every kernel's dynamic shared memory
 
-// The keys of N / 4 groups of 8 anchors into the thread's lists: rows r0, r0 + 8 × anchors
-// a0 + 8c + 2t + e in acc[4c + 2q + e] (the layout of an m64nNk16 accumulator: N = 64 for a tile
-// of 128 anchors, 32 for half of one). GUARD: only keys under the list's last go through its
-// network (a branch per key; worth it where inserts are rare: many anchors, long lists).
-template <int LK, bool GUARD, int N>
-__device__ __forceinline__ void tile_keys(const float (&acc)[N], int a0, int t, const float (&xr)[2], const float *__restrict__ cn,
-                                          unsigned amask, unsigned (&lk)[2][LK + 1]) {
+// A thread's first row of the block's 128 (warpgroup, warp, lane group); its second is 8 below. In
+// its m64nNk16 accumulator it holds rows r0, r0 + 8 × anchors 8c + 2t + e in acc[4c + 2q + e].
+__device__ __forceinline__ int wg_row0() {
+  const int tid = threadIdx.x, lane = tid & 31;
+  return (tid >> 7) * 64 + ((tid >> 5) & 3) * 16 + (lane >> 2);
+}
+
+// fn(q, j, a'') for the N / 4 groups of 8 anchors of an accumulator, anchors from a0 (N = 64 for a
+// tile of 128 anchors, 32 for half of one); t = the lane's index within its quad.
+template <int N, typename F>
+__device__ __forceinline__ void tile_dists(const float (&acc)[N], int a0, int t, const float (&xr)[2], const float *__restrict__ cn,
+                                           F &&fn) {
 #pragma unroll
   for (int c = 0; c < N / 4; c++) {
 #pragma unroll
@@ -57,13 +62,20 @@ __device__ __forceinline__ void tile_keys(const float (&acc)[N], int a0, int t, 
       const unsigned j = (unsigned)(a0 + 8 * c + 2 * t + e);
       const float cj = __ldg(cn + j);
 #pragma unroll
-      for (int q = 0; q < 2; q++) {
-        const float dist = fmaf(-2.f, acc[4 * c + 2 * q + e], xr[q] + cj);
-        const unsigned key = (__float_as_uint(dist) & amask) | j;
-        if (!GUARD || key < lk[q][LK]) key_push<LK>(key, lk[q]);
-      }
+      for (int q = 0; q < 2; q++) fn(q, j, fmaf(-2.f, acc[4 * c + 2 * q + e], xr[q] + cj));
     }
   }
+}
+
+// The keys of an accumulator into the thread's lists. GUARD: only keys under the list's last go
+// through its network (a branch per key; worth it where inserts are rare: many anchors, long lists).
+template <int LK, bool GUARD, int N>
+__device__ __forceinline__ void tile_keys(const float (&acc)[N], int a0, int t, const float (&xr)[2], const float *__restrict__ cn,
+                                          unsigned amask, unsigned (&lk)[2][LK + 1]) {
+  tile_dists(acc, a0, t, xr, cn, [&](int q, unsigned j, float dist) {
+    const unsigned key = (__float_as_uint(dist) & amask) | j;
+    if (!GUARD || key < lk[q][LK]) key_push<LK>(key, lk[q]);
+  });
 }
 
 // The 4 lanes of a quad hold the same rows (other anchors): merge by shuffles into the row's ROW
@@ -154,8 +166,7 @@ extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
     screen_h90(const __half *__restrict__ Xh, const __half *__restrict__ Ch, const float *__restrict__ xn,
                const float *__restrict__ cn, const unsigned *scalars, int n, int dp, int mpad, unsigned hmask,
                unsigned *__restrict__ keys) {
-  const int tid = threadIdx.x, lane = tid & 31, t = lane & 3;
-  const int r0 = (tid >> 7) * 64 + ((tid >> 5) & 3) * 16 + (lane >> 2);  // the thread's rows: r0 and r0 + 8
+  const int t = threadIdx.x & 3, r0 = wg_row0();
   const long long p0 = (long long)blockIdx.x * W9_P;
   const unsigned amask = hmask & 0x7fffffffu;
   const float xr[2] = {xn[p0 + r0], xn[p0 + r0 + 8]};
@@ -178,8 +189,7 @@ extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
   const int total = min((int)scalars[2], cap);
   const int p0 = blockIdx.x * W9_P;
   if (p0 >= total) return;  // the list is shorter than the grid: the whole block leaves
-  const int tid = threadIdx.x, lane = tid & 31, t = lane & 3;
-  const int r0 = (tid >> 7) * 64 + ((tid >> 5) & 3) * 16 + (lane >> 2);
+  const int t = threadIdx.x & 3, r0 = wg_row0();
   float xr[2], T[2];
   int pos[2];
 #pragma unroll
@@ -191,23 +201,12 @@ extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
   }
   streamed_tiles(Xh, Ch, dp, mpad, [&](int r) { return (long long)list[min(p0 + r, total - 1)]; },
                  [&](int a0, const float (&acc)[64]) {
-#pragma unroll
-                   for (int w = 0; w < 8; w++)
-#pragma unroll
-                     for (int h = 0; h < 2; h++)
-#pragma unroll
-                       for (int e = 0; e < 2; e++) {
-                         const unsigned j = (unsigned)(a0 + 16 * w + 8 * h + 2 * t + e);
-                         const float cj = __ldg(cn + j);
-#pragma unroll
-                         for (int q = 0; q < 2; q++) {
-                           const float dist = fmaf(-2.f, acc[8 * w + 4 * h + 2 * q + e], xr[q] + cj);
-                           if (dist <= T[q]) {  // false for T = -1, and for padding anchors (+inf)
-                             const unsigned slot = atomicAdd(ccount + pos[q], 1u);
-                             if (slot < (unsigned)ncand) cand[(size_t)pos[q] * ncand + slot] = j;
-                           }
-                         }
-                       }
+                   tile_dists(acc, a0, t, xr, cn, [&](int q, unsigned j, float dist) {
+                     if (dist <= T[q]) {  // false for T = -1, and for padding anchors (+inf)
+                       const unsigned slot = atomicAdd(ccount + pos[q], 1u);
+                       if (slot < (unsigned)ncand) cand[(size_t)pos[q] * ncand + slot] = j;
+                     }
+                   });
                  });
 }
 
@@ -299,8 +298,7 @@ extern "C" __global__ void __launch_bounds__(W9_THREADS, 2)
     screen_h90m(const __half *__restrict__ Xh, const __half *__restrict__ Ch, const float *__restrict__ xn,
                 const float *__restrict__ cn, const unsigned *scalars, int n, int dp, int mpad, unsigned hmask,
                 unsigned *__restrict__ keys) {
-  const int tid = threadIdx.x, lane = tid & 31, t = lane & 3;
-  const int r0 = (tid >> 7) * 64 + ((tid >> 5) & 3) * 16 + (lane >> 2);
+  const int t = threadIdx.x & 3, r0 = wg_row0();
   const long long p0 = (long long)blockIdx.x * W9_P;
   const int kSteps = dp / W9_K, steps = kSteps * (mpad / W9_A);
   const ResidentStages rs(w9_smem, Xh, Ch, p0, dp, steps);  // Ch: the tiled copy (tile_anchors' Ct)
@@ -331,8 +329,7 @@ template <int LK, bool GUARD, int KS>
 __device__ __forceinline__ void screen_h90mo_body(const __half *__restrict__ Xh, const __half *__restrict__ Ct,
                                                   const float *__restrict__ xn, const float *__restrict__ cn,
                                                   int n, int mpad, unsigned hmask, unsigned *__restrict__ out) {
-  const int tid = threadIdx.x, lane = tid & 31, t = lane & 3;
-  const int r0 = (tid >> 7) * 64 + ((tid >> 5) & 3) * 16 + (lane >> 2);
+  const int t = threadIdx.x & 3, r0 = wg_row0();
   const long long p0 = (long long)blockIdx.x * W9_P;
   const int tiles = mpad / W9_A;
   const ResidentStages rs(w9_smem, Xh, Ct, p0, KS * W9_K, KS * tiles);
