@@ -8,7 +8,7 @@ import { ScalarResiduals } from '../../codecs/scalar.js';
 import type { Decodable } from '../../io/vlc/reconstruct.js';
 import type { CudaContext } from './context.js';
 import { launch } from './kernels.js';
-import type { DeviceBuffer } from './pool.js';
+import { HeldBuffers, type DeviceBuffer } from './pool.js';
 
 /** Rows that the device writes itself into a buffer of rows × d f32 (the k-NN's base piece). */
 export interface DeviceRows {
@@ -30,17 +30,14 @@ export function decodableOnDevice(file: Decodable): boolean {
 /** Uploads what decoding file's n rows needs; the caller frees the result (on every path). */
 export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number): DeviceRows {
   const { d } = file.manifest;
-  const held: DeviceBuffer[] = [];
+  const held = new HeldBuffers(ctx.pool);
   const up = (name: string, data: ArrayBufferView): DeviceBuffer => {
-    const buf = ctx.pool.alloc(name, data.byteLength);
-    held.push(buf);
+    const buf = held.alloc(name, data.byteLength);
     const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     for (let off = 0; off < bytes.length; off += UPLOAD_CHUNK) ctx.upload(buf, bytes.subarray(off, Math.min(bytes.length, off + UPLOAD_CHUNK)), off);
     return buf;
   };
-  const free = () => {
-    for (const b of held.splice(0)) ctx.pool.free(b);
-  };
+  const free = () => held.free();
   try {
     ctx.makeCurrent();
     const anchors = up('decode anchors', file.anchors);

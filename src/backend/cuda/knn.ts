@@ -13,7 +13,7 @@ import type { Decodable } from '../../io/vlc/reconstruct.js';
 import type { CudaContext } from './context.js';
 import { decodableOnDevice, decodeOnDevice } from './decode.js';
 import { KERNELS, launch } from './kernels.js';
-import { fmtBytes, memInfo, type DeviceBuffer } from './pool.js';
+import { HeldBuffers, fmtBytes, memInfo, type DeviceBuffer } from './pool.js';
 
 /** The largest k the kernels keep on chip (KN_MAXK in cuda/knn.cu: 4 list entries per lane of a warp). */
 export const GPU_KNN_MAX_K = 128;
@@ -114,12 +114,8 @@ export class CudaKnn implements DeviceKnn {
       throw new KnnLimitError(`GPU exact k-NN: not enough GPU memory on ${ctx.where} for ${nq} queries of ${d} dims (${fmtBytes(Math.max(0, room + fixedBytes))} usable)`);
     }
 
-    const held: DeviceBuffer[] = [];
-    const alloc = (name: string, bytes: number) => {
-      const b = ctx.pool.alloc(name, bytes);
-      held.push(b);
-      return b;
-    };
+    const held = new HeldBuffers(ctx.pool);
+    const { alloc } = held;
     try {
       const QT = alloc('k-NN queries', nqPad * d * 4);
       ctx.upload(QT, transposed(queries, nq, nqPad, d));
@@ -160,7 +156,7 @@ export class CudaKnn implements DeviceKnn {
       }
       return best!;
     } finally {
-      for (const b of held) ctx.pool.free(b);
+      held.free();
     }
   }
 }

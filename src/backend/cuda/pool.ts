@@ -69,6 +69,24 @@ export class DevicePool {
 }
 
 /** [free, total] bytes of the current context's device, [0, 0] if the driver cannot say. */
+/**
+ * Buffers taken from a pool for one job (a residual encode, a decode, a k-NN) and given back
+ * together, on every path: `alloc` is a plain function, to be handed to helpers.
+ */
+export class HeldBuffers {
+  private bufs: DeviceBuffer[] = [];
+  constructor(private readonly pool: DevicePool) {}
+  readonly alloc = (name: string, bytes: number): DeviceBuffer => {
+    const b = this.pool.alloc(name, bytes);
+    this.bufs.push(b);
+    return b;
+  };
+  /** Gives back every buffer taken so far (again later: only those taken since). */
+  free(): void {
+    for (const b of this.bufs.splice(0)) this.pool.free(b);
+  }
+}
+
 export function memInfo(drv: CudaDriver): [number, number] {
   const free = new BigUint64Array(1);
   const total = new BigUint64Array(1);

@@ -14,7 +14,7 @@ import type { EncodedResiduals, ResidualInput } from '../../codecs/types.js';
 import { asRows, elementBytes } from '../../io/dataset.js';
 import type { CudaContext } from './context.js';
 import { KERNELS, launch } from './kernels.js';
-import type { DeviceBuffer } from './pool.js';
+import { HeldBuffers, type DeviceBuffer } from './pool.js';
 import { log } from '../../log.js';
 import { takeShared } from '../../io/prefault.js';
 
@@ -28,12 +28,8 @@ export async function encodeScalarOnGpu(
   const { n, d } = input;
   const x = asRows(input.x, n, d);
   const blocks = blocksOf(n);
-  const held: DeviceBuffer[] = [];
-  const alloc = (name: string, bytes: number) => {
-    const b = ctx.pool.alloc(name, Math.max(1, bytes));
-    held.push(b);
-    return b;
-  };
+  const held = new HeldBuffers(ctx.pool); // (the pool gives zero-byte requests a buffer too)
+  const { alloc } = held;
   const t: number[] = [performance.now()]; // upload, ranges, codes, download, checksum (-v)
   try {
     const { X, C, A } = uploadInput(ctx, input, alloc);
@@ -71,7 +67,7 @@ export async function encodeScalarOnGpu(
     t.push(performance.now());
     // int8's checksum from the codes still on the device (int4's codes are packed before writing: the writer checksums them).
     const sliceCrcs = mode === 'int8' ? await codesCrcs(ctx, codesBuf, n * d, alloc) : undefined;
-    for (const b of held.splice(0)) ctx.pool.free(b); // the GPU's part is over
+    held.free(); // the GPU's part is over
 
     const err = blockSums(rowErr, n); // as blockCodes sums them
     const crc = sliceCrcs && crc32cJoin(crc32c(new Uint8Array(Float32Array.from(scales).buffer)), sliceCrcs, CRC_SLICE, n * d);
@@ -80,7 +76,7 @@ export async function encodeScalarOnGpu(
     log().debug(`${mode} residuals on the GPU: upload ${ms[0]} ms, ranges ${ms[1]} ms, codes ${ms[2]} ms, download ${ms[3]} ms, checksum ${ms[4]} ms`);
     return { residuals: new ScalarResiduals(mode, n, d, scales, codes, crc), residualEnergy: err / n, rowSums };
   } finally {
-    for (const b of held) ctx.pool.free(b);
+    held.free();
   }
 }
 
@@ -108,12 +104,8 @@ function uploadInput(ctx: CudaContext, input: ResidualInput, alloc: (name: strin
 export async function encodeBitsOnGpu(ctx: CudaContext, input: ResidualInput, R: number): Promise<EncodedResiduals<BitsResiduals>> {
   const { n, d } = input;
   const plan = bitsPlanOf(rowsInput(input, false), n, d, R);
-  const held: DeviceBuffer[] = [];
-  const alloc = (name: string, bytes: number) => {
-    const b = ctx.pool.alloc(name, Math.max(1, bytes));
-    held.push(b);
-    return b;
-  };
+  const held = new HeldBuffers(ctx.pool);
+  const { alloc } = held;
   try {
     const { X, C, A } = uploadInput(ctx, input, alloc);
     const B = alloc('bits per dimension', d);
@@ -132,7 +124,7 @@ export async function encodeBitsOnGpu(ctx: CudaContext, input: ResidualInput, R:
     ctx.download(rowErr, rowErrBuf);
     return { residuals: new BitsResiduals(n, d, R, plan.bits, plan.steps, codes), residualEnergy: blockSums(rowErr, n) / Math.max(1, n) };
   } finally {
-    for (const b of held) ctx.pool.free(b);
+    held.free();
   }
 }
 
