@@ -415,6 +415,13 @@ export class FakeCuda {
         },
       };
     };
+    // reduce.cu's shares_of: a point's weights for its nearest anchor a and its runner-up b.
+    const sharesOf = (a: number, b: number, da: number, db: number, H: Float64Array, T: number) => {
+      const robust = (v: number, h: number) => (v <= h ? 1 : Math.sqrt(h / v));
+      let w2 = T > 0 && b !== 0xffffffff ? 1 / (1 + Math.exp((db - da) / T)) : 0;
+      if (w2 < 2 ** -20) w2 = 0; // MIN_SHARE of reduce.cu
+      return { wa: (1 - w2) * robust(da, H[a]), wb: w2 > 0 ? w2 * robust(db, H[b]) : 0 };
+    };
     switch (kernel) {
       case 'max_abs': {
         const count = num('count'), x = X(count), out = u32('out');
@@ -490,20 +497,20 @@ export class FakeCuda {
         for (let i = 0; i < n; i++) top2(x, i, d, C, m, J1, D1, J2, D2);
         return;
       }
-      case 'reduce_points': {
-        const n = num('n'), d = num('d'), x = X(n * d);
+      case 'reduce_points':
+      case 'reduce_tally': { // reduce.cu: the per-point statistics; reduce_points adds S too, reduce_tally ranks the contributions
+        const n = num('n'), sorted = kernel === 'reduce_tally';
         const J1 = u32('J1'), D1 = f32('D1'), J2 = u32('J2'), D2 = f32('D2'), assign = u32('assign'), H = f64('H');
-        const T = num('temperature'), acc = num('accumulate'), sScale = num('sScale'), wScale = num('wScale'), eScale = num('eScale');
-        const S = intSums(i64('S')), W = intSums(i64('W')), sse = intSums(i64('sse'));
+        const T = num('temperature'), acc = num('accumulate'), wScale = num('wScale'), eScale = num('eScale');
+        const W = intSums(i64('W')), sse = intSums(i64('sse'));
         const count = u32('count'), far = u64('far'), part = i64('partial');
         const first = num('first'); // data row of X's row 0 (a tile, a shard): the farthest point's index is global
-        const robust = (v: number, h: number) => (v <= h ? 1 : Math.sqrt(h / v));
+        const d = sorted ? 0 : num('d'), x = sorted ? undefined : X(n * d), sScale = sorted ? 0 : num('sScale');
+        const S = sorted ? undefined : intSums(i64('S'));
+        const fill = sorted ? u32('fill') : undefined, rank = sorted ? u32('rank') : undefined;
         let energy = 0n, changed = 0;
         for (let i = 0; i < n; i++) {
-          const a = J1[i], b = J2[i], da = D1[i], db = D2[i];
-          let w2 = T > 0 && b !== 0xffffffff ? 1 / (1 + Math.exp((db - da) / T)) : 0;
-          if (w2 < 2 ** -20) w2 = 0; // MIN_SHARE of reduce.cu
-          const w1 = 1 - w2;
+          const a = J1[i], b = J2[i], da = D1[i];
           const e = roundEven(da * eScale);
           count[a]++;
           sse.add(a, e);
@@ -514,23 +521,67 @@ export class FakeCuda {
           if (assign[i] !== a) changed++;
           assign[i] = a;
           if (acc) {
-            const wa = w1 * robust(da, H[a]);
-            const wb = w2 > 0 ? w2 * robust(db, H[b]) : 0;
+            const { wa, wb } = sharesOf(a, b, da, D2[i], H, T);
             W.add(a, roundEven(wa * wScale));
             if (wb > 0) W.add(b, roundEven(wb * wScale));
-            for (let k = 0; k < d; k++) {
-              const v = x[i * d + k] * sScale;
-              S.add(a * d + k, roundEven(wa * v));
-              if (wb > 0) S.add(b * d + k, roundEven(wb * v));
+            if (sorted) {
+              rank![2 * i] = fill![a]++;
+              rank![2 * i + 1] = wb > 0 ? fill![b]++ : 0xffffffff;
+            } else {
+              for (let k = 0; k < d; k++) {
+                const v = x![i * d + k] * sScale;
+                S!.add(a * d + k, roundEven(wa * v));
+                if (wb > 0) S!.add(b * d + k, roundEven(wb * v));
+              }
             }
           }
         }
-        S.flush();
+        S?.flush();
         W.flush();
         sse.flush();
         part.fill(0n, 0, 2 * grid);
         part[0] = energy;
         part[1] = BigInt(changed);
+        return;
+      }
+      case 'reduce_offsets': {
+        const fill = u32('fill'), m = num('m'), off = u32('off');
+        let at = 0;
+        for (let j = 0; j < m; j++) {
+          off[j] = at;
+          at += fill[j];
+          fill[j] = 0;
+        }
+        off[m] = at;
+        return;
+      }
+      case 'reduce_scatter': { // contributions {i, a, w} at 16-byte strides: u32 i, u32 a, f64 w
+        const n = num('n'), J1 = u32('J1'), D1 = f32('D1'), J2 = u32('J2'), D2 = f32('D2'), H = f64('H'), T = num('temperature');
+        const rank = u32('rank'), off = u32('off'), listU = u32('list'), listF = f64('list');
+        const put = (slot: number, i: number, a: number, w: number) => {
+          listU[4 * slot] = i;
+          listU[4 * slot + 1] = a;
+          listF[2 * slot + 1] = w;
+        };
+        for (let i = 0; i < n; i++) {
+          const a = J1[i], b = J2[i];
+          const { wa, wb } = sharesOf(a, b, D1[i], D2[i], H, T);
+          put(off[a] + rank[2 * i], i, a, wa);
+          if (rank[2 * i + 1] !== 0xffffffff) put(off[b] + rank[2 * i + 1], i, b, wb);
+        }
+        return;
+      }
+      case 'reduce_sums': {
+        const d = num('d'), m = num('m'), off = u32('off'), total = off[m], sScale = num('sScale');
+        const listU = u32('list'), listF = f64('list'), S = intSums(i64('S'));
+        let rows = 0;
+        for (let q = 0; q < total; q++) rows = Math.max(rows, listU[4 * q] + 1);
+        const x = X(rows * d);
+        for (let q = 0; q < total; q++) {
+          const i = listU[4 * q], a = listU[4 * q + 1], w = listF[2 * q + 1];
+          for (let k = 0; k < d; k++) S.add(a * d + k, roundEven(w * (x[i * d + k] * sScale)));
+        }
+        S.flush();
         return;
       }
       case 'screen_reset': {

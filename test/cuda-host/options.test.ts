@@ -23,7 +23,7 @@ function usage(env: Record<string, string>): string {
 
 describe('CUDA options', () => {
   it('defaults: screen where it pays, on tensor cores, all free memory, resident', () => {
-    expect(cudaOptionsFromEnv({})).toEqual({ screen: 'auto', wgmma: true, screenKeys: 'auto', maxDeviceBytes: undefined, tileRows: undefined, stagingBytes: 64 * 2 ** 20 });
+    expect(cudaOptionsFromEnv({})).toEqual({ screen: 'auto', wgmma: true, screenKeys: 'auto', reduce: 'sorted', maxDeviceBytes: undefined, tileRows: undefined, stagingBytes: 64 * 2 ** 20 });
     expect(cudaOptionsFromEnv({ PATH: '/bin', VLC_CUDA_LIB: '/x/libcuda.so.1', VLC_CUDA_WGMMA: '' })).toEqual(CUDA_DEFAULTS);
   });
 
@@ -35,6 +35,8 @@ describe('CUDA options', () => {
     expect(cudaOptionsFromEnv({ VLC_CUDA_WGMMA: ' 1 ' }).wgmma).toBe(true);
     expect(cudaOptionsFromEnv({ VLC_CUDA_SCREEN_KEYS: '3' }).screenKeys).toBe(3);
     expect(cudaOptionsFromEnv({ VLC_CUDA_SCREEN_KEYS: 'auto' }).screenKeys).toBe('auto');
+    expect(cudaOptionsFromEnv({ VLC_CUDA_REDUCE: 'atomic' }).reduce).toBe('atomic');
+    expect(cudaOptionsFromEnv({ VLC_CUDA_REDUCE: 'sorted' }).reduce).toBe('sorted');
     expect(cudaOptionsFromEnv({ VLC_CUDA_MAX_BYTES: '123' }).maxDeviceBytes).toBe(123);
     expect(cudaOptionsFromEnv({ VLC_CUDA_MAX_BYTES: '400K' }).maxDeviceBytes).toBe(400 * 1024);
     expect(cudaOptionsFromEnv({ VLC_CUDA_MAX_BYTES: '1.5GiB' }).maxDeviceBytes).toBe(1.5 * 2 ** 30);
@@ -44,13 +46,14 @@ describe('CUDA options', () => {
   it('a bad value names the variable and what it accepts (exit 2)', () => {
     expect(usage({ VLC_CUDA_WGMMA: 'false' })).toBe('VLC_CUDA_WGMMA=false: expected 0 or 1');
     expect(usage({ VLC_CUDA_SCREEN_KEYS: '4' })).toBe('VLC_CUDA_SCREEN_KEYS=4: expected 2, 3, 8 or auto');
+    expect(usage({ VLC_CUDA_REDUCE: 'sort' })).toBe('VLC_CUDA_REDUCE=sort: expected sorted or atomic');
     expect(usage({ VLC_CUDA_SCREEN: 'yes' })).toBe('VLC_CUDA_SCREEN=yes: expected 0, 1 or auto');
     expect(usage({ VLC_CUDA_MAX_BYTES: 'lots' })).toBe('VLC_CUDA_MAX_BYTES=lots: expected a number of bytes, optionally with K, M, G or T (e.g. 6G)');
   });
 
   it('a variable that is no setting (a typo, or a switch whose experiment is over) is a usage error', () => {
     expect(usage({ VLC_CUDA_TILE: 'p8' })).toBe(
-      'VLC_CUDA_TILE is not a setting of vlc; the CUDA backend reads VLC_CUDA_SCREEN, VLC_CUDA_WGMMA, VLC_CUDA_SCREEN_KEYS, VLC_CUDA_MAX_BYTES, VLC_CUDA_LIB',
+      'VLC_CUDA_TILE is not a setting of vlc; the CUDA backend reads VLC_CUDA_SCREEN, VLC_CUDA_WGMMA, VLC_CUDA_SCREEN_KEYS, VLC_CUDA_REDUCE, VLC_CUDA_MAX_BYTES, VLC_CUDA_LIB',
     );
     expect(usage({ VLC_CUDA_ASSIGN: 'occ2' })).toMatch(/^VLC_CUDA_ASSIGN is not a setting/);
     expect(usage({ VLC_CUDA_SCEEN: '0' })).toMatch(/^VLC_CUDA_SCEEN is not a setting/);

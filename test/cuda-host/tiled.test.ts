@@ -95,12 +95,30 @@ describe('CUDA engine, vectors in tiles (fake driver)', () => {
       const before = fake.launches.length;
       await expectSameRuns(resident, tiled, anchorsFrom(X, d, m, 37), n, m);
       // Each pass: one reduce per tile on the tiled engine, one on the resident one.
-      expect(fake.launches.slice(before).filter((k) => k.startsWith('reduce_points')).length).toBe(4 * (1 + 3));
+      expect(fake.launches.slice(before).filter((k) => k === 'reduce_tally').length).toBe(4 * (1 + 3));
       if (screen) expect(resident.profile.screenPasses).toBe(4);
       await backend.close();
       expect(fake.live).toBe(0);
     });
   }
+
+  it('the atomic reduce (A/B runs) gives the sorted reduce\'s bits: resident sorted = tiled atomic, f16', async () => {
+    const n = 601, d = 9, m = 7;
+    const { ds, X } = randomData(n, d, 'f16', 13);
+    const fake = new FakeCuda();
+    const backend = await backendOn(fake);
+    const sorted = await backend.open(ds, m, {});
+    const atomic = await backend.open(ds, m, { reduce: 'atomic', tileRows: 256 });
+    const before = fake.launches.length;
+    await expectSameRuns(sorted, atomic, anchorsFrom(X, d, m, 41), n, m);
+    const launched = fake.launches.slice(before);
+    // Four passes: three accumulate (tally, offsets, scatter, sums), the final assignment only tallies.
+    expect(launched.filter((k) => k === 'reduce_sums_f16').length).toBe(3);
+    expect(launched.filter((k) => k === 'reduce_tally').length).toBe(4);
+    expect(launched.filter((k) => k === 'reduce_points_f16').length).toBe(4 * 3);
+    await backend.close();
+    expect(fake.live).toBe(0);
+  });
 
   for (const order of ['copies-first', 'kernels-first'] as const) {
     it(`double buffering: tiles cut into several staging chunks, uploads run ${order}: tiled = resident`, async () => {

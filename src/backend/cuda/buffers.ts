@@ -14,6 +14,8 @@ export interface BufferShape {
   tiled: boolean;
   /** Blocks of reduce_points over all tiles, and k-means++ blocks. */
   reduceBlocks: number;
+  /** Whether the passes add up through the sorted reduce (its lists: reduce.cu). */
+  sortedReduce: boolean;
   seedBlocks: number;
 }
 
@@ -38,6 +40,12 @@ export class EngineBuffers {
   sse!: DeviceBuffer;
   far!: DeviceBuffer;
   H!: DeviceBuffer;
+  // the sorted reduce (reduce.cu): per anchor its bucket's count (zero between spans) and offset;
+  // per row on the device a rank pair and two contributions (absent with 'atomic')
+  buckets: DeviceBuffer | undefined;
+  offsets: DeviceBuffer | undefined;
+  ranks: DeviceBuffer | undefined;
+  contributions: DeviceBuffer | undefined;
   // partials and scalars: reduce blocks (energy, changed), k-means++ blocks, the pass's result
   // (3 int64; at open, max |x|)
   partial!: DeviceBuffer;
@@ -68,6 +76,13 @@ export class EngineBuffers {
     this.sse = this.alloc('anchor sse', m * 8);
     this.far = this.alloc('anchor farthest', m * 8);
     this.H = this.alloc('huber thresholds', m * 8);
+    if (s.sortedReduce) {
+      this.buckets = this.alloc('reduce bucket counts', m * 4);
+      this.offsets = this.alloc('reduce bucket offsets', (m + 1) * 4);
+      this.ranks = this.alloc('reduce ranks', s.rows * 8);
+      this.contributions = this.alloc('reduce contributions', s.rows * 2 * 16);
+      this.fill(this.buckets, 0);
+    }
     this.partial = this.alloc('reduce partials', s.reduceBlocks * 16);
     this.seedPartial = this.alloc('seeding partials', s.seedBlocks * 8);
     this.result = this.alloc('pass result', 64);
@@ -104,7 +119,8 @@ export class EngineBuffers {
 
   /** Every buffer a pass, a k-means++ call or nearestOther writes (tests poison them). */
   outputs(): DeviceBuffer[] {
-    return [this.J1, this.D1, this.J2, this.D2, this.S, this.W, this.far, this.partial, this.result, this.seedD, this.seedPartial];
+    const lists = [this.offsets, this.ranks, this.contributions].filter((b) => b !== undefined); // not the bucket counts: zero between spans
+    return [this.J1, this.D1, this.J2, this.D2, this.S, this.W, this.far, this.partial, this.result, this.seedD, this.seedPartial, ...lists];
   }
 
   /** Free every buffer; keeps going past failures and returns the first. */

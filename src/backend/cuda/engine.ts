@@ -89,7 +89,7 @@ export class CudaEngine implements Engine {
     this.seeding = new DeviceSeeding(core);
     core.bufs.allocate({
       n, d, m, dtype: core.dtype, rows, tiled: plan.tileRows > 0,
-      reduceBlocks: plan.tiles * plan.reduceGrid, seedBlocks: this.seeding.blocks,
+      reduceBlocks: plan.tiles * plan.reduceGrid, seedBlocks: this.seeding.blocks, sortedReduce: o.reduce === 'sorted',
     });
     core.spans = new VectorSpans(ctx, core.rows, core.bufs.X, core.bufs.X2, plan.tileRows, o.stagingBytes);
     this.pass = new DevicePass(core, o, plan.reduceGrid, rows);

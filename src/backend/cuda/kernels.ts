@@ -146,6 +146,30 @@ export const KERNELS = {
       ['S', 'ptr'], ['W', 'ptr'], ['count', 'ptr'], ['sse', 'ptr'], ['far', 'ptr'], ['partial', 'ptr'], ['first', 'i32'],
     ],
   },
+  // The sorted reduce (the default, CudaOptions.reduce): the same sums in four steps per span.
+  reduce_tally: {
+    module: 'reduce', perDtype: false, threads: 256, bounds: {},
+    args: [
+      ['n', 'i32'], ['J1', 'ptr'], ['D1', 'ptr'], ['J2', 'ptr'], ['D2', 'ptr'], ['assign', 'ptr'], ['H', 'ptr'],
+      ['temperature', 'f64'], ['accumulate', 'i32'], ['wScale', 'f64'], ['eScale', 'f64'],
+      ['W', 'ptr'], ['count', 'ptr'], ['sse', 'ptr'], ['far', 'ptr'], ['fill', 'ptr'], ['rank', 'ptr'], ['partial', 'ptr'], ['first', 'i32'],
+    ],
+  },
+  reduce_offsets: {
+    module: 'reduce', perDtype: false, threads: 1024, bounds: {},
+    args: [['fill', 'ptr'], ['m', 'i32'], ['off', 'ptr']],
+  },
+  reduce_scatter: {
+    module: 'reduce', perDtype: false, threads: 256, bounds: {},
+    args: [
+      ['n', 'i32'], ['J1', 'ptr'], ['D1', 'ptr'], ['J2', 'ptr'], ['D2', 'ptr'], ['H', 'ptr'], ['temperature', 'f64'],
+      ['rank', 'ptr'], ['off', 'ptr'], ['list', 'ptr'],
+    ],
+  },
+  reduce_sums: {
+    module: 'reduce', perDtype: true, threads: 256, bounds: { minBlocks: 2 },
+    args: [['X', 'ptr'], ['d', 'i32'], ['list', 'ptr'], ['off', 'ptr'], ['m', 'i32'], ['sScale', 'f64'], ['S', 'ptr']],
+  },
   pass_end: {
     module: 'reduce', perDtype: false, threads: 256, bounds: {},
     args: [['partial', 'ptr'], ['blocks', 'i32'], ['fallback', 'ptr'], ['out', 'ptr']],

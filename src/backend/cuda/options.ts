@@ -28,6 +28,13 @@ export interface CudaOptions {
    */
   screenKeys: 'auto' | 2 | 3 | 8;
   /**
+   * How a pass adds up the anchors' sums (cuda/reduce.cu): 'sorted' groups the points'
+   * contributions by anchor and sums each run in registers; 'atomic' adds every term with its own
+   * atomic, which contends where many points share an anchor. The same bits either way; 'atomic'
+   * for A/B runs. VLC_CUDA_REDUCE=sorted|atomic.
+   */
+  reduce: 'sorted' | 'atomic';
+  /**
    * Use at most this many bytes of GPU memory (undefined: whatever is free), e.g. to leave room
    * for another process. When the engine needs more, the vectors stream from host memory in tiles
    * (plan.ts). VLC_CUDA_MAX_BYTES=<bytes>, optionally with a binary K/M/G/T suffix (6G).
@@ -50,6 +57,7 @@ export const CUDA_DEFAULTS: Readonly<CudaOptions> = Object.freeze({
   screen: 'auto',
   wgmma: true,
   screenKeys: 'auto',
+  reduce: 'sorted',
   maxDeviceBytes: undefined,
   tileRows: undefined,
   stagingBytes: 64 * 2 ** 20,
@@ -59,7 +67,7 @@ export const CUDA_DEFAULTS: Readonly<CudaOptions> = Object.freeze({
 export const TILE_ALIGN = 256;
 
 /** The variables this backend reads (VLC_CUDA_LIB is driver.ts's: which library to load). */
-const VARIABLES = ['VLC_CUDA_SCREEN', 'VLC_CUDA_WGMMA', 'VLC_CUDA_SCREEN_KEYS', 'VLC_CUDA_MAX_BYTES', 'VLC_CUDA_LIB'] as const;
+const VARIABLES = ['VLC_CUDA_SCREEN', 'VLC_CUDA_WGMMA', 'VLC_CUDA_SCREEN_KEYS', 'VLC_CUDA_REDUCE', 'VLC_CUDA_MAX_BYTES', 'VLC_CUDA_LIB'] as const;
 
 /** Defaults overridden by the VLC_CUDA_* variables; an unknown variable or value is a UsageError (exit 2). */
 export function cudaOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CudaOptions {
@@ -75,11 +83,13 @@ export function cudaOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CudaOp
   const screen = value('VLC_CUDA_SCREEN');
   const wg = value('VLC_CUDA_WGMMA');
   const keys = value('VLC_CUDA_SCREEN_KEYS');
+  const reduce = value('VLC_CUDA_REDUCE');
   const maxBytes = value('VLC_CUDA_MAX_BYTES');
   return cudaOptions({
     ...(screen !== undefined && { screen: choice('VLC_CUDA_SCREEN', screen, { auto: 'auto', '1': true, '0': false } as const) }),
     ...(wg !== undefined && { wgmma: choice('VLC_CUDA_WGMMA', wg, { '1': true, '0': false } as const) }),
     ...(keys !== undefined && { screenKeys: choice('VLC_CUDA_SCREEN_KEYS', keys, { auto: 'auto', '2': 2, '3': 3, '8': 8 } as const) }),
+    ...(reduce !== undefined && { reduce: choice('VLC_CUDA_REDUCE', reduce, { sorted: 'sorted', atomic: 'atomic' } as const) }),
     ...(maxBytes !== undefined && { maxDeviceBytes: parseBytes('VLC_CUDA_MAX_BYTES', maxBytes) }),
   });
 }
@@ -92,6 +102,7 @@ export function cudaOptions(o: Partial<CudaOptions> = {}): CudaOptions {
   if (!(r.screenKeys === 'auto' || r.screenKeys === 2 || r.screenKeys === 3 || r.screenKeys === 8)) {
     throw new Error(`screenKeys must be 'auto', 2, 3 or 8, got ${String(r.screenKeys)}`);
   }
+  if (r.reduce !== 'sorted' && r.reduce !== 'atomic') throw new Error(`reduce must be 'sorted' or 'atomic', got ${String(r.reduce)}`);
   if (r.maxDeviceBytes !== undefined && !(Number.isFinite(r.maxDeviceBytes) && r.maxDeviceBytes >= 0)) {
     throw new Error(`maxDeviceBytes must be a number of bytes, got ${r.maxDeviceBytes}`);
   }

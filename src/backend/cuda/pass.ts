@@ -9,7 +9,7 @@ import type { EngineCore } from './core.js';
 import { KERNELS } from './kernels.js';
 import { gpuPassScales } from './numerics.js';
 import type { CudaOptions } from './options.js';
-import { DeviceScreen, screens } from './screen.js';
+import { DeviceScreen, screens, type Top2 } from './screen.js';
 
 /** Host-side profile of an engine (bench and test-cuda report it). */
 export interface EngineProfile {
@@ -101,18 +101,42 @@ export class DevicePass {
       if (screened) this.screener!.span(s, tiled, top2);
       else e.run('assign_top2', Math.ceil(n / KERNELS.assign_top2.points.value), { X: s.x, C: b.C.ptr, n, d, m, ...top2 });
       ctx.record(e.ev.a1);
-      e.run('reduce_points', rGrid, {
-        X: s.x, n, d, J1: top2.j1, D1: top2.d1, J2: top2.j2, D2: top2.d2, assign: at(b.assign), H: b.H.ptr,
-        temperature: Math.max(0, p.temperature), accumulate: p.step > 0 ? 1 : 0, sScale: sc.s, wScale: sc.w, eScale: sc.e,
-        S: b.S.ptr, W: b.W.ptr, count: b.count.ptr, sse: b.sse.ptr, far: b.far.ptr,
-        partial: b.partial.ptr + BigInt(t * rGrid * 16), first: e.global.rowOffset + s.p0,
-      });
+      this.reduce(s.x, n, top2, at(b.assign), p, sc, b.partial.ptr + BigInt(t * rGrid * 16), e.global.rowOffset + s.p0);
     });
     // Resident, pass_end reads the fallback count; tiled, the host counts it tile by tile.
     e.run('pass_end', 1, {
       partial: b.partial.ptr, blocks: spans.tiles * rGrid, fallback: screened && !tiled ? this.screener!.fallbackCount : 0n, out: b.result.ptr,
     });
     return { assignMs, tileFallbacks };
+  }
+
+  /**
+   * The statistics of one span's points from their top-2 (reduce.cu): sorted, four kernels that sum
+   * each anchor's contributions in registers; atomic, reduce_points alone. The same bits.
+   */
+  private reduce(x: bigint, n: number, top2: Top2, assign: bigint, p: IterParams, sc: PassScales, partial: bigint, first: number): void {
+    const { e, rGrid } = this;
+    const { bufs: b, d, m } = e;
+    const temperature = Math.max(0, p.temperature);
+    const accumulate = p.step > 0 ? 1 : 0;
+    const J = { J1: top2.j1, D1: top2.d1, J2: top2.j2, D2: top2.d2 };
+    const perAnchor = { count: b.count.ptr, sse: b.sse.ptr, far: b.far.ptr, W: b.W.ptr };
+    if (!b.contributions) {
+      e.run('reduce_points', rGrid, {
+        X: x, n, d, ...J, assign, H: b.H.ptr, temperature, accumulate, sScale: sc.s, wScale: sc.w, eScale: sc.e,
+        S: b.S.ptr, ...perAnchor, partial, first,
+      });
+      return;
+    }
+    const lists = { fill: b.buckets!.ptr, rank: b.ranks!.ptr, off: b.offsets!.ptr, list: b.contributions.ptr };
+    e.run('reduce_tally', rGrid, {
+      n, ...J, assign, H: b.H.ptr, temperature, accumulate, wScale: sc.w, eScale: sc.e, ...perAnchor,
+      fill: lists.fill, rank: lists.rank, partial, first,
+    });
+    if (!accumulate) return;
+    e.run('reduce_offsets', 1, { fill: lists.fill, m, off: lists.off });
+    e.run('reduce_scatter', rGrid, { n, ...J, H: b.H.ptr, temperature, rank: lists.rank, off: lists.off, list: lists.list });
+    e.run('reduce_sums', rGrid, { X: x, d, list: lists.list, off: lists.off, m, sScale: sc.s, S: b.S.ptr });
   }
 
   private queueUpdate(step: number): void {

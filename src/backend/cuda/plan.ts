@@ -24,11 +24,18 @@ export function reduceGrid(rows: number, smCount: number): number {
 }
 
 /**
+ * The sorted reduce's buffers (cuda/reduce.cu): per row on the device a rank pair (8 bytes) and two
+ * contributions of 16 bytes; per anchor its fill count and offset, and the total. Counted whichever
+ * reduce runs: 'atomic' is for A/B runs.
+ */
+const sortedReduceBytes = (rows: number, m: number): number => rows * (8 + 2 * 16) + (2 * m + 1) * 4;
+
+/**
  * Device bytes one engine needs for n×d vectors and m anchors: with all the vectors on the GPU
  * (tileRows 0), or streamed through two buffers of tileRows rows. The vectors and the screen's
  * buffers (its fp16 copy, keys and fallback list hold the rows on the device) shrink with the tile;
  * every other per-point and per-anchor array stays whole, and the reduce partials grow by one grid
- * per tile. The screen's buffers count when the engine screens (screen.ts screens()).
+ * per tile (the sorted reduce's lists are per tile). The screen's buffers count when the engine screens (screen.ts screens()).
  */
 export function engineBytes(n: number, d: number, m: number, dtype: 'f32' | 'f16', smCount: number, tileRows = 0, screened = false): number {
   const rows = Math.max(1, tileRows > 0 ? Math.min(tileRows, n) : n); // rows on the device at once
@@ -38,7 +45,7 @@ export function engineBytes(n: number, d: number, m: number, dtype: 'f32' | 'f16
   const anchors = m * d * (4 + 8) + m * (8 + 4 + 8 + 8 + 8 + 16); // C, S; W, count, sse, far, H, nearestOther's top-2
   const seedBlocks = Math.ceil(n / KERNELS.seed_dist.points.value);
   const partials = seedBlocks * 8 * 8 + Math.ceil(n / rows) * reduceGrid(rows, smCount) * 16 + 64;
-  return vectors + perPoint + anchors + partials + (screened ? screenBytes(d, m, rows) : 0) + d * 4 * 9;
+  return vectors + perPoint + anchors + partials + sortedReduceBytes(rows, m) + (screened ? screenBytes(d, m, rows) : 0) + d * 4 * 9;
 }
 
 export interface PlanInput {

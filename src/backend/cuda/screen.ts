@@ -69,6 +69,14 @@ const W9_STAGE_HALF = 128 * 128;
 const sharedOf = (k: ScreenKernel, dp: number): number =>
   k === 'screen_h' ? 0 : k === 'screen_h90' ? 3 * 2 * W9_STAGE_HALF + 1024 : 128 * dp * 2 + (dp <= 192 ? 4 : 3) * W9_STAGE_HALF + 1024;
 
+/** Where a span's top-2 go: the per-point arrays J1, D1, J2, D2 at the span's first row. */
+export interface Top2 {
+  j1: bigint;
+  d1: bigint;
+  j2: bigint;
+  d2: bigint;
+}
+
 type ScreenKernel = 'screen_h' | 'screen_h90' | 'screen_h90m' | 'screen_h90mo' | 'screen_h90mo_k3' | 'screen_h90mo_k2';
 const TILED_KERNELS: readonly ScreenKernel[] = ['screen_h90m', 'screen_h90mo', 'screen_h90mo_k3', 'screen_h90mo_k2'];
 
@@ -199,7 +207,7 @@ export class DeviceScreen {
   }
 
   /** The assign of one span: J1, D1, J2, D2 (at the span's rows) exact. */
-  span(s: Span, tiled: boolean, top2: { j1: bigint; d1: bigint; j2: bigint; d2: bigint }): void {
+  span(s: Span, tiled: boolean, top2: Top2): void {
     const { e, g, bufs: b, bound, masks } = this;
     const { d, m } = e;
     const n = s.rows;
