@@ -43,21 +43,49 @@ __device__ __forceinline__ float direct_dist(const T *__restrict__ x, const floa
   return s;
 }
 
-// direct_dist of the thread's active candidates at once: each chain is the same f32 operations in
-// the same order (so the same bits), but x is read once for all of them, not once per candidate:
-// with 16-key rows a thread may measure 4 candidates, and the re-reads of x were most of exact_h16.
-template <int PER, typename T>
-__device__ __forceinline__ void direct_dists(const T *__restrict__ x, const float *__restrict__ C, int d, const unsigned (&j)[PER],
-                                             const bool (&act)[PER], float (&s)[PER]) {
-#pragma unroll
-  for (int c = 0; c < PER; c++) s[c] = 0.f;
+// exact_h16 stages its EX_P points' rows in shared memory, EX_SLAB dimensions at a time, as f32:
+// the four threads of a point and the eight points of a warp then read x without the scattered row
+// loads that made it L1-bound (8 rows per load instruction). Rows are EX_SLAB + 4 floats apart, so
+// the 8 rows a warp reads at one k fall in different banks. exact_h (8-key rows: fewer candidates
+// to share a row between) reads x from global memory: staged, it ran slower at prod, with half the
+// blocks per SM (bench/kernels/NOTES.md, session 10).
+#define EX_SLAB 128
+#define EX_STRIDE (EX_SLAB + 4)
+
+// Rows [row0, row0 + EX_P) of X (those below n), dimensions [k0, k0 + len), into xs as f32.
+template <typename T>
+__device__ __forceinline__ void stage_rows(const T *__restrict__ X, long long row0, int n, int d, int k0, int len,
+                                           float (*xs)[EX_STRIDE]) {
+  if ((d & 3) == 0) {  // len is then a multiple of 4 too
+    const int quads = len >> 2;
+    for (int e = threadIdx.x; e < EX_P * quads; e += blockDim.x) {
+      const int p = e / quads, k = (e - p * quads) << 2;
+      if (row0 + p < n) *reinterpret_cast<float4 *>(&xs[p][k]) = load4(X + (size_t)(row0 + p) * d, k0 + k);
+    }
+  } else {
+    for (int e = threadIdx.x; e < EX_P * len; e += blockDim.x) {
+      const int p = e / len, k = e - p * len;
+      if (row0 + p < n) xs[p][k] = load_f32(X, (size_t)(row0 + p) * d + k0 + k);
+    }
+  }
+}
+
+// direct_dist of the thread's active candidates at once over dimensions k0 .. k0 + len − 1 of the
+// point's row x, continuing the chains in s: each chain is the same f32 operations in the same order
+// as direct_dist's (so the same bits), and x is read once for all. x is the row in global memory
+// (T, indexed from k0), or the slab staged in shared memory (SHARED: float, indexed from 0).
+template <int PER, bool SHARED, typename XT>
+__device__ __forceinline__ void direct_dists(const XT *x, const float *__restrict__ C, int d, int k0, int len,
+                                             const unsigned (&j)[PER], const bool (&act)[PER], float (&s)[PER]) {
   if ((d & 3) == 0) {
-    for (int k = 0; k < d; k += 4) {
-      const float4 xv = load4(x, k);
+    for (int k = 0; k < len; k += 4) {
+      float4 xv;
+      if constexpr (SHARED) xv = *reinterpret_cast<const float4 *>(x + k);
+      else xv = load4(x, k0 + k);
 #pragma unroll
       for (int c = 0; c < PER; c++) {
         if (!act[c]) continue;
-        const float4 cv = load4(C + (size_t)j[c] * d, k);
+        const float4 cv = load4(C + (size_t)j[c] * d, k0 + k);
         float t = xv.x - cv.x;
         s[c] = fmaf(t, t, s[c]);
         t = xv.y - cv.y;
@@ -70,12 +98,14 @@ __device__ __forceinline__ void direct_dists(const T *__restrict__ x, const floa
     }
     return;
   }
-  for (int k = 0; k < d; k++) {
-    const float xk = load_f32(x, k);
+  for (int k = 0; k < len; k++) {
+    float xk;
+    if constexpr (SHARED) xk = x[k];
+    else xk = load_f32(x, k0 + k);
 #pragma unroll
     for (int c = 0; c < PER; c++) {
       if (!act[c]) continue;
-      const float t = xk - __ldg(C + (size_t)j[c] * d + k);
+      const float t = xk - __ldg(C + (size_t)j[c] * d + k0 + k);
       s[c] = fmaf(t, t, s[c]);
     }
   }
@@ -116,7 +146,21 @@ __device__ void exact_h(const T *__restrict__ X, const float *__restrict__ C, co
     act[c] = key != SH_EMPTY && jc[c] < (unsigned)m && (!fits || !(key_val(key, imask) > U));
   }
   float dc[PER];
-  direct_dists<PER>(X + (size_t)i * d, C, d, jc, act, dc);
+#pragma unroll
+  for (int c = 0; c < PER; c++) dc[c] = 0.f;
+  if constexpr (KEYS == SH_ROW_WIDE) {
+    __shared__ __align__(16) float xs[EX_P][EX_STRIDE];
+    const int p = threadIdx.x >> 2;  // the thread's point in the block
+    for (int k0 = 0; k0 < d; k0 += EX_SLAB) {  // every thread of the block, live or not: barriers
+      const int len = min(EX_SLAB, d - k0);
+      __syncthreads();  // the slab before is read
+      stage_rows(X, (long long)blockIdx.x * EX_P, n, d, k0, len, xs);
+      __syncthreads();
+      if (live) direct_dists<PER, true>(xs[p], C, d, k0, len, jc, act, dc);
+    }
+  } else if (live) {
+    direct_dists<PER, false>(X + (size_t)i * d, C, d, 0, d, jc, act, dc);
+  }
 #pragma unroll
   for (int c = 0; c < PER; c++)
     if (act[c]) top2_push(dc[c], jc[c], e1, j1, e2, j2);

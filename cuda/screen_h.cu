@@ -309,8 +309,8 @@ extern "C" __global__ void __launch_bounds__(256) exact_h_f32(EXACT_H_ARGS(float
 extern "C" __global__ void __launch_bounds__(256) exact_h_f16(EXACT_H_ARGS(__half)) { exact_h<SH_ROW>(EXACT_H_PASS); }
 // The same over the wide rows of screen_h90 / screen_h90m (SH_ROW_WIDE keys): at many anchors in
 // isotropic clusters 9–16 anchors lie about as close as the runner-up, which 8 keys cannot certify.
-extern "C" __global__ void __launch_bounds__(256) exact_h16_f32(EXACT_H_ARGS(float)) { exact_h<SH_ROW_WIDE>(EXACT_H_PASS); }
-extern "C" __global__ void __launch_bounds__(256) exact_h16_f16(EXACT_H_ARGS(__half)) { exact_h<SH_ROW_WIDE>(EXACT_H_PASS); }
+extern "C" __global__ void __launch_bounds__(256, 3) exact_h16_f32(EXACT_H_ARGS(float)) { exact_h<SH_ROW_WIDE>(EXACT_H_PASS); }
+extern "C" __global__ void __launch_bounds__(256, 3) exact_h16_f16(EXACT_H_ARGS(__half)) { exact_h<SH_ROW_WIDE>(EXACT_H_PASS); }
 
 // ---------------------------------------------------------------------------------------------
 // The points exact_h could not certify (many anchors nearly as close as the runner-up): the same

@@ -97,7 +97,7 @@ export const KERNELS = {
   },
   // The same over the 16-key rows of screen_h90 / screen_h90m (SH_ROW_WIDE).
   exact_h16: {
-    module: 'screen_h', perDtype: true, threads: 256, bounds: {}, points: { value: 64, constant: 'EX_P' },
+    module: 'screen_h', perDtype: true, threads: 256, bounds: { minBlocks: 3 }, points: { value: 64, constant: 'EX_P' },
     args: EXACT_H,
   },
   collect_h: {
