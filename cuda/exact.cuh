@@ -158,8 +158,8 @@ __device__ void exact_h(const T *__restrict__ X, const float *__restrict__ C, co
       __syncthreads();
       if (live) direct_dists<PER, true>(xs[p], C, d, k0, len, jc, act, dc);
     }
-  } else if (live) {
-    direct_dists<PER, false>(X + (size_t)i * d, C, d, 0, d, jc, act, dc);
+  } else {  // rows past n (the last block) read row 0: in bounds, their results unused
+    direct_dists<PER, false>(X + (size_t)(live ? i : 0) * d, C, d, 0, d, jc, act, dc);
   }
 #pragma unroll
   for (int c = 0; c < PER; c++)

@@ -47,18 +47,18 @@ __device__ __forceinline__ Shares shares_of(unsigned a, unsigned b, float da, fl
   return {(1.0 - w2) * robust(da, H[a]), w2 > 0.0 ? w2 * robust(db, H[b]) : 0.0};
 }
 
-// The nearest anchor's statistics of one point (count, sse, farthest), its assignment; returns
-// its energy term (fixed point). `old != a` counts it as changed.
-__device__ __forceinline__ long long tally_nearest(long long i, unsigned a, float da, unsigned old, double eScale,
-                                                   unsigned *assign, unsigned *count, long long *sse,
-                                                   unsigned long long *far, int first) {
-  const long long e = __double2ll_rn((double)da * eScale);  // this point's d1 in fixed point
+// A point's farthest-point key: the largest distance wins; among equal distances the lowest index
+// (stored inverted). `row` is its index in the whole data.
+__device__ __forceinline__ unsigned long long far_key(float da, unsigned row) {
+  return ((unsigned long long)__float_as_uint(da) << 32) | (unsigned long long)(NONE - row);
+}
+
+// The nearest anchor's statistics of one point: count, sse (e: its distance in fixed point), farthest.
+__device__ __forceinline__ void tally_nearest(unsigned a, float da, long long e, unsigned row, unsigned *count,
+                                              long long *sse, unsigned long long *far) {
   atomicAdd(count + a, 1u);
   atomicAdd(reinterpret_cast<unsigned long long *>(sse + a), (unsigned long long)e);
-  // Largest distance wins; among equal distances the lowest i (stored inverted).
-  atomicMax(far + a, ((unsigned long long)__float_as_uint(da) << 32) | (unsigned long long)(NONE - (unsigned)(first + i)));
-  if (old != a) assign[i] = a;
-  return e;
+  atomicMax(far + a, far_key(da, row));
 }
 
 // A block's energy and changed count into partial[2·block], [2·block + 1] (every thread calls it).
@@ -115,7 +115,10 @@ __device__ void reduce_points(const T *__restrict__ X, int n, int d,
       na = J1[nx]; nb = J2[nx]; nda = D1[nx]; ndb = D2[nx]; nold = assign[nx];
     }
     if (lane == 0) {
-      energy += tally_nearest(i, a, da, old, eScale, assign, count, sse, far, first);
+      const long long e = __double2ll_rn((double)da * eScale);  // this point's d1 in fixed point
+      tally_nearest(a, da, e, (unsigned)(first + i), count, sse, far);
+      if (old != a) assign[i] = a;
+      energy += e;
       changed += old != a ? 1 : 0;
     }
     if (accumulate) {
@@ -137,44 +140,47 @@ __device__ void reduce_points(const T *__restrict__ X, int n, int d,
 }
 
 // ---- The sorted reduce (the default): S without contended atomics, in four steps per span.
-// 1. reduce_tally, one thread per point: everything of reduce_points but S, and each of the
-//    point's contributions (to a, and to b when wb > 0) takes a rank in its anchor's bucket
-//    (fill[a]++; the value before is kept in rank[i].x, and b's in rank[i].y, NONE without b).
+// 1. reduce_tally, one thread per point: its assignment, energy and change; each of its
+//    contributions (to a, and to b when wb > 0) takes a rank in its anchor's bucket (fill[a]++;
+//    the value before is kept in rank[i].x, and b's in rank[i].y, NONE without b). A pass that does
+//    not accumulate (no list) adds the nearest anchor's count, sse and farthest here instead.
 // 2. reduce_offsets, one block: the buckets' offsets (exclusive scan of fill; off[m] = the total),
 //    and fill back to zero for the next span.
-// 3. reduce_scatter, one thread per point: each contribution {point, anchor, weight} to its slot,
-//    so the list is grouped by anchor.
+// 3. reduce_scatter, one thread per point: each contribution to its slot, so the list is grouped
+//    by anchor.
 // 4. reduce_sums: each warp walks a chunk of RS_CHUNK consecutive contributions, summing the
-//    terms of S in registers and adding them to S once per anchor run (a handful of atomics per
-//    chunk instead of one per term). Each term is the integer reduce_points adds, so S is the
-//    same sum, bit for bit, whatever the order of the list (the ranks race; the sums do not care).
+//    terms of S, W, count, sse and the farthest point in registers and adding them to the anchor's
+//    once per run (a handful of atomics per chunk instead of one per term, and none of the
+//    hundreds of same-address atomics per anchor that made reduce_tally slow). Each term is the
+//    integer reduce_points adds, so every sum is the same, bit for bit, whatever the order of the
+//    list (the ranks race; the sums do not care).
 struct Contribution {
-  unsigned i, a;  // the point (row of this span), the anchor
-  double w;       // its weight, wa or wb
+  unsigned i, a;   // the point (row of this span), the anchor
+  double w;        // its weight in S and W: wa, or wb
+  float dist;      // the point's distance to its nearest anchor (for sse and the farthest point)
+  unsigned near;   // 1: a is the point's nearest anchor (it counts there); 0: its runner-up
 };
 
 extern "C" __global__ void __launch_bounds__(RD_THREADS)
     reduce_tally(int n, const unsigned *__restrict__ J1, const float *__restrict__ D1, const unsigned *__restrict__ J2,
                  const float *__restrict__ D2, unsigned *__restrict__ assign, const double *__restrict__ H,
-                 double temperature, int accumulate, double wScale, double eScale, long long *W, unsigned *count,
-                 long long *sse, unsigned long long *far, unsigned *fill, uint2 *rank, long long *partial, int first) {
+                 double temperature, int accumulate, double eScale, unsigned *count, long long *sse,
+                 unsigned long long *far, unsigned *fill, uint2 *rank, long long *partial, int first) {
   long long energy = 0, changed = 0;
   const long long threads = (long long)gridDim.x * RD_THREADS;
   for (long long i = (long long)blockIdx.x * RD_THREADS + threadIdx.x; i < n; i += threads) {
     const unsigned a = J1[i], old = assign[i];
     const float da = D1[i];
-    energy += tally_nearest(i, a, da, old, eScale, assign, count, sse, far, first);
+    const long long e = __double2ll_rn((double)da * eScale);  // this point's d1 in fixed point
+    if (old != a) assign[i] = a;
+    energy += e;
     changed += old != a ? 1 : 0;
     if (accumulate) {
-      const unsigned b = J2[i];
-      const Shares w = shares_of(a, b, da, D2[i], H, temperature);
-      add_fixed(W + a, w.wa * wScale);
-      unsigned rb = NONE;
-      if (w.wb > 0.0) {
-        add_fixed(W + b, w.wb * wScale);
-        rb = atomicAdd(fill + b, 1u);
-      }
+      const Shares w = shares_of(a, J2[i], da, D2[i], H, temperature);
+      const unsigned rb = w.wb > 0.0 ? atomicAdd(fill + J2[i], 1u) : NONE;
       rank[i] = make_uint2(atomicAdd(fill + a, 1u), rb);
+    } else {
+      tally_nearest(a, da, e, (unsigned)(first + i), count, sse, far);
     }
   }
   block_partials(energy, changed, partial);
@@ -213,8 +219,8 @@ extern "C" __global__ void __launch_bounds__(RD_THREADS)
     const unsigned a = J1[i], b = J2[i];
     const Shares w = shares_of(a, b, D1[i], D2[i], H, temperature);  // as reduce_tally computed them
     const uint2 r = rank[i];
-    list[off[a] + r.x] = {(unsigned)i, a, w.wa};
-    if (r.y != NONE) list[off[b] + r.y] = {(unsigned)i, b, w.wb};
+    list[off[a] + r.x] = {(unsigned)i, a, w.wa, D1[i], 1u};
+    if (r.y != NONE) list[off[b] + r.y] = {(unsigned)i, b, w.wb, 0.f, 0u};
   }
 }
 
@@ -277,58 +283,104 @@ __device__ __forceinline__ void flush_run(long long *S, int d, int k0, int lane,
   }
 }
 
+// The per-anchor scalars of one run (the same on every lane; lane 0 adds them): W, and over the
+// contributions of points whose nearest anchor it is, count, sse and the farthest point.
+struct RunStats {
+  long long w = 0, sse = 0;
+  unsigned count = 0;
+  unsigned long long far = 0;
+};
+__device__ __forceinline__ void flush_stats(RunStats &r, unsigned a, int lane, long long *W, unsigned *count,
+                                            long long *sse, unsigned long long *far) {
+  if (lane == 0) {
+    atomicAdd(reinterpret_cast<unsigned long long *>(W + a), (unsigned long long)r.w);
+    if (r.count > 0) {
+      atomicAdd(count + a, r.count);
+      atomicAdd(reinterpret_cast<unsigned long long *>(sse + a), (unsigned long long)r.sse);
+      atomicMax(far + a, r.far);
+    }
+  }
+  r = RunStats();
+}
+
+// The scales and per-anchor outputs of reduce_sums besides S.
+struct SumsOut {
+  double sScale, wScale, eScale;
+  long long *S, *W;
+  unsigned *count;
+  long long *sse;
+  unsigned long long *far;
+  int first;  // the data row of the span's row 0 (farthest points are data rows)
+};
+
 template <bool VEC, typename T>
 __device__ void reduce_sums(const T *__restrict__ X, int d, const Contribution *__restrict__ list, long long total,
-                            double sScale, long long *S) {
+                            const SumsOut &o) {
   const int lane = threadIdx.x & 31;
   const long long warps = (long long)gridDim.x * (RD_THREADS / 32);
   for (long long c0 = ((long long)blockIdx.x * (RD_THREADS / 32) + (threadIdx.x >> 5)) * RS_CHUNK; c0 < total;
        c0 += warps * RS_CHUNK) {
     const int len = (int)min((long long)RS_CHUNK, total - c0);
     for (int k0 = 0; k0 < d; k0 += 32 * RS_DIMS) {
+      const bool scalars = k0 == 0;  // the run's scalars are summed in the first slab only
       long long acc[RS_DIMS] = {};
+      RunStats st;
       unsigned cur = list[c0].a;
       for (int e0 = 0; e0 < len; e0 += 32) {
-        unsigned mi = 0, ma = NONE;  // this lane's contribution of the 32 (none past the chunk)
+        unsigned mi = 0, ma = NONE, mnear = 0;  // this lane's contribution of the 32 (none past the chunk)
         double mw = 0.0;
+        float mdist = 0.f;
         if (e0 + lane < len) {
           const Contribution &c = list[c0 + e0 + lane];
-          mi = c.i; ma = c.a; mw = c.w;
+          mi = c.i; ma = c.a; mw = c.w; mdist = c.dist; mnear = c.near;
         }
         const int cnt = min(32, len - e0);
         for (int t = 0; t < cnt; t += RS_BATCH) {
           float v[RS_BATCH][RS_DIMS];
+          unsigned idx[RS_BATCH];
 #pragma unroll
           for (int u = 0; u < RS_BATCH; u++) {
-            const size_t base = (size_t)__shfl_sync(0xffffffffu, mi, t + u) * d;
-            load_dims<VEC>(X, base, d, k0, lane, t + u < cnt, v[u]);
+            idx[u] = __shfl_sync(0xffffffffu, mi, t + u);
+            load_dims<VEC>(X, (size_t)idx[u] * d, d, k0, lane, t + u < cnt, v[u]);
           }
 #pragma unroll
           for (int u = 0; u < RS_BATCH; u++) {
             const unsigned a = __shfl_sync(0xffffffffu, ma, t + u);
             const double w = __shfl_sync(0xffffffffu, mw, t + u);
+            const float dist = __shfl_sync(0xffffffffu, mdist, t + u);
+            const unsigned near = __shfl_sync(0xffffffffu, mnear, t + u);
             if (t + u < cnt) {
               if (a != cur) {
-                flush_run<VEC>(S, d, k0, lane, cur, acc);
+                flush_run<VEC>(o.S, d, k0, lane, cur, acc);
+                if (scalars) flush_stats(st, cur, lane, o.W, o.count, o.sse, o.far);
                 cur = a;
               }
 #pragma unroll
-              for (int j = 0; j < RS_DIMS; j++) acc[j] += __double2ll_rn(w * ((double)v[u][j] * sScale));
+              for (int j = 0; j < RS_DIMS; j++) acc[j] += __double2ll_rn(w * ((double)v[u][j] * o.sScale));
+              if (scalars) {
+                st.w += __double2ll_rn(w * o.wScale);
+                if (near) {
+                  st.count++;
+                  st.sse += __double2ll_rn((double)dist * o.eScale);
+                  st.far = max(st.far, far_key(dist, (unsigned)o.first + idx[u]));
+                }
+              }
             }
           }
         }
       }
-      flush_run<VEC>(S, d, k0, lane, cur, acc);
+      flush_run<VEC>(o.S, d, k0, lane, cur, acc);
+      if (scalars) flush_stats(st, cur, lane, o.W, o.count, o.sse, o.far);
     }
   }
 }
 
 template <typename T>
 __device__ void reduce_sums(const T *__restrict__ X, int d, const Contribution *__restrict__ list,
-                            const unsigned *__restrict__ off, int m, double sScale, long long *S) {
+                            const unsigned *__restrict__ off, int m, const SumsOut &o) {
   const bool vec = d % RS_DIMS == 0 && reinterpret_cast<uintptr_t>(X) % (RS_DIMS * sizeof(T)) == 0;
-  if (vec) reduce_sums<true>(X, d, list, off[m], sScale, S);
-  else reduce_sums<false>(X, d, list, off[m], sScale, S);
+  if (vec) reduce_sums<true>(X, d, list, off[m], o);
+  else reduce_sums<false>(X, d, list, off[m], o);
 }
 
 #define REDUCE_ARGS(T)                                                                                     \
@@ -342,10 +394,13 @@ __device__ void reduce_sums(const T *__restrict__ X, int d, const Contribution *
 extern "C" __global__ void __launch_bounds__(RD_THREADS) reduce_points_f32(REDUCE_ARGS(float)) { reduce_points(REDUCE_PASS); }
 extern "C" __global__ void __launch_bounds__(RD_THREADS) reduce_points_f16(REDUCE_ARGS(__half)) { reduce_points(REDUCE_PASS); }
 
-#define REDUCE_SUMS_ARGS(T) const T *X, int d, const Contribution *list, const unsigned *off, int m, double sScale, long long *S
+#define REDUCE_SUMS_ARGS(T)                                                                                 \
+  const T *X, int d, const Contribution *list, const unsigned *off, int m, double sScale, double wScale,   \
+      double eScale, long long *S, long long *W, unsigned *count, long long *sse, unsigned long long *far, int first
+#define REDUCE_SUMS_PASS X, d, list, off, m, SumsOut{sScale, wScale, eScale, S, W, count, sse, far, first}
 
-extern "C" __global__ void __launch_bounds__(RD_THREADS, 2) reduce_sums_f32(REDUCE_SUMS_ARGS(float)) { reduce_sums(X, d, list, off, m, sScale, S); }
-extern "C" __global__ void __launch_bounds__(RD_THREADS, 2) reduce_sums_f16(REDUCE_SUMS_ARGS(__half)) { reduce_sums(X, d, list, off, m, sScale, S); }
+extern "C" __global__ void __launch_bounds__(RD_THREADS, 2) reduce_sums_f32(REDUCE_SUMS_ARGS(float)) { reduce_sums(REDUCE_SUMS_PASS); }
+extern "C" __global__ void __launch_bounds__(RD_THREADS, 2) reduce_sums_f16(REDUCE_SUMS_ARGS(__half)) { reduce_sums(REDUCE_SUMS_PASS); }
 
 // One block: out[0] = Σ energy partials (fixed point), out[1] = Σ changed partials; out[2] = the
 // length of the screen's fallback list (screen.cu), -1 when `fallback` is null (no screen; or a

@@ -415,6 +415,23 @@ export class FakeCuda {
         },
       };
     };
+    // reduce.cu's far_key: the distance's bits over the inverted data row (largest distance, then lowest row).
+    const farKey = (dist: number, row: number) =>
+      (BigInt(new Uint32Array(new Float32Array([dist]).buffer)[0]) << 32n) | BigInt(0xffffffff - row);
+    // reduce.cu's Contribution list, 24 bytes an entry.
+    const contributions = (p: bigint) => {
+      const u = this.view(p, Uint32Array), f = this.view(p, Float32Array), g = this.view(p, Float64Array);
+      return {
+        put(q: number, c: { i: number; a: number; w: number; dist: number; near: number }) {
+          u[6 * q] = c.i;
+          u[6 * q + 1] = c.a;
+          g[3 * q + 1] = c.w;
+          f[6 * q + 4] = c.dist;
+          u[6 * q + 5] = c.near;
+        },
+        get: (q: number) => ({ i: u[6 * q], a: u[6 * q + 1], w: g[3 * q + 1], dist: f[6 * q + 4], near: u[6 * q + 5] }),
+      };
+    };
     // reduce.cu's shares_of: a point's weights for its nearest anchor a and its runner-up b.
     const sharesOf = (a: number, b: number, da: number, db: number, H: Float64Array, T: number) => {
       const robust = (v: number, h: number) => (v <= h ? 1 : Math.sqrt(h / v));
@@ -501,43 +518,44 @@ export class FakeCuda {
       case 'reduce_tally': { // reduce.cu: the per-point statistics; reduce_points adds S too, reduce_tally ranks the contributions
         const n = num('n'), sorted = kernel === 'reduce_tally';
         const J1 = u32('J1'), D1 = f32('D1'), J2 = u32('J2'), D2 = f32('D2'), assign = u32('assign'), H = f64('H');
-        const T = num('temperature'), acc = num('accumulate'), wScale = num('wScale'), eScale = num('eScale');
-        const W = intSums(i64('W')), sse = intSums(i64('sse'));
+        const T = num('temperature'), acc = num('accumulate'), eScale = num('eScale'), sse = intSums(i64('sse'));
         const count = u32('count'), far = u64('far'), part = i64('partial');
         const first = num('first'); // data row of X's row 0 (a tile, a shard): the farthest point's index is global
         const d = sorted ? 0 : num('d'), x = sorted ? undefined : X(n * d), sScale = sorted ? 0 : num('sScale');
-        const S = sorted ? undefined : intSums(i64('S'));
+        const S = sorted ? undefined : intSums(i64('S')), W = sorted ? undefined : intSums(i64('W'));
+        const wScale = sorted ? 0 : num('wScale');
         const fill = sorted ? u32('fill') : undefined, rank = sorted ? u32('rank') : undefined;
         let energy = 0n, changed = 0;
         for (let i = 0; i < n; i++) {
           const a = J1[i], b = J2[i], da = D1[i];
           const e = roundEven(da * eScale);
-          count[a]++;
-          sse.add(a, e);
           energy += BigInt(e);
-          const fb = new Float32Array([da]);
-          const packed = (BigInt(new Uint32Array(fb.buffer)[0]) << 32n) | BigInt(0xffffffff - (first + i));
-          if (packed > far[a]) far[a] = packed;
           if (assign[i] !== a) changed++;
           assign[i] = a;
-          if (acc) {
-            const { wa, wb } = sharesOf(a, b, da, D2[i], H, T);
-            W.add(a, roundEven(wa * wScale));
-            if (wb > 0) W.add(b, roundEven(wb * wScale));
-            if (sorted) {
-              rank![2 * i] = fill![a]++;
-              rank![2 * i + 1] = wb > 0 ? fill![b]++ : 0xffffffff;
-            } else {
-              for (let k = 0; k < d; k++) {
-                const v = x![i * d + k] * sScale;
-                S!.add(a * d + k, roundEven(wa * v));
-                if (wb > 0) S!.add(b * d + k, roundEven(wb * v));
-              }
-            }
+          // With the list, reduce_sums adds the nearest anchor's statistics; without, they are added here.
+          if (!(sorted && acc)) {
+            count[a]++;
+            sse.add(a, e);
+            const k = farKey(da, first + i);
+            if (k > far[a]) far[a] = k;
+          }
+          if (!acc) continue;
+          const { wa, wb } = sharesOf(a, b, da, D2[i], H, T);
+          if (sorted) {
+            rank![2 * i] = fill![a]++;
+            rank![2 * i + 1] = wb > 0 ? fill![b]++ : 0xffffffff;
+            continue;
+          }
+          W!.add(a, roundEven(wa * wScale));
+          if (wb > 0) W!.add(b, roundEven(wb * wScale));
+          for (let k = 0; k < d; k++) {
+            const v = x![i * d + k] * sScale;
+            S!.add(a * d + k, roundEven(wa * v));
+            if (wb > 0) S!.add(b * d + k, roundEven(wb * v));
           }
         }
         S?.flush();
-        W.flush();
+        W?.flush();
         sse.flush();
         part.fill(0n, 0, 2 * grid);
         part[0] = energy;
@@ -555,33 +573,37 @@ export class FakeCuda {
         off[m] = at;
         return;
       }
-      case 'reduce_scatter': { // contributions {i, a, w} at 16-byte strides: u32 i, u32 a, f64 w
+      case 'reduce_scatter': { // contributions of 24 bytes: u32 i, u32 a, f64 w, f32 dist, u32 near
         const n = num('n'), J1 = u32('J1'), D1 = f32('D1'), J2 = u32('J2'), D2 = f32('D2'), H = f64('H'), T = num('temperature');
-        const rank = u32('rank'), off = u32('off'), listU = u32('list'), listF = f64('list');
-        const put = (slot: number, i: number, a: number, w: number) => {
-          listU[4 * slot] = i;
-          listU[4 * slot + 1] = a;
-          listF[2 * slot + 1] = w;
-        };
+        const rank = u32('rank'), off = u32('off'), list = contributions(ptr('list'));
         for (let i = 0; i < n; i++) {
           const a = J1[i], b = J2[i];
           const { wa, wb } = sharesOf(a, b, D1[i], D2[i], H, T);
-          put(off[a] + rank[2 * i], i, a, wa);
-          if (rank[2 * i + 1] !== 0xffffffff) put(off[b] + rank[2 * i + 1], i, b, wb);
+          list.put(off[a] + rank[2 * i], { i, a, w: wa, dist: D1[i], near: 1 });
+          if (rank[2 * i + 1] !== 0xffffffff) list.put(off[b] + rank[2 * i + 1], { i, a: b, w: wb, dist: 0, near: 0 });
         }
         return;
       }
       case 'reduce_sums': {
-        const d = num('d'), m = num('m'), off = u32('off'), total = off[m], sScale = num('sScale');
-        const listU = u32('list'), listF = f64('list'), S = intSums(i64('S'));
+        const d = num('d'), m = num('m'), off = u32('off'), total = off[m], list = contributions(ptr('list'));
+        const sScale = num('sScale'), wScale = num('wScale'), eScale = num('eScale'), first = num('first');
+        const S = intSums(i64('S')), W = intSums(i64('W')), sse = intSums(i64('sse')), count = u32('count'), far = u64('far');
         let rows = 0;
-        for (let q = 0; q < total; q++) rows = Math.max(rows, listU[4 * q] + 1);
+        for (let q = 0; q < total; q++) rows = Math.max(rows, list.get(q).i + 1);
         const x = X(rows * d);
         for (let q = 0; q < total; q++) {
-          const i = listU[4 * q], a = listU[4 * q + 1], w = listF[2 * q + 1];
+          const { i, a, w, dist, near } = list.get(q);
           for (let k = 0; k < d; k++) S.add(a * d + k, roundEven(w * (x[i * d + k] * sScale)));
+          W.add(a, roundEven(w * wScale));
+          if (!near) continue;
+          count[a]++;
+          sse.add(a, roundEven(dist * eScale));
+          const key = farKey(dist, first + i);
+          if (key > far[a]) far[a] = key;
         }
         S.flush();
+        W.flush();
+        sse.flush();
         return;
       }
       case 'screen_reset': {

@@ -80,7 +80,7 @@ export class EngineBuffers {
       this.buckets = this.alloc('reduce bucket counts', m * 4);
       this.offsets = this.alloc('reduce bucket offsets', (m + 1) * 4);
       this.ranks = this.alloc('reduce ranks', s.rows * 8);
-      this.contributions = this.alloc('reduce contributions', s.rows * 2 * 16);
+      this.contributions = this.alloc('reduce contributions', s.rows * 2 * 24);
       this.fill(this.buckets, 0);
     }
     this.partial = this.alloc('reduce partials', s.reduceBlocks * 16);

@@ -151,8 +151,8 @@ export const KERNELS = {
     module: 'reduce', perDtype: false, threads: 256, bounds: {},
     args: [
       ['n', 'i32'], ['J1', 'ptr'], ['D1', 'ptr'], ['J2', 'ptr'], ['D2', 'ptr'], ['assign', 'ptr'], ['H', 'ptr'],
-      ['temperature', 'f64'], ['accumulate', 'i32'], ['wScale', 'f64'], ['eScale', 'f64'],
-      ['W', 'ptr'], ['count', 'ptr'], ['sse', 'ptr'], ['far', 'ptr'], ['fill', 'ptr'], ['rank', 'ptr'], ['partial', 'ptr'], ['first', 'i32'],
+      ['temperature', 'f64'], ['accumulate', 'i32'], ['eScale', 'f64'],
+      ['count', 'ptr'], ['sse', 'ptr'], ['far', 'ptr'], ['fill', 'ptr'], ['rank', 'ptr'], ['partial', 'ptr'], ['first', 'i32'],
     ],
   },
   reduce_offsets: {
@@ -168,7 +168,10 @@ export const KERNELS = {
   },
   reduce_sums: {
     module: 'reduce', perDtype: true, threads: 256, bounds: { minBlocks: 2 },
-    args: [['X', 'ptr'], ['d', 'i32'], ['list', 'ptr'], ['off', 'ptr'], ['m', 'i32'], ['sScale', 'f64'], ['S', 'ptr']],
+    args: [
+      ['X', 'ptr'], ['d', 'i32'], ['list', 'ptr'], ['off', 'ptr'], ['m', 'i32'], ['sScale', 'f64'], ['wScale', 'f64'], ['eScale', 'f64'],
+      ['S', 'ptr'], ['W', 'ptr'], ['count', 'ptr'], ['sse', 'ptr'], ['far', 'ptr'], ['first', 'i32'],
+    ],
   },
   pass_end: {
     module: 'reduce', perDtype: false, threads: 256, bounds: {},

@@ -112,7 +112,8 @@ export class DevicePass {
 
   /**
    * The statistics of one span's points from their top-2 (reduce.cu): sorted, four kernels that sum
-   * each anchor's contributions in registers; atomic, reduce_points alone. The same bits.
+   * each anchor's contributions in registers (a pass that does not accumulate only tallies); atomic,
+   * reduce_points alone. The same bits.
    */
   private reduce(x: bigint, n: number, top2: Top2, assign: bigint, p: IterParams, sc: PassScales, partial: bigint, first: number): void {
     const { e, rGrid } = this;
@@ -130,13 +131,15 @@ export class DevicePass {
     }
     const lists = { fill: b.buckets!.ptr, rank: b.ranks!.ptr, off: b.offsets!.ptr, list: b.contributions.ptr };
     e.run('reduce_tally', rGrid, {
-      n, ...J, assign, H: b.H.ptr, temperature, accumulate, wScale: sc.w, eScale: sc.e, ...perAnchor,
+      n, ...J, assign, H: b.H.ptr, temperature, accumulate, eScale: sc.e, count: b.count.ptr, sse: b.sse.ptr, far: b.far.ptr,
       fill: lists.fill, rank: lists.rank, partial, first,
     });
     if (!accumulate) return;
     e.run('reduce_offsets', 1, { fill: lists.fill, m, off: lists.off });
     e.run('reduce_scatter', rGrid, { n, ...J, H: b.H.ptr, temperature, rank: lists.rank, off: lists.off, list: lists.list });
-    e.run('reduce_sums', rGrid, { X: x, d, list: lists.list, off: lists.off, m, sScale: sc.s, S: b.S.ptr });
+    e.run('reduce_sums', rGrid, {
+      X: x, d, list: lists.list, off: lists.off, m, sScale: sc.s, wScale: sc.w, eScale: sc.e, S: b.S.ptr, ...perAnchor, first,
+    });
   }
 
   private queueUpdate(step: number): void {

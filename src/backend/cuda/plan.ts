@@ -25,10 +25,10 @@ export function reduceGrid(rows: number, smCount: number): number {
 
 /**
  * The sorted reduce's buffers (cuda/reduce.cu): per row on the device a rank pair (8 bytes) and two
- * contributions of 16 bytes; per anchor its fill count and offset, and the total. Counted whichever
+ * contributions of 24 bytes; per anchor its fill count and offset, and the total. Counted whichever
  * reduce runs: 'atomic' is for A/B runs.
  */
-const sortedReduceBytes = (rows: number, m: number): number => rows * (8 + 2 * 16) + (2 * m + 1) * 4;
+const sortedReduceBytes = (rows: number, m: number): number => rows * (8 + 2 * 24) + (2 * m + 1) * 4;
 
 /**
  * Device bytes one engine needs for n×d vectors and m anchors: with all the vectors on the GPU
