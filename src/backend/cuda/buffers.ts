@@ -3,6 +3,7 @@
 // bytes; "per point" arrays hold the engine's n rows, whatever the tiling.
 import type { CudaContext } from './context.js';
 import type { DeviceBuffer } from './pool.js';
+import { CONTRIBUTION_BYTES } from './plan.js';
 
 export interface BufferShape {
   n: number;
@@ -40,12 +41,12 @@ export class EngineBuffers {
   sse!: DeviceBuffer;
   far!: DeviceBuffer;
   H!: DeviceBuffer;
-  // the sorted reduce (reduce.cu): per anchor its bucket's count (zero between spans) and offset;
-  // per row on the device a rank pair and two contributions (absent with 'atomic')
-  buckets: DeviceBuffer | undefined;
-  offsets: DeviceBuffer | undefined;
-  ranks: DeviceBuffer | undefined;
-  contributions: DeviceBuffer | undefined;
+  /**
+   * The sorted reduce's lists (reduce.cu; absent with CudaOptions.reduce 'atomic'), named as the
+   * kernels' arguments: per anchor its bucket's count (zero between spans) and offset, per row on
+   * the device a rank pair and two contributions.
+   */
+  lists: { fill: DeviceBuffer; off: DeviceBuffer; rank: DeviceBuffer; list: DeviceBuffer } | undefined;
   // partials and scalars: reduce blocks (energy, changed), k-means++ blocks, the pass's result
   // (3 int64; at open, max |x|)
   partial!: DeviceBuffer;
@@ -77,11 +78,13 @@ export class EngineBuffers {
     this.far = this.alloc('anchor farthest', m * 8);
     this.H = this.alloc('huber thresholds', m * 8);
     if (s.sortedReduce) {
-      this.buckets = this.alloc('reduce bucket counts', m * 4);
-      this.offsets = this.alloc('reduce bucket offsets', (m + 1) * 4);
-      this.ranks = this.alloc('reduce ranks', s.rows * 8);
-      this.contributions = this.alloc('reduce contributions', s.rows * 2 * 24);
-      this.fill(this.buckets, 0);
+      this.lists = {
+        fill: this.alloc('reduce bucket counts', m * 4),
+        off: this.alloc('reduce bucket offsets', (m + 1) * 4),
+        rank: this.alloc('reduce ranks', s.rows * 8),
+        list: this.alloc('reduce contributions', s.rows * 2 * CONTRIBUTION_BYTES),
+      };
+      this.fill(this.lists.fill, 0);
     }
     this.partial = this.alloc('reduce partials', s.reduceBlocks * 16);
     this.seedPartial = this.alloc('seeding partials', s.seedBlocks * 8);
@@ -119,7 +122,7 @@ export class EngineBuffers {
 
   /** Every buffer a pass, a k-means++ call or nearestOther writes (tests poison them). */
   outputs(): DeviceBuffer[] {
-    const lists = [this.offsets, this.ranks, this.contributions].filter((b) => b !== undefined); // not the bucket counts: zero between spans
+    const lists = this.lists ? [this.lists.off, this.lists.rank, this.lists.list] : []; // not the bucket counts: zero between spans
     return [this.J1, this.D1, this.J2, this.D2, this.S, this.W, this.far, this.partial, this.result, this.seedD, this.seedPartial, ...lists];
   }
 

@@ -122,23 +122,23 @@ export class DevicePass {
     const accumulate = p.step > 0 ? 1 : 0;
     const J = { J1: top2.j1, D1: top2.d1, J2: top2.j2, D2: top2.d2 };
     const perAnchor = { count: b.count.ptr, sse: b.sse.ptr, far: b.far.ptr, W: b.W.ptr };
-    if (!b.contributions) {
+    const L = b.lists;
+    if (!L) {
       e.run('reduce_points', rGrid, {
         X: x, n, d, ...J, assign, H: b.H.ptr, temperature, accumulate, sScale: sc.s, wScale: sc.w, eScale: sc.e,
         S: b.S.ptr, ...perAnchor, partial, first,
       });
       return;
     }
-    const lists = { fill: b.buckets!.ptr, rank: b.ranks!.ptr, off: b.offsets!.ptr, list: b.contributions.ptr };
     e.run('reduce_tally', rGrid, {
       n, ...J, assign, H: b.H.ptr, temperature, accumulate, eScale: sc.e, count: b.count.ptr, sse: b.sse.ptr, far: b.far.ptr,
-      fill: lists.fill, rank: lists.rank, partial, first,
+      fill: L.fill.ptr, rank: L.rank.ptr, partial, first,
     });
     if (!accumulate) return;
-    e.run('reduce_offsets', 1, { fill: lists.fill, m, off: lists.off });
-    e.run('reduce_scatter', rGrid, { n, ...J, H: b.H.ptr, temperature, rank: lists.rank, off: lists.off, list: lists.list });
+    e.run('reduce_offsets', 1, { fill: L.fill.ptr, m, off: L.off.ptr });
+    e.run('reduce_scatter', rGrid, { n, ...J, H: b.H.ptr, temperature, rank: L.rank.ptr, off: L.off.ptr, list: L.list.ptr });
     e.run('reduce_sums', rGrid, {
-      X: x, d, list: lists.list, off: lists.off, m, sScale: sc.s, wScale: sc.w, eScale: sc.e, S: b.S.ptr, ...perAnchor, first,
+      X: x, d, list: L.list.ptr, off: L.off.ptr, m, sScale: sc.s, wScale: sc.w, eScale: sc.e, S: b.S.ptr, ...perAnchor, first,
     });
   }
 

@@ -28,7 +28,10 @@ export function reduceGrid(rows: number, smCount: number): number {
  * contributions of 24 bytes; per anchor its fill count and offset, and the total. Counted whichever
  * reduce runs: 'atomic' is for A/B runs.
  */
-const sortedReduceBytes = (rows: number, m: number): number => rows * (8 + 2 * 24) + (2 * m + 1) * 4;
+const sortedReduceBytes = (rows: number, m: number): number => rows * (8 + 2 * CONTRIBUTION_BYTES) + (2 * m + 1) * 4;
+
+/** sizeof(Contribution) in cuda/reduce.cu: point, anchor, f64 weight, f32 distance, flag. */
+export const CONTRIBUTION_BYTES = 24;
 
 /**
  * Device bytes one engine needs for n×d vectors and m anchors: with all the vectors on the GPU
