@@ -13,7 +13,7 @@ export interface BufferShape {
   /** Rows of vectors on the device at once (n resident, the tile's rows when tiled). */
   rows: number;
   tiled: boolean;
-  /** Blocks of reduce_points over all tiles, and k-means++ blocks. */
+  /** Blocks of the reduce over all tiles (plan.ts reduceGrid), and k-means++ blocks. */
   reduceBlocks: number;
   /** Whether the passes add up through the sorted reduce (its lists: reduce.cu). */
   sortedReduce: boolean;

@@ -18,7 +18,11 @@ const TILE_MARGIN = 64 * 2 ** 20;
 /** Points each block of reduce_points takes per step: one per warp. */
 const REDUCE_WARPS = KERNELS.reduce_points.threads / 32;
 
-/** Blocks of reduce_points for `rows` points: one point per warp, at most 8 blocks per SM. */
+/**
+ * Blocks of the reduce's kernels for `rows` points (and of its partials): one point per warp of
+ * reduce_points, at most 8 blocks per SM; the sorted reduce's kernels loop over their points or
+ * contributions on the same grid.
+ */
 export function reduceGrid(rows: number, smCount: number): number {
   return Math.max(1, Math.min(Math.ceil(rows / REDUCE_WARPS), smCount * 8));
 }
