@@ -6,6 +6,14 @@
 
 __device__ __forceinline__ float load_f32(const float *p, size_t i) { return __ldg(p + i); }
 __device__ __forceinline__ float load_f32(const __half *p, size_t i) { return __half2float(p[i]); }
+// Elements k .. k + 3 of a row as f32 in one load: 16 bytes of f32, or 8 of f16 (p + k aligned).
+__device__ __forceinline__ float4 load4(const float *p, int k) { return __ldg(reinterpret_cast<const float4 *>(p + k)); }
+__device__ __forceinline__ float4 load4(const __half *p, int k) {
+  const uint2 u = __ldg(reinterpret_cast<const uint2 *>(p + k));
+  const float2 a = __half22float2(*reinterpret_cast<const __half2 *>(&u.x));
+  const float2 b = __half22float2(*reinterpret_cast<const __half2 *>(&u.y));
+  return make_float4(a.x, a.y, b.x, b.y);
+}
 
 // Squared distance between row i of X (n×d) and one anchor c (d floats), direct differences.
 // The lanes of one warp split the dimensions; the result is the same on every lane.

@@ -10,15 +10,8 @@
 #define EX_P 64  // points per block of exact_h (4 threads each)
 
 // The direct distance of tile.cuh's kernels: the same f32 operations in the same order. Rows of
-// a multiple of 4 are read 16 bytes (f16: 8 bytes) at a time: the 4 threads of a point read 4
-// different anchors, so wide loads cut the scattered load instructions by 4.
-__device__ __forceinline__ float4 load4(const float *p, int k) { return __ldg(reinterpret_cast<const float4 *>(p + k)); }
-__device__ __forceinline__ float4 load4(const __half *p, int k) {
-  const uint2 u = __ldg(reinterpret_cast<const uint2 *>(p + k));
-  const float2 a = __half22float2(*reinterpret_cast<const __half2 *>(&u.x));
-  const float2 b = __half22float2(*reinterpret_cast<const __half2 *>(&u.y));
-  return make_float4(a.x, a.y, b.x, b.y);
-}
+// a multiple of 4 are read 16 bytes (f16: 8 bytes) at a time (load4): the 4 threads of a point
+// read 4 different anchors, so wide loads cut the scattered load instructions by 4.
 template <typename T>
 __device__ __forceinline__ float direct_dist(const T *__restrict__ x, const float *__restrict__ c, int d) {
   float s = 0.f;

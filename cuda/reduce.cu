@@ -105,8 +105,9 @@ extern "C" __global__ void __launch_bounds__(RD_THREADS)
     energy += e;
     changed += old != a ? 1 : 0;
     if (accumulate) {
-      const Shares w = shares_of(a, J2[i], da, D2[i], H, temperature);
-      const unsigned rb = w.wb > 0.0 ? atomicAdd(fill + J2[i], 1u) : NONE;
+      const unsigned b = J2[i];
+      const Shares w = shares_of(a, b, da, D2[i], H, temperature);
+      const unsigned rb = w.wb > 0.0 ? atomicAdd(fill + b, 1u) : NONE;
       rank[i] = make_uint2(atomicAdd(fill + a, 1u), rb);
     } else {
       tally_nearest(a, da, e, (unsigned)(first + i), count, sse, far);
@@ -146,9 +147,10 @@ extern "C" __global__ void __launch_bounds__(RD_THREADS)
   const long long threads = (long long)gridDim.x * RD_THREADS;
   for (long long i = (long long)blockIdx.x * RD_THREADS + threadIdx.x; i < n; i += threads) {
     const unsigned a = J1[i], b = J2[i];
-    const Shares w = shares_of(a, b, D1[i], D2[i], H, temperature);  // as reduce_tally computed them
+    const float da = D1[i];
+    const Shares w = shares_of(a, b, da, D2[i], H, temperature);  // as reduce_tally computed them
     const uint2 r = rank[i];
-    list[off[a] + r.x] = {(unsigned)i, a, w.wa, D1[i], 1u};
+    list[off[a] + r.x] = {(unsigned)i, a, w.wa, da, 1u};
     if (r.y != NONE) list[off[b] + r.y] = {(unsigned)i, b, w.wb, 0.f, 0u};
   }
 }

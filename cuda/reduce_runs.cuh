@@ -24,36 +24,18 @@ __device__ __forceinline__ int dim_of(int k0, int lane, int j) {
 }
 
 // A lane's RS_DIMS elements of row `base` in the slab at k0 (zeros past d, or when !valid).
-template <bool VEC>
-__device__ __forceinline__ void load_dims(const float *__restrict__ X, size_t base, int d, int k0, int lane, bool valid,
+template <bool VEC, typename T>
+__device__ __forceinline__ void load_dims(const T *__restrict__ X, size_t base, int d, int k0, int lane, bool valid,
                                           float (&v)[RS_DIMS]) {
   if (VEC) {
     const int k = dim_of<true>(k0, lane, 0);
-    const float4 q = valid && k < d ? __ldg(reinterpret_cast<const float4 *>(X + base + k)) : make_float4(0.f, 0.f, 0.f, 0.f);
+    const float4 q = valid && k < d ? load4(X + base, k) : make_float4(0.f, 0.f, 0.f, 0.f);
     v[0] = q.x; v[1] = q.y; v[2] = q.z; v[3] = q.w;
   } else {
 #pragma unroll
     for (int j = 0; j < RS_DIMS; j++) {
       const int k = dim_of<false>(k0, lane, j);
-      v[j] = valid && k < d ? __ldg(X + base + k) : 0.f;
-    }
-  }
-}
-template <bool VEC>
-__device__ __forceinline__ void load_dims(const __half *__restrict__ X, size_t base, int d, int k0, int lane, bool valid,
-                                          float (&v)[RS_DIMS]) {
-  if (VEC) {
-    const int k = dim_of<true>(k0, lane, 0);
-    uint2 q = make_uint2(0u, 0u);
-    if (valid && k < d) q = __ldg(reinterpret_cast<const uint2 *>(X + base + k));
-    const float2 lo = __half22float2(*reinterpret_cast<const __half2 *>(&q.x));
-    const float2 hi = __half22float2(*reinterpret_cast<const __half2 *>(&q.y));
-    v[0] = lo.x; v[1] = lo.y; v[2] = hi.x; v[3] = hi.y;
-  } else {
-#pragma unroll
-    for (int j = 0; j < RS_DIMS; j++) {
-      const int k = dim_of<false>(k0, lane, j);
-      v[j] = valid && k < d ? __half2float(X[base + k]) : 0.f;
+      v[j] = valid && k < d ? load_f32(X, base + k) : 0.f;
     }
   }
 }

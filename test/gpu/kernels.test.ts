@@ -134,6 +134,7 @@ describe.skipIf(!hasGpu)('CUDA kernels vs the reference', () => {
   // (temperature > 0) and Huber weights on; many points per anchor, few, and a tiled engine.
   const REDUCES: Array<{ n: number; d: number; m: number; dtype: 'f32' | 'f16'; tileRows?: number }> = [
     { n: 100003, d: 131, m: 7, dtype: 'f16' },
+    { n: 70001, d: 96, m: 61, dtype: 'f16' }, // rows of a multiple of 4: reduce_sums' vector loads
     { n: 50021, d: 67, m: 2999, dtype: 'f32' },
     { n: 30011, d: 390, m: 257, dtype: 'f32', tileRows: 8192 },
     { n: 777, d: 1, m: 5, dtype: 'f16' },

@@ -1,8 +1,9 @@
 // One pass on the device: pass_begin → (the screen's assign: screen.ts) or assign_top2 → the
-// reduce (the sorted one's four kernels, or reduce_points), per span of the vectors → pass_end, all queued on the stream. Then either the
-// fused step of a single engine (update_anchors queued too, one wait, 24 bytes back: the hot
-// path), or the two steps of a shard: accumulate (wait, download the partial sums) and
-// applyUpdate (upload the combined sums, update_anchors). Every sum is fixed point (reduce.cu).
+// reduce (the sorted one's four kernels, or reduce_points), per span of the vectors → pass_end,
+// all queued on the stream. Then either the fused step of a single engine (update_anchors queued
+// too, one wait, 24 bytes back: the hot path), or the two steps of a shard: accumulate (wait,
+// download the partial sums) and applyUpdate (upload the combined sums, update_anchors). Every
+// sum is fixed point (reduce.cu).
 import { doublesFromInt64, int64FromDoubles, sumInt64, unpackFar, type PassScales } from '../fixed.js';
 import { partialLayout, type AnchorStats, type IterParams, type IterStats, type Partials } from '../types.js';
 import type { EngineCore } from './core.js';

@@ -42,7 +42,8 @@ export const CONTRIBUTION_BYTES = 24;
  * (tileRows 0), or streamed through two buffers of tileRows rows. The vectors and the screen's
  * buffers (its fp16 copy, keys and fallback list hold the rows on the device) shrink with the tile;
  * every other per-point and per-anchor array stays whole, and the reduce partials grow by one grid
- * per tile (the sorted reduce's lists are per tile). The screen's buffers count when the engine screens (screen.ts screens()).
+ * per tile (the sorted reduce's lists are per tile). The screen's buffers count when the engine
+ * screens (screen.ts screens()).
  */
 export function engineBytes(n: number, d: number, m: number, dtype: 'f32' | 'f16', smCount: number, tileRows = 0, screened = false): number {
   const rows = Math.max(1, tileRows > 0 ? Math.min(tileRows, n) : n); // rows on the device at once
