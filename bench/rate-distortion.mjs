@@ -10,7 +10,8 @@
 // are shared between them, as the same seed would give the same anchors in every run.
 //
 // Usage: node bench/rate-distortion.mjs DATA.npy --m M --queries Q.json --budgets 8,16,34 [--bits 8,4]
-//          [--bits-budgets 34,400] [--iters N] [--save DIR] > out.json
+//          [--bits-budgets 34,400] [--dims-budgets 34:144,66:192] [--iters N] [--save DIR] > out.json
+// --dims-budgets B:k runs pq on k principal directions (`--residual pq --pq-dims k --bytes B`).
 // --iters caps the anchors' annealing iterations (default: the quantizer's); --save keeps each
 // .vlc file in DIR (e.g. for bench/search-speed.py).
 // Needs: npx tsc -p . (dist/).
@@ -44,6 +45,7 @@ const queries = JSON.parse(fs.readFileSync(flag('--queries'), 'utf8'));
 const budgets = flag('--budgets', '').split(',').filter(Boolean).map(Number);
 const bitsList = flag('--bits', '8').split(',');
 const bitsBudgets = flag('--bits-budgets', '').split(',').filter(Boolean).map(Number);
+const dimsBudgets = flag('--dims-budgets', '').split(',').filter(Boolean).map((s) => s.split(':').map(Number));
 const iters = flag('--iters');
 const saveDir = flag('--save');
 
@@ -84,6 +86,7 @@ const plans = [
   ...bitsList.flatMap((bits) =>
     budgets.map((B) => ({ method: `vlc pq${bits === '4' ? ' 4-bit' : ''} --bytes ${B}`, flags: { residual: 'pq', pqBits: Number(bits), bytes: B } })),
   ),
+  ...dimsBudgets.map(([B, k]) => ({ method: `vlc pq --pq-dims ${k} --bytes ${B}`, flags: { residual: 'pq', pqDims: k, bytes: B } })),
   ...bitsBudgets.map((B) => ({ method: `vlc bits --bytes ${B}`, flags: { residual: 'bits', bytes: B } })),
   { method: 'vlc int4', flags: { residual: 'int4' } },
   { method: 'vlc int8', flags: { residual: 'int8' } },
@@ -122,7 +125,7 @@ for (const { method, flags } of plans) {
   });
   const row = {
     method, bytes_per_vector: bytes / n, mse: sq / n, recall_at_10: hits / (nq * 10), encode_seconds: seconds,
-    ...(plan.mode === 'pq' ? { pq_subspaces: plan.subspaces, pq_bits: plan.bits } : {}),
+    ...(plan.mode === 'pq' ? { pq_subspaces: plan.subspaces, pq_bits: plan.bits, ...(plan.dims ? { pq_dims: plan.dims } : {}) } : {}),
   };
   rows.push(row);
   process.stderr.write(`${JSON.stringify(row)}\n`);

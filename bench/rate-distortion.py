@@ -120,6 +120,7 @@ def main():
     ap.add_argument("--budgets", help="pq byte budgets instead of the data set's, e.g. 34 or '' (none: only none/int4/int8 and FAISS)")
     ap.add_argument("--m", type=int, help="vlc's anchors instead of the data set's m")
     ap.add_argument("--bits", help="pq bits to try instead of the data set's, e.g. 4 or 8,4")
+    ap.add_argument("--dims-budgets", default="", help="B:k pairs of pq on k principal directions (--residual pq --pq-dims k --bytes B) to run, e.g. 34:144,66:192")
     ap.add_argument("--bits-budgets", default="", help="byte budgets of the bits codec (--residual bits --bytes B) to run, e.g. 34,400,470")
     ap.add_argument("--faiss-pq", help="FAISS PQ sizes M instead of 8,16,... up to d/2 (e.g. 16,32 where training is slow)")
     ap.add_argument("--only", choices=("vlc", "faiss"), help="measure one side alone (two runs in parallel; --merge joins their rows)")
@@ -209,6 +210,8 @@ def add_log_rows(results, name, log):
 def extra(a, name):
     """rate-distortion.mjs's optional flags."""
     flags = ["--iters", a.iters] if a.iters else []
+    if a.dims_budgets:
+        flags += ["--dims-budgets", a.dims_budgets]
     if a.save:
         os.makedirs(os.path.join(a.save, name), exist_ok=True)
         flags += ["--save", os.path.join(a.save, name)]
@@ -260,7 +263,7 @@ def write(results, out):
 
 
 # One colour per method family in every panel.
-COLORS = {"vlc bits": "tab:brown", "vlc none": "tab:gray", "vlc pq": "tab:blue", "vlc pq 4-bit": "tab:cyan", "vlc scalar": "tab:green",
+COLORS = {"vlc pq --pq-dims": "tab:olive", "vlc bits": "tab:brown", "vlc none": "tab:gray", "vlc pq": "tab:blue", "vlc pq 4-bit": "tab:cyan", "vlc scalar": "tab:green",
           "FAISS SQ": "tab:red", "FAISS PQ": "tab:orange", "FAISS IVF-PQ": "tab:purple"}
 
 
@@ -278,6 +281,7 @@ def plot(results, png):
         families = {}
         for r in ds["rows"]:
             fam = ("vlc pq 4-bit" if r["method"].startswith("vlc pq 4-bit") else
+                   "vlc pq --pq-dims" if r["method"].startswith("vlc pq --pq-dims") else
                    "vlc pq" if r["method"].startswith("vlc pq") else
                    "vlc bits" if r["method"].startswith("vlc bits") else
                    "vlc scalar" if r["method"] in ("vlc int4", "vlc int8") else

@@ -43,12 +43,12 @@ export interface CodecOptions extends Partial<ResidualChoice> {
 export function goalOf(o: CodecOptions): CodecGoal {
   if (o.residual !== undefined) {
     if (o.quality !== undefined) throw new UsageError('--residual and --quality both say what to store; give one of them');
-    const choice = { residual: o.residual, pq: o.pq, pqBits: o.pqBits, bytes: o.bytes };
+    const choice = { residual: o.residual, pq: o.pq, pqBits: o.pqBits, pqDims: o.pqDims, bytes: o.bytes };
     checkResidualChoice(choice);
     return { kind: 'fixed', choice };
   }
-  if (o.pq !== undefined || o.pqBits !== undefined)
-    throw new UsageError(`${o.pq !== undefined ? '--pq' : '--pq-bits'} applies to product-quantized residuals; add --residual pq`);
+  const pqFlag = o.pq !== undefined ? '--pq' : o.pqBits !== undefined ? '--pq-bits' : o.pqDims !== undefined ? '--pq-dims' : undefined;
+  if (pqFlag) throw new UsageError(`${pqFlag} applies to product-quantized residuals; add --residual pq`);
   if (o.quality !== undefined && o.bytes !== undefined) throw new UsageError('--quality and --bytes both say what to store; give one of them');
   if (o.bytes !== undefined) return { kind: 'bytes', perVector: parseBytes(String(o.bytes)) };
   if (o.quality === undefined) return { kind: 'quality', recall: DEFAULT_QUALITY, pq: false };

@@ -33,6 +33,7 @@ export function compressStats(f: CompressFacts) {
     residual: codec.mode,
     pq_subspaces: codec.mode === 'pq' ? codec.subspaces : null,
     pq_bits: codec.mode === 'pq' ? codec.bits : null,
+    pq_dims: codec.mode === 'pq' ? (codec.dims ?? null) : null,
     bits_code_bytes: codec.mode === 'bits' ? codec.codeBytes : null,
     anchor_dtype: f.anchorDtype,
     assignment_width: assignmentWidthFor(f.m),

@@ -35,7 +35,7 @@ import { defaultOutput, planOutput, type OutputPlan, type OutputRules } from './
 
 /**
  * What to store beside each anchor id (CodecOptions): at most one of `residual` (fixed; pq with
- * `pq` M or `bytes` B, `pqBits`), `quality` (the smallest file whose decoded vectors keep this
+ * `pq` M or `bytes` B, `pqBits`, `pqDims`), `quality` (the smallest file whose decoded vectors keep this
  * recall@10 of exact search; 0.9 when nothing is given) and `bytes` (the best recall@10 within B
  * bytes per vector, every section counted).
  */

@@ -12,11 +12,13 @@ import { MAX_TYPED_ELEMENTS } from '../io/dataset.js';
 import { log } from '../log.js';
 import { largestFitting, type CodecPlan } from '../quality/choose.js';
 
-/** The residual options of compress() (the CLI's --residual, --pq, --pq-bits, --bytes). */
+/** The residual options of compress() (the CLI's --residual, --pq, --pq-bits, --pq-dims, --bytes). */
 export interface ResidualChoice {
   residual: ResidualMode;
-  /** pq: M subspaces (default d/4). */
+  /** pq: M subspaces (default d/4, or dims/4 with a projection). */
   pq?: number;
+  /** pq: code the residual's coordinates along this many principal directions (default: none, every dimension). */
+  pqDims?: number;
   /** pq: bits per code, 8 (default) or 4. */
   pqBits?: number;
   /** pq: the largest M, bits: the most code bytes, whose whole file stays within this many bytes per vector. */
@@ -30,13 +32,16 @@ export type ResidualPlan = CodecPlan;
 export function checkResidualChoice(o: ResidualChoice): void {
   if (o.bytes !== undefined && o.residual !== undefined && o.residual !== 'pq' && o.residual !== 'bits')
     throw new UsageError(`--residual ${o.residual} fixes the codec and --bytes chooses one (or, with --residual pq or bits, its size): give one of them`);
-  const pqOnly = (['pq', 'pqBits'] as const).filter((k) => o[k] !== undefined);
+  const pqOnly = (['pq', 'pqBits', 'pqDims'] as const).filter((k) => o[k] !== undefined);
   if (o.residual !== 'pq' && pqOnly.length) {
-    const flag = { pq: '--pq', pqBits: '--pq-bits' }[pqOnly[0]];
+    const flag = { pq: '--pq', pqBits: '--pq-bits', pqDims: '--pq-dims' }[pqOnly[0]];
     throw new UsageError(`${flag} applies to product-quantized residuals; add --residual pq`);
   }
   if (o.pq !== undefined && o.bytes !== undefined) throw new UsageError('--pq M and --bytes B both choose the number of subspaces; give one');
   if (o.pq !== undefined && !(Number.isInteger(o.pq) && o.pq >= 1)) throw new UsageError(`--pq must be a whole number >= 1 (got ${o.pq})`);
+  if (o.pqDims !== undefined && !(Number.isInteger(o.pqDims) && o.pqDims >= 1)) throw new UsageError(`--pq-dims must be a whole number >= 1 (got ${o.pqDims})`);
+  if (o.pq !== undefined && o.pqDims !== undefined && o.pq > o.pqDims)
+    throw new UsageError(`--pq ${o.pq} subspaces need at least as many dimensions, but --pq-dims is ${o.pqDims}: lower --pq or raise --pq-dims`);
   if (o.bytes !== undefined && !(Number.isFinite(o.bytes) && o.bytes > 0))
     throw new UsageError(`--bytes must be a positive number of bytes per vector (got ${o.bytes})`);
   if (o.pqBits !== undefined && !(PQ_BITS as readonly number[]).includes(o.pqBits)) throw new UsageError(`--pq-bits must be 8 or 4 (got ${o.pqBits})`);
@@ -50,22 +55,28 @@ export function planResiduals(o: ResidualChoice, n: number, d: number, m: number
   if (o.residual === 'bits') return planBits(o.bytes, n, d, fileBytes);
   if (o.residual !== 'pq') return { mode: o.residual };
   const bits = (o.pqBits ?? 8) as PqBits;
+  if (o.pqDims !== undefined && o.pqDims > d)
+    throw new UsageError(`--pq-dims ${o.pqDims}: the vectors have d = ${d} dimensions, so at most ${d} directions`);
+  const dims = o.pqDims ?? 0;
+  const D = dims || d; // the dimensions the codes cover
+  const plan = (M: number): ResidualPlan => ({ mode: 'pq', subspaces: M, bits, ...(dims ? { dims } : {}) });
+  const what = dims ? `--pq-dims ${dims} directions` : `d = ${d} dimensions`;
   if (o.pq !== undefined) {
-    if (o.pq > d) throw new UsageError(`--pq ${o.pq}: the vectors have d = ${d} dimensions, so at most ${d} subspaces`);
-    return { mode: 'pq', subspaces: o.pq, bits };
+    if (o.pq > D) throw new UsageError(`--pq ${o.pq}: the vectors have ${what}, so at most ${D} subspaces`);
+    return plan(o.pq);
   }
-  if (o.bytes === undefined) return { mode: 'pq', subspaces: Math.max(1, Math.round(d / 4)), bits };
-  const fits = (M: number) => fileBytes(pqPayloadBytes(n, d, m, M, bits)) <= o.bytes! * n;
+  if (o.bytes === undefined) return plan(Math.max(1, Math.round(D / 4)));
+  const fits = (M: number) => fileBytes(pqPayloadBytes(n, d, m, M, bits, dims)) <= o.bytes! * n;
   if (!fits(1)) {
-    const least = fileBytes(pqPayloadBytes(n, d, m, 1, bits)) / n;
+    const least = fileBytes(pqPayloadBytes(n, d, m, 1, bits, dims)) / n;
     throw new UsageError(
-      `--bytes ${o.bytes}: the smallest pq file (M = 1) takes ${least.toFixed(2)} bytes per vector with m = ${m} anchors; ` +
-        `raise --bytes, or lower --anchors`,
+      `--bytes ${o.bytes}: the smallest pq file (M = 1${dims ? `, ${dims} directions` : ''}) takes ${least.toFixed(2)} bytes per vector with m = ${m} anchors; ` +
+        `raise --bytes, or lower --anchors${dims ? ' or --pq-dims' : ''}`,
     );
   }
-  const M = largestFitting(d, fits);
-  if (M === d) log().info(`--bytes ${o.bytes} allows more than d = ${d} subspaces; using M = ${d} (one dimension per code)`);
-  return { mode: 'pq', subspaces: M, bits };
+  const M = largestFitting(D, fits);
+  if (M === D) log().info(`--bytes ${o.bytes} allows more than ${D} subspaces; using M = ${D} (one ${dims ? 'direction' : 'dimension'} per code)`);
+  return plan(M);
 }
 
 /** bits: the most code bytes per vector (at most d: 8 bits a dimension) within --bytes; without it, d/2 (int4's size). */
@@ -84,7 +95,7 @@ function planBits(bytes: number | undefined, n: number, d: number, fileBytes: (p
 /** Bytes of the residual section's payload for a plan (null: no section). */
 export function residualPayloadBytes(plan: ResidualPlan, n: number, d: number, m: number): number | null {
   if (plan.mode === 'none') return null;
-  if (plan.mode === 'pq') return pqPayloadBytes(n, d, m, plan.subspaces, plan.bits);
+  if (plan.mode === 'pq') return pqPayloadBytes(n, d, m, plan.subspaces, plan.bits, plan.dims);
   if (plan.mode === 'bits') return bitsPayloadBytes(n, d, plan.codeBytes);
   return scalarPayloadBytes(plan.mode, n, d);
 }
@@ -117,6 +128,6 @@ export async function encodeResiduals(
   if (plan.mode !== 'pq') return backend.encodeScalar ? backend.encodeScalar(plan.mode, input) : encodeScalar(plan.mode, input);
   // Loaded on use: the trainer brings the quantizer.
   const { encodePq } = await import('../codecs/train/pq.js');
-  const residuals: CodedResiduals = await encodePq(input, backend, { subspaces: plan.subspaces, bits: plan.bits, seed }, hooks);
+  const residuals: CodedResiduals = await encodePq(input, backend, { subspaces: plan.subspaces, bits: plan.bits, dims: plan.dims, seed }, hooks);
   return { residuals, residualEnergy: residualMse(residuals, input) };
 }

@@ -289,7 +289,7 @@ export interface PqAdcData {
   K: number;
   /** Start of each subspace's dimensions (M + 1). */
   bounds: Int32Array;
-  /** K × d codebook values, subspace blocks one after the other (as PqResiduals holds them). */
+  /** K × D codebook values (D = bounds[M]: d, or the projected dimensions), subspace blocks one after the other (as PqResiduals holds them). */
   codebooks: Float32Array;
   /** n × M codes, one per byte, row p = the vector at position p of the lists (lists.members[p]). */
   codes: Uint8Array;
@@ -297,6 +297,8 @@ export interface PqAdcData {
   extra: Float32Array;
   /** Each anchor's scale s_j (m). */
   scale: Float32Array;
+  /** With a projection: its D × d directions (bounds[M] = D); tables come from the projected query (search/pq-adc.ts tableQuery). */
+  projection?: Float32Array;
 }
 
 /** A pq-coded index as ExactKnn.searchPq takes it. */

@@ -8,17 +8,28 @@
 //
 //   x̂_i = anchor_j + s_j · (c_1[q_i1], c_2[q_i2], …, c_M[q_iM]),   j = vector i's anchor
 //
+// With a projection (--pq-dims k, format version 4) the pieces are cut from the scaled residual's
+// coordinates along k orthonormal directions p_1..p_k — the residuals' leading principal
+// directions, grouped so that the subspaces carry balanced variance (codecs/train/pq.ts) — and the
+// decoded residual is mapped back: x̂_i = anchor_j + s_j · Pᵀ ĉ_i. Real data concentrates its
+// residual variance in few directions, so the same code bytes go where the error is; what lies
+// outside the k directions is dropped (its variance is the price, measured by the encoder).
+//
 // Codebooks are trained by the annealing quantizer (codecs/train/pq.ts); this file holds the coded
 // form, its decoding and its section.
 //
 // Section payload ('RSPQ'), all little-endian:
-//   u32 M (subspaces), u32 bits per code (8 or 4), u32 m (anchors), u32 0 (reserved)
+//   u32 M (subspaces), u32 bits per code (8 or 4), u32 m (anchors), u32 k (projected dimensions;
+//     0 = none, the only value before format version 4)
 //   m × f32 anchor scales s_j (finite, >= 0)
-//   K × d × f16 codebooks: subspace t's K × dsub_t block, row-major, one after the other; then zero
-//     padding to a multiple of 4 bytes
+//   with k > 0: k × d × f16 directions, row-major, then zero padding to a multiple of 4 bytes; a
+//     decoder uses them made orthonormal by Gram–Schmidt in f64, in order (usableProjection)
+//   K × D × f16 codebooks (D = k, or d without a projection): subspace t's K × dsub_t block,
+//     row-major, one after the other; then zero padding to a multiple of 4 bytes
 //   n × M bytes of codes (8 bits), or n × ceil(M/2) bytes with two codes each, low nibble first,
 //     the unused high nibble of an odd M zero (4 bits)
 import { f16ToF32, f32ToF16 } from '../io/dataset.js';
+import { orthonormalize } from './pca.js';
 import type { CodedResiduals, ResidualSection } from './types.js';
 
 export type PqBits = 8 | 4;
@@ -39,10 +50,24 @@ export function pqCodeBytes(M: number, bits: PqBits): number {
   return bits === 8 ? M : Math.ceil(M / 2);
 }
 
-/** Section payload bytes for these sizes (everything but the codes is a fixed cost per file). */
-export function pqPayloadBytes(n: number, d: number, m: number, M: number, bits: PqBits): number {
+/** Section payload bytes for these sizes (everything but the codes is a fixed cost per file); `dims` > 0: projected on that many directions. */
+export function pqPayloadBytes(n: number, d: number, m: number, M: number, bits: PqBits, dims = 0): number {
   const K = 2 ** bits;
-  return HEADER_BYTES + 4 * m + align4(2 * K * d) + n * pqCodeBytes(M, bits);
+  return HEADER_BYTES + 4 * m + (dims > 0 ? align4(2 * dims * d) : 0) + align4(2 * K * (dims || d)) + n * pqCodeBytes(M, bits);
+}
+
+/** The format version that first holds a projected pq section. */
+export const PQ_PROJECTION_VERSION = 4;
+
+/**
+ * The directions a decoder uses: the stored k × d f16 rows made orthonormal by Gram–Schmidt in
+ * f64, in order, then rounded to f32 (so that ‖Pᵀc‖ = ‖c‖ holds to f32 precision, which the
+ * search's asymmetric distances rely on). Deterministic: the same stored rows, the same values.
+ */
+export function usableProjection(half: Uint16Array, k: number, d: number): Float32Array {
+  const v = Float64Array.from(half, f16ToF32);
+  orthonormalize(v, k, d);
+  return Float32Array.from(v);
 }
 
 const align4 = (x: number) => (x + 3) & ~3;
@@ -51,6 +76,13 @@ export class PqResiduals implements CodedResiduals {
   readonly mode = 'pq' as const;
   readonly K: number;
   readonly bounds: Int32Array;
+  /** Dimensions the codes cover: k with a projection, else d. */
+  readonly dims: number;
+  /** With a projection: its k × d directions as decoders use them (usableProjection). */
+  readonly projection?: Float32Array;
+  /** The format version this section needs (PQ_PROJECTION_VERSION with a projection). */
+  readonly formatVersion?: number;
+  private acc?: Float64Array;
 
   constructor(
     readonly n: number,
@@ -61,18 +93,26 @@ export class PqResiduals implements CodedResiduals {
     readonly assign: ArrayLike<number>,
     /** m anchor scales. */
     readonly scales: Float32Array,
-    /** K × d codebook values as stored (f16-exact), subspace blocks one after the other. */
+    /** K × dims codebook values as stored (f16-exact), subspace blocks one after the other. */
     readonly codebooks: Float32Array,
     /** n × M codes, one per byte in memory whatever `bits` is. */
     readonly codes: Uint8Array,
+    /** With a projection: its k × d directions as stored (f16 bits). */
+    readonly projectionHalf?: Uint16Array,
   ) {
     this.K = 2 ** bits;
-    this.bounds = subspaceBounds(d, M);
+    this.dims = projectionHalf ? projectionHalf.length / d : d;
+    this.bounds = subspaceBounds(this.dims, M);
+    if (projectionHalf) {
+      this.projection = usableProjection(projectionHalf, this.dims, d);
+      this.formatVersion = PQ_PROJECTION_VERSION;
+    }
   }
 
   addTo(i: number, out: Float32Array, at = 0): void {
     const { M, K, bounds, codebooks, codes } = this;
     const s = this.scales[this.assign[i]];
+    if (this.projection) return this.addProjected(i, s, out, at);
     for (let t = 0; t < M; t++) {
       const lo = bounds[t];
       const w = bounds[t + 1] - lo;
@@ -81,20 +121,45 @@ export class PqResiduals implements CodedResiduals {
     }
   }
 
+  /** x̂ − anchor = s · Pᵀ ĉ: the coded coordinates mapped back along the directions, summed in f64. */
+  private addProjected(i: number, s: number, out: Float32Array, at: number): void {
+    const { d, M, K, bounds, codebooks, codes } = this;
+    const P = this.projection!;
+    const acc = (this.acc ??= new Float64Array(d));
+    acc.fill(0);
+    for (let t = 0; t < M; t++) {
+      const lo = bounds[t];
+      const w = bounds[t + 1] - lo;
+      const c = K * lo + codes[i * M + t] * w;
+      for (let k = 0; k < w; k++) {
+        const z = codebooks[c + k];
+        const row = (lo + k) * d;
+        for (let j = 0; j < d; j++) acc[j] += z * P[row + j];
+      }
+    }
+    for (let j = 0; j < d; j++) out[at + j] += s * acc[j];
+  }
+
   payload(): Uint8Array {
-    const { n, d, M, bits, K, scales, codes } = this;
+    const { n, d, M, bits, K, scales, codes, dims, projectionHalf } = this;
     const m = scales.length;
-    const out = new Uint8Array(pqPayloadBytes(n, d, m, M, bits));
+    const k = projectionHalf ? dims : 0;
+    const out = new Uint8Array(pqPayloadBytes(n, d, m, M, bits, k));
     const v = new DataView(out.buffer);
     v.setUint32(0, M, true);
     v.setUint32(4, bits, true);
     v.setUint32(8, m, true);
+    v.setUint32(12, k, true);
     let off = HEADER_BYTES;
     new Float32Array(out.buffer, off, m).set(scales);
     off += 4 * m;
-    const half = new Uint16Array(out.buffer, off, K * d);
-    for (let i = 0; i < K * d; i++) half[i] = f32ToF16(this.codebooks[i]);
-    off += align4(2 * K * d);
+    if (projectionHalf) {
+      new Uint16Array(out.buffer, off, k * d).set(projectionHalf);
+      off += align4(2 * k * d);
+    }
+    const half = new Uint16Array(out.buffer, off, K * dims);
+    for (let i = 0; i < K * dims; i++) half[i] = f32ToF16(this.codebooks[i]);
+    off += align4(2 * K * dims);
     const body = out.subarray(off);
     if (bits === 8) body.set(codes);
     else {
@@ -116,31 +181,40 @@ export function storedCodebook(values: Float32Array): Float32Array {
 export const pqSection: ResidualSection = {
   tag: 'RSPQ',
   payloadBytes: () => undefined,
-  read(payload, { n, d, m, assignments }, corrupt) {
+  read(payload, { n, d, m, assignments, version }, corrupt) {
     const bad = (what: string) => corrupt(`section 'residuals' (pq) ${what}`);
     if (payload.length < HEADER_BYTES) throw bad(`has ${payload.length} bytes, less than its ${HEADER_BYTES}-byte header`);
     const v = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
     const M = v.getUint32(0, true);
     const bits = v.getUint32(4, true);
     const scaleCount = v.getUint32(8, true);
-    if (v.getUint32(12, true) !== 0) throw bad(`has a non-zero reserved header field`);
-    if (!(M >= 1 && M <= d)) throw bad(`says M = ${M} subspaces, but d = ${d} allows 1..${d}`);
+    const k = v.getUint32(12, true);
+    if (k !== 0 && version < PQ_PROJECTION_VERSION)
+      throw bad(`says k = ${k} projected dimensions, but a format version ${version} file has none (the header field is reserved, 0)`);
+    if (!(k <= d)) throw bad(`says k = ${k} projected dimensions, but d = ${d} allows 0..${d}`);
+    const dims = k || d;
+    if (!(M >= 1 && M <= dims)) throw bad(`says M = ${M} subspaces, but ${k ? `k = ${k} projected dimensions allow` : `d = ${d} allows`} 1..${dims}`);
     if (bits !== 8 && bits !== 4) throw bad(`says ${bits} bits per code; 8 or 4 are defined`);
     if (scaleCount !== m) throw bad(`holds ${scaleCount} anchor scales, but m = ${m}`);
-    const want = pqPayloadBytes(n, d, m, M, bits);
+    const want = pqPayloadBytes(n, d, m, M, bits, k);
     if (payload.length !== want)
-      throw bad(`has ${payload.length} bytes, but n = ${n}, d = ${d}, m = ${m}, M = ${M}, ${bits}-bit codes need ${want}`);
+      throw bad(`has ${payload.length} bytes, but n = ${n}, d = ${d}, m = ${m}, M = ${M}, ${bits}-bit codes${k ? `, k = ${k}` : ''} need ${want}`);
     let off = HEADER_BYTES;
     const scales = new Float32Array(m);
     new Uint8Array(scales.buffer).set(payload.subarray(off, off + 4 * m));
     if (!scales.every((s) => Number.isFinite(s) && s >= 0)) throw bad(`has an anchor scale that is not a finite number >= 0`);
     off += 4 * m;
+    const halves = (count: number, what: string): Uint16Array => {
+      const h = new Uint16Array(count);
+      for (let i = 0; i < count; i++) h[i] = v.getUint16(off + 2 * i, true);
+      if (!h.every((x) => Number.isFinite(f16ToF32(x)))) throw bad(`has a ${what} value that is not finite`);
+      for (let p = off + 2 * count; p < off + align4(2 * count); p++) if (payload[p] !== 0) throw bad(`has non-zero padding`);
+      off += align4(2 * count);
+      return h;
+    };
+    const projectionHalf = k ? halves(k * d, 'projection') : undefined;
     const K = 2 ** bits;
-    const codebooks = new Float32Array(K * d);
-    for (let i = 0; i < K * d; i++) codebooks[i] = f16ToF32(v.getUint16(off + 2 * i, true));
-    if (!codebooks.every(Number.isFinite)) throw bad(`has a codebook value that is not finite`);
-    for (let p = off + 2 * K * d; p < off + align4(2 * K * d); p++) if (payload[p] !== 0) throw bad(`has non-zero padding`);
-    off += align4(2 * K * d);
+    const codebooks = Float32Array.from(halves(K * dims, 'codebook'), f16ToF32);
     const body = payload.subarray(off);
     let codes: Uint8Array;
     if (bits === 8) codes = body.slice();
@@ -155,6 +229,6 @@ export const pqSection: ResidualSection = {
         if (M & 1 && body[i * row + row - 1] >> 4) throw bad(`has a non-zero unused half byte in vector ${i}'s codes`);
       }
     }
-    return new PqResiduals(n, d, M, bits, assignments, scales, codebooks, codes);
+    return new PqResiduals(n, d, M, bits, assignments, scales, codebooks, codes, projectionHalf);
   },
 };

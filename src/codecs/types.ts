@@ -45,6 +45,8 @@ export interface CodedResiduals {
   payload(): Uint8Array | Uint8Array[];
   /** The payload's CRC32C when the encoder already computed it (on its threads); undefined: the writer computes it. */
   readonly payloadCrc?: number;
+  /** The file format version this payload needs, when later than its mode's (pq with a projection: 4). */
+  readonly formatVersion?: number;
 }
 
 /** What a section reader knows from the rest of the file (already validated). */
@@ -54,6 +56,8 @@ export interface SectionContext {
   m: number;
   /** Each vector's anchor. */
   assignments: ArrayLike<number>;
+  /** The file's format version (a section's layout may depend on it). */
+  version: number;
 }
 
 /** Reads one codec's section back. `corrupt(what)` builds the error for a payload that makes no sense. */

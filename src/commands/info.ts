@@ -42,7 +42,7 @@ export function infoOf(file: VlcFile) {
     anchor_dtype: mf.anchorDtype,
     assignment_width: mf.assignmentWidth,
     residual: mf.residual,
-    /** With pq residuals: subspaces and bits per code. */
+    /** With pq residuals: subspaces, bits per code, and the projected dimensions (null: none). */
     pq: file.residuals?.mode === 'pq' ? pqFacts(file.residuals as PqResiduals) : null,
     /** With bits residuals: code bytes and how many dimensions got each width. */
     bits: file.residuals?.mode === 'bits' ? bitsFacts(file.residuals as BitsResiduals) : null,
@@ -83,7 +83,7 @@ function qualityOf(mf: VlcManifest) {
 }
 
 function pqFacts(r: PqResiduals) {
-  return { subspaces: r.M, bits: r.bits, code_bytes: r.bits === 8 ? r.M : Math.ceil(r.M / 2) };
+  return { subspaces: r.M, bits: r.bits, code_bytes: r.bits === 8 ? r.M : Math.ceil(r.M / 2), dims: r.projection ? r.dims : null };
 }
 
 function bitsFacts(r: BitsResiduals) {
@@ -114,7 +114,7 @@ function infoText(f: ReturnType<typeof infoOf>, name: string): string {
         `${f.converged ? 'converged' : 'stopped at the iteration limit'}, init ${f.init}, device ${f.device}, seed ${f.seed}`,
     ],
     ...(f.pq
-      ? ([['residuals', `pq: M = ${f.pq.subspaces} subspaces, ${f.pq.bits}-bit codes, ${f.pq.code_bytes} bytes/vector`]] as Array<[string, string]>)
+      ? ([['residuals', `pq: M = ${f.pq.subspaces} subspaces, ${f.pq.bits}-bit codes, ${f.pq.code_bytes} bytes/vector${f.pq.dims ? `, on ${f.pq.dims} principal directions` : ''}`]] as Array<[string, string]>)
       : []),
     ...(f.bits
       ? ([['residuals', `bits: ${f.bits.code_bytes} code bytes/vector; dimensions by width ${f.bits.dimensions_by_bits.map((c, b) => (c ? `${b}:${c}` : '')).filter(Boolean).join(' ')} (bits:dimensions)`]] as Array<[string, string]>)

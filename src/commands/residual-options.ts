@@ -1,5 +1,5 @@
 // compress's flags for what each vector stores beside its anchor id: --quality, --bytes, --residual,
-// --pq, --pq-bits (their meaning: src/api/compress-codec.ts and src/api/residuals.ts).
+// --pq, --pq-bits, --pq-dims (their meaning: src/api/compress-codec.ts and src/api/residuals.ts).
 import { Option, type Command } from 'commander';
 import { DEFAULT_QUALITY, parseBytes, parseQuality } from '../api/compress-codec.js';
 import type { ResidualMode } from '../codecs/index.js';
@@ -10,6 +10,7 @@ export interface ResidualFlags {
   quality?: number;
   pq?: number;
   pqBits?: string;
+  pqDims?: number;
   bytes?: number;
 }
 
@@ -28,10 +29,15 @@ export function addResidualOptions(cmd: Command): Command {
       ).choices(['none', 'int8', 'int4', 'pq', 'bits']),
     )
     .option('--pq <M>', 'with --residual pq: M subspaces, one code each per vector (default: d/4, at most d)', (v) => parseInteger('--pq', v, 1))
-    .addOption(new Option('--pq-bits <bits>', 'with --residual pq: bits per code, 8 (256 centroids, default) or 4 (16, two codes a byte)').choices(['8', '4']));
+    .addOption(new Option('--pq-bits <bits>', 'with --residual pq: bits per code, 8 (256 centroids, default) or 4 (16, two codes a byte)').choices(['8', '4']))
+    .option(
+      '--pq-dims <k>',
+      "with --residual pq: code the residual along its k leading principal directions only (k x d f16 values stored); pays on real data at low rates, where the residual's variance sits in few directions (default: every dimension)",
+      (v) => parseInteger('--pq-dims', v, 1),
+    );
 }
 
 /** The flags as compress() takes them. */
 export function residualChoiceFrom(o: ResidualFlags) {
-  return { residual: o.residual, quality: o.quality, pq: o.pq, bytes: o.bytes, pqBits: o.pqBits === undefined ? undefined : Number(o.pqBits) };
+  return { residual: o.residual, quality: o.quality, pq: o.pq, pqDims: o.pqDims, bytes: o.bytes, pqBits: o.pqBits === undefined ? undefined : Number(o.pqBits) };
 }

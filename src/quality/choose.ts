@@ -22,7 +22,7 @@ import { reconstructionQuality, type DecodeRow } from './reconstruction.js';
 export type Goal = { kind: 'quality'; recall: number; pq: boolean } | { kind: 'bytes'; perVector: number };
 
 /** One codec with its parameters: what a file stores beside each anchor id. */
-export type CodecPlan = { mode: 'none' } | { mode: 'int8' | 'int4' } | { mode: 'pq'; subspaces: number; bits: 8 | 4 } | { mode: 'bits'; codeBytes: number };
+export type CodecPlan = { mode: 'none' } | { mode: 'int8' | 'int4' } | { mode: 'pq'; subspaces: number; bits: 8 | 4; dims?: number } | { mode: 'bits'; codeBytes: number };
 
 /**
  * Product-quantized residuals tried: for --quality, M = d/8 and d/4 subspaces of 8-bit codes (d/8
@@ -49,7 +49,7 @@ export interface ChoicePlan {
 
 /** "int4", "pq 32x8" (M subspaces x bits), "bits 64B" (code bytes): a codec as messages name it. */
 export function codecName(c: CodecPlan): string {
-  return c.mode === 'pq' ? `pq ${c.subspaces}x${c.bits}` : c.mode === 'bits' ? `bits ${c.codeBytes}B` : c.mode;
+  return c.mode === 'pq' ? `pq ${c.subspaces}x${c.bits}${c.dims ? ` on ${c.dims} directions` : ''}` : c.mode === 'bits' ? `bits ${c.codeBytes}B` : c.mode;
 }
 
 /**

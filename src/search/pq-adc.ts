@@ -9,6 +9,9 @@
 // (K × d multiply-adds per query, shared by every list the query visits; pq-tables.ts).
 // Codes and extras are stored in the inverted lists' order, as IVF indexes store them: a list's
 // scan reads one contiguous run of memory instead of a cache line per vector.
+// With a projection (x̂_i = a_j + s_j·Pᵀĉ_i, P's rows orthonormal) the same formula holds with Pq
+// and Pa_j in place of q and a_j, since ⟨q, Pᵀĉ⟩ = ⟨Pq, ĉ⟩ and ‖Pᵀĉ‖ = ‖ĉ‖: the tables are built
+// from the projected query (tableQuery), k × d multiply-adds more per query.
 import type { InvertedLists, PqAdcData } from '../backend/types.js';
 import type { PqResiduals } from '../codecs/pq.js';
 
@@ -23,8 +26,11 @@ const shared = {
 
 /** The ADC data of a pq-coded file: its codes in list order, and each vector's query-free term. */
 export function pqAdcData(pq: PqResiduals, anchors: Float32Array, assign: ArrayLike<number>, lists: InvertedLists): PqAdcData {
-  const { n, d, M, K, bounds, codebooks, codes, scales } = pq;
+  const { n, d, M, K, bounds, codebooks, codes, scales, projection } = pq;
   const m = lists.start.length - 1;
+  const D = pq.dims;
+  // The anchors in the coordinates the codebooks live in: Pa_j with a projection, else a_j.
+  const base = projection ? projectRows(projection, D, d, anchors, m) : anchors;
   const listCodes = shared.u8(n * M);
   const extra = shared.f32(n);
   const scale = shared.f32(m);
@@ -42,13 +48,32 @@ export function pqAdcData(pq: PqResiduals, anchors: Float32Array, assign: ArrayL
       const c = K * lo + codes[i * M + t] * w;
       for (let k = 0; k < w; k++) {
         const v = codebooks[c + k];
-        dot += anchors[j * d + lo + k] * v;
+        dot += base[j * D + lo + k] * v;
         norm += v * v;
       }
     }
     extra[p] = 2 * s * dot + s * s * norm;
   }
-  return { M, K, bounds, codebooks, codes: listCodes, extra, scale };
+  return { M, K, bounds, codebooks, codes: listCodes, extra, scale, ...(projection ? { projection } : {}) };
+}
+
+/** The vector the lookup tables are built from: the query itself, or its coordinates along the projection's directions (f64 sums rounded to f32). */
+export function tableQuery(a: PqAdcData, query: Float32Array): Float32Array {
+  if (!a.projection) return query;
+  const D = a.bounds[a.M];
+  return projectRows(a.projection, D, a.projection.length / D, query, 1);
+}
+
+/** rows × D: each of `rows` d-dim rows of x along the D directions of P (D × d). */
+function projectRows(P: Float32Array, D: number, d: number, x: Float32Array, rows: number): Float32Array {
+  const out = new Float32Array(rows * D);
+  for (let i = 0; i < rows; i++)
+    for (let r = 0; r < D; r++) {
+      let s = 0;
+      for (let k = 0; k < d; k++) s += x[i * d + k] * P[r * d + k];
+      out[i * D + r] = s;
+    }
+  return out;
 }
 
 /**
@@ -62,9 +87,10 @@ export function pqAdcScorer(a: PqAdcData, lists: InvertedLists, assign: ArrayLik
   const table = new Float32Array(M * K);
   let position: Int32Array | undefined; // id → row of codes/extra, made on first use
   return {
-    forQuery(query: Float32Array) {
+    forQuery(original: Float32Array) {
       position ??= positions(lists);
       const at = position;
+      const query = tableQuery(a, original);
       for (let t = 0; t < M; t++) {
         const lo = bounds[t];
         const w = bounds[t + 1] - lo;

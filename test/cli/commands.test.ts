@@ -354,7 +354,33 @@ describe('--residual pq', { timeout: 240_000 }, () => {
     expect(fs.readFileSync(path.join(dir, 'pq2.vlc')).equals(fs.readFileSync(path.join(dir, 'pq2-again.vlc')))).toBe(true);
   });
 
+  it('--pq-dims k: codes on k principal directions, format version 4, info/eval/decompress/search read it; same seed, same bytes', () => {
+    const out = path.join(dir, 'pqd.vlc');
+    const run = (file: string) =>
+      vlc(['compress', DEMO, '-o', file, '--iters', ITERS, '--device', 'cpu', '--residual', 'pq', '--pq', '5', '--pq-dims', '17', '--json']);
+    const r = run(out);
+    expect(r.code, r.stderr).toBe(0);
+    const s = JSON.parse(r.stdout);
+    expect(s).toMatchObject({ residual: 'pq', pq_subspaces: 5, pq_bits: 8, pq_dims: 17 });
+    expect(r.stderr).toMatch(/pq 5x8 on 17 directions residuals/);
+    const info = JSON.parse(vlc(['info', out, '--json']).stdout);
+    expect(info).toMatchObject({ residual: 'pq', format_version: 4, mse: s.mse, pq: { subspaces: 5, bits: 8, code_bytes: 5, dims: 17 } });
+    expect(vlc(['info', out]).stdout).toMatch(/on 17 principal directions/);
+    const e = JSON.parse(vlc(['eval', DEMO, out, '--json', '--queries', '200']).stdout);
+    expect(e.mse).toBeCloseTo(s.mse, 6);
+    expect(vlc(['decompress', out, '-o', path.join(dir, 'pqd.npy')]).code).toBe(0);
+    expect(vlc(['search', out, '--queries', DEMO, '-k', '3', '--json']).code).toBe(0);
+    expect(run(path.join(dir, 'pqd-again.vlc')).code).toBe(0);
+    expect(fs.readFileSync(out).equals(fs.readFileSync(path.join(dir, 'pqd-again.vlc')))).toBe(true);
+  });
+
   it.each([
+    [['--pq-dims', '8'], '--pq-dims applies to product-quantized residuals; add --residual pq'],
+    [['--residual', 'int4', '--pq-dims', '8'], '--pq-dims applies to product-quantized residuals; add --residual pq'],
+    [['--residual', 'pq', '--pq-dims', '65'], '--pq-dims 65: the vectors have d = 64 dimensions, so at most 64 directions'],
+    [['--residual', 'pq', '--pq-dims', '0'], '--pq-dims must be at least 1 (got 0)'],
+    [['--residual', 'pq', '--pq', '9', '--pq-dims', '8'], '--pq 9 subspaces need at least as many dimensions, but --pq-dims is 8: lower --pq or raise --pq-dims'],
+    [['--residual', 'pq', '--pq-dims', '60', '--bytes', '5'], '--bytes 5: the smallest pq file (M = 1, 60 directions) takes'],
     [['--pq', '8'], '--pq applies to product-quantized residuals; add --residual pq'],
     [['--bytes', '20', '--residual', 'int8'], '--residual int8 fixes the codec and --bytes chooses one (or, with --residual pq or bits, its size): give one of them'],
     [['--pq-bits', '4'], '--pq-bits applies to product-quantized residuals; add --residual pq'],

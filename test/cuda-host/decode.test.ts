@@ -7,11 +7,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
 import { createCudaBackend } from '../../dist/backend/cuda/index.js';
 import { CudaKnn } from '../../dist/backend/cuda/knn.js';
+import { decodableOnDevice } from '../../dist/backend/cuda/decode.js';
 import { knn as cpuKnn } from '../../dist/backend/cpu/knn.js';
 import { reconstructRange } from '../../dist/io/vlc/reconstruct.js';
 import { rng } from '../rng.js';
 import { decodeProblem, expectDeviceRowsEqualHost, type DecodeMode } from './decode-problem.js';
 import { FakeCuda } from './fake-driver.js';
+import { pqContent } from '../format/pq-content.js';
 import { expectSameNeighbours } from './knn-problem.js';
 
 afterEach(() => setDriverForTests(undefined));
@@ -66,4 +68,21 @@ describe('exact k-NN over a base decoded on the GPU (fake driver) = the CPU over
       });
     }
   }
+});
+
+describe('pq with a projection (--pq-dims)', () => {
+  it('is left to the host: knnDecoded answers undefined, nothing launched, nothing held', async () => {
+    const { content } = pqContent(50, 9, 4, 3, 8, 5);
+    const file = { ...content, manifest: { ...content.manifest } };
+    expect(decodableOnDevice(file)).toBe(false);
+    const { fake, backend } = await onFake();
+    try {
+      const queries = new Float32Array(2 * 9);
+      expect(await (backend.exactKnn as CudaKnn).knnDecoded(file, 50, queries, 2, 3)).toBeUndefined();
+      expect(fake.launches.filter((l) => l.startsWith('decode'))).toEqual([]);
+    } finally {
+      await backend.close();
+    }
+    expect(fake.live).toBe(0);
+  });
 });

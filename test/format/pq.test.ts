@@ -4,31 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { subspaceBounds, type PqResiduals } from '../../dist/codecs/pq.js';
 import { residualMse } from '../../dist/codecs/index.js';
 import { crc32c } from '../../dist/io/vlc/crc32c.js';
-import { decodeVlc, encodeVlcBytes, FILE_HEADER_BYTES, SECTION_HEADER_BYTES } from '../../dist/io/vlc/format.js';
+import { decodeVlc, encodeVlcBytes } from '../../dist/io/vlc/format.js';
 import { reconstruct } from '../../dist/io/vlc/reconstruct.js';
 import { decodeError, expectEveryCutFails, expectEveryFlipFails } from './damage.js';
 import { pqContent } from './pq-content.js';
-
-/** Offset of the residual section's header (the third section). */
-function residualHeader(bytes: Uint8Array): number {
-  const v = new DataView(bytes.buffer, bytes.byteOffset);
-  let off = (FILE_HEADER_BYTES + v.getUint32(12, true) + 7) & ~7;
-  for (let s = 0; s < 2; s++) off = (off + SECTION_HEADER_BYTES + Number(v.getBigUint64(off + 8, true)) + 7) & ~7;
-  return off;
-}
-
-/** Change the residual payload through `edit` and fix both checksums, so only the decoder's sense checks can object. */
-function rewritePayload(bytes: Uint8Array, edit: (payload: DataView, p: Uint8Array) => void): Uint8Array {
-  const b = bytes.slice();
-  const h = residualHeader(b);
-  const v = new DataView(b.buffer);
-  const size = Number(v.getBigUint64(h + 8, true));
-  const p = b.subarray(h + SECTION_HEADER_BYTES, h + SECTION_HEADER_BYTES + size);
-  edit(new DataView(b.buffer, p.byteOffset, p.byteLength), p);
-  v.setUint32(h + 16, crc32c(p), true);
-  v.setUint32(h + 20, crc32c(b.subarray(h, h + 20)), true);
-  return b;
-}
+import { rewritePayload } from './pq-rewrite.js';
 
 describe('pq subspaces', () => {
   it('split d into M runs of consecutive dimensions, the first d mod M one longer', () => {
@@ -102,7 +82,9 @@ describe('.vlc pq section', () => {
     expect(say((v) => v.setUint32(0, 0, true))).toBe(`${pre} says M = 0 subspaces, but d = 6 allows 1..6: file is corrupted`);
     expect(say((v) => v.setUint32(4, 5, true))).toBe(`${pre} says 5 bits per code; 8 or 4 are defined: file is corrupted`);
     expect(say((v) => v.setUint32(8, 5, true))).toBe(`${pre} holds 5 anchor scales, but m = 4: file is corrupted`);
-    expect(say((v) => v.setUint32(12, 1, true))).toBe(`${pre} has a non-zero reserved header field: file is corrupted`);
+    expect(say((v) => v.setUint32(12, 1, true))).toBe(
+      `${pre} says k = 1 projected dimensions, but a format version 2 file has none (the header field is reserved, 0): file is corrupted`,
+    );
     expect(say((v) => v.setFloat32(16, -1, true))).toBe(`${pre} has an anchor scale that is not a finite number >= 0: file is corrupted`);
     expect(say((v) => v.setFloat32(20, NaN, true))).toMatch(/anchor scale that is not a finite/);
     expect(say((v) => v.setUint16(32, 0x7c00, true))).toBe(`${pre} has a codebook value that is not finite: file is corrupted`);

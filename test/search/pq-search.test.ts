@@ -11,9 +11,9 @@ import { cpuKnn } from '../../dist/backend/cpu/index.js';
 import { pqContent } from '../format/pq-content.js';
 import { rng } from '../rng.js';
 
-/** A pq-coded file of n random codes over m anchors (M subspaces of d, `bits` per code). */
-function pqFile(n: number, d: number, m: number, M: number, bits: PqBits): VlcFile {
-  return decodeVlc(encodeVlcBytes(pqContent(n, d, m, M, bits).content));
+/** A pq-coded file of n random codes over m anchors (M subspaces of d, or of `dims` projected directions; `bits` per code). */
+function pqFile(n: number, d: number, m: number, M: number, bits: PqBits, dims = 0): VlcFile {
+  return decodeVlc(encodeVlcBytes(pqContent(n, d, m, M, bits, dims).content));
 }
 
 function queriesNear(file: VlcFile, nq: number, seed: number): Float32Array {
@@ -24,9 +24,9 @@ function queriesNear(file: VlcFile, nq: number, seed: number): Float32Array {
 }
 
 describe('search over pq codes', () => {
-  for (const [d, M, bits] of [[16, 4, 8], [13, 5, 4]] as const) {
-    it(`visiting every list finds the exact top-k of the decoded vectors (d = ${d}, M = ${M}, ${bits}-bit)`, async () => {
-      const file = pqFile(600, d, 12, M, bits);
+  for (const [d, M, bits, dims] of [[16, 4, 8, 0], [13, 5, 4, 0], [17, 3, 8, 7], [13, 5, 4, 9]] as const) {
+    it(`visiting every list finds the exact top-k of the decoded vectors (d = ${d}, M = ${M}, ${bits}-bit${dims ? `, on ${dims} directions` : ''})`, async () => {
+      const file = pqFile(600, d, 12, M, bits, dims);
       const nq = 40;
       const k = 10;
       const q = queriesNear(file, nq, 3);
@@ -59,16 +59,17 @@ describe('search over pq codes', () => {
   /** The generic steps of search/index.ts on the same index: without `pq`, the scorer by id. */
   const generic = (index: SearchIndex): SearchIndex => ({ ...index, pq: undefined });
 
-  const cases: [string, number, number, number, number, number, number[]][] = [
-    // name, n, d, m, M, bits, nprobes
+  const cases: [string, number, number, number, number, number, number[], number?][] = [
+    // name, n, d, m, M, bits, nprobes, projected dimensions
     ['lists of ~50, 8-bit', 3000, 16, 60, 8, 8, [1, 2, 5, 60]],
+    ['lists of ~50, 8-bit, codes on 10 of 19 directions', 3000, 19, 60, 4, 8, [1, 5], 10],
     ['lists of 1-2 (queries run past the first ranking and sort every anchor), 4-bit', 90, 13, 60, 5, 4, [1, 3]],
     ['every anchor twice (equal anchor distances: ties go to the lower anchor id)', 90, 13, 60, 5, 4, [1, 3]],
     ['m × d beyond one load of the kernel (anchors in tiles)', 4300, 1000, 4200, 10, 8, [1, 4]],
   ];
-  for (const [name, n, d, m, M, bits, nprobes] of cases) {
+  for (const [name, n, d, m, M, bits, nprobes, dims] of cases) {
     it(`the pq search gives the generic steps' ids and distances exactly: ${name}`, async () => {
-      const file = pqFile(n, d, m, M, bits);
+      const file = pqFile(n, d, m, M, bits, dims);
       if (name.startsWith('every anchor twice')) file.anchors.copyWithin((m / 2) * d, 0, (m / 2) * d);
       const index = vlcSearchIndex(file);
       const nq = 30;
@@ -85,8 +86,8 @@ describe('search over pq codes', () => {
     }, 60_000);
   }
 
-  it('the pq search on two worker threads gives the generic steps exactly (with ties among the anchors)', async () => {
-    const file = pqFile(3000, 16, 20, 8, 8); // anchors on a 1/16 grid: equal anchor distances occur
+  it.each([0, 10])('the pq search on two worker threads gives the generic steps exactly (with ties among the anchors; %i projected dimensions)', async (dims) => {
+    const file = pqFile(3000, 16, 20, 8, 8, dims); // anchors on a 1/16 grid: equal anchor distances occur
     const nq = 2400;
     const q = queriesNear(file, nq, 5);
     const index = vlcSearchIndex(file);

@@ -124,7 +124,7 @@ export class PqKernel {
     this.order.set(finite);
   }
 
-  /** The lookup tables of `query` (length d), kept for scanList. */
+  /** The lookup tables of `query` (length D = bounds[M]: d, or the projected dimensions), kept for scanList. */
   tables(query: Float32Array): void {
     this.mem.f32.set(query, this.at.query >> 2);
     const { M, K } = this.index.pq;

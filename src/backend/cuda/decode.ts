@@ -21,10 +21,10 @@ const BLOCKS_PER_SM = 16;
 /** Bytes per synchronous upload (Ctrl-C is heard between them). */
 const UPLOAD_CHUNK = 64 << 20;
 
-/** Whether decodeOnDevice handles this file's residuals (none, int8, int4, pq, bits). */
+/** Whether decodeOnDevice handles this file's residuals (none, int8, int4, pq, bits; not pq with a projection, which the host decodes). */
 export function decodableOnDevice(file: Decodable): boolean {
   const r = file.residuals;
-  return r === undefined || r instanceof ScalarResiduals || r instanceof PqResiduals || r instanceof BitsResiduals;
+  return r === undefined || r instanceof ScalarResiduals || (r instanceof PqResiduals && !r.projection) || r instanceof BitsResiduals;
 }
 
 /** Uploads what decoding file's n rows needs; the caller frees the result (on every path). */

@@ -1,7 +1,9 @@
 // Training and encoding of product-quantized residuals (the coded form: ../pq.ts) with our own
 // annealing quantizer: each subspace's codebook is an anneal() run over an Engine of the Backend in
 // use, on a sample of the scaled residuals, and every vector's codes are one exact assignment pass
-// of that engine against the stored codebooks. Nothing here knows which device runs it: through
+// of that engine against the stored codebooks. With a projection (--pq-dims k, projection.ts) the
+// scaled residuals are first replaced by their coordinates along k principal directions, and the
+// same steps run on those. Nothing here knows which device runs it: through
 // the Backend interface the M small problems are independent (a device that can hold them all
 // may run them at once); the CPU runs them one after another, each on every core.
 import { anneal } from '../../anneal/index.js';
@@ -14,6 +16,7 @@ import { InterruptedError } from '../../errors.js';
 import { log } from '../../log.js';
 import { PqResiduals, storedCodebook, subspaceBounds, type PqBits } from '../pq.js';
 import type { ResidualInput } from '../types.js';
+import { project, trainProjection } from './projection.js';
 
 /** Training points per centroid: FAISS's max_points_per_centroid; more barely moves the codebooks. */
 export const PQ_TRAIN_PER_CENTROID = 256;
@@ -28,8 +31,10 @@ const PQ_TRAIN_CONFIG: Omit<AnnealConfig, 'm'> = { ...DEFAULT_CONFIG, maxIters: 
 
 
 export interface PqOptions {
-  /** M subspaces, 1..d. */
+  /** M subspaces, 1..d (1..dims with a projection). */
   subspaces: number;
+  /** Code the residual's coordinates along this many principal directions (M..d); absent or 0: the residual itself. */
+  dims?: number;
   bits: PqBits;
   seed: number;
   /** Training points per subspace (default K × PQ_TRAIN_PER_CENTROID, at most n). */
@@ -42,17 +47,26 @@ export async function encodePq(input: ResidualInput, backend: Backend, o: PqOpti
   const started = performance.now();
   const { n, d, assign } = input;
   const M = o.subspaces;
-  if (!(Number.isInteger(M) && M >= 1 && M <= d)) throw new Error(`encodePq: M = ${M} subspaces, d = ${d} allows 1..${d}`);
+  const k = o.dims || 0;
+  if (!(Number.isInteger(k) && k >= 0 && k <= d)) throw new Error(`encodePq: ${k} projected dimensions, d = ${d} allows 0..${d}`);
+  const D = k || d; // the dimensions the codes cover
+  if (!(Number.isInteger(M) && M >= 1 && M <= D)) throw new Error(`encodePq: M = ${M} subspaces, ${D} dimensions allow 1..${D}`);
   const K = 2 ** o.bits;
-  const bounds = subspaceBounds(d, M);
+  const bounds = subspaceBounds(D, M);
   const m = input.anchors.length / d;
   const scales = anchorScales(input, m);
-  const scaled = scaledResiduals(input, scales);
+  let scaled = scaledResiduals(input, scales);
+  let projectionHalf: Uint16Array | undefined;
+  if (k) {
+    const p = trainProjection(scaled, k, bounds, o.seed);
+    projectionHalf = p.half;
+    scaled = project(scaled, p.used, k);
+  }
 
   const sampleSize = Math.min(n, o.sample ?? K * PQ_TRAIN_PER_CENTROID);
   const sample = sampleRows(n, sampleSize, new Rng(o.seed));
   const trainedK = Math.min(K, sampleSize);
-  const codebooks = new Float32Array(K * d);
+  const codebooks = new Float32Array(K * D);
   const codes = new Uint8Array(n * M);
   for (let t = 0; t < M; t++) {
     const lo = bounds[t];
@@ -85,8 +99,8 @@ export async function encodePq(input: ResidualInput, backend: Backend, o: PqOpti
       await engine.dispose();
     }
   }
-  log().debug({ seconds: (performance.now() - started) / 1000, M, bits: o.bits, sample: sampleSize }, 'pq residuals');
-  return new PqResiduals(n, d, M, o.bits, assign, scales, codebooks, codes);
+  log().debug({ seconds: (performance.now() - started) / 1000, M, bits: o.bits, dims: k, sample: sampleSize }, 'pq residuals');
+  return new PqResiduals(n, d, M, o.bits, assign, scales, codebooks, codes, projectionHalf);
 }
 
 /**

@@ -1,10 +1,10 @@
-// The .vlc file format, version 3: encoder and validating decoder. Layout (all little-endian, every
+// The .vlc file format, version 4: encoder and validating decoder. Layout (all little-endian, every
 // section payload 8-byte aligned so it can be viewed in place as a typed array):
 //
 //   offset  size  field
 //   0       8     magic  89 'V' 'L' 'C' 0D 0A 1A 0A   (PNG-style: catches text-mode mangling)
-//   8       4     u32 format version: the lowest that holds the file's sections (3 with 'RSDB', else 2;
-//                   version 1 files, which cannot hold 'RSPQ', still read)
+//   8       4     u32 format version: the lowest that holds the file's sections (4 with a projected
+//                   'RSPQ', 3 with 'RSDB', else 2; version 1 files, which cannot hold 'RSPQ', still read)
 //   12      4     u32 manifest length L in bytes
 //   16      4     u32 section count S
 //   20      4     u32 CRC32C of bytes 8..20 followed by the manifest bytes (the "header checksum")
@@ -22,7 +22,8 @@
 //   RSD8 / RSD4 payload (only with manifest.residual int8 / int4): d f32 scales, then n×d int8
 //     codes, or n×ceil(d/2) bytes of two int4 codes each (low nibble first) — src/codecs/scalar.ts.
 //   RSPQ payload (version 2, manifest.residual pq): product-quantized residuals — anchor scales,
-//     codebooks and codes, laid out in src/codecs/pq.ts.
+//     codebooks and codes, laid out in src/codecs/pq.ts; from version 4 optionally a projection
+//     (the k directions the codes cover).
 //   RSDB payload (version 3, manifest.residual bits): residuals with bits allocated per dimension —
 //     bits, steps and packed codes, laid out in src/codecs/bits.ts.
 //
@@ -44,17 +45,19 @@ import {
 import { RESIDUAL_SECTIONS, type CodedResiduals } from '../../codecs/index.js';
 
 const MAGIC = Uint8Array.of(0x89, 0x56, 0x4c, 0x43, 0x0d, 0x0a, 0x1a, 0x0a);
-export const FORMAT_VERSION = 3;
+export const FORMAT_VERSION = 4;
 /**
  * The oldest version this vlc reads. Version 2 added the product-quantized residual section 'RSPQ',
- * version 3 the bit-allocated one, 'RSDB'. A file is written with the lowest version that holds
- * it, so files without 'RSDB' stay readable by a vlc of version 2 and keep their bytes.
+ * version 3 the bit-allocated one, 'RSDB', version 4 a projection inside 'RSPQ'. A file is written
+ * with the lowest version that holds it, so files without these stay readable by a vlc of version
+ * 2 and keep their bytes.
  */
 const OLDEST_VERSION = 1;
 /** The first version that holds each residual mode's section (the others: every version). */
 const RESIDUAL_SINCE: Partial<Record<VlcManifest['residual'], number>> = { pq: 2, bits: 3 };
 /** The version a file is written with: 2, or the later one its residual section needs. */
-const versionFor = (residual: VlcManifest['residual']): number => Math.max(2, RESIDUAL_SINCE[residual] ?? 2);
+const versionFor = (residual: VlcManifest['residual'], res?: CodedResiduals): number =>
+  Math.max(2, RESIDUAL_SINCE[residual] ?? 2, res?.formatVersion ?? 2);
 export const FILE_HEADER_BYTES = 24;
 export const SECTION_HEADER_BYTES = 24;
 const FLAG_REQUIRED = 1;
@@ -98,7 +101,7 @@ export interface SectionInfo {
 }
 
 export interface VlcFile {
-  /** The file's format version (1, 2 or 3). */
+  /** The file's format version (1 to 4). */
   version: number;
   manifest: VlcManifest;
   /** m×d anchors decoded to f32. */
@@ -147,7 +150,7 @@ export function encodeVlc(content: VlcContent): Uint8Array[] {
   const head = new Uint8Array(align8(FILE_HEADER_BYTES + json.length));
   head.set(MAGIC, 0);
   const hv = new DataView(head.buffer);
-  hv.setUint32(8, versionFor(base.residual), true);
+  hv.setUint32(8, versionFor(base.residual, res), true);
   hv.setUint32(12, json.length, true);
   hv.setUint32(16, manifest.sections.length, true);
   head.set(json, FILE_HEADER_BYTES);
@@ -410,7 +413,7 @@ export function decodeVlc(
   for (let i = 0; i < n; i++)
     if (assignments[i] >= m) throw corrupt(`section 'assignments': vector ${i} names anchor ${assignments[i]} but m = ${m}`);
 
-  const residuals = manifest.residual === 'none' ? undefined : RESIDUAL_SECTIONS[manifest.residual].read(residualBytes!, { n, d, m, assignments }, corrupt);
+  const residuals = manifest.residual === 'none' ? undefined : RESIDUAL_SECTIONS[manifest.residual].read(residualBytes!, { n, d, m, assignments, version }, corrupt);
   return { version, manifest, anchors, assignments, residuals, fileBytes: len, sections, warnings };
 }
 

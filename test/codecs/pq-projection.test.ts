@@ -1,0 +1,116 @@
+// pq's projection (--pq-dims): the principal directions found (codecs/pca.ts), their grouping into
+// subspaces of balanced variance (train/projection.ts), and what it buys: on residuals whose
+// variance sits in few directions, the same code bytes give a smaller error; the same input and
+// seed give the same bytes.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCpuBackend } from '../../dist/backend/cpu/index.js';
+import { leadingDirections, orthonormalize, symmetricEigen } from '../../dist/codecs/pca.js';
+import { balancedOrder } from '../../dist/codecs/train/projection.js';
+import { encodePq } from '../../dist/codecs/train/pq.js';
+import { residualMse } from '../../dist/codecs/index.js';
+import { subspaceBounds } from '../../dist/codecs/pq.js';
+import { rng } from '../rng.js';
+
+/** A random orthonormal d × d basis (rows). */
+function randomBasis(d: number, seed: number): Float64Array {
+  const rand = rng(seed);
+  const B = Float64Array.from({ length: d * d }, () => rand() - 0.5);
+  orthonormalize(B, d, d);
+  return B;
+}
+
+/** n rows Σ_e g_e σ_e b_e (g standard-ish normal): variance σ_e² along basis row b_e. */
+function anisotropic(n: number, d: number, sigma: number[], B: Float64Array, seed: number): Float32Array {
+  const rand = rng(seed);
+  const gauss = () => {
+    let s = 0;
+    for (let i = 0; i < 12; i++) s += rand();
+    return s - 6;
+  };
+  const x = new Float32Array(n * d);
+  for (let i = 0; i < n; i++)
+    for (let e = 0; e < d; e++) {
+      const g = gauss() * sigma[e];
+      for (let j = 0; j < d; j++) x[i * d + j] += g * B[e * d + j];
+    }
+  return x;
+}
+
+describe('principal directions', () => {
+  it('Jacobi diagonalizes a symmetric matrix', () => {
+    const n = 7;
+    const rand = rng(3);
+    const A = new Float64Array(n * n);
+    for (let i = 0; i < n; i++) for (let j = i; j < n; j++) A[i * n + j] = A[j * n + i] = rand() - 0.5;
+    const { values, vectors: V } = symmetricEigen(A, n);
+    for (let e = 0; e < n; e++)
+      for (let i = 0; i < n; i++) {
+        let av = 0;
+        for (let j = 0; j < n; j++) av += A[i * n + j] * V[j * n + e];
+        expect(av).toBeCloseTo(values[e] * V[i * n + e], 10);
+      }
+  });
+
+  it('finds the k largest-variance directions of an odd-sized anisotropic set, and their variances', () => {
+    const d = 23, n = 3001, k = 5;
+    const sigma = Array.from({ length: d }, (_, e) => (e < k ? 10 - e : 0.3));
+    const B = randomBasis(d, 9);
+    const x = anisotropic(n, d, sigma, B, 4);
+    const { vectors, values } = leadingDirections(x, n, d, k, 1);
+    for (let r = 0; r < k; r++) {
+      // Direction r lies in the span of the k planted ones (what is left outside it is tiny) …
+      let inside = 0;
+      for (let e = 0; e < k; e++) {
+        let c = 0;
+        for (let j = 0; j < d; j++) c += vectors[r * d + j] * B[e * d + j];
+        inside += c * c;
+      }
+      expect(inside).toBeGreaterThan(0.999);
+      // … with about the planted variance, largest first.
+      expect(values[r] / sigma[r] ** 2).toBeGreaterThan(0.85);
+      expect(values[r] / sigma[r] ** 2).toBeLessThan(1.15);
+      if (r > 0) expect(values[r]).toBeLessThanOrEqual(values[r - 1]);
+    }
+  });
+
+  it('groups directions in rounds so that subspaces carry balanced variance, whatever the scale', () => {
+    const bounds = subspaceBounds(5, 2); // sizes 3 and 2
+    expect(balancedOrder(Float64Array.of(8, 4, 2, 1, 0.5), bounds)).toEqual([0, 3, 4, 1, 2]);
+    expect(balancedOrder(Float64Array.of(8000, 4000, 2000, 1000, 500), bounds)).toEqual([0, 3, 4, 1, 2]);
+    expect(balancedOrder(Float64Array.of(8e-6, 4e-6, 2e-6, 1e-6, 5e-7), bounds)).toEqual([0, 3, 4, 1, 2]);
+    // Zero variances are grouped too (no −∞ products).
+    expect(balancedOrder(Float64Array.of(3, 0, 0, 0), subspaceBounds(4, 2)).sort()).toEqual([0, 1, 2, 3]);
+  });
+});
+
+describe('pq with a projection', () => {
+  let backend: ReturnType<typeof createCpuBackend>;
+  beforeAll(() => void (backend = createCpuBackend({})));
+  afterAll(async () => backend.close());
+
+  const d = 37, n = 1500, m = 3;
+  const sigma = Array.from({ length: d }, (_, e) => 6 * 0.75 ** e + 0.02);
+  const x = anisotropic(n, d, sigma, randomBasis(d, 21), 8);
+  const anchors = new Float32Array(m * d);
+  const assign = Uint32Array.from({ length: n }, (_, i) => i % m);
+  const input = { x, n, d, anchors, assign };
+
+  it('codes the same bytes with a smaller error where the variance sits in few directions, the same bytes for the same seed', async () => {
+    const o = { subspaces: 4, bits: 4 as const, seed: 5, maxIters: 15 };
+    const plain = await encodePq(input, backend, o);
+    const projected = await encodePq(input, backend, { ...o, dims: 11 });
+    expect(projected.dims).toBe(11);
+    expect(projected.formatVersion).toBe(4);
+    const e0 = residualMse(plain, input);
+    const e1 = residualMse(projected, input);
+    expect(e1).toBeLessThan(0.8 * e0);
+    const again = await encodePq(input, backend, { ...o, dims: 11 });
+    const bytes = (r: { payload(): Uint8Array | Uint8Array[] }) => Buffer.concat([r.payload()].flat());
+    expect(bytes(again).equals(bytes(projected))).toBe(true);
+  });
+
+  it('refuses more subspaces than projected dimensions, and more dimensions than d', async () => {
+    await expect(encodePq(input, backend, { subspaces: 6, bits: 8, seed: 1, dims: 5 })).rejects.toThrow(/M = 6 subspaces, 5 dimensions allow 1..5/);
+    await expect(encodePq(input, backend, { subspaces: 2, bits: 8, seed: 1, dims: 38 })).rejects.toThrow(/38 projected dimensions, d = 37/);
+  });
+});
