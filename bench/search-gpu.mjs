@@ -5,7 +5,8 @@
 // search's wall time (3 runs, the best), `node bin/vlc.js --version`'s wall time (Node's start),
 // their difference, and for the first 100 queries the share of ids equal to the CPU's exact k-NN
 // over the same decoded vectors (near-ties may keep it a little under 1).
-// Usage (on the GPU machine): npx tsc -p . && node bench/search-gpu.mjs [--n 1000000] [--d 128] [--queries 10000] [--residuals int8,pq,bits] [--out FILE.json]
+// Usage (on the GPU machine): npx tsc -p . && node bench/search-gpu.mjs [--n 1000000] [--d 128] [--queries 10000] [--residuals int8,pq,bits,pqd64] [--out FILE.json]
+// (pqdK: pq on K principal directions, --residual pq --pq-dims K.)
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync, statSync } from 'node:fs';
 import os from 'node:os';
@@ -64,7 +65,9 @@ try {
   const residuals = (arg('residuals', 'int8,pq')).split(',');
   for (const residual of residuals) {
     const vlcFile = path.join(tmp, `${residual}.vlc`);
-    const compressSeconds = wall(['compress', data, '-o', vlcFile, '--residual', residual, '--device', 'cuda', '-q']);
+    const dims = /^pqd(\d+)$/.exec(residual)?.[1];
+    const codec = dims ? ['--residual', 'pq', '--pq-dims', dims] : ['--residual', residual];
+    const compressSeconds = wall(['compress', data, '-o', vlcFile, ...codec, '--device', 'cuda', '-q']);
     const out = path.join(tmp, `${residual}.jsonl`);
     const searchArgs = ['search', vlcFile, '--queries', queriesFile, '-k', String(k), '--device', 'cuda', '-q'];
     const runs = [0, 1, 2].map(() => {

@@ -38,6 +38,30 @@ extern "C" __global__ void __launch_bounds__(DEC_THREADS) decode_pq(const float 
   }
 }
 
+// Product-quantized residuals on k projected directions (codecs/pq.ts, --pq-dims): P is k × d (the
+// directions as decoders use them, f32), and x = anchor + s_j · Σ_r ĉ_r P[r][:], ĉ the codes' k
+// coordinates. The sum runs over r in order in f64 without contraction (__dmul_rn / __dadd_rn), each
+// product of two f32 values exact, as the host's addProjected sums it: the same bits.
+extern "C" __global__ void __launch_bounds__(DEC_THREADS) decode_pq_projected(const float *anchors, const unsigned *assign,
+                                                                            const unsigned char *codes, const int *bounds,
+                                                                            const float *codebooks, const float *projection,
+                                                                            const float *scales, int M, int K, int r0, int rows,
+                                                                            int d, float *out) {
+  const long long total = (long long)rows * d;
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
+    const long long i = r0 + e / d;
+    const int k = (int)(e % d);
+    const unsigned j = assign[i];
+    double acc = 0.0;
+    for (int t = 0; t < M; t++) {
+      const int lo = bounds[t], w = bounds[t + 1] - lo;
+      const float *entry = codebooks + (long long)K * lo + (long long)codes[i * M + t] * w;
+      for (int r = 0; r < w; r++) acc = __dadd_rn(acc, __dmul_rn((double)entry[r], (double)projection[(long long)(lo + r) * d + k]));
+    }
+    out[e] = __double2float_rn(__dadd_rn((double)anchors[(long long)j * d + k], __dmul_rn((double)scales[j], acc)));
+  }
+}
+
 // Bit-allocated residuals (codecs/bits.ts): dimension k's code is bits[k] bits at bit start[k] of
 // the row's R bytes, least significant bit first; x = anchor + steps[k] · (code − o_k), o_k =
 // 2^(bits[k] − 1) − 1; a dimension of 0 bits is its anchor. (code − o_k) is a small integer, so

@@ -297,7 +297,7 @@ export interface PqAdcData {
   extra: Float32Array;
   /** Each anchor's scale s_j (m). */
   scale: Float32Array;
-  /** With a projection: its D × d directions (bounds[M] = D); tables come from the projected query (search/pq-adc.ts tableQuery). */
+  /** With a projection: its D × d directions (bounds[M] = D); tables come from the projected query (codecs/pq.ts tableQuery). */
   projection?: Float32Array;
 }
 

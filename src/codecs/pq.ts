@@ -29,7 +29,7 @@
 //   n × M bytes of codes (8 bits), or n × ceil(M/2) bytes with two codes each, low nibble first,
 //     the unused high nibble of an odd M zero (4 bits)
 import { f16ToF32, f32ToF16 } from '../io/dataset.js';
-import { orthonormalize } from './pca.js';
+import { orthonormalize, projectRows } from './linear.js';
 import type { CodedResiduals, ResidualSection } from './types.js';
 
 export type PqBits = 8 | 4;
@@ -71,6 +71,11 @@ export function usableProjection(half: Uint16Array, k: number, d: number): Float
 }
 
 const align4 = (x: number) => (x + 3) & ~3;
+
+/** The vector pq's lookup tables are built from (search/pq-adc.ts): the query itself, or its D coordinates along the projection's directions. */
+export function tableQuery(projection: Float32Array | undefined, D: number, query: Float32Array): Float32Array {
+  return projection ? projectRows(projection, D, projection.length / D, query, 1) : query;
+}
 
 export class PqResiduals implements CodedResiduals {
   readonly mode = 'pq' as const;

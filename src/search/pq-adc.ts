@@ -11,9 +11,10 @@
 // scan reads one contiguous run of memory instead of a cache line per vector.
 // With a projection (x̂_i = a_j + s_j·Pᵀĉ_i, P's rows orthonormal) the same formula holds with Pq
 // and Pa_j in place of q and a_j, since ⟨q, Pᵀĉ⟩ = ⟨Pq, ĉ⟩ and ‖Pᵀĉ‖ = ‖ĉ‖: the tables are built
-// from the projected query (tableQuery), k × d multiply-adds more per query.
+// from the projected query (codecs/pq.ts tableQuery), k × d multiply-adds more per query.
 import type { InvertedLists, PqAdcData } from '../backend/types.js';
-import type { PqResiduals } from '../codecs/pq.js';
+import { tableQuery, type PqResiduals } from '../codecs/pq.js';
+import { projectRows } from '../codecs/linear.js';
 
 export type { PqAdcData };
 
@@ -57,25 +58,6 @@ export function pqAdcData(pq: PqResiduals, anchors: Float32Array, assign: ArrayL
   return { M, K, bounds, codebooks, codes: listCodes, extra, scale, ...(projection ? { projection } : {}) };
 }
 
-/** The vector the lookup tables are built from: the query itself, or its coordinates along the projection's directions (f64 sums rounded to f32). */
-export function tableQuery(a: PqAdcData, query: Float32Array): Float32Array {
-  if (!a.projection) return query;
-  const D = a.bounds[a.M];
-  return projectRows(a.projection, D, a.projection.length / D, query, 1);
-}
-
-/** rows × D: each of `rows` d-dim rows of x along the D directions of P (D × d). */
-function projectRows(P: Float32Array, D: number, d: number, x: Float32Array, rows: number): Float32Array {
-  const out = new Float32Array(rows * D);
-  for (let i = 0; i < rows; i++)
-    for (let r = 0; r < D; r++) {
-      let s = 0;
-      for (let k = 0; k < d; k++) s += x[i * d + k] * P[r * d + k];
-      out[i * D + r] = s;
-    }
-  return out;
-}
-
 /**
  * The per-query scorer of search/index.ts's generic steps (a vector by its id): builds the table
  * once, then each candidate costs M lookups. A backend's pq search (ExactKnn.searchPq, the CPU's
@@ -90,7 +72,7 @@ export function pqAdcScorer(a: PqAdcData, lists: InvertedLists, assign: ArrayLik
     forQuery(original: Float32Array) {
       position ??= positions(lists);
       const at = position;
-      const query = tableQuery(a, original);
+      const query = tableQuery(a.projection, a.bounds[a.M], original);
       for (let t = 0; t < M; t++) {
         const lo = bounds[t];
         const w = bounds[t + 1] - lo;

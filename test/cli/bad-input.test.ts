@@ -43,7 +43,7 @@ function makeInputs(): string[] {
   files['corrupt.vlc'] = corrupt;
   files['truncated.vlc'] = vlc.subarray(0, vlc.length - 30);
   const future = vlc.slice();
-  new DataView(future.buffer).setUint32(8, 4, true); // format version 4
+  new DataView(future.buffer).setUint32(8, 5, true); // format version 5
   files['future.vlc'] = future;
   for (const [name, bytes] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), bytes);
   fs.mkdirSync(path.join(dir, 'adir'));
@@ -107,7 +107,7 @@ const cases: Case[] = [
   { name: '--json with -o - (stdout taken)', args: [...C, 'good.npy', '-o', '-', '--json'], code: 2, says: /--json .* -o - .*--stats/ },
   { name: 'corrupted .vlc names the section', args: ['info', 'corrupt.vlc'], code: 2, says: /^vlc: corrupt\.vlc: section 'assignments' checksum mismatch: file is corrupted$/ },
   { name: 'truncated .vlc', args: ['info', 'truncated.vlc'], code: 2, says: /truncated\.vlc: file is truncated in section 'assignments'/ },
-  { name: '.vlc from a newer format version', args: ['info', 'future.vlc'], code: 2, says: /future\.vlc: file format version 4 is newer .*upgrade vlc/ },
+  { name: '.vlc from a newer format version', args: ['info', 'future.vlc'], code: 2, says: /future\.vlc: file format version 5 is newer .*upgrade vlc/ },
   { name: 'empty .vlc', args: ['decompress', 'empty.npy', '-o', 'out.npy'], code: 2, says: /empty\.npy: (file is )?empty/ },
   { name: '.npy given where a .vlc is expected', args: ['info', 'good.npy'], code: 2, says: /good\.npy: not a \.vlc file .*\.npy file/ },
   { name: 'decompress to an unknown extension', args: ['decompress', 'model.vlc', '-o', 'out.bin'], code: 2, says: /cannot tell the output format from out\.bin/ },

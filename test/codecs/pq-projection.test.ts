@@ -4,7 +4,8 @@
 // seed give the same bytes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCpuBackend } from '../../dist/backend/cpu/index.js';
-import { leadingDirections, orthonormalize, symmetricEigen } from '../../dist/codecs/pca.js';
+import { leadingDirections, symmetricEigen } from '../../dist/codecs/train/pca.js';
+import { orthonormalize } from '../../dist/codecs/linear.js';
 import { balancedOrder } from '../../dist/codecs/train/projection.js';
 import { encodePq } from '../../dist/codecs/train/pq.js';
 import { residualMse } from '../../dist/codecs/index.js';

@@ -2,11 +2,13 @@
 // fake-driver suite (decode.test.ts) and the GPU suite (test/gpu/decode.test.ts): odd n, d, m,
 // anchors and scales with full f32 mantissas over several magnitudes (so the double-rounded sum
 // of the host, fround(anchor + s · v), differs from a single f32 rounding somewhere), int8 / int4
-// codes at their extremes, pq with uneven subspaces and 4- or 8-bit codebooks, bits with every
+// codes at their extremes, pq with uneven subspaces and 4- or 8-bit codebooks (8-bit also on
+// projected directions), bits with every
 // width 0..8 (codes straddling bytes, rows ending mid-byte).
 import { expect } from 'vitest';
 import { BitsResiduals } from '../../dist/codecs/bits.js';
 import { PqResiduals } from '../../dist/codecs/pq.js';
+import { f32ToF16 } from '../../dist/io/dataset.js';
 import { ScalarResiduals } from '../../dist/codecs/scalar.js';
 import type { Decodable } from '../../dist/io/vlc/reconstruct.js';
 import { decodeOnDevice } from '../../dist/backend/cuda/decode.js';
@@ -14,7 +16,7 @@ import type { CudaContext } from '../../dist/backend/cuda/context.js';
 import { reconstructRange } from '../../dist/io/vlc/reconstruct.js';
 import { rng } from '../rng.js';
 
-export type DecodeMode = 'none' | 'int8' | 'int4' | 'pq4' | 'pq8' | 'bits';
+export type DecodeMode = 'none' | 'int8' | 'int4' | 'pq4' | 'pq8' | 'pq8-projected' | 'bits';
 
 export function decodeProblem(mode: DecodeMode, n: number, d: number, m: number, seed: number): Decodable {
   const r = rng(seed);
@@ -42,12 +44,16 @@ export function decodeProblem(mode: DecodeMode, n: number, d: number, m: number,
     return { anchors, assignments, manifest, residuals: new BitsResiduals(n, d, R, bits, steps, codes) };
   }
   const bits = mode === 'pq4' ? 4 : 8;
-  const M = Math.max(1, Math.min(d, Math.floor(d / 3) + 1));
+  // pq8-projected: codes on k = ⌈2d/3⌉ random directions (f16 values of every sign and size).
+  const k = mode === 'pq8-projected' ? Math.ceil((2 * d) / 3) : 0;
+  const D = k || d;
+  const M = Math.max(1, Math.min(D, Math.floor(D / 3) + 1));
   const K = 2 ** bits;
   const scales = Float32Array.from({ length: m }, () => Math.abs(wide()));
-  const codebooks = Float32Array.from({ length: K * d }, wide);
+  const codebooks = Float32Array.from({ length: K * D }, wide);
   const codes = Uint8Array.from({ length: n * M }, () => Math.floor(r() * K));
-  return { anchors, assignments, manifest, residuals: new PqResiduals(n, d, M, bits, assignments, scales, codebooks, codes) };
+  const projection = k ? Uint16Array.from({ length: k * d }, () => f32ToF16(r() - 0.5)) : undefined;
+  return { anchors, assignments, manifest, residuals: new PqResiduals(n, d, M, bits, assignments, scales, codebooks, codes, projection) };
 }
 
 /** Decodes rows r0 .. r1 − 1 on the device and expects them bit for bit as reconstructRange's. */

@@ -7,13 +7,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
 import { createCudaBackend } from '../../dist/backend/cuda/index.js';
 import { CudaKnn } from '../../dist/backend/cuda/knn.js';
-import { decodableOnDevice } from '../../dist/backend/cuda/decode.js';
 import { knn as cpuKnn } from '../../dist/backend/cpu/knn.js';
 import { reconstructRange } from '../../dist/io/vlc/reconstruct.js';
 import { rng } from '../rng.js';
 import { decodeProblem, expectDeviceRowsEqualHost, type DecodeMode } from './decode-problem.js';
 import { FakeCuda } from './fake-driver.js';
-import { pqContent } from '../format/pq-content.js';
 import { expectSameNeighbours } from './knn-problem.js';
 
 afterEach(() => setDriverForTests(undefined));
@@ -24,7 +22,7 @@ async function onFake(o: { maxDeviceBytes?: number } = {}) {
   return { fake, backend: await createCudaBackend(0, o) };
 }
 
-const MODES: DecodeMode[] = ['none', 'int8', 'int4', 'pq4', 'pq8', 'bits'];
+const MODES: DecodeMode[] = ['none', 'int8', 'int4', 'pq4', 'pq8', 'pq8-projected', 'bits'];
 
 describe('decoding on the GPU (fake driver) = reconstructRange on the host', () => {
   for (const mode of MODES) {
@@ -34,7 +32,7 @@ describe('decoding on the GPU (fake driver) = reconstructRange on the host', () 
       const { fake, backend } = await onFake();
       try {
         for (const [r0, r1] of [[0, n], [0, 1], [117, 250], [n - 3, n]]) await expectDeviceRowsEqualHost(backend.ctx, file, n, r0, r1);
-        expect(fake.launches).toContain(mode.startsWith('pq') ? 'decode_pq' : mode === 'bits' ? 'decode_bits' : 'decode_scalar');
+        expect(fake.launches).toContain(mode === 'pq8-projected' ? 'decode_pq_projected' : mode.startsWith('pq') ? 'decode_pq' : mode === 'bits' ? 'decode_bits' : 'decode_scalar');
       } finally {
         await backend.close();
       }
@@ -70,19 +68,3 @@ describe('exact k-NN over a base decoded on the GPU (fake driver) = the CPU over
   }
 });
 
-describe('pq with a projection (--pq-dims)', () => {
-  it('is left to the host: knnDecoded answers undefined, nothing launched, nothing held', async () => {
-    const { content } = pqContent(50, 9, 4, 3, 8, 5);
-    const file = { ...content, manifest: { ...content.manifest } };
-    expect(decodableOnDevice(file)).toBe(false);
-    const { fake, backend } = await onFake();
-    try {
-      const queries = new Float32Array(2 * 9);
-      expect(await (backend.exactKnn as CudaKnn).knnDecoded(file, 50, queries, 2, 3)).toBeUndefined();
-      expect(fake.launches.filter((l) => l.startsWith('decode'))).toEqual([]);
-    } finally {
-      await backend.close();
-    }
-    expect(fake.live).toBe(0);
-  });
-});

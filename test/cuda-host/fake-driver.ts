@@ -914,6 +914,21 @@ export class FakeCuda {
         }
         return;
       }
+      case 'decode_pq_projected': { // as codecs/pq.ts addProjected: Σ_r ĉ_r P[r][k] in f64 in order, then fround(anchor + s · sum)
+        const r0 = num('r0'), rows = num('rows'), d = num('d'), M = num('M'), K = num('K'), C = f32('anchors'), A = u32('assign'), out = f32('out');
+        const codes = this.view(ptr('codes'), Uint8Array), bounds = this.view(ptr('bounds'), Int32Array);
+        const books = f32('codebooks'), P = f32('projection'), S = f32('scales');
+        for (let i = r0; i < r0 + rows; i++)
+          for (let k = 0; k < d; k++) {
+            let acc = 0;
+            for (let t = 0; t < M; t++) {
+              const lo = bounds[t], w = bounds[t + 1] - lo, e = K * lo + codes[i * M + t] * w;
+              for (let r = 0; r < w; r++) acc += books[e + r] * P[(lo + r) * d + k];
+            }
+            out[(i - r0) * d + k] = C[A[i] * d + k] + S[A[i]] * acc;
+          }
+        return;
+      }
       case 'decode_bits': { // as codecs/bits.ts addTo: fround(anchor + step · (code − o)), the product exact in a double
         const r0 = num('r0'), rows = num('rows'), d = num('d'), R = num('R'), C = f32('anchors'), A = u32('assign'), out = f32('out');
         const codes = this.view(ptr('codes'), Uint8Array), bits = this.view(ptr('bits'), Uint8Array), start = this.view(ptr('start'), Int32Array);

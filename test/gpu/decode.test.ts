@@ -1,6 +1,6 @@
 // On a real GPU: a .vlc decoded on the device (src/backend/cuda/decode.ts, cuda/decode.cu) is the
-// host's reconstruction (io/vlc/reconstruct.ts) bit for bit — none, int8, int4 and pq with 4- and
-// 8-bit codebooks, odd n, d, m, values over many magnitudes (test/cuda-host/decode-problem.ts),
+// host's reconstruction (io/vlc/reconstruct.ts) bit for bit — none, int8, int4, pq with 4- and
+// 8-bit codebooks (8-bit also on projected directions), bits, odd n, d, m, values over many magnitudes (test/cuda-host/decode-problem.ts),
 // ranges anywhere in the file — and the k-NN over it (CudaKnn.knnDecoded) is the CPU's exact
 // ranking of the host's reconstructions. Skipped without a GPU.
 import { describe, it } from 'vitest';
@@ -13,7 +13,7 @@ import { decodeProblem, expectDeviceRowsEqualHost, type DecodeMode } from '../cu
 import { expectSameNeighbours } from '../cuda-host/knn-problem.js';
 
 const hasGpu = probeCuda().ok;
-const MODES: DecodeMode[] = ['none', 'int8', 'int4', 'pq4', 'pq8', 'bits'];
+const MODES: DecodeMode[] = ['none', 'int8', 'int4', 'pq4', 'pq8', 'pq8-projected', 'bits'];
 
 describe.skipIf(!hasGpu)('decoding on the GPU = reconstructRange on the host, bit for bit', () => {
   for (const mode of MODES) {
@@ -29,7 +29,7 @@ describe.skipIf(!hasGpu)('decoding on the GPU = reconstructRange on the host, bi
     }, 300_000);
   }
 
-  for (const mode of ['int8', 'pq8', 'bits'] as const) {
+  for (const mode of ['int8', 'pq8', 'pq8-projected', 'bits'] as const) {
     it(`${mode}: the k-NN over the device's decode = the CPU's over the host's (n 50,021, d 97, 333 queries, k 10)`, async () => {
       const [n, d, m, nq, k] = [50_021, 97, 101, 333, 10];
       const file = decodeProblem(mode, n, d, m, 77);

@@ -7,7 +7,7 @@
 //      query the nearest FIRST_RANKING (or nprobe) anchors by a partial insertion sort (ties: the
 //      lower id); a query that needs more anchors has its whole row sorted in place, where
 //      search/index.ts's generic steps rank it again against all anchors;
-//   2. the query's lookup tables (from its projection when the codes have one: search/pq-adc.ts);
+//   2. the query's lookup tables (from its projection when the codes have one: codecs/pq.ts tableQuery);
 //   3. each visited list's asymmetric distances (search/pq-adc.ts's formula), kept in a bounded
 //      insertion list of the k best (search/scan.ts's rule: ascending distance, ties to the lower id).
 // The ids and distances are exactly those of the generic steps (test/search/pq-search.test.ts).
@@ -15,7 +15,7 @@ import os from 'node:os';
 import { checkpoint } from '../../interrupt.js';
 import type { Neighbours, PqIndex, PqSearchOptions } from '../types.js';
 import { keepBest } from '../neighbours.js';
-import { tableQuery } from '../../search/pq-adc.js';
+import { tableQuery } from '../../codecs/pq.js';
 import { PqKernel } from './pq-kernel.js';
 import { cpuWorkers } from './pool.js';
 import { sharedF32, sharedI32 } from './shared.js';
@@ -118,7 +118,7 @@ export class PqSearcher {
     const skip = o.exclude ? o.exclude[q] : -1;
     let ranked = Math.min(m, Math.max(nprobe, FIRST_RANKING));
     kernel.selectNearest(r, ranked);
-    kernel.tables(tableQuery(pq, queries.subarray(q * d, (q + 1) * d)));
+    kernel.tables(tableQuery(pq.projection, pq.bounds[pq.M], queries.subarray(q * d, (q + 1) * d)));
     const { order, dists } = kernel;
     let count = 0;
     let seen = 0;

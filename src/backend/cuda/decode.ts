@@ -21,10 +21,10 @@ const BLOCKS_PER_SM = 16;
 /** Bytes per synchronous upload (Ctrl-C is heard between them). */
 const UPLOAD_CHUNK = 64 << 20;
 
-/** Whether decodeOnDevice handles this file's residuals (none, int8, int4, pq, bits; not pq with a projection, which the host decodes). */
+/** Whether decodeOnDevice handles this file's residuals (none, int8, int4, pq with or without a projection, bits). */
 export function decodableOnDevice(file: Decodable): boolean {
   const r = file.residuals;
-  return r === undefined || r instanceof ScalarResiduals || (r instanceof PqResiduals && !r.projection) || r instanceof BitsResiduals;
+  return r === undefined || r instanceof ScalarResiduals || r instanceof PqResiduals || r instanceof BitsResiduals;
 }
 
 /** Uploads what decoding file's n rows needs; the caller frees the result (on every path). */
@@ -49,6 +49,16 @@ export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number): De
       const bounds = up('decode pq bounds', r.bounds);
       const codebooks = up('decode pq codebooks', r.codebooks);
       const scales = up('decode pq scales', r.scales);
+      if (r.projection) {
+        const projection = up('decode pq projection', r.projection);
+        return {
+          fill: (out, r0, rows) => launch(ctx, 'decode_pq_projected', 'f32', blocks(rows), {
+            anchors: anchors.ptr, assign: assign.ptr, codes: codes.ptr, bounds: bounds.ptr, codebooks: codebooks.ptr, projection: projection.ptr,
+            scales: scales.ptr, M: r.M, K: r.K, r0, rows, d, out: out.ptr,
+          }),
+          free,
+        };
+      }
       return {
         fill: (out, r0, rows) => launch(ctx, 'decode_pq', 'f32', blocks(rows), {
           anchors: anchors.ptr, assign: assign.ptr, codes: codes.ptr, bounds: bounds.ptr, codebooks: codebooks.ptr, scales: scales.ptr,

@@ -228,6 +228,13 @@ export const KERNELS = {
       ['r0', 'i32'], ['rows', 'i32'], ['d', 'i32'], ['out', 'ptr'],
     ],
   },
+  decode_pq_projected: {
+    module: 'decode', perDtype: false, threads: 256, bounds: {},
+    args: [
+      ['anchors', 'ptr'], ['assign', 'ptr'], ['codes', 'ptr'], ['bounds', 'ptr'], ['codebooks', 'ptr'], ['projection', 'ptr'], ['scales', 'ptr'],
+      ['M', 'i32'], ['K', 'i32'], ['r0', 'i32'], ['rows', 'i32'], ['d', 'i32'], ['out', 'ptr'],
+    ],
+  },
   decode_bits: {
     module: 'decode', perDtype: false, threads: 256, bounds: {},
     args: [

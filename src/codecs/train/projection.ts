@@ -1,7 +1,7 @@
 // pq's projection (--pq-dims k, codecs/pq.ts): which k directions the codes cover, and the
 // residuals' coordinates along them.
 //
-// The directions are the scaled residuals' k leading principal directions (codecs/pca.ts, on a
+// The directions are the scaled residuals' k leading principal directions (pca.ts, on a
 // sample), grouped into the M subspaces so that each subspace's product of variances is about
 // the same (OPQ's eigenvalue allocation, Ge et al. 2013): with 8 bits per subspace whatever its
 // dimensions, the error a subspace is left with grows with that product, and balancing it spreads
@@ -9,7 +9,8 @@
 import { Rng } from '../../anneal/random.js';
 import { sampleRows } from '../../anneal/sample.js';
 import { allocStore, f32ToF16, forEachF32Rows, rows, type Rows } from '../../io/dataset.js';
-import { leadingDirections } from '../pca.js';
+import { projectRows } from '../linear.js';
+import { leadingDirections } from './pca.js';
 import { usableProjection } from '../pq.js';
 
 /** Rows the principal directions are computed from: the d × d moment costs s·d²/2 multiply-adds. */
@@ -68,18 +69,7 @@ export function balancedOrder(values: Float64Array, bounds: Int32Array): number[
 
 /** Each row's k coordinates along the directions (k × d, orthonormal), summed in f64: n × k f32 in fresh shared memory. */
 export function project(x: Rows, P: Float32Array, k: number): Rows {
-  const { n, d } = x;
-  const out: Rows = { n, d: k, ...allocStore(n, k, 'f32') };
-  forEachF32Rows(x, 0, n, (v, c0, c1) => {
-    const dst = rows(out, c0, c1) as Float32Array;
-    for (let i = 0; i < c1 - c0; i++) {
-      const o = i * d;
-      for (let r = 0; r < k; r++) {
-        let s = 0;
-        for (let j = 0; j < d; j++) s += v[o + j] * P[r * d + j];
-        dst[i * k + r] = s;
-      }
-    }
-  });
+  const out: Rows = { n: x.n, d: k, ...allocStore(x.n, k, 'f32') };
+  forEachF32Rows(x, 0, x.n, (v, c0, c1) => (rows(out, c0, c1) as Float32Array).set(projectRows(P, k, x.d, v, c1 - c0)));
   return out;
 }

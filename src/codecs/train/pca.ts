@@ -7,7 +7,8 @@
 // the leading directions; a last Rayleigh–Ritz step (Jacobi on the small block matrix) turns the
 // block into directions sorted by their variance. Only the span needs to be good — pq codes the
 // residual's projection on it — so a few dozen iterations suffice even where eigenvalues cluster.
-import { Rng } from '../anneal/random.js';
+import { Rng } from '../../anneal/random.js';
+import { dot, orthonormalize } from '../linear.js';
 
 /** Block iterations: enough for the span of a decaying spectrum's leading directions to settle. */
 const ITERATIONS = 24;
@@ -54,32 +55,6 @@ export function leadingDirections(rows: Float32Array, s: number, d: number, k: n
   return { vectors: out, values: vals };
 }
 
-/** Rows made orthonormal in place, in order (modified Gram–Schmidt, twice for f64 accuracy); a row that vanishes becomes a unit vector orthogonal to the earlier ones. */
-export function orthonormalize(V: Float64Array, rows: number, d: number): void {
-  for (let r = 0; r < rows; r++) {
-    for (let pass = 0; pass < 2; pass++)
-      for (let p = 0; p < r; p++) {
-        const c = dot(V, r * d, V, p * d, d);
-        for (let i = 0; i < d; i++) V[r * d + i] -= c * V[p * d + i];
-      }
-    let n = Math.sqrt(dot(V, r * d, V, r * d, d));
-    if (!(n > 1e-150)) {
-      // Degenerate (rank-deficient input): restart the row from the first axis the earlier rows leave room for.
-      for (let axis = 0; axis < d && !(n > 1e-8); axis++) {
-        V.fill(0, r * d, (r + 1) * d);
-        V[r * d + axis] = 1;
-        for (let pass = 0; pass < 2; pass++)
-          for (let p = 0; p < r; p++) {
-            const c = dot(V, r * d, V, p * d, d);
-            for (let i = 0; i < d; i++) V[r * d + i] -= c * V[p * d + i];
-          }
-        n = Math.sqrt(dot(V, r * d, V, r * d, d));
-      }
-    }
-    for (let i = 0; i < d; i++) V[r * d + i] /= n;
-  }
-}
-
 function secondMoment(rows: Float32Array, s: number, d: number): Float64Array {
   const C = new Float64Array(d * d);
   for (let r = 0; r < s; r++) {
@@ -106,11 +81,6 @@ function multiply(C: Float64Array, V: Float64Array, b: number, d: number): Float
   return out;
 }
 
-function dot(a: Float64Array, ao: number, b: Float64Array, bo: number, d: number): number {
-  let s = 0;
-  for (let i = 0; i < d; i++) s += a[ao + i] * b[bo + i];
-  return s;
-}
 
 /** Eigen-decomposition of a small symmetric n × n matrix by cyclic Jacobi: values, and vectors as columns. */
 export function symmetricEigen(A0: Float64Array, n: number): { values: Float64Array; vectors: Float64Array } {
