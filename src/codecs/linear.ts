@@ -27,15 +27,33 @@ function removeEarlier(V: Float64Array, r: number, d: number): void {
     }
 }
 
-/** rows × D: each of `rows` d-dim rows of x along the D directions of P (D × d), summed in f64, rounded to f32. */
+/** rows × D: each of `rows` d-dim rows of x along the D directions of P (D × d), each sum in f64 over k in order, rounded to f32. */
 export function projectRows(P: Float32Array, D: number, d: number, x: Float32Array, rows: number): Float32Array {
   const out = new Float32Array(rows * D);
-  for (let i = 0; i < rows; i++)
-    for (let r = 0; r < D; r++) {
+  for (let i = 0; i < rows; i++) {
+    const o = i * d;
+    let r = 0;
+    for (; r + 4 <= D; r += 4) { // four directions per pass over the row: each sum keeps its order
+      const p0 = r * d, p1 = p0 + d, p2 = p1 + d, p3 = p2 + d;
+      let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      for (let k = 0; k < d; k++) {
+        const v = x[o + k];
+        s0 += v * P[p0 + k];
+        s1 += v * P[p1 + k];
+        s2 += v * P[p2 + k];
+        s3 += v * P[p3 + k];
+      }
+      out[i * D + r] = s0;
+      out[i * D + r + 1] = s1;
+      out[i * D + r + 2] = s2;
+      out[i * D + r + 3] = s3;
+    }
+    for (; r < D; r++) {
       let s = 0;
-      for (let k = 0; k < d; k++) s += x[i * d + k] * P[r * d + k];
+      for (let k = 0; k < d; k++) s += x[o + k] * P[r * d + k];
       out[i * D + r] = s;
     }
+  }
   return out;
 }
 

@@ -88,6 +88,7 @@ export class PqResiduals implements CodedResiduals {
   /** The format version this section needs (PQ_PROJECTION_VERSION with a projection). */
   readonly formatVersion?: number;
   private acc?: Float64Array;
+  private coords?: Float64Array;
 
   constructor(
     readonly n: number,
@@ -126,21 +127,31 @@ export class PqResiduals implements CodedResiduals {
     }
   }
 
-  /** x̂ − anchor = s · Pᵀ ĉ: the coded coordinates mapped back along the directions, summed in f64. */
+  /**
+   * x̂ − anchor = s · Pᵀ ĉ: the coded coordinates mapped back along the directions, summed in f64
+   * over the directions in order (four at a time: the same additions in the same order per
+   * dimension as one at a time, which the GPU's decode_pq_projected does).
+   */
   private addProjected(i: number, s: number, out: Float32Array, at: number): void {
-    const { d, M, K, bounds, codebooks, codes } = this;
+    const { d, M, K, bounds, codebooks, codes, dims } = this;
     const P = this.projection!;
     const acc = (this.acc ??= new Float64Array(d));
-    acc.fill(0);
+    const z = (this.coords ??= new Float64Array(dims));
     for (let t = 0; t < M; t++) {
       const lo = bounds[t];
       const w = bounds[t + 1] - lo;
-      const c = K * lo + codes[i * M + t] * w;
-      for (let k = 0; k < w; k++) {
-        const z = codebooks[c + k];
-        const row = (lo + k) * d;
-        for (let j = 0; j < d; j++) acc[j] += z * P[row + j];
-      }
+      z.set(codebooks.subarray(K * lo + codes[i * M + t] * w, K * lo + codes[i * M + t] * w + w), lo);
+    }
+    acc.fill(0);
+    let r = 0;
+    for (; r + 4 <= dims; r += 4) {
+      const z0 = z[r], z1 = z[r + 1], z2 = z[r + 2], z3 = z[r + 3];
+      const p0 = r * d, p1 = p0 + d, p2 = p1 + d, p3 = p2 + d;
+      for (let j = 0; j < d; j++) acc[j] = acc[j] + z0 * P[p0 + j] + z1 * P[p1 + j] + z2 * P[p2 + j] + z3 * P[p3 + j];
+    }
+    for (; r < dims; r++) {
+      const zr = z[r], p0 = r * d;
+      for (let j = 0; j < d; j++) acc[j] += zr * P[p0 + j];
     }
     for (let j = 0; j < d; j++) out[at + j] += s * acc[j];
   }
