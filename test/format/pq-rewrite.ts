@@ -1,6 +1,9 @@
-// Editing a test file's residual section behind the checksums: the payload changed, both CRCs
-// fixed, so that only the decoder's sense checks can object (test/format/pq*.test.ts).
+// Damage to a test file's pq section (test/format/pq*.test.ts): every flip and cut refused, and
+// payload edits behind the checksums — the payload changed, both CRCs fixed, so that only the
+// decoder's sense checks can object.
+import { it } from 'vitest';
 import { crc32c } from '../../dist/io/vlc/crc32c.js';
+import { decodeError, expectEveryCutFails, expectEveryFlipFails } from './damage.js';
 import { FILE_HEADER_BYTES, SECTION_HEADER_BYTES } from '../../dist/io/vlc/format.js';
 
 /** Offset of the residual section's header (the third section). */
@@ -22,4 +25,18 @@ export function rewritePayload(bytes: Uint8Array, edit: (payload: DataView, p: U
   v.setUint32(h + 16, crc32c(p), true);
   v.setUint32(h + 20, crc32c(b.subarray(h, h + 20)), true);
   return b;
+}
+
+/** The two tests every section's file gets: any single flipped byte, and a cut at every length, is an error. */
+export function itRefusesEveryFlipAndCut(good: Uint8Array): void {
+  it('flipping any single byte anywhere is an error', () => expectEveryFlipFails(good, 0x10));
+  it('truncation at every length is an error', () => expectEveryCutFails(good));
+}
+
+/** The decoder's one-line error for `good` with its residual payload edited (checksums fixed), and that line's prefix. */
+export function payloadEditor(good: Uint8Array) {
+  return {
+    pre: "x.vlc: section 'residuals' (pq)",
+    say: (edit: (v: DataView, p: Uint8Array) => void) => decodeError(rewritePayload(good, edit)),
+  };
 }
