@@ -3,7 +3,7 @@
 // encoding itself (src/codecs/). Choosing the codec by measurement: compress-codec.ts.
 import type { AnnealHooks } from '../anneal/types.js';
 import type { Backend } from '../backend/types.js';
-import { residualMse, type CodedMode, type CodedResiduals, type EncodedResiduals, type ResidualInput, type ResidualMode } from '../codecs/index.js';
+import type { CodedMode, EncodedResiduals, ResidualInput, ResidualMode } from '../codecs/index.js';
 import { bitsPayloadBytes } from '../codecs/bits.js';
 import { PQ_BITS, pqPayloadBytes, type PqBits } from '../codecs/pq.js';
 import { encodeScalar, scalarPayloadBytes } from '../codecs/scalar.js';
@@ -127,7 +127,6 @@ export async function encodeResiduals(
   // Measures its error as it codes; on the training GPU when the backend has one (the same bytes).
   if (plan.mode !== 'pq') return backend.encodeScalar ? backend.encodeScalar(plan.mode, input) : encodeScalar(plan.mode, input);
   // Loaded on use: the trainer brings the quantizer.
-  const { encodePq } = await import('../codecs/train/pq.js');
-  const residuals: CodedResiduals = await encodePq(input, backend, { subspaces: plan.subspaces, bits: plan.bits, dims: plan.dims, seed }, hooks);
-  return { residuals, residualEnergy: residualMse(residuals, input) };
+  const { encodePqMeasured } = await import('../codecs/train/pq.js');
+  return encodePqMeasured(input, backend, { subspaces: plan.subspaces, bits: plan.bits, dims: plan.dims, seed }, hooks);
 }

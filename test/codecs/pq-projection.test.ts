@@ -7,7 +7,7 @@ import { createCpuBackend } from '../../dist/backend/cpu/index.js';
 import { leadingDirections, symmetricEigen } from '../../dist/codecs/train/pca.js';
 import { orthonormalize } from '../../dist/codecs/linear.js';
 import { balancedOrder } from '../../dist/codecs/train/projection.js';
-import { encodePq } from '../../dist/codecs/train/pq.js';
+import { encodePq, encodePqMeasured } from '../../dist/codecs/train/pq.js';
 import { residualMse } from '../../dist/codecs/index.js';
 import { subspaceBounds } from '../../dist/codecs/pq.js';
 import { rng } from '../rng.js';
@@ -108,6 +108,16 @@ describe('pq with a projection', () => {
     const again = await encodePq(input, backend, { ...o, dims: 11 });
     const bytes = (r: { payload(): Uint8Array | Uint8Array[] }) => Buffer.concat([r.payload()].flat());
     expect(bytes(again).equals(bytes(projected))).toBe(true);
+  });
+
+  it('reports the decoded file\'s error without decoding it (to f32 rounding), and the decoder\'s for plain pq', async () => {
+    const o = { subspaces: 5, bits: 8 as const, seed: 2, maxIters: 10 };
+    for (const dims of [0, 13, d]) {
+      const { residuals, residualEnergy } = await encodePqMeasured(input, backend, { ...o, dims });
+      const decoded = residualMse(residuals, input);
+      if (dims === 0) expect(residualEnergy).toBe(decoded);
+      else expect(Math.abs(residualEnergy - decoded) / decoded).toBeLessThan(1e-5);
+    }
   });
 
   it('refuses more subspaces than projected dimensions, and more dimensions than d', async () => {
