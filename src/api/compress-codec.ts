@@ -18,7 +18,7 @@ import { codecName, type Choice, type CodecPlan, type Encoder, type Goal, type T
 import { reconstructionRows } from '../quality/measure.js';
 import type { DecodeRow } from '../quality/reconstruction.js';
 import { VERSION } from '../version.js';
-import { checkResidualChoice, encodeResiduals, residualPayloadBytes, type ResidualChoice } from './residuals.js';
+import { checkResidualChoice, encodeResiduals, refusePqFlags, residualPayloadBytes, type ResidualChoice } from './residuals.js';
 
 /**
  * The default goal: recall@10 of exact search over the decoded vectors of at least 0.9, the usual
@@ -47,8 +47,7 @@ export function goalOf(o: CodecOptions): CodecGoal {
     checkResidualChoice(choice);
     return { kind: 'fixed', choice };
   }
-  const pqFlag = o.pq !== undefined ? '--pq' : o.pqBits !== undefined ? '--pq-bits' : o.pqDims !== undefined ? '--pq-dims' : undefined;
-  if (pqFlag) throw new UsageError(`${pqFlag} applies to product-quantized residuals; add --residual pq`);
+  refusePqFlags(o);
   if (o.quality !== undefined && o.bytes !== undefined) throw new UsageError('--quality and --bytes both say what to store; give one of them');
   if (o.bytes !== undefined) return { kind: 'bytes', perVector: parseBytes(String(o.bytes)) };
   if (o.quality === undefined) return { kind: 'quality', recall: DEFAULT_QUALITY, pq: false };

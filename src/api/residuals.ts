@@ -28,15 +28,17 @@ export interface ResidualChoice {
 /** What compress will encode, once the input's size is known. */
 export type ResidualPlan = CodecPlan;
 
+/** The pq-only flags (--pq, --pq-bits, --pq-dims) given without --residual pq: a usage error naming the first. */
+export function refusePqFlags(o: Partial<ResidualChoice>): void {
+  const given = (['pq', 'pqBits', 'pqDims'] as const).find((k) => o[k] !== undefined);
+  if (given) throw new UsageError(`${{ pq: '--pq', pqBits: '--pq-bits', pqDims: '--pq-dims' }[given]} applies to product-quantized residuals; add --residual pq`);
+}
+
 /** The choices' contradictions, before anything is read (messages name the CLI's flags). */
 export function checkResidualChoice(o: ResidualChoice): void {
   if (o.bytes !== undefined && o.residual !== undefined && o.residual !== 'pq' && o.residual !== 'bits')
     throw new UsageError(`--residual ${o.residual} fixes the codec and --bytes chooses one (or, with --residual pq or bits, its size): give one of them`);
-  const pqOnly = (['pq', 'pqBits', 'pqDims'] as const).filter((k) => o[k] !== undefined);
-  if (o.residual !== 'pq' && pqOnly.length) {
-    const flag = { pq: '--pq', pqBits: '--pq-bits', pqDims: '--pq-dims' }[pqOnly[0]];
-    throw new UsageError(`${flag} applies to product-quantized residuals; add --residual pq`);
-  }
+  if (o.residual !== 'pq') refusePqFlags(o);
   if (o.pq !== undefined && o.bytes !== undefined) throw new UsageError('--pq M and --bytes B both choose the number of subspaces; give one');
   if (o.pq !== undefined && !(Number.isInteger(o.pq) && o.pq >= 1)) throw new UsageError(`--pq must be a whole number >= 1 (got ${o.pq})`);
   if (o.pqDims !== undefined && !(Number.isInteger(o.pqDims) && o.pqDims >= 1)) throw new UsageError(`--pq-dims must be a whole number >= 1 (got ${o.pqDims})`);

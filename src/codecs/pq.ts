@@ -10,7 +10,7 @@
 //
 // With a projection (--pq-dims k, format version 4) the pieces are cut from the scaled residual's
 // coordinates along k orthonormal directions p_1..p_k — the residuals' leading principal
-// directions, grouped so that the subspaces carry balanced variance (codecs/train/pq.ts) — and the
+// directions, grouped so that the subspaces carry balanced variance (codecs/train/projection.ts) — and the
 // decoded residual is mapped back: x̂_i = anchor_j + s_j · Pᵀ ĉ_i. Real data concentrates its
 // residual variance in few directions, so the same code bytes go where the error is; what lies
 // outside the k directions is dropped (its variance is the price, measured by the encoder).
@@ -85,8 +85,6 @@ export class PqResiduals implements CodedResiduals {
   readonly dims: number;
   /** With a projection: its k × d directions as decoders use them (usableProjection). */
   readonly projection?: Float32Array;
-  /** The format version this section needs (PQ_PROJECTION_VERSION with a projection). */
-  readonly formatVersion?: number;
   private acc?: Float64Array;
   private coords?: Float64Array;
 
@@ -109,10 +107,12 @@ export class PqResiduals implements CodedResiduals {
     this.K = 2 ** bits;
     this.dims = projectionHalf ? projectionHalf.length / d : d;
     this.bounds = subspaceBounds(this.dims, M);
-    if (projectionHalf) {
-      this.projection = usableProjection(projectionHalf, this.dims, d);
-      this.formatVersion = PQ_PROJECTION_VERSION;
-    }
+    if (projectionHalf) this.projection = usableProjection(projectionHalf, this.dims, d);
+  }
+
+  /** The format version this section needs: PQ_PROJECTION_VERSION with a projection, else its mode's. */
+  get formatVersion(): number | undefined {
+    return this.projection ? PQ_PROJECTION_VERSION : undefined;
   }
 
   addTo(i: number, out: Float32Array, at = 0): void {
@@ -140,7 +140,8 @@ export class PqResiduals implements CodedResiduals {
     for (let t = 0; t < M; t++) {
       const lo = bounds[t];
       const w = bounds[t + 1] - lo;
-      z.set(codebooks.subarray(K * lo + codes[i * M + t] * w, K * lo + codes[i * M + t] * w + w), lo);
+      const c = K * lo + codes[i * M + t] * w;
+      z.set(codebooks.subarray(c, c + w), lo);
     }
     acc.fill(0);
     let r = 0;

@@ -21,8 +21,6 @@ export interface Projection {
   half: Uint16Array;
   /** The same as decoders use them (usableProjection). */
   used: Float32Array;
-  /** The variance of the training sample along each stored direction. */
-  variances: Float64Array;
 }
 
 /** The k directions for subspaces of bounds[t]..bounds[t+1] (subspaceBounds(k, M)), from a sample of `scaled`. */
@@ -35,12 +33,10 @@ export function trainProjection(scaled: Rows, k: number, bounds: Int32Array, see
   const { vectors, values } = leadingDirections(sample, s, d, k, seed);
   const order = balancedOrder(values, bounds);
   const half = new Uint16Array(k * d);
-  const variances = new Float64Array(k);
   order.forEach((e, r) => {
-    variances[r] = values[e];
     for (let j = 0; j < d; j++) half[r * d + j] = f32ToF16(vectors[e * d + j]);
   });
-  return { half, used: usableProjection(half, k, d), variances };
+  return { half, used: usableProjection(half, k, d) };
 }
 
 /**
