@@ -3,7 +3,7 @@
 // FILE), runs `node bin/vlc.js compress FILE -o OUT --anchors m --json [extra args]` in a child,
 // and prints one JSON line: the child's maximum RSS (process.resourceUsage, read at its exit by a
 // preloaded module), the bytes of vectors the child allocated in host memory (allocStore's counter,
-// src/io/dataset.ts: the input, plus any host copy of a sample), both against the file's bytes,
+// src/vectors/dataset.ts: the input, plus any host copy of a sample), both against the file's bytes,
 // and the figures of vlc's own --json. The files it wrote are deleted.
 // Usage: npx tsc -p . && node bench/compress_memory.mjs [--n 10000000] [--d 128] [--m 16384] [--input FILE] [-- extra vlc args]
 import { spawnSync } from 'node:child_process';

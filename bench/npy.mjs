@@ -1,5 +1,5 @@
 // Minimal .npy reader for the bench scripts (little-endian, C order, 2-D, f32/f16/f64): the data
-// lands in shared memory as a Dataset (buffer + byteOffset, src/io/dataset.ts), as the CLI's readers
+// lands in shared memory as a Dataset (buffer + byteOffset, src/vectors/dataset.ts), as the CLI's readers
 // would give it.
 import { readFileSync } from 'node:fs';
 

@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const lib = (p) => import(path.join(root, 'dist', p));
 const { readDataset } = await lib('io/read.js');
-const { smallF32 } = await lib('io/dataset.js');
+const { smallF32 } = await lib('vectors/dataset.js');
 const { createCpuBackend, knn } = await lib('backend/cpu/index.js');
 const { readVlc } = await lib('io/vlc/file.js');
 const { encodePq } = await lib('codecs/train/pq.js');

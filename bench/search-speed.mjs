@@ -18,7 +18,7 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const lib = (p) => import(path.join(root, 'dist', p));
 const { readVlc } = await lib('io/vlc/file.js');
 const { readDataset } = await lib('io/read.js');
-const { smallF32 } = await lib('io/dataset.js');
+const { smallF32 } = await lib('vectors/dataset.js');
 const { cpuKnn, prewarmKnn } = await lib('backend/cpu/index.js');
 const { searchCompressed, vlcSearchIndex } = await lib('search/index.js');
 

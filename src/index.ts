@@ -7,7 +7,7 @@ export { decompress, type DecompressOptions, type DecompressResult } from './api
 export { openVlc, readVectors, type OpenedVlc } from './api/vectors.js';
 export { DeviceError, EXIT, InterruptedError, UsageError, VlcError } from './errors.js';
 export { setVerbosity, type Verbosity } from './log.js';
-export { forEachPiece, rows, type Dataset, type VectorDtype } from './io/dataset.js';
+export { forEachPiece, rows, type Dataset, type VectorDtype } from './vectors/dataset.js';
 export type { ReadOptions } from './io/read.js';
 export type { VlcManifest } from './io/vlc/manifest.js';
 export type { Assignments, VlcFile } from './io/vlc/format.js';

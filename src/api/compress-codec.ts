@@ -8,7 +8,7 @@ import type { AnnealHooks } from '../anneal/types.js';
 import type { Backend } from '../backend/types.js';
 import type { CodedResiduals, EncodedResiduals } from '../codecs/index.js';
 import { UsageError } from '../errors.js';
-import type { Dataset } from '../io/dataset.js';
+import type { Dataset } from '../vectors/dataset.js';
 import type { AnchorDtype, ResidualMode, VlcManifest } from '../io/vlc/manifest.js';
 import { assignmentWidthFor, canonicalManifest } from '../io/vlc/manifest.js';
 import { reconstructInto, type Decodable } from '../io/vlc/reconstruct.js';

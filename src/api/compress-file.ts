@@ -2,7 +2,7 @@
 // quality figures) beside the anchors, assignments and residuals. One place, so that a compress
 // in one process (compress.ts) and one over MPI ranks (compress-mpi.ts) write the same bytes.
 import type { AnnealConfig } from '../anneal/config.js';
-import type { Dataset } from '../io/dataset.js';
+import type { Dataset } from '../vectors/dataset.js';
 import type { VlcContent } from '../io/vlc/format.js';
 import type { FileQuality } from '../quality/measure.js';
 import { manifestOf } from './compress-codec.js';

@@ -23,7 +23,7 @@ import { selectBackend } from '../backend/select.js';
 import type { Backend, Engine } from '../backend/types.js';
 import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
-import { rowsF32, type Dataset } from '../io/dataset.js';
+import { rowsF32, type Dataset } from '../vectors/dataset.js';
 import { quoteName } from '../io/names.js';
 import { readRankRows } from './rank-rows.js';
 import { writeVlc } from '../io/vlc/file.js';

@@ -1,7 +1,7 @@
 // What compress reports when it is done: the result (the JSON of --json and --stats; fields in
 // docs/json.md) — size and quality first, then how the codec was chosen and training went.
 import type { Backend } from '../backend/types.js';
-import type { Dataset } from '../io/dataset.js';
+import type { Dataset } from '../vectors/dataset.js';
 import { assignmentWidthFor } from '../io/vlc/manifest.js';
 import { grouped, percent, sizeFigures } from '../io/vlc/stats.js';
 import type { Choice, CodecPlan } from '../quality/choose.js';

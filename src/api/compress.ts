@@ -11,7 +11,7 @@ import { prewarmScalarEncoder } from '../codecs/scalar.js';
 import { prefaultShared } from '../io/prefault.js';
 import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
-import { datasetFromF32, MAX_TYPED_ELEMENTS, type Dataset } from '../io/dataset.js';
+import { datasetFromF32, MAX_TYPED_ELEMENTS, type Dataset } from '../vectors/dataset.js';
 import type { ReadOptions } from '../io/read.js';
 import { expandInputs, readInputs } from '../io/shards.js';
 import { checkFinite } from '../io/readers/validate.js';

@@ -10,7 +10,7 @@
 import * as fs from 'node:fs';
 import { evenSplit } from '../backend/sharded/backend.js';
 import { UsageError } from '../errors.js';
-import { allocStore, sliceRows, type Dataset } from '../io/dataset.js';
+import { allocStore, sliceRows, type Dataset } from '../vectors/dataset.js';
 import { probeRows, readDataset, type ReadOptions } from '../io/read.js';
 import { keptAs, readElements } from '../io/readers/elements.js';
 import { npyHeaderOf } from '../io/readers/npy.js';

@@ -8,7 +8,7 @@ import { bitsPayloadBytes } from '../codecs/bits.js';
 import { PQ_BITS, pqPayloadBytes, type PqBits } from '../codecs/pq.js';
 import { encodeScalar, scalarPayloadBytes } from '../codecs/scalar.js';
 import { UsageError } from '../errors.js';
-import { MAX_TYPED_ELEMENTS } from '../io/dataset.js';
+import { MAX_TYPED_ELEMENTS } from '../vectors/dataset.js';
 import { log } from '../log.js';
 import { largestFitting, type CodecPlan } from '../quality/choose.js';
 

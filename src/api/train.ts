@@ -10,7 +10,7 @@ import { sampleRows } from '../anneal/sample.js';
 import type { AnnealHooks, AnnealResult } from '../anneal/types.js';
 import type { Backend, Engine } from '../backend/types.js';
 import { InterruptedError } from '../errors.js';
-import { selectRows, type Dataset } from '../io/dataset.js';
+import { selectRows, type Dataset } from '../vectors/dataset.js';
 import { log } from '../log.js';
 import { sampleSize, type SampleSpec } from './sample.js';
 

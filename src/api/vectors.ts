@@ -1,5 +1,5 @@
 // readVectors() and openVlc(): the readers the commands use, for a Node program.
-import type { Dataset } from '../io/dataset.js';
+import type { Dataset } from '../vectors/dataset.js';
 import type { ReadOptions } from '../io/read.js';
 import { readInputs } from '../io/shards.js';
 import { readVlc } from '../io/vlc/file.js';
@@ -9,7 +9,7 @@ import { reconstruct } from '../io/vlc/reconstruct.js';
 /**
  * Read an embedding file (any input format; '-' for stdin; several files, a directory or a glob
  * as one) as `vlc compress` does: n × d values, f32 or f16 (half bits), NaN/Inf refused or
- * dropped, in shared memory — read them with `rows(ds, r0, r1)` or `forEachPiece` (io/dataset.ts).
+ * dropped, in shared memory — read them with `rows(ds, r0, r1)` or `forEachPiece` (vectors/dataset.ts).
  */
 export function readVectors(path: string | string[], o: ReadOptions = {}): Promise<Dataset> {
   return readInputs(path, o);

@@ -56,7 +56,7 @@
 
 import type { Decodable } from '../io/vlc/reconstruct.js';
 import type { CodedResiduals, EncodedResiduals, ResidualInput } from '../codecs/types.js';
-import type { Dataset } from '../io/dataset.js';
+import type { Dataset } from '../vectors/dataset.js';
 
 /** Soft shares below this are dropped by every backend (see the math above). */
 export const MIN_SOFT_SHARE = 2 ** -20;

@@ -1,6 +1,6 @@
 // Synthetic data for `vlc test-cuda` and `vlc bench`, generated in-process from a seed so every
 // machine benchmarks exactly the same vectors.
-import { allocDataset, f32ToF16, forEachPiece, rowF32, type Dataset } from '../io/dataset.js';
+import { allocDataset, f32ToF16, forEachPiece, rowF32, type Dataset } from '../vectors/dataset.js';
 
 /**
  * The seed document's test data (SPEC §1): 3 centres at 0, 5 and 10 in every dimension; point i,

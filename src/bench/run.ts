@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_CONFIG } from '../anneal/config.js';
 import type { Backend, Engine } from '../backend/types.js';
-import { forEachPiece, rowBytes, type Dataset } from '../io/dataset.js';
+import { forEachPiece, rowBytes, type Dataset } from '../vectors/dataset.js';
 import { npyHeader } from '../io/writers/npy.js';
 import { interruptSignal } from '../interrupt.js';
 import { log } from '../log.js';

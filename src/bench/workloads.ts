@@ -1,5 +1,5 @@
 // The standard workloads of SPEC §5, with the data each one benchmarks.
-import type { Dataset } from '../io/dataset.js';
+import type { Dataset } from '../vectors/dataset.js';
 import { clusteredData, seedData } from './data.js';
 
 export interface Workload {

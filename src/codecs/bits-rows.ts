@@ -1,7 +1,7 @@
 // The row loop of the bits codec's encoder (bits-train.ts), one block of rows at a time (the blocks
 // of scalar-rows.ts) so that the bytes and the error sum do not depend on how many threads run it:
 // scalar-worker.ts runs it on the encoder's worker threads.
-import { forEachF32Rows } from '../io/dataset.js';
+import { forEachF32Rows } from '../vectors/dataset.js';
 import { levelOffset } from './bits.js';
 import { BLOCK_ROWS, type RowsInput } from './scalar-rows.js';
 

@@ -1,7 +1,7 @@
 // The residual codecs by name: which section each one owns, and what every codec shares (the
 // reconstruction error of a coded file). Encoders live in each codec's own file; this one is the
 // part a reader needs, so reading a .vlc never loads a trainer.
-import { asRows, forEachF32Rows } from '../io/dataset.js';
+import { asRows, forEachF32Rows } from '../vectors/dataset.js';
 import { bitsSection } from './bits.js';
 import { pqSection } from './pq.js';
 import { scalarSection } from './scalar.js';

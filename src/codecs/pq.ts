@@ -28,7 +28,7 @@
 //     row-major, one after the other; then zero padding to a multiple of 4 bytes
 //   n × M bytes of codes (8 bits), or n × ceil(M/2) bytes with two codes each, low nibble first,
 //     the unused high nibble of an odd M zero (4 bits)
-import { f16ToF32, f32ToF16 } from '../io/dataset.js';
+import { f16ToF32, f32ToF16 } from '../vectors/dataset.js';
 import { orthonormalize, projectRows } from './linear.js';
 import type { CodedResiduals, ResidualSection } from './types.js';
 

@@ -3,7 +3,7 @@
 // |residual| and sum of squares, then the codes and the block's squared reconstruction error. The
 // caller combines blocks in block order (maxima are order-free; the sums are added block by block),
 // so one thread and sixteen write the same bytes. scalar-worker.ts runs them on worker threads.
-import { forEachF32Rows, rowsF32, type Rows } from '../io/dataset.js';
+import { forEachF32Rows, rowsF32, type Rows } from '../vectors/dataset.js';
 import { crc32c } from '../io/vlc/crc32c.js';
 
 /** Rows per block: the unit of work and of summation. */

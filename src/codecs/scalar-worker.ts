@@ -2,7 +2,7 @@
 // the blocks it is given of one phase (the scalar codec's ranges or codes, the bits codec's codes)
 // over shared memory, and answers with its blocks' errors.
 import { parentPort } from 'node:worker_threads';
-import type { Rows } from '../io/dataset.js';
+import type { Rows } from '../vectors/dataset.js';
 import { blockBits, type BitsPlan } from './bits-rows.js';
 import { blockCodes, blockCrc, blockRanges, type RowsInput } from './scalar-rows.js';
 

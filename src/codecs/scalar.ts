@@ -24,7 +24,7 @@ import { crc32c, crc32cCombine } from '../io/vlc/crc32c.js';
 import { BLOCK_ROWS, blockCodes, blockRanges, blocksOf, residualSample, type RowsInput } from './scalar-rows.js';
 import type { ScalarJob } from './scalar-worker.js';
 import { checkpoint } from '../interrupt.js';
-import { asRows } from '../io/dataset.js';
+import { asRows } from '../vectors/dataset.js';
 import type { CodedResiduals, ResidualInput, ResidualSection } from './types.js';
 
 export type ScalarMode = 'int8' | 'int4';
@@ -131,7 +131,7 @@ export async function encodeScalar(
 export const encoderThreadCount = (): number => Math.min(availableParallelism(), MAX_THREADS);
 
 /**
- * The rows an encoder reads: x as rows (in shared memory already: io/dataset.ts); the anchors and
+ * The rows an encoder reads: x as rows (in shared memory already: vectors/dataset.ts); the anchors and
  * assignments copied into shared memory when worker threads are to read them.
  */
 export function rowsInput(input: ResidualInput, threads: boolean): RowsInput {

@@ -3,14 +3,14 @@
 // checksummed section of the file: it knows how to train and encode (its own file), how to turn its
 // codes back into residuals, and how to write and read its section payload.
 
-import type { VectorsLike } from '../io/dataset.js';
+import type { VectorsLike } from '../vectors/dataset.js';
 
 export type ResidualMode = 'none' | 'int8' | 'int4' | 'pq' | 'bits';
 export type CodedMode = Exclude<ResidualMode, 'none'>;
 
 /** What every codec encodes: n×d vectors, the anchors as a reader will see them, each vector's anchor. */
 export interface ResidualInput {
-  /** The vectors, read a piece at a time (any size, f32 or f16: src/io/dataset.ts), or one small array. */
+  /** The vectors, read a piece at a time (any size, f32 or f16: src/vectors/dataset.ts), or one small array. */
   x: VectorsLike;
   n: number;
   d: number;

@@ -11,7 +11,7 @@ import { cpuKnn } from '../backend/cpu/index.js';
 import { selectExactKnn } from '../backend/select.js';
 import type { ExactKnn } from '../backend/types.js';
 import { UsageError } from '../errors.js';
-import { rowInto, type Dataset } from '../io/dataset.js';
+import { rowInto, type Dataset } from '../vectors/dataset.js';
 import { readInputs } from '../io/shards.js';
 import { readVlc } from '../io/vlc/file.js';
 import type { VlcFile } from '../io/vlc/format.js';

@@ -7,7 +7,7 @@
 import type { Command } from 'commander';
 import { cpuKnn, prewarmKnn } from '../backend/cpu/index.js';
 import { UsageError } from '../errors.js';
-import { pieceRows, rowsF32 } from '../io/dataset.js';
+import { pieceRows, rowsF32 } from '../vectors/dataset.js';
 import { readInputs } from '../io/shards.js';
 import { readVlc } from '../io/vlc/file.js';
 import { log } from '../log.js';
@@ -15,7 +15,7 @@ import { defaultNprobe, searchCompressed, vlcSearchIndex } from '../search/index
 import { searchDecoded } from '../search/exhaustive.js';
 import { selectExactKnn, type OpenedKnn } from '../backend/select.js';
 import type { VlcFile } from '../io/vlc/format.js';
-import type { Dataset } from '../io/dataset.js';
+import type { Dataset } from '../vectors/dataset.js';
 import type { Reporter } from '../log.js';
 import type { DeviceChoice } from '../backend/select.js';
 import type { Neighbours } from '../backend/types.js';

@@ -5,7 +5,7 @@
 // Our own readers (npy, npz, vecs, raw, safetensors, CSV, JSONL) run here; Arrow, Parquet and
 // HDF5 go through third-party decoders, run in a guarded worker (readers/guard.ts).
 import * as fs from 'node:fs';
-import type { Dataset } from './dataset.js';
+import type { Dataset } from '../vectors/dataset.js';
 import { UsageError } from '../errors.js';
 import { log } from '../log.js';
 import { formatFromExtension, INPUT_FORMATS, SNIFF_BYTES, sniffFormat, SUPPORTED_INPUTS, type InputFormat } from './sniff.js';

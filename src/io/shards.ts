@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { UsageError } from '../errors.js';
 import { log } from '../log.js';
-import { allocStore, elements, forEachPiece, type Dataset } from './dataset.js';
+import { allocStore, elements, forEachPiece, type Dataset } from '../vectors/dataset.js';
 import { probeRows, readDataset, type ReadOptions } from './read.js';
 import { quoteName } from './names.js';
 

@@ -13,7 +13,7 @@
 //                  fit, when 1 bit a dimension does).
 import type { ExactKnn } from '../backend/types.js';
 import { UsageError } from '../errors.js';
-import { allocStore, asRows, rowInto, rows as rowView, type Rows, type VectorsLike } from '../io/dataset.js';
+import { allocStore, asRows, rowInto, rows as rowView, type Rows, type VectorsLike } from '../vectors/dataset.js';
 import type { ResidualMode } from '../io/vlc/manifest.js';
 import { recallPlan, recallSample, sampledRecall, type RecallSample } from './measure.js';
 import { reconstructionQuality, type DecodeRow } from './reconstruction.js';
@@ -107,7 +107,7 @@ export function largestFitting(max: number, fits: (k: number) => boolean): numbe
 
 /** What compress trained: the vectors, the anchors as stored, each vector's anchor. */
 export interface Trained {
-  /** The n×d vectors, read a row or a piece at a time (any size: src/io/dataset.ts). */
+  /** The n×d vectors, read a row or a piece at a time (any size: src/vectors/dataset.ts). */
   x: VectorsLike;
   n: number;
   d: number;

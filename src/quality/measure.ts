@@ -10,7 +10,7 @@
 // so the sample is measured twice — over its base and over half of it — and each query's recall is
 // extrapolated to n: r(n) = r(B) − log2(n/B) · (r(B/2) − r(B)). docs/quality.md has the figures.
 import type { ExactKnn, Neighbours } from '../backend/types.js';
-import type { VectorsLike } from '../io/dataset.js';
+import type { VectorsLike } from '../vectors/dataset.js';
 import { decodedPerQuery, meanAndSe, summarize, trueNeighbours, type DecodedRecall, type RecallPlan } from './recall.js';
 import { reconstructionQuality, type DecodeRow, type ReconstructionQuality } from './reconstruction.js';
 import { rowCount, rowsUpTo, sampleIndices, type Rows } from './sample.js';

@@ -6,7 +6,7 @@
 // finding its neighbours, not finding itself.
 import { checkpoint } from '../interrupt.js';
 import type { ExactKnn, Neighbours } from '../backend/types.js';
-import { asRows, rowInto, type VectorsLike } from '../io/dataset.js';
+import { asRows, rowInto, type VectorsLike } from '../vectors/dataset.js';
 import { mergeLists } from '../search/exact.js';
 import type { DecodeRow } from './reconstruction.js';
 import { rowAt, rowCount, type Rows } from './sample.js';

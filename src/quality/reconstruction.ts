@@ -1,6 +1,6 @@
 // How far a compressed file's reconstructions are from the original vectors: the figures every
 // command reports under the same names (compress, info, eval; docs/json.md).
-import { asRows, rowInto, type VectorsLike } from '../io/dataset.js';
+import { asRows, rowInto, type VectorsLike } from '../vectors/dataset.js';
 import { rowAt, rowCount, type Rows } from './sample.js';
 
 /** Writes vector i's reconstruction into `out` (length d). */

@@ -4,7 +4,7 @@
 // earlier list on equal distances.
 import type { ExactKnn, Neighbours } from '../backend/types.js';
 import { mergeLists } from '../backend/neighbours.js';
-import { pieceRows, rowsF32, type Dataset } from '../io/dataset.js';
+import { pieceRows, rowsF32, type Dataset } from '../vectors/dataset.js';
 
 export async function exactKnnOverRows(exact: ExactKnn, ds: Dataset, queries: Float32Array, nq: number, k: number): Promise<Neighbours> {
   const { d } = ds;

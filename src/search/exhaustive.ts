@@ -5,7 +5,7 @@
 // The result is exactly the ranking of every decoded vector by squared L2 to the query (ties: the
 // lower id) — not the index probing of search/index.ts, which visits only the nearest anchors' vectors.
 import type { ExactKnn, Neighbours } from '../backend/types.js';
-import { pieceRows } from '../io/dataset.js';
+import { pieceRows } from '../vectors/dataset.js';
 import type { VlcFile } from '../io/vlc/format.js';
 import { reconstructRange } from '../io/vlc/reconstruct.js';
 import { blockKnn, type OnRows } from '../quality/recall.js';

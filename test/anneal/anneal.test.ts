@@ -5,10 +5,10 @@ import { anneal, kmeansPlusPlus, Rng } from '../../dist/anneal/index.js';
 import { configFor, DEFAULT_CONFIG } from '../../dist/anneal/config.js';
 import { createCpuBackend } from '../../dist/backend/cpu/index.js';
 import { InterruptedError } from '../../dist/errors.js';
-import type { Dataset } from '../../src/io/dataset.js';
+import type { Dataset } from '../../src/vectors/dataset.js';
 import type { AnnealConfig } from '../../src/anneal/config.js';
 import { blobs, randomDataset } from '../cpu/data.js';
-import { viewAll, datasetFromArray } from '../../dist/io/dataset.js';
+import { viewAll, datasetFromArray } from '../../dist/vectors/dataset.js';
 
 async function run(ds: Dataset, cfg: AnnealConfig, threads = 2, hooks = {}) {
   const backend = createCpuBackend({ threads });

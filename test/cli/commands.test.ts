@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeVlc, encodeVlcBytes } from '../../dist/io/vlc/format.js';
 import { readDataset } from '../../dist/io/read.js';
-import { f32ToF16, viewAll } from '../../dist/io/dataset.js';
+import { f32ToF16, viewAll } from '../../dist/vectors/dataset.js';
 import { BIN, DEMO, clustered, npyBytes, readNpy, sh, tempDir, vlc, writeNpy } from './helpers.js';
 import { rng } from '../rng.js';
 

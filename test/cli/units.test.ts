@@ -12,7 +12,7 @@ import { searchCompressed, vlcSearchIndex } from '../../dist/search/index.js';
 import { cpuKnn } from '../../dist/backend/cpu/index.js';
 import { rng } from '../rng.js';
 import { clustered, vlcBytesOf } from './helpers.js';
-import { datasetFromArray } from '../../dist/io/dataset.js';
+import { datasetFromArray } from '../../dist/vectors/dataset.js';
 
 function vlcFile(x: Float32Array, n: number, d: number, anchors: Float32Array, assign: Uint32Array) {
   return decodeVlc(vlcBytesOf(d, anchors, assign));

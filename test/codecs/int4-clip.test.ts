@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { CLIP_SAMPLE_ROWS, encodeScalar, scalesOf } from '../../dist/codecs/scalar.js';
 import { residualSample } from '../../dist/codecs/scalar-rows.js';
-import { asRows } from '../../dist/io/dataset.js';
+import { asRows } from '../../dist/vectors/dataset.js';
 import { rng } from '../rng.js';
 
 /** n × 3 residuals (anchor 0): a wide Gaussian dimension (most of each row's norm), a spiky one (mostly ~0, 5 % ±50), a uniform one. */

@@ -1,7 +1,7 @@
 // Small deterministic datasets for the CPU and anneal tests (shared memory, like the readers make).
-import type { Dataset } from '../../src/io/dataset.js';
+import type { Dataset } from '../../src/vectors/dataset.js';
 import { rng } from '../rng.js';
-import { datasetFromArray } from '../../src/io/dataset.js';
+import { datasetFromArray } from '../../src/vectors/dataset.js';
 
 export function randomDataset(n: number, d: number, seed: number, scale = 1, offset = 0): Dataset {
   const r = rng(seed);

@@ -1,8 +1,8 @@
 // The CPU engine against a naive transcription of the math in src/backend/types.ts, on odd sizes.
 import { describe, expect, it } from 'vitest';
 import { createCpuBackend } from '../../dist/backend/cpu/index.js';
-import { datasetFromArray, f16ToF32, f32ToF16, viewAll } from '../../dist/io/dataset.js';
-import type { Dataset } from '../../src/io/dataset.js';
+import { datasetFromArray, f16ToF32, f32ToF16, viewAll } from '../../dist/vectors/dataset.js';
+import type { Dataset } from '../../src/vectors/dataset.js';
 import { naiveInit, naivePass, naiveDist } from './naive.js';
 import { randomDataset } from './data.js';
 

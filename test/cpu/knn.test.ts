@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { knn } from '../../dist/backend/cpu/index.js';
 import { randomDataset } from './data.js';
-import { viewAll } from '../../src/io/dataset.js';
+import { viewAll } from '../../src/vectors/dataset.js';
 
 function brute(base: Float32Array, nb: number, q: Float32Array, nq: number, d: number, k: number) {
   const out: Array<Array<[number, number]>> = [];

@@ -8,7 +8,7 @@
 import { expect } from 'vitest';
 import { BitsResiduals } from '../../dist/codecs/bits.js';
 import { PqResiduals } from '../../dist/codecs/pq.js';
-import { f32ToF16 } from '../../dist/io/dataset.js';
+import { f32ToF16 } from '../../dist/vectors/dataset.js';
 import { ScalarResiduals } from '../../dist/codecs/scalar.js';
 import type { Decodable } from '../../dist/io/vlc/reconstruct.js';
 import { decodeOnDevice } from '../../dist/backend/cuda/decode.js';

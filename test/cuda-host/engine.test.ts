@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
 import { createCudaBackend } from '../../dist/backend/cuda/index.js';
-import { datasetFromArray, f32ToF16, f16ToF32, type Dataset, viewAll } from '../../dist/io/dataset.js';
+import { datasetFromArray, f32ToF16, f16ToF32, type Dataset, viewAll } from '../../dist/vectors/dataset.js';
 import { FakeCuda } from './fake-driver.js';
 import { rng } from '../rng.js';
 import { refPass, dist, type RefState } from './reference.js';

@@ -8,7 +8,7 @@ import { nearestOtherOnCpu } from '../../dist/backend/cpu/nearest.js';
 import { makeKernel } from '../../dist/backend/cpu/kernel.js';
 import { anneal } from '../../dist/anneal/index.js';
 import { DEFAULT_CONFIG } from '../../dist/anneal/config.js';
-import { datasetFromArray, f32ToF16, type Dataset, viewAll } from '../../dist/io/dataset.js';
+import { datasetFromArray, f32ToF16, type Dataset, viewAll } from '../../dist/vectors/dataset.js';
 import type { Engine } from '../../src/backend/types.js';
 import { FakeCuda } from './fake-driver.js';
 import { rng } from '../rng.js';

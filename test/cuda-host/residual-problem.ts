@@ -1,7 +1,7 @@
 // The inputs of the residual codec tests, host (test/cuda-host/residual.test.ts) and GPU
 // (test/gpu/residual.test.ts): n × d vectors around `offset`, one dimension without spread, anchors
 // taken from the rows, random assignments.
-import { datasetFromArray, f32ToF16, f16ToF32 } from '../../dist/io/dataset.js';
+import { datasetFromArray, f32ToF16, f16ToF32 } from '../../dist/vectors/dataset.js';
 import { rng } from '../rng.js';
 import type { CodedResiduals } from '../../dist/codecs/types.js';
 import { reconstructInto } from '../../dist/io/vlc/reconstruct.js';

@@ -14,7 +14,7 @@ import { peerGroup } from '../../dist/backend/cuda/peer.js';
 import { shardedBackend } from '../../dist/backend/sharded/backend.js';
 import { Rng } from '../../dist/anneal/random.js';
 import { sampleRows } from '../../dist/anneal/sample.js';
-import { datasetFromArray, f32ToF16, selectRows, setMaxViewBytesForTests, storeBytesAllocated, type Dataset } from '../../dist/io/dataset.js';
+import { datasetFromArray, f32ToF16, selectRows, setMaxViewBytesForTests, storeBytesAllocated, type Dataset } from '../../dist/vectors/dataset.js';
 import { npyHeader } from '../../dist/io/writers/npy.js';
 import { FakeCuda } from './fake-driver.js';
 import { runVlc } from './in-process.js';

@@ -10,7 +10,7 @@ import { createCudaBackend, type CudaEngine } from '../../dist/backend/cuda/inde
 import { engineBytes } from '../../dist/backend/cuda/plan.js';
 import { fmtBytes } from '../../dist/backend/cuda/pool.js';
 import { cudaOptionsFromEnv } from '../../dist/backend/cuda/options.js';
-import { datasetFromArray, f32ToF16, f16ToF32, viewAll, type Dataset } from '../../dist/io/dataset.js';
+import { datasetFromArray, f32ToF16, f16ToF32, viewAll, type Dataset } from '../../dist/vectors/dataset.js';
 import { log } from '../../dist/log.js';
 import { FakeCuda } from './fake-driver.js';
 import { rng } from '../rng.js';

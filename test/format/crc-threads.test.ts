@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { crc32c, crc32cCombine } from '../../dist/io/vlc/crc32c.js';
 import { encodeScalar } from '../../dist/codecs/scalar.js';
-import { datasetFromF32 } from '../../dist/io/dataset.js';
+import { datasetFromF32 } from '../../dist/vectors/dataset.js';
 import { rng } from '../rng.js';
 
 describe('CRC32C from pieces', () => {

@@ -2,7 +2,7 @@
 // suite (test/search/pq-search.test.ts); and the manifest of such a test file (also bits.test.ts).
 import { PqResiduals, storedCodebook, type PqBits } from '../../dist/codecs/pq.js';
 import type { VlcContent } from '../../dist/io/vlc/format.js';
-import { f32ToF16 } from '../../dist/io/dataset.js';
+import { f32ToF16 } from '../../dist/vectors/dataset.js';
 import { rng } from '../rng.js';
 
 /** A test file's manifest: f32 anchors, made-up training figures, residuals of the given mode. */

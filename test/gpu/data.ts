@@ -1,6 +1,6 @@
 // Random test vectors shared by the GPU suites: uniform in ±1 around a per-row level
 // ((row % 7)·0.5, plus offset), as a Dataset (f32, or f16 rounded) and exactly as f64 for the reference.
-import { datasetFromArray, f16ToF32, f32ToF16, type Dataset } from '../../dist/io/dataset.js';
+import { datasetFromArray, f16ToF32, f32ToF16, type Dataset } from '../../dist/vectors/dataset.js';
 import { rng } from '../rng.js';
 
 export function randomData(n: number, d: number, dtype: 'f32' | 'f16', seed: number, offset = 0) {

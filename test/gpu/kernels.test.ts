@@ -7,7 +7,7 @@ import { createCpuBackend } from '../../dist/backend/cpu/index.js';
 import { runParity } from '../../dist/bench/parity.js';
 import { nearestOtherOnCpu } from '../../dist/backend/cpu/nearest.js';
 import { makeKernel } from '../../dist/backend/cpu/kernel.js';
-import { datasetFromArray, f16ToF32, f32ToF16, type Dataset } from '../../dist/io/dataset.js';
+import { datasetFromArray, f16ToF32, f32ToF16, type Dataset } from '../../dist/vectors/dataset.js';
 import { refPass, dist, type RefState } from '../cuda-host/reference.js';
 import { rng } from '../rng.js';
 import { randomData } from './data.js';

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeCuda, createCudaBackend } from '../../dist/backend/cuda/index.js';
 import { Rng } from '../../dist/anneal/random.js';
 import { sampleRows } from '../../dist/anneal/sample.js';
-import { selectRows } from '../../dist/io/dataset.js';
+import { selectRows } from '../../dist/vectors/dataset.js';
 import type { CudaBackend } from '../../src/backend/cuda/index.js';
 import { recordOf, script } from '../sharded/script.js';
 import { randomData } from './data.js';

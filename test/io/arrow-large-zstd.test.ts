@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Float16, Float32, Float64 } from 'apache-arrow';
 import { readDataset } from '../../dist/io/read.js';
-import { f16ToF32, viewAll } from '../../dist/io/dataset.js';
+import { f16ToF32, viewAll } from '../../dist/vectors/dataset.js';
 import { zstdDecode } from '../../dist/io/readers/arrow-codecs.js';
 import { asNumbers, expectUsage, matrix, scratchDir, writeFile } from './helpers.js';
 import { hasZstd, largeListFile, zstdFrame } from './arrow-writers.js';

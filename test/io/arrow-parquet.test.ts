@@ -19,7 +19,7 @@ import {
   vectorFromArray,
 } from 'apache-arrow';
 import { readDataset } from '../../dist/io/read.js';
-import { f16ToF32, viewAll } from '../../dist/io/dataset.js';
+import { f16ToF32, viewAll } from '../../dist/vectors/dataset.js';
 import { lz4FrameDecode, lz4FrameEncode } from '../../dist/io/lz4.js';
 import { writeArrow } from '../../dist/io/writers/arrow.js';
 import { writeOutput } from '../../dist/io/output.js';

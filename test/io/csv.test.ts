@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { readDataset } from '../../dist/io/read.js';
 import { sniffFormat } from '../../dist/io/sniff.js';
 import { expectUsage, matrix, scratchDir, writeFile } from './helpers.js';
-import { viewAll } from '../../dist/io/dataset.js';
+import { viewAll } from '../../dist/vectors/dataset.js';
 
 const dir = scratchDir('csv');
 const x = matrix(7, 13);

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import h5wasm from 'h5wasm/node';
 import { readDataset } from '../../dist/io/read.js';
-import { f16ToF32, viewAll } from '../../dist/io/dataset.js';
+import { f16ToF32, viewAll } from '../../dist/vectors/dataset.js';
 import { asNumbers, expectUsage, matrix, scratchDir } from './helpers.js';
 
 const dir = scratchDir('hdf5');

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { expect } from 'vitest';
-import { viewAll } from '../../src/io/dataset.js';
+import { viewAll } from '../../src/vectors/dataset.js';
 
 export function scratchDir(tag: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `vlc-io-${tag}-`));

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readDataset } from '../../dist/io/read.js';
 import { asNumbers, expectUsage, halfBits, matrix, npyBytes, scratchDir, writeFile } from './helpers.js';
-import { f16ToF32, viewAll } from '../../dist/io/dataset.js';
+import { f16ToF32, viewAll } from '../../dist/vectors/dataset.js';
 
 const dir = scratchDir('inputs');
 const want = Array.from(matrix(7, 13));
@@ -38,7 +38,7 @@ describe('JSONL', () => {
 describe('stdin', () => {
   const script = `
     import { readDataset } from ${JSON.stringify(path.resolve('dist/io/read.js'))};
-    import { viewAll } from ${JSON.stringify(path.resolve('dist/io/dataset.js'))};
+    import { viewAll } from ${JSON.stringify(path.resolve('dist/vectors/dataset.js'))};
     try { const ds = await readDataset('-'); console.log(JSON.stringify([ds.n, ds.d, ds.dtype, ds.format, viewAll(ds)[14], viewAll(ds)[viewAll(ds).length - 1]])); }
     catch (e) { console.log(e.name + ': ' + e.message); }`;
   /** Bytes through a pipe. */

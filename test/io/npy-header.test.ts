@@ -3,7 +3,7 @@
 // problem, never read as something else (issue 16, class 1). Big-endian arrays are byte-swapped.
 import { describe, expect, it } from 'vitest';
 import { readDataset } from '../../dist/io/read.js';
-import { f16ToF32, viewAll } from '../../dist/io/dataset.js';
+import { f16ToF32, viewAll } from '../../dist/vectors/dataset.js';
 import { parseJson, parsePythonLiteral } from '../../dist/io/readers/literal.js';
 import { asNumbers, encodeValues, expectUsage, matrix, scratchDir, writeFile } from './helpers.js';
 

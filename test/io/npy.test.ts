@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { readDataset } from '../../dist/io/read.js';
-import { f16ToF32, viewAll } from '../../dist/io/dataset.js';
+import { f16ToF32, viewAll } from '../../dist/vectors/dataset.js';
 import { asNumbers, encodeValues, expectUsage, matrix, npyBytes, scratchDir, writeFile } from './helpers.js';
 
 const dir = scratchDir('npy');

@@ -1,7 +1,7 @@
 // .npz: zip archives of .npy members, stored (np.savez) or deflated (np.savez_compressed), zip64.
 import { describe, expect, it } from 'vitest';
 import { readDataset } from '../../dist/io/read.js';
-import { f16ToF32, viewAll } from '../../dist/io/dataset.js';
+import { f16ToF32, viewAll } from '../../dist/vectors/dataset.js';
 import { asNumbers, expectUsage, matrix, npyBytes, scratchDir, writeFile } from './helpers.js';
 import { zipBytes } from './zip-writer.js';
 

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { readDataset } from '../../dist/io/read.js';
 import { setParallelReadForTests } from '../../dist/io/readers/parallel-read.js';
-import { viewAll } from '../../dist/io/dataset.js';
+import { viewAll } from '../../dist/vectors/dataset.js';
 import { encodeValues, npyBytes, scratchDir, writeFile } from './helpers.js';
 
 const dir = scratchDir('parallel');

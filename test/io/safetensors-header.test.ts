@@ -3,7 +3,7 @@
 // JavaScript TypeError, never header bytes read as vectors (issue 16, classes 1 and 5).
 import { describe, expect, it } from 'vitest';
 import { readDataset } from '../../dist/io/read.js';
-import { viewAll } from '../../dist/io/dataset.js';
+import { viewAll } from '../../dist/vectors/dataset.js';
 import { expectUsage, matrix, scratchDir, writeFile } from './helpers.js';
 
 const dir = scratchDir('st-header');

@@ -2,7 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { f16ToF32 } from '../../dist/io/dataset.js';
+import { f16ToF32 } from '../../dist/vectors/dataset.js';
 import { writeVectors, type VectorFormat } from '../../dist/io/write.js';
 import { rowsOf } from '../../dist/io/rows.js';
 import { expandInputs, readInputs } from '../../dist/io/shards.js';

@@ -1,13 +1,13 @@
 // Inputs larger than a typed array can hold (> 4 GiB, > 2^32 values) without multi-gigabyte
 // fixtures: every reader, writer and command reads the vectors through views of at most
-// maxViewBytes (src/io/dataset.ts). Here that limit is a few rows, so each path must take many
+// maxViewBytes (src/vectors/dataset.ts). Here that limit is a few rows, so each path must take many
 // views — and split rows between pieces, chunks and collector blocks at awkward places — and give
 // exactly what it gives with the default limit.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { allocDataset, datasetFromArray, f16ToF32, forEachPiece, rows, selectRows, setMaxViewBytesForTests, viewAll, type Dataset } from '../../dist/io/dataset.js';
+import { allocDataset, datasetFromArray, f16ToF32, forEachPiece, rows, selectRows, setMaxViewBytesForTests, viewAll, type Dataset } from '../../dist/vectors/dataset.js';
 import { readDataset } from '../../dist/io/read.js';
 import { writeVectors, type VectorFormat } from '../../dist/io/write.js';
 import { rowsOf } from '../../dist/io/rows.js';

@@ -9,7 +9,7 @@ import { writeVectors } from '../../dist/io/write.js';
 import { writeOutput } from '../../dist/io/output.js';
 import { rowsOf } from '../../dist/io/rows.js';
 import { writeParquet } from '../../dist/io/writers/parquet.js';
-import { f16ToF32, viewAll } from '../../dist/io/dataset.js';
+import { f16ToF32, viewAll } from '../../dist/vectors/dataset.js';
 import { asNumbers, matrix, scratchDir } from './helpers.js';
 
 const dir = scratchDir('write-formats');

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readDataset } from '../../dist/io/read.js';
 import { formatFromPath, writeVectors } from '../../dist/io/write.js';
-import { f16ToF32, f32ToF16, viewAll } from '../../dist/io/dataset.js';
+import { f16ToF32, f32ToF16, viewAll } from '../../dist/vectors/dataset.js';
 import { asNumbers, expectUsage, scratchDir } from './helpers.js';
 
 const dir = scratchDir('write');

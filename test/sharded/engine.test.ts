@@ -12,7 +12,7 @@ import { createCpuBackend } from '../../dist/backend/cpu/index.js';
 import { shardedBackend } from '../../dist/backend/sharded/backend.js';
 import { anneal } from '../../dist/anneal/index.js';
 import { DEFAULT_CONFIG } from '../../dist/anneal/config.js';
-import { datasetFromArray, f32ToF16, type Dataset } from '../../dist/io/dataset.js';
+import { datasetFromArray, f32ToF16, type Dataset } from '../../dist/vectors/dataset.js';
 import type { Backend } from '../../src/backend/types.js';
 import { FakeCuda } from '../cuda-host/fake-driver.js';
 import { rng } from '../rng.js';

@@ -3,7 +3,7 @@
 // two engines that must agree (one engine and a sharded one) give equal records. Shared by the
 // CPU suite (test/sharded/engine.test.ts) and the GPU suite (test/gpu/sharded.test.ts).
 import type { Engine } from '../../src/backend/types.js';
-import { storeBytesAllocated } from '../../dist/io/dataset.js';
+import { storeBytesAllocated } from '../../dist/vectors/dataset.js';
 
 export const plain = (a: ArrayLike<number>) => Array.from(a);
 

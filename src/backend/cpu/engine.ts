@@ -14,7 +14,7 @@
 // Maintenance's nearest other anchor (m²·d) runs on the main thread through the same kernel;
 // k-means++ seeding passes run on the same workers (seeding.ts).
 import { UsageError } from '../../errors.js';
-import { rowF32, selectRows, type Dataset } from '../../io/dataset.js';
+import { rowF32, selectRows, type Dataset } from '../../vectors/dataset.js';
 import { DOUBLE_BITS, maxAbsOf, passScales, type PassScales } from '../fixed.js';
 import type { AnchorStats, Engine, GlobalFigures, IterParams, IterStats, NearestAnchors, Partials } from '../types.js';
 import { makeKernel, type Kernel, type KernelKind } from './kernel.js';

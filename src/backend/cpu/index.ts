@@ -1,6 +1,6 @@
 // The CPU backend: worker threads over shared memory, distances in a WebAssembly SIMD kernel.
 import os from 'node:os';
-import type { Dataset } from '../../io/dataset.js';
+import type { Dataset } from '../../vectors/dataset.js';
 import type { Backend, Engine } from '../types.js';
 import { CpuEngine } from './engine.js';
 import type { KernelKind } from './kernel.js';

@@ -1,7 +1,7 @@
 // The shared-memory state of one CPU engine, seen identically by the main thread and its workers.
 // Everything n-sized lives here (SharedArrayBuffers), so an iteration moves no vectors between
 // threads: workers read X and the anchors in place and write per-point results in place.
-import type { VectorStore } from '../../io/dataset.js';
+import type { VectorStore } from '../../vectors/dataset.js';
 import type { GroupedPass } from './groups.js';
 import type { PqRange } from './pq-search.js';
 

@@ -3,7 +3,7 @@
 // engine.ts for the orchestration; the math is the comment at the top of ../types.ts.
 import { parentPort } from 'node:worker_threads';
 import { CHUNK, fromPortable, type SharedState, type SplitReduce, type WorkerRequest } from './shared.js';
-import { decodeHalf, f16ToF32 } from '../../io/dataset.js';
+import { decodeHalf, f16ToF32 } from '../../vectors/dataset.js';
 import { makeKernel, type Kernel, type Top2Out } from './kernel.js';
 import { knnRange } from './knn-core.js';
 import { PqSearcher } from './pq-search.js';

@@ -5,7 +5,7 @@
 // screen's mean read the parent's rows. Streamed engines (spans.ts tiles) copy tiles from
 // contiguous host memory: for them the listed rows are gathered into a host copy first
 // (contiguous()), as every engine on a sample did before.
-import { elementBytes, gatherRows, rowF32, selectRows, type Dataset } from '../../io/dataset.js';
+import { elementBytes, gatherRows, rowF32, selectRows, type Dataset } from '../../vectors/dataset.js';
 
 export class HostRows {
   readonly n: number;

@@ -5,7 +5,7 @@
 // kernels, the module layout and the measurements.
 import { UsageError } from '../../errors.js';
 import type { Backend, Engine } from '../types.js';
-import { asRows, type Dataset } from '../../io/dataset.js';
+import { asRows, type Dataset } from '../../vectors/dataset.js';
 import { driver } from './driver.js';
 import { probeCuda, type CudaProbe, type CudaDeviceInfo } from './probe.js';
 import { CudaContext } from './context.js';

@@ -11,7 +11,7 @@ import { CLIP_SAMPLE_ROWS, LEVELS, ScalarResiduals, rowsInput, scalesOf, type Sc
 import { crc32c, crc32cJoin } from '../../io/vlc/crc32c.js';
 import { BLOCK_ROWS, blocksOf, residualSample } from '../../codecs/scalar-rows.js';
 import type { EncodedResiduals, ResidualInput } from '../../codecs/types.js';
-import { asRows, elementBytes } from '../../io/dataset.js';
+import { asRows, elementBytes } from '../../vectors/dataset.js';
 import type { CudaContext } from './context.js';
 import { KERNELS, launch } from './kernels.js';
 import { HeldBuffers, type DeviceBuffer } from './pool.js';

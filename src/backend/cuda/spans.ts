@@ -17,7 +17,7 @@
 import { setImmediate as yieldImmediate } from 'node:timers/promises';
 import { InterruptedError } from '../../errors.js';
 import { interruptSignal } from '../../interrupt.js';
-import { viewLimitBytes, type Dataset } from '../../io/dataset.js';
+import { viewLimitBytes, type Dataset } from '../../vectors/dataset.js';
 import type { CudaContext } from './context.js';
 import type { Handle } from './driver.js';
 import type { HostRows } from './host-rows.js';

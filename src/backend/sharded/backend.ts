@@ -2,7 +2,7 @@
 // backend (several GPUs, or several CPU engines), combined by a ShardedEngine over an in-process
 // group (comm.ts). Member backends of one kind only: engines of one kind give the same bytes for
 // any split (types.ts), two kinds would not.
-import { selectRows, sliceRows, type Dataset } from '../../io/dataset.js';
+import { selectRows, sliceRows, type Dataset } from '../../vectors/dataset.js';
 import type { Backend, DeviceGroupFactory, Engine } from '../types.js';
 import { inProcessGroup } from './comm.js';
 import { ShardedEngine } from './engine.js';

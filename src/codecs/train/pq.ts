@@ -11,7 +11,7 @@ import { DEFAULT_CONFIG, type AnnealConfig } from '../../anneal/config.js';
 import { Rng } from '../../anneal/random.js';
 import type { AnnealHooks } from '../../anneal/types.js';
 import type { Backend, Engine } from '../../backend/types.js';
-import { allocStore, asRows, datasetFromArray, forEachF32Rows, forEachPiece, rows, type Dataset, type Rows } from '../../io/dataset.js';
+import { allocStore, asRows, datasetFromArray, forEachF32Rows, forEachPiece, rows, type Dataset, type Rows } from '../../vectors/dataset.js';
 import { InterruptedError } from '../../errors.js';
 import { log } from '../../log.js';
 import { PqResiduals, storedCodebook, subspaceBounds, type PqBits } from '../pq.js';

@@ -8,7 +8,7 @@
 // the code bytes where the variance is. Within a subspace the directions keep descending variance.
 import { Rng } from '../../anneal/random.js';
 import { sampleRows } from '../../anneal/sample.js';
-import { allocStore, f32ToF16, forEachF32Rows, rows, type Rows } from '../../io/dataset.js';
+import { allocStore, f32ToF16, forEachF32Rows, rows, type Rows } from '../../vectors/dataset.js';
 import { projectRows } from '../linear.js';
 import { leadingDirections } from './pca.js';
 import { usableProjection } from '../pq.js';

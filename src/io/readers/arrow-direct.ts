@@ -4,7 +4,7 @@
 // Dataset (like an .npy), skipping apache-arrow's per-batch buffers and a second full copy.
 // Anything unusual returns undefined and the general path (apache-arrow) runs.
 import { DataType, Message, MessageHeader, Precision, type Field, type FixedSizeList, type RecordBatchReader } from 'apache-arrow';
-import { allocStore } from '../dataset.js';
+import { allocStore } from '../../vectors/dataset.js';
 import { ELEMENT_BYTES, keptAs, readElements, type ElementType } from './elements.js';
 import { badInput, type ByteSource } from './source.js';
 import type { RawDataset } from './types.js';

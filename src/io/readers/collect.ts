@@ -1,7 +1,7 @@
 // Gathers rows that arrive in pieces (Arrow batches, Parquet row groups, JSONL lines). When the
 // reader knows the row count up front (Arrow file footers, Parquet metadata) the rows go straight
 // into the final shared memory; otherwise they are gathered in chunks and copied once at the end.
-import { allocStore, elements, f32ToF16, pieceRows, type VectorDtype, type VectorStore } from '../dataset.js';
+import { allocStore, elements, f32ToF16, pieceRows, type VectorDtype, type VectorStore } from '../../vectors/dataset.js';
 
 import { firstSuspect } from './validate.js';
 

@@ -2,7 +2,7 @@
 // TensorFlow embedding projector's vectors.tsv). An optional header line is recognised by its
 // non-numeric fields. Two passes over the bytes: the first counts the rows so the values are
 // parsed straight into one array of the right size; the second parses, naming any odd line.
-import { allocStore, elements, pieceRows } from '../dataset.js';
+import { allocStore, elements, pieceRows } from '../../vectors/dataset.js';
 import { checkpoint } from '../../interrupt.js';
 import { log } from '../../log.js';
 import { detectDelimiter, isNumericField, parseField, splitFields, type Delimiter } from './csv-sniff.js';

@@ -2,7 +2,7 @@
 // array: f32 and f16 are read straight into the destination's memory (no intermediate copy);
 // everything else goes through a small reused chunk and is converted to f32.
 import { parallelReadable, readParallel } from './parallel-read.js';
-import { elementBytes, elements, viewLimitBytes, type VectorDtype, type VectorStore } from '../dataset.js';
+import { elementBytes, elements, viewLimitBytes, type VectorDtype, type VectorStore } from '../../vectors/dataset.js';
 import type { ByteSource } from './source.js';
 import { checkpoint } from '../../interrupt.js';
 import { firstSuspect } from './validate.js';

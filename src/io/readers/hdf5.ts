@@ -3,7 +3,7 @@
 // slabs of rows (chunked and gzip-compressed datasets too) straight into the Dataset's array.
 // Runs in the guarded decoder worker (guard.ts), like the other third-party decoders.
 import * as h5 from 'h5wasm/node';
-import { allocStore, elements, pieceRows, type VectorStore } from '../dataset.js';
+import { allocStore, elements, pieceRows, type VectorStore } from '../../vectors/dataset.js';
 import { decodeElements, keptAs, type ElementType } from './elements.js';
 import { firstSuspect } from './validate.js';
 import { badInput, type ByteSource } from './source.js';

@@ -2,7 +2,7 @@
 // The header is parsed as the Python literal it is (literal.ts) and checked the way numpy checks it.
 // Big-endian data is byte-swapped as it is read.
 // C-order data is read straight into the Dataset; Fortran-order data is transposed block by block.
-import { allocStore, elements, pieceRows, type VectorStore } from '../dataset.js';
+import { allocStore, elements, pieceRows, type VectorStore } from '../../vectors/dataset.js';
 import { CHUNK_BYTES, ELEMENT_BYTES, keptAs, readElements, type ElementType } from './elements.js';
 import { kindName, parsePythonLiteral, type Literal, type LiteralError } from './literal.js';
 import { badInput, type ByteSource } from './source.js';

@@ -8,7 +8,7 @@ import os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { InterruptedError } from '../../errors.js';
 import { interruptSignal } from '../../interrupt.js';
-import type { VectorStore } from '../dataset.js';
+import type { VectorStore } from '../../vectors/dataset.js';
 import { badInput, type ByteSource } from './source.js';
 
 /** Below this many bytes one thread is fast enough (workers take tens of ms to start). */

@@ -12,7 +12,7 @@ import { decompressPage, readDataPage, readDataPageV2 } from 'hyparquet/src/data
 import { readPlain } from 'hyparquet/src/plain.js';
 import { getMaxDefinitionLevel, getMaxRepetitionLevel, getSchemaPath } from 'hyparquet/src/schema.js';
 import { compressors } from 'hyparquet-compressors';
-import type { VectorDtype } from '../dataset.js';
+import type { VectorDtype } from '../../vectors/dataset.js';
 import { plausibleRows, RowCollector } from './collect.js';
 
 /** Thrown inside the walk to abandon the fast path. */

@@ -1,5 +1,5 @@
 // Raw little-endian f32 or f16 values with no header: the user supplies d (--dim).
-import { allocStore } from '../dataset.js';
+import { allocStore } from '../../vectors/dataset.js';
 import { ELEMENT_BYTES, keptAs, readElements } from './elements.js';
 import { badInput, type ByteSource } from './source.js';
 import type { RawDataset } from './types.js';

@@ -4,7 +4,7 @@
 // it — every tensor, not only the one read: shapes, dtypes, and offsets that tile the data area
 // exactly, without overlaps, gaps or bytes past the end. The chosen 2-D tensor is then read
 // straight into the Dataset like an .npy.
-import { allocStore } from '../dataset.js';
+import { allocStore } from '../../vectors/dataset.js';
 import { keptAs, readElements, type ElementType } from './elements.js';
 import { kindName, parseJson, type Literal, type LiteralError } from './literal.js';
 import { requireMatrix } from './npy.js';

@@ -1,4 +1,4 @@
-import type { Dataset } from '../dataset.js';
+import type { Dataset } from '../../vectors/dataset.js';
 
 /** What a format reader returns; read.ts then checks values and fills in `dropped`. */
 export type RawDataset = Omit<Dataset, 'dropped'> & {

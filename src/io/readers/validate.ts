@@ -5,7 +5,7 @@
 // distance between two vectors with coordinates in [-M, M] is at most 4·M²·d, kept below 2^120
 // (2^8 under f32's largest value, room for sums of a few such terms). The rows are scanned a view
 // at a time (they may be more than a typed array holds: ../dataset.ts).
-import { allocStore, elements, pieceRows, rows, type Dataset, type VectorView } from '../dataset.js';
+import { allocStore, elements, pieceRows, rows, type Dataset, type VectorView } from '../../vectors/dataset.js';
 import { badInput } from './source.js';
 import type { RawDataset } from './types.js';
 

@@ -1,7 +1,7 @@
 // .fvecs / .bvecs (the TEXMEX/FAISS formats): each record is an int32 dimension d followed by
 // d float32 (fvecs) or d uint8 (bvecs) values. Every record must repeat the same d.
 import { checkpoint } from '../../interrupt.js';
-import { allocStore, elements, pieceRows } from '../dataset.js';
+import { allocStore, elements, pieceRows } from '../../vectors/dataset.js';
 import { CHUNK_BYTES, decodeElements, type ElementType } from './elements.js';
 import { badInput, type ByteSource } from './source.js';
 import type { RawDataset } from './types.js';

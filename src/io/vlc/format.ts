@@ -30,7 +30,7 @@
 // Every byte is covered: magic, checksums, zero padding and the exact end of file. The decoder
 // names what is wrong in one line ("section 'assignments' checksum mismatch: file is corrupted").
 import { UsageError } from '../../errors.js';
-import { f16ToF32, f32ToF16 } from '../dataset.js';
+import { f16ToF32, f32ToF16 } from '../../vectors/dataset.js';
 import { quoteName } from '../names.js';
 import { crc32c } from './crc32c.js';
 import type { PayloadCrc } from './checksums.js';
