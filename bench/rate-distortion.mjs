@@ -30,7 +30,7 @@ const { DEFAULT_CONFIG } = await lib('anneal/config.js');
 const { storedAnchors } = await lib('io/vlc/format.js');
 const { writeVlc, readVlc } = await lib('io/vlc/file.js');
 const { reconstruct } = await lib('io/vlc/reconstruct.js');
-const { planResiduals, encodeResiduals } = await lib('api/residuals.js');
+const { fixedPlan, encodeWith } = await lib('codecs/registry/index.js');
 const { fileBytes } = await lib('io/vlc/size.js');
 const { VERSION } = await lib('version.js');
 
@@ -97,13 +97,13 @@ for (const { method, flags } of plans) {
     // The file's size from its shape (io/vlc/size.ts); the manifest as written holds a little more
     // than this one (its quality figures): 1 KiB of room for them. The bytes reported are the file's.
     const manifestBytes = Buffer.byteLength(JSON.stringify({ ...manifest, residual: 'pq' })) + 1024;
-    plan = planResiduals(flags, n, d, m, (payload) => fileBytes({ n, d, m, anchorDtype: 'f16', residualPayloadBytes: payload, manifestBytes }));
+    plan = fixedPlan(flags, { n, d, m, fileBytes: (payload) => fileBytes({ n, d, m, anchorDtype: 'f16', residualPayloadBytes: payload, manifestBytes }) });
   } catch (e) {
     process.stderr.write(`${method}: ${e.message}\n`);
     continue;
   }
   const t = performance.now();
-  const coded = plan.mode === 'none' ? undefined : await encodeResiduals(plan, input, backend, cfg.seed, {});
+  const coded = plan.mode === 'none' ? undefined : await encodeWith(plan, input, { backend, seed: cfg.seed, hooks: {} });
   const seconds = (performance.now() - t) / 1000;
   const file = path.join(tmp, 'x.vlc');
   const bytes = await writeVlc(file, {

@@ -7,6 +7,7 @@ import type { AnnealConfig } from '../anneal/config.js';
 import type { AnnealHooks } from '../anneal/types.js';
 import type { Backend } from '../backend/types.js';
 import type { CodedResiduals, EncodedResiduals } from '../codecs/index.js';
+import { checkChoice, codecFor, encodeWith, isCoded, payloadBytesOf, refuseOtherFlags, type ResidualChoice } from '../codecs/registry/index.js';
 import { UsageError } from '../errors.js';
 import type { Dataset } from '../vectors/dataset.js';
 import type { AnchorDtype, ResidualMode, VlcManifest } from '../io/vlc/manifest.js';
@@ -18,7 +19,6 @@ import { codecName, type Choice, type CodecPlan, type Encoder, type Goal, type T
 import { reconstructionRows } from '../quality/measure.js';
 import type { DecodeRow } from '../quality/reconstruction.js';
 import { VERSION } from '../version.js';
-import { checkResidualChoice, encodeResiduals, refusePqFlags, residualPayloadBytes, type ResidualChoice } from './residuals.js';
 
 /**
  * The default goal: recall@10 of exact search over the decoded vectors of at least 0.9, the usual
@@ -34,20 +34,40 @@ const WEAK_RECALL = 0.5;
 
 export type CodecGoal = Goal | { kind: 'fixed'; choice: ResidualChoice };
 
-/** What compress() takes about the codec: at most one of residual, quality and bytes (bytes also with residual pq). */
-export interface CodecOptions extends Partial<ResidualChoice> {
+/**
+ * What compress() takes about the codec: at most one of residual, quality and bytes (bytes also
+ * with a codec that sizes itself to it: pq, bits), and the codecs' own options (codecs/registry/).
+ */
+export interface CodecOptions {
+  /** Store exactly this beside each anchor id: 'none', 'int8', 'int4', 'pq', 'bits' (codecs/registry/). */
+  residual?: ResidualMode;
   quality?: number;
+  /** The whole file's bytes per vector: the best recall within it (or, with residual pq / bits, their size). */
+  bytes?: number;
+  /** pq: M subspaces (default d/4, or pqDims/4 with a projection). */
+  pq?: number;
+  /** pq: code the residual's coordinates along this many principal directions (default: every dimension). */
+  pqDims?: number;
+  /** pq: bits per code, 8 (default) or 4. */
+  pqBits?: number;
+  /** Options of codecs registered later, by their flags' keys. */
+  codecOptions?: Record<string, unknown>;
+}
+
+/** The options as the registry takes them: the codec's own by key. */
+function choiceOf(o: CodecOptions, residual: ResidualMode): ResidualChoice {
+  return { ...o.codecOptions, residual, bytes: o.bytes, pq: o.pq, pqBits: o.pqBits, pqDims: o.pqDims };
 }
 
 /** The options as a goal: fixed (--residual), a recall (--quality; the default 0.9) or a budget (--bytes). */
 export function goalOf(o: CodecOptions): CodecGoal {
   if (o.residual !== undefined) {
     if (o.quality !== undefined) throw new UsageError('--residual and --quality both say what to store; give one of them');
-    const choice = { residual: o.residual, pq: o.pq, pqBits: o.pqBits, pqDims: o.pqDims, bytes: o.bytes };
-    checkResidualChoice(choice);
+    const choice = choiceOf(o, o.residual);
+    checkChoice(choice);
     return { kind: 'fixed', choice };
   }
-  refusePqFlags(o);
+  refuseOtherFlags(choiceOf(o, 'none'));
   if (o.quality !== undefined && o.bytes !== undefined) throw new UsageError('--quality and --bytes both say what to store; give one of them');
   if (o.bytes !== undefined) return { kind: 'bytes', perVector: parseBytes(String(o.bytes)) };
   if (o.quality === undefined) return { kind: 'quality', recall: DEFAULT_QUALITY, pq: false };
@@ -129,7 +149,7 @@ export function sizer(f: Omit<ManifestFacts, 'm' | 'residual' | 'training' | 'qu
     fileBytes({ n, d, m, anchorDtype: f.anchorDtype, residualPayloadBytes: payload, manifestBytes: manifestBytes(m, residual) });
   return {
     withPayload,
-    perVector: (codec: CodecPlan, m: number) => withPayload(residualPayloadBytes(codec, n, d, m), m, codec.mode) / n,
+    perVector: (codec: CodecPlan, m: number) => withPayload(payloadBytesOf(codec, n, d, m), m, codec.mode) / n,
   };
 }
 
@@ -137,7 +157,7 @@ const inputOf = (t: Trained) => ({ x: t.x, n: t.n, d: t.d, anchors: t.anchors, a
 
 /** The codecs as choose.ts measures them: pq trains its codebooks on the backend in use. */
 export function encoderOn(backend: Backend, seed: number, hooks: AnnealHooks): Encoder {
-  return async (codec, t) => decoderOf(t, (await encodeResiduals(codec, inputOf(t), backend, seed, hooks)).residuals);
+  return async (codec, t) => decoderOf(t, (await encodeWith(codec, inputOf(t), { backend, seed, hooks })).residuals);
 }
 
 export function decoderOf(t: Trained, residuals?: CodedResiduals): DecodeRow {
@@ -152,8 +172,8 @@ export function decoderOf(t: Trained, residuals?: CodedResiduals): DecodeRow {
 export async function encodeAll(
   codec: CodecPlan, t: Trained, backend: Backend, seed: number, hooks: AnnealHooks,
 ): Promise<Partial<EncodedResiduals>> {
-  if (codec.mode === 'none') return {};
-  return encodeResiduals(codec, { ...inputOf(t), measureRows: reconstructionRows(t.n) }, backend, seed, hooks);
+  if (!isCoded(codec)) return {};
+  return encodeWith(codec, { ...inputOf(t), measureRows: reconstructionRows(t.n) }, { backend, seed, hooks });
 }
 
 const r3 = (x: number | null) => (x === null ? 'n/a' : x.toFixed(3));
@@ -164,7 +184,7 @@ const r3 = (x: number | null) => (x === null ? 'n/a' : x.toFixed(3));
  */
 export function choiceLine(goal: Goal, c: Choice): string {
   const chosen = c.measured[c.tried.indexOf(c.codec)];
-  const what = c.codec.mode === 'none' ? 'anchor ids alone' : `${codecName(c.codec)} residuals`;
+  const what = isCoded(c.codec) ? `${codecName(c.codec)} residuals` : 'anchor ids alone';
   const target = goal.kind === 'quality' ? `--quality ${goal.recall}` : `--bytes ${goal.perVector}`;
   const others = c.measured.length > 1 ? ` (tried: ${c.measured.map((x, i) => `${codecName(c.tried[i])} ${r3(x.recall_at_10_all)}`).join(', ')})` : '';
   const n = c.recall.n;
@@ -189,8 +209,7 @@ export function qualityWarning(goal: CodecGoal, c: Choice | undefined, recall: n
     );
   }
   if (goal.kind === 'fixed' && recall !== null && recall < WEAK_RECALL) {
-    const r = goal.choice.residual;
-    const better = r === 'none' ? '--residual int4, --residual int8 or --quality 0.9' : r === 'int8' ? `--anchors ${moreAnchors}` : '--residual int8 or --quality 0.9';
+    const better = codecFor(goal.choice.residual).keepsMore?.(moreAnchors) ?? '--residual int8 or --quality 0.9';
     return `recall@10 of search over the decoded vectors is ${r3(recall)}: they keep few true neighbours; ${better} keeps more`;
   }
   return undefined;

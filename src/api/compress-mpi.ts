@@ -22,6 +22,7 @@ import { probeCuda } from '../backend/cuda/index.js';
 import { selectBackend } from '../backend/select.js';
 import type { Backend, Engine } from '../backend/types.js';
 import { UsageError } from '../errors.js';
+import { isCoded } from '../codecs/registry/index.js';
 import { interruptSignal } from '../interrupt.js';
 import { rowsF32, type Dataset } from '../vectors/dataset.js';
 import { quoteName } from '../io/names.js';
@@ -146,7 +147,7 @@ export function rankGpu(gpu: number | number[] | undefined, local: number, count
 /** What MPI runs cannot do yet, refused before any work (the same on every rank). */
 function refuseUnsupported(o: DistributedOptions): void {
   const goal = goalOf(o);
-  if (goal.kind !== 'fixed' || goal.choice.residual !== 'none')
+  if (goal.kind !== 'fixed' || isCoded({ mode: goal.choice.residual }))
     throw new UsageError('under MPI only --residual none is supported so far (the residual codecs encode every vector on one rank); add --residual none');
   if (o.output === '-') throw new UsageError('under MPI rank 0 writes the .vlc to a file: give -o FILE, not -o -');
 }

@@ -4,6 +4,7 @@ import type { Backend } from '../backend/types.js';
 import type { Dataset } from '../vectors/dataset.js';
 import { assignmentWidthFor } from '../io/vlc/manifest.js';
 import { grouped, percent, sizeFigures } from '../io/vlc/stats.js';
+import { codecName, isCoded, jsonFieldsOf } from '../codecs/registry/index.js';
 import type { Choice, CodecPlan } from '../quality/choose.js';
 import type { FileQuality } from '../quality/measure.js';
 import type { CodecGoal } from './compress-codec.js';
@@ -31,10 +32,12 @@ export function compressStats(f: CompressFacts) {
     d: ds.d,
     m: f.m,
     residual: codec.mode,
-    pq_subspaces: codec.mode === 'pq' ? codec.subspaces : null,
-    pq_bits: codec.mode === 'pq' ? codec.bits : null,
-    pq_dims: codec.mode === 'pq' ? (codec.dims ?? null) : null,
-    bits_code_bytes: codec.mode === 'bits' ? codec.codeBytes : null,
+    /** The codec as messages name it ("int4", "pq 32x8", "bits 64B"). */
+    codec: codecName(codec),
+    /** Whether the file stores residuals beside the anchor ids (every codec but 'none'). */
+    coded: isCoded(codec),
+    // Each codec's parameters (pq_subspaces, pq_bits, pq_dims, bits_code_bytes), null when not this file's codec.
+    ...jsonFieldsOf(codec),
     anchor_dtype: f.anchorDtype,
     assignment_width: assignmentWidthFor(f.m),
     ...sizeFigures(f.bytes, ds.n, ds.d, f.m),

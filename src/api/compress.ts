@@ -7,8 +7,7 @@ import type { AnnealResult, IterRecord } from '../anneal/types.js';
 import { selectBackend, type DeviceChoice } from '../backend/select.js';
 import { prewarmKnn } from '../backend/cpu/index.js';
 import { exactKnnFor } from '../backend/exact-knn.js';
-import { prewarmScalarEncoder } from '../codecs/scalar.js';
-import { prefaultShared } from '../io/prefault.js';
+import { codecName, fixedPlan, prewarm, storable } from '../codecs/registry/index.js';
 import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
 import { datasetFromF32, MAX_TYPED_ELEMENTS, type Dataset } from '../vectors/dataset.js';
@@ -20,14 +19,13 @@ import { storedAnchors } from '../io/vlc/format.js';
 import { grouped } from '../io/vlc/stats.js';
 import { log, silentReporter, type Reporter } from '../log.js';
 import { quoteName } from '../io/names.js';
-import { choose, codecName, planChoice, type ChoicePlan, type CodecPlan, type Trained } from '../quality/choose.js';
+import { choose, planChoice, type ChoicePlan, type CodecPlan, type Trained } from '../quality/choose.js';
 import { measureQuality } from '../quality/measure.js';
 import { figuresFromRowSums } from '../quality/reconstruction.js';
 import {
   choiceLine, decoderOf, encodeAll, encoderOn, goalOf, qualityWarning, sizer, type CodecOptions,
 } from './compress-codec.js';
 import { compressStats, type CompressStats } from './compress-report.js';
-import { planResiduals, storableCodec } from './residuals.js';
 import { resolveSample, sampleSize, type SampleSpec } from './sample.js';
 import { enginesOn, train } from './train.js';
 import { vlcContent } from './compress-file.js';
@@ -144,7 +142,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   const size = sizer({ ds, anchorDtype: o.anchorDtype ?? 'f16', cfg: cfg0, sampleRows: ds.n, seed, device: 'cuda' });
   const plan: ChoicePlan = storablePlan(
     goal.kind === 'fixed'
-      ? { m: m0, options: [planResiduals(goal.choice, ds.n, ds.d, m0, (payload) => size.withPayload(payload, m0, 'pq'))] }
+      ? { m: m0, options: [fixedPlan(goal.choice, { n: ds.n, d: ds.d, m: m0, fileBytes: (payload) => size.withPayload(payload, m0, goal.choice.residual) })] }
       : planChoice(goal, ds.n, ds.d, m0, o.anchors !== undefined, size.perVector),
     ds.n, ds.d,
   );
@@ -156,10 +154,8 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   if (backend.kind === 'cuda') {
     // The CPU's worker threads start while the GPU trains: the residual encoder, and search when the GPU has none.
     if (!backend.exactKnn) prewarmKnn();
-    if (plan.options.some((c) => c.mode === 'int8' || c.mode === 'int4')) prewarmScalarEncoder(ds.n * ds.d);
-    // The GPU's scalar codes (n·d bytes) land in memory touched while it trains; only when they
-    // are sure to be made (a codec chosen by measuring might not use them).
-    if (plan.options.every((c) => c.mode === 'int8' || c.mode === 'int4')) prefaultShared(ds.n * ds.d);
+    // The residual encoders' threads, and memory they are sure to fill (codecs/registry/).
+    prewarm(plan.options, ds.n, ds.d);
   }
   const sample = resolveSample(o.sample ?? 'auto', backend.kind, ds.n, ds.d, m);
   const sampleRows = sampleSize(sample, ds.n, m);
@@ -196,7 +192,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
 
     const tr = performance.now();
     // One step, its elapsed time shown: the encoders report no count of their own.
-    const encoding = progress.step(`encoding ${codec.mode} residuals`, '');
+    const encoding = progress.step(`encoding ${codecName(codec)} residuals`, '');
     const { residuals, residualEnergy, rowSums } = await encodeAll(codec, trained, backend, seed, hooks);
     encoding.end();
     const residualSeconds = (performance.now() - tr) / 1000;
@@ -253,7 +249,7 @@ export function storableAnchorDtype(anchors: Float32Array, asked: 'f16' | 'f32' 
  * training rather than found after it; a usage error when none is left.
  */
 function storablePlan(plan: ChoicePlan, n: number, d: number): ChoicePlan {
-  const options = plan.options.filter((c) => storableCodec(c, n, d, plan.m));
+  const options = plan.options.filter((c) => storable(c, n, d, plan.m));
   if (options.length === plan.options.length) return plan;
   const left = plan.options.filter((c) => !options.includes(c)).map(codecName).join(', ');
   const why = `the codes of ${n} × ${d} vectors are more than one array holds (${grouped(MAX_TYPED_ELEMENTS)})`;

@@ -1,23 +1,11 @@
-// The residual codecs by name: which section each one owns, and what every codec shares (the
-// reconstruction error of a coded file). Encoders live in each codec's own file; this one is the
-// part a reader needs, so reading a .vlc never loads a trainer.
+// What every residual codec shares: the coded form's types, the sections a reader knows
+// (sections.ts), and the reconstruction error of a coded file. Encoders live in each codec's own
+// file; the codecs as objects (options, plans, training, encoding) in codecs/registry/.
 import { asRows, forEachF32Rows } from '../vectors/dataset.js';
-import { bitsSection } from './bits.js';
-import { pqSection } from './pq.js';
-import { scalarSection } from './scalar.js';
-import type { CodedMode, CodedResiduals, ResidualInput, ResidualMode, ResidualSection } from './types.js';
+import type { CodedResiduals, ResidualInput } from './types.js';
 
 export type { CodedMode, CodedResiduals, EncodedResiduals, ResidualInput, ResidualMode, ResidualSection, SectionContext } from './types.js';
-
-export const RESIDUAL_MODES: readonly ResidualMode[] = ['none', 'int8', 'int4', 'pq', 'bits'];
-
-/** The section reader of each coded mode. */
-export const RESIDUAL_SECTIONS: Record<CodedMode, ResidualSection> = {
-  int8: scalarSection('int8'),
-  int4: scalarSection('int4'),
-  pq: pqSection,
-  bits: bitsSection,
-};
+export { hasResiduals, knownModes, NO_RESIDUAL, registerSection, sectionOf } from './sections.js';
 
 /** Mean over vectors of ‖x − (anchor + decoded residual)‖², in f64: the file's true error. */
 export function residualMse(r: CodedResiduals, input: ResidualInput): number {

@@ -1,12 +1,17 @@
-// The residual codecs' common shape (SPEC §3.3, §6 Codecs). A .vlc file stores each vector as its
+// The residual codecs' common shape (docs/architecture.md "Codecs"). A .vlc file stores each vector as its
 // anchor id and, optionally, a coded residual r = x − (anchor as stored). Each codec owns one
 // checksummed section of the file: it knows how to train and encode (its own file), how to turn its
 // codes back into residuals, and how to write and read its section payload.
 
 import type { VectorsLike } from '../vectors/dataset.js';
 
-export type ResidualMode = 'none' | 'int8' | 'int4' | 'pq' | 'bits';
-export type CodedMode = Exclude<ResidualMode, 'none'>;
+/**
+ * A residual mode: 'none' (anchor ids alone) or a codec's name (codecs/sections.ts lists those a
+ * file may name; codecs/registry/ the codecs themselves).
+ */
+export type ResidualMode = string;
+/** The mode of a codec that stores a residual section. */
+export type CodedMode = string;
 
 /** What every codec encodes: n×d vectors, the anchors as a reader will see them, each vector's anchor. */
 export interface ResidualInput {

@@ -161,7 +161,7 @@ export function summaryLine(s: CompressResult, output: string): string {
   return (
     `${output === '-' ? 'stdout' : output}: ${s.bytes_per_vector.toFixed(2)} bytes/vector = ${percent(s.ratio_f32)} of f32 ` +
     `(${grouped(s.bytes)} bytes); relative error ${s.relative_error.toFixed(4)}, cosine ${s.mean_cosine.toFixed(5)}${recall}; ` +
-    `${grouped(s.n)} x ${s.d}, ${grouped(s.m)} anchors${s.residual === 'none' ? '' : ` + ${s.residual === 'pq' ? `pq ${s.pq_subspaces}x${s.pq_bits}${s.pq_dims ? ` on ${s.pq_dims} directions` : ''}` : s.residual === 'bits' ? `bits ${s.bits_code_bytes}B` : s.residual} residuals`}, ${s.device_label}: ` +
+    `${grouped(s.n)} x ${s.d}, ${grouped(s.m)} anchors${s.coded ? ` + ${s.codec} residuals` : ''}, ${s.device_label}: ` +
     `init ${s.init_seconds.toFixed(2)} s${polish}, ${loop}${s.converged ? ', converged' : ', stopped at --iters'}`
   );
 }

@@ -3,8 +3,7 @@
 import type { Command } from 'commander';
 import { readVlc } from '../io/vlc/file.js';
 import type { VlcFile } from '../io/vlc/format.js';
-import type { BitsResiduals } from '../codecs/bits.js';
-import type { PqResiduals } from '../codecs/pq.js';
+import { factsOf } from '../codecs/registry/index.js';
 import type { VlcManifest } from '../io/vlc/manifest.js';
 import { grouped, percent, sizeFigures } from '../io/vlc/stats.js';
 import { jsonResult, snakeKeys } from './json.js';
@@ -27,12 +26,13 @@ export function register(program: Command): void {
       applyVerbosity(o);
       const file = await readVlc(input);
       const facts = infoOf(file);
-      process.stdout.write(o.json ? JSON.stringify(jsonResult('info', facts)) + '\n' : infoText(facts, input));
+      process.stdout.write(o.json ? JSON.stringify(jsonResult('info', facts)) + '\n' : infoText(facts, input, factsOf(file.residuals).line));
     });
 }
 
 export function infoOf(file: VlcFile) {
   const mf = file.manifest;
+  const residualFacts = factsOf(file.residuals);
   const { n, d, m } = mf;
   return {
     n,
@@ -42,10 +42,9 @@ export function infoOf(file: VlcFile) {
     anchor_dtype: mf.anchorDtype,
     assignment_width: mf.assignmentWidth,
     residual: mf.residual,
-    /** With pq residuals: subspaces, bits per code, and the projected dimensions (null: none). */
-    pq: file.residuals?.mode === 'pq' ? pqFacts(file.residuals as PqResiduals) : null,
-    /** With bits residuals: code bytes and how many dimensions got each width. */
-    bits: file.residuals?.mode === 'bits' ? bitsFacts(file.residuals as BitsResiduals) : null,
+    // Each codec's facts under its key (pq: subspaces, bits, code bytes, dims; bits: code bytes and
+    // dimensions by width), null but for the file's own codec: codecs/registry/.
+    ...residualFacts.json,
     format_version: file.version,
     tool_version: mf.tool.version,
     ...sizeFigures(file.fileBytes, n, d, m),
@@ -82,17 +81,7 @@ function qualityOf(mf: VlcManifest) {
   };
 }
 
-function pqFacts(r: PqResiduals) {
-  return { subspaces: r.M, bits: r.bits, code_bytes: r.bits === 8 ? r.M : Math.ceil(r.M / 2), dims: r.projection ? r.dims : null };
-}
-
-function bitsFacts(r: BitsResiduals) {
-  const dimensions_by_bits = new Array<number>(9).fill(0);
-  for (const b of r.bits) dimensions_by_bits[b]++;
-  return { code_bytes: r.R, dimensions_by_bits };
-}
-
-function infoText(f: ReturnType<typeof infoOf>, name: string): string {
+function infoText(f: ReturnType<typeof infoOf>, name: string, residualLine?: string): string {
   const sectionBytes = f.sections.reduce((s, x) => s + x.bytes, 0);
   const rows: Array<[string, string]> = [
     ['file', `${name === '-' ? '<stdin>' : name}: ${grouped(f.bytes)} bytes, .vlc format version ${f.format_version}, written by vlc ${f.tool_version}`],
@@ -113,12 +102,7 @@ function infoText(f: ReturnType<typeof infoOf>, name: string): string {
       `energy ${f.energy.toPrecision(6)} (mean squared L2 error), ${f.iterations} iterations, ` +
         `${f.converged ? 'converged' : 'stopped at the iteration limit'}, init ${f.init}, device ${f.device}, seed ${f.seed}`,
     ],
-    ...(f.pq
-      ? ([['residuals', `pq: M = ${f.pq.subspaces} subspaces, ${f.pq.bits}-bit codes, ${f.pq.code_bytes} bytes/vector${f.pq.dims ? `, on ${f.pq.dims} principal directions` : ''}`]] as Array<[string, string]>)
-      : []),
-    ...(f.bits
-      ? ([['residuals', `bits: ${f.bits.code_bytes} code bytes/vector; dimensions by width ${f.bits.dimensions_by_bits.map((c, b) => (c ? `${b}:${c}` : '')).filter(Boolean).join(' ')} (bits:dimensions)`]] as Array<[string, string]>)
-      : []),
+    ...(residualLine ? ([['residuals', residualLine]] as Array<[string, string]>) : []),
     ['config', Object.entries(f.config).map(([k, v]) => `${k}=${v}`).join(' ')],
   ];
   return rows.map(([k, v]) => `${k.padEnd(9)} ${v}\n`).join('');

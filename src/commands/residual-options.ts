@@ -1,21 +1,22 @@
 // compress's flags for what each vector stores beside its anchor id: --quality, --bytes, --residual,
-// --pq, --pq-bits, --pq-dims (their meaning: src/api/compress-codec.ts and src/api/residuals.ts).
+// and each codec's own flags (pq's --pq, --pq-bits, --pq-dims), listed from the codec registry
+// (their meaning: src/api/compress-codec.ts and src/codecs/registry/).
 import { Option, type Command } from 'commander';
+import { residualCodecs } from '../api/codecs.js';
 import { DEFAULT_QUALITY, parseBytes, parseQuality } from '../api/compress-codec.js';
-import type { ResidualMode } from '../codecs/index.js';
 import { parseInteger } from './options.js';
 
 export interface ResidualFlags {
-  residual?: ResidualMode;
+  residual?: string;
   quality?: number;
-  pq?: number;
-  pqBits?: string;
-  pqDims?: number;
   bytes?: number;
+  /** Each codec's own flags, by key (pq, pqBits, pqDims, …). */
+  [codecFlag: string]: unknown;
 }
 
 export function addResidualOptions(cmd: Command): Command {
-  return cmd
+  const codecs = residualCodecs();
+  cmd
     .option(
       '--quality <recall>',
       `the smallest file whose decoded vectors keep this recall@10 of exact search, measured on a sample (default ${DEFAULT_QUALITY})`,
@@ -23,21 +24,28 @@ export function addResidualOptions(cmd: Command): Command {
     )
     .option('--bytes <B>', 'the best recall@10 within B bytes per vector, every section counted (with --residual pq: the most subspaces that fit; with --residual bits: the most code bytes)', parseBytes)
     .addOption(
-      new Option(
-        '--residual <mode>',
-        'store exactly this beside each anchor id, no measuring: none, int8 / int4 per dimension (d or d/2 bytes/vector), pq (product-quantized: --pq M or --bytes B), or bits (0-8 bits per dimension, allocated where they remove the most error: d/2 bytes/vector or --bytes B)',
-      ).choices(['none', 'int8', 'int4', 'pq', 'bits']),
-    )
-    .option('--pq <M>', 'with --residual pq: M subspaces, one code each per vector (default: d/4, at most d)', (v) => parseInteger('--pq', v, 1))
-    .addOption(new Option('--pq-bits <bits>', 'with --residual pq: bits per code, 8 (256 centroids, default) or 4 (16, two codes a byte)').choices(['8', '4']))
-    .option(
-      '--pq-dims <k>',
-      "with --residual pq: code the residual along its k leading principal directions only (k x d f16 values stored); pays on real data at low rates, where the residual's variance sits in few directions (default: every dimension)",
-      (v) => parseInteger('--pq-dims', v, 1),
+      new Option('--residual <mode>', `store exactly this beside each anchor id, no measuring: ${codecs.map((c) => c.help).join(', ')}`).choices(codecs.map((c) => c.mode)),
     );
+  for (const c of codecs)
+    for (const f of c.flags) {
+      const name = f.flag.split(' ')[0];
+      const option = new Option(f.flag, f.help);
+      if (f.parse === 'positive-integer') option.argParser((v: string) => parseInteger(name, v, 1));
+      else option.choices(f.parse); // kept a string here (commander checks the choice), a number below when numeric
+      cmd.addOption(option);
+    }
+  return cmd;
 }
 
-/** The flags as compress() takes them. */
+/** The flags as compress() takes them: the codecs' own under their keys. */
 export function residualChoiceFrom(o: ResidualFlags) {
-  return { residual: o.residual, quality: o.quality, pq: o.pq, pqDims: o.pqDims, bytes: o.bytes, pqBits: o.pqBits === undefined ? undefined : Number(o.pqBits) };
+  const { residual, quality, bytes } = o;
+  const asGiven = (v: unknown) => (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)) ? Number(v) : v);
+  const own = Object.fromEntries(residualCodecs().flatMap((c) => c.flags.map((f) => [f.key, asGiven(o[f.key])] as const)).filter(([, v]) => v !== undefined));
+  const { pq, pqBits, pqDims, ...codecOptions } = own as Record<string, unknown>;
+  return {
+    residual, quality, bytes,
+    pq: pq as number | undefined, pqBits: pqBits as number | undefined, pqDims: pqDims as number | undefined,
+    ...(Object.keys(codecOptions).length ? { codecOptions } : {}),
+  };
 }

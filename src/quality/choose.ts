@@ -14,23 +14,12 @@
 import type { ExactKnn } from '../backend/types.js';
 import { UsageError } from '../errors.js';
 import { allocStore, asRows, rowInto, rows as rowView, type Rows, type VectorsLike } from '../vectors/dataset.js';
-import type { ResidualMode } from '../io/vlc/manifest.js';
+import { candidatesFor, isCoded, jsonFieldsOf, largestFitting, type CodecPlan, type Goal } from '../codecs/registry/index.js';
 import { recallPlan, recallSample, sampledRecall, type RecallSample } from './measure.js';
 import { reconstructionQuality, type DecodeRow } from './reconstruction.js';
 
-/** `pq`: whether product quantization is among the codecs tried for a recall (its codebooks take training). */
-export type Goal = { kind: 'quality'; recall: number; pq: boolean } | { kind: 'bytes'; perVector: number };
-
-/** One codec with its parameters: what a file stores beside each anchor id. */
-export type CodecPlan = { mode: 'none' } | { mode: 'int8' | 'int4' } | { mode: 'pq'; subspaces: number; bits: 8 | 4; dims?: number } | { mode: 'bits'; codeBytes: number };
-
-/**
- * Product-quantized residuals tried: for --quality, M = d/8 and d/4 subspaces of 8-bit codes (d/8
- * and d/4 bytes a vector, between anchor ids alone and int4's d/2); for --bytes, the most subspaces
- * that fit, up to d/4. Each one measured is M codebook trainings on the sample, so a few sizes, not
- * a search over M, and none past d/4, where int4 (d/2 bytes) and int8 take over.
- */
-const PQ_FRACTIONS = [8, 4] as const;
+export type { CodecPlan, Goal };
+export { codecName } from '../codecs/registry/index.js';
 
 /** Standard errors below the target a measured recall may not reach (about 95% one-sided confidence). */
 const CONFIDENCE_SE = 2;
@@ -38,7 +27,7 @@ const CONFIDENCE_SE = 2;
 /** Ids-only files with more anchors than n / this stop being a quantization: each anchor would stand for under 4 vectors. */
 const MIN_VECTORS_PER_ANCHOR = 4;
 
-/** Anchor ids beyond 65,536 take 4 bytes (SPEC §2): the anchor count a budget may raise m to. */
+/** Anchor ids beyond 65,536 take 4 bytes (docs/format.md): the anchor count a budget may raise m to. */
 const MAX_BUDGET_ANCHORS = 65536;
 
 export interface ChoicePlan {
@@ -47,37 +36,19 @@ export interface ChoicePlan {
   options: CodecPlan[];
 }
 
-/** "int4", "pq 32x8" (M subspaces x bits), "bits 64B" (code bytes): a codec as messages name it. */
-export function codecName(c: CodecPlan): string {
-  return c.mode === 'pq' ? `pq ${c.subspaces}x${c.bits}${c.dims ? ` on ${c.dims} directions` : ''}` : c.mode === 'bits' ? `bits ${c.codeBytes}B` : c.mode;
-}
-
 /**
- * The anchor count and the codecs to measure. `bytesPerVector(codec, m)` is the file's size per
- * vector (an upper bound) for that codec and anchor count; `mGiven` when --anchors fixed m0.
+ * The anchor count and the codecs to measure: every registered codec's candidates for the goal
+ * (codecs/registry/). `bytesPerVector(codec, m)` is the file's size per vector (an upper bound) for
+ * that codec and anchor count; `mGiven` when --anchors fixed m0.
  */
 export function planChoice(
   goal: Goal, n: number, d: number, m0: number, mGiven: boolean, bytesPerVector: (c: CodecPlan, m: number) => number,
 ): ChoicePlan {
   const bySize = (cs: CodecPlan[]) => cs.sort((a, b) => bytesPerVector(a, m0) - bytesPerVector(b, m0));
-  const fixed: CodecPlan[] = [{ mode: 'none' }, { mode: 'int4' }, { mode: 'int8' }];
-  if (goal.kind === 'quality') {
-    const pq = [...new Set(PQ_FRACTIONS.map((f) => Math.max(1, Math.round(d / f))))]
-      .filter(() => goal.pq)
-      .map((M): CodecPlan => ({ mode: 'pq', subspaces: M, bits: 8 }));
-    return { m: m0, options: bySize([...fixed, ...pq]) };
-  }
+  const shape = { n, d, m: m0, fileBytes: () => Infinity }; // candidates size themselves through perVector
+  const fits = candidatesFor(goal, shape, (c) => bytesPerVector(c, m0));
+  if (goal.kind === 'quality' || fits.some(isCoded) || (mGiven && fits.length)) return { m: m0, options: bySize(fits) };
   const budget = goal.perVector;
-  const fits = fixed.filter((c) => bytesPerVector(c, m0) <= budget);
-  // pq stops at d/4 code bytes; where int4 (d/2) fits, pq has lost to it on every set measured, and
-  // its M codebook trainings are minutes on a CPU: measured only below int4's size.
-  const int4Fits = fits.some((c) => c.mode === 'int4');
-  const pq = int4Fits ? undefined : largestPq(Math.max(1, Math.round(d / PQ_FRACTIONS[1])), (M) => bytesPerVector({ mode: 'pq', subspaces: M, bits: 8 }, m0) <= budget);
-  if (pq) fits.push(pq);
-  // bits from 1 bit a dimension (d/8 code bytes) on: below it, the anchors (or pq) keep more.
-  const bitsFit = (R: number) => bytesPerVector({ mode: 'bits', codeBytes: R }, m0) <= budget;
-  if (bitsFit(Math.ceil(d / 8))) fits.push({ mode: 'bits', codeBytes: largestFitting(d, bitsFit) });
-  if (fits.some((c) => c.mode !== 'none') || (mGiven && fits.length)) return { m: m0, options: bySize(fits) };
   const none: CodecPlan = { mode: 'none' };
   const cost = (m: number) => `${bytesPerVector(none, m).toFixed(2)} bytes/vector`;
   if (mGiven) throw new UsageError(`--bytes ${budget} is below the smallest file with --anchors ${m0}: ${cost(m0)} (anchor ids alone); raise --bytes or lower --anchors`);
@@ -85,24 +56,6 @@ export function planChoice(
   const cap = Math.max(1, Math.min(MAX_BUDGET_ANCHORS, Math.floor(n / MIN_VECTORS_PER_ANCHOR)));
   if (bytesPerVector(none, 1) > budget) throw new UsageError(`--bytes ${budget} is below the smallest file for these vectors: ${cost(1)} (one anchor, ids alone)`);
   return { m: largestFitting(cap, (m) => bytesPerVector(none, m) <= budget), options: [none] };
-}
-
-/** The pq codec (8-bit codes) with the most subspaces, up to `most`, that fits; undefined when not even one does. */
-function largestPq(most: number, fits: (M: number) => boolean): CodecPlan | undefined {
-  if (!fits(1)) return undefined;
-  return { mode: 'pq', subspaces: largestFitting(most, fits), bits: 8 };
-}
-
-/** The largest k in 1..max with fits(k), given fits(1) and that fits is monotone. */
-export function largestFitting(max: number, fits: (k: number) => boolean): number {
-  let lo = 1; // fits
-  let hi = max + 1; // first that does not fit, or past the max
-  while (hi - lo > 1) {
-    const mid = (lo + hi) >> 1;
-    if (fits(mid)) lo = mid;
-    else hi = mid;
-  }
-  return lo;
 }
 
 /** What compress trained: the vectors, the anchors as stored, each vector's anchor. */
@@ -115,16 +68,13 @@ export interface Trained {
   assignments: Uint32Array;
 }
 
-/** Encodes the n vectors of a part of the data with one codec; returns the decoder of that part. */
-export type Encoder = (codec: Exclude<CodecPlan, { mode: 'none' }>, part: Trained) => Promise<DecodeRow>;
+/** Encodes the n vectors of a part of the data with one (coded) codec; returns the decoder of that part. */
+export type Encoder = (codec: CodecPlan, part: Trained) => Promise<DecodeRow>;
 
 export interface Measured {
-  residual: ResidualMode;
-  /** pq: subspaces and bits per code (null for the other codecs). */
-  pq_subspaces: number | null;
-  pq_bits: number | null;
-  /** bits: code bytes per vector (null for the other codecs). */
-  bits_code_bytes: number | null;
+  residual: string;
+  /** Each codec's parameters (pq_subspaces, pq_bits, pq_dims, bits_code_bytes: codecs/registry/), null when not the measured codec's. */
+  [codecField: string]: number | string | null;
   bytes_per_vector: number;
   /** recall@10 on the sample (its base: `Choice.sample` vectors). */
   recall_at_10: number | null;
@@ -158,15 +108,13 @@ export async function choose(
   const part = partOf(all, sample.plan.base);
   const measured: Measured[] = [];
   for (const codec of plan.options) {
-    const decodePart = codec.mode === 'none' ? anchorOnly(part) : await encode(codec, part);
+    const decodePart = isCoded(codec) ? await encode(codec, part) : anchorOnly(part);
     const decode: DecodeRow = (i, out) => decodePart(part.position(i), out);
     const rec = reconstructionQuality(x, n, d, decode, sample.plan.base);
     const r = await sampledRecall(x, n, d, decode, sample, knn);
     measured.push({
       residual: codec.mode,
-      pq_subspaces: codec.mode === 'pq' ? codec.subspaces : null,
-      pq_bits: codec.mode === 'pq' ? codec.bits : null,
-      bits_code_bytes: codec.mode === 'bits' ? codec.codeBytes : null,
+      ...jsonFieldsOf(codec),
       bytes_per_vector: bytesPerVector(codec),
       recall_at_10: r.recall_at_10,
       recall_at_10_se: r.recall_at_10_se,

@@ -2,7 +2,7 @@
 // most 2^32 − 1 elements: compress leaves such a codec out before training (or refuses it when it
 // was asked for), rather than failing after it. Sizes only: no vectors are allocated here.
 import { describe, expect, it } from 'vitest';
-import { storableCodec } from '../../dist/api/residuals.js';
+import { storable as storableCodec } from '../../dist/codecs/registry/index.js';
 
 describe('codecs whose codes fit one array', () => {
   it('int8/int4 up to 2^32 − 1 values, pq up to 2^32 − 1 codes', () => {

@@ -14,9 +14,10 @@ const LAYERS: Array<[RegExp, number, string]> = [
   [/^(errors|log|interrupt|version)$/, 0, 'errors/log/interrupt/version'],
   [/^vectors\//, 0, 'vectors (the block types every layer uses)'],
   [/^io\//, 1, 'io'],
-  // The residual codecs' coding and section I/O sit beside the file format that stores them; their
-  // trainers (codecs/train/) run the annealing engine, so they sit with anneal/.
-  [/^codecs\/train\//, 3, 'codec trainers'],
+  // The residual codecs' coding and section I/O sit beside the file format that stores them; the
+  // codecs as objects (codecs/registry/: plans, training through the backend, search scorers) and
+  // their trainers (codecs/train/, which run the annealing engine) sit with anneal/ and search/.
+  [/^codecs\/(train|registry)\//, 3, 'codec objects and trainers'],
   [/^codecs\//, 1, 'codecs'],
   [/^backend\//, 2, 'backend'],
   [/^(anneal|search|quality)\//, 3, 'anneal, search, quality'],

@@ -76,22 +76,22 @@ export class CpuSeeding {
     return -1;
   }
 
-  private async pass(mode: 'begin' | 'add' | 'try' | 'many', cands: Float32Array, count: number): Promise<Float64Array> {
+  private async pass(step: 'begin' | 'add' | 'try' | 'many', cands: Float32Array, count: number): Promise<Float64Array> {
     const { n, d, st, id } = this.host;
     await this.host.ready();
-    if (mode === 'begin') {
+    if (step === 'begin') {
       const g = this.host.global();
       this.scale = seedScale(g.n, d, g.maxAbs, maxAbsOf(cands.subarray(0, d)));
     }
     let extra: { tryDist?: Float32Array; fromTry?: number; tryL?: number } = {};
-    if (mode === 'try' && n * count <= TRY_CACHE_MAX) {
+    if (step === 'try' && n * count <= TRY_CACHE_MAX) {
       if (!this.tryDist || this.tryDist.length < n * count) this.tryDist = sharedF32(n * count);
       extra = { tryDist: this.tryDist };
-    } else if (mode === 'add') {
+    } else if (step === 'add') {
       const l = this.cachedCandidate(cands);
       if (l >= 0) extra = { tryDist: this.tryCache!.dist, fromTry: l, tryL: this.tryCache!.L };
     }
-    const L = mode === 'try' || mode === 'many' ? count : 1;
+    const L = step === 'try' || step === 'many' ? count : 1;
     if (L > this.candCap) {
       this.candCap = L;
       st.cands = sharedF32(L * d);
@@ -99,11 +99,11 @@ export class CpuSeeding {
     }
     st.cands.set(cands.subarray(0, L * d));
     // pick relies on begin/add's chunk sums: a try must not overwrite them.
-    const cs = mode === 'try' ? this.trySums : st.chunkSums;
+    const cs = step === 'try' ? this.trySums : st.chunkSums;
     const scale = this.scale;
-    await this.host.each(() => ({ op: 'seed', engine: id, mode, count: L, cands: st.cands, chunkSums: cs, seedScale: scale, ...extra }));
-    this.tryCache = mode === 'try' && extra.tryDist ? { cands: cands.slice(0, L * d), L, dist: extra.tryDist } : undefined;
-    if (mode === 'many') return Float64Array.of(sumChunks(cs, chunkCount(n)) / scale);
+    await this.host.each(() => ({ op: 'seed', engine: id, step, count: L, cands: st.cands, chunkSums: cs, seedScale: scale, ...extra }));
+    this.tryCache = step === 'try' && extra.tryDist ? { cands: cands.slice(0, L * d), L, dist: extra.tryDist } : undefined;
+    if (step === 'many') return Float64Array.of(sumChunks(cs, chunkCount(n)) / scale);
     const totals = new Float64Array(L);
     for (let c = 0; c < chunkCount(n); c++) for (let l = 0; l < L; l++) totals[l] += cs[c * L + l];
     for (let l = 0; l < L; l++) totals[l] /= scale; // integers below 2^53 over a power of two: exact

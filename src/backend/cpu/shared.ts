@@ -105,7 +105,7 @@ export type WorkerRequest =
       split?: SplitReduce;
     }
   | {
-      op: 'seed'; engine: number; mode: 'begin' | 'add' | 'try' | 'many'; count: number; cands?: Float32Array; chunkSums?: Float64Array;
+      op: 'seed'; engine: number; step: 'begin' | 'add' | 'try' | 'many'; count: number; cands?: Float32Array; chunkSums?: Float64Array;
       /** Units per unit of squared distance of the chunk sums (fixed.ts seedScale). */
       seedScale: number;
       /** try: keep each point's distances to the L candidates here (n×L); add: reuse column fromTry. */

@@ -270,26 +270,26 @@ const SEED_BLOCK = 16;
  * both leave each chunk's Σ D in chunkSums[chunk]. try: chunkSums[chunk·L + l] = Σ min(D, dist(x, c_l)).
  */
 function seed(
-  mode: 'begin' | 'add' | 'try' | 'many', count: number, cands: Float32Array, chunkSums: Float64Array, seedScale: number,
+  step: 'begin' | 'add' | 'try' | 'many', count: number, cands: Float32Array, chunkSums: Float64Array, seedScale: number,
   tryDist?: Float32Array, fromTry = -1, tryL = 0,
 ): void {
   const { d, seedD: D } = st!;
-  if (mode === 'many') return seedMany(count, cands, chunkSums, seedScale);
-  const L = mode === 'try' ? count : 1;
+  if (step === 'many') return seedMany(count, cands, chunkSums, seedScale);
+  const L = step === 'try' ? count : 1;
   if (tile.dist.length < SEED_BLOCK * CHUNK * L) tile.dist = new Float32Array(SEED_BLOCK * CHUNK * L);
   const dist = tile.dist;
-  const cached = mode === 'add' && tryDist !== undefined && fromTry >= 0;
+  const cached = step === 'add' && tryDist !== undefined && fromTry >= 0;
   for (let b0 = range.i0, chunk = range.chunk0; b0 < range.i1; b0 += SEED_BLOCK * CHUNK) {
     const nb = Math.min(SEED_BLOCK * CHUNK, range.i1 - b0);
     if (cached) {
       // The added anchor was a candidate of the last try: its distances are already known.
       for (let p = 0; p < nb; p++) dist[p] = tryDist![(b0 + p) * tryL + fromTry];
     } else kernel!.dists(xRows(b0, nb), nb, cands, L, d, dist);
-    if (mode === 'try' && tryDist) tryDist.set(dist.subarray(0, nb * L), b0 * L);
+    if (step === 'try' && tryDist) tryDist.set(dist.subarray(0, nb * L), b0 * L);
     // Sums per chunk of CHUNK points, each D counted as floor(D·seedScale) (exact integers).
     for (let c0 = 0; c0 < nb; c0 += CHUNK, chunk++) {
       const np = Math.min(CHUNK, nb - c0);
-      if (mode === 'try') {
+      if (step === 'try') {
         for (let l = 0; l < L; l++) {
           let sum = 0;
           for (let p = c0; p < c0 + np; p++) sum += fixedSeed(Math.min(D[b0 + p], dist[p * L + l]), seedScale);
@@ -298,7 +298,7 @@ function seed(
       } else {
         let sum = 0;
         for (let p = c0; p < c0 + np; p++) {
-          const v = mode === 'begin' ? dist[p] : Math.min(D[b0 + p], dist[p]);
+          const v = step === 'begin' ? dist[p] : Math.min(D[b0 + p], dist[p]);
           D[b0 + p] = v;
           sum += fixedSeed(v, seedScale);
         }
@@ -347,7 +347,7 @@ function handle(msg: WorkerRequest): void {
       return reduce(msg.k0, msg.k1, msg.sScale);
     case 'seed':
       use(msg.engine);
-      return seed(msg.mode, msg.count, msg.cands ?? st!.cands, msg.chunkSums ?? st!.chunkSums, msg.seedScale, msg.tryDist, msg.fromTry, msg.tryL);
+      return seed(msg.step, msg.count, msg.cands ?? st!.cands, msg.chunkSums ?? st!.chunkSums, msg.seedScale, msg.tryDist, msg.fromTry, msg.tryL);
     case 'knn':
       knnKernel ??= makeKernel('wasm');
       return knnRange(knnKernel, msg);

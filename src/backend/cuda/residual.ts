@@ -23,7 +23,7 @@ const UPLOAD_CHUNK = 64 << 20;
 const THREADS = KERNELS.residual_rows.threads;
 
 export async function encodeScalarOnGpu(
-  ctx: CudaContext, mode: ScalarMode, input: ResidualInput,
+  ctx: CudaContext, kind: ScalarMode, input: ResidualInput,
 ): Promise<EncodedResiduals<ScalarResiduals>> {
   const { n, d } = input;
   const x = asRows(input.x, n, d);
@@ -43,8 +43,8 @@ export async function encodeScalarOnGpu(
     const maxAbs = new Float64Array(blocks * d), sumSq = new Float64Array(blocks * d);
     ctx.download(maxAbs, maxAbsBuf);
     ctx.download(sumSq, sumSqBuf);
-    const sample = mode === 'int4' ? residualSample(rowsInput(input, false), n, CLIP_SAMPLE_ROWS) : undefined;
-    const scales = scalesOf(mode, n, d, blocks, maxAbs, sumSq, sample);
+    const sample = kind === 'int4' ? residualSample(rowsInput(input, false), n, CLIP_SAMPLE_ROWS) : undefined;
+    const scales = scalesOf(kind, n, d, blocks, maxAbs, sumSq, sample);
     t.push(performance.now());
 
     const S = alloc('residual scales', d * 4);
@@ -52,7 +52,7 @@ export async function encodeScalarOnGpu(
     const codesBuf = alloc('residual codes', n * d);
     const rowErrBuf = alloc('residual row errors', n * 8);
     launch(ctx, 'residual_rows', x.dtype, Math.ceil(n / THREADS), {
-      X: X.ptr, n, d, C: C.ptr, assign: A.ptr, scales: S.ptr, L: LEVELS[mode], codes: codesBuf.ptr, rowErr: rowErrBuf.ptr,
+      X: X.ptr, n, d, C: C.ptr, assign: A.ptr, scales: S.ptr, L: LEVELS[kind], codes: codesBuf.ptr, rowErr: rowErrBuf.ptr,
     });
     // The quality sample's row sums while the vectors and codes are still here (rowSums below).
     const sumsBuf = input.measureRows !== undefined ? rowSumsOnDevice(ctx, x.dtype, input.measureRows, n, d, { X, C, A, S, codes: codesBuf }, alloc) : undefined;
@@ -66,15 +66,15 @@ export async function encodeScalarOnGpu(
     if (sumsBuf && rowSums) ctx.download(rowSums, sumsBuf.buf);
     t.push(performance.now());
     // int8's checksum from the codes still on the device (int4's codes are packed before writing: the writer checksums them).
-    const sliceCrcs = mode === 'int8' ? await codesCrcs(ctx, codesBuf, n * d, alloc) : undefined;
+    const sliceCrcs = kind === 'int8' ? await codesCrcs(ctx, codesBuf, n * d, alloc) : undefined;
     held.free(); // the GPU's part is over
 
     const err = blockSums(rowErr, n); // as blockCodes sums them
     const crc = sliceCrcs && crc32cJoin(crc32c(new Uint8Array(Float32Array.from(scales).buffer)), sliceCrcs, CRC_SLICE, n * d);
     t.push(performance.now());
     const ms = t.slice(1).map((v, k) => (v - t[k]).toFixed(1));
-    log().debug(`${mode} residuals on the GPU: upload ${ms[0]} ms, ranges ${ms[1]} ms, codes ${ms[2]} ms, download ${ms[3]} ms, checksum ${ms[4]} ms`);
-    return { residuals: new ScalarResiduals(mode, n, d, scales, codes, crc), residualEnergy: err / n, rowSums };
+    log().debug(`${kind} residuals on the GPU: upload ${ms[0]} ms, ranges ${ms[1]} ms, codes ${ms[2]} ms, download ${ms[3]} ms, checksum ${ms[4]} ms`);
+    return { residuals: new ScalarResiduals(kind, n, d, scales, codes, crc), residualEnergy: err / n, rowSums };
   } finally {
     held.free();
   }

@@ -42,7 +42,8 @@ import {
   validateManifest,
   type VlcManifest,
 } from './manifest.js';
-import { RESIDUAL_SECTIONS, type CodedResiduals } from '../../codecs/index.js';
+import { hasResiduals, sectionOf, sectionSince, sectionTags } from '../../codecs/sections.js';
+import type { CodedResiduals } from '../../codecs/types.js';
 
 const MAGIC = Uint8Array.of(0x89, 0x56, 0x4c, 0x43, 0x0d, 0x0a, 0x1a, 0x0a);
 export const FORMAT_VERSION = 4;
@@ -53,21 +54,19 @@ export const FORMAT_VERSION = 4;
  * 2 and keep their bytes.
  */
 const OLDEST_VERSION = 1;
-/** The first version that holds each residual mode's section (the others: every version). */
-const RESIDUAL_SINCE: Partial<Record<VlcManifest['residual'], number>> = { pq: 2, bits: 3 };
-/** The version a file is written with: 2, or the later one its residual section needs. */
+/** The version a file is written with: 2, or the later one its residual section needs (codecs/sections.ts). */
 const versionFor = (residual: VlcManifest['residual'], res?: CodedResiduals): number =>
-  Math.max(2, RESIDUAL_SINCE[residual] ?? 2, res?.formatVersion ?? 2);
+  Math.max(2, sectionSince(residual), res?.formatVersion ?? 2);
 export const FILE_HEADER_BYTES = 24;
 export const SECTION_HEADER_BYTES = 24;
 const FLAG_REQUIRED = 1;
 
-/** Section tags this version knows, and the names used in the manifest and in messages. */
-const SECTION_TAGS: Record<string, string> = {
-  ANCH: 'anchors',
-  ASGN: 'assignments',
-  ...Object.fromEntries(Object.values(RESIDUAL_SECTIONS).map((s) => [s.tag, 'residuals'])),
-};
+/** The name a known section tag has in the manifest and in messages (undefined: a tag this vlc does not know). */
+function sectionNameOf(tag: string): string | undefined {
+  if (tag === 'ANCH') return 'anchors';
+  if (tag === 'ASGN') return 'assignments';
+  return sectionTags().includes(tag) ? 'residuals' : undefined;
+}
 
 export type Assignments = Uint8Array | Uint16Array | Uint32Array;
 
@@ -135,7 +134,7 @@ export function encodeVlc(content: VlcContent): Uint8Array[] {
   const width = assignmentWidthFor(m);
   const extra = content.extra ?? [];
   const res = content.residuals;
-  if ((base.residual === 'none') !== (res === undefined) || (res && res.mode !== base.residual))
+  if (hasResiduals(base.residual) !== (res !== undefined) || (res && res.mode !== base.residual))
     throw new Error(`encodeVlc: manifest.residual is '${base.residual}' but residuals are ${res ? res.mode : 'absent'}`);
   const manifest = canonicalManifest({
     ...base,
@@ -174,7 +173,7 @@ export function encodeVlc(content: VlcContent): Uint8Array[] {
   };
   addSection('ANCH', true, anchorPayload);
   addSection('ASGN', true, assignPayload);
-  if (res) addSection(RESIDUAL_SECTIONS[res.mode].tag, true, res.payload(), res.payloadCrc);
+  if (res) addSection(sectionOf(res.mode)!.tag, true, res.payload(), res.payloadCrc);
   for (const s of extra) {
     if (!/^[\x20-\x7e]{4}$/.test(s.tag)) throw new Error(`encodeVlc: section tag must be 4 ASCII characters`);
     addSection(s.tag, s.required, s.payload);
@@ -273,8 +272,8 @@ export function decodeVlcHeader(buf: Uint8Array, source = '<input>'): { manifest
     throw corrupt('manifest is not valid JSON');
   }
   const manifest = validateManifest(raw, source);
-  const since = RESIDUAL_SINCE[manifest.residual];
-  if (since !== undefined && version < since)
+  const since = sectionSince(manifest.residual);
+  if (version < since)
     throw corrupt(`residual mode '${manifest.residual}' in a format version ${version} file (${manifest.residual} needs version ${since})`);
   if (manifest.sections.length !== sectionCount)
     throw corrupt(`header says ${sectionCount} sections but the manifest lists ${manifest.sections.length}`);
@@ -290,7 +289,7 @@ export function expectedVlcBytes(mf: VlcManifest, manifestEnd: number): number |
     anchors: mf.m * mf.d * DTYPE_BYTES[mf.anchorDtype],
     assignments: mf.n * WIDTH_BYTES[mf.assignmentWidth],
     // pq: only the section's own header gives M and bits, so its size (and the file's) is left open.
-    ...(mf.residual !== 'none' ? { residuals: RESIDUAL_SECTIONS[mf.residual].payloadBytes(mf.n, mf.d) } : {}),
+    ...(hasResiduals(mf.residual) ? { residuals: sectionOf(mf.residual)?.payloadBytes(mf.n, mf.d) } : {}),
   };
   const up8 = (x: number) => Math.ceil(x / 8) * 8; // not align8: these sizes may pass 2^32
   let total = up8(manifestEnd);
@@ -378,7 +377,7 @@ export function decodeVlc(
     checkPadding(buf, start + size, end, `section '${name}'`, corrupt);
     off = end;
 
-    const known = SECTION_TAGS[tag];
+    const known = sectionNameOf(tag);
     if (known === undefined) {
       if (flags & FLAG_REQUIRED)
         throw fail(`section '${name}' (type '${tag}') is required but this vlc does not know it; upgrade vlc`);
@@ -386,7 +385,7 @@ export function decodeVlc(
       continue;
     }
     if (known !== name) throw corrupt(`section ${s + 1} has type '${tag}' (${known}) but the manifest says '${name}'`);
-    if (known === 'residuals' && tag !== (manifest.residual === 'none' ? '' : RESIDUAL_SECTIONS[manifest.residual].tag))
+    if (known === 'residuals' && tag !== (sectionOf(manifest.residual)?.tag ?? ''))
       throw corrupt(`section '${name}' has type '${tag}' but the manifest says residual mode '${manifest.residual}'`);
     sections.push({ name, tag, bytes: size, offset: start });
     if (known === 'anchors') anchorsBytes = payload;
@@ -396,7 +395,7 @@ export function decodeVlc(
   if (off !== len) throw corrupt(`${len - off} unexpected bytes after the last section`);
   if (!anchorsBytes) throw corrupt(`section 'anchors' is missing`);
   if (!assignBytes) throw corrupt(`section 'assignments' is missing`);
-  if (manifest.residual !== 'none' && !residualBytes) throw corrupt(`section 'residuals' is missing`);
+  if (hasResiduals(manifest.residual) && !residualBytes) throw corrupt(`section 'residuals' is missing`);
 
   const { n, d, m } = manifest;
   const wantAnchors = m * d * DTYPE_BYTES[manifest.anchorDtype];
@@ -413,7 +412,7 @@ export function decodeVlc(
   for (let i = 0; i < n; i++)
     if (assignments[i] >= m) throw corrupt(`section 'assignments': vector ${i} names anchor ${assignments[i]} but m = ${m}`);
 
-  const residuals = manifest.residual === 'none' ? undefined : RESIDUAL_SECTIONS[manifest.residual].read(residualBytes!, { n, d, m, assignments, version }, corrupt);
+  const residuals = !hasResiduals(manifest.residual) ? undefined : sectionOf(manifest.residual)!.read(residualBytes!, { n, d, m, assignments, version }, corrupt);
   return { version, manifest, anchors, assignments, residuals, fileBytes: len, sections, warnings };
 }
 

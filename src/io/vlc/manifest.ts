@@ -4,7 +4,8 @@
 // insertion order), which is what makes the bytes stable.
 import { UsageError } from '../../errors.js';
 import { quoteName } from '../names.js';
-import { RESIDUAL_MODES, type ResidualMode } from '../../codecs/index.js';
+import { hasResiduals, knownModes } from '../../codecs/sections.js';
+import type { ResidualMode } from '../../codecs/types.js';
 
 export type AnchorDtype = 'f16' | 'f32';
 export type AssignmentWidth = 'u8' | 'u16' | 'u32';
@@ -86,7 +87,7 @@ export function canonicalManifest(x: VlcManifest): VlcManifest {
     anchorDtype: x.anchorDtype,
     assignmentWidth: x.assignmentWidth,
     residual: x.residual,
-    ...(x.residual !== 'none' ? { residualEnergy: x.residualEnergy } : {}),
+    ...(hasResiduals(x.residual) ? { residualEnergy: x.residualEnergy } : {}),
     sections: [...x.sections],
     input: { dtype: x.input.dtype, dropped: x.input.dropped },
     training: {
@@ -134,6 +135,8 @@ function readQuality(v: unknown): QualityStats | undefined {
  * Check a parsed manifest field by field; the first problem becomes one UsageError line naming the
  * field. Unknown extra fields are allowed (a newer vlc may add some).
  */
+const isString = (v: unknown): v is string => typeof v === 'string';
+
 export function validateManifest(raw: unknown, source: string): VlcManifest {
   const bad = (what: string) => new UsageError(`${quoteName(source)}: manifest ${what}: file is corrupted or not made by vlc`);
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw bad('is not a JSON object');
@@ -164,11 +167,11 @@ export function validateManifest(raw: unknown, source: string): VlcManifest {
   if (assignmentWidth !== assignmentWidthFor(m))
     throw bad(`field 'assignmentWidth' is ${assignmentWidth} but m = ${m} needs ${assignmentWidthFor(m)}`);
   const residual = o.residual;
-  if (typeof residual !== 'string') throw bad(`field 'residual' must be a string`);
-  if (!(RESIDUAL_MODES as readonly string[]).includes(residual))
+  if (!isString(residual)) throw bad(`field 'residual' must be a string`);
+  if (!knownModes().includes(residual))
     throw new UsageError(`${quoteName(source)}: residual mode ${JSON.stringify(residual)} is not supported by this vlc; upgrade vlc`);
   const residualEnergy = o.residualEnergy;
-  if (residual !== 'none' && typeof residualEnergy !== 'number') throw bad(`field 'residualEnergy' must be a number`);
+  if (hasResiduals(residual) && typeof residualEnergy !== 'number') throw bad(`field 'residualEnergy' must be a number`);
   const sections = o.sections;
   if (!Array.isArray(sections) || !sections.every((s) => typeof s === 'string'))
     throw bad(`field 'sections' must be a list of names`);
@@ -189,7 +192,7 @@ export function validateManifest(raw: unknown, source: string): VlcManifest {
     anchorDtype,
     assignmentWidth,
     residual: residual as ResidualMode,
-    ...(residual !== 'none' ? { residualEnergy: residualEnergy as number } : {}),
+    ...(hasResiduals(residual) ? { residualEnergy: residualEnergy as number } : {}),
     sections: sections as string[],
     input: {
       dtype: input.dtype === 'f16' ? 'f16' : 'f32',

@@ -1,0 +1,64 @@
+// Bit-allocated scalar residuals (codecs/bits.ts holds the coded form and its section,
+// codecs/bits-train.ts the allocation): 0 to 8 bits per dimension where they remove the most
+// error, R code bytes a vector (d/2 by default, or the most that fit --bytes B).
+import { UsageError } from '../../errors.js';
+import { log } from '../../log.js';
+import { bitsPayloadBytes, type BitsResiduals } from '../bits.js';
+import { largestFitting, MAX_TYPED_ELEMENTS, type Codec, type CodecPlan } from './codec.js';
+
+export interface BitsPlan extends CodecPlan {
+  mode: 'bits';
+  codeBytes: number;
+}
+
+const plan = (R: number): BitsPlan => ({ mode: 'bits', codeBytes: R });
+
+export const bitsCodec: Codec<BitsPlan> = {
+  mode: 'bits',
+  title: 'bit-allocated residuals',
+  coded: true,
+  sizedByBytes: true,
+  help: 'bits (0-8 bits per dimension, allocated where they remove the most error: d/2 bytes/vector or --bytes B)',
+  name: (p) => `bits ${p.codeBytes}B`,
+  jsonFields: (p) => ({ bits_code_bytes: p?.codeBytes ?? null }),
+  factsKey: 'bits',
+
+  /** The most code bytes per vector (at most d: 8 bits a dimension) within --bytes; without it, d/2 (int4's size). */
+  plan(o, { n, d, fileBytes }) {
+    if (o.bytes === undefined) return plan(Math.ceil(d / 2));
+    const budget = o.bytes;
+    const fits = (R: number) => fileBytes(bitsPayloadBytes(n, d, R)) <= budget * n;
+    if (!fits(1)) {
+      const least = fileBytes(bitsPayloadBytes(n, d, 1)) / n;
+      throw new UsageError(`--bytes ${budget}: the smallest bits file (1 code byte) takes ${least.toFixed(2)} bytes per vector; raise --bytes, or lower --anchors`);
+    }
+    const R = largestFitting(d, fits); // d code bytes: 8 bits a dimension, never more
+    if (R === d) log().info(`--bytes ${budget} allows 8 bits for every dimension; using ${d} code bytes (int8's size)`);
+    return plan(R);
+  },
+
+  /** --bytes: the most code bytes that fit, from 1 bit a dimension (d/8 bytes) on; below it, the anchors (or pq) keep more. */
+  candidates(goal, { d }, perVector) {
+    if (goal.kind === 'quality') return [];
+    const fits = (R: number) => perVector(plan(R)) <= goal.perVector;
+    return fits(Math.ceil(d / 8)) ? [plan(largestFitting(d, fits))] : [];
+  },
+
+  payloadBytes: (p, n, d) => bitsPayloadBytes(n, d, p.codeBytes),
+  storable: (p, n, d) => n * p.codeBytes <= MAX_TYPED_ELEMENTS && bitsPayloadBytes(n, d, p.codeBytes) <= MAX_TYPED_ELEMENTS,
+
+  async encode(p, input, { backend }) {
+    // The bits and steps chosen on the host's sample, then the rows on the training GPU when the backend has one, else on the host's threads.
+    if (backend.encodeBits) return backend.encodeBits(input, p.codeBytes);
+    const { encodeBits } = await import('../bits-train.js');
+    return encodeBits(input, p.codeBytes);
+  },
+
+  facts(res) {
+    const r = res as BitsResiduals;
+    const dimensions_by_bits = new Array<number>(9).fill(0);
+    for (const b of r.bits) dimensions_by_bits[b]++;
+    const widths = dimensions_by_bits.map((c, b) => (c ? `${b}:${c}` : '')).filter(Boolean).join(' ');
+    return { key: 'bits', json: { code_bytes: r.R, dimensions_by_bits }, line: `bits: ${r.R} code bytes/vector; dimensions by width ${widths} (bits:dimensions)` };
+  },
+};

@@ -1,0 +1,63 @@
+// int8 and int4: the residual quantized with one scale per dimension (codecs/scalar.ts holds the
+// coding and its section). d or d/2 code bytes a vector; encoded on the training GPU when the
+// backend has the kernels (the same bytes), else on the host's threads; search scores candidates
+// straight from the codes.
+import { prefaultShared } from '../../io/prefault.js';
+import type { CandidateScorer } from '../../search/types.js';
+import { encodeScalar, prewarmScalarEncoder, ScalarResiduals, scalarPayloadBytes, type ScalarMode } from '../scalar.js';
+import { MAX_TYPED_ELEMENTS, type Codec, type CodecPlan } from './codec.js';
+
+/** int8 and int4 share their encoder's threads (the registry's prewarm sees one function). */
+function prewarmScalar(_p: CodecPlan, n: number, d: number, sure: boolean): void {
+  prewarmScalarEncoder(n * d);
+  // The GPU's codes (n·d bytes) land in memory touched while it trains, only when they are sure to be made.
+  if (sure) prefaultShared(n * d);
+}
+
+function scalarCodec(kind: ScalarMode): Codec<CodecPlan> {
+  const bytesPerRow = kind === 'int8' ? 'd' : 'd/2';
+  return {
+    mode: kind,
+    title: `${kind} residuals`,
+    coded: true,
+    help: `${kind} (one scale per dimension, ${bytesPerRow} bytes/vector)`,
+    name: () => kind,
+    jsonFields: () => ({}),
+    plan: () => ({ mode: kind }),
+    candidates: (goal, _shape, perVector) => (goal.kind === 'quality' || perVector({ mode: kind }) <= goal.perVector ? [{ mode: kind }] : []),
+    payloadBytes: (_p, n, d) => scalarPayloadBytes(kind, n, d),
+    // n·d codes in one array (and the payload in one buffer).
+    storable: (_p, n, d) => n * d <= MAX_TYPED_ELEMENTS && scalarPayloadBytes(kind, n, d) <= MAX_TYPED_ELEMENTS,
+    // Measures its error as it codes; on the training GPU when the backend has one (the same bytes).
+    encode: (_p, input, { backend }) => (backend.encodeScalar ? backend.encodeScalar(kind, input) : encodeScalar(kind, input)),
+    prewarm: prewarmScalar,
+    // int8 keeps nearly everything of the residual: what is left to gain is in smaller cells.
+    ...(kind === 'int8' ? { keepsMore: (moreAnchors: number) => `--anchors ${moreAnchors}` } : {}),
+    facts: () => undefined,
+    scorer: (base, r, file) => ({ scorer: scalarScorer(base.d, file.anchors, file.assignments, r as ScalarResiduals) }),
+  };
+}
+
+export const int8Codec = scalarCodec('int8');
+export const int4Codec = scalarCodec('int4');
+
+/**
+ * The distance to anchor + scale·code computed straight from the codes — the same f32 values
+ * io/vlc/reconstruct.ts builds (one rounding of anchor + scale·code), the same f64 sum, without a
+ * copy of the row per candidate.
+ */
+function scalarScorer(d: number, anchors: Float32Array, assignments: ArrayLike<number>, r: ScalarResiduals): CandidateScorer {
+  const { scales, codes } = r;
+  return {
+    forQuery: (query) => (id) => {
+      const a = assignments[id] * d;
+      const o = id * d;
+      let s = 0;
+      for (let k = 0; k < d; k++) {
+        const e = query[k] - Math.fround(anchors[a + k] + scales[k] * codes[o + k]);
+        s += e * e;
+      }
+      return s;
+    },
+  };
+}
