@@ -12,3 +12,6 @@ export type { ReadOptions } from './io/read.js';
 export type { VlcManifest } from './io/vlc/manifest.js';
 export type { Assignments, VlcFile } from './io/vlc/format.js';
 export type { DeviceChoice } from './backend/select.js';
+// Residual codecs: the registry's extension point (docs/architecture.md "Adding a codec").
+export { allCodecs, codecFor, registerCodec, type Codec, type CodecPlan, type EncodeContext, type ResidualChoice, type Shape } from './codecs/registry/index.js';
+export type { CodedResiduals, EncodedResiduals, ResidualInput, ResidualSection, SectionContext } from './codecs/types.js';
