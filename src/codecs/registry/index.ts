@@ -97,7 +97,7 @@ export function checkChoice(o: ResidualChoice): void {
   const sized = allCodecs().filter((c) => c.sizedByBytes);
   if (o.bytes !== undefined && !sized.includes(codec))
     throw new UsageError(
-      `--residual ${o.residual} fixes the codec and --bytes chooses one (or, with ${sized.map((c) => `--residual ${c.mode}`).join(' or ')}, its size): give one of them`,
+      `--residual ${o.residual} fixes the codec and --bytes chooses one (or, with --residual ${sized.map((c) => c.mode).join(' or ')}, its size): give one of them`,
     );
   refuseOtherFlags(o, o.residual);
   if (o.bytes !== undefined && !(Number.isFinite(o.bytes) && o.bytes > 0))
