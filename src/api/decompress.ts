@@ -3,7 +3,7 @@
 // every vector. What `vlc decompress` runs, and what `import { decompress } from 'vlc'` gives.
 import { UsageError } from '../errors.js';
 import { quoteName } from '../io/names.js';
-import { writeOutput } from '../io/output.js';
+import { assertNamed, writeOutput } from '../io/output.js';
 import { rowsOf } from '../io/rows.js';
 import { readVlc } from '../io/vlc/file.js';
 import type { Assignments } from '../io/vlc/format.js';
@@ -52,6 +52,7 @@ export async function decompress(input: string, o: DecompressOptions): Promise<D
   if (o.anchors && o.assignments) throw new UsageError('--anchors and --assignments each export one part; give only one');
   if (o.assignments && o.dtype) throw new UsageError('--dtype applies to vectors, not to --assignments');
   const target = typeof o.output === 'object' ? o.output.target : o.output ?? defaultOutput(input, defaultSuffix(o), '.vlc');
+  assertNamed(target); // before the format is told from it
   const idFormat = o.assignments ? pickIdFormat(o.format, target) : undefined;
   const vectorFormat = o.assignments ? undefined : pickVectorFormat(o.format, target);
 
