@@ -67,6 +67,7 @@ const WHY: Record<string, string> = {
   EFBIG: 'file too large for this file system or process limit',
   EIO: 'input/output error',
   EPIPE: 'the reader went away',
+  ENAMETOOLONG: 'the name is longer than its file system allows (255 bytes a name)',
 };
 
 function explain(e: unknown): string {
@@ -107,8 +108,10 @@ export function planOutput(target: string, rules: OutputRules = {}): OutputPlan 
   let isLink = false;
   try {
     isLink = fs.lstatSync(target).isSymbolicLink();
-  } catch {
-    /* does not exist yet: the usual case */
+  } catch (e) {
+    // Does not exist yet (the usual case) — or cannot: a name longer than its file system holds
+    // is refused now, not when the finished file is moved into place after the long work.
+    if ((e as NodeJS.ErrnoException).code === 'ENAMETOOLONG') throw new UsageError(`cannot write ${named}: ${explain(e)}; choose a shorter ${option} name`);
   }
   try {
     st = fs.statSync(target);
