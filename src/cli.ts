@@ -1,9 +1,11 @@
 // The command-line entry: builds the commander program from src/commands/ and is the single place
 // that turns errors into exit codes (README "Exit codes").
 import { Command, CommanderError } from 'commander';
-import { EXIT, ReportedElsewhere, VlcError } from './errors.js';
+import { EXIT, ReportedElsewhere, UsageError, VlcError } from './errors.js';
 import { installInterruptHandlers, interruptExitCode, interruptSignal, runCleanups } from './interrupt.js';
-import { escapeLine } from './io/names.js';
+import * as path from 'node:path';
+import { escapeLine, quoteName } from './io/names.js';
+import { withLimit } from './limits.js';
 import { log } from './log.js';
 import { commands } from './commands/index.js';
 import { helpFirst, hintsFor, markRequired } from './commands/help.js';
@@ -29,6 +31,31 @@ function exitCodeOf(err: unknown): number {
   return EXIT.failure;
 }
 
+/**
+ * A working directory that was deleted (a build dir cleaned under a running shell) fails every
+ * worker thread Node starts (it asks for the cwd: ENOENT uv_cwd). vlc then moves to / — so that
+ * absolute paths work as anywhere — and refuses each relative path it is given, which would now
+ * name something under / rather than what the user meant.
+ */
+function leaveDeletedCwd(program: Command): void {
+  try {
+    process.cwd();
+    return;
+  } catch {
+    process.chdir('/');
+  }
+  program.hook('preAction', (_program, command) => {
+    const opts = command.opts() as Record<string, unknown>;
+    const paths = [...command.args, ...PATH_OPTIONS.map((k) => opts[k])].filter((p): p is string => typeof p === 'string');
+    const relative = paths.find((p) => p !== '-' && p !== '' && !path.isAbsolute(p));
+    if (relative !== undefined)
+      throw new UsageError(`the working directory no longer exists (deleted?), so the relative path ${quoteName(relative)} names nothing; cd to an existing directory or give absolute paths`);
+  });
+}
+
+/** The options whose values are paths (the positional arguments all are). */
+const PATH_OPTIONS = ['output', 'stats', 'out', 'queries'];
+
 export async function main(argv: string[]): Promise<number> {
   installInterruptHandlers();
   // A closed stdout (e.g. `vlc ... | head`) ends quietly.
@@ -38,6 +65,7 @@ export async function main(argv: string[]): Promise<number> {
   const program = buildProgram();
   const args = helpFirst(argv, program.commands.map((c) => c.name()));
   try {
+    leaveDeletedCwd(program);
     await program.parseAsync(args);
     return EXIT.ok;
   } catch (err) {
@@ -48,7 +76,8 @@ export async function main(argv: string[]): Promise<number> {
     // One line, whatever the message holds (a name or header text from a hostile file); hints only
     // name options the running command has.
     const running = program.commands.find((c) => c.name() === args[2]);
-    const msg = escapeLine(hintsFor(running, err instanceof Error ? err.message : String(err)));
+    const raw = err instanceof Error ? err.message : String(err);
+    const msg = escapeLine(hintsFor(running, err instanceof VlcError ? raw : withLimit(raw)));
     process.stderr.write(`vlc: ${msg}\n`);
     if (!(err instanceof VlcError) && err instanceof Error && err.stack) log().debug(err.stack);
     return exitCodeOf(err); // InterruptedError carries exit 130 itself

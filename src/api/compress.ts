@@ -11,6 +11,7 @@ import { codecName, fixedPlan, prewarm, storable } from '../codecs/registry/inde
 import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
 import { datasetFromF32, MAX_TYPED_ELEMENTS, type Dataset } from '../vectors/dataset.js';
+import { maxAbsOf, scaledDataset, scaleFor, scaleInPlace } from '../vectors/scale.js';
 import type { ReadOptions } from '../io/read.js';
 import { expandInputs, readInputs } from '../io/shards.js';
 import { checkFinite } from '../io/readers/validate.js';
@@ -108,7 +109,8 @@ async function datasetOf(input: string | string[] | Vectors, o: ReadOptions): Pr
 /** The rules for compress's outputs (-o, --stats): never over an input, which gives its permission bits. */
 export function compressOutputRules(input: string | string[] | Vectors, force?: boolean): OutputRules {
   const inputs = typeof input === 'string' ? [input] : Array.isArray(input) ? input : [];
-  return { binary: 'the binary .vlc file', force, inputs: inputs.length === 0 || inputs.includes('-') ? inputs : expandInputs(inputs) };
+  // Every file, duplicates or not: only their identities matter here (readInputs refuses duplicates).
+  return { binary: 'the binary .vlc file', force, inputs: inputs.length === 0 || inputs.includes('-') ? inputs : expandInputs(inputs, true) };
 }
 
 /**
@@ -164,7 +166,12 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     // Each k-means++ try of init, the iterations (training's own line), then one exact pass. The
     // tries after the first come after its polishing iterations, so the steps alternate.
     let phase = progress.step('choosing initial anchors (k-means++)', '');
-    const result = await train(enginesOn(backend, ds, m), cfg, sample, {
+    // Tiny or huge data trains at a power-of-two scale (vectors/scale.ts), on a scaled copy: the
+    // backends' f32 distances would underflow or overflow. The anchors and energies come back
+    // unscaled; everything after training works on the data as read.
+    const scale = scaleFor(maxAbsOf(ds));
+    if (scale !== 1) log().info(`the vectors' largest magnitude is ${(1 / scale).toPrecision(3)}-scale: training on them multiplied by 2^${Math.log2(scale)} (exact), so that float32 distances neither underflow nor overflow`);
+    const result = unscaledResult(scale, await train(enginesOn(backend, scaledDataset(ds, scale), m), cfg, sample, {
       signal: hooks.signal,
       onIter: (rec: IterRecord, maxIters: number) => {
         phase.end();
@@ -176,7 +183,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
         phase = progress.step(`choosing initial anchors (k-means++${tries > 1 ? `, try ${t + 1} of ${tries}` : ''})`, '');
       },
       onFinalPass: () => (phase = progress.step('final assignment pass', '')),
-    });
+    }));
     phase.end(); // ended before compress logs what it chose
     const anchorDtype = storableAnchorDtype(result.anchors, o.anchorDtype);
     const x = ds;
@@ -226,19 +233,38 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   }
 }
 
+/** A training result at scale `s` (vectors/scale.ts) brought back to the data's own: anchors / s, energies / s². */
+function unscaledResult<T extends { anchors: Float32Array; energy: number; trainEnergy: number; history: IterRecord[] }>(s: number, r: T): T {
+  if (s === 1) return r;
+  const e = 1 / (s * s);
+  return {
+    ...r,
+    anchors: scaleInPlace(r.anchors, 1 / s),
+    energy: r.energy * e,
+    trainEnergy: r.trainEnergy * e,
+    history: r.history.map((h) => ({ ...h, energy: h.energy * e, temperature: h.temperature * e })),
+  };
+}
+
 /** Largest finite float16 (anchors beyond it would be stored as Inf). */
 const F16_MAX = 65504;
+/** float16's smallest normal value: below it f16 keeps fewer than 11 bits, and under 2^-24 nothing. */
+const F16_MIN_NORMAL = 2 ** -14;
 
 /**
- * f16 anchors (the default) cannot hold values beyond ±65504: then the anchors are stored as f32,
- * with a log line — or, when f16 was asked for explicitly, the run is refused.
+ * f16 anchors (the default) hold the anchors to 11 bits of their largest magnitude M only when M
+ * lies in f16's normal range, [2^-14, 65504]: beyond it they would be Inf (saturated, now), below
+ * it rounded towards zero, all of them at 1e-8 and below. Outside it the anchors are stored as
+ * f32, with a log line — or, when f16 was asked for explicitly, the run is refused.
  */
 export function storableAnchorDtype(anchors: Float32Array, asked: 'f16' | 'f32' | undefined): 'f16' | 'f32' {
   if (asked === 'f32') return 'f32';
   let max = 0;
   for (let i = 0; i < anchors.length; i++) max = Math.max(max, Math.abs(anchors[i]));
-  if (max <= F16_MAX) return 'f16';
-  const why = `the anchors reach ${max.toPrecision(4)}, beyond float16's range (${F16_MAX})`;
+  if (max === 0 || (max >= F16_MIN_NORMAL && max <= F16_MAX)) return 'f16';
+  const why = max > F16_MAX
+    ? `the anchors reach ${max.toPrecision(4)}, beyond float16's range (${F16_MAX})`
+    : `the anchors are at most ${max.toPrecision(4)} in magnitude, below float16's normal range (${F16_MIN_NORMAL.toPrecision(3)}): f16 would round them towards zero`;
   if (asked === 'f16') throw new UsageError(`${why}; use --anchor-dtype f32`);
   log().info(`${why}: storing them as f32`);
   return 'f32';

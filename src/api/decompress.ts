@@ -3,7 +3,7 @@
 // every vector. What `vlc decompress` runs, and what `import { decompress } from 'vlc'` gives.
 import { UsageError } from '../errors.js';
 import { quoteName } from '../io/names.js';
-import { writeOutput } from '../io/output.js';
+import { assertNamed, writeOutput } from '../io/output.js';
 import { rowsOf } from '../io/rows.js';
 import { readVlc } from '../io/vlc/file.js';
 import type { Assignments } from '../io/vlc/format.js';
@@ -52,6 +52,7 @@ export async function decompress(input: string, o: DecompressOptions): Promise<D
   if (o.anchors && o.assignments) throw new UsageError('--anchors and --assignments each export one part; give only one');
   if (o.assignments && o.dtype) throw new UsageError('--dtype applies to vectors, not to --assignments');
   const target = typeof o.output === 'object' ? o.output.target : o.output ?? defaultOutput(input, defaultSuffix(o), '.vlc');
+  assertNamed(target); // before the format is told from it
   const idFormat = o.assignments ? pickIdFormat(o.format, target) : undefined;
   const vectorFormat = o.assignments ? undefined : pickVectorFormat(o.format, target);
 
@@ -77,6 +78,7 @@ export async function decompress(input: string, o: DecompressOptions): Promise<D
   }
   // Default: the dtype the vectors came in (f16 stays f16), except .fvecs and Parquet, written as f32 only.
   const dtype = o.dtype ?? (vectorFormat === 'fvecs' || vectorFormat === 'parquet' ? 'f32' : file.manifest.input.dtype);
+  if (dtype === 'f16') refuseBeyondF16(file.anchors, quoteName(input));
   // Rows are rebuilt and written a chunk at a time: n × d may be far larger than memory.
   const rows = o.anchors ? rowsOf(file.anchors, m, d) : reconstructedRows(file);
   const bytes = vectorBytes(vectorFormat!, rows.n, d, dtype);
@@ -85,6 +87,18 @@ export async function decompress(input: string, o: DecompressOptions): Promise<D
   await writeVectors(out, rows, { format: vectorFormat!, dtype, onBytes: w.onBytes });
   w.end();
   return { what: o.anchors ? 'anchors' : 'vectors', rows: rows.n, d, format: vectorFormat!, dtype, output: out.target };
+}
+
+/**
+ * f16 output holds ±65504 at most. Values a little beyond it (an f16 input's reconstruction
+ * overshooting by its residual) are saturated to ±65504 by the one narrowing rule
+ * (vectors/dataset.ts f32ToF16); vectors whose anchors alone lie beyond it would lose their
+ * magnitudes, so that is refused before anything is written.
+ */
+function refuseBeyondF16(anchors: Float32Array, name: string): void {
+  let max = 0;
+  for (let i = 0; i < anchors.length; i++) max = Math.max(max, Math.abs(anchors[i]));
+  if (max > 65504) throw new UsageError(`${name}: its vectors reach ${max.toPrecision(4)}, beyond float16's range (±65504); use --dtype f32`);
 }
 
 /** What the default output name ends with: the format's extension, after .anchors / .assignments. */

@@ -28,7 +28,7 @@ export interface RankRows {
 
 export async function readRankRows(input: string[], rank: number, size: number, o: ReadOptions): Promise<RankRows> {
   if (input.includes('-')) throw new UsageError('under MPI every rank reads the input itself: give a file, not - (stdin)');
-  const files = expandInputs(input);
+  const files = expandInputs(input, o.allowDuplicateInputs);
   if (files.length === size && size > 1) return { ds: await readDataset(files[rank], o), how: `file ${rank + 1} of ${size}` };
   if (files.length === 1) {
     const ranged = await readRange(files[0], rank, size, o);

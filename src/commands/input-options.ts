@@ -14,9 +14,10 @@ export interface InputFlags {
   dim?: number;
   rawDtype?: 'f32' | 'f16';
   dropInvalid?: boolean;
+  allowDuplicateInputs?: boolean;
 }
 
-/** --format --column --tensor --array --dataset --field --dim --raw-dtype --drop-invalid. `what` names the file they apply to. */
+/** --format --column --tensor --array --dataset --field --dim --raw-dtype --drop-invalid --allow-duplicate-inputs. `what` names the file they apply to. */
 export function addInputOptions(cmd: Command, what = 'the input'): Command {
   return cmd
     .option('--format <format>', `force the format of ${what} (npy, npz, fvecs, bvecs, arrow, parquet, safetensors, hdf5, csv, jsonl, raw) instead of sniffing it`)
@@ -29,7 +30,8 @@ export function addInputOptions(cmd: Command, what = 'the input'): Command {
     .addOption(
       new Option('--raw-dtype <dtype>', `element type of raw data (${what}; default f32)`).choices(['f32', 'f16']),
     )
-    .option('--drop-invalid', `skip vectors containing NaN or Inf in ${what} (and say how many) instead of failing`);
+    .option('--drop-invalid', `skip vectors containing NaN or Inf in ${what} (and say how many) instead of failing`)
+    .option('--allow-duplicate-inputs', `read a file named twice in ${what} (the same path, a link to it, or a glob matching it again) twice, as asked; without it that is refused`);
 }
 
 export function readOptionsFrom(o: InputFlags): ReadOptions {
@@ -43,5 +45,6 @@ export function readOptionsFrom(o: InputFlags): ReadOptions {
     dim: o.dim,
     rawDtype: o.rawDtype,
     dropInvalid: o.dropInvalid,
+    allowDuplicateInputs: o.allowDuplicateInputs,
   };
 }

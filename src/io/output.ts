@@ -9,7 +9,11 @@
 //     the temp file; an existing target is untouched;
 //   - character devices, FIFOs, sockets and '-' (stdout) are streamed to, never renamed over (as
 //     root, `-o /dev/null` must not replace /dev/null); binary data never goes to a terminal;
-//   - a new file takes the input's permission bits (stdin: 0666 & ~umask), as gzip does.
+//   - a new file takes the input's permission bits (stdin: 0666 & ~umask), as gzip does;
+//   - a name that is a symbolic link to a regular file is replaced itself (with --force), as gzip -f
+//     does: the file it points to is never written through, since the user named the link;
+//   - vlc's own temp and probe files have short names (tempBeside), so they fit wherever the
+//     user's name fits (NAME_MAX is 255 bytes).
 // planOutput() checks all of this before any long work; writeOutput() writes.
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -17,6 +21,7 @@ import * as path from 'node:path';
 import { isatty } from 'node:tty';
 import { InterruptedError, UsageError } from '../errors.js';
 import { checkpoint, interruptSignal, onCleanup } from '../interrupt.js';
+import { log } from '../log.js';
 import { quoteName } from './names.js';
 
 /** Something that writes bytes, in order. Return value of write() is awaited for backpressure. */
@@ -43,7 +48,7 @@ export interface OutputPlan {
   /** As the user gave it ('-' for stdout). */
   readonly target: string;
   readonly kind: 'stdout' | 'device' | 'fifo' | 'file';
-  /** For 'file': the path written (links followed), and whether it may replace an existing file. */
+  /** For 'file': the path written (the name itself: a link there is replaced, not written through), and whether it may replace an existing file. */
   readonly path: string;
   readonly force: boolean;
   /** Permission bits of a new file (undefined: 0666 & ~umask). */
@@ -62,6 +67,7 @@ const WHY: Record<string, string> = {
   EFBIG: 'file too large for this file system or process limit',
   EIO: 'input/output error',
   EPIPE: 'the reader went away',
+  ENAMETOOLONG: 'the name is longer than its file system allows (255 bytes a name)',
 };
 
 function explain(e: unknown): string {
@@ -91,6 +97,7 @@ export function planOutput(target: string, rules: OutputRules = {}): OutputPlan 
   const force = rules.force ?? false;
   const mode = modeOf(rules.inputs);
   const named = quoteName(target);
+  assertNamed(target, option);
   if (target === '-') {
     if (rules.binary && process.stdout.isTTY)
       throw new UsageError(`refusing to write ${rules.binary} to a terminal; redirect stdout (> file, | vlc ...) or give ${option} FILE`);
@@ -98,16 +105,20 @@ export function planOutput(target: string, rules: OutputRules = {}): OutputPlan 
     return { target, kind: 'stdout', path: target, force, mode, option };
   }
   let st: fs.Stats | undefined;
-  let linkOnly = false;
+  let isLink = false;
+  try {
+    isLink = fs.lstatSync(target).isSymbolicLink();
+  } catch (e) {
+    // Does not exist yet (the usual case) — or cannot: a name longer than its file system holds
+    // is refused now, not when the finished file is moved into place after the long work.
+    if ((e as NodeJS.ErrnoException).code === 'ENAMETOOLONG') throw new UsageError(`cannot write ${named}: ${explain(e)}; choose a shorter ${option} name`);
+  }
   try {
     st = fs.statSync(target);
   } catch {
-    try {
-      linkOnly = fs.lstatSync(target).isSymbolicLink(); // a link to nothing
-    } catch {
-      /* does not exist yet: the usual case */
-    }
+    /* missing, or a link to nothing (isLink) */
   }
+  const linkOnly = isLink && !st;
   if (st) {
     const id = identity(st);
     const clash = (rules.inputs ?? []).find((i) => inputIdentity(i) === id);
@@ -127,13 +138,21 @@ export function planOutput(target: string, rules: OutputRules = {}): OutputPlan 
     throw new UsageError(`${option} ${named} is a link to a file that does not exist; use -f (--force) to replace the link`);
   }
   for (const o of rules.others ?? [])
-    if (o.kind === 'file' && path.resolve(o.path) === path.resolve(st ? fs.realpathSync(target) : target))
+    if (o.kind === 'file' && path.resolve(o.path) === path.resolve(target))
       throw new UsageError(`${option} and ${o.option} both name ${named}; give them different files`);
-  // Writing through a link replaces the file it points to, as `> link` would; the link stays.
-  const file = st ? fs.realpathSync(target) : target;
+  // A regular file (or a link to one, or to nothing) is replaced by name: the new file is renamed
+  // over the name the user gave, so a link there is replaced itself and its target is untouched —
+  // gzip -f's rule. (Following the link would overwrite a file the user never named.)
+  const file = target;
+  if (isLink && st) log().debug(`${option} ${named} is a symbolic link: it is replaced by the new file; the file it points to is left as it is`);
   assertCreatable(file, target, option);
   if (rules.expectedBytes !== undefined) assertRoom(file, target, rules.expectedBytes);
   return { target, kind: 'file', path: file, force, mode, option };
+}
+
+/** An empty name (`-o ''`, often an unset shell variable) is refused as such, before anything looks it up. */
+export function assertNamed(target: string, option = '-o'): void {
+  if (target === '') throw new UsageError(`the ${option} name is empty; give a file name, or - for stdout`);
 }
 
 /** Permission bits for a new output: those of the first input that is a regular file. */
@@ -159,14 +178,26 @@ function isTerminal(st: fs.Stats): boolean {
  * that also holds for root, read-only mounts and pseudo file systems).
  */
 function assertCreatable(file: string, target: string, option: string): void {
-  const dir = path.dirname(path.resolve(file));
-  const probe = path.join(dir, `.${path.basename(file)}.${process.pid}.probe.tmp`);
+  const probe = tempBeside(file, 'probe');
   try {
     fs.closeSync(fs.openSync(probe, 'wx'));
     fs.rmSync(probe, { force: true });
   } catch (e) {
     throw new UsageError(`cannot write ${quoteName(target)}: ${explain(e)}; choose another ${option} path`);
   }
+}
+
+let tempCount = 0;
+
+/**
+ * A fresh name in `file`'s directory for vlc's own temp or probe file: `.vlc-<pid>-<n>.<what>.tmp`,
+ * at most about 40 bytes whatever the user's name is, so it fits wherever that name fits (a
+ * 251-byte input gives a 255-byte default output, legal; a longer temp name would not be). The
+ * same directory keeps the final rename atomic. path.dirname, not path.resolve: a relative name
+ * needs no working directory to be looked up (it may have been deleted).
+ */
+function tempBeside(file: string, what: 'tmp' | 'probe'): string {
+  return path.join(path.dirname(file), `.vlc-${process.pid}-${++tempCount}.${what === 'tmp' ? '' : 'probe.'}tmp`);
 }
 
 /** Refuse now a file output that cannot fit in the space left on its file system (once its size is known). */
@@ -177,7 +208,7 @@ export function checkRoom(plan: OutputPlan, bytes: number): void {
 function assertRoom(file: string, target: string, bytes: number): void {
   let free: number;
   try {
-    const s = fs.statfsSync(path.dirname(path.resolve(file)));
+    const s = fs.statfsSync(path.dirname(file));
     free = s.bavail * s.bsize;
   } catch {
     return; // unknown: the write itself will say
@@ -252,8 +283,7 @@ export async function writeOutput(
 
 /** Temp file beside the target, fsync, then link (no replacing) or rename (--force) into place. */
 async function writeFile(p: OutputPlan, produce: (sink: ByteSink) => Promise<void>, writeSync: WriteSync): Promise<void> {
-  const dir = path.dirname(path.resolve(p.path));
-  const tmp = path.join(dir, `.${path.basename(p.path)}.${process.pid}.${Date.now()}.tmp`);
+  const tmp = tempBeside(p.path, 'tmp');
   // A new file is created 0600 while written when it will take an input's bits (set at the end),
   // else 0666, from which the umask takes what it takes.
   let fd: number | undefined = fs.openSync(tmp, 'wx', p.mode === undefined ? 0o666 : 0o600);

@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import type { Dataset } from '../vectors/dataset.js';
 import { UsageError } from '../errors.js';
 import { log } from '../log.js';
-import { formatFromExtension, INPUT_FORMATS, SNIFF_BYTES, sniffFormat, SUPPORTED_INPUTS, type InputFormat } from './sniff.js';
+import { formatFromExtension, INPUT_FORMATS, isVlcFile, SNIFF_BYTES, sniffFormat, SUPPORTED_INPUTS, type InputFormat } from './sniff.js';
 import { badInput, fdSource, type ByteSource } from './readers/source.js';
 import { openInput, streamBudget, type StreamInput } from './readers/stream.js';
 import { npyHeaderEnd, parseNpyHeader, readNpy } from './readers/npy.js';
@@ -29,6 +29,7 @@ export interface ReadOptions {
   dim?: number; // raw f32/f16 input: dimension (required for raw)
   rawDtype?: 'f32' | 'f16'; // raw input element type (default f32)
   dropInvalid?: boolean; // skip rows with NaN/Inf (count in Dataset.dropped) instead of failing
+  allowDuplicateInputs?: boolean; // several inputs: one file may be named twice (its rows read twice; io/shards.ts)
   /** Hears the input's bytes read so far, and its size when known (progress displays). */
   onBytes?: (read: number, total?: number) => void;
 }
@@ -42,7 +43,9 @@ export async function readDataset(path: string, o: ReadOptions = {}): Promise<Da
     if (input.file) {
       if (input.size === 0) throw badInput(path === '-' ? 'stdin' : path, 'is empty (0 bytes)');
       src = fdSource(path === '-' ? 'stdin' : path, input.fd, input.size, input.owned, o.onBytes && ((b) => o.onBytes!(b, input.size)));
-      format = forced ?? detect(src.read(0, Math.min(src.size, SNIFF_BYTES)), src.size, src.name, o);
+      const head = src.read(0, Math.min(src.size, SNIFF_BYTES));
+      refuseVlc(head, src.name);
+      format = forced ?? detect(head, src.size, src.name, o);
     } else {
       ({ src, format } = await readStream(input.stream, forced, o));
     }
@@ -65,6 +68,7 @@ async function readStream(stream: StreamInput, forced: InputFormat | undefined, 
   const held = await stream.fill(HEAD_BYTES);
   if (held === 0) throw badInput(stream.name, 'is empty (0 bytes)');
   const head = stream.prefix(HEAD_BYTES);
+  refuseVlc(head, stream.name);
   const format = forced ?? sniffFormat(head, Number.MAX_SAFE_INTEGER, stream.name) ?? plausibleHeadless(head, stream.name, o);
   const promised = await streamedSize(stream, format, o);
   const budget = streamBudget();
@@ -144,6 +148,15 @@ async function streamedSize(stream: StreamInput, format: InputFormat, o: ReadOpt
     case 'raw':
       return undefined;
   }
+}
+
+/**
+ * Every input of vectors, whatever its name or --format, is first told apart from vlc's own files:
+ * a .vlc read as npy or raw would give a misleading "wrong magic" or garbage vectors. (The 8-byte
+ * magic, with its CR LF SUB LF, cannot plausibly start float data, so even --format raw is refused.)
+ */
+function refuseVlc(head: Uint8Array, name: string): void {
+  if (isVlcFile(head)) throw badInput(name, 'this is already a .vlc file; use vlc decompress to get its vectors back');
 }
 
 function startsWithText(head: Uint8Array, magic: string): boolean {

@@ -20,13 +20,38 @@ const WILDCARD = /[*?[]/;
 /**
  * The files an input names: '-' alone; a directory's regular, non-hidden files; a glob's matches
  * (`*`, `?` and `[...]` in any path component; no `**`); or the path itself. Sorted by name.
+ * One file named twice — by the same path, a hard or symbolic link, a glob that also matches it —
+ * is refused (its rows would be stored twice) unless `allowDuplicates` says it is meant.
  */
-export function expandInputs(args: string[]): string[] {
+export function expandInputs(args: string[], allowDuplicates = false): string[] {
   if (args.length === 0) throw new UsageError('no input given');
   if (args.includes('-') && args.length > 1) throw new UsageError('- (stdin) must be the only input');
   const out: string[] = [];
   for (const arg of args) out.push(...expandOne(arg));
+  if (!allowDuplicates) refuseDuplicates(out);
   return args.length === 1 && !isDirectory(args[0]) && !hasWildcard(args[0]) ? out : [...out].sort(byName);
+}
+
+/** The same file twice, compared by device and inode (links followed): a usage error naming both. */
+function refuseDuplicates(files: string[]): void {
+  if (files.length < 2) return;
+  const seen = new Map<string, string>();
+  for (const f of files) {
+    let id: string;
+    try {
+      const st = fs.statSync(f);
+      id = `${st.dev}:${st.ino}`;
+    } catch {
+      continue; // missing or unreadable: its reader says so
+    }
+    const first = seen.get(id);
+    if (first !== undefined)
+      throw new UsageError(
+        `${first === f ? `${quoteName(f)} is given twice` : `${quoteName(first)} and ${quoteName(f)} are the same file`}: its rows would be read twice; ` +
+          'drop one, or pass --allow-duplicate-inputs if that is meant',
+      );
+    seen.set(id, f);
+  }
 }
 
 function byName(a: string, b: string): number {
@@ -123,7 +148,7 @@ function globRegExp(part: string): RegExp {
  * several are concatenated in name order (see the top of the file for memory).
  */
 export async function readInputs(input: string | string[], o: ReadOptions = {}): Promise<Dataset> {
-  const files = expandInputs(Array.isArray(input) ? input : [input]);
+  const files = expandInputs(Array.isArray(input) ? input : [input], o.allowDuplicateInputs);
   if (files.length === 1) return readDataset(files[0], o);
   const first = await readDataset(files[0], o);
   const counts = await Promise.all(files.slice(1).map((f) => probeRows(f, o)));

@@ -13,6 +13,17 @@ export const SUPPORTED_INPUTS =
 
 /** HDF5's signature: at byte 0, or (after a user block) at 512, 1024, 2048... */
 export const HDF5_MAGIC = [0x89, 0x48, 0x44, 0x46, 0x0d, 0x0a, 0x1a, 0x0a];
+/**
+ * The magic of vlc's own files (io/vlc/format.ts): 89 'V' 'L' 'C' 0D 0A 1A 0A. A .vlc given where
+ * vectors are read (renamed x.npy, or under any --format) is recognised by it, whatever its name.
+ */
+export const VLC_MAGIC = [0x89, 0x56, 0x4c, 0x43, 0x0d, 0x0a, 0x1a, 0x0a];
+
+/** Whether `head` starts with the .vlc magic: then the input is compressed already, not vectors. */
+export function isVlcFile(head: Uint8Array): boolean {
+  return startsWith(head, VLC_MAGIC);
+}
+
 /** Bytes sniffFormat wants to see: enough for a few CSV lines. */
 export const SNIFF_BYTES = 4096;
 

@@ -6,7 +6,8 @@
 // finding its neighbours, not finding itself.
 import { checkpoint } from '../interrupt.js';
 import type { ExactKnn, Neighbours } from '../backend/types.js';
-import { asRows, rowInto, type VectorsLike } from '../vectors/dataset.js';
+import { asRows, rowInto, type Rows as VectorRows, type VectorsLike } from '../vectors/dataset.js';
+import { maxAbsOf, scaleFor, scaleInPlace } from '../vectors/scale.js';
 import { mergeLists } from '../search/exact.js';
 import type { DecodeRow } from './reconstruction.js';
 import { rowAt, rowCount, type Rows } from './sample.js';
@@ -43,11 +44,28 @@ export type OnRows = (done: number, total: number) => void;
 export async function trueNeighbours(xs: VectorsLike, n: number, d: number, plan: RecallPlan, knn: ExactKnn, onRows?: OnRows): Promise<Neighbours> {
   const x = asRows(xs, n, d);
   const nb = rowCount(plan.base, n);
+  const s = planScale(x, plan);
   const block = (r0: number, r1: number, out: Float32Array) => {
     for (let r = r0; r < r1; r++) rowInto(x, rowAt(plan.base, r), out.subarray((r - r0) * d, (r - r0 + 1) * d));
-    return out;
+    return scaleInPlace(out.subarray(0, (r1 - r0) * d), s);
   };
-  return blockKnn(queryVectors(x, n, d, plan), plan.queries.length, d, kOf(nb) + 1, nb, block, knn, BLOCK_FLOATS, onRows);
+  return blockKnn(queryVectors(x, n, d, plan, s), plan.queries.length, d, kOf(nb) + 1, nb, block, knn, BLOCK_FLOATS, onRows);
+}
+
+/** Scales found per plan and original vectors, so the truth and each decoding it is compared with search at one scale. */
+const scales = new WeakMap<RecallPlan, { x: VectorRows; s: number }>();
+
+/**
+ * The power of two both searches of a plan run at (vectors/scale.ts): chosen from the original
+ * base vectors alone, and applied alike to the queries, the originals and the decoded vectors, so
+ * that f32 distances of tiny or huge data neither underflow nor overflow and the recall is true.
+ */
+function planScale(x: VectorRows, plan: RecallPlan): number {
+  const known = scales.get(plan);
+  if (known && known.x.buffer === x.buffer && known.x.byteOffset === x.byteOffset) return known.s;
+  const s = scaleFor(maxAbsOf(x, plan.base));
+  scales.set(plan, { x, s });
+  return s;
 }
 
 /** Recall of exact search over the decoded base against `truth` (from trueNeighbours). */
@@ -66,11 +84,13 @@ export async function decodedPerQuery(
   const nq = plan.queries.length;
   const k = kOf(nb);
   if (k < 1 || nq === 0) return { perQuery: [], hits1: 0, k: Math.max(k, 0), nb };
+  const xr = asRows(x, n, d);
+  const s = planScale(xr, plan);
   const decodedBlock = (r0: number, r1: number, out: Float32Array) => {
     for (let r = r0; r < r1; r++) decode(rowAt(plan.base, r), out.subarray((r - r0) * d, (r - r0 + 1) * d));
-    return out;
+    return scaleInPlace(out.subarray(0, (r1 - r0) * d), s);
   };
-  const got = await blockKnn(queryVectors(x, n, d, plan), nq, d, k + 1, nb, decodedBlock, knn, BLOCK_FLOATS, onRows);
+  const got = await blockKnn(queryVectors(xr, n, d, plan, s), nq, d, k + 1, nb, decodedBlock, knn, BLOCK_FLOATS, onRows);
   return { ...perQueryRecall(truth, got, k + 1, plan.queries, k), k, nb };
 }
 
@@ -117,11 +137,11 @@ function kOf(nb: number): number {
   return Math.min(10, nb - 1);
 }
 
-function queryVectors(xs: VectorsLike, n: number, d: number, plan: RecallPlan): Float32Array {
+function queryVectors(xs: VectorsLike, n: number, d: number, plan: RecallPlan, s: number): Float32Array {
   const x = asRows(xs, n, d);
   const q = new Float32Array(new SharedArrayBuffer(Math.max(1, plan.queries.length * d) * 4));
   plan.queries.forEach((p, r) => rowInto(x, rowAt(plan.base, p), q.subarray(r * d, (r + 1) * d)));
-  return q;
+  return scaleInPlace(q, s);
 }
 
 /** Row q's ids (width per row), its own position left out, first k kept. */

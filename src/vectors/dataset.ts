@@ -186,7 +186,16 @@ export function decodeHalf(src: Uint16Array, out: Float32Array, at = 0): void {
 const bitsView = new Uint32Array(1);
 const floatView = new Float32Array(bitsView.buffer);
 
-/** float -> IEEE half bits, round to nearest even (as numpy's astype(float16) and CUDA's __float2half_rn). */
+/** Bits of float16's largest finite value, 65504: what a finite value beyond it becomes. */
+export const F16_MAX_BITS = 0x7bff;
+
+/**
+ * float -> IEEE half bits, round to nearest even (as numpy's astype(float16) and CUDA's
+ * __float2half_rn) — except that a finite value beyond ±65504 saturates to ±65504 instead of
+ * becoming ±Inf. This is vlc's one narrowing rule (README "Your files are safe"): every f16 it
+ * writes (decoded vectors, anchors, pq codebooks, projections) goes through here, so none holds an
+ * Inf or NaN that was not in its input. ±Inf and NaN stay what they are.
+ */
 export function f32ToF16(v: number): number {
   floatView[0] = v;
   return halfFromFloatBits(bitsView[0]);
@@ -199,7 +208,7 @@ export function halfFromFloatBits(x: number): number {
   let mant = x & 0x7fffff;
   if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
   const e = exp - 127 + 15;
-  if (e >= 31) return sign | 0x7c00;
+  if (e >= 31) return sign | F16_MAX_BITS; // finite, beyond f16: saturate
   if (e <= 0) {
     if (e < -10) return sign;
     mant |= 0x800000;
@@ -213,7 +222,7 @@ export function halfFromFloatBits(x: number): number {
   let h = (e << 10) | (mant >>> 13);
   const rem = mant & 0x1fff;
   if (rem > 0x1000 || (rem === 0x1000 && h & 1)) h++;
-  return sign | h;
+  return sign | (h > F16_MAX_BITS ? F16_MAX_BITS : h); // 65520 and above would round up to Inf
 }
 
 /** Row i as f32 copied into `out` (length d), decoding f16; returns `out`. */

@@ -11,7 +11,7 @@ const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..
 
 /** Layer of a source path (relative to src/, without extension), lowest first. */
 const LAYERS: Array<[RegExp, number, string]> = [
-  [/^(errors|log|interrupt|version)$/, 0, 'errors/log/interrupt/version'],
+  [/^(errors|log|interrupt|version|limits)$/, 0, 'errors/log/interrupt/version/limits'],
   [/^vectors\//, 0, 'vectors (the block types every layer uses)'],
   [/^io\//, 1, 'io'],
   // The residual codecs' coding and section I/O sit beside the file format that stores them; the
