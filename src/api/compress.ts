@@ -94,7 +94,7 @@ export function defaultAnchors(n: number): number {
   return Math.max(1, Math.min(n, 65536, pow2));
 }
 
-async function datasetOf(input: string | string[] | Vectors, o: ReadOptions): Promise<Dataset> {
+export async function datasetOf(input: string | string[] | Vectors, o: ReadOptions): Promise<Dataset> {
   if (typeof input === 'string' || Array.isArray(input)) return readInputs(input, o);
   const { data, n, d } = input;
   if (!(Number.isInteger(n) && Number.isInteger(d) && n > 0 && d > 0) || data.length !== n * d)

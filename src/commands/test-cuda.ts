@@ -8,7 +8,8 @@ import { createCudaBackend } from '../backend/cuda/index.js';
 import type { Backend } from '../backend/types.js';
 import { runParity, PARITY, type DeviceRun, type ParityReport } from '../bench/parity.js';
 import { hintsFor } from './help.js';
-import { jsonResult, snakeKeys } from './json.js';
+import { snakeKeys } from '../api/json.js';
+import { jsonResult } from './json.js';
 import { addExamples } from './help.js';
 import { addGpuOption, addOutputOptions, applyVerbosity, type OutputFlags } from './options.js';
 
