@@ -2,7 +2,7 @@
 // --pq, --pq-bits, --pq-dims (their meaning: src/api/compress-codec.ts and src/api/residuals.ts).
 import { Option, type Command } from 'commander';
 import { DEFAULT_QUALITY, parseBytes, parseQuality } from '../api/compress-codec.js';
-import type { ResidualMode } from '../codecs/index.js';
+import type { ResidualMode } from '../api/options.js';
 import { parseInteger } from './options.js';
 
 export interface ResidualFlags {

@@ -1,7 +1,7 @@
 // The layering of docs/architecture.md, checked on the sources: every file imports only from its
 // own layer or the layers below, and the algorithm (anneal/), the search (search/) and the file
 // formats (io/) see the backends only through their contract (backend/types.ts), never a concrete
-// backend (backend/cpu, backend/cuda).
+// backend (backend/cpu, backend/cuda); the commands reach everything through api/.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -76,6 +76,12 @@ describe('layering of src/', () => {
     const bad = files.flatMap((f) =>
       apart.flatMap(([from, to]) => (from.test(f.rel) ? f.deps.filter((d) => to.test(d)).map((d) => `${f.rel} -> ${d}`) : [])),
     );
+    expect(bad).toEqual([]);
+  });
+
+  it('commands/ only parse flags and print: they import api/, the output helpers of io/, errors, log and each other', () => {
+    const allowed = /^(api\/|commands\/|io\/(names|output|vlc\/stats)$|errors$|log$)/;
+    const bad = files.flatMap((f) => (/^commands\//.test(f.rel) ? f.deps.filter((d) => !allowed.test(d)).map((d) => `${f.rel} -> ${d}`) : []));
     expect(bad).toEqual([]);
   });
 });
