@@ -87,7 +87,8 @@ export type CompressResult = CompressStats;
 /**
  * Default number of anchors: the largest power of two <= 4·√n, capped at n and at 65536 (so ids
  * fit in u16). It grows slowly with n, keeping the anchors a small part of the file, and gives the
- * SPEC's workloads their m: 1,000 → 64 (u8 ids), 10,000 → 256, 100,000 → 1,024, 1,000,000 → 2,048.
+ * standard workloads (docs/algorithm.md §5) their m: 1,000 → 64 (u8 ids), 10,000 → 256,
+ * 100,000 → 1,024, 1,000,000 → 2,048.
  */
 export function defaultAnchors(n: number): number {
   const pow2 = 2 ** Math.floor(Math.log2(4 * Math.sqrt(n)));
