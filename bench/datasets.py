@@ -1,6 +1,6 @@
 """The benchmark datasets of bench/quality.py and bench/cpu_speed.mjs, generated deterministically.
 
-  seed-large: SPEC 1's test-cuda data, n=10000, d=128: point i dim j = centre[i % 3] +
+  seed-large: the test-cuda data (docs/cuda.md, The parity test), n=10000, d=128: point i dim j = centre[i % 3] +
               sin((i*d + j) * 0.1) * 0.5 in f32 (centres 0, 5, 10), stored as f16.
   gm:         20000 x 128, a mixture of 300 Gaussian components (centres N(0, 1), noise sd 0.3,
               component of each point uniform), each point projected onto the unit sphere; f32.

@@ -1,10 +1,15 @@
-// vlc as a library: `import { compress, decompress, readVectors, openVlc } from 'vlc'`. The same
-// code the commands run; errors are the classes of errors.ts (UsageError for bad input, exit code
-// 2 on the command line; DeviceError for an unusable GPU; InterruptedError). Logs go to stderr as
-// the CLI's do; setVerbosity('quiet') keeps only errors.
+// vlc as a library: `import { compress, decompress, search, evaluate, info, readVectors, openVlc }
+// from 'vlc'`. The same code the commands run (their --json output is these functions' results);
+// errors are the classes of errors.ts (UsageError for bad input, exit code 2 on the command line;
+// DeviceError for an unusable GPU; InterruptedError). Logs go to stderr as the CLI's do;
+// setVerbosity('quiet') keeps only errors.
 export { compress, defaultAnchors, type CompressOptions, type CompressResult, type Vectors } from './api/compress.js';
 export { decompress, type DecompressOptions, type DecompressResult } from './api/decompress.js';
 export { openVlc, readVectors, type OpenedVlc } from './api/vectors.js';
+export { search, type SearchOptions, type SearchResult } from './api/search.js';
+export { evaluate, type EvalResult, type EvaluateOptions } from './api/evaluate.js';
+export { info, type InfoResult } from './api/info.js';
+export type { VectorsInput, VlcInput } from './api/inputs.js';
 export { DeviceError, EXIT, InterruptedError, UsageError, VlcError } from './errors.js';
 export { setVerbosity, type Verbosity } from './log.js';
 export { forEachPiece, rows, type Dataset, type VectorDtype } from './vectors/dataset.js';

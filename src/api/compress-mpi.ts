@@ -17,7 +17,7 @@ import { agree, everywhere, failedTogether, sameOnEveryRank } from '../backend/s
 import { VERSION } from '../version.js';
 import type { Comm } from '../backend/sharded/comm.js';
 import { ShardedEngine } from '../backend/sharded/engine.js';
-import { localRankOf } from '../backend/sharded/mpi.js';
+import { launchedByMpirun, localRankOf, MpiUnavailableError, worldComm } from '../backend/sharded/mpi.js';
 import { probeCuda } from '../backend/cuda/index.js';
 import { selectBackend } from '../backend/select.js';
 import type { Backend, Engine } from '../backend/types.js';
@@ -29,7 +29,7 @@ import { quoteName } from '../io/names.js';
 import { readRankRows } from './rank-rows.js';
 import { writeVlc } from '../io/vlc/file.js';
 import { storedAnchors } from '../io/vlc/format.js';
-import { log, silentReporter } from '../log.js';
+import { log, setVerbosity, silentReporter } from '../log.js';
 import { measuredRows, measureQuality, measureQualityOfRows } from '../quality/measure.js';
 import type { OutputPlan } from './preflight.js';
 import { defaultAnchors, storableAnchorDtype, type CompressOptions, type CompressResult } from './compress.js';
@@ -212,4 +212,34 @@ async function gatherMeasuredRows(comm: Comm, share: RankShare): Promise<{ x: Fl
     at += p.byteLength / 4;
   }
   return { x, rows };
+}
+
+/** Whether this compress runs as an MPI rank: asked for, or started by mpirun. */
+export function distributedRun(flag: boolean | undefined): boolean {
+  return flag === true || launchedByMpirun();
+}
+
+/**
+ * compressDistributed() as one rank of MPI_COMM_WORLD, MPI started and ended here; only rank 0
+ * speaks (the others log nothing but errors). Resolves to the result on rank 0 (the caller reports
+ * it), to undefined on the other ranks.
+ */
+export async function runDistributed(input: string[], o: DistributedOptions): Promise<CompressResult | undefined> {
+  const comm = openWorld();
+  if (comm.rank > 0) setVerbosity('quiet');
+  try {
+    return await compressDistributed(input, comm.rank > 0 ? { ...o, progress: silentReporter, onIter: undefined } : o, comm);
+  } finally {
+    comm.finalize(); // after a failure every rank has left its collectives in step (agree.ts)
+  }
+}
+
+/** MPI_COMM_WORLD; without Open MPI a one-line usage error (exit 2) naming what to install. */
+function openWorld() {
+  try {
+    return worldComm();
+  } catch (e) {
+    if (e instanceof MpiUnavailableError) throw new UsageError(`--distributed runs under Open MPI: ${e.message}`);
+    throw e;
+  }
 }

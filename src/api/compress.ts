@@ -86,14 +86,15 @@ export type CompressResult = CompressStats;
 /**
  * Default number of anchors: the largest power of two <= 4·√n, capped at n and at 65536 (so ids
  * fit in u16). It grows slowly with n, keeping the anchors a small part of the file, and gives the
- * SPEC's workloads their m: 1,000 → 64 (u8 ids), 10,000 → 256, 100,000 → 1,024, 1,000,000 → 2,048.
+ * standard workloads (docs/algorithm.md §5) their m: 1,000 → 64 (u8 ids), 10,000 → 256,
+ * 100,000 → 1,024, 1,000,000 → 2,048.
  */
 export function defaultAnchors(n: number): number {
   const pow2 = 2 ** Math.floor(Math.log2(4 * Math.sqrt(n)));
   return Math.max(1, Math.min(n, 65536, pow2));
 }
 
-async function datasetOf(input: string | string[] | Vectors, o: ReadOptions): Promise<Dataset> {
+export async function datasetOf(input: string | string[] | Vectors, o: ReadOptions): Promise<Dataset> {
   if (typeof input === 'string' || Array.isArray(input)) return readInputs(input, o);
   const { data, n, d } = input;
   if (!(Number.isInteger(n) && Number.isInteger(d) && n > 0 && d > 0) || data.length !== n * d)

@@ -6,7 +6,7 @@
 // THE MATH (both backends implement exactly this; tests compare them):
 //
 //   X: n×d vectors (f32, or f16 decoded exactly to f32). C: m×d anchors (f32).
-//   dist(i, j) = Σ_k (x_ik − c_jk)²   — direct differences, never ‖x‖² − 2x·c + ‖c‖² (SPEC §3.5).
+//   dist(i, j) = Σ_k (x_ik − c_jk)²   — direct differences, never ‖x‖² − 2x·c + ‖c‖² (docs/algorithm.md §1).
 //
 //   iterate({ temperature: T, step: s, huber: h }):
 //     for every point i:
@@ -43,7 +43,7 @@
 // or on how the rows are split between engines: a sharded engine (sharded/engine.ts) over any
 // number of engines of one kind gives exactly the bytes of one engine of that kind. The GPU sums
 // in int64 with 61 bits of range, the CPU in doubles with 52 (exact integers); their rounding
-// differs, so the two backends agree to the tolerances of SPEC §3.4, not bit for bit.
+// differs, so the two backends agree to the parity test's tolerances (docs/cuda.md), not bit for bit.
 //
 // AN ITERATION in two steps, so that shards can combine between them:
 //   accumulate(p) -> Partials: the pass over this engine's rows (assignments updated, the sums

@@ -3,8 +3,9 @@
 import { allocDataset, f32ToF16, forEachPiece, rowF32, type Dataset } from '../vectors/dataset.js';
 
 /**
- * The seed document's test data (SPEC §1): 3 centres at 0, 5 and 10 in every dimension; point i,
- * dim j = centre[i % 3] + sin((i*d + j) * 0.1) * 0.5, computed in f32 and stored as f16.
+ * The seed document's test data (docs/cuda.md, "The parity test"): 3 centres at 0, 5 and 10 in
+ * every dimension; point i, dim j = centre[i % 3] + sin((i*d + j) * 0.1) * 0.5, computed in f32
+ * and stored as f16.
  */
 export function seedData(n: number, d: number): Dataset {
   const ds = allocDataset(n, d, 'f16', 'synthetic (seed formula)');

@@ -1,4 +1,4 @@
-// `vlc test-cuda`: the seed's parity test. The same synthetic data (SPEC §1) and the seed's config
+// `vlc test-cuda`: the seed's parity test (docs/cuda.md). The same synthetic data and the seed's config
 // run through CUDA, then the CPU, from one k-means++ init (computed once, passed to both), and
 // the two results are compared: energy within 0.5 %, assignments agreeing on at least 99 %.
 import { SEED_CONFIG, type AnnealConfig } from '../anneal/config.js';

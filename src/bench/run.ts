@@ -39,7 +39,7 @@ export interface WorkloadResult {
   d: number;
   m: number;
   dtype: string;
-  /** n of the workload as SPEC §5 defines it (differs from n when subsampled). */
+  /** n of the workload as docs/algorithm.md §5 lists it (differs from n when subsampled). */
   n_full: number;
   iters: number;
   /** Engine open: buffers allocated and the vectors uploaded. */

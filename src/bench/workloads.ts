@@ -1,4 +1,4 @@
-// The standard workloads of SPEC §5, with the data each one benchmarks.
+// The standard workloads (docs/algorithm.md §5), with the data each one benchmarks.
 import type { Dataset } from '../vectors/dataset.js';
 import { clusteredData, seedData } from './data.js';
 

@@ -1,4 +1,5 @@
-// Product-quantized residuals: any rate between the anchor id alone and int4/int8 (SPEC §6 Codecs).
+// Product-quantized residuals: any rate between the anchor id alone and int4/int8
+// (docs/quality.md, "The codecs").
 //
 // The residual r = x − (anchor as stored) of each vector is first divided by its anchor's scale
 // s_j (the RMS residual per dimension of the anchor's cell: cells differ several-fold in spread,

@@ -1,6 +1,6 @@
-// Scalar residuals (SPEC §3.3): each vector also stores x − anchor, quantized to int8 or int4 with
-// one scale per dimension, so reconstructions — and search and eval — get much closer to the
-// originals at d or d/2 more bytes per vector.
+// Scalar residuals (docs/quality.md, "The codecs"): each vector also stores x − anchor, quantized
+// to int8 or int4 with one scale per dimension, so reconstructions — and search and eval — get much
+// closer to the originals at d or d/2 more bytes per vector.
 //
 //   code q_ik = clamp(round(r_ik / s_k), −L, L),  r = x − (stored anchor),  L = 127 (int8) or 7 (int4)
 //   x̂_ik = anchor_k + s_k · q_ik

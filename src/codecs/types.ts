@@ -1,4 +1,4 @@
-// The residual codecs' common shape (docs/architecture.md "Codecs"). A .vlc file stores each vector as its
+// The residual codecs' common shape (docs/quality.md, "The codecs"; the codecs as objects: docs/architecture.md, "Adding a codec"). A .vlc file stores each vector as its
 // anchor id and, optionally, a coded residual r = x − (anchor as stored). Each codec owns one
 // checksummed section of the file: it knows how to train and encode (its own file), how to turn its
 // codes back into residuals, and how to write and read its section payload.

@@ -2,9 +2,10 @@
 // terminal, and what it reports: the result JSON (--json, --stats) and one summary line on stderr —
 // size and quality first, then how training went. Without -o, x.npy gives x.vlc beside it.
 import { Option, type Command } from 'commander';
-import { DEFAULT_CONFIG, EFFORTS, type Effort } from '../anneal/config.js';
 import { compress, compressOutputRules, type CompressResult } from '../api/compress.js';
+import { distributedRun, runDistributed } from '../api/compress-mpi.js';
 import { DEFAULT_QUALITY } from '../api/compress-codec.js';
+import { DEFAULT_CONFIG, EFFORTS, type Effort, type IterRecord } from '../api/options.js';
 import { defaultOutput, planOutput } from '../api/preflight.js';
 import { parseSample, SAMPLE_PER_ANCHOR, type SampleSpec } from '../api/sample.js';
 import * as fs from 'node:fs';
@@ -19,8 +20,6 @@ import { jsonResult } from './json.js';
 import { addDeviceOptions, addForceOption, addOutputOptions, addSeedOption, applyVerbosity, effectiveDevice, parseInteger, type CommonOptions } from './options.js';
 import { progressFor } from './progress.js';
 import { addResidualOptions, residualChoiceFrom, type ResidualFlags } from './residual-options.js';
-import { distributedRun, runDistributed } from './compress-distributed.js';
-import type { IterRecord } from '../anneal/types.js';
 
 interface CompressFlags extends CommonOptions, InputFlags, ResidualFlags {
   output?: string;

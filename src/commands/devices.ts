@@ -1,7 +1,8 @@
-// `vlc devices`: the GPUs the CUDA driver sees (the same probe as --device auto), or why none.
+// `vlc devices`: the GPUs the CUDA driver sees (devices(), api/devices.ts: the same probe as
+// --device auto), or why none.
 import type { Command } from 'commander';
 import { DeviceError } from '../errors.js';
-import { probeCuda } from '../backend/cuda/index.js';
+import { devices } from '../api/devices.js';
 import { jsonResult } from './json.js';
 import { addExamples } from './help.js';
 import { addOutputOptions, applyVerbosity, type OutputFlags } from './options.js';
@@ -22,7 +23,7 @@ export function register(program: Command): void {
 
 async function runDevices(o: OutputFlags): Promise<void> {
   applyVerbosity(o);
-  const probe = probeCuda({ memory: true });
+  const probe = devices();
   if (!probe.ok) {
     if (o.json) process.stdout.write(JSON.stringify(jsonResult('devices', { ok: false, reason: probe.reason, driver_version: null, devices: [] })) + '\n');
     throw new DeviceError(probe.reason);

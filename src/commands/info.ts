@@ -1,12 +1,9 @@
 // `vlc info <in.vlc>`: what a .vlc file holds — header, section sizes, compression ratios and the
 // training statistics — as text, or as one JSON object with --json. Reading it validates the file.
 import type { Command } from 'commander';
-import { readVlc } from '../io/vlc/file.js';
-import type { VlcFile } from '../io/vlc/format.js';
-import { factsOf } from '../codecs/registry/index.js';
-import type { VlcManifest } from '../io/vlc/manifest.js';
-import { grouped, percent, sizeFigures } from '../io/vlc/stats.js';
-import { jsonResult, snakeKeys } from './json.js';
+import { info, type InfoResult } from '../api/info.js';
+import { grouped, percent } from '../io/vlc/stats.js';
+import { jsonResult } from './json.js';
 import { addExamples } from './help.js';
 import { addOutputOptions, applyVerbosity, type OutputFlags } from './options.js';
 
@@ -24,64 +21,12 @@ export function register(program: Command): void {
   cmd
     .action(async (input: string, o: OutputFlags) => {
       applyVerbosity(o);
-      const file = await readVlc(input);
-      const facts = infoOf(file);
-      process.stdout.write(o.json ? JSON.stringify(jsonResult('info', facts)) + '\n' : infoText(facts, input, factsOf(file.residuals).line));
+      const facts = await info(input);
+      process.stdout.write(o.json ? JSON.stringify(jsonResult('info', facts)) + '\n' : infoText(facts, input));
     });
 }
 
-export function infoOf(file: VlcFile) {
-  const mf = file.manifest;
-  const residualFacts = factsOf(file.residuals);
-  const { n, d, m } = mf;
-  return {
-    n,
-    d,
-    m,
-    metric: mf.metric,
-    anchor_dtype: mf.anchorDtype,
-    assignment_width: mf.assignmentWidth,
-    residual: mf.residual,
-    // Each codec's facts under its key (pq: subspaces, bits, code bytes, dims; bits: code bytes and
-    // dimensions by width), null but for the file's own codec: codecs/registry/.
-    ...residualFacts.json,
-    format_version: file.version,
-    tool_version: mf.tool.version,
-    ...sizeFigures(file.fileBytes, n, d, m),
-    sections: file.sections.map((s) => ({ name: s.name, bytes: s.bytes })),
-    energy: mf.training.energy,
-    ...qualityOf(mf),
-    iterations: mf.training.iterations,
-    init_iterations: mf.training.initIterations ?? null,
-    converged: mf.training.converged,
-    init: mf.training.init,
-    device: mf.device,
-    seed: mf.seed,
-    input_dtype: mf.input.dtype,
-    dropped: mf.input.dropped,
-    config: snakeKeys(mf.config),
-  };
-}
-
-/**
- * The quality figures compress measured and stored (manifest `quality`). Files written before that
- * carry only the MSE (the residual error, or the training energy without residuals).
- */
-function qualityOf(mf: VlcManifest) {
-  const q = mf.quality;
-  return {
-    mse: q?.mse ?? mf.residualEnergy ?? mf.training.energy,
-    relative_error: q?.relativeError ?? null,
-    mean_cosine: q?.meanCosine ?? null,
-    quality_vectors: q?.vectors ?? null,
-    recall_at_10: q?.recallAt10 ?? null,
-    recall_at_10_all: q?.recallAt10All ?? null,
-    recall_queries: q?.recallQueries ?? null,
-    recall_base: q?.recallBase ?? null,
-  };
-}
-
-function infoText(f: ReturnType<typeof infoOf>, name: string, residualLine?: string): string {
+function infoText(f: InfoResult, name: string): string {
   const sectionBytes = f.sections.reduce((s, x) => s + x.bytes, 0);
   const rows: Array<[string, string]> = [
     ['file', `${name === '-' ? '<stdin>' : name}: ${grouped(f.bytes)} bytes, .vlc format version ${f.format_version}, written by vlc ${f.tool_version}`],
@@ -102,13 +47,13 @@ function infoText(f: ReturnType<typeof infoOf>, name: string, residualLine?: str
       `energy ${f.energy.toPrecision(6)} (mean squared L2 error), ${f.iterations} iterations, ` +
         `${f.converged ? 'converged' : 'stopped at the iteration limit'}, init ${f.init}, device ${f.device}, seed ${f.seed}`,
     ],
-    ...(residualLine ? ([['residuals', residualLine]] as Array<[string, string]>) : []),
+    ...(f.residual_summary ? ([['residuals', f.residual_summary]] as Array<[string, string]>) : []),
     ['config', Object.entries(f.config).map(([k, v]) => `${k}=${v}`).join(' ')],
   ];
   return rows.map(([k, v]) => `${k.padEnd(9)} ${v}\n`).join('');
 }
 
-function qualityText(f: ReturnType<typeof infoOf>): string {
+function qualityText(f: InfoResult): string {
   const mse = `mse ${f.mse.toPrecision(6)} (mean squared L2 error of the reconstruction)`;
   if (f.relative_error === null || f.mean_cosine === null) return `${mse}; no other figures stored (file written by an older vlc: run vlc eval)`;
   const on = f.quality_vectors === f.n ? 'every vector' : `a sample of ${grouped(f.quality_vectors ?? 0)} vectors`;

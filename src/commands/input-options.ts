@@ -1,7 +1,7 @@
 // Options that describe how to read an embedding file (compress, eval, search). Used by the
 // commands in this folder only.
 import { Option, type Command } from 'commander';
-import type { ReadOptions } from '../io/read.js';
+import type { ReadOptions } from '../api/options.js';
 import { parseInteger } from './options.js';
 
 export interface InputFlags {

@@ -7,8 +7,3 @@ export const JSON_SCHEMA = 1;
 export function jsonResult<T extends object>(command: string, fields: T): { schema: number; command: string } & T {
   return { schema: JSON_SCHEMA, command, ...fields };
 }
-
-/** An object's keys in snake_case (camelCase → camel_case), one level deep: for records whose own keys are camelCase (the anneal config). */
-export function snakeKeys<V>(o: Record<string, V>): Record<string, V> {
-  return Object.fromEntries(Object.entries(o).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), v]));
-}

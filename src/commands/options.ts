@@ -2,7 +2,7 @@
 import { Option, type Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { setVerbosity } from '../log.js';
-import type { DeviceChoice } from '../backend/select.js';
+import type { DeviceChoice } from '../api/options.js';
 
 /** -q, -v: every command. */
 export interface VerbosityFlags {

@@ -10,8 +10,7 @@
 // assignment pass reports none). The ETA is what is left at the rate measured so far, shown once
 // that rate has been measured for a moment. Training's ETA assumes the run goes to --iters, which
 // convergence usually cuts short: it is an upper bound, shown as "≤".
-import type { IterRecord } from '../anneal/types.js';
-import { quoteName } from '../io/names.js';
+import type { IterRecord } from '../api/options.js';
 import { log, type Reporter, type ReportStep } from '../log.js';
 
 export interface Progress extends Reporter {
@@ -199,16 +198,4 @@ function formatRate(x: number): string {
   if (x >= 1e6) return `${(x / 1e6).toPrecision(3)}M`;
   if (x >= 1e4) return `${(x / 1e3).toPrecision(3)}k`;
   return x.toPrecision(3);
-}
-
-/**
- * An onBytes callback for a reader that shows "reading <name>" as a step of `progress`, opened on
- * its first report and ended by the next step (or done()).
- */
-export function reportBytes(progress: Reporter, input: string, verb = 'reading'): (read: number, total?: number) => void {
-  let step: ReportStep | undefined;
-  return (read, total) => {
-    step ??= progress.step(`${verb} ${input === '-' ? 'stdin' : quoteName(input)}`, 'bytes', total);
-    step.update(read, total);
-  };
 }

@@ -1,15 +1,11 @@
-// `vlc test-cuda [--large]`: the seed's parity test (src/bench/parity.ts) — CUDA then CPU on the
-// same data, config and init; prints both runs and exits non-zero when parity fails. Without a
+// `vlc test-cuda [--large]`: the seed's parity test (testCuda(), api/test-cuda.ts) — CUDA then CPU on
+// the same data, config and init; prints both runs and exits non-zero when parity fails. Without a
 // usable GPU it still runs the CPU half, prints its figures, and exits 3 saying why.
 import type { Command } from 'commander';
+import { parityJson, PARITY, testCuda, type DeviceRun, type ParityReport } from '../api/test-cuda.js';
 import { DeviceError, VlcError, EXIT } from '../errors.js';
-import { createCpuBackend } from '../backend/cpu/index.js';
-import { createCudaBackend } from '../backend/cuda/index.js';
-import type { Backend } from '../backend/types.js';
-import { runParity, PARITY, type DeviceRun, type ParityReport } from '../bench/parity.js';
-import { hintsFor } from './help.js';
-import { jsonResult, snakeKeys } from './json.js';
-import { addExamples } from './help.js';
+import { jsonResult } from './json.js';
+import { addExamples, hintsFor } from './help.js';
 import { addGpuOption, addOutputOptions, applyVerbosity, type OutputFlags } from './options.js';
 
 interface TestCudaFlags extends OutputFlags {
@@ -36,21 +32,8 @@ class ParityError extends VlcError {}
 
 async function runTestCuda(o: TestCudaFlags, cmd: Command): Promise<void> {
   applyVerbosity(o);
-  let cuda: Backend | string;
-  try {
-    cuda = await createCudaBackend(o.gpu);
-  } catch (e) {
-    if (!(e instanceof DeviceError)) throw e; // a bad --gpu is a usage error (exit 2)
-    cuda = hintsFor(cmd, e.message); // its hints may name --device, which test-cuda does not have
-  }
-  const cpu = createCpuBackend({});
-  let report: ParityReport;
-  try {
-    report = await runParity(o.large ? 'large' : 'small', cuda, cpu);
-  } finally {
-    if (typeof cuda !== 'string') await cuda.close();
-    await cpu.close();
-  }
+  // A DeviceError's hints may name --device, which test-cuda does not have: hintsFor words them for it.
+  const report = await testCuda({ large: o.large, gpu: o.gpu, explain: (reason) => hintsFor(cmd, reason) });
   if (o.json) process.stdout.write(JSON.stringify(jsonResult('test-cuda', parityJson(report)), null, 2) + '\n');
   else process.stdout.write(formatReport(report));
   if (report.cudaUnavailable) throw new DeviceError(`CUDA half not run: ${report.cudaUnavailable}`);
@@ -61,36 +44,6 @@ async function runTestCuda(o: TestCudaFlags, cmd: Command): Promise<void> {
       EXIT.failure,
     );
   }
-}
-
-/** The report with the key style and units of every other command (docs/json.md). */
-function parityJson(r: ParityReport) {
-  const run = (x: DeviceRun) => ({
-    device: x.device,
-    train_seconds: x.ms / 1000,
-    init_seconds: x.initMs / 1000,
-    loop_seconds: x.loopMs / 1000,
-    open_seconds: x.openMs / 1000,
-    iterations: x.iterations,
-    iter_ms_median: x.iterMsMedian,
-    energy: x.energy,
-    seed_ratio: x.seedRatio,
-    engine_profile: x.engineProfile ? snakeKeys(x.engineProfile as Record<string, number>) : null,
-  });
-  return {
-    size: r.size,
-    n: r.n,
-    d: r.d,
-    m: r.m,
-    config: snakeKeys(r.config as unknown as Record<string, number>),
-    cuda: r.cuda ? run(r.cuda) : null,
-    cuda_unavailable: r.cudaUnavailable ?? null,
-    cpu: run(r.cpu),
-    speedup: r.speedup ?? null,
-    energy_rel_diff: r.energyRelDiff ?? null,
-    agreement: r.agreement ?? null,
-    pass: r.pass ?? null,
-  };
 }
 
 function pct(x: number): string {

@@ -1,4 +1,4 @@
-// Where outputs go, and the rules that keep a user's files safe (SPEC §6 Conduct), for every
+// Where outputs go, and the rules that keep a user's files safe (README.md, "Your files are safe"), for every
 // command that writes (compress, decompress, --stats, bench --out):
 //   - never over an input: a target that is the same file as an input (device + inode, links
 //     followed; stdin compared through its descriptor) is refused, --force or not;

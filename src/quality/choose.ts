@@ -27,7 +27,7 @@ const CONFIDENCE_SE = 2;
 /** Ids-only files with more anchors than n / this stop being a quantization: each anchor would stand for under 4 vectors. */
 const MIN_VECTORS_PER_ANCHOR = 4;
 
-/** Anchor ids beyond 65,536 take 4 bytes (docs/format.md): the anchor count a budget may raise m to. */
+/** Anchor ids beyond 65,536 take 4 bytes (docs/quality.md, "The codecs"): the anchor count a budget may raise m to. */
 const MAX_BUDGET_ANCHORS = 65536;
 
 export interface ChoicePlan {

@@ -4,11 +4,12 @@
 // ExactKnn); `vlc eval` reports the index-probing search of `vlc search` separately.
 // Each query is one of the base vectors and is left out of both result lists, so recall measures
 // finding its neighbours, not finding itself.
-import { checkpoint } from '../interrupt.js';
 import type { ExactKnn, Neighbours } from '../backend/types.js';
 import { asRows, rowInto, type Rows as VectorRows, type VectorsLike } from '../vectors/dataset.js';
 import { maxAbsOf, scaleFor, scaleInPlace } from '../vectors/scale.js';
-import { mergeLists } from '../search/exact.js';
+import { BLOCK_FLOATS, blockKnn, type OnRows } from '../search/exact.js';
+
+export type { OnRows };
 import type { DecodeRow } from './reconstruction.js';
 import { rowAt, rowCount, type Rows } from './sample.js';
 
@@ -33,13 +34,6 @@ export interface RecallPlan {
   /** Positions in the base (0..base−1) whose vectors are the queries. */
   queries: readonly number[];
 }
-
-/** Floats of one base block handed to the exact k-NN (64 MiB), so a decoded copy of a large file is never whole in memory. */
-const BLOCK_FLOATS = 1 << 24;
-
-/** The true neighbours: exact k-NN (k + 1, self included) of the queries over the original base vectors. */
-/** Told after each block of the base how many base vectors have been searched, of how many. */
-export type OnRows = (done: number, total: number) => void;
 
 export async function trueNeighbours(xs: VectorsLike, n: number, d: number, plan: RecallPlan, knn: ExactKnn, onRows?: OnRows): Promise<Neighbours> {
   const x = asRows(xs, n, d);
@@ -154,26 +148,3 @@ function withoutSelf(ids: Int32Array, q: number, width: number, self: number, k:
   return out;
 }
 
-/**
- * Exact k-NN of the queries over nb base rows given block by block (`block(r0, r1, scratch)` returns
- * rows r0..r1 as r1−r0 rows of d floats), the per-block lists merged: ascending distance, ties by
- * the lower base position, as one call over the whole base would give.
- */
-export async function blockKnn(
-  queries: Float32Array, nq: number, d: number, k: number, nb: number,
-  block: (r0: number, r1: number, scratch: Float32Array) => Float32Array, knn: ExactKnn, blockFloats = BLOCK_FLOATS, onRows?: OnRows,
-): Promise<Neighbours> {
-  const rowsPerBlock = Math.max(1, Math.floor(blockFloats / d));
-  let scratch: Float32Array | undefined;
-  let best: Neighbours | undefined;
-  for (let r0 = 0; r0 < nb; r0 += rowsPerBlock) {
-    const r1 = Math.min(nb, r0 + rowsPerBlock);
-    scratch ??= new Float32Array(new SharedArrayBuffer(Math.max(1, Math.min(nb, rowsPerBlock) * d) * 4));
-    const part = await knn.knn(block(r0, r1, scratch), r1 - r0, queries, nq, d, k);
-    if (r0 > 0) for (let t = 0; t < part.ids.length; t++) if (part.ids[t] >= 0) part.ids[t] += r0;
-    best = best ? mergeLists(best, part, nq, k) : part;
-    onRows?.(r1, nb);
-    await checkpoint(); // a Ctrl-C ends the search between blocks, not after all of them
-  }
-  return best ?? { ids: new Int32Array(nq * k).fill(-1), dists: new Float32Array(nq * k).fill(Infinity) };
-}

@@ -1,22 +1,38 @@
-// Exact k-NN over a dataset of any size: the base is handed to the ExactKnn one view of rows at a
-// time (a typed array cannot hold all of a large dataset) and the per-piece lists are merged.
-// Ties keep the lower id, as ExactKnn's do: pieces come in id order and the merge prefers the
-// earlier list on equal distances.
+// Exact k-NN over a base of any size, handed to the ExactKnn a block of rows at a time (a typed
+// array cannot hold all of a large dataset, nor should a decoded copy of a large file be whole in
+// memory) and the per-block lists merged. Ties keep the lower id, as ExactKnn's do: blocks come in
+// id order and the merge prefers the earlier list on equal distances. Used by the exhaustive search
+// over decoded vectors (exhaustive.ts) and by the recall measurements of quality/recall.ts.
+import { checkpoint } from '../interrupt.js';
 import type { ExactKnn, Neighbours } from '../backend/types.js';
 import { mergeLists } from '../backend/neighbours.js';
-import { pieceRows, rowsF32, type Dataset } from '../vectors/dataset.js';
 
-export async function exactKnnOverRows(exact: ExactKnn, ds: Dataset, queries: Float32Array, nq: number, k: number): Promise<Neighbours> {
-  const { d } = ds;
-  const per = pieceRows(d, 'f32'); // f16 rows are decoded: size the pieces for f32
+/** Floats of one base block handed to the exact k-NN (64 MiB), so a decoded copy of a large file is never whole in memory. */
+export const BLOCK_FLOATS = 1 << 24;
+
+/** Told after each block of the base how many base vectors have been searched, of how many. */
+export type OnRows = (done: number, total: number) => void;
+
+/**
+ * Exact k-NN of the queries over nb base rows given block by block (`block(r0, r1, scratch)` returns
+ * rows r0..r1 as r1−r0 rows of d floats), the per-block lists merged: ascending distance, ties by
+ * the lower base position, as one call over the whole base would give.
+ */
+export async function blockKnn(
+  queries: Float32Array, nq: number, d: number, k: number, nb: number,
+  block: (r0: number, r1: number, scratch: Float32Array) => Float32Array, knn: ExactKnn, blockFloats = BLOCK_FLOATS, onRows?: OnRows,
+): Promise<Neighbours> {
+  const rowsPerBlock = Math.max(1, Math.floor(blockFloats / d));
+  let scratch: Float32Array | undefined;
   let best: Neighbours | undefined;
-  for (let r0 = 0; r0 < ds.n; r0 += per) {
-    const r1 = Math.min(ds.n, r0 + per);
-    const got = await exact.knn(rowsF32(ds, r0, r1), r1 - r0, queries, nq, d, k);
-    for (let e = 0; e < got.ids.length; e++) if (got.ids[e] >= 0) got.ids[e] += r0;
-    best = best ? mergeLists(best, got, nq, k) : got;
+  for (let r0 = 0; r0 < nb; r0 += rowsPerBlock) {
+    const r1 = Math.min(nb, r0 + rowsPerBlock);
+    scratch ??= new Float32Array(new SharedArrayBuffer(Math.max(1, Math.min(nb, rowsPerBlock) * d) * 4));
+    const part = await knn.knn(block(r0, r1, scratch), r1 - r0, queries, nq, d, k);
+    if (r0 > 0) for (let t = 0; t < part.ids.length; t++) if (part.ids[t] >= 0) part.ids[t] += r0;
+    best = best ? mergeLists(best, part, nq, k) : part;
+    onRows?.(r1, nb);
+    await checkpoint(); // a Ctrl-C ends the search between blocks, not after all of them
   }
   return best ?? { ids: new Int32Array(nq * k).fill(-1), dists: new Float32Array(nq * k).fill(Infinity) };
 }
-
-export { mergeLists };

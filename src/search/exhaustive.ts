@@ -8,7 +8,7 @@ import type { ExactKnn, Neighbours } from '../backend/types.js';
 import { pieceRows } from '../vectors/dataset.js';
 import type { VlcFile } from '../io/vlc/format.js';
 import { reconstructRange } from '../io/vlc/reconstruct.js';
-import { blockKnn, type OnRows } from '../quality/recall.js';
+import { blockKnn, type OnRows } from './exact.js';
 
 /** The k nearest decoded vectors of each of nq queries (nq × d, row-major). */
 export async function searchDecoded(file: VlcFile, queries: Float32Array, nq: number, k: number, knn: ExactKnn, onRows?: OnRows): Promise<Neighbours> {

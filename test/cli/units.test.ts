@@ -3,7 +3,7 @@
 // answers are known.
 import { describe, expect, it } from 'vitest';
 import { defaultAnchors } from '../../dist/api/compress.js';
-import { evaluate } from '../../dist/commands/eval.js';
+import { evaluateFile as evaluate } from '../../dist/api/evaluate.js';
 import { sampleIndices } from '../../dist/quality/sample.js';
 import { createProgress, formatBytes, formatDuration, progressLine, stepLine } from '../../dist/commands/progress.js';
 import { decodeVlc } from '../../dist/io/vlc/format.js';

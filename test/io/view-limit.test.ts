@@ -13,7 +13,7 @@ import { writeVectors, type VectorFormat } from '../../dist/io/write.js';
 import { rowsOf } from '../../dist/io/rows.js';
 import { compress } from '../../dist/api/compress.js';
 import { decompress } from '../../dist/api/decompress.js';
-import { evaluate } from '../../dist/commands/eval.js';
+import { evaluateFile as evaluate } from '../../dist/api/evaluate.js';
 import { readVlc } from '../../dist/io/vlc/file.js';
 import { toPortable } from '../../dist/backend/cpu/shared.js';
 import { asNumbers, matrix, npyBytes, scratchDir, writeFile } from './helpers.js';

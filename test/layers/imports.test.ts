@@ -1,7 +1,7 @@
 // The layering of docs/architecture.md, checked on the sources: every file imports only from its
 // own layer or the layers below, and the algorithm (anneal/), the search (search/) and the file
 // formats (io/) see the backends only through their contract (backend/types.ts), never a concrete
-// backend (backend/cpu, backend/cuda).
+// backend (backend/cpu, backend/cuda); the commands reach everything through api/.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,14 +69,20 @@ describe('layering of src/', () => {
     expect(bad).toEqual([]);
   });
 
-  it('anneal/ and search/ are independent of each other, and the CPU and CUDA backends too', () => {
+  it('anneal/ and search/ are independent of each other, search/ of quality/ (which measures through it), and the CPU and CUDA backends too', () => {
     const apart: Array<[RegExp, RegExp]> = [
-      [/^anneal\//, /^search\//], [/^search\//, /^anneal\//],
+      [/^anneal\//, /^search\//], [/^search\//, /^anneal\//], [/^search\//, /^quality\//],
       [/^backend\/cpu\//, /^backend\/cuda\//], [/^backend\/cuda\//, /^backend\/cpu\//],
     ];
     const bad = files.flatMap((f) =>
       apart.flatMap(([from, to]) => (from.test(f.rel) ? f.deps.filter((d) => to.test(d)).map((d) => `${f.rel} -> ${d}`) : [])),
     );
+    expect(bad).toEqual([]);
+  });
+
+  it('commands/ only parse flags and print: they import api/, the output helpers of io/, errors, log and each other', () => {
+    const allowed = /^(api\/|commands\/|io\/(names|output|vlc\/stats)$|errors$|log$)/;
+    const bad = files.flatMap((f) => (/^commands\//.test(f.rel) ? f.deps.filter((d) => !allowed.test(d)).map((d) => `${f.rel} -> ${d}`) : []));
     expect(bad).toEqual([]);
   });
 });

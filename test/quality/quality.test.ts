@@ -2,7 +2,8 @@
 // over decoded vectors), the sampling behind them, and the choice of codec behind --quality/--bytes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cpuKnn } from '../../dist/backend/cpu/index.js';
-import { blockKnn, decodedRecall, trueNeighbours } from '../../dist/quality/recall.js';
+import { decodedRecall, trueNeighbours } from '../../dist/quality/recall.js';
+import { blockKnn } from '../../dist/search/exact.js';
 import { reconstructionQuality } from '../../dist/quality/reconstruction.js';
 import { choose, planChoice } from '../../dist/quality/choose.js';
 import { rowsUpTo, sampleIndices } from '../../dist/quality/sample.js';

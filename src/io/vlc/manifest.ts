@@ -65,7 +65,7 @@ export interface VlcManifest {
   device: 'cpu' | 'cuda';
 }
 
-/** The narrowest unsigned integer that holds anchor ids 0..m-1 (SPEC §2). */
+/** The narrowest unsigned integer that holds anchor ids 0..m-1 (docs/quality.md, "The codecs": u8, u16, u32). */
 export function assignmentWidthFor(m: number): AssignmentWidth {
   if (m <= 256) return 'u8';
   if (m <= 65536) return 'u16';

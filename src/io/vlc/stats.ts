@@ -1,6 +1,6 @@
 // Size figures reported by compress, info and eval under the same names (docs/json.md). Every one
 // is measured on the whole file — header, manifest, every section and its padding — except the
-// seed's formula, kept so figures compare with the seed document (SPEC §2).
+// seed's formula, kept so figures compare with the seed document (docs/quality.md, "The figures").
 
 export interface SizeFigures {
   /** The .vlc file's size. */

@@ -1,0 +1,152 @@
+// evaluate(): how much a .vlc file lost, answering two questions apart.
+//   1. Compression quality: reconstruction error over every vector (MSE, relative error, mean
+//      cosine) and, for a seeded sample of the original vectors as queries, recall of exact search
+//      over the DECODED vectors against exact search over the originals (src/quality/).
+//   2. With nprobe P, search quality too: recall of search() probing at least P anchors per
+//      query (src/search/) against the same exact results. Not by default: it answers another
+//      question, and costs more than the rest (each candidate is decoded on the main thread).
+// Each query vector is left out of its own results, so recall measures finding its neighbours.
+// What `vlc eval` runs, and what `import { evaluate } from 'vlc'` gives a Node program.
+import { cpuKnn } from '../backend/cpu/index.js';
+import { selectExactKnn, type DeviceChoice } from '../backend/select.js';
+import type { ExactKnn, Neighbours } from '../backend/types.js';
+import { UsageError } from '../errors.js';
+import { checkpoint } from '../interrupt.js';
+import type { ReadOptions } from '../io/read.js';
+import type { VlcFile } from '../io/vlc/format.js';
+import { reconstructInto } from '../io/vlc/reconstruct.js';
+import { grouped, sizeFigures, type SizeFigures } from '../io/vlc/stats.js';
+import { log, silentReporter, type Reporter } from '../log.js';
+import { decodedRecall, recallOf, trueNeighbours, type DecodedRecall } from '../quality/recall.js';
+import { reconstructionQuality, type ReconstructionQuality } from '../quality/reconstruction.js';
+import { sampleIndices } from '../quality/sample.js';
+import { searchCompressed, vlcSearchIndex } from '../search/index.js';
+import { rowInto, type Dataset } from '../vectors/dataset.js';
+import { nameOf, vectorsOf, vlcOf, type VectorsInput, type VlcInput } from './inputs.js';
+
+export interface EvaluateOptions extends ReadOptions {
+  /** Original vectors sampled as queries for recall (default 1000). */
+  queries?: number;
+  /** Seed of the query sample (default 1). */
+  seed?: number;
+  /** Also measure search quality: the recall of search() probing at least this many anchors per query. */
+  nprobe?: number;
+  /** Where the exact searches run: 'auto' (default; a GPU when usable), 'cuda' (never falls back) or 'cpu'. */
+  device?: DeviceChoice;
+  /** GPU index (default 0; of a list, the first). */
+  gpu?: number | number[];
+  /** Hears reading and each measurement (the CLI draws them on a terminal). */
+  progress?: Reporter;
+}
+
+/**
+ * How much the .vlc file `vlc` lost against `original`, the vectors it was compressed from: what
+ * `vlc eval --json` prints after `schema` and `command` (docs/json.md), `seconds` reading included.
+ */
+export async function evaluate(original: VectorsInput, vlc: VlcInput, o: EvaluateOptions = {}): Promise<EvalResult & { seconds: number }> {
+  if (original === '-' && vlc === '-') throw new UsageError('only one of the two inputs can be stdin (-)');
+  const queries = o.queries ?? 1000;
+  if (!Number.isInteger(queries) || queries < 1) throw new UsageError(`--queries must be a whole number of at least 1 (got ${queries})`);
+  const progress = o.progress ?? silentReporter;
+  const t0 = performance.now();
+  // The .vlc first: it is small and fully validated, so a damaged one fails before a large input is read.
+  const file = await vlcOf(vlc, progress);
+  const ds = await vectorsOf(original, o, progress);
+  const { n, d } = file.manifest;
+  if (ds.n !== n || ds.d !== d)
+    throw new UsageError(
+      `${nameOf(original)} holds ${ds.n} x ${ds.d} vectors but ${nameOf(vlc)} encodes ${n} x ${d}; ` +
+        `give the file it was compressed from${file.manifest.input.dropped ? ' (with --drop-invalid, as compress had)' : ''}`,
+    );
+  // The exact searches (ground truth and over the decoded vectors) on the GPU when there is one.
+  const exact = await selectExactKnn({ device: o.device ?? 'auto', gpu: o.gpu ?? 0 });
+  let result: EvalResult;
+  try {
+    log().debug(`exact search on ${exact.label}`);
+    result = await evaluateFile(ds, file, { queries, seed: o.seed ?? 1, nprobe: o.nprobe, knn: exact.knn }, progress);
+  } finally {
+    await exact.close();
+  }
+  return { ...result, seconds: (performance.now() - t0) / 1000 };
+}
+
+export interface EvalResult extends SizeFigures, Omit<ReconstructionQuality, 'measured'> {
+  n: number;
+  d: number;
+  m: number;
+  /** Residual mode of the file (none, int8, int4). */
+  residual: string;
+  /** mse / d: the mean squared error per coordinate. */
+  mse_per_dim: number;
+  /** Sampled queries (each one of the n vectors). */
+  queries: number;
+  /** k of "@10": min(10, n − 1). */
+  k: number;
+  /** Compression quality: exact search over the decoded vectors (all n) vs over the originals. */
+  recall_at_1: number | null;
+  recall_at_10: number | null;
+  /** Search quality (with --nprobe): `vlc search` (index probing) vs exact search over the originals. */
+  search: { nprobe: number; recall_at_1: number | null; recall_at_10: number | null } | null;
+}
+
+/**
+ * What evaluate() measures, on vectors and a .vlc file already read. o.knn: the exact search of
+ * the ground truth and of the decoded vectors (default: the CPU's).
+ */
+export async function evaluateFile(
+  ds: Dataset, file: VlcFile, o: { queries: number; seed: number; nprobe?: number; knn?: ExactKnn }, progress: Reporter = silentReporter,
+): Promise<EvalResult> {
+  const knn = o.knn ?? cpuKnn;
+  const { n, d, m } = file.manifest;
+  const x = ds;
+  const decode = (i: number, out: Float32Array) => void reconstructInto(file, i, out);
+  const measuring = progress.step('reconstruction error', 'vectors', n);
+  const quality = reconstructionQuality(x, n, d, decode, null, (done) => measuring.update(done));
+  measuring.end();
+
+  const plan = { base: null, queries: sampleIndices(n, o.queries, o.seed) };
+  await checkpoint();
+  const exactStep = progress.step(`exact search over the originals (${grouped(plan.queries.length)} queries)`, 'vectors', n);
+  const truth = await trueNeighbours(x, n, d, plan, knn, (done) => exactStep.update(done));
+  exactStep.end();
+  await checkpoint();
+  const decodedStep = progress.step(`exact search over the decoded vectors (${grouped(plan.queries.length)} queries)`, 'vectors', n);
+  const decoded: DecodedRecall = await decodedRecall(x, n, d, decode, plan, truth, knn, (done) => decodedStep.update(done));
+  decodedStep.end();
+  await checkpoint();
+
+  const nprobe = o.nprobe;
+  const search = nprobe === undefined ? null : { nprobe, ...(await probedRecall(x, d, vlcSearchIndex(file), plan.queries, truth, decoded.k, nprobe, progress)) };
+  return {
+    n,
+    d,
+    m,
+    residual: file.manifest.residual,
+    ...sizeFigures(file.fileBytes, n, d, m),
+    mse: quality.mse,
+    mse_per_dim: quality.mse / d,
+    relative_error: quality.relative_error,
+    mean_cosine: quality.mean_cosine,
+    queries: decoded.queries,
+    k: decoded.k,
+    recall_at_1: decoded.recall_at_1,
+    recall_at_10: decoded.recall_at_10,
+    search,
+  };
+}
+
+/** Recall of the index-probing search (`vlc search`) against the true lists (k + 1 wide, self included). */
+async function probedRecall(
+  x: Dataset, d: number, index: ReturnType<typeof vlcSearchIndex>, sample: readonly number[], truth: Neighbours, k: number, nprobe: number,
+  progress: Reporter,
+): Promise<{ recall_at_1: number | null; recall_at_10: number | null }> {
+  const nq = sample.length;
+  if (k < 1 || nq === 0) return { recall_at_1: null, recall_at_10: null };
+  const q = new Float32Array(nq * d);
+  sample.forEach((i, r) => rowInto(x, i, q.subarray(r * d, (r + 1) * d)));
+  const searching = progress.step('compressed search', 'queries', nq);
+  const got = await searchCompressed(index, q, nq, { k, nprobe, exclude: Int32Array.from(sample), onProgress: (done) => searching.update(done) }, cpuKnn);
+  searching.end();
+  const { recall_at_1, recall_at_10 } = recallOf(truth, got, k, sample, k);
+  return { recall_at_1, recall_at_10 };
+}

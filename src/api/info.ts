@@ -1,0 +1,72 @@
+// info(): what a .vlc file holds — header, section sizes, compression ratios, the quality compress
+// measured and the training statistics. Reading it validates the file (every checksum). What
+// `vlc info --json` prints after `schema` and `command`, and what `import { info } from 'vlc'` gives.
+import { factsOf } from '../codecs/registry/index.js';
+import type { VlcFile } from '../io/vlc/format.js';
+import type { VlcManifest } from '../io/vlc/manifest.js';
+import { sizeFigures } from '../io/vlc/stats.js';
+import { silentReporter } from '../log.js';
+import { vlcOf, type VlcInput } from './inputs.js';
+import { snakeKeys } from './json.js';
+
+/** info()'s result: the fields are listed in docs/json.md (`vlc info`). */
+export type InfoResult = ReturnType<typeof infoOf>;
+
+/** What the .vlc file `vlc` (a path, '-' for stdin, or one read already) holds. */
+export async function info(vlc: VlcInput): Promise<InfoResult> {
+  return infoOf(await vlcOf(vlc, silentReporter));
+}
+
+/** What the .vlc file holds, from a file already read: info()'s result. */
+export function infoOf(file: VlcFile) {
+  const mf = file.manifest;
+  const residualFacts = factsOf(file.residuals);
+  const { n, d, m } = mf;
+  return {
+    n,
+    d,
+    m,
+    metric: mf.metric,
+    anchor_dtype: mf.anchorDtype,
+    assignment_width: mf.assignmentWidth,
+    residual: mf.residual,
+    // Each codec's facts under its key (pq: subspaces, bits, code bytes, dims; bits: code bytes and
+    // dimensions by width), null but for the file's own codec (codecs/registry/), and in one line.
+    ...residualFacts.json,
+    residual_summary: residualFacts.line ?? null,
+    format_version: file.version,
+    tool_version: mf.tool.version,
+    ...sizeFigures(file.fileBytes, n, d, m),
+    sections: file.sections.map((s) => ({ name: s.name, bytes: s.bytes })),
+    energy: mf.training.energy,
+    ...qualityOf(mf),
+    iterations: mf.training.iterations,
+    init_iterations: mf.training.initIterations ?? null,
+    converged: mf.training.converged,
+    init: mf.training.init,
+    device: mf.device,
+    seed: mf.seed,
+    input_dtype: mf.input.dtype,
+    dropped: mf.input.dropped,
+    config: snakeKeys(mf.config),
+  };
+}
+
+/**
+ * The quality figures compress measured and stored (manifest `quality`). Files written before that
+ * carry only the MSE (the residual error, or the training energy without residuals).
+ */
+function qualityOf(mf: VlcManifest) {
+  const q = mf.quality;
+  return {
+    mse: q?.mse ?? mf.residualEnergy ?? mf.training.energy,
+    relative_error: q?.relativeError ?? null,
+    mean_cosine: q?.meanCosine ?? null,
+    quality_vectors: q?.vectors ?? null,
+    recall_at_10: q?.recallAt10 ?? null,
+    recall_at_10_all: q?.recallAt10All ?? null,
+    recall_queries: q?.recallQueries ?? null,
+    recall_base: q?.recallBase ?? null,
+  };
+}
+

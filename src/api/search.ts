@@ -1,0 +1,137 @@
+// search(): the k nearest neighbours of each query over a .vlc file's vectors — on the CPU by
+// probing the nearest anchors' lists (search/index.ts); on a GPU (device 'cuda', or 'auto' with
+// one and no nprobe) by exhaustive exact search over every decoded vector (search/exhaustive.ts).
+// Distances are squared L2 to the reconstructions. What `vlc search` runs, and what
+// `import { search } from 'vlc'` gives a Node program.
+import { cpuKnn, prewarmKnn } from '../backend/cpu/index.js';
+import { GPU_KNN_MAX_K } from '../backend/cuda/knn.js';
+import { selectExactKnn, type DeviceChoice, type OpenedKnn } from '../backend/select.js';
+import type { Neighbours } from '../backend/types.js';
+import { UsageError } from '../errors.js';
+import type { ReadOptions } from '../io/read.js';
+import type { VlcFile } from '../io/vlc/format.js';
+import { log, silentReporter, type Reporter } from '../log.js';
+import { searchDecoded } from '../search/exhaustive.js';
+import { defaultNprobe, searchCompressed, vlcSearchIndex } from '../search/index.js';
+import { pieceRows, rowsF32, type Dataset } from '../vectors/dataset.js';
+import { nameOf, vectorsOf, vlcOf, type VectorsInput, type VlcInput } from './inputs.js';
+
+export interface SearchOptions extends ReadOptions {
+  /** Neighbours per query (default 10), at most n. */
+  k?: number;
+  /** The CPU index search: visit at least this many nearest anchors (default: 1, or 8 with residuals); not with device 'cuda'. */
+  nprobe?: number;
+  /** 'auto' (default): exhaustive on a usable GPU, else the CPU's index search; 'cuda' never falls back. */
+  device?: DeviceChoice;
+  /** GPU index (default 0; of a list, the first). */
+  gpu?: number | number[];
+  /** Hears reading and searching (the CLI draws them on a terminal). */
+  progress?: Reporter;
+}
+
+/** The result of search(): `vlc search --json` prints k, queries and nprobe, and each query's row of ids and distances. */
+export interface SearchResult {
+  k: number;
+  /** Number of queries. */
+  queries: number;
+  /** Anchors probed at least (the CPU's index search), or null: exhaustive over every decoded vector on a GPU. */
+  nprobe: number | null;
+  /** queries × k ids (row q: query q's neighbours, nearest first). */
+  ids: Int32Array;
+  /** queries × k squared L2 distances to the decoded vectors, beside `ids`. */
+  distances: Float32Array;
+}
+
+/** The k nearest neighbours of each of `queries` over the vectors of the .vlc file `index`. */
+export async function search(index: VlcInput, queries: VectorsInput, o: SearchOptions = {}): Promise<SearchResult> {
+  if (index === '-' && queries === '-') throw new UsageError('only one of the index and --queries can be stdin (-)');
+  const k = o.k ?? 10;
+  if (!Number.isInteger(k) || k < 1) throw new UsageError(`-k must be a whole number of at least 1 (got ${k})`);
+  const progress = o.progress ?? silentReporter;
+  let gpu: OpenedKnn | undefined;
+  let gpuOpening: Promise<OpenedKnn | undefined> | undefined;
+  try {
+    const reading = vlcOf(index, progress);
+    reading.catch(() => {}); // awaited below
+    // The GPU opens while a large file's checksums run on worker threads; its errors come after
+    // the file's and the queries'.
+    gpuOpening = exhaustiveOn(o.device ?? 'auto', { k, nprobe: o.nprobe, gpu: o.gpu ?? 0 });
+    gpuOpening.catch(() => {}); // awaited below
+    const file = await reading;
+    const qs = await vectorsOf(queries, o, progress);
+    const { n, d } = file.manifest;
+    if (qs.d !== d) throw new UsageError(`queries have ${qs.d} dimensions but ${nameOf(index)} holds ${d}-dimensional vectors`);
+    if (k > n) throw new UsageError(`-k ${k} is more than the ${n} vectors in ${nameOf(index)}; use at most ${n}`);
+    gpu = await gpuOpening;
+    const t0 = performance.now();
+    let res: Neighbours;
+    let nprobe: number | null;
+    if (gpu) {
+      nprobe = null;
+      res = await exhaustive(file, qs, k, gpu, progress);
+    } else {
+      prewarmKnn(); // the CPU's workers start while the index is built
+      const built = vlcSearchIndex(file);
+      nprobe = o.nprobe ?? defaultNprobe(built);
+      res = await probed(built, qs, k, nprobe, progress);
+    }
+    const how = gpu ? `exhaustive over the decoded vectors on ${gpu.label}` : `probing at least ${nprobe} anchors`;
+    log().debug({ queries: qs.n, seconds: (performance.now() - t0) / 1000 }, `search done (${how})`);
+    return { k, queries: qs.n, nprobe, ids: res.ids, distances: res.dists };
+  } finally {
+    gpu ??= await gpuOpening?.catch(() => undefined); // opened, but an error came first
+    await gpu?.close();
+  }
+}
+
+/**
+ * The GPU's exact k-NN when this search is to rank every decoded vector on it: device 'cuda', or
+ * auto with a usable GPU — unless nprobe asks for the CPU's index search, or k is above what
+ * the GPU keeps. Undefined: the CPU's index search.
+ */
+async function exhaustiveOn(device: DeviceChoice, o: { k: number; nprobe?: number; gpu: number | number[] }): Promise<OpenedKnn | undefined> {
+  if (device === 'cpu') return undefined;
+  if (o.nprobe !== undefined) {
+    if (device === 'cuda') throw new UsageError('--nprobe tunes the CPU index search, --device cuda ranks every decoded vector on the GPU: drop one of them');
+    return undefined;
+  }
+  if (o.k > GPU_KNN_MAX_K) {
+    if (device === 'cuda') throw new UsageError(`-k ${o.k}: the GPU search keeps at most ${GPU_KNN_MAX_K} neighbours per query; use --device cpu`);
+    return undefined;
+  }
+  const opened = await selectExactKnn({ device, gpu: o.gpu });
+  if (opened.onGpu) return opened;
+  await opened.close();
+  return undefined;
+}
+
+/** Exhaustive exact search of every query over every decoded vector (search/exhaustive.ts), the queries a view of rows at a time. */
+async function exhaustive(file: VlcFile, qs: Dataset, k: number, gpu: OpenedKnn, progress: Reporter): Promise<Neighbours> {
+  const found = { ids: new Int32Array(qs.n * k), dists: new Float32Array(qs.n * k) };
+  const per = pieceRows(qs.d, 'f32');
+  const { n } = file.manifest;
+  const searching = progress.step(`searching every decoded vector (${gpu.label})`, 'vectors', n * Math.ceil(qs.n / per));
+  for (let q0 = 0, piece = 0; q0 < qs.n; q0 += per, piece++) {
+    const q1 = Math.min(qs.n, q0 + per);
+    const part = await searchDecoded(file, rowsF32(qs, q0, q1), q1 - q0, k, gpu.knn, (done) => searching.update(piece * n + done));
+    found.ids.set(part.ids, q0 * k);
+    found.dists.set(part.dists, q0 * k);
+  }
+  searching.end();
+  return found;
+}
+
+/** The CPU's index search (search/index.ts), the queries a view of rows at a time, the results in one array. */
+async function probed(index: ReturnType<typeof vlcSearchIndex>, qs: Dataset, k: number, nprobe: number, progress: Reporter): Promise<Neighbours> {
+  const found = { ids: new Int32Array(qs.n * k), dists: new Float32Array(qs.n * k) };
+  const searching = progress.step('searching', 'queries', qs.n);
+  const per = pieceRows(qs.d, 'f32');
+  for (let q0 = 0; q0 < qs.n; q0 += per) {
+    const q1 = Math.min(qs.n, q0 + per);
+    const part = await searchCompressed(index, rowsF32(qs, q0, q1), q1 - q0, { k, nprobe, onProgress: (done) => searching.update(q0 + done) }, cpuKnn);
+    found.ids.set(part.ids, q0 * k);
+    found.dists.set(part.dists, q0 * k);
+  }
+  searching.end();
+  return found;
+}
