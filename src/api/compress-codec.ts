@@ -8,7 +8,7 @@ import type { AnnealHooks } from '../anneal/types.js';
 import type { Backend } from '../backend/types.js';
 import type { CodedResiduals, EncodedResiduals } from '../codecs/index.js';
 import { UsageError } from '../errors.js';
-import type { Dataset } from '../vectors/dataset.js';
+import { inputDtypeOf, type Dataset } from '../vectors/dataset.js';
 import type { AnchorDtype, ResidualMode, VlcManifest } from '../io/vlc/manifest.js';
 import { assignmentWidthFor, canonicalManifest } from '../io/vlc/manifest.js';
 import { reconstructInto, type Decodable } from '../io/vlc/reconstruct.js';
@@ -93,7 +93,7 @@ export function manifestOf(f: ManifestFacts): Omit<VlcManifest, 'sections' | 'as
     anchorDtype: f.anchorDtype,
     residual: f.residual,
     ...(f.residualEnergy !== undefined ? { residualEnergy: f.residualEnergy } : {}),
-    input: { dtype: f.ds.dtype, dropped: f.ds.dropped },
+    input: { dtype: inputDtypeOf(f.ds), dropped: f.ds.dropped, ...(f.ds.droppedRows?.length ? { droppedRows: f.ds.droppedRows } : {}) },
     training: f.training,
     quality: f.quality,
     // The loop's configuration, and the rows it trained on (every row, or the --sample).

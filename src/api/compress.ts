@@ -18,6 +18,7 @@ import { checkFinite } from '../io/readers/validate.js';
 import { writeVlc } from '../io/vlc/file.js';
 import { storedAnchors } from '../io/vlc/format.js';
 import { grouped } from '../io/vlc/stats.js';
+import { fewIds } from '../vectors/row-ids.js';
 import { log, silentReporter, type Reporter } from '../log.js';
 import { quoteName } from '../io/names.js';
 import { choose, codecName, planChoice, type ChoicePlan, type CodecPlan, type Trained } from '../quality/choose.js';
@@ -132,7 +133,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   const m0 = o.anchors ?? defaultAnchors(ds.n);
   const source = typeof input === 'string' ? input : Array.isArray(input) ? input.join(' ') : 'the vectors given';
   if (m0 > ds.n) throw new UsageError(`--anchors ${m0} is more than the ${ds.n} vectors in ${source}; use at most ${ds.n}`);
-  if (ds.dropped > 0) log().info(`skipped ${ds.dropped} vector${ds.dropped === 1 ? '' : 's'} containing NaN or Inf (--drop-invalid)`);
+  tellDropped(ds);
 
   // Sized before training, so that a budget is checked in a second. (f16 anchors unless asked
   // otherwise: anchors beyond f16's range, known only after training, are kept in f32 and can
@@ -228,6 +229,22 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   } finally {
     await backend.close();
   }
+}
+
+/**
+ * Dropped rows' ids are kept in the manifest (so that search answers with input row ids); the
+ * manifest's size is bounded (format.ts reads at most 16 MiB of it), and a million ids fit well
+ * inside. More invalid rows than that is no longer a few bad rows.
+ */
+export const MAX_DROPPED_ROWS = 1_000_000;
+
+/** The --drop-invalid line (which input rows were skipped), or the refusal of too many. */
+export function tellDropped(ds: Dataset): void {
+  if (ds.dropped === 0) return;
+  if (ds.dropped > MAX_DROPPED_ROWS)
+    throw new UsageError(`${grouped(ds.dropped)} rows have NaN, Inf or too large values; vlc keeps the ids of at most ${grouped(MAX_DROPPED_ROWS)} dropped rows: fix the data`);
+  const ids = ds.droppedRows?.length ? `: input row${ds.dropped === 1 ? '' : 's'} ${fewIds(ds.droppedRows)}` : '';
+  log().info(`skipped ${grouped(ds.dropped)} vector${ds.dropped === 1 ? '' : 's'} containing NaN or Inf (--drop-invalid)${ids}; search answers with input row ids`);
 }
 
 /** Largest finite float16 (anchors beyond it would be stored as Inf). */

@@ -8,6 +8,7 @@ import type { PqResiduals } from '../codecs/pq.js';
 import type { VlcManifest } from '../io/vlc/manifest.js';
 import { grouped, percent, sizeFigures } from '../io/vlc/stats.js';
 import { jsonResult, snakeKeys } from './json.js';
+import { fewIds } from '../vectors/row-ids.js';
 import { addExamples } from './help.js';
 import { addOutputOptions, applyVerbosity, type OutputFlags } from './options.js';
 
@@ -48,7 +49,8 @@ export function infoOf(file: VlcFile) {
     bits: file.residuals?.mode === 'bits' ? bitsFacts(file.residuals as BitsResiduals) : null,
     format_version: file.version,
     tool_version: mf.tool.version,
-    ...sizeFigures(file.fileBytes, n, d, m),
+    input_dtype: mf.input.dtype,
+    ...sizeFigures(file.fileBytes, n, d, m, mf.input.dtype),
     sections: file.sections.map((s) => ({ name: s.name, bytes: s.bytes })),
     energy: mf.training.energy,
     ...qualityOf(mf),
@@ -58,8 +60,8 @@ export function infoOf(file: VlcFile) {
     init: mf.training.init,
     device: mf.device,
     seed: mf.seed,
-    input_dtype: mf.input.dtype,
     dropped: mf.input.dropped,
+    dropped_rows: mf.input.droppedRows ?? [],
     config: snakeKeys(mf.config),
   };
 }
@@ -96,7 +98,7 @@ function infoText(f: ReturnType<typeof infoOf>, name: string): string {
   const sectionBytes = f.sections.reduce((s, x) => s + x.bytes, 0);
   const rows: Array<[string, string]> = [
     ['file', `${name === '-' ? '<stdin>' : name}: ${grouped(f.bytes)} bytes, .vlc format version ${f.format_version}, written by vlc ${f.tool_version}`],
-    ['vectors', `n = ${grouped(f.n)}, d = ${f.d} (input ${f.input_dtype}${f.dropped ? `, ${grouped(f.dropped)} invalid rows dropped` : ''})`],
+    ['vectors', `n = ${grouped(f.n)}, d = ${f.d} (input ${f.input_dtype}${f.dropped ? `, ${grouped(f.dropped)} invalid row${f.dropped === 1 ? '' : 's'} dropped${f.dropped_rows.length ? `: input row${f.dropped === 1 ? '' : 's'} ${fewIds(f.dropped_rows)}` : ''}` : ''})`],
     ['encoding', `m = ${grouped(f.m)} anchors (${f.anchor_dtype}), ${f.assignment_width} assignments, residuals ${f.residual}, metric ${f.metric}`],
     [
       'sections',
@@ -104,7 +106,8 @@ function infoText(f: ReturnType<typeof infoOf>, name: string): string {
     ],
     [
       'size',
-      `${f.bytes_per_vector.toFixed(2)} bytes/vector (f32: ${f.d * 4}), ${percent(f.ratio_f32)} of f32, ${percent(f.ratio_f16)} of f16 ` +
+      `${f.bytes_per_vector.toFixed(2)} bytes/vector (${f.input_dtype === 'f32' ? '' : `input ${f.input_dtype}: ${f.input_bytes / f.n}, `}f32: ${f.d * 4}), ` +
+        `${f.input_dtype === 'f32' ? '' : `${percent(f.ratio_input)} of the ${f.input_dtype} input, `}${percent(f.ratio_f32)} of f32, ${percent(f.ratio_f16)} of f16 ` +
         `(every section counted); the seed's formula (m·d·2 + n·4) / (n·d·4), residuals not counted: ${percent(f.seed_ratio)}`,
     ],
     ['quality', qualityText(f)],

@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { cpuKnn, prewarmKnn } from '../backend/cpu/index.js';
 import { UsageError } from '../errors.js';
 import { pieceRows, rowsF32 } from '../vectors/dataset.js';
+import { inputRowId } from '../vectors/row-ids.js';
 import { readInputs } from '../io/shards.js';
 import { readVlc } from '../io/vlc/file.js';
 import { log } from '../log.js';
@@ -59,6 +60,7 @@ export function register(program: Command): void {
       let res: { ids: Int32Array; dists: Float32Array };
       let qs: Awaited<ReturnType<typeof readInputs>>;
       let nprobe: number | null;
+      let dropped: readonly number[] = [];
       let gpu: OpenedKnn | undefined;
       let gpuOpening: Promise<OpenedKnn | undefined> | undefined;
       try {
@@ -69,6 +71,7 @@ export function register(program: Command): void {
         gpuOpening = exhaustiveOn(effectiveDevice(cmd, o), o);
         gpuOpening.catch(() => {}); // awaited below
         const file = await reading;
+        dropped = file.manifest.input.droppedRows ?? [];
         qs = await readInputs(o.queries, { ...readOptionsFrom(o), onBytes: reportBytes(progress, o.queries) });
         progress.done();
         const { n, d } = file.manifest;
@@ -92,8 +95,9 @@ export function register(program: Command): void {
         gpu ??= await gpuOpening?.catch(() => undefined); // opened, but an error came first
         await gpu?.close();
       }
+      // Ids are input row numbers: with rows dropped by --drop-invalid, a kept row's position is not its id.
       const rowOf = (q: number) => ({
-        ids: Array.from(res.ids.subarray(q * o.k, (q + 1) * o.k)),
+        ids: Array.from(res.ids.subarray(q * o.k, (q + 1) * o.k), (i) => (dropped.length ? inputRowId(i, dropped) : i)),
         distances: Array.from(res.dists.subarray(q * o.k, (q + 1) * o.k)),
       });
       if (o.json) {
