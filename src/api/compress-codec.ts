@@ -162,7 +162,7 @@ const r3 = (x: number | null) => (x === null ? 'n/a' : x.toFixed(3));
  * "chose int4 residuals for --quality 0.9: recall@10 0.889 ± 0.006 expected over all 50,000 vectors
  * (0.910 measured, 200 queries among 20,000), 68.65 bytes/vector (tried: none 0.004, pq 16x8 0.512, …)".
  */
-export function choiceLine(goal: Goal, c: Choice): string {
+export function choiceLine(goal: Goal, c: Choice, fileBytesPerVector?: number): string {
   const chosen = c.measured[c.tried.indexOf(c.codec)];
   const what = c.codec.mode === 'none' ? 'anchor ids alone' : `${codecName(c.codec)} residuals`;
   const target = goal.kind === 'quality' ? `--quality ${goal.recall}` : `--bytes ${goal.perVector}`;
@@ -174,7 +174,7 @@ export function choiceLine(goal: Goal, c: Choice): string {
       : `expected over all ${grouped(n)} vectors (${r3(chosen.recall_at_10)} measured, ${grouped(c.queries)} queries among ${grouped(c.sample)})`;
   return (
     `chose ${what} for ${target}: recall@10 ${r3(chosen.recall_at_10_all)} ± ${r3(chosen.recall_at_10_all_se)} of exact search over the decoded vectors, ` +
-    `${where}, ${chosen.bytes_per_vector.toFixed(2)} bytes/vector${others}`
+    `${where}, ${(fileBytesPerVector ?? chosen.bytes_per_vector).toFixed(2)} bytes/vector${others}`
   );
 }
 
@@ -187,6 +187,9 @@ export function qualityWarning(goal: CodecGoal, c: Choice | undefined, recall: n
       `no codec reaches ${what} on these vectors: the best, ${codecName(c.codec)}, measured ${r3(recall)}; ` +
       (moreAnchors > m ? `more anchors leave smaller residuals: try --anchors ${moreAnchors}` : 'the file keeps the best codec')
     );
+  }
+  if (goal.kind === 'bytes' && recall !== null && recall < WEAK_RECALL) {
+    return `recall@10 of search over the decoded vectors is ${r3(recall)} within --bytes ${goal.perVector}: they keep few true neighbours; a larger --bytes, or --quality 0.9 (the smallest file that keeps 0.9), keeps more`;
   }
   if (goal.kind === 'fixed' && recall !== null && recall < WEAK_RECALL) {
     const r = goal.choice.residual;

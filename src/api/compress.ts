@@ -33,6 +33,7 @@ import { resolveSample, sampleSize, type SampleSpec } from './sample.js';
 import { enginesOn, train } from './train.js';
 import { vlcContent } from './compress-file.js';
 import { defaultOutput, planOutput, type OutputPlan, type OutputRules } from './preflight.js';
+import { LIBRARY_NAMES } from '../io/output.js';
 
 /**
  * What to store beside each anchor id (CodecOptions): at most one of `residual` (fixed; pq with
@@ -121,7 +122,7 @@ export function compressOutputRules(input: string | string[] | Vectors, force?: 
 export async function compress(input: string | string[] | Vectors, o: CompressOptions): Promise<CompressResult> {
   const seed = o.seed ?? DEFAULT_CONFIG.seed;
   const goal = goalOf(o);
-  const out = typeof o.output === 'object' ? o.output : planOutput(o.output ?? defaultOutput(typeof input === 'string' ? input : '-', '.vlc'), compressOutputRules(input, o.force));
+  const out = typeof o.output === 'object' ? o.output : planOutput(o.output ?? defaultOutput(typeof input === 'string' ? input : '-', '.vlc'), { ...compressOutputRules(input, o.force), defaulted: o.output === undefined, names: LIBRARY_NAMES });
   const t0 = performance.now();
 
   const progress = o.progress ?? silentReporter;
@@ -193,7 +194,6 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     const codec: CodecPlan = choice?.codec ?? plan.options[0];
     choosing.end();
     const chooseSeconds = (performance.now() - tc) / 1000;
-    if (choice && goal.kind !== 'fixed') log().info(choiceLine(goal, choice));
 
     const tr = performance.now();
     // One step, its elapsed time shown: the encoders report no count of their own.
@@ -219,6 +219,8 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     writing.end();
     const writeSeconds = (performance.now() - tw) / 1000;
 
+    // Said once the file exists, with its own bytes per vector (the choice sized it before training, as an upper bound).
+    if (choice && goal.kind !== 'fixed') log().info(choiceLine(goal, choice, bytes / ds.n));
     const defaulted = o.quality === undefined && o.bytes === undefined && o.residual === undefined;
     const warning = qualityWarning(goal, choice, quality.recall.recall_at_10_all, m, ds.n, defaulted);
     if (warning) log().warn(warning);

@@ -3,7 +3,7 @@
 // every vector. What `vlc decompress` runs, and what `import { decompress } from 'vlc'` gives.
 import { UsageError } from '../errors.js';
 import { quoteName } from '../io/names.js';
-import { writeOutput } from '../io/output.js';
+import { LIBRARY_NAMES, writeOutput, type OptionNames } from '../io/output.js';
 import { rowsOf } from '../io/rows.js';
 import { readVlc } from '../io/vlc/file.js';
 import type { Assignments } from '../io/vlc/format.js';
@@ -38,6 +38,8 @@ export interface DecompressOptions {
   assignments?: boolean;
   /** Hears reading and writing (the CLI draws them on a terminal). */
   progress?: Reporter;
+  /** How messages name the output options (default: the library's, `output` and `force: true`; the CLI passes its flags). */
+  optionNames?: OptionNames;
 }
 
 export interface DecompressResult {
@@ -73,7 +75,7 @@ export async function decompress(input: string, o: DecompressOptions): Promise<D
   const vectorFormat = o.assignments ? undefined : pickVectorFormat(o.format, target);
   if (vectorFormat && o.dtype && o.dtype !== 'input' && !formatHolds(vectorFormat, o.dtype)) throw new UsageError(cannotHold(vectorFormat, o.dtype));
 
-  const out = typeof o.output === 'object' ? o.output : planOutput(target, { binary: idFormat === 'txt' ? undefined : 'binary vectors', force: o.force, inputs: [input] });
+  const out = typeof o.output === 'object' ? o.output : planOutput(target, { binary: idFormat === 'txt' ? undefined : 'binary vectors', force: o.force, inputs: [input], defaulted: o.output === undefined, names: o.optionNames ?? LIBRARY_NAMES });
   const progress = o.progress ?? silentReporter;
   const reading = progress.step(`reading ${input === '-' ? 'stdin' : quoteName(input)}`, 'bytes');
   let checking: ReturnType<typeof progress.step> | undefined;

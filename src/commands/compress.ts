@@ -91,7 +91,7 @@ async function runCompress(input: string[], o: CompressFlags, cmd: Command): Pro
   // so that the ranks fail together with one message (api/compress-mpi.ts).
   const planOutputs = () => {
     const rules = compressOutputRules(input, o.force);
-    const output = planOutput(o.output ?? defaultOutput(defaultNameOf(input), '.vlc'), rules);
+    const output = planOutput(o.output ?? defaultOutput(defaultNameOf(input), '.vlc'), { ...rules, defaulted: o.output === undefined });
     const statsOut = o.stats === undefined ? undefined : planOutput(o.stats, { ...rules, binary: undefined, option: '--stats', others: [output] });
     return { output, statsOut };
   };

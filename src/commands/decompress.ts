@@ -8,6 +8,7 @@ import { progressFor } from './progress.js';
 import { addExamples } from './help.js';
 import { addForceOption, addVerbosityOptions, applyVerbosity, type VerbosityFlags } from './options.js';
 import { grouped } from '../io/vlc/stats.js';
+import { CLI_NAMES } from '../io/output.js';
 import { INPUT_DTYPES } from '../vectors/dataset.js';
 import { fewIds } from '../vectors/row-ids.js';
 import type { OutputDtype } from '../io/writers/narrow.js';
@@ -49,7 +50,7 @@ async function runDecompress(input: string, o: DecompressFlags): Promise<void> {
   const progress = progressFor(o);
   let r: Awaited<ReturnType<typeof decompress>>;
   try {
-    r = await decompress(input, { output: o.output, force: o.force, format: o.format, dtype: o.dtype, anchors: o.anchors, assignments: o.assignments, progress });
+    r = await decompress(input, { output: o.output, force: o.force, format: o.format, dtype: o.dtype, anchors: o.anchors, assignments: o.assignments, progress, optionNames: CLI_NAMES });
   } finally {
     progress.done();
   }
