@@ -9,5 +9,8 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // One temp directory per run, removed at its end; vlc's log lines kept off the output (test/setup/).
+    globalSetup: ['test/setup/tmpdir.ts'],
+    setupFiles: ['test/setup/quiet.ts'],
   },
 });

@@ -7,5 +7,8 @@ export default defineConfig({
     testTimeout: 300_000,
     hookTimeout: 300_000,
     pool: 'forks',
+    // One temp directory per run, removed at its end; vlc's log lines kept off the output (test/setup/).
+    globalSetup: ['test/setup/tmpdir.ts'],
+    setupFiles: ['test/setup/quiet.ts'],
   },
 });

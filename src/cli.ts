@@ -8,7 +8,7 @@ import { escapeLine, quoteName } from './io/names.js';
 import { withLimit } from './limits.js';
 import { log } from './log.js';
 import { commands } from './commands/index.js';
-import { helpFirst, hintsFor, markRequired } from './commands/help.js';
+import { addExamples, helpFirst, hintsFor, markRequired } from './commands/help.js';
 import { VERSION } from './version.js';
 
 export function buildProgram(): Command {
@@ -22,6 +22,14 @@ export function buildProgram(): Command {
     .exitOverride();
   for (const register of commands) register(program);
   markRequired(program);
+  // A first session, in order: each line uses what the one before made.
+  addExamples(program, [
+    ['vlc compress emb.npy', 'writes emb.vlc beside it: the smallest file that keeps recall@10 >= 0.9 (what it chose goes to stderr)'],
+    ['vlc info emb.vlc', 'what the file holds: sizes, the quality compress measured, training'],
+    ['vlc decompress emb.vlc -o emb-rebuilt.npy', 'the vectors rebuilt, in the input\'s element type'],
+    ['vlc search emb.vlc --queries queries.npy -k 10 | head -3', 'nearest neighbours over the compressed file, one JSON line per query'],
+  ]);
+  program.addHelpText('after', '\nEvery command has --help with its own options and examples (vlc help CMD).');
   return program;
 }
 

@@ -9,7 +9,7 @@ import type { Backend } from '../backend/types.js';
 import type { CodedResiduals, EncodedResiduals } from '../codecs/index.js';
 import { checkChoice, codecFor, encodeWith, isCoded, payloadBytesOf, refuseOtherFlags, type ResidualChoice } from '../codecs/registry/index.js';
 import { UsageError } from '../errors.js';
-import type { Dataset } from '../vectors/dataset.js';
+import { inputDtypeOf, type Dataset } from '../vectors/dataset.js';
 import type { AnchorDtype, ResidualMode, VlcManifest } from '../io/vlc/manifest.js';
 import { assignmentWidthFor, canonicalManifest } from '../io/vlc/manifest.js';
 import { reconstructInto, type Decodable } from '../io/vlc/reconstruct.js';
@@ -113,7 +113,7 @@ export function manifestOf(f: ManifestFacts): Omit<VlcManifest, 'sections' | 'as
     anchorDtype: f.anchorDtype,
     residual: f.residual,
     ...(f.residualEnergy !== undefined ? { residualEnergy: f.residualEnergy } : {}),
-    input: { dtype: f.ds.dtype, dropped: f.ds.dropped },
+    input: { dtype: inputDtypeOf(f.ds), dropped: f.ds.dropped, ...(f.ds.droppedRows?.length ? { droppedRows: f.ds.droppedRows } : {}) },
     training: f.training,
     quality: f.quality,
     // The loop's configuration, and the rows it trained on (every row, or the --sample).
@@ -182,7 +182,7 @@ const r3 = (x: number | null) => (x === null ? 'n/a' : x.toFixed(3));
  * "chose int4 residuals for --quality 0.9: recall@10 0.889 ± 0.006 expected over all 50,000 vectors
  * (0.910 measured, 200 queries among 20,000), 68.65 bytes/vector (tried: none 0.004, pq 16x8 0.512, …)".
  */
-export function choiceLine(goal: Goal, c: Choice): string {
+export function choiceLine(goal: Goal, c: Choice, fileBytesPerVector?: number): string {
   const chosen = c.measured[c.tried.indexOf(c.codec)];
   const what = isCoded(c.codec) ? `${codecName(c.codec)} residuals` : 'anchor ids alone';
   const target = goal.kind === 'quality' ? `--quality ${goal.recall}` : `--bytes ${goal.perVector}`;
@@ -194,7 +194,7 @@ export function choiceLine(goal: Goal, c: Choice): string {
       : `expected over all ${grouped(n)} vectors (${r3(chosen.recall_at_10)} measured, ${grouped(c.queries)} queries among ${grouped(c.sample)})`;
   return (
     `chose ${what} for ${target}: recall@10 ${r3(chosen.recall_at_10_all)} ± ${r3(chosen.recall_at_10_all_se)} of exact search over the decoded vectors, ` +
-    `${where}, ${chosen.bytes_per_vector.toFixed(2)} bytes/vector${others}`
+    `${where}, ${(fileBytesPerVector ?? chosen.bytes_per_vector).toFixed(2)} bytes/vector${others}`
   );
 }
 
@@ -207,6 +207,9 @@ export function qualityWarning(goal: CodecGoal, c: Choice | undefined, recall: n
       `no codec reaches ${what} on these vectors: the best, ${codecName(c.codec)}, measured ${r3(recall)}; ` +
       (moreAnchors > m ? `more anchors leave smaller residuals: try --anchors ${moreAnchors}` : 'the file keeps the best codec')
     );
+  }
+  if (goal.kind === 'bytes' && recall !== null && recall < WEAK_RECALL) {
+    return `recall@10 of search over the decoded vectors is ${r3(recall)} within --bytes ${goal.perVector}: they keep few true neighbours; a larger --bytes, or --quality 0.9 (the smallest file that keeps 0.9), keeps more`;
   }
   if (goal.kind === 'fixed' && recall !== null && recall < WEAK_RECALL) {
     const better = codecFor(goal.choice.residual).keepsMore?.(moreAnchors) ?? '--residual int8 or --quality 0.9';

@@ -32,7 +32,7 @@ import { storedAnchors } from '../io/vlc/format.js';
 import { log, setVerbosity, silentReporter } from '../log.js';
 import { measuredRows, measureQuality, measureQualityOfRows } from '../quality/measure.js';
 import type { OutputPlan } from './preflight.js';
-import { defaultAnchors, storableAnchorDtype, type CompressOptions, type CompressResult } from './compress.js';
+import { defaultAnchors, storableAnchorDtype, tellDropped, type CompressOptions, type CompressResult } from './compress.js';
 import { decoderOf, goalOf, qualityWarning } from './compress-codec.js';
 import { vlcContent } from './compress-file.js';
 import { compressStats } from './compress-report.js';
@@ -46,6 +46,8 @@ interface RankShare {
   /** First global row of each rank, and n at the end. */
   starts: number[];
   dropped: number;
+  /** Input row ids --drop-invalid skipped, over every rank's rows, ascending. */
+  droppedRows: number[];
 }
 
 /**
@@ -71,13 +73,13 @@ export async function compressDistributed(input: string[], o: DistributedOptions
   log().debug(`rank ${comm.rank}: ${read.ds.n} rows (${read.how})`);
   const share = await shareOf(comm, read.ds);
   const readSeconds = (performance.now() - t0) / 1000;
-  const ds: Dataset = { ...share.local, n: share.n, dropped: share.dropped }; // the whole data's figures (manifest, report)
+  const ds: Dataset = { ...share.local, n: share.n, dropped: share.dropped, droppedRows: share.droppedRows }; // the whole data's figures (manifest, report)
 
   const m = o.anchors ?? defaultAnchors(share.n);
   await everywhere(comm, () => {
     if (m > share.n) throw new UsageError(`--anchors ${m} is more than the ${share.n} vectors in ${input.join(' ')}; use at most ${share.n}`);
   });
-  if (share.dropped > 0) log().info(`skipped ${share.dropped} vector${share.dropped === 1 ? '' : 's'} containing NaN or Inf (--drop-invalid)`);
+  tellDropped(ds);
   const gpu = rankGpu(o.gpu, localRankOf() ?? comm.rank, () => {
     const probe = o.device === 'cpu' ? undefined : probeCuda();
     return probe?.ok ? probe.devices.length : 0;
@@ -171,7 +173,31 @@ async function shareOf(comm: Comm, local: Dataset): Promise<RankShare> {
   });
   const starts = [0];
   for (const c of counts) starts.push(starts[starts.length - 1] + c);
-  return { local, n: starts[comm.size], starts, dropped: all[comm.size * 2] };
+  return { local, n: starts[comm.size], starts, dropped: all[comm.size * 2], droppedRows: await droppedIds(comm, local) };
+}
+
+/**
+ * Every rank's dropped rows as input ids: a rank's rows (kept and dropped) follow all the input rows
+ * of the ranks before it, so its own ids shift by their count. One allreduce places each rank's ids
+ * in its slots of the whole list (ids below 2^53 add exactly).
+ */
+async function droppedIds(comm: Comm, local: Dataset): Promise<number[]> {
+  const spans = new Float64Array(comm.size * 2);
+  spans[comm.rank] = local.n + local.dropped;
+  spans[comm.size + comm.rank] = local.dropped;
+  const all = await comm.allreduce(spans, 'sum');
+  let offset = 0;
+  let slot = 0;
+  for (let r = 0; r < comm.rank; r++) {
+    offset += all[r];
+    slot += all[comm.size + r];
+  }
+  let total = 0;
+  for (let r = 0; r < comm.size; r++) total += all[comm.size + r];
+  if (total === 0) return [];
+  const ids = new Float64Array(total);
+  (local.droppedRows ?? []).forEach((id, i) => (ids[slot + i] = offset + id));
+  return Array.from(await comm.allreduce(ids, 'sum'));
 }
 
 /**

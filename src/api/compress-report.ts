@@ -1,7 +1,7 @@
 // What compress reports when it is done: the result (the JSON of --json and --stats; fields in
 // docs/json.md) — size and quality first, then how the codec was chosen and training went.
 import type { Backend } from '../backend/types.js';
-import type { Dataset } from '../vectors/dataset.js';
+import { inputDtypeOf, type Dataset } from '../vectors/dataset.js';
 import { assignmentWidthFor } from '../io/vlc/manifest.js';
 import { grouped, percent, sizeFigures } from '../io/vlc/stats.js';
 import { codecName, isCoded, jsonFieldsOf } from '../codecs/registry/index.js';
@@ -40,7 +40,8 @@ export function compressStats(f: CompressFacts) {
     ...jsonFieldsOf(codec),
     anchor_dtype: f.anchorDtype,
     assignment_width: assignmentWidthFor(f.m),
-    ...sizeFigures(f.bytes, ds.n, ds.d, f.m),
+    input_dtype: inputDtypeOf(ds),
+    ...sizeFigures(f.bytes, ds.n, ds.d, f.m, inputDtypeOf(ds)),
     energy: r.energy,
     mse: q.mse,
     relative_error: q.relative_error,
@@ -83,8 +84,9 @@ export function compressStats(f: CompressFacts) {
     device_label: f.backend.label,
     seed: f.seed,
     input_format: ds.format,
-    input_dtype: ds.dtype,
     dropped: ds.dropped,
+    /** The input rows --drop-invalid skipped, ascending ids (the file keeps them too). */
+    dropped_rows: ds.droppedRows ?? [],
   };
 }
 

@@ -18,6 +18,7 @@ import { checkFinite } from '../io/readers/validate.js';
 import { writeVlc } from '../io/vlc/file.js';
 import { storedAnchors } from '../io/vlc/format.js';
 import { grouped } from '../io/vlc/stats.js';
+import { fewIds } from '../vectors/row-ids.js';
 import { log, silentReporter, type Reporter } from '../log.js';
 import { quoteName } from '../io/names.js';
 import { choose, planChoice, type ChoicePlan, type CodecPlan, type Trained } from '../quality/choose.js';
@@ -31,6 +32,7 @@ import { resolveSample, sampleSize, type SampleSpec } from './sample.js';
 import { enginesOn, train } from './train.js';
 import { vlcContent } from './compress-file.js';
 import { defaultOutput, planOutput, type OutputPlan, type OutputRules } from './preflight.js';
+import { LIBRARY_NAMES } from '../io/output.js';
 
 /**
  * What to store beside each anchor id (CodecOptions): at most one of `residual` (fixed; pq with
@@ -121,7 +123,7 @@ export function compressOutputRules(input: string | string[] | Vectors, force?: 
 export async function compress(input: string | string[] | Vectors, o: CompressOptions): Promise<CompressResult> {
   const seed = o.seed ?? DEFAULT_CONFIG.seed;
   const goal = goalOf(o);
-  const out = typeof o.output === 'object' ? o.output : planOutput(o.output ?? defaultOutput(typeof input === 'string' ? input : '-', '.vlc'), compressOutputRules(input, o.force));
+  const out = typeof o.output === 'object' ? o.output : planOutput(o.output ?? defaultOutput(typeof input === 'string' ? input : '-', '.vlc'), { ...compressOutputRules(input, o.force), defaulted: o.output === undefined, names: LIBRARY_NAMES });
   const t0 = performance.now();
 
   const progress = o.progress ?? silentReporter;
@@ -133,7 +135,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   const m0 = o.anchors ?? defaultAnchors(ds.n);
   const source = typeof input === 'string' ? input : Array.isArray(input) ? input.join(' ') : 'the vectors given';
   if (m0 > ds.n) throw new UsageError(`--anchors ${m0} is more than the ${ds.n} vectors in ${source}; use at most ${ds.n}`);
-  if (ds.dropped > 0) log().info(`skipped ${ds.dropped} vector${ds.dropped === 1 ? '' : 's'} containing NaN or Inf (--drop-invalid)`);
+  tellDropped(ds);
 
   // Sized before training, so that a budget is checked in a second. (f16 anchors unless asked
   // otherwise: anchors beyond f16's range, known only after training, are kept in f32 and can
@@ -196,7 +198,6 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     const codec: CodecPlan = choice?.codec ?? plan.options[0];
     choosing.end();
     const chooseSeconds = (performance.now() - tc) / 1000;
-    if (choice && goal.kind !== 'fixed') log().info(choiceLine(goal, choice));
 
     const tr = performance.now();
     // One step, its elapsed time shown: the encoders report no count of their own.
@@ -222,6 +223,8 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     writing.end();
     const writeSeconds = (performance.now() - tw) / 1000;
 
+    // Said once the file exists, with its own bytes per vector (the choice sized it before training, as an upper bound).
+    if (choice && goal.kind !== 'fixed') log().info(choiceLine(goal, choice, bytes / ds.n));
     const defaulted = o.quality === undefined && o.bytes === undefined && o.residual === undefined;
     const warning = qualityWarning(goal, choice, quality.recall.recall_at_10_all, m, ds.n, defaulted);
     if (warning) log().warn(warning);
@@ -245,6 +248,22 @@ function unscaledResult<T extends { anchors: Float32Array; energy: number; train
     trainEnergy: r.trainEnergy * e,
     history: r.history.map((h) => ({ ...h, energy: h.energy * e, temperature: h.temperature * e })),
   };
+}
+
+/**
+ * Dropped rows' ids are kept in the manifest (so that search answers with input row ids); the
+ * manifest's size is bounded (format.ts reads at most 16 MiB of it), and a million ids fit well
+ * inside. More invalid rows than that is no longer a few bad rows.
+ */
+export const MAX_DROPPED_ROWS = 1_000_000;
+
+/** The --drop-invalid line (which input rows were skipped), or the refusal of too many. */
+export function tellDropped(ds: Dataset): void {
+  if (ds.dropped === 0) return;
+  if (ds.dropped > MAX_DROPPED_ROWS)
+    throw new UsageError(`${grouped(ds.dropped)} rows have NaN, Inf or too large values; vlc keeps the ids of at most ${grouped(MAX_DROPPED_ROWS)} dropped rows: fix the data`);
+  const ids = ds.droppedRows?.length ? `: input row${ds.dropped === 1 ? '' : 's'} ${fewIds(ds.droppedRows)}` : '';
+  log().info(`skipped ${grouped(ds.dropped)} vector${ds.dropped === 1 ? '' : 's'} containing NaN or Inf (--drop-invalid)${ids}; search answers with input row ids`);
 }
 
 /** Largest finite float16 (anchors beyond it would be stored as Inf). */

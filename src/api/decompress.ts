@@ -3,12 +3,14 @@
 // every vector. What `vlc decompress` runs, and what `import { decompress } from 'vlc'` gives.
 import { UsageError } from '../errors.js';
 import { quoteName } from '../io/names.js';
-import { assertNamed, writeOutput } from '../io/output.js';
+import { assertNamed, LIBRARY_NAMES, writeOutput, type OptionNames } from '../io/output.js';
 import { rowsOf } from '../io/rows.js';
 import { readVlc } from '../io/vlc/file.js';
 import type { Assignments } from '../io/vlc/format.js';
 import { reconstructedRows } from '../io/vlc/reconstruct.js';
-import { formatFromPath, VECTOR_FORMATS, vectorBytes, writeVectors, type VectorFormat } from '../io/write.js';
+import { cannotHold, formatFromPath, formatHolds, VECTOR_FORMATS, vectorBytes, writeVectors, type VectorFormat } from '../io/write.js';
+import { clampRange, type OutputDtype } from '../io/writers/narrow.js';
+import { INPUT_DTYPES, type InputDtype } from '../vectors/dataset.js';
 import { npyHeader } from '../io/writers/npy.js';
 import { silentReporter, type Reporter } from '../log.js';
 import { checkRoom, defaultOutput, planOutput, type OutputPlan } from './preflight.js';
@@ -23,14 +25,21 @@ export interface DecompressOptions {
   force?: boolean;
   /** npy, arrow (feather), parquet, safetensors, fvecs; with `assignments`: npy or txt. Default: from the extension of `output`. */
   format?: string;
-  /** Element type of the output vectors (default: that of the compressed input; f32 for fvecs and Parquet). */
-  dtype?: 'f32' | 'f16';
+  /**
+   * Element type of the output vectors: 'input' (the default) gives the type the input came in
+   * where the output format holds it (else f32: always for fvecs and Parquet, for bf16 in .npy and
+   * Arrow); u8 and i8 are rounded to the nearest integer (ties to even) and clamped to their range,
+   * f16 and bf16 saturate at their largest finite value.
+   */
+  dtype?: OutputDtype | 'input';
   /** Write only the m anchors (m × d). */
   anchors?: boolean;
   /** Write only each vector's anchor id. */
   assignments?: boolean;
   /** Hears reading and writing (the CLI draws them on a terminal). */
   progress?: Reporter;
+  /** How messages name the output options (default: the library's, `output` and `force: true`; the CLI passes its flags). */
+  optionNames?: OptionNames;
 }
 
 export interface DecompressResult {
@@ -40,7 +49,15 @@ export interface DecompressResult {
   d: number;
   format: string;
   /** Element type of the vectors written (absent for assignments). */
-  dtype?: 'f32' | 'f16';
+  dtype?: OutputDtype;
+  /** The element type the compressed input came in (absent for assignments). */
+  inputDtype?: InputDtype;
+  /** Values clamped to an integer type's range or saturated at f16/bf16's largest (0 when none). */
+  clamped?: number;
+  /** u8 / i8 output: the range values were clamped to ("0..255"). */
+  range?: string;
+  /** Input rows (ascending ids) --drop-invalid left out of the file, hence of the output: row i of the output is the i-th input row not listed. */
+  droppedRows?: number[];
   /** Where it went: the output path, or '-' for stdout. */
   output: string;
 }
@@ -51,12 +68,15 @@ const ID_FORMATS = ['npy', 'txt'] as const;
 export async function decompress(input: string, o: DecompressOptions): Promise<DecompressResult> {
   if (o.anchors && o.assignments) throw new UsageError('--anchors and --assignments each export one part; give only one');
   if (o.assignments && o.dtype) throw new UsageError('--dtype applies to vectors, not to --assignments');
+  if (o.dtype !== undefined && o.dtype !== 'input' && !(INPUT_DTYPES as readonly string[]).includes(o.dtype))
+    throw new UsageError(`dtype must be one of input, ${INPUT_DTYPES.join(', ')} (got '${o.dtype}')`);
   const target = typeof o.output === 'object' ? o.output.target : o.output ?? defaultOutput(input, defaultSuffix(o), '.vlc');
   assertNamed(target); // before the format is told from it
   const idFormat = o.assignments ? pickIdFormat(o.format, target) : undefined;
   const vectorFormat = o.assignments ? undefined : pickVectorFormat(o.format, target);
+  if (vectorFormat && o.dtype && o.dtype !== 'input' && !formatHolds(vectorFormat, o.dtype)) throw new UsageError(cannotHold(vectorFormat, o.dtype));
 
-  const out = typeof o.output === 'object' ? o.output : planOutput(target, { binary: idFormat === 'txt' ? undefined : 'binary vectors', force: o.force, inputs: [input] });
+  const out = typeof o.output === 'object' ? o.output : planOutput(target, { binary: idFormat === 'txt' ? undefined : 'binary vectors', force: o.force, inputs: [input], defaulted: o.output === undefined, names: o.optionNames ?? LIBRARY_NAMES });
   const progress = o.progress ?? silentReporter;
   const reading = progress.step(`reading ${input === '-' ? 'stdin' : quoteName(input)}`, 'bytes');
   let checking: ReturnType<typeof progress.step> | undefined;
@@ -76,17 +96,23 @@ export async function decompress(input: string, o: DecompressOptions): Promise<D
     await writeIds(out, file.assignments, idFormat);
     return { what: 'assignments', rows: n, d: 1, format: idFormat, output: out.target };
   }
-  // Default: the dtype the vectors came in (f16 stays f16), except .fvecs and Parquet, written as f32 only.
-  const dtype = o.dtype ?? (vectorFormat === 'fvecs' || vectorFormat === 'parquet' ? 'f32' : file.manifest.input.dtype);
+  const inputDtype = file.manifest.input.dtype;
+  const dtype = outputDtype(o.dtype ?? 'input', inputDtype, vectorFormat!, o.anchors ?? false);
   if (dtype === 'f16') refuseBeyondF16(file.anchors, quoteName(input));
   // Rows are rebuilt and written a chunk at a time: n × d may be far larger than memory.
   const rows = o.anchors ? rowsOf(file.anchors, m, d) : reconstructedRows(file);
   const bytes = vectorBytes(vectorFormat!, rows.n, d, dtype);
   checkRoom(out, bytes);
   const w = writing(bytes);
-  await writeVectors(out, rows, { format: vectorFormat!, dtype, onBytes: w.onBytes });
+  const tally = { clamped: 0 };
+  await writeVectors(out, rows, { format: vectorFormat!, dtype, onBytes: w.onBytes, tally });
   w.end();
-  return { what: o.anchors ? 'anchors' : 'vectors', rows: rows.n, d, format: vectorFormat!, dtype, output: out.target };
+  const range = clampRange(dtype);
+  const droppedRows = o.anchors ? undefined : file.manifest.input.droppedRows;
+  return {
+    what: o.anchors ? 'anchors' : 'vectors', rows: rows.n, d, format: vectorFormat!, dtype, inputDtype, clamped: tally.clamped,
+    ...(range ? { range } : {}), ...(droppedRows ? { droppedRows } : {}), output: out.target,
+  };
 }
 
 /**
@@ -99,6 +125,17 @@ function refuseBeyondF16(anchors: Float32Array, name: string): void {
   let max = 0;
   for (let i = 0; i < anchors.length; i++) max = Math.max(max, Math.abs(anchors[i]));
   if (max > 65504) throw new UsageError(`${name}: its vectors reach ${max.toPrecision(4)}, beyond float16's range (±65504); use --dtype f32`);
+}
+
+/**
+ * The element type written: 'input' gives the input's own where the format holds it, else f32
+ * (which holds every input type's values); anchors are centres, not input rows, so an integer
+ * input does not round them (f32). An explicit type the format cannot hold is a usage error.
+ */
+function outputDtype(asked: OutputDtype | 'input', input: InputDtype, format: VectorFormat, anchors: boolean): OutputDtype {
+  if (asked !== 'input') return asked; // checked against the format before reading
+  if (anchors && (input === 'u8' || input === 'i8')) return 'f32';
+  return formatHolds(format, input) ? input : 'f32';
 }
 
 /** What the default output name ends with: the format's extension, after .anchors / .assignments. */

@@ -122,7 +122,7 @@ export async function evaluateFile(
     d,
     m,
     residual: file.manifest.residual,
-    ...sizeFigures(file.fileBytes, n, d, m),
+    ...sizeFigures(file.fileBytes, n, d, m, file.manifest.input.dtype),
     mse: quality.mse,
     mse_per_dim: quality.mse / d,
     relative_error: quality.relative_error,

@@ -9,6 +9,8 @@ import { silentReporter } from '../log.js';
 import { vlcOf, type VlcInput } from './inputs.js';
 import { snakeKeys } from './json.js';
 
+export { fewIds } from '../vectors/row-ids.js';
+
 /** info()'s result: the fields are listed in docs/json.md (`vlc info`). */
 export type InfoResult = ReturnType<typeof infoOf>;
 
@@ -36,7 +38,8 @@ export function infoOf(file: VlcFile) {
     residual_summary: residualFacts.line ?? null,
     format_version: file.version,
     tool_version: mf.tool.version,
-    ...sizeFigures(file.fileBytes, n, d, m),
+    input_dtype: mf.input.dtype,
+    ...sizeFigures(file.fileBytes, n, d, m, mf.input.dtype),
     sections: file.sections.map((s) => ({ name: s.name, bytes: s.bytes })),
     energy: mf.training.energy,
     ...qualityOf(mf),
@@ -46,8 +49,8 @@ export function infoOf(file: VlcFile) {
     init: mf.training.init,
     device: mf.device,
     seed: mf.seed,
-    input_dtype: mf.input.dtype,
     dropped: mf.input.dropped,
+    dropped_rows: mf.input.droppedRows ?? [],
     config: snakeKeys(mf.config),
   };
 }

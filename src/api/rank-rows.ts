@@ -36,7 +36,9 @@ export async function readRankRows(input: string[], rank: number, size: number, 
   }
   const whole = await readInputs(files.length === 1 ? files[0] : files, o);
   const { r0, r1 } = rangeOf(whole.n, rank, size);
-  return { ds: { ...sliceRows(whole, r0, r1), format: whole.format, dropped: whole.dropped }, how: 'whole input read, then sliced' };
+  // The dropped rows are told once, by rank 0, with their input ids (compress-mpi.ts adds the ranks' lists).
+  const dropped = rank === 0 ? { dropped: whole.dropped, droppedRows: whole.droppedRows } : { dropped: 0, droppedRows: undefined };
+  return { ds: { ...sliceRows(whole, r0, r1), format: whole.format, ...dropped }, how: 'whole input read, then sliced' };
 }
 
 /** Rank `rank`'s rows of n: the evenSplit range. */

@@ -3,6 +3,7 @@
 // one and no nprobe) by exhaustive exact search over every decoded vector (search/exhaustive.ts).
 // Distances are squared L2 to the reconstructions. What `vlc search` runs, and what
 // `import { search } from 'vlc'` gives a Node program.
+import { inputRowId } from '../vectors/row-ids.js';
 import { cpuKnn, prewarmKnn } from '../backend/cpu/index.js';
 import { GPU_KNN_MAX_K } from '../backend/cuda/knn.js';
 import { selectExactKnn, type DeviceChoice, type OpenedKnn } from '../backend/select.js';
@@ -77,6 +78,9 @@ export async function search(index: VlcInput, queries: VectorsInput, o: SearchOp
     }
     const how = gpu ? `exhaustive over the decoded vectors on ${gpu.label}` : `probing at least ${nprobe} anchors`;
     log().debug({ queries: qs.n, seconds: (performance.now() - t0) / 1000 }, `search done (${how})`);
+    // Ids are input row numbers: with rows dropped by --drop-invalid, a kept row's position is not its id.
+    const dropped = file.manifest.input.droppedRows ?? [];
+    if (dropped.length) for (let t = 0; t < res.ids.length; t++) if (res.ids[t] >= 0) res.ids[t] = inputRowId(res.ids[t], dropped);
     return { k, queries: qs.n, nprobe, ids: res.ids, distances: res.dists };
   } finally {
     gpu ??= await gpuOpening?.catch(() => undefined); // opened, but an error came first

@@ -90,7 +90,7 @@ async function runCompress(input: string[], o: CompressFlags, cmd: Command): Pro
   // so that the ranks fail together with one message (api/compress-mpi.ts).
   const planOutputs = () => {
     const rules = compressOutputRules(input, o.force);
-    const output = planOutput(o.output ?? defaultOutput(defaultNameOf(input), '.vlc'), rules);
+    const output = planOutput(o.output ?? defaultOutput(defaultNameOf(input), '.vlc'), { ...rules, defaulted: o.output === undefined });
     const statsOut = o.stats === undefined ? undefined : planOutput(o.stats, { ...rules, binary: undefined, option: '--stats', others: [output] });
     return { output, statsOut };
   };
@@ -145,6 +145,11 @@ function isDirectory(p: string): boolean {
   }
 }
 
+/** "52.0% of the u8 input, ": the ratio against the input's own bytes, first, when its type is not f32. */
+export function ofInput(s: { input_dtype: string; ratio_input: number }): string {
+  return s.input_dtype === 'f32' ? '' : `${percent(s.ratio_input)} of the ${s.input_dtype} input, `;
+}
+
 /**
  * "x.vlc: 41.79 bytes/vector = 16.3% of f32 (83,584 bytes); relative error 0.0543, cosine 0.99855,
  * recall@10 0.922; 2,000 x 64, 128 anchors + int4 residuals, cpu (2 threads): init 3.04 s, then 94
@@ -158,7 +163,7 @@ export function summaryLine(s: CompressResult, output: string): string {
     ? `then ${s.iterations} iterations in ${s.loop_seconds.toFixed(2)} s (${s.iter_ms_median.toFixed(1)} ms each)`
     : `no iterations after it`;
   return (
-    `${output === '-' ? 'stdout' : output}: ${s.bytes_per_vector.toFixed(2)} bytes/vector = ${percent(s.ratio_f32)} of f32 ` +
+    `${output === '-' ? 'stdout' : output}: ${s.bytes_per_vector.toFixed(2)} bytes/vector = ${ofInput(s)}${percent(s.ratio_f32)} of f32 ` +
     `(${grouped(s.bytes)} bytes); relative error ${s.relative_error.toFixed(4)}, cosine ${s.mean_cosine.toFixed(5)}${recall}; ` +
     `${grouped(s.n)} x ${s.d}, ${grouped(s.m)} anchors${s.coded ? ` + ${s.codec} residuals` : ''}, ${s.device_label}: ` +
     `init ${s.init_seconds.toFixed(2)} s${polish}, ${loop}${s.converged ? ', converged' : ', stopped at --iters'}`

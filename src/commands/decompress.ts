@@ -7,12 +7,17 @@ import { quoteName } from '../io/names.js';
 import { progressFor } from './progress.js';
 import { addExamples } from './help.js';
 import { addForceOption, addVerbosityOptions, applyVerbosity, type VerbosityFlags } from './options.js';
+import { grouped } from '../io/vlc/stats.js';
+import { CLI_NAMES } from '../io/output.js';
+import { INPUT_DTYPES } from '../vectors/dataset.js';
+import { fewIds } from '../vectors/row-ids.js';
+import type { OutputDtype } from '../io/writers/narrow.js';
 
 interface DecompressFlags extends VerbosityFlags {
   output?: string;
   force?: boolean;
   format?: string;
-  dtype?: 'f32' | 'f16';
+  dtype?: OutputDtype | 'input';
   anchors?: boolean;
   assignments?: boolean;
 }
@@ -25,7 +30,7 @@ export function register(program: Command): void {
     .option('-o, --output <file>', 'output file, or - for stdout (then give --format); default: the input with .vlc replaced by the format\'s extension (x.npy; x.anchors.npy, x.assignments.npy), beside it')
     .option('--format <format>', 'output format: npy, arrow, parquet, safetensors, fvecs (--assignments: npy, txt); default: from the extension of -o')
     .addOption(
-      new Option('--dtype <dtype>', 'element type of the output vectors (default: that of the compressed input; f32 for fvecs and Parquet)').choices(['f32', 'f16']),
+      new Option('--dtype <dtype>', 'element type of the output vectors: input (default: the type the input came in, where the format holds it, else f32; u8/i8 rounded to nearest and clamped, f16/bf16 saturated), or one of them').choices(['input', ...INPUT_DTYPES]),
     )
     .option('--anchors', 'write only the m anchors (m x d) instead of the n vectors')
     .option('--assignments', 'write only the anchor id of every vector (npy of unsigned ints, or txt: one id a line)');
@@ -45,11 +50,24 @@ async function runDecompress(input: string, o: DecompressFlags): Promise<void> {
   const progress = progressFor(o);
   let r: Awaited<ReturnType<typeof decompress>>;
   try {
-    r = await decompress(input, { output: o.output, force: o.force, format: o.format, dtype: o.dtype, anchors: o.anchors, assignments: o.assignments, progress });
+    r = await decompress(input, { output: o.output, force: o.force, format: o.format, dtype: o.dtype, anchors: o.anchors, assignments: o.assignments, progress, optionNames: CLI_NAMES });
   } finally {
     progress.done();
   }
   const where = r.output === '-' ? 'stdout' : quoteName(r.output);
-  if (r.what === 'assignments') log().info(`wrote ${r.rows} anchor ids to ${where}`);
-  else log().info(`wrote ${r.rows} x ${r.d} ${r.dtype} ${r.what} to ${where}`);
+  if (r.what === 'assignments') log().info(`wrote ${grouped(r.rows)} anchor ids to ${where}`);
+  else log().info(`wrote ${grouped(r.rows)} x ${r.d} ${r.dtype} ${r.what} to ${where}${narrowingNote(r)}`);
+  if (r.droppedRows?.length) {
+    const k = r.droppedRows.length;
+    log().info(`${grouped(k)} input row${k === 1 ? ' was' : 's were'} dropped by --drop-invalid at compress and ${k === 1 ? 'is' : 'are'} not in the output: ${fewIds(r.droppedRows, 10)} (vlc info --json lists them)`);
+  }
+}
+
+/** What rounding or saturation the output type took, said once ("" for f32 and f64). */
+function narrowingNote(r: Awaited<ReturnType<typeof decompress>>): string {
+  const why = r.dtype === r.inputDtype ? `the input's type` : 'as asked';
+  const clamped = r.clamped ? `; ${grouped(r.clamped)} value${r.clamped === 1 ? '' : 's'}` : '';
+  if (r.range) return ` (${why}: rounded to the nearest integer, ties to even${clamped ? `${clamped} clamped to ${r.range}` : `, none outside ${r.range}`})`;
+  if (r.dtype === 'f16' || r.dtype === 'bf16') return ` (${why}: rounded to nearest even${clamped ? `${clamped} saturated at its largest finite value` : ''})`;
+  return '';
 }

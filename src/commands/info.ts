@@ -1,7 +1,7 @@
 // `vlc info <in.vlc>`: what a .vlc file holds — header, section sizes, compression ratios and the
 // training statistics — as text, or as one JSON object with --json. Reading it validates the file.
 import type { Command } from 'commander';
-import { info, type InfoResult } from '../api/info.js';
+import { fewIds, info, type InfoResult } from '../api/info.js';
 import { grouped, percent } from '../io/vlc/stats.js';
 import { jsonResult } from './json.js';
 import { addExamples } from './help.js';
@@ -30,7 +30,7 @@ function infoText(f: InfoResult, name: string): string {
   const sectionBytes = f.sections.reduce((s, x) => s + x.bytes, 0);
   const rows: Array<[string, string]> = [
     ['file', `${name === '-' ? '<stdin>' : name}: ${grouped(f.bytes)} bytes, .vlc format version ${f.format_version}, written by vlc ${f.tool_version}`],
-    ['vectors', `n = ${grouped(f.n)}, d = ${f.d} (input ${f.input_dtype}${f.dropped ? `, ${grouped(f.dropped)} invalid rows dropped` : ''})`],
+    ['vectors', `n = ${grouped(f.n)}, d = ${f.d} (input ${f.input_dtype}${f.dropped ? `, ${grouped(f.dropped)} invalid row${f.dropped === 1 ? '' : 's'} dropped${f.dropped_rows.length ? `: input row${f.dropped === 1 ? '' : 's'} ${fewIds(f.dropped_rows)}` : ''}` : ''})`],
     ['encoding', `m = ${grouped(f.m)} anchors (${f.anchor_dtype}), ${f.assignment_width} assignments, residuals ${f.residual}, metric ${f.metric}`],
     [
       'sections',
@@ -38,7 +38,8 @@ function infoText(f: InfoResult, name: string): string {
     ],
     [
       'size',
-      `${f.bytes_per_vector.toFixed(2)} bytes/vector (f32: ${f.d * 4}), ${percent(f.ratio_f32)} of f32, ${percent(f.ratio_f16)} of f16 ` +
+      `${f.bytes_per_vector.toFixed(2)} bytes/vector (${f.input_dtype === 'f32' ? '' : `input ${f.input_dtype}: ${f.input_bytes / f.n}, `}f32: ${f.d * 4}), ` +
+        `${f.input_dtype === 'f32' ? '' : `${percent(f.ratio_input)} of the ${f.input_dtype} input, `}${percent(f.ratio_f32)} of f32, ${percent(f.ratio_f16)} of f16 ` +
         `(every section counted); the seed's formula (m·d·2 + n·4) / (n·d·4), residuals not counted: ${percent(f.seed_ratio)}`,
     ],
     ['quality', qualityText(f)],

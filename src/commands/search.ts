@@ -6,7 +6,7 @@
 import type { Command } from 'commander';
 import { search, type SearchResult } from '../api/search.js';
 import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
-import { jsonResult } from './json.js';
+import { jsonResult, roundFloats } from './json.js';
 import { addExamples } from './help.js';
 import {
   addDeviceOptions, addNprobeOption, addOutputOptions, applyVerbosity, effectiveDevice, parseInteger, type DeviceFlags, type OutputFlags,
@@ -57,7 +57,7 @@ export function register(program: Command): void {
       // JSON lines, written in blocks so a million queries do not build one giant string.
       for (let q0 = 0; q0 < res.queries; q0 += 1024) {
         let text = '';
-        for (let q = q0; q < Math.min(res.queries, q0 + 1024); q++) text += JSON.stringify({ query: q, ...rowOf(q) }) + '\n';
+        for (let q = q0; q < Math.min(res.queries, q0 + 1024); q++) text += JSON.stringify(roundFloats({ query: q, ...rowOf(q) })) + '\n';
         if (!process.stdout.write(text)) await new Promise((r) => process.stdout.once('drain', r));
       }
     });

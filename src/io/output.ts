@@ -29,9 +29,27 @@ export interface ByteSink {
   write(chunk: Uint8Array): Promise<void>;
 }
 
+/** What an output's messages call its options. */
+export interface OptionNames {
+  output: string;
+  force: string;
+  /** How to name another output instead. */
+  other: string;
+}
+
+/** A program calling vlc's functions sets options, not flags: its messages name those. */
+export const LIBRARY_NAMES: OptionNames = { output: 'output', force: 'force: true', other: 'set output to another path' };
+
+/** The command line's flags. */
+export const CLI_NAMES: OptionNames = { output: '-o', force: '-f (--force)', other: 'give -o FILE for another name' };
+
 export interface OutputRules {
   /** How the user named this output, for messages: '-o' (default), '--stats', '--out'. */
   option?: string;
+  /** The target is the name vlc chose (no -o was given): messages call it "the default output" and point to -o. */
+  defaulted?: boolean;
+  /** How messages name the output and force options: the CLI's flags (default), or a library's (LIBRARY_NAMES). */
+  names?: OptionNames;
   /** What is written, when it is binary (never sent to a terminal): 'the .vlc file'. */
   binary?: string;
   /** Replace an existing regular file. */
@@ -93,7 +111,9 @@ function inputIdentity(input: string): string | undefined {
  * Returns the plan writeOutput() follows.
  */
 export function planOutput(target: string, rules: OutputRules = {}): OutputPlan {
-  const option = rules.option ?? '-o';
+  // How messages name the output: the flag that gave it, or, when vlc chose the name, what it is.
+  const names = rules.names ?? CLI_NAMES;
+  const option = rules.option ?? (rules.defaulted ? 'the default output' : names.output);
   const force = rules.force ?? false;
   const mode = modeOf(rules.inputs);
   const named = quoteName(target);
@@ -133,7 +153,7 @@ export function planOutput(target: string, rules: OutputRules = {}): OutputPlan 
       return { target, kind: st.isFIFO() ? 'fifo' : 'device', path: target, force, mode, option };
     }
     if (!st.isFile()) throw new UsageError(`${option} ${named} is neither a regular file, a FIFO nor a character device; refusing to write to it`);
-    if (!force) throw new UsageError(`${option} ${named} already exists; use -f (--force) to replace it`);
+    if (!force) throw new UsageError(`${option} ${named} already exists; use ${names.force} to replace it${rules.defaulted ? `, or ${names.other}` : ''}`);
   } else if (linkOnly && !force) {
     throw new UsageError(`${option} ${named} is a link to a file that does not exist; use -f (--force) to replace the link`);
   }
@@ -183,7 +203,7 @@ function assertCreatable(file: string, target: string, option: string): void {
     fs.closeSync(fs.openSync(probe, 'wx'));
     fs.rmSync(probe, { force: true });
   } catch (e) {
-    throw new UsageError(`cannot write ${quoteName(target)}: ${explain(e)}; choose another ${option} path`);
+    throw new UsageError(`cannot write ${quoteName(target)}: ${explain(e)}; choose another ${option.startsWith('-') ? `${option} path` : 'path with -o'}`);
   }
 }
 

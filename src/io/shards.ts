@@ -11,7 +11,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { UsageError } from '../errors.js';
 import { log } from '../log.js';
-import { allocStore, elements, forEachPiece, type Dataset } from '../vectors/dataset.js';
+import { allocStore, elements, forEachPiece, inputDtypeOf, type Dataset, type InputDtype } from '../vectors/dataset.js';
 import { probeRows, readDataset, type ReadOptions } from './read.js';
 import { quoteName } from './names.js';
 
@@ -157,9 +157,14 @@ export async function readInputs(input: string | string[], o: ReadOptions = {}):
   if (room === undefined) log().info(`${files.length} input files whose row counts only their contents give: each is read, then all are copied together (twice the vectors in memory)`);
   let whole: Dataset | undefined = room === undefined ? undefined : { ...first, ...allocStore(room, first.d, first.dtype), n: 0 };
   const parts: Dataset[] = [];
-  let dropped = 0;
+  const droppedRows: number[] = []; // input ids over all files: a file's ids follow every row of the files before it
+  let inputRows = 0;
+  // Files in different element types (u8 and f64, both held as f32) are restored as they are held.
+  let inputDtype: InputDtype | undefined = inputDtypeOf(first);
   const take = (part: Dataset) => {
-    dropped += part.dropped;
+    for (const r of part.droppedRows ?? []) droppedRows.push(inputRows + r);
+    inputRows += part.n + part.dropped;
+    if (inputDtypeOf(part) !== inputDtype) inputDtype = undefined;
     if (whole && whole.n + part.n <= room!) append(whole, part);
     else if (whole) {
       // More rows than the header promised (never for a well-formed file): gather, then copy.
@@ -177,8 +182,9 @@ export async function readInputs(input: string | string[], o: ReadOptions = {}):
     take(part);
   }
   const format = `${files.length} files, ${first.format}`;
-  if (whole) return { ...whole, format, dropped };
-  const out: Dataset = { ...first, ...allocStore(parts.reduce((s, p) => s + p.n, 0), first.d, first.dtype), n: 0, format, dropped };
+  const rowFacts = { dropped: droppedRows.length, ...(droppedRows.length ? { droppedRows } : {}), inputDtype };
+  if (whole) return { ...whole, format, ...rowFacts };
+  const out: Dataset = { ...first, ...allocStore(parts.reduce((s, p) => s + p.n, 0), first.d, first.dtype), n: 0, format, ...rowFacts };
   for (const p of parts) append(out, p);
   return out;
 }

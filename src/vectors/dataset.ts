@@ -11,6 +11,17 @@
 
 export type VectorDtype = 'f32' | 'f16';
 
+/**
+ * The element type the input came in, before the reader converted it (u8, i8, bf16 and f64 are
+ * held as f32): kept so that ratios are told against the input's own bytes and decompress can
+ * give the same type back.
+ */
+export type InputDtype = 'u8' | 'i8' | 'f16' | 'bf16' | 'f32' | 'f64';
+
+export const INPUT_DTYPES: readonly InputDtype[] = ['u8', 'i8', 'f16', 'bf16', 'f32', 'f64'];
+
+export const INPUT_DTYPE_BYTES: Record<InputDtype, number> = { u8: 1, i8: 1, f16: 2, bf16: 2, f32: 4, f64: 8 };
+
 /** Where n×d elements of one dtype live: `buffer` from `byteOffset` on, row-major. */
 export interface VectorStore {
   dtype: VectorDtype;
@@ -30,6 +41,15 @@ export interface Dataset extends VectorStore {
   format: string;
   /** Rows skipped by --drop-invalid (NaN/Inf), 0 otherwise. */
   dropped: number;
+  /** The input rows (0-based, ascending) --drop-invalid skipped, when known (their count is `dropped`). */
+  droppedRows?: number[];
+  /** The input's element type when it differs from `dtype` or is known (absent: `dtype`). */
+  inputDtype?: InputDtype;
+}
+
+/** The element type the vectors came in: the reader's record, else how they are held. */
+export function inputDtypeOf(ds: { dtype: VectorDtype; inputDtype?: InputDtype }): InputDtype {
+  return ds.inputDtype ?? ds.dtype;
 }
 
 export type VectorView = Float32Array | Uint16Array;

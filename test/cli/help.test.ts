@@ -26,6 +26,30 @@ describe('--help', () => {
     }
   });
 
+  it('vlc --help ends with a first session\'s examples, which run in order as written', () => {
+    const help = vlc(['--help']).stdout;
+    expect(help).toMatch(/\nExamples:\n(  \$ .+\n      .+\n){3,5}\nEvery command has --help/);
+    const lines = examplesOf(help);
+    expect(lines[0]).toBe('vlc compress emb.npy');
+    const w = tempDir('top-examples');
+    try {
+      fs.copyFileSync(DEMO, path.join(w, 'emb.npy'));
+      expect(spawnSync('python3', ['-c', `import numpy; numpy.save('${w}/queries.npy', numpy.load('${w}/emb.npy')[:5])`]).status).toBe(0);
+      fs.mkdirSync(path.join(w, 'bin'));
+      fs.writeFileSync(path.join(w, 'bin', 'vlc'), `#!/bin/sh\nexec "${process.execPath}" "${BIN}" "$@"\n`, { mode: 0o755 });
+      const env = { ...process.env, PATH: `${path.join(w, 'bin')}:${process.env.PATH}` };
+      for (const line of lines) {
+        // The first line trains on the CPU quickly; the others read what it wrote.
+        const run = line.startsWith('vlc compress') ? `${line} --device cpu --iters 20 -q` : line;
+        const r = spawnSync('bash', ['-o', 'pipefail', '-c', run], { cwd: w, env, encoding: 'utf8' });
+        expect(r.status, `${line}\n${r.stderr}`).toBe(0);
+      }
+      expect(fs.existsSync(path.join(w, 'emb-rebuilt.npy'))).toBe(true);
+    } finally {
+      fs.rmSync(w, { recursive: true, force: true });
+    }
+  }, 120_000);
+
   it('vlc -h CMD and vlc help CMD show the command\'s help, the same as vlc CMD --help', () => {
     for (const cmd of ['compress', 'eval']) {
       const want = vlc([cmd, '--help']).stdout;

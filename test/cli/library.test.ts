@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PYTHON_WITH_NUMPY, ROOT, tempDir, vlc, writeNpy } from './helpers.js';
-import { compress, openVlc, readVectors, UsageError, VlcError } from '../../dist/index.js';
+import { compress, decompress, openVlc, readVectors, UsageError, VlcError } from '../../dist/index.js';
 import { rng } from '../rng.js';
 
 const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
@@ -19,7 +19,7 @@ describe('vlc as a library', () => {
   it("runs the README's Node example, importing 'vlc' by name", () => {
     const code = codeBlock('js');
     expect(code.split('\n').filter((l) => l.trim()).length).toBeLessThanOrEqual(11);
-    // Its /tmp paths go to this test's own directory (other runs may use /tmp/demo.vlc at once).
+    // Its /tmp paths go to this test's own directory (other runs may use /tmp/lib-demo.vlc at once).
     const r = spawnSync(process.execPath, ['--input-type=module'], { input: code.replaceAll('/tmp/', `${dir}/`), cwd: ROOT, encoding: 'utf8' });
     expect(r.status, r.stderr).toBe(0);
     const lines = r.stdout.trim().split('\n');
@@ -27,7 +27,10 @@ describe('vlc as a library', () => {
     expect(lines[1]).toMatch(/^128 anchors; vector 0 is anchor \d+$/);
     expect(lines[2]).toBe('rebuilt 2000 x 64');
     expect(lines[3]).toMatch(/README\.md: unrecognized format/);
-    expect(fs.existsSync(path.join(dir, 'demo-rebuilt.parquet'))).toBe(true);
+    expect(fs.existsSync(path.join(dir, 'lib-demo-rebuilt.parquet'))).toBe(true);
+    // It runs again as written: its outputs are replaced (force: true), not refused.
+    const again = spawnSync(process.execPath, ['--input-type=module'], { input: code.replaceAll('/tmp/', `${dir}/`), cwd: ROOT, encoding: 'utf8' });
+    expect(again.status, again.stderr).toBe(0);
   }, 120_000);
 
   it('throws the typed errors the CLI turns into exit codes, and leaves nothing behind', async () => {
@@ -39,6 +42,15 @@ describe('vlc as a library', () => {
     expect((err as Error).message).toMatch(/missing\.npy: no such file/);
     expect(fs.existsSync(out)).toBe(false);
     await expect(compress({ data: new Float32Array(10), n: 3, d: 3 }, { output: out })).rejects.toThrow(/data.length = n × d/);
+    // An output that exists is refused in the library's own terms (options, not command-line flags).
+    const taken = path.join(dir, 'taken.vlc');
+    fs.writeFileSync(taken, 'mine');
+    const input = writeNpy(path.join(dir, 'small.npy'), new Float32Array(40), 10, 4);
+    await expect(compress(input, { output: taken, device: 'cpu' })).rejects.toThrow(/^output \S*taken\.vlc already exists; use force: true to replace it$/);
+    const takenNpy = path.join(dir, 'taken.npy');
+    fs.writeFileSync(takenNpy, 'mine');
+    await expect(decompress(path.join(dir, 'missing.vlc'), { output: takenNpy })).rejects.toThrow(/^output \S*taken\.npy already exists; use force: true to replace it$/);
+    expect([fs.readFileSync(taken, 'utf8'), fs.readFileSync(takenNpy, 'utf8')]).toEqual(['mine', 'mine']);
   });
 
   it('compresses vectors held in memory, the same as from a file', async () => {
@@ -66,7 +78,7 @@ describe.skipIf(!numpy && !process.env.CI)(`the README's numpy snippet${numpy ? 
     const file = path.join(dir, `${label.replace(/\W+/g, '-')}.vlc`);
     const c = vlc(['compress', writeNpy(path.join(dir, 'py.npy'), x, 600, 12), '-o', file, '--device', 'cpu', '--iters', '20', ...args]);
     expect(c.code, c.stderr).toBe(0);
-    const snippet = codeBlock('python').replace("'/tmp/demo.vlc'", JSON.stringify(file));
+    const snippet = codeBlock('python').replace("'/tmp/lib-demo.vlc'", JSON.stringify(file));
     const py = spawnSync(PYTHON_WITH_NUMPY ?? 'python3', ['-c', `${snippet}\nprint(json.dumps({'m': manifest['m'], 'anchors': anchors.tolist(), 'ids': ids.tolist(), 'vectors': vectors.shape}))`], { encoding: 'utf8', maxBuffer: 1 << 26 });
     expect(py.status, py.stderr).toBe(0);
     const got = JSON.parse(py.stdout);

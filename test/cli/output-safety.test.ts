@@ -297,8 +297,10 @@ describe('default output names, as gzip names them', () => {
     fs.copyFileSync(DEMO, path.join(sub, 'emb.npy'));
     expect(vlc(['compress', 'names/emb.npy', ...C], { cwd: dir }).code).toBe(0);
     expect(fs.existsSync(path.join(sub, 'emb.vlc'))).toBe(true);
-    expectRefusal(vlc(['compress', 'names/emb.npy', ...C], { cwd: dir }), /-o names\/emb\.vlc already exists/);
-    expectRefusal(vlc(['decompress', 'names/emb.vlc'], { cwd: dir }), /-o names\/emb\.npy already exists/);
+    // No -o was given: the message names the default output, and how to name another.
+    const again = /the default output names\/emb\.(vlc|npy) already exists; use -f \(--force\) to replace it, or give -o FILE for another name/;
+    expectRefusal(vlc(['compress', 'names/emb.npy', ...C], { cwd: dir }), again);
+    expectRefusal(vlc(['decompress', 'names/emb.vlc'], { cwd: dir }), again);
     fs.rmSync(path.join(sub, 'emb.npy'));
     expect(vlc(['decompress', 'names/emb.vlc'], { cwd: dir }).code).toBe(0);
     expect(vlc(['decompress', 'names/emb.vlc', '--anchors'], { cwd: dir }).code).toBe(0);
@@ -323,7 +325,7 @@ describe('paths with spaces, unicode and a leading -', () => {
     expect(vlc(['info', ...(name.startsWith('-') ? ['--'] : []), out], { cwd: dir }).code).toBe(0);
     // Refused again (the output exists): the name is quoted when it holds a space.
     const again = vlc(['compress', ...C, ...arg], { cwd: dir });
-    expectRefusal(again, name.includes(' ') ? new RegExp(`-o ${JSON.stringify(out).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} already exists`) : /already exists/);
+    expectRefusal(again, name.includes(' ') ? new RegExp(`the default output ${JSON.stringify(out).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} already exists`) : /already exists/);
   });
   it('a leading - without -- is an unknown option, not a file', () => {
     expectRefusal(vlc(['compress', '-dash.npy'], { cwd: dir }), /unknown option '-d/);

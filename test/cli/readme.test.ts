@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT, vlc } from './helpers.js';
-import { demoTable, knobTable, readmeTable } from '../../scripts/docs-figures.mjs';
+import { demoTable, knobTable, quickStart, readmeTable } from '../../scripts/docs-figures.mjs';
 
 const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 
@@ -26,6 +26,11 @@ describe('README', () => {
 
   it('holds the demo table a fresh run gives (npm run docs:figures -- --write rewrites it)', () => {
     expect(readmeTable('demo-table')).toBe(demoTable());
+  }, 300_000);
+
+  it("quotes the quick start's figures from that same run (its choice and summary lines)", () => {
+    expect(readmeTable('quick-start')).toBe(quickStart());
+    expect(quickStart()).toMatch(/`chose \S+ residuals for --quality 0\.9: recall@10 [0-9.]+ ± [0-9.]+ …` and\n`\/tmp\/demo\.vlc: [0-9.]+ bytes\/vector = [0-9.]+% of f32 \([0-9,]+ bytes\); relative error/);
   }, 300_000);
 
   it('holds the quality-knob table of bench/results/quality-knob.json (bench/quality-knob.mjs measures it)', () => {

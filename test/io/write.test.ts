@@ -67,10 +67,12 @@ describe('writeVectors round trips', () => {
 });
 
 describe('writeVectors errors and atomicity', () => {
-  it('f32 beyond the f16 range becomes Inf, which the reader then refuses', async () => {
+  it('f32 beyond the f16 range saturates at 65504 (never Inf), and is counted', async () => {
     const p = path.join(dir, 'overflow.npy');
-    await writeVectors(p, rowsOf(new Float32Array([1, 70000, 2, 3]), 2, 2), { format: 'npy', dtype: 'f16' });
-    await expectUsage(readDataset(p), 'row 0 has a non-finite value (Inf in dimension 1)');
+    const tally = { clamped: 0 };
+    await writeVectors(p, rowsOf(new Float32Array([1, 70000, 2, -1e6]), 2, 2), { format: 'npy', dtype: 'f16', tally });
+    expect(tally.clamped).toBe(2);
+    expect(asNumbers(await readDataset(p), f16ToF32)).toEqual([1, 65504, 2, -65504]);
   });
   it('fvecs cannot hold f16', async () => {
     await expectUsage(writeVectors(path.join(dir, 'x.fvecs'), rowsOf(noisy(2, 2), 2, 2), { format: 'fvecs', dtype: 'f16' }), 'float32 only');

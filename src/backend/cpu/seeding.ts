@@ -11,6 +11,13 @@ import { chunkCount, CHUNK, sharedF32, sharedF64, type SharedState, type WorkerR
 /** Largest n×L seedTry distance cache, in floats (256 MiB). */
 const TRY_CACHE_MAX = 1 << 26;
 
+/**
+ * Largest f16 input whose rows the workers keep decoded to f32 while seeding, in values (f32
+ * bytes: 512 MiB). Larger inputs decode on every pass, as before; default effort seeds large
+ * inputs on a sample (anneal/init.ts), which stays under it.
+ */
+const ROW_CACHE_MAX = 1 << 27;
+
 /** What seeding needs of its engine: the shared state, the run's global figures, its workers. */
 export interface SeedingHost {
   readonly n: number;
@@ -101,7 +108,8 @@ export class CpuSeeding {
     // pick relies on begin/add's chunk sums: a try must not overwrite them.
     const cs = step === 'try' ? this.trySums : st.chunkSums;
     const scale = this.scale;
-    await this.host.each(() => ({ op: 'seed', engine: id, step, count: L, cands: st.cands, chunkSums: cs, seedScale: scale, ...extra }));
+    const cacheRows = st.x.dtype === 'f16' && n * d <= ROW_CACHE_MAX;
+    await this.host.each(() => ({ op: 'seed', engine: id, step, count: L, cands: st.cands, chunkSums: cs, seedScale: scale, cacheRows, ...extra }));
     this.tryCache = step === 'try' && extra.tryDist ? { cands: cands.slice(0, L * d), L, dist: extra.tryDist } : undefined;
     if (step === 'many') return Float64Array.of(sumChunks(cs, chunkCount(n)) / scale);
     const totals = new Float64Array(L);

@@ -110,6 +110,8 @@ export type WorkerRequest =
       seedScale: number;
       /** try: keep each point's distances to the L candidates here (n×L); add: reuse column fromTry. */
       tryDist?: Float32Array; fromTry?: number; tryL?: number;
+      /** f16 rows: decode this worker's rows once and keep them while seeding (seeding.ts decides, by size). */
+      cacheRows?: boolean;
     }
   | { op: 'knn'; base: Float32Array; nb: number; queries: Float32Array; q0: number; q1: number; d: number; k: number; ids: Int32Array; dists: Float32Array }
   | ({ op: 'pqSearch' } & PqRange);

@@ -16,6 +16,7 @@ let st: SharedState | undefined;
 let kernel: Kernel | undefined;
 let jKernel: Kernel | undefined; // distances to jumped anchors (its own copy of those anchors)
 let range = { i0: 0, i1: 0, chunk0: 0 };
+let engineId = -1;
 /** Every engine this worker serves, by id (an engine and its subsets share the workers). */
 const engines = new Map<number, { st: SharedState; kernel: Kernel; jKernel: Kernel; range: typeof range; work: Float64Array; slot: number }>();
 /** Adds to the engine's count of distances computed by searches (not the bound checks). */
@@ -26,6 +27,7 @@ function use(id: number): void {
   const e = engines.get(id);
   if (!e) throw new Error(`no engine ${id} on this worker`);
   ({ st, kernel, jKernel, range } = e);
+  engineId = id;
   countWork = (v) => (e.work[e.slot] += v);
 }
 let decoded = new Float32Array(0); // f16 rows decoded for the kernel (xRows)
@@ -42,6 +44,25 @@ function xRows(i0: number, np: number): Float32Array {
   const out = decoded.subarray(0, np * d);
   decodeHalf(new Uint16Array(x.buffer, x.byteOffset + i0 * d * 2, np * d), out);
   return out;
+}
+
+/**
+ * f16 rows decoded once for k-means++: its passes (one per anchor chosen, and per try) read every
+ * row each time, and decoding them on every pass made f16 init about 3× slower than f32's. Kept
+ * only while seeding (any other request drops it) and only when the engine allows the memory.
+ */
+let seedCache: { engine: number; rows: Float32Array } | undefined;
+
+/** Rows [i0, i0 + np) of this worker's range as f32 for a seeding pass (from the cache when allowed). */
+function seedRows(i0: number, np: number, cache: boolean): Float32Array {
+  const { x, d } = st!;
+  if (x.dtype === 'f32' || !cache) return xRows(i0, np);
+  if (seedCache?.engine !== engineId) {
+    const rows = new Float32Array((range.i1 - range.i0) * d);
+    decodeHalf(new Uint16Array(x.buffer, x.byteOffset + range.i0 * d * 2, rows.length), rows);
+    seedCache = { engine: engineId, rows };
+  }
+  return seedCache.rows.subarray((i0 - range.i0) * d, (i0 - range.i0 + np) * d);
 }
 
 /** Values of rows [i0, i0 + np) as stored (f32, or f16 bits: read them through value()). */
@@ -271,10 +292,10 @@ const SEED_BLOCK = 16;
  */
 function seed(
   step: 'begin' | 'add' | 'try' | 'many', count: number, cands: Float32Array, chunkSums: Float64Array, seedScale: number,
-  tryDist?: Float32Array, fromTry = -1, tryL = 0,
+  tryDist?: Float32Array, fromTry = -1, tryL = 0, cacheRows = false,
 ): void {
   const { d, seedD: D } = st!;
-  if (step === 'many') return seedMany(count, cands, chunkSums, seedScale);
+  if (step === 'many') return seedMany(count, cands, chunkSums, seedScale, cacheRows);
   const L = step === 'try' ? count : 1;
   if (tile.dist.length < SEED_BLOCK * CHUNK * L) tile.dist = new Float32Array(SEED_BLOCK * CHUNK * L);
   const dist = tile.dist;
@@ -284,7 +305,7 @@ function seed(
     if (cached) {
       // The added anchor was a candidate of the last try: its distances are already known.
       for (let p = 0; p < nb; p++) dist[p] = tryDist![(b0 + p) * tryL + fromTry];
-    } else kernel!.dists(xRows(b0, nb), nb, cands, L, d, dist);
+    } else kernel!.dists(seedRows(b0, nb, cacheRows), nb, cands, L, d, dist);
     if (step === 'try' && tryDist) tryDist.set(dist.subarray(0, nb * L), b0 * L);
     // Sums per chunk of CHUNK points, each D counted as floor(D·seedScale) (exact integers).
     for (let c0 = 0; c0 < nb; c0 += CHUNK, chunk++) {
@@ -309,11 +330,11 @@ function seed(
 }
 
 /** many: D = min(D, nearest of the `count` candidates), by the kernel's top-2 search; chunk sums as add's. */
-function seedMany(count: number, cands: Float32Array, chunkSums: Float64Array, seedScale: number): void {
+function seedMany(count: number, cands: Float32Array, chunkSums: Float64Array, seedScale: number, cacheRows: boolean): void {
   const { d, seedD: D } = st!;
   for (let i0 = range.i0, chunk = range.chunk0; i0 < range.i1; i0 += CHUNK, chunk++) {
     const np = Math.min(CHUNK, range.i1 - i0);
-    kernel!.top2(xRows(i0, np), np, cands, count, d, tile);
+    kernel!.top2(seedRows(i0, np, cacheRows), np, cands, count, d, tile);
     let sum = 0;
     for (let p = 0; p < np; p++) {
       const v = Math.min(D[i0 + p], tile.d1[p]);
@@ -325,6 +346,7 @@ function seedMany(count: number, cands: Float32Array, chunkSums: Float64Array, s
 }
 
 function handle(msg: WorkerRequest): void {
+  if (msg.op !== 'seed') seedCache = undefined; // seeding is over (or paused for Lloyd passes): give the memory back
   switch (msg.op) {
     case 'init': {
       const state = fromPortable(msg.state);
@@ -347,7 +369,7 @@ function handle(msg: WorkerRequest): void {
       return reduce(msg.k0, msg.k1, msg.sScale);
     case 'seed':
       use(msg.engine);
-      return seed(msg.step, msg.count, msg.cands ?? st!.cands, msg.chunkSums ?? st!.chunkSums, msg.seedScale, msg.tryDist, msg.fromTry, msg.tryL);
+      return seed(msg.step, msg.count, msg.cands ?? st!.cands, msg.chunkSums ?? st!.chunkSums, msg.seedScale, msg.tryDist, msg.fromTry, msg.tryL, msg.cacheRows);
     case 'knn':
       knnKernel ??= makeKernel('wasm');
       return knnRange(knnKernel, msg);

@@ -209,5 +209,5 @@ export async function readArrowDirect(src: ByteSource, reader: RecordBatchReader
     at += part.rows;
     progress();
   }
-  return { n, d, ...store, format: `${reader.isFile() ? 'arrow' : 'arrow stream'} ${field.type}`, firstBadRow: firstBad };
+  return { n, d, ...store, format: `${reader.isFile() ? 'arrow' : 'arrow stream'} ${field.type}`, inputDtype: elem, firstBadRow: firstBad };
 }

@@ -110,7 +110,7 @@ export async function readArrow(src: ByteSource, column: string | undefined, dro
   let d = DataType.isFixedSizeList(field.type) ? field.type.listSize : -1;
   const totalRows = countRows(src, reader);
   let seen = 0;
-  let dropped = 0;
+  const droppedRows: number[] = []; // input rows of null vectors skipped under --drop-invalid
   try {
     for await (const batch of reader) {
       progress();
@@ -120,7 +120,7 @@ export async function readArrow(src: ByteSource, column: string | undefined, dro
         if (d < 0) d = firstListLength(data);
         if (d === 0) throw badInput(src, `column '${field.name}' holds vectors of dimension 0`);
         rows ??= new RowCollector(d, half ? 'f16' : 'f32', totalRows === undefined ? undefined : totalRows - seen);
-        dropped += appendData(src, field.name, data, d, seen, rows, dropInvalid);
+        appendData(src, field.name, data, d, seen, rows, dropInvalid, droppedRows);
         seen += data.length;
       }
     }
@@ -134,7 +134,9 @@ export async function readArrow(src: ByteSource, column: string | undefined, dro
   if (!rows || rows.rows === 0)
     throw badInput(src, seen === 0 ? `column '${field.name}' has 0 rows; nothing to read` : `every row of column '${field.name}' is null`);
   const format = reader.isFile() ? 'arrow' : 'arrow stream';
-  return { n: rows.rows, d, ...rows.finish(), format: `${format} ${field.type}`, dropped, firstBadRow: rows.firstBadRow };
+  const precision = field.type.children[0].type.precision;
+  const inputDtype = precision === Precision.HALF ? 'f16' : precision === Precision.DOUBLE ? 'f64' : 'f32';
+  return { n: rows.rows, d, ...rows.finish(), format: `${format} ${field.type}`, inputDtype, dropped: droppedRows.length, droppedRows, firstBadRow: rows.firstBadRow };
 }
 
 /**
@@ -165,8 +167,8 @@ function firstListLength(data: Data): number {
   return -1;
 }
 
-/** Copy one Data chunk's rows into `rows`; returns how many null rows were dropped. */
-function appendData(src: ByteSource, name: string, data: Data, d: number, firstRow: number, rows: RowCollector, dropInvalid: boolean): number {
+/** Copy one Data chunk's rows into `rows`; the input rows of null ones dropped go to `dropped`. */
+function appendData(src: ByteSource, name: string, data: Data, d: number, firstRow: number, rows: RowCollector, dropInvalid: boolean, dropped: number[]): void {
   const values = data.children[0];
   const vals = values.values as Float32Array | Float64Array | Uint16Array;
   const base = values.offset;
@@ -179,7 +181,6 @@ function appendData(src: ByteSource, name: string, data: Data, d: number, firstR
     throw badInput(src, `column '${name}' has list offsets pointing past its ${vals.length - base} values; the file is corrupt`);
   if (!offs && data.length * d > vals.length - base)
     throw badInput(src, `column '${name}' claims ${data.length} vectors of ${d} values but holds ${vals.length - base} values; the file is corrupt`);
-  let dropped = 0;
   let runStart = 0; // rows [runStart, i) are contiguous and valid: appended in one go
   const flush = (end: number) => {
     if (end > runStart) rows.append(vals, base + (offs ? offs.at(runStart) : runStart * d), end - runStart);
@@ -197,9 +198,8 @@ function appendData(src: ByteSource, name: string, data: Data, d: number, firstR
       if (!dropInvalid) throw badInput(src, `row ${firstRow + i} of column '${name}' is null or has null values; fix the data or pass --drop-invalid to skip such rows`);
       flush(i);
       runStart = i + 1;
-      dropped++;
+      dropped.push(firstRow + i);
     }
   }
   flush(data.length);
-  return dropped;
 }

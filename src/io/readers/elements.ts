@@ -7,9 +7,9 @@ import type { ByteSource } from './source.js';
 import { checkpoint } from '../../interrupt.js';
 import { firstSuspect } from './validate.js';
 
-export type ElementType = 'f32' | 'f16' | 'f64' | 'bf16' | 'u8';
+export type ElementType = 'f32' | 'f16' | 'f64' | 'bf16' | 'u8' | 'i8';
 
-export const ELEMENT_BYTES: Record<ElementType, number> = { f32: 4, f16: 2, f64: 8, bf16: 2, u8: 1 };
+export const ELEMENT_BYTES: Record<ElementType, number> = { f32: 4, f16: 2, f64: 8, bf16: 2, u8: 1, i8: 1 };
 
 /** The Dataset dtype an input element type is kept as: f16 stays half, the rest become f32. */
 export function keptAs(t: ElementType): VectorDtype {
@@ -73,6 +73,9 @@ export function decodeElements(bytes: Uint8Array, t: ElementType, count: number,
       return;
     case 'u8':
       dst.set(b.subarray(0, count), at);
+      return;
+    case 'i8':
+      dst.set(new Int8Array(b.buffer, b.byteOffset, count), at);
       return;
     case 'bf16': {
       // bfloat16 is the top half of an f32: shift the bits up and reinterpret.

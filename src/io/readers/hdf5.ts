@@ -107,7 +107,7 @@ export async function readHdf5(src: ByteSource, wanted: string | undefined, _dro
     const store = allocStore(n, d, keptAs(elem));
     const firstBad = readRows(src, file, chosen, elem, n, d, dataset.metadata.size, store, progress);
     const order = chosen.littleEndian ? '' : ' big-endian';
-    return { n, d, ...store, format: `hdf5 '${chosen.path}' ${chosen.type}${order}`, firstBadRow: firstBad, ...(note ? { note } : {}) };
+    return { n, d, ...store, format: `hdf5 '${chosen.path}' ${chosen.type}${order}`, inputDtype: elem, firstBadRow: firstBad, ...(note ? { note } : {}) };
   } finally {
     file.close();
   }

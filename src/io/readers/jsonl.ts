@@ -61,7 +61,9 @@ export async function readJsonl(src: ByteSource, wanted: string | undefined): Pr
   pending += decoder.end();
   if (pending !== '') takeLine(pending);
   if (!rows) throw badInput(src, 'has no JSON lines with vectors; nothing to read');
-  return { n: rows.rows, d: rows.d, ...rows.finish(), format: `jsonl '${field}'`, firstBadRow: rows.firstBadRow };
+  // A field vlc picked (no "embedding" field, none asked for) is said, as npz, HDF5 and CSV say theirs.
+  const note = wanted === undefined && field !== 'embedding' ? `${src.name}: reading field '${field}' (the only array field; --field picks another)` : undefined;
+  return { n: rows.rows, d: rows.d, ...rows.finish(), format: `jsonl '${field}'`, firstBadRow: rows.firstBadRow, ...(note ? { note } : {}) };
 }
 
 function chooseField(src: ByteSource, rec: Record<string, unknown>, lineNo: number): string {

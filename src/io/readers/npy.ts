@@ -10,7 +10,7 @@ import type { RawDataset } from './types.js';
 
 export const NPY_MAGIC = [0x93, 0x4e, 0x55, 0x4d, 0x50, 0x59]; // \x93NUMPY
 
-const SUPPORTED = 'float32 (<f4), float16 (<f2), float64 (<f8), either byte order, and uint8 (|u1)';
+const SUPPORTED = 'float32 (<f4), float16 (<f2), float64 (<f8), either byte order, uint8 (|u1) and int8 (|i1)';
 
 /** numpy refuses headers longer than 10,000 bytes by default; far past that is not a header. */
 const MAX_HEADER_BYTES = 1 << 20;
@@ -85,7 +85,7 @@ function shapeOf(name: string, v: Literal): number[] {
   });
 }
 
-const CODES: Record<string, ElementType> = { f4: 'f32', f: 'f32', float32: 'f32', f2: 'f16', e: 'f16', float16: 'f16', f8: 'f64', d: 'f64', float64: 'f64', u1: 'u8', B: 'u8', uint8: 'u8' };
+const CODES: Record<string, ElementType> = { f4: 'f32', f: 'f32', float32: 'f32', f2: 'f16', e: 'f16', float16: 'f16', f8: 'f64', d: 'f64', float64: 'f64', u1: 'u8', B: 'u8', uint8: 'u8', i1: 'i8', b: 'i8', int8: 'i8' };
 
 function dtypeOf(name: string, v: Literal): { elem: ElementType; bigEndian: boolean } {
   if (v.kind === 'list') throw badInput(name, `.npy holds a structured (record) dtype; supported: ${SUPPORTED}; save a plain 2-D array`);
@@ -99,7 +99,7 @@ function dtypeOf(name: string, v: Literal): { elem: ElementType; bigEndian: bool
   const elem = CODES[code];
   if (!elem)
     throw badInput(name, `unsupported dtype '${shown}' (${numpyName(code)}); supported: ${SUPPORTED}; convert with arr.astype('float32')`);
-  return { elem, bigEndian: order === '>' && elem !== 'u8' };
+  return { elem, bigEndian: order === '>' && elem !== 'u8' && elem !== 'i8' };
 }
 
 /** The header as one printable line (it may hold newlines or binary garbage), at most 200 chars. */
@@ -150,10 +150,10 @@ export async function readNpy(src: ByteSource): Promise<RawDataset> {
   const format = `npy ${h.elem}${h.bigEndian ? ' big-endian' : ''}${h.fortran ? ' fortran' : ''}`;
   if (!h.fortran || d === 1 || n === 1) {
     const bad = await readElements(src, h.dataOffset, n * d, h.elem, store, 0, h.bigEndian);
-    return { n, d, ...store, format, firstBadRow: bad < 0 ? -1 : Math.floor(bad / d) };
+    return { n, d, ...store, format, inputDtype: h.elem, firstBadRow: bad < 0 ? -1 : Math.floor(bad / d) };
   }
   const firstBadRow = await readFortran(src, h, n, d, store);
-  return { n, d, ...store, format, firstBadRow };
+  return { n, d, ...store, format, inputDtype: h.elem, firstBadRow };
 }
 
 /**

@@ -73,15 +73,16 @@ export async function readParquet(src: ByteSource, column: string | undefined, d
   const leafName = half ? 'float16' : leaf.type === 'DOUBLE' ? 'double' : 'float';
 
   const format = `parquet list<${leafName}>`;
+  const inputDtype = half ? 'f16' : leaf.type === 'DOUBLE' ? 'f64' : 'f32';
   const fast = await readParquetDirect(file, metadata, name, half ? 'f16' : 'f32', progress, src.size);
   if (fast) {
     const { rows, d } = fast;
-    return { n: rows.rows, d, ...rows.finish(), format, firstBadRow: rows.firstBadRow };
+    return { n: rows.rows, d, ...rows.finish(), format, inputDtype, firstBadRow: rows.firstBadRow };
   }
 
   let rows: RowCollector | undefined;
   let d = -1;
-  let dropped = 0;
+  const droppedRows: number[] = []; // input rows of null vectors skipped under --drop-invalid
   let rowStart = 0;
   for (const group of metadata.row_groups) {
     const rowEnd = rowStart + Number(group.num_rows);
@@ -104,7 +105,7 @@ export async function readParquet(src: ByteSource, column: string | undefined, d
       const isNull = v == null || (v as unknown[]).some((x) => x == null);
       if (isNull) {
         if (!dropInvalid) throw badInput(src, `row ${r} of column '${name}' is null or has null values; fix the data or pass --drop-invalid to skip such rows`);
-        dropped++;
+        droppedRows.push(r);
         return;
       }
       if (d < 0) {
@@ -120,7 +121,7 @@ export async function readParquet(src: ByteSource, column: string | undefined, d
     rowStart = rowEnd;
   }
   if (!rows) throw badInput(src, rowStart === 0 ? `column '${name}' has 0 rows; nothing to read` : `every row of column '${name}' is null`);
-  return { n: rows.rows, d, ...rows.finish(), format, dropped, firstBadRow: rows.firstBadRow };
+  return { n: rows.rows, d, ...rows.finish(), format, inputDtype, dropped: droppedRows.length, droppedRows, firstBadRow: rows.firstBadRow };
 }
 
 /**

@@ -15,5 +15,5 @@ export async function readRaw(src: ByteSource, dim: number | undefined, rawDtype
   const dtype = keptAs(rawDtype);
   const store = allocStore(n, dim, dtype);
   const bad = await readElements(src, 0, n * dim, rawDtype, store, 0);
-  return { n, d: dim, ...store, format: `raw ${rawDtype}`, firstBadRow: bad < 0 ? -1 : Math.floor(bad / dim) };
+  return { n, d: dim, ...store, format: `raw ${rawDtype}`, inputDtype: rawDtype, firstBadRow: bad < 0 ? -1 : Math.floor(bad / dim) };
 }

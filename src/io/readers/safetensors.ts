@@ -11,8 +11,8 @@ import { requireMatrix } from './npy.js';
 import { badInput, type ByteSource } from './source.js';
 import type { RawDataset } from './types.js';
 
-const READABLE: Record<string, ElementType> = { F32: 'f32', F16: 'f16', F64: 'f64', BF16: 'bf16', U8: 'u8' };
-const SUPPORTED = 'F32, F16, F64, BF16, U8';
+const READABLE: Record<string, ElementType> = { F32: 'f32', F16: 'f16', F64: 'f64', BF16: 'bf16', U8: 'u8', I8: 'i8' };
+const SUPPORTED = 'F32, F16, F64, BF16, U8, I8';
 
 /** Every dtype the format defines, with its size in bits (others are not safetensors files). */
 const DTYPE_BITS: Record<string, number> = {
@@ -155,5 +155,5 @@ export async function readSafetensors(src: ByteSource, tensorName: string | unde
   const dtype = keptAs(elem);
   const store = allocStore(n, d, dtype);
   const bad = await readElements(src, headerEnd + Number(t.begin), n * d, elem, store, 0);
-  return { n, d, ...store, format: `safetensors ${t.dtype} ${q(t.name)}`, firstBadRow: bad < 0 ? -1 : Math.floor(bad / d) };
+  return { n, d, ...store, format: `safetensors ${t.dtype} ${q(t.name)}`, inputDtype: elem, firstBadRow: bad < 0 ? -1 : Math.floor(bad / d) };
 }

@@ -6,6 +6,7 @@
 // (2^8 under f32's largest value, room for sums of a few such terms). The rows are scanned a view
 // at a time (they may be more than a typed array holds: ../dataset.ts).
 import { allocStore, elements, pieceRows, rows, type Dataset, type VectorView } from '../../vectors/dataset.js';
+import { composeDropped } from '../../vectors/row-ids.js';
 import { badInput } from './source.js';
 import type { RawDataset } from './types.js';
 
@@ -77,7 +78,7 @@ function rowProblem(ds: Dataset, row: number, limit: number): string | undefined
 
 export function checkFinite(found: RawDataset, name: string, dropInvalid: boolean): Dataset {
   const { firstBadRow, ...raw } = found;
-  const ds: Dataset = { ...raw, dropped: raw.dropped ?? 0 };
+  const ds: Dataset = { ...raw, dropped: raw.dropped ?? 0, ...(raw.dropped ? { droppedRows: raw.droppedRows ?? [] } : {}) };
   const { n, d } = ds;
   const limit = maxAbsValue(d);
   /** The first row at or after `row` with a real problem, and what it is; row -1 for none. */
@@ -110,5 +111,7 @@ export function checkFinite(found: RawDataset, name: string, dropInvalid: boolea
     }
     from = b + 1;
   }
-  return { ...ds, ...out, n: kept, dropped: ds.dropped + bad.length };
+  // Input ids: the reader's own drops (null rows) come first; `bad` counts among the rows it kept.
+  const droppedRows = composeDropped(ds.droppedRows ?? [], bad);
+  return { ...ds, ...out, n: kept, dropped: droppedRows.length, droppedRows };
 }

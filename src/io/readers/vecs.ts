@@ -54,5 +54,5 @@ export async function readVecs(src: ByteSource, kind: 'fvecs' | 'bvecs'): Promis
     }
     throw badInput(src, `truncated .${kind}: ${n + 1} records of dimension ${d} need ${(n + 1) * record} bytes, the file has ${src.size}`);
   }
-  return { n, d, ...store, format: kind };
+  return { n, d, ...store, format: kind, inputDtype: elem };
 }

@@ -6,6 +6,7 @@ import { UsageError } from '../../errors.js';
 import { quoteName } from '../names.js';
 import { hasResiduals, knownModes } from '../../codecs/sections.js';
 import type { ResidualMode } from '../../codecs/types.js';
+import { INPUT_DTYPES, type InputDtype } from '../../vectors/dataset.js';
 
 export type AnchorDtype = 'f16' | 'f32';
 export type AssignmentWidth = 'u8' | 'u16' | 'u32';
@@ -53,8 +54,12 @@ export interface VlcManifest {
   residualEnergy?: number;
   /** Section names in file order (lets a reader name a section whose own header is damaged). */
   sections: string[];
-  /** Dtype of the input vectors and the rows --drop-invalid removed. */
-  input: { dtype: 'f32' | 'f16'; dropped: number };
+  /**
+   * The input's element type (files before it was widened hold f32 or f16), the number of rows
+   * --drop-invalid removed, and their input row ids, ascending (absent when none were dropped, and
+   * in files written before the ids were kept).
+   */
+  input: { dtype: InputDtype; dropped: number; droppedRows?: number[] };
   training: TrainingStats;
   quality?: QualityStats;
   /** The annealing configuration (src/anneal/config.ts), as run. */
@@ -89,7 +94,7 @@ export function canonicalManifest(x: VlcManifest): VlcManifest {
     residual: x.residual,
     ...(hasResiduals(x.residual) ? { residualEnergy: x.residualEnergy } : {}),
     sections: [...x.sections],
-    input: { dtype: x.input.dtype, dropped: x.input.dropped },
+    input: { dtype: x.input.dtype, dropped: x.input.dropped, ...(x.input.droppedRows?.length ? { droppedRows: [...x.input.droppedRows] } : {}) },
     training: {
       energy: x.training.energy,
       iterations: x.training.iterations,
@@ -129,6 +134,26 @@ function readQuality(v: unknown): QualityStats | undefined {
   const vectors = num('vectors');
   if (mse === undefined || relativeError === undefined || meanCosine === undefined || vectors === undefined) return undefined;
   return { mse, relativeError, meanCosine, vectors, recallAt10: num('recallAt10') ?? null, recallAt10All: num('recallAt10All') ?? null, recallQueries: num('recallQueries') ?? 0, recallBase: num('recallBase') ?? 0 };
+}
+
+/**
+ * The input record: a dtype this vlc does not know reads as f32 (how older vlc held every input but
+ * f16); dropped row ids, when present, must be ascending whole numbers, one per dropped row, each
+ * below the input's row count (n kept + dropped).
+ */
+function readInput(input: Record<string, unknown>, n: number, bad: (what: string) => Error): VlcManifest['input'] {
+  const dtype = (INPUT_DTYPES as readonly unknown[]).includes(input.dtype) ? (input.dtype as InputDtype) : 'f32';
+  const dropped = typeof input.dropped === 'number' && Number.isSafeInteger(input.dropped) && input.dropped >= 0 ? input.dropped : 0;
+  const ids = input.droppedRows;
+  if (ids === undefined) return { dtype, dropped };
+  if (!Array.isArray(ids) || ids.length !== dropped)
+    throw bad(`field 'input.droppedRows' must list the ${dropped} dropped rows`);
+  for (let i = 0; i < ids.length; i++) {
+    const v = ids[i];
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < (i > 0 ? ids[i - 1] + 1 : 0) || v >= n + dropped)
+      throw bad(`field 'input.droppedRows' must hold ascending row ids below ${n + dropped} (entry ${i} is ${JSON.stringify(v)})`);
+  }
+  return { dtype, dropped, droppedRows: ids as number[] };
 }
 
 /**
@@ -194,10 +219,7 @@ export function validateManifest(raw: unknown, source: string): VlcManifest {
     residual: residual as ResidualMode,
     ...(hasResiduals(residual) ? { residualEnergy: residualEnergy as number } : {}),
     sections: sections as string[],
-    input: {
-      dtype: input.dtype === 'f16' ? 'f16' : 'f32',
-      dropped: typeof input.dropped === 'number' ? input.dropped : 0,
-    },
+    input: readInput(input, n, bad),
     training: {
       energy: training.energy,
       iterations: training.iterations,

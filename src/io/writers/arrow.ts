@@ -1,4 +1,4 @@
-// Arrow IPC file writer: one column "embedding" of FixedSizeList<Float32|Float16>[d], written in
+// Arrow IPC file writer: one column "embedding" of FixedSizeList<Float16|32|64|Uint8|Int8>[d], written in
 // record batches taken from a RowSource one at a time and drained to the sink as they are
 // encoded, so a large output never sits in memory whole.
 import {
@@ -7,6 +7,9 @@ import {
   FixedSizeList,
   Float16,
   Float32,
+  Float64,
+  Int8,
+  Uint8,
   makeData,
   RecordBatch,
   RecordBatchFileWriter,
@@ -17,10 +20,15 @@ import {
 import type { ByteSink } from '../output.js';
 import type { RowSource } from '../rows.js';
 import { registerArrowCodecs } from '../readers/arrow-codecs.js';
-import { f32ToF16Into } from './half.js';
+import { narrow, type Narrowing, type OutputDtype } from './narrow.js';
+
+/** The element types an Arrow column holds here (Arrow has no bfloat16). */
+export const ARROW_DTYPES: readonly OutputDtype[] = ['f32', 'f16', 'f64', 'u8', 'i8'];
 
 export interface ArrowWriteOptions {
-  dtype: 'f32' | 'f16';
+  dtype: OutputDtype;
+  /** Counts values clamped or saturated on the way to `dtype`. */
+  tally?: Narrowing;
   /** 'file' (Feather v2 / .arrow, the default) or 'stream'. */
   ipc?: 'file' | 'stream';
   /** LZ4-frame compress the buffers (what pyarrow's Feather writer does by default). */
@@ -31,7 +39,9 @@ export interface ArrowWriteOptions {
 
 export async function writeArrow(sink: ByteSink, rows: RowSource, o: ArrowWriteOptions): Promise<void> {
   const { n, d } = rows;
-  const elemType = o.dtype === 'f16' ? new Float16() : new Float32();
+  const elemType = { f16: () => new Float16(), f32: () => new Float32(), f64: () => new Float64(), u8: () => new Uint8(), i8: () => new Int8() }[o.dtype as 'f32']?.();
+  if (!elemType) throw new Error(`writeArrow: Arrow has no ${o.dtype}`);
+  const tally = o.tally ?? { clamped: 0 };
   const listType = new FixedSizeList(d, new Field('item', elemType, false));
   const schema = new Schema([new Field('embedding', listType, false)]);
   if (o.lz4) registerArrowCodecs();
@@ -61,8 +71,7 @@ export async function writeArrow(sink: ByteSink, rows: RowSource, o: ArrowWriteO
     const k = Math.max(0, Math.min(batchRows, n - r0));
     const view = k > 0 ? rows.rows(r0, k) : new Float32Array(0);
     // A copy: the writer keeps the batch's buffers until they are drained, and `view` is reused.
-    const values: Float32Array | Uint16Array = o.dtype === 'f16' ? new Uint16Array(k * d) : view.slice();
-    if (values instanceof Uint16Array) f32ToF16Into(view, 0, values);
+    const values = o.dtype === 'f32' ? view.slice(0, k * d) : narrow(view.subarray(0, k * d), o.dtype, tally);
     const child = makeData({ type: elemType, length: k * d, nullCount: 0, data: values as never });
     const list = makeData({ type: listType, length: k, nullCount: 0, child });
     const struct = makeData({ type: new Struct(schema.fields), length: k, nullCount: 0, children: [list] });

@@ -1,7 +1,11 @@
-// .npy writer (format 1.0, or 2.0 when the header would not fit), C order, f32 or f16.
+// .npy writer (format 1.0, or 2.0 when the header would not fit), C order, in any element type
+// numpy has (not bf16): the decoded f32 values narrowed by narrow.ts.
 import type { ByteSink } from '../output.js';
 import type { RowSource } from '../rows.js';
-import { f32ToF16Into } from './half.js';
+import { bytesOf, narrow, type NarrowArray, type Narrowing, type OutputDtype } from './narrow.js';
+
+/** numpy's name of each element type .npy can hold. */
+export const NPY_DESCR: Partial<Record<OutputDtype, string>> = { f32: '<f4', f16: '<f2', f64: '<f8', u8: '|u1', i8: '|i1' };
 
 const ROWS_BYTES = 16 << 20;
 
@@ -26,29 +30,26 @@ export function npyHeader(descr: string, shape: number[]): Uint8Array {
   return out;
 }
 
-export async function writeNpy(sink: ByteSink, rows: RowSource, dtype: 'f32' | 'f16'): Promise<void> {
+export async function writeNpy(sink: ByteSink, rows: RowSource, dtype: OutputDtype, tally: Narrowing = { clamped: 0 }): Promise<void> {
   const { n, d } = rows;
-  await sink.write(npyHeader(dtype === 'f32' ? '<f4' : '<f2', [n, d]));
-  await writeRowsPlain(sink, rows, dtype, ROWS_BYTES);
+  const descr = NPY_DESCR[dtype];
+  if (!descr) throw new Error(`writeNpy: .npy has no ${dtype}`);
+  await sink.write(npyHeader(descr, [n, d]));
+  await writeRowsPlain(sink, rows, dtype, ROWS_BYTES, tally);
 }
 
 /**
- * The rows' values back to back (row-major f32, or f16), `chunkBytes` of f32 at a time: the body
- * of .npy and safetensors files.
+ * The rows' values back to back (row-major, in `dtype`), `chunkBytes` of f32 at a time: the body
+ * of .npy and safetensors files. Clamped / saturated values are counted in `tally`.
  */
-export async function writeRowsPlain(sink: ByteSink, rows: RowSource, dtype: 'f32' | 'f16', chunkBytes: number): Promise<void> {
+export async function writeRowsPlain(sink: ByteSink, rows: RowSource, dtype: OutputDtype, chunkBytes: number, tally: Narrowing = { clamped: 0 }): Promise<void> {
   const { n, d } = rows;
   const per = Math.max(1, Math.floor(chunkBytes / (4 * d)));
-  const half = dtype === 'f16' ? new Uint16Array(Math.min(per, n) * d) : undefined;
+  let scratch: NarrowArray | undefined;
   for (let r0 = 0; r0 < n; r0 += per) {
     const k = Math.min(per, n - r0);
-    const values = rows.rows(r0, k);
-    if (half) {
-      const h = half.subarray(0, k * d);
-      f32ToF16Into(values, 0, h);
-      await sink.write(new Uint8Array(h.buffer, 0, k * d * 2));
-    } else {
-      await sink.write(new Uint8Array(values.buffer, values.byteOffset, k * d * 4));
-    }
+    const out = narrow(rows.rows(r0, k).subarray(0, k * d), dtype, tally, scratch);
+    if (dtype !== 'f32') scratch = out;
+    await sink.write(bytesOf(out));
   }
 }
