@@ -1,0 +1,193 @@
+// The 'ec' codec's encoder: the step by reverse water-filling on a sample (steps.ts), every row's
+// codes counted into static models (two passes: count, then code), the blocks coded (blocks.ts).
+// With a byte target the step is searched on the count pass's exact coded size estimate.
+// Deterministic: the samples are fixed rows, every sum runs in row order.
+import { forEachF32Rows } from '../../vectors/dataset.js';
+import { residualSample, type RowsInput } from '../scalar-rows.js';
+import { rowsInput } from '../scalar.js';
+import type { ResidualInput } from '../types.js';
+import { DEFAULT_BLOCK_ROWS, encodeBlock, sectionBytes, type EcLayout } from './blocks.js';
+import { CodeHistogram, MAX_CODE, alphabetOf, modelsOf, writeModels } from './model.js';
+import { LANES } from './rans.js';
+import { EcResiduals } from './residuals.js';
+import { planStep, secondMoments, stepPoint, type StepTarget } from './steps.js';
+
+/** Rows of the sample the step and coded dimensions are chosen on. */
+const SAMPLE_ROWS = 8192;
+/** Rows the byte target's search counts codes on (evenly spread; every row when fewer). */
+const SEARCH_ROWS = 65536;
+export const DEFAULT_SCALE_BITS = 12;
+
+/** What to aim at: a step, a total MSE per vector (on the sample), or a payload size in bytes. */
+export type EcTarget = StepTarget | { payloadBytes: number };
+
+export interface EcOptions {
+  blockRows?: number;
+  scaleBits?: number;
+}
+
+/** Codes of row i (r = x − anchor, f64) on the coded dimensions, into q[at ..]; returns Σ (x − x̂)² over all d. */
+function quantizeRow(x: Float32Array, xo: number, anchors: Float32Array, ao: number, d: number, steps: Float32Array, q: Int32Array, at: number): number {
+  let err = 0;
+  for (let k = 0, c = at; k < d; k++) {
+    const xv = x[xo + k], av = anchors[ao + k], s = steps[k];
+    if (s === 0) {
+      const e = xv - av;
+      err += e * e;
+      continue;
+    }
+    let v = Math.round((xv - av) / s);
+    v = v > MAX_CODE ? MAX_CODE : v < -MAX_CODE ? -MAX_CODE : v;
+    q[c++] = v;
+    const e = xv - Math.fround(av + s * v);
+    err += e * e;
+  }
+  return err;
+}
+
+/** Codes of rows r0 .. r1 counted into h (rows read in views). */
+function countRows(rows: RowsInput, list: ArrayLike<number> | null, r0: number, r1: number, steps: Float32Array, dims: number, h: CodeHistogram): void {
+  const { d, anchors, assign } = rows;
+  const q = new Int32Array(dims);
+  if (list) {
+    for (let j = r0; j < r1; j++) {
+      const i = list[j];
+      forEachF32Rows(rows.x, i, i + 1, (v) => {
+        quantizeRow(v, 0, anchors, assign[i] * d, d, steps, q, 0);
+        h.addRow(q, 0);
+      });
+    }
+    return;
+  }
+  forEachF32Rows(rows.x, r0, r1, (v, c0, c1) => {
+    for (let i = c0; i < c1; i++) {
+      quantizeRow(v, (i - c0) * d, anchors, assign[i] * d, d, steps, q, 0);
+      h.addRow(q, 0);
+    }
+  });
+}
+
+/** The steps of a step point: its step on the coded dimensions, 0 elsewhere. */
+const stepsOf = (coded: Uint8Array, step: number) => Float32Array.from(coded, (c) => (c ? step : 0));
+
+/** A histogram window wide enough for nearly all of each coded dimension's codes (8 RMS). */
+function histogramFor(steps: Float32Array, moments: Float64Array): CodeHistogram {
+  const spread: number[] = [];
+  steps.forEach((s, k) => s > 0 && spread.push((8 * Math.sqrt(moments[k])) / s + 2));
+  return CodeHistogram.around(spread);
+}
+
+/**
+ * Bytes the section will take with these counts (scaled from `rows` counted rows to n): the models'
+ * ideal code length (Σ count · (S − log2 f)), escapes' bytes, models, blocks' heads and the table.
+ */
+function estimateBytes(h: CodeHistogram, n: number, d: number, blockRows: number, scaleBits: number): number {
+  const alpha = alphabetOf(h, scaleBits), models = modelsOf(h, alpha, scaleBits);
+  let bits = 0, escBytes = 0;
+  for (let k = 0; k < alpha.lo.length; k++) {
+    const off = alpha.lo[k] - h.lo[k], A = alpha.size[k], f0 = models.start[k];
+    const win = h.counts.subarray(h.start[k], h.start[k + 1]);
+    let esc = h.escapes[k];
+    escBytes += h.escapes[k] * 4; // beyond 8 RMS: rare, and a few bytes each
+    for (let i = 0; i < win.length; i++) {
+      if (!win[i]) continue;
+      if (i >= off && i < off + A) bits += win[i] * (scaleBits - Math.log2(models.freq[f0 + i - off]));
+      else {
+        esc += win[i];
+        const z = Math.abs(h.lo[k] + i) * 2;
+        escBytes += win[i] * (z < 128 ? 1 : z < 16384 ? 2 : 3);
+      }
+    }
+    if (esc) bits += esc * (scaleBits - Math.log2(models.freq[f0 + A]));
+  }
+  const scale = h.total ? n / h.total : 0;
+  const blocks = Math.ceil(n / blockRows);
+  return sectionBytes(d, blocks, writeModels(alpha, models).length, (bits / 8 + escBytes) * scale + blocks * (4 * LANES + 8 + 2));
+}
+
+/**
+ * The 'ec' residuals of every vector, and their mean squared error (x against the reconstruction as
+ * a decoder holds it).
+ */
+export function encodeEc(input: ResidualInput, target: EcTarget, opts: EcOptions = {}): { residuals: EcResiduals; residualEnergy: number; step: number } {
+  const { n, d } = input;
+  const blockRows = opts.blockRows ?? DEFAULT_BLOCK_ROWS, scaleBits = opts.scaleBits ?? DEFAULT_SCALE_BITS;
+  const rows = rowsInput(input, false);
+  const sample = residualSample(rows, n, SAMPLE_ROWS);
+  const moments = secondMoments(sample, d);
+  let steps: Float32Array;
+  let step: number;
+  if ('payloadBytes' in target) ({ steps, step } = searchBytes(rows, n, d, sample, moments, target.payloadBytes, blockRows, scaleBits));
+  else {
+    const p = planStep(sample, d, target);
+    (steps = stepsOf(p.coded, p.step)), (step = p.step);
+  }
+  const dimList: number[] = [];
+  steps.forEach((s, k) => s > 0 && dimList.push(k));
+  const D = dimList.length;
+  // Pass 1: every row's codes counted.
+  const h = histogramFor(steps, moments);
+  countRows(rows, null, 0, n, steps, D, h);
+  const alpha = alphabetOf(h, scaleBits), models = modelsOf(h, alpha, scaleBits);
+  // Pass 2: block by block, the codes again, coded; the error summed row by row.
+  const blockCount = Math.ceil(n / blockRows);
+  const blocks: Uint8Array[] = [];
+  const q = new Int32Array(Math.min(n, blockRows) * D);
+  const { anchors, assign } = rows;
+  let err = 0;
+  for (let b = 0; b < blockCount; b++) {
+    const r0 = b * blockRows, r1 = Math.min(n, r0 + blockRows);
+    forEachF32Rows(rows.x, r0, r1, (v, c0, c1) => {
+      for (let i = c0; i < c1; i++) err += quantizeRow(v, (i - c0) * d, anchors, assign[i] * d, d, steps, q, (i - r0) * D);
+    });
+    blocks.push(encodeBlock(q, r1 - r0, alpha, models));
+  }
+  const blockAt = new Float64Array(blockCount + 1); // offsets within the blocks alone: the encoder keeps them apart
+  const layout: EcLayout = { blockRows, scaleBits, steps, dims: Int32Array.from(dimList), alpha, models, blockAt };
+  const residuals = new EcResiduals(n, d, layout, (b) => ({ bytes: blocks[b], at: 0, size: blocks[b].length }));
+  return { residuals, residualEnergy: n ? err / n : 0, step };
+}
+
+/**
+ * The step whose section is nearest `bytes` without exceeding it where it can: bisection on log Δ,
+ * each step's coded dimensions chosen on the sample and its size estimated from the codes of up to
+ * SEARCH_ROWS rows (estimateBytes).
+ */
+function searchBytes(
+  rows: RowsInput, n: number, d: number, sample: Float64Array, moments: Float64Array, bytes: number, blockRows: number, scaleBits: number,
+): { steps: Float32Array; step: number } {
+  const count = Math.min(n, SEARCH_ROWS);
+  const list = count < n ? Uint32Array.from({ length: count }, (_, j) => Math.floor((j * n) / count)) : null;
+  const size = (step: number) => {
+    const p = stepPoint(sample, d, step, moments);
+    const steps = stepsOf(p.coded, p.step);
+    const h = histogramFor(steps, moments);
+    countRows(rows, list, 0, count, steps, p.coded.reduce((a, c) => a + c, 0), h);
+    return { steps, step: p.step, bytes: estimateBytes(h, n, d, blockRows, scaleBits) };
+  };
+  // Start from the sample's entropy estimate, then bisect on the estimated sizes.
+  const overhead = sectionBytes(d, Math.ceil(n / blockRows), 0, 0);
+  const guess = planStep(sample, d, { bits: Math.max(0, (8 * (bytes - overhead)) / Math.max(1, n)) }).step;
+  let lo = Math.log2(guess) - 0.5, hi = Math.log2(guess) + 0.5;
+  let atLo = size(2 ** lo);
+  for (let i = 0; i < 20 && atLo.bytes <= bytes; i++) atLo = size(2 ** (lo -= 2)); // lo: too big a file
+  let atHi = size(2 ** hi);
+  for (let i = 0; i < 20 && atHi.bytes > bytes; i++) atHi = size(2 ** (hi += 2)); // hi: fits
+  // Regula falsi on log Δ (the size is nearly linear in it), Illinois-style: an end kept twice in a
+  // row has its excess halved, so the bracket keeps shrinking from both sides.
+  let fLo = atLo.bytes - bytes, fHi = atHi.bytes - bytes, side = 0;
+  for (let it = 0; it < 30 && hi - lo > 1e-4 && Math.abs(fHi) > 1e-4 * bytes; it++) {
+    const mid = hi - (fHi * (hi - lo)) / (fHi - fLo), at = size(2 ** mid);
+    const f = at.bytes - bytes;
+    if (f > 0) {
+      (lo = mid), (atLo = at), (fLo = f);
+      if (side === -1) fHi /= 2;
+      side = -1;
+    } else {
+      (hi = mid), (atHi = at), (fHi = f);
+      if (side === 1) fLo /= 2;
+      side = 1;
+    }
+  }
+  return atHi; // the largest file found within the budget
+}

@@ -1,0 +1,132 @@
+// The 'ec' codec's quantization steps: reverse water-filling on the residual's per-dimension
+// variances, measured on a sample of residual rows.
+//
+// For independent Gaussian components of variances σ_k², the least rate at total distortion D gives
+// every component the distortion min(θ, σ_k²) (the water level θ: Σ_k min(θ, σ_k²) = D) and spends
+// ½·log2(σ_k² / θ) bits on those above it, none on the others. A uniform scalar quantizer of step Δ
+// followed by an ideal entropy coder has MSE ≈ Δ²/12 at high rate, the same for every dimension it
+// codes, so the water level is one step for all: Δ = √(12·θ) — and it stays 0.254 bit a dimension
+// (1.53 dB) above the bound, whatever the spectrum.
+//
+// Near and below the water level the high-rate formula fails (a step wider than the spread codes
+// mostly 0: fewer bits, less error saved), so which dimensions are coded is decided on the sample at
+// the step: dimension k is coded when the error it saves per bit spent beats the slope of the other
+// dimensions' curve at that step, (σ_k² − D_k(Δ)) / H_k(Δ) > λ(Δ) = 2·ln 2 · Δ²/12 (the high-rate
+// D(R) = c·2^(−2R) has slope −2·ln 2·D), with D_k and H_k the dimension's measured MSE and code
+// entropy. The others decode to their anchor (step 0 in the section: no symbols at all).
+//
+// A target (a total MSE per vector, or code bits per vector) is met by bisection on log Δ: both sums
+// grow (MSE) or fall (bits) with Δ.
+
+/** Per dimension at one step: whether it is coded, its MSE and its codes' entropy (bits), and the sums. */
+export interface StepPoint {
+  step: number;
+  coded: Uint8Array;
+  /** Σ_k of the dimensions' MSE (coded: the quantizer's; not coded: σ_k²): the expected ‖r − r̂‖². */
+  mse: number;
+  /** Σ over coded dimensions of their codes' empirical entropy: the code bits of a row. */
+  bits: number;
+}
+
+/** Mean of r_k² per dimension of a sample (rows × d, row-major): the distortion of not coding k. */
+export function secondMoments(sample: Float64Array, d: number): Float64Array {
+  const rows = sample.length / d;
+  const m = new Float64Array(d);
+  for (let j = 0; j < rows; j++) for (let k = 0; k < d; k++) m[k] += sample[j * d + k] ** 2;
+  for (let k = 0; k < d; k++) m[k] /= Math.max(1, rows);
+  return m;
+}
+
+/** What quantizing the sample at step Δ (f32, as stored) costs and keeps, dimension by dimension. */
+export function stepPoint(sample: Float64Array, d: number, step: number, moments = secondMoments(sample, d)): StepPoint {
+  const rows = sample.length / d;
+  const s = Math.fround(step);
+  const coded = new Uint8Array(d);
+  const lambda = ((2 * Math.LN2) * s * s) / 12;
+  const q = new Int32Array(rows);
+  let mse = 0, bits = 0;
+  for (let k = 0; k < d; k++) {
+    let err = 0, lo = Infinity, hi = -Infinity;
+    for (let j = 0; j < rows; j++) {
+      const r = sample[j * d + k];
+      const v = Math.round(r / s);
+      q[j] = v;
+      if (v < lo) lo = v;
+      if (v > hi) hi = v;
+      const e = r - s * v;
+      err += e * e;
+    }
+    const Dk = err / Math.max(1, rows);
+    const Hk = rows ? entropy(q, lo, hi) : 0;
+    if (Hk > 0 && moments[k] - Dk > lambda * Hk) {
+      coded[k] = 1;
+      mse += Dk;
+      bits += Hk;
+    } else mse += moments[k];
+  }
+  return { step: s, coded, mse, bits };
+}
+
+/** Empirical entropy (bits a value) of integer values in [lo, hi]. */
+function entropy(q: Int32Array, lo: number, hi: number): number {
+  const n = q.length;
+  let h = 0;
+  if (hi - lo < 1 << 16) {
+    const c = new Uint32Array(hi - lo + 1);
+    for (let j = 0; j < n; j++) c[q[j] - lo]++;
+    for (let i = 0; i < c.length; i++) if (c[i]) h -= c[i] * Math.log2(c[i] / n);
+  } else {
+    const sorted = Int32Array.from(q).sort();
+    for (let a = 0; a < n; ) {
+      let b = a + 1;
+      while (b < n && sorted[b] === sorted[a]) b++;
+      h -= (b - a) * Math.log2((b - a) / n);
+      a = b;
+    }
+  }
+  return h / n;
+}
+
+export type StepTarget = { mse: number } | { bits: number } | { step: number };
+
+/**
+ * The step (and coded dimensions) meeting the target on the sample: the largest step whose MSE is
+ * at most `mse`, or the largest whose code bits are at most `bits` (the bisection's upper end). A
+ * target no step reaches gives the nearest end: the finest step tried, or nothing coded.
+ */
+export function planStep(sample: Float64Array, d: number, target: StepTarget): StepPoint {
+  const moments = secondMoments(sample, d);
+  if ('step' in target) return stepPoint(sample, d, target.step, moments);
+  let maxM = 0;
+  for (let k = 0; k < d; k++) maxM = Math.max(maxM, moments[k]);
+  if (!(maxM > 0)) return stepPoint(sample, d, 1, moments); // nothing to code: every residual is 0
+  // Steps from far below the smallest spread that matters to where nothing is coded (Δ²/12 > max σ²).
+  let hi = Math.log2(Math.sqrt(12 * maxM) * 4), lo = hi - 24;
+  const ok = (p: StepPoint) => ('mse' in target ? p.mse <= target.mse : p.bits <= target.bits);
+  let best = stepPoint(sample, d, 2 ** lo, moments);
+  if (!ok(best)) return best;
+  const top = stepPoint(sample, d, 2 ** hi, moments);
+  if (ok(top)) return top;
+  for (let it = 0; it < 40 && hi - lo > 1e-4; it++) {
+    const mid = (lo + hi) / 2, p = stepPoint(sample, d, 2 ** mid, moments);
+    if (ok(p)) (lo = mid), (best = p);
+    else hi = mid;
+  }
+  return best;
+}
+
+/** Shannon's bound for Gaussian components of variances σ_k² at total MSE D: Σ ½·log2(σ_k² / min(θ, σ_k²)) bits, θ the water level. */
+export function waterFillingBits(variances: ArrayLike<number>, D: number): { bits: number; theta: number } {
+  const v = Array.from(variances).filter((x) => x > 0);
+  const total = v.reduce((a, b) => a + b, 0);
+  if (D >= total) return { bits: 0, theta: Math.max(0, ...v) };
+  let lo = 0, hi = Math.max(...v);
+  for (let it = 0; it < 200; it++) {
+    const th = (lo + hi) / 2;
+    const s = v.reduce((a, x) => a + Math.min(th, x), 0);
+    if (s > D) hi = th;
+    else lo = th;
+  }
+  const theta = (lo + hi) / 2;
+  return { bits: v.reduce((a, x) => a + (x > theta ? 0.5 * Math.log2(x / theta) : 0), 0), theta };
+}
