@@ -7,6 +7,7 @@
 //   u32 layout version (1), u32 rows per block (1 .. 2^20), u32 scale bits S (8 .. 16),
 //   u32 model bytes B
 //   d × f32 steps (finite, ≥ 0; 0: the dimension is not coded and decodes to its anchor)
+//   d × f32 offsets c_k (0 ≤ c_k ≤ step_k / 2; 0 where not coded): the levels q ≠ 0 move c_k toward 0
 //   B model bytes (model.ts), zero padding to a multiple of 4
 //   ⌈n / rows per block⌉ × u32 block sizes
 //   the blocks, in row order. A block of r rows codes r × (coded dimensions) symbols, row-major:
@@ -92,6 +93,8 @@ export interface EcLayout {
   scaleBits: number;
   /** d steps (f32; 0: not coded). */
   steps: Float32Array;
+  /** d offsets toward 0 of the levels q ≠ 0 (f32; residuals.ts). */
+  offsets: Float32Array;
   /** The coded dimensions, ascending (those with a step > 0). */
   dims: Int32Array;
   alpha: Alphabet;
@@ -101,29 +104,30 @@ export interface EcLayout {
 }
 
 /** The section payload's pieces: header, steps, models, offset table, then the blocks. */
-export function writeSection(blockRows: number, scaleBits: number, steps: Float32Array, modelBytes: Uint8Array, blocks: Uint8Array[]): Uint8Array[] {
+export function writeSection(blockRows: number, scaleBits: number, steps: Float32Array, offsets: Float32Array, modelBytes: Uint8Array, blocks: Uint8Array[]): Uint8Array[] {
   const d = steps.length;
-  const head = new Uint8Array(HEAD_BYTES + 4 * d + align4(modelBytes.length) + 4 * blocks.length);
+  const head = new Uint8Array(HEAD_BYTES + 8 * d + align4(modelBytes.length) + 4 * blocks.length);
   const v = new DataView(head.buffer);
   v.setUint32(0, LAYOUT_VERSION, true);
   v.setUint32(4, blockRows, true);
   v.setUint32(8, scaleBits, true);
   v.setUint32(12, modelBytes.length, true);
   for (let k = 0; k < d; k++) v.setFloat32(HEAD_BYTES + 4 * k, steps[k], true);
-  head.set(modelBytes, HEAD_BYTES + 4 * d);
-  const table = HEAD_BYTES + 4 * d + align4(modelBytes.length);
+  for (let k = 0; k < d; k++) v.setFloat32(HEAD_BYTES + 4 * d + 4 * k, offsets[k], true);
+  head.set(modelBytes, HEAD_BYTES + 8 * d);
+  const table = HEAD_BYTES + 8 * d + align4(modelBytes.length);
   blocks.forEach((b, i) => v.setUint32(table + 4 * i, b.length, true));
   return [head, ...blocks];
 }
 
 /** Bytes of a section whose models take `modelBytes` and whose blocks take `blockBytes` in all. */
 export function sectionBytes(d: number, blocks: number, modelBytes: number, blockBytes: number): number {
-  return HEAD_BYTES + 4 * d + align4(modelBytes) + 4 * blocks + blockBytes;
+  return HEAD_BYTES + 8 * d + align4(modelBytes) + 4 * blocks + blockBytes;
 }
 
 /** Reads and checks a section's header, models and offset table (the blocks are checked as they decode). */
 export function readSection(payload: Uint8Array, n: number, d: number, corrupt: (what: string) => Error): EcLayout {
-  if (payload.length < HEAD_BYTES + 4 * d) throw corrupt(`payload of ${payload.length} bytes is shorter than its ${HEAD_BYTES + 4 * d}-byte header`);
+  if (payload.length < HEAD_BYTES + 8 * d) throw corrupt(`payload of ${payload.length} bytes is shorter than its ${HEAD_BYTES + 8 * d}-byte header`);
   const v = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
   const version = v.getUint32(0, true);
   if (version !== LAYOUT_VERSION) throw corrupt(`layout version ${version} (this reader knows ${LAYOUT_VERSION})`);
@@ -138,7 +142,13 @@ export function readSection(payload: Uint8Array, n: number, d: number, corrupt: 
     steps[k] = s;
     if (s > 0) dimList.push(k);
   }
-  const mAt = HEAD_BYTES + 4 * d;
+  const offsets = new Float32Array(d);
+  for (let k = 0; k < d; k++) {
+    const c = v.getFloat32(HEAD_BYTES + 4 * d + 4 * k, true);
+    if (!(c >= 0 && c <= steps[k] / 2)) throw corrupt(`offset of dimension ${k} is ${c} (0 to half its step ${steps[k]})`);
+    offsets[k] = c;
+  }
+  const mAt = HEAD_BYTES + 8 * d;
   const blocks = Math.ceil(n / blockRows);
   const table = mAt + align4(B);
   if (table + 4 * blocks > payload.length) throw corrupt(`${B} model bytes and ${blocks} block sizes run past the ${payload.length}-byte payload`);
@@ -152,5 +162,5 @@ export function readSection(payload: Uint8Array, n: number, d: number, corrupt: 
     blockAt[b + 1] = blockAt[b] + s;
   }
   if (blockAt[blocks] !== payload.length) throw corrupt(`the blocks take ${blockAt[blocks] - blockAt[0]} bytes but ${payload.length - blockAt[0]} follow the table`);
-  return { blockRows, scaleBits, steps, dims: Int32Array.from(dimList), alpha, models, blockAt };
+  return { blockRows, scaleBits, steps, offsets, dims: Int32Array.from(dimList), alpha, models, blockAt };
 }

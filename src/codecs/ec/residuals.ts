@@ -1,8 +1,14 @@
 // The 'ec' codec's coded form (what a reader holds) and its section reader: the residual of vector
-// i is r̂_k = step_k · q_ik on the coded dimensions (0 elsewhere), the codes q decoded a block of
-// rows at a time (blocks.ts) and kept for the next rows of the same block.
+// i is r̂_k = step_k · q_ik − sgn(q_ik) · c_k on the coded dimensions (0 elsewhere), the codes q
+// decoded a block of rows at a time (blocks.ts) and kept for the next rows of the same block.
 //
-//   x̂_ik = f32(anchor_k + step_k · q_ik)   (|q| ≤ 2^24: the product is exact, one rounding)
+//   x̂_ik = f32(anchor_k + (step_k · q_ik − sgn(q_ik) · c_k)), the sums in f64 in that order
+//   (|q| ≤ 2^24: step · q is exact), one rounding to f32 at the end
+//
+// c_k moves the levels q ≠ 0 toward 0, to the mean of the residuals that round to them: residuals
+// are denser toward 0 inside every cell, so the cell's centre is too far out. On Gaussian data it
+// keeps an entropy-coded uniform quantizer within ~0.25 bit of the bound at every rate, where the
+// centres alone drift to 0.44 bit at 1.2 bits a value (a step of 2σ).
 import { decodeBlock, readSection, writeSection, type EcLayout } from './blocks.js';
 import { writeModels } from './model.js';
 
@@ -18,6 +24,7 @@ export class EcResiduals {
   private cached = -1;
   private q: Int32Array;
   private readonly stepOf: Float32Array;
+  private readonly offsetOf: Float32Array;
 
   constructor(
     readonly n: number,
@@ -30,6 +37,7 @@ export class EcResiduals {
   ) {
     this.q = new Int32Array(Math.min(n, layout.blockRows) * layout.dims.length);
     this.stepOf = Float32Array.from(layout.dims, (k) => layout.steps[k]);
+    this.offsetOf = Float32Array.from(layout.dims, (k) => layout.offsets[k]);
   }
 
   get blockCount(): number {
@@ -55,19 +63,22 @@ export class EcResiduals {
       this.decodeBlock(b, this.q);
       this.cached = b;
     }
-    const D = dims.length, o = (i - b * blockRows) * D, q = this.q, s = this.stepOf;
-    for (let c = 0; c < D; c++) out[at + dims[c]] += s[c] * q[o + c];
+    const D = dims.length, o = (i - b * blockRows) * D, q = this.q, s = this.stepOf, off = this.offsetOf;
+    for (let c = 0; c < D; c++) {
+      const v = q[o + c];
+      out[at + dims[c]] += v > 0 ? s[c] * v - off[c] : v < 0 ? s[c] * v + off[c] : 0;
+    }
   }
 
   /** The section payload: header, models, offset table, then the blocks in place. */
   payload(): Uint8Array[] {
-    const { blockRows, scaleBits, steps, alpha, models } = this.layout;
+    const { blockRows, scaleBits, steps, offsets, alpha, models } = this.layout;
     const blocks: Uint8Array[] = [];
     for (let b = 0; b < this.blockCount; b++) {
       const { bytes, at, size } = this.blocks(b);
       blocks.push(bytes.subarray(at, at + size));
     }
-    return writeSection(blockRows, scaleBits, steps, writeModels(alpha, models), blocks);
+    return writeSection(blockRows, scaleBits, steps, offsets, writeModels(alpha, models), blocks);
   }
 
   /** The payload's size in bytes. */

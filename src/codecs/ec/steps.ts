@@ -46,7 +46,7 @@ export function stepPoint(sample: Float64Array, d: number, step: number, moments
   const q = new Int32Array(rows);
   let mse = 0, bits = 0;
   for (let k = 0; k < d; k++) {
-    let err = 0, lo = Infinity, hi = -Infinity;
+    let err = 0, lo = Infinity, hi = -Infinity, se = 0, nz = 0;
     for (let j = 0; j < rows; j++) {
       const r = sample[j * d + k];
       const v = Math.round(r / s);
@@ -55,7 +55,12 @@ export function stepPoint(sample: Float64Array, d: number, step: number, moments
       if (v > hi) hi = v;
       const e = r - s * v;
       err += e * e;
+      if (v !== 0) (se += v > 0 ? e : -e), nz++;
     }
+    // The levels q ≠ 0 moved toward 0 by the mean of sgn(q)·(s·q − r) (residuals.ts) remove
+    // (Σ sgn·e)² / count of the error (within [0, s/2], as the encoder clamps it).
+    const c = nz ? Math.min(s / 2, Math.max(0, -se / nz)) : 0;
+    err += nz * c * c + 2 * c * se;
     const Dk = err / Math.max(1, rows);
     const Hk = rows ? entropy(q, lo, hi) : 0;
     if (Hk > 0 && moments[k] - Dk > lambda * Hk) {
