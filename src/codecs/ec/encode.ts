@@ -9,7 +9,7 @@ import type { ResidualInput } from '../types.js';
 import { DEFAULT_BLOCK_ROWS, encodeBlock, sectionBytes, type EcLayout } from './blocks.js';
 import { CodeHistogram, MAX_CODE, alphabetOf, modelsOf } from './model.js';
 import { LANES } from './rans.js';
-import { EcResiduals } from './residuals.js';
+import { EcResiduals, narrowed, type BlockCodes } from './residuals.js';
 import { planStep, secondMoments, stepPoint, type StepTarget } from './steps.js';
 
 /** Rows of the sample the step and coded dimensions are chosen on. */
@@ -176,6 +176,7 @@ export function encodeEc(input: ResidualInput, target: EcTarget, opts: EcOptions
   // Pass 2: block by block, the codes again, coded; the error summed row by row.
   const blockCount = Math.ceil(n / blockRows);
   const blocks: Uint8Array[] = [];
+  const codes: BlockCodes[] = [];
   const q = new Int32Array(Math.min(n, blockRows) * D);
   const { anchors, assign } = rows;
   let err = 0;
@@ -184,11 +185,13 @@ export function encodeEc(input: ResidualInput, target: EcTarget, opts: EcOptions
     forEachF32Rows(rows.x, r0, r1, (v, c0, c1) => {
       for (let i = c0; i < c1; i++) err += quantizeRow(v, (i - c0) * d, anchors, assign[i] * d, d, steps, offsets, q, (i - r0) * D);
     });
-    blocks.push(encodeBlock(q, r1 - r0, alpha, models));
+    const qb = q.subarray(0, (r1 - r0) * D);
+    blocks.push(encodeBlock(qb, r1 - r0, alpha, models));
+    codes.push(narrowed(qb));
   }
   const blockAt = new Float64Array(blockCount + 1); // offsets within the blocks alone: the encoder keeps them apart
   const layout: EcLayout = { blockRows, scaleBits, steps, offsets, dims: Int32Array.from(dimList), alpha, models, blockAt };
-  const residuals = new EcResiduals(n, d, layout, (b) => ({ bytes: blocks[b], at: 0, size: blocks[b].length }));
+  const residuals = new EcResiduals(n, d, layout, (b) => ({ bytes: blocks[b], at: 0, size: blocks[b].length }), codes);
   return { residuals, residualEnergy: n ? err / n : 0, step };
 }
 

@@ -13,16 +13,28 @@ import { decodeBlock, readSection, writeSection, type EcLayout } from './blocks.
 import { writeModels } from './model.js';
 
 /** A block's bytes: bytes[at .. at + size). */
-interface BlockRef {
+export interface BlockRef {
   bytes: Uint8Array;
   at: number;
   size: number;
 }
 
+/** A block's codes as held in memory: int16 when they all fit (nearly always), else int32. */
+export type BlockCodes = Int16Array | Int32Array;
+
+/** The codes in the narrowest array that holds them. */
+export function narrowed(q: Int32Array): BlockCodes {
+  for (let t = 0; t < q.length; t++) if (q[t] !== (q[t] << 16) >> 16) return q.slice();
+  return Int16Array.from(q);
+}
+
+/**
+ * Every row's codes are held decoded (2 bytes a coded value, n·D in all: the encoder has them, the
+ * reader decodes every block once at open), so a row is reached in O(d) in any order: search visits
+ * rows anchor list by anchor list, which a block-at-a-time cache would decode a block for each.
+ */
 export class EcResiduals {
-  readonly mode = 'ec' as const;
-  private cached = -1;
-  private q: Int32Array;
+  readonly mode = 'ec';
   private readonly stepOf: Float32Array;
   private readonly offsetOf: Float32Array;
 
@@ -32,19 +44,20 @@ export class EcResiduals {
     readonly layout: EcLayout,
     /** Block b's bytes. */
     private readonly blocks: (b: number) => BlockRef,
+    /** Block b's codes (rows × coded dimensions). */
+    private readonly codes: readonly BlockCodes[],
     /** The error a damaged block is reported with. */
     private readonly corrupt: (what: string) => Error = (what) => new Error(`ec residuals: ${what}`),
   ) {
-    this.q = new Int32Array(Math.min(n, layout.blockRows) * layout.dims.length);
     this.stepOf = Float32Array.from(layout.dims, (k) => layout.steps[k]);
     this.offsetOf = Float32Array.from(layout.dims, (k) => layout.offsets[k]);
   }
 
   get blockCount(): number {
-    return this.layout.blockAt.length - 1;
+    return this.codes.length;
   }
 
-  /** The codes of block b (rows × coded dimensions), decoded into `out` (or a fresh array). */
+  /** Block b decoded again from its bytes (rows × coded dimensions), into `out` or a fresh array. */
   decodeBlock(b: number, out?: Int32Array): Int32Array {
     const { blockRows, dims, alpha, models } = this.layout;
     const rows = Math.min(blockRows, this.n - b * blockRows);
@@ -58,12 +71,7 @@ export class EcResiduals {
   addTo(i: number, out: Float32Array, at = 0): void {
     const { blockRows, dims } = this.layout;
     const b = Math.floor(i / blockRows);
-    if (b !== this.cached) {
-      this.cached = -1; // a block that fails to decode is not left half-cached
-      this.decodeBlock(b, this.q);
-      this.cached = b;
-    }
-    const D = dims.length, o = (i - b * blockRows) * D, q = this.q, s = this.stepOf, off = this.offsetOf;
+    const D = dims.length, o = (i - b * blockRows) * D, q = this.codes[b], s = this.stepOf, off = this.offsetOf;
     for (let c = 0; c < D; c++) {
       const v = q[o + c];
       out[at + dims[c]] += v > 0 ? s[c] * v - off[c] : v < 0 ? s[c] * v + off[c] : 0;
@@ -87,16 +95,23 @@ export class EcResiduals {
   }
 }
 
-/** The 'RSDE' section: read, every block decoded once to check it, so a damaged file fails at open. */
+/** The 'RSDE' section's reader: every block decoded at open (a damaged one fails there, with its number). */
 export const ecSection = {
   tag: 'RSDE',
   payloadBytes: (): number | undefined => undefined, // the payload's own header and table say
   read(payload: Uint8Array, context: { n: number; d: number }, corrupt: (what: string) => Error): EcResiduals {
     const { n, d } = context;
     const layout = readSection(payload, n, d, corrupt);
-    const res = new EcResiduals(n, d, layout, (b) => ({ bytes: payload, at: layout.blockAt[b], size: layout.blockAt[b + 1] - layout.blockAt[b] }), corrupt);
-    const scratch = new Int32Array(Math.min(n, layout.blockRows) * layout.dims.length);
-    for (let b = 0; b < res.blockCount; b++) res.decodeBlock(b, scratch.subarray(0, Math.min(layout.blockRows, n - b * layout.blockRows) * layout.dims.length));
-    return res;
+    const at = (b: number): BlockRef => ({ bytes: payload, at: layout.blockAt[b], size: layout.blockAt[b + 1] - layout.blockAt[b] });
+    const D = layout.dims.length, blocks = layout.blockAt.length - 1;
+    const scratch = new Int32Array(Math.min(n, layout.blockRows) * D);
+    const codes: BlockCodes[] = [];
+    for (let b = 0; b < blocks; b++) {
+      const rows = Math.min(layout.blockRows, n - b * layout.blockRows);
+      const q = scratch.subarray(0, rows * D), { bytes, at: o, size } = at(b);
+      decodeBlock(bytes, o, size, rows, layout.alpha, layout.models, q, (what) => corrupt(`block ${b}: ${what}`));
+      codes.push(narrowed(q));
+    }
+    return new EcResiduals(n, d, layout, at, codes, corrupt);
   },
 };
