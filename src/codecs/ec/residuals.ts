@@ -11,6 +11,7 @@
 // centres alone drift to 0.44 bit at 1.2 bits a value (a step of 2σ).
 import { decodeBlock, readSection, writeSection, type EcLayout } from './blocks.js';
 import { writeModels } from './model.js';
+import type { ResidualSection } from '../types.js';
 
 /** A block's bytes: bytes[at .. at + size). */
 export interface BlockRef {
@@ -96,10 +97,10 @@ export class EcResiduals {
 }
 
 /** The 'RSDE' section's reader: every block decoded at open (a damaged one fails there, with its number). */
-export const ecSection = {
+export const ecSection: ResidualSection = {
   tag: 'RSDE',
   payloadBytes: (): number | undefined => undefined, // the payload's own header and table say
-  read(payload: Uint8Array, context: { n: number; d: number }, corrupt: (what: string) => Error): EcResiduals {
+  read(payload, context, corrupt): EcResiduals {
     const { n, d } = context;
     const layout = readSection(payload, n, d, corrupt);
     const at = (b: number): BlockRef => ({ bytes: payload, at: layout.blockAt[b], size: layout.blockAt[b + 1] - layout.blockAt[b] });
