@@ -7,7 +7,7 @@
 // (encode.ts) is loaded when a file is written.
 import { UsageError } from '../../errors.js';
 import { scalarPayloadBytes } from '../scalar.js';
-import { largestFitting, MAX_TYPED_ELEMENTS, type Codec, type CodecPlan, type Shape } from '../registry/codec.js';
+import { largestFitting, MAX_TYPED_ELEMENTS, type Codec, type CodecPlan } from '../registry/codec.js';
 import { DEFAULT_BLOCK_ROWS, sectionBytes } from './blocks.js';
 import type { EcResiduals } from './residuals.js';
 
@@ -26,12 +26,11 @@ export function ecMinPayload(n: number, d: number): number {
 
 const plan = (payload: number, n: number): EcPlan => ({ mode: 'ec', payload, n });
 
-/** The largest payload whose whole file fits `bytes` per vector (null: not even the least one fits). */
-function payloadFitting(bytes: number, { n, d, fileBytes }: Shape): number | null {
+/** The largest payload for n × d whose file `fits` (null: not even the least one does). */
+function payloadFitting(n: number, d: number, fits: (payload: number) => boolean): number | null {
   const least = ecMinPayload(n, d);
-  const fits = (extra: number) => fileBytes(least + extra - 1) <= bytes * n;
-  if (!fits(1)) return null;
-  return least + largestFitting(8 * n * d + 1, fits) - 1; // at most 8 bytes a value: never needed
+  if (!fits(least)) return null;
+  return least + largestFitting(8 * n * d + 1, (extra) => fits(least + extra - 1)) - 1; // at most 8 bytes a value: never needed
 }
 
 export const ecCodec: Codec<EcPlan> = {
@@ -47,7 +46,8 @@ export const ecCodec: Codec<EcPlan> = {
   plan(o, shape) {
     const { n, d } = shape;
     if (o.bytes === undefined) return plan(Math.max(ecMinPayload(n, d), scalarPayloadBytes('int4', n, d)), n);
-    const P = payloadFitting(o.bytes, shape);
+    const budget = o.bytes;
+    const P = payloadFitting(n, d, (payload) => shape.fileBytes(payload) <= budget * n);
     if (P === null) {
       const least = shape.fileBytes(ecMinPayload(n, d)) / n;
       throw new UsageError(`--bytes ${o.bytes}: the smallest ec file (no dimension coded) takes ${least.toFixed(2)} bytes per vector; raise --bytes, or lower --anchors`);
@@ -56,10 +56,10 @@ export const ecCodec: Codec<EcPlan> = {
   },
 
   /** --bytes: the whole budget (it measures against the fixed-rate codecs of the same size). */
-  candidates(goal, shape) {
+  candidates(goal, { n, d }, perVector) {
     if (goal.kind === 'quality') return [];
-    const P = payloadFitting(goal.perVector, shape);
-    return P === null ? [] : [plan(P, shape.n)];
+    const P = payloadFitting(n, d, (payload) => perVector(plan(payload, n)) <= goal.perVector);
+    return P === null ? [] : [plan(P, n)];
   },
 
   // A plan sized for n vectors, asked of another n (the chooser's sample): the same bytes a vector.
