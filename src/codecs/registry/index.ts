@@ -7,7 +7,7 @@ import type { SearchIndex } from '../../search/types.js';
 import { registerSection } from '../sections.js';
 import type { CodedResiduals, EncodedResiduals, ResidualInput, ResidualMode, ResidualSection } from '../types.js';
 import { bitsCodec } from './bits.js';
-import { ecCodec } from '../ec/index.js';
+import { ecCodec } from './ec.js';
 import type { Codec, CodecFacts, CodecPlan, EncodeContext, Goal, IndexBase, ResidualChoice, Shape } from './codec.js';
 import { noneCodec } from './none.js';
 import { pqCodec } from './pq.js';

@@ -7,9 +7,9 @@
 // (encode.ts) is loaded when a file is written.
 import { UsageError } from '../../errors.js';
 import { scalarPayloadBytes } from '../scalar.js';
-import { largestFitting, MAX_TYPED_ELEMENTS, type Codec, type CodecPlan } from '../registry/codec.js';
-import { DEFAULT_BLOCK_ROWS, sectionBytes } from './blocks.js';
-import type { EcResiduals } from './residuals.js';
+import { largestFitting, MAX_TYPED_ELEMENTS, type Codec, type CodecPlan } from './codec.js';
+import { DEFAULT_BLOCK_ROWS, sectionBytes } from '../ec/blocks.js';
+import type { EcResiduals } from '../ec/residuals.js';
 
 export interface EcPlan extends CodecPlan {
   mode: 'ec';
@@ -55,11 +55,14 @@ export const ecCodec: Codec<EcPlan> = {
     return plan(P, n);
   },
 
-  /** --bytes: the whole budget (it measures against the fixed-rate codecs of the same size). */
+  /**
+   * --bytes: the whole budget, measured beside the fixed-rate codecs of the same size, from d/8
+   * payload bytes a vector on (bits' threshold: below it more anchors are what the chooser tries).
+   */
   candidates(goal, { n, d }, perVector) {
     if (goal.kind === 'quality') return [];
     const P = payloadFitting(n, d, (payload) => perVector(plan(payload, n)) <= goal.perVector);
-    return P === null ? [] : [plan(P, n)];
+    return P === null || P < (n * d) / 8 ? [] : [plan(P, n)];
   },
 
   // A plan sized for n vectors, asked of another n (the chooser's sample): the same bytes a vector.
@@ -67,7 +70,7 @@ export const ecCodec: Codec<EcPlan> = {
   storable: (p, n, d) => n * d <= MAX_TYPED_ELEMENTS && ecCodec.payloadBytes(p, n, d, 0)! <= MAX_TYPED_ELEMENTS,
 
   async encode(p, input) {
-    const { encodeEc } = await import('./encode.js');
+    const { encodeEc } = await import('../ec/encode.js');
     const budget = ecCodec.payloadBytes(p, input.n, input.d, 0)!;
     // The step is searched on estimated sizes; a file that lands over its budget (by a few bytes of
     // escapes or lane states) is coded again against a budget lowered by the excess.
