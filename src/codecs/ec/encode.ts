@@ -10,12 +10,12 @@ import { DEFAULT_BLOCK_ROWS, encodeBlock, sectionBytes, type EcLayout } from './
 import { CodeHistogram, MAX_CODE, alphabetOf, modelsOf } from './model.js';
 import { LANES } from './rans.js';
 import { EcResiduals, narrowed, type BlockCodes } from './residuals.js';
-import { planStep, secondMoments, stepPoint, type StepTarget } from './steps.js';
+import { columnsOf, planStep, stepPoint, type Columns, type StepTarget } from './steps.js';
 
 /** Rows of the sample the step and coded dimensions are chosen on. */
 const SAMPLE_ROWS = 8192;
 /** Rows the byte target's search counts codes on (evenly spread; every row when fewer). */
-const SEARCH_ROWS = 65536;
+const SEARCH_ROWS = 16384;
 export const DEFAULT_SCALE_BITS = 12;
 
 /** What to aim at: a step, a total MSE per vector (on the sample), or a payload size in bytes. */
@@ -81,26 +81,49 @@ class OffsetSums {
   }
 }
 
-/** Codes of rows r0 .. r1 (of `list` when given) counted into h, and into the offsets' sums when given. */
-function countRows(rows: RowsInput, list: ArrayLike<number> | null, r0: number, r1: number, steps: Float32Array, dims: number, h: CodeHistogram, sums?: OffsetSums): void {
+/** Codes of rows r0 .. r1 counted into h, and into the offsets' sums: quantizeRow's codes without its error. */
+function countRows(rows: RowsInput, r0: number, r1: number, steps: Float32Array, h: CodeHistogram, sums: OffsetSums): void {
   const { d, anchors, assign } = rows;
-  const q = new Int32Array(dims);
-  const zero = new Float32Array(d); // the offsets do not change the codes
+  const dims: number[] = [];
+  steps.forEach((s, k) => s > 0 && dims.push(k));
+  const D = dims.length, dk = Int32Array.from(dims), sk = Float64Array.from(dims, (k) => steps[k]);
+  const q = new Int32Array(D);
+  const { lo, width, start, counts, escapes } = h;
   const one = (v: Float32Array, xo: number, i: number) => {
-    quantizeRow(v, xo, anchors, assign[i] * d, d, steps, zero, q, 0);
-    h.addRow(q, 0);
-    sums?.addRow(v, xo, anchors, assign[i] * d, steps, q);
-  };
-  if (list) {
-    for (let j = r0; j < r1; j++) {
-      const i = list[j];
-      forEachF32Rows(rows.x, i, i + 1, (v) => one(v, 0, i));
+    const ao = assign[i] * d;
+    for (let c = 0; c < D; c++) {
+      const k = dk[c];
+      let t = Math.round((v[xo + k] - anchors[ao + k]) / sk[c]);
+      t = t > MAX_CODE ? MAX_CODE : t < -MAX_CODE ? -MAX_CODE : t;
+      q[c] = t;
+      const w = t - lo[c];
+      if (w >= 0 && w < width[c]) counts[start[c] + w]++;
+      else escapes[c]++;
     }
-    return;
-  }
+    h.total++;
+    sums.addRow(v, xo, anchors, ao, steps, q);
+  };
   forEachF32Rows(rows.x, r0, r1, (v, c0, c1) => {
     for (let i = c0; i < c1; i++) one(v, (i - c0) * d, i);
   });
+}
+
+/** Codes of a residual sample (rows × d, row-major, f64) counted into h. */
+function countSample(sample: Float64Array, d: number, steps: Float32Array, h: CodeHistogram): void {
+  const dims: number[] = [];
+  steps.forEach((s, k) => s > 0 && dims.push(k));
+  const D = dims.length, dk = Int32Array.from(dims), sk = Float64Array.from(dims, (k) => steps[k]);
+  const { lo, width, start, counts, escapes } = h;
+  for (let o = 0; o < sample.length; o += d) {
+    for (let c = 0; c < D; c++) {
+      let t = Math.round(sample[o + dk[c]] / sk[c]);
+      t = t > MAX_CODE ? MAX_CODE : t < -MAX_CODE ? -MAX_CODE : t;
+      const w = t - lo[c];
+      if (w >= 0 && w < width[c]) counts[start[c] + w]++;
+      else escapes[c]++;
+    }
+    h.total++;
+  }
 }
 
 /** The steps of a step point: its step on the coded dimensions, 0 elsewhere. */
@@ -155,13 +178,13 @@ export function encodeEc(input: ResidualInput, target: EcTarget, opts: EcOptions
   const { n, d } = input;
   const blockRows = opts.blockRows ?? DEFAULT_BLOCK_ROWS, scaleBits = opts.scaleBits ?? DEFAULT_SCALE_BITS;
   const rows = rowsInput(input, false);
-  const sample = residualSample(rows, n, SAMPLE_ROWS);
-  const moments = secondMoments(sample, d);
+  const cols = columnsOf(residualSample(rows, n, SAMPLE_ROWS), d);
+  const moments = cols.moments;
   let steps: Float32Array;
   let step: number;
-  if ('payloadBytes' in target) ({ steps, step } = searchBytes(rows, n, d, sample, moments, target.payloadBytes, blockRows, scaleBits));
+  if ('payloadBytes' in target) ({ steps, step } = searchBytes(rows, n, d, cols, target.payloadBytes, blockRows, scaleBits));
   else {
-    const p = planStep(sample, d, target);
+    const p = planStep(cols, target);
     (steps = stepsOf(p.coded, p.step)), (step = p.step);
   }
   const dimList: number[] = [];
@@ -170,7 +193,7 @@ export function encodeEc(input: ResidualInput, target: EcTarget, opts: EcOptions
   // Pass 1: every row's codes counted, and the offsets' sums.
   const h = histogramFor(steps, moments);
   const sums = new OffsetSums(Int32Array.from(dimList));
-  countRows(rows, null, 0, n, steps, D, h, sums);
+  countRows(rows, 0, n, steps, h, sums);
   const offsets = sums.offsets(steps);
   const alpha = alphabetOf(h, scaleBits), models = modelsOf(h, alpha, scaleBits);
   // Pass 2: block by block, the codes again, coded; the error summed row by row.
@@ -201,20 +224,20 @@ export function encodeEc(input: ResidualInput, target: EcTarget, opts: EcOptions
  * SEARCH_ROWS rows (estimateBytes).
  */
 function searchBytes(
-  rows: RowsInput, n: number, d: number, sample: Float64Array, moments: Float64Array, bytes: number, blockRows: number, scaleBits: number,
+  rows: RowsInput, n: number, d: number, cols: Columns, bytes: number, blockRows: number, scaleBits: number,
 ): { steps: Float32Array; step: number } {
-  const count = Math.min(n, SEARCH_ROWS);
-  const list = count < n ? Uint32Array.from({ length: count }, (_, j) => Math.floor((j * n) / count)) : null;
+  // The residuals of up to SEARCH_ROWS rows spread evenly (residualSample's rows), taken once.
+  const counted = residualSample(rows, n, SEARCH_ROWS);
   const size = (step: number) => {
-    const p = stepPoint(sample, d, step, moments);
+    const p = stepPoint(cols, step);
     const steps = stepsOf(p.coded, p.step);
-    const h = histogramFor(steps, moments);
-    countRows(rows, list, 0, count, steps, p.coded.reduce((a, c) => a + c, 0), h);
+    const h = histogramFor(steps, cols.moments);
+    countSample(counted, d, steps, h);
     return { steps, step: p.step, bytes: estimateBytes(h, n, d, blockRows, scaleBits) };
   };
   // Start from the sample's entropy estimate, then bisect on the estimated sizes.
   const overhead = sectionBytes(d, Math.ceil(n / blockRows), 0, 0);
-  const guess = planStep(sample, d, { bits: Math.max(0, (8 * (bytes - overhead)) / Math.max(1, n)) }).step;
+  const guess = planStep(cols, { bits: Math.max(0, (8 * (bytes - overhead)) / Math.max(1, n)) }).step;
   let lo = Math.log2(guess) - 0.5, hi = Math.log2(guess) + 0.5;
   let atLo = size(2 ** lo);
   for (let i = 0; i < 20 && atLo.bytes <= bytes; i++) atLo = size(2 ** (lo -= 2)); // lo: too big a file

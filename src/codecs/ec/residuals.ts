@@ -25,8 +25,13 @@ export type BlockCodes = Int16Array | Int32Array;
 
 /** The codes in the narrowest array that holds them. */
 export function narrowed(q: Int32Array): BlockCodes {
-  for (let t = 0; t < q.length; t++) if (q[t] !== (q[t] << 16) >> 16) return q.slice();
-  return Int16Array.from(q);
+  const out = new Int16Array(q.length);
+  for (let t = 0; t < q.length; t++) {
+    const v = q[t];
+    if (v !== (v << 16) >> 16) return q.slice();
+    out[t] = v;
+  }
+  return out;
 }
 
 /**

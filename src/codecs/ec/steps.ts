@@ -37,9 +37,26 @@ export function secondMoments(sample: Float64Array, d: number): Float64Array {
   return m;
 }
 
+/** A sample's dimensions as columns (d × rows): the per-dimension loops below read them in order. */
+export interface Columns {
+  cols: Float64Array;
+  rows: number;
+  d: number;
+  /** Mean of r_k² per dimension. */
+  moments: Float64Array;
+}
+
+/** The sample (rows × d, row-major) as columns, with its second moments. */
+export function columnsOf(sample: Float64Array, d: number): Columns {
+  const rows = d ? sample.length / d : 0;
+  const cols = new Float64Array(sample.length);
+  for (let j = 0; j < rows; j++) for (let k = 0; k < d; k++) cols[k * rows + j] = sample[j * d + k];
+  return { cols, rows, d, moments: secondMoments(sample, d) };
+}
+
 /** What quantizing the sample at step Δ (f32, as stored) costs and keeps, dimension by dimension. */
-export function stepPoint(sample: Float64Array, d: number, step: number, moments = secondMoments(sample, d)): StepPoint {
-  const rows = sample.length / d;
+export function stepPoint(c: Columns, step: number): StepPoint {
+  const { cols, rows, d, moments } = c;
   const s = Math.fround(step);
   const coded = new Uint8Array(d);
   const lambda = ((2 * Math.LN2) * s * s) / 12;
@@ -47,8 +64,9 @@ export function stepPoint(sample: Float64Array, d: number, step: number, moments
   let mse = 0, bits = 0;
   for (let k = 0; k < d; k++) {
     let err = 0, lo = Infinity, hi = -Infinity, se = 0, nz = 0;
+    const o = k * rows;
     for (let j = 0; j < rows; j++) {
-      const r = sample[j * d + k];
+      const r = cols[o + j];
       const v = Math.round(r / s);
       q[j] = v;
       if (v < lo) lo = v;
@@ -59,8 +77,8 @@ export function stepPoint(sample: Float64Array, d: number, step: number, moments
     }
     // The levels q ≠ 0 moved toward 0 by the mean of sgn(q)·(s·q − r) (residuals.ts) remove
     // (Σ sgn·e)² / count of the error (within [0, s/2], as the encoder clamps it).
-    const c = nz ? Math.min(s / 2, Math.max(0, -se / nz)) : 0;
-    err += nz * c * c + 2 * c * se;
+    const c0 = nz ? Math.min(s / 2, Math.max(0, -se / nz)) : 0;
+    err += nz * c0 * c0 + 2 * c0 * se;
     const Dk = err / Math.max(1, rows);
     const Hk = rows ? entropy(q, lo, hi) : 0;
     if (Hk > 0 && moments[k] - Dk > lambda * Hk) {
@@ -96,26 +114,33 @@ export type StepTarget = { mse: number } | { bits: number } | { step: number };
 
 /**
  * The step (and coded dimensions) meeting the target on the sample: the largest step whose MSE is
- * at most `mse`, or the largest whose code bits are at most `bits` (the bisection's upper end). A
- * target no step reaches gives the nearest end: the finest step tried, or nothing coded.
+ * at most `mse`, or the smallest whose code bits are at most `bits` (MSE grows with the step, bits
+ * fall). A target no step reaches gives the nearest end: the finest step tried, or nothing coded.
  */
-export function planStep(sample: Float64Array, d: number, target: StepTarget): StepPoint {
-  const moments = secondMoments(sample, d);
-  if ('step' in target) return stepPoint(sample, d, target.step, moments);
+export function planStep(c: Columns, target: StepTarget): StepPoint {
+  const { d, moments } = c;
+  if ('step' in target) return stepPoint(c, target.step);
   let maxM = 0;
   for (let k = 0; k < d; k++) maxM = Math.max(maxM, moments[k]);
-  if (!(maxM > 0)) return stepPoint(sample, d, 1, moments); // nothing to code: every residual is 0
-  // Steps from far below the smallest spread that matters to where nothing is coded (Δ²/12 > max σ²).
+  if (!(maxM > 0)) return stepPoint(c, 1); // nothing to code: every residual is 0
+  // Steps from 2^-24 of the widest spread (|codes| up to ~2^24) to where nothing is coded (Δ²/12 > max σ²).
   let hi = Math.log2(Math.sqrt(12 * maxM) * 4), lo = hi - 24;
-  const ok = (p: StepPoint) => ('mse' in target ? p.mse <= target.mse : p.bits <= target.bits);
-  let best = stepPoint(sample, d, 2 ** lo, moments);
-  if (!ok(best)) return best;
-  const top = stepPoint(sample, d, 2 ** hi, moments);
-  if (ok(top)) return top;
-  for (let it = 0; it < 40 && hi - lo > 1e-4; it++) {
-    const mid = (lo + hi) / 2, p = stepPoint(sample, d, 2 ** mid, moments);
-    if (ok(p)) (lo = mid), (best = p);
-    else hi = mid;
+  // good(p): p is on the side of the boundary the answer is taken from (small steps for mse, large for bits).
+  const isMse = 'mse' in target;
+  const meets = (p: StepPoint) => (isMse ? p.mse <= target.mse : p.bits <= (target as { bits: number }).bits);
+  const atLo = stepPoint(c, 2 ** lo), atHi = stepPoint(c, 2 ** hi);
+  if (isMse ? !meets(atLo) : meets(atLo)) return atLo;
+  if (isMse ? meets(atHi) : !meets(atHi)) return atHi;
+  let best = isMse ? atLo : atHi;
+  for (let it = 0; it < 40 && hi - lo > 2e-3; it++) {
+    const mid = (lo + hi) / 2, p = stepPoint(c, 2 ** mid);
+    if (meets(p) === isMse) {
+      lo = mid;
+      if (isMse) best = p;
+    } else {
+      hi = mid;
+      if (!isMse) best = p;
+    }
   }
   return best;
 }
