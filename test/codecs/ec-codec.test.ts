@@ -67,6 +67,7 @@ describe('ec codec', () => {
       expect(payload.length / H).toBeLessThan(1.02);
       expect((payload.length - residuals.payload()[0].length) / H).toBeLessThan(1.01);
       const back = ecSection.read(payload, input, corrupt);
+      expect(Array.from(back.layout.blockAt)).toEqual(Array.from(residuals.layout.blockAt)); // the encoder's table is the reader's
       const a = decoded(residuals, input), b = decoded(back, input);
       expect(Buffer.from(b.buffer).equals(Buffer.from(a.buffer))).toBe(true);
       let err = 0;

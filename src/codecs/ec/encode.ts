@@ -7,7 +7,7 @@ import { residualSample, type RowsInput } from '../scalar-rows.js';
 import { rowsInput } from '../scalar.js';
 import type { ResidualInput } from '../types.js';
 import { DEFAULT_BLOCK_ROWS, encodeBlock, sectionBytes, type EcLayout } from './blocks.js';
-import { CodeHistogram, MAX_CODE, alphabetOf, modelsOf } from './model.js';
+import { CodeHistogram, MAX_CODE, alphabetOf, modelsOf, writeModels } from './model.js';
 import { LANES } from './rans.js';
 import { EcResiduals, narrowed, type BlockCodes } from './residuals.js';
 import { columnsOf, planStep, stepPoint, type Columns, type StepTarget } from './steps.js';
@@ -212,7 +212,10 @@ export function encodeEc(input: ResidualInput, target: EcTarget, opts: EcOptions
     blocks.push(encodeBlock(qb, r1 - r0, alpha, models));
     codes.push(narrowed(qb));
   }
-  const blockAt = new Float64Array(blockCount + 1); // offsets within the blocks alone: the encoder keeps them apart
+  // Where each block will sit in the payload, as a reader's table gives it (the encoder keeps the blocks apart).
+  const blockAt = new Float64Array(blockCount + 1);
+  blockAt[0] = sectionBytes(d, blockCount, writeModels(alpha, models).length, 0);
+  for (let b = 0; b < blockCount; b++) blockAt[b + 1] = blockAt[b] + blocks[b].length;
   const layout: EcLayout = { blockRows, scaleBits, steps, offsets, dims: Int32Array.from(dimList), alpha, models, blockAt };
   const residuals = new EcResiduals(n, d, layout, (b) => ({ bytes: blocks[b], at: 0, size: blocks[b].length }), codes);
   return { residuals, residualEnergy: n ? err / n : 0, step };
