@@ -1,7 +1,7 @@
 // The vlc half of bench/rate-distortion.py: on one data set, learn the anchors once (CPU backend,
 // the quantizer's defaults), then write a .vlc file with each residual codec — none, pq at each
 // byte budget (`--bytes B`: the largest M whose whole file fits), bits at each of its budgets
-// (`--residual bits --bytes B`), int4, int8 — read it back and
+// (`--residual bits --bytes B`), ec at each of its budgets (`--residual ec --bytes B`), int4, int8 — read it back and
 // measure what a user gets: true bytes per vector (the file size / n, every section and header),
 // MSE of the decoded vectors, and recall@10 of the exact top-10 (squared L2 on the originals, the
 // query left out) among the decoded vectors, for the queries given.
@@ -10,7 +10,9 @@
 // are shared between them, as the same seed would give the same anchors in every run.
 //
 // Usage: node bench/rate-distortion.mjs DATA.npy --m M --queries Q.json --budgets 8,16,34 [--bits 8,4]
-//          [--bits-budgets 34,400] [--dims-budgets 34:144,66:192] [--iters N] [--save DIR] > out.json
+//          [--bits-budgets 34,400] [--ec-budgets 30,60] [--dims-budgets 34:144,66:192] [--iters N] [--save DIR]
+//          [--residual-out R.f32] > out.json
+// --residual-out writes x − anchor (n × d raw f32) for bench/ec-rd.py's bound.
 // --dims-budgets B:k runs pq on k principal directions (`--residual pq --pq-dims k --bytes B`).
 // --iters caps the anchors' annealing iterations (default: the quantizer's); --save keeps each
 // .vlc file in DIR (e.g. for bench/search-speed.py).
@@ -45,6 +47,8 @@ const queries = JSON.parse(fs.readFileSync(flag('--queries'), 'utf8'));
 const budgets = flag('--budgets', '').split(',').filter(Boolean).map(Number);
 const bitsList = flag('--bits', '8').split(',');
 const bitsBudgets = flag('--bits-budgets', '').split(',').filter(Boolean).map(Number);
+const ecBudgets = flag('--ec-budgets', '').split(',').filter(Boolean).map(Number);
+const residualOut = flag('--residual-out');
 const dimsBudgets = flag('--dims-budgets', '').split(',').filter(Boolean).map((s) => s.split(':').map(Number));
 const iters = flag('--iters');
 const saveDir = flag('--save');
@@ -88,6 +92,7 @@ const plans = [
   ),
   ...dimsBudgets.map(([B, k]) => ({ method: `vlc pq --pq-dims ${k} --bytes ${B}`, flags: { residual: 'pq', pqDims: k, bytes: B } })),
   ...bitsBudgets.map((B) => ({ method: `vlc bits --bytes ${B}`, flags: { residual: 'bits', bytes: B } })),
+  ...ecBudgets.map((B) => ({ method: `vlc ec --bytes ${B}`, flags: { residual: 'ec', bytes: B } })),
   { method: 'vlc int4', flags: { residual: 'int4' } },
   { method: 'vlc int8', flags: { residual: 'int8' } },
 ];
@@ -117,6 +122,8 @@ for (const { method, flags } of plans) {
   fs.rmSync(file);
   let sq = 0;
   for (let i = 0; i < decoded.length; i++) sq += (x[i] - decoded[i]) ** 2;
+  // The residual left by the anchors (x − anchor as stored), for a bound computed elsewhere.
+  if (residualOut && plan.mode === 'none') fs.writeFileSync(residualOut, Float32Array.from(x, (v, i) => v - decoded[i]));
   const found = await topTen(decoded);
   let hits = 0;
   found.forEach((ids, r) => {

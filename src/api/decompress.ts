@@ -15,6 +15,10 @@ import { npyHeader } from '../io/writers/npy.js';
 import { silentReporter, type Reporter } from '../log.js';
 import { checkRoom, defaultOutput, planOutput, type OutputPlan } from './preflight.js';
 
+/** The element types decompress writes (`--dtype`), and the few-ids wording its summary uses. */
+export { INPUT_DTYPES, type OutputDtype };
+export { fewIds } from '../vectors/row-ids.js';
+
 export interface DecompressOptions {
   /**
    * Output file, '-' for stdout (then give `format`), or a plan from planOutput(); default: the

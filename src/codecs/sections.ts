@@ -4,6 +4,7 @@
 // registers its own (codecs/registry/index.ts does, for every codec it is given), and files that
 // name an unknown mode are refused with "upgrade vlc".
 import { bitsSection } from './bits.js';
+import { ecSection } from './ec/residuals.js';
 import { pqSection } from './pq.js';
 import { scalarSection } from './scalar.js';
 import type { ResidualSection } from './types.js';
@@ -22,6 +23,7 @@ const table = new Map<string, SectionEntry>([
   ['int4', { section: scalarSection('int4'), since: 1 }],
   ['pq', { section: pqSection, since: 2 }],
   ['bits', { section: bitsSection, since: 3 }],
+  ['ec', { section: ecSection, since: 5 }],
 ]);
 
 /** A codec's section, under its mode; a mode or tag already taken by another codec is a programming error. */

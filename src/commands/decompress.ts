@@ -1,7 +1,7 @@
 // `vlc decompress <in.vlc> [-o <out>]`: rebuild the vectors (each one its anchor) as npy / Arrow /
 // Parquet / safetensors / fvecs, or export only the anchors (`--anchors`) or the anchor id of every vector (`--assignments`).
 import { Option, type Command } from 'commander';
-import { decompress } from '../api/decompress.js';
+import { decompress, fewIds, INPUT_DTYPES, type OutputDtype } from '../api/decompress.js';
 import { log } from '../log.js';
 import { quoteName } from '../io/names.js';
 import { progressFor } from './progress.js';
@@ -9,9 +9,6 @@ import { addExamples } from './help.js';
 import { addForceOption, addVerbosityOptions, applyVerbosity, type VerbosityFlags } from './options.js';
 import { grouped } from '../io/vlc/stats.js';
 import { CLI_NAMES } from '../io/output.js';
-import { INPUT_DTYPES } from '../vectors/dataset.js';
-import { fewIds } from '../vectors/row-ids.js';
-import type { OutputDtype } from '../io/writers/narrow.js';
 
 interface DecompressFlags extends VerbosityFlags {
   output?: string;

@@ -382,7 +382,7 @@ describe('--residual pq', { timeout: 240_000 }, () => {
     [['--residual', 'pq', '--pq', '9', '--pq-dims', '8'], '--pq 9 subspaces need at least as many dimensions, but --pq-dims is 8: lower --pq or raise --pq-dims'],
     [['--residual', 'pq', '--pq-dims', '60', '--bytes', '5'], '--bytes 5: the smallest pq file (M = 1, 60 directions) takes'],
     [['--pq', '8'], '--pq applies to product-quantized residuals; add --residual pq'],
-    [['--bytes', '20', '--residual', 'int8'], '--residual int8 fixes the codec and --bytes chooses one (or, with --residual pq or bits, its size): give one of them'],
+    [['--bytes', '20', '--residual', 'int8'], '--residual int8 fixes the codec and --bytes chooses one (or, with --residual pq, bits or ec, its size): give one of them'],
     [['--pq-bits', '4'], '--pq-bits applies to product-quantized residuals; add --residual pq'],
     [['--residual', 'pq', '--pq', '8', '--bytes', '20'], '--pq M and --bytes B both choose the number of subspaces; give one'],
     [['--residual', 'pq', '--pq', '65'], '--pq 65: the vectors have d = 64 dimensions, so at most 64 subspaces'],

@@ -198,15 +198,15 @@ describe('.vlc damage is detected and named', () => {
 
   it('says a file from a newer format version needs a newer vlc', () => {
     const future = good.slice();
-    new DataView(future.buffer).setUint32(8, 5, true);
+    new DataView(future.buffer).setUint32(8, 6, true);
     expect(decodeError(future)).toBe(
-      'x.vlc: file format version 5 is newer than this vlc reads (version 4); upgrade vlc',
+      'x.vlc: file format version 6 is newer than this vlc reads (version 5); upgrade vlc',
     );
     // ... also when it re-checksums its header the new way:
     const v = new DataView(future.buffer);
     const manifestLen = v.getUint32(12, true);
     v.setUint32(20, crc32c(future.subarray(24, 24 + manifestLen), crc32c(future.subarray(8, 20))), true);
-    expect(decodeError(future)).toMatch(/version 5 is newer/);
+    expect(decodeError(future)).toMatch(/version 6 is newer/);
   });
 
   it('detects values that checksum correctly but make no sense (assignment >= m)', () => {

@@ -187,9 +187,13 @@ describe('choosing the codec', () => {
   it('--bytes: the best measured recall among the codecs that fit (pq below int4 only, the most subspaces; bits: the most code bytes that fit); only ids: the most anchors that fit', async () => {
     const budget = perVector(INT4, m) + 1; // int4 fits, int8 does not
     const plan = planChoice({ kind: 'bytes', perVector: budget }, n, d, m, false, perVector);
-    expect(plan.options.map((c) => c.mode).sort()).toEqual(['bits', 'int4', 'none']); // no pq where int4 fits
+    expect(plan.options.map((c) => c.mode).sort()).toEqual(['bits', 'ec', 'int4', 'none']); // no pq where int4 fits
     const below = planChoice({ kind: 'bytes', perVector: perVector(INT4, m) - 1 }, n, d, m, false, perVector);
-    expect(below.options.map((c) => c.mode).sort()).toEqual(['bits', 'none', 'pq']);
+    expect(below.options.map((c) => c.mode).sort()).toEqual(['bits', 'ec', 'none', 'pq']);
+    // ec: the whole budget, to the byte (its payload a byte larger would not fit).
+    const ec = plan.options.find((c) => c.mode === 'ec') as { mode: 'ec'; payload: number; n: number };
+    expect(perVector(ec, m)).toBeLessThanOrEqual(budget);
+    expect(perVector({ ...ec, payload: ec.payload + 8 }, m)).toBeGreaterThan(budget);
     expect(below.options.find((c) => c.mode === 'pq')).toEqual({ mode: 'pq', subspaces: 4, bits: 8 }); // capped at d/4
     // bits: the most code bytes that fit — int4's d/2 and a byte more (int4 keeps d f32 scales, bits d bytes of counts beside them).
     const bits = plan.options.find((c) => c.mode === 'bits') as { mode: 'bits'; codeBytes: number };

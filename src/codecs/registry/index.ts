@@ -7,6 +7,7 @@ import type { SearchIndex } from '../../search/types.js';
 import { registerSection } from '../sections.js';
 import type { CodedResiduals, EncodedResiduals, ResidualInput, ResidualMode, ResidualSection } from '../types.js';
 import { bitsCodec } from './bits.js';
+import { ecCodec } from './ec.js';
 import type { Codec, CodecFacts, CodecPlan, EncodeContext, Goal, IndexBase, ResidualChoice, Shape } from './codec.js';
 import { noneCodec } from './none.js';
 import { pqCodec } from './pq.js';
@@ -97,12 +98,17 @@ export function checkChoice(o: ResidualChoice): void {
   const sized = allCodecs().filter((c) => c.sizedByBytes);
   if (o.bytes !== undefined && !sized.includes(codec))
     throw new UsageError(
-      `--residual ${o.residual} fixes the codec and --bytes chooses one (or, with --residual ${sized.map((c) => c.mode).join(' or ')}, its size): give one of them`,
+      `--residual ${o.residual} fixes the codec and --bytes chooses one (or, with --residual ${listed(sized.map((c) => c.mode))}, its size): give one of them`,
     );
   refuseOtherFlags(o, o.residual);
   if (o.bytes !== undefined && !(Number.isFinite(o.bytes) && o.bytes > 0))
     throw new UsageError(`--bytes must be a positive number of bytes per vector (got ${o.bytes})`);
   codec.check?.(o);
+}
+
+/** "a", "a or b", "a, b or c". */
+function listed(words: string[]): string {
+  return words.length < 2 ? words.join('') : `${words.slice(0, -1).join(', ')} or ${words.at(-1)}`;
 }
 
 /** The plan of a fixed choice, for n×d input and m anchors. */
@@ -135,3 +141,4 @@ registerCodec(int8Codec);
 registerCodec(int4Codec);
 registerCodec(pqCodec);
 registerCodec(bitsCodec);
+registerCodec(ecCodec);

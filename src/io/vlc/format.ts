@@ -1,16 +1,16 @@
-// The .vlc file format, version 4: encoder and validating decoder. Layout (all little-endian, every
+// The .vlc file format, version 5: encoder and validating decoder. Layout (all little-endian, every
 // section payload 8-byte aligned so it can be viewed in place as a typed array):
 //
 //   offset  size  field
 //   0       8     magic  89 'V' 'L' 'C' 0D 0A 1A 0A   (PNG-style: catches text-mode mangling)
-//   8       4     u32 format version: the lowest that holds the file's sections (4 with a projected
-//                   'RSPQ', 3 with 'RSDB', else 2; version 1 files, which cannot hold 'RSPQ', still read)
+//   8       4     u32 format version: the lowest that holds the file's sections (5 with 'RSDE', 4 with
+//                   a projected 'RSPQ', 3 with 'RSDB', else 2; version 1 files, which cannot hold 'RSPQ', still read)
 //   12      4     u32 manifest length L in bytes
 //   16      4     u32 section count S
 //   20      4     u32 CRC32C of bytes 8..20 followed by the manifest bytes (the "header checksum")
 //   24      L     manifest, UTF-8 JSON (src/io/vlc/manifest.ts), then zero padding to a multiple of 8
 //   then S sections, each:
-//   +0      4     type tag, 4 ASCII bytes: 'ANCH' anchors, 'ASGN' assignments, 'RSD8'/'RSD4'/'RSPQ'/'RSDB' residuals
+//   +0      4     type tag, 4 ASCII bytes: 'ANCH' anchors, 'ASGN' assignments, 'RSD8'/'RSD4'/'RSPQ'/'RSDB'/'RSDE' residuals
 //   +4      4     u32 flags; bit 0 = required (a reader that does not know the tag must refuse)
 //   +8      8     u64 payload length P
 //   +16     4     u32 CRC32C of the payload
@@ -26,6 +26,8 @@
 //     (the k directions the codes cover).
 //   RSDB payload (version 3, manifest.residual bits): residuals with bits allocated per dimension —
 //     bits, steps and packed codes, laid out in src/codecs/bits.ts.
+//   RSDE payload (version 5, manifest.residual ec): entropy-coded residuals — steps, models, an
+//     offset table and blocks of rANS-coded rows, laid out in src/codecs/ec/blocks.ts.
 //
 // Every byte is covered: magic, checksums, zero padding and the exact end of file. The decoder
 // names what is wrong in one line ("section 'assignments' checksum mismatch: file is corrupted").
@@ -46,10 +48,11 @@ import { hasResiduals, sectionOf, sectionSince, sectionTags } from '../../codecs
 import type { CodedResiduals } from '../../codecs/types.js';
 
 const MAGIC = Uint8Array.of(0x89, 0x56, 0x4c, 0x43, 0x0d, 0x0a, 0x1a, 0x0a);
-export const FORMAT_VERSION = 4;
+export const FORMAT_VERSION = 5;
 /**
  * The oldest version this vlc reads. Version 2 added the product-quantized residual section 'RSPQ',
- * version 3 the bit-allocated one, 'RSDB', version 4 a projection inside 'RSPQ'. A file is written
+ * version 3 the bit-allocated one, 'RSDB', version 4 a projection inside 'RSPQ', version 5 the
+ * entropy-coded one, 'RSDE'. A file is written
  * with the lowest version that holds it, so files without these stay readable by a vlc of version
  * 2 and keep their bytes.
  */

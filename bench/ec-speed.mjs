@@ -1,0 +1,59 @@
+// Speed of the 'ec' codec on one CPU thread (src/codecs/ec/): encode (step search for a byte
+// budget, count pass, code pass) and decode (every block's rANS stream to codes: the section reader;
+// then codes to f32 rows), on a Gaussian-mixture residual, reported as MB/s of f32 rows (n·d·4
+// bytes), with the coded size against the codes' empirical entropy.
+// Usage: node bench/ec-speed.mjs [n] [d] [bytes-per-vector]  (needs npx tsc -p . first)
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const { encodeEc } = await import(path.join(root, 'dist/codecs/ec/encode.js'));
+const { ecSection } = await import(path.join(root, 'dist/codecs/ec/residuals.js'));
+
+const n = Number(process.argv[2] ?? 100000), d = Number(process.argv[3] ?? 128), B = Number(process.argv[4] ?? d / 2);
+let seed = 7;
+const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+const gauss = () => Math.sqrt(-2 * Math.log(1 - rnd())) * Math.cos(2 * Math.PI * rnd());
+const m = 1024;
+const anchors = Float32Array.from({ length: m * d }, gauss);
+const sig = Float64Array.from({ length: d }, (_, k) => 0.3 * Math.exp(-k / (d / 3)));
+const x = new Float32Array(n * d), assign = new Uint32Array(n);
+for (let i = 0; i < n; i++) {
+  const a = (assign[i] = Math.floor(rnd() * m));
+  for (let k = 0; k < d; k++) x[i * d + k] = anchors[a * d + k] + sig[k] * gauss();
+}
+const input = { x, n, d, anchors, assign };
+const best = (f, runs) => {
+  let t = Infinity, out;
+  for (let r = 0; r < runs; r++) {
+    const t0 = performance.now();
+    out = f();
+    t = Math.min(t, performance.now() - t0);
+  }
+  return [t / 1000, out];
+};
+const [encS, enc] = best(() => encodeEc(input, { payloadBytes: B * n }), 1);
+const parts = enc.residuals.payload();
+const payload = new Uint8Array(parts.reduce((s, p) => s + p.length, 0));
+let o = 0;
+for (const p of parts) (payload.set(p, o), (o += p.length));
+const [readS, res] = best(() => ecSection.read(payload, { n, d, m, assignments: assign, version: 5 }, (w) => new Error(w)), 5);
+const rows = new Float32Array(n * d);
+const [rowsS] = best(() => {
+  for (let i = 0; i < n; i++) res.addTo(i, rows, i * d);
+}, 5);
+// The codes' empirical entropy, per coded dimension.
+const D = res.layout.dims.length, maps = Array.from({ length: D }, () => new Map());
+for (let b = 0; b < res.blockCount; b++) {
+  const q = res.decodeBlock(b);
+  for (let t = 0; t < q.length; t++) maps[t % D].set(q[t], (maps[t % D].get(q[t]) ?? 0) + 1);
+}
+let h = 0;
+for (const mp of maps) for (const c of mp.values()) h -= c * Math.log2(c / n);
+const mb = (n * d * 4) / 1e6;
+console.log(JSON.stringify({
+  n, d, payload_bytes: payload.length, bytes_per_vector: payload.length / n, coded_dimensions: D, entropy_bytes: Math.round(h / 8),
+  over_entropy: payload.length / (h / 8) - 1, mse: enc.residualEnergy,
+  encode_s: encS, encode_MBps: mb / encS, decode_codes_s: readS, decode_codes_MBps: mb / readS, codes_to_rows_MBps: mb / rowsS,
+  decode_MBps: mb / (readS + rowsS), symbols_per_s: (n * D) / readS, load: (await import('node:os')).loadavg(),
+}));

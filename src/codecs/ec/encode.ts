@@ -1,0 +1,266 @@
+// The 'ec' codec's encoder: the step by reverse water-filling on a sample (steps.ts), every row's
+// codes counted into static models (two passes: count, then code), the blocks coded (blocks.ts).
+// With a byte target the step is searched on the count pass's exact coded size estimate.
+// Deterministic: the samples are fixed rows, every sum runs in row order.
+import { forEachF32Rows } from '../../vectors/dataset.js';
+import { residualSample, type RowsInput } from '../scalar-rows.js';
+import { rowsInput } from '../scalar.js';
+import type { ResidualInput } from '../types.js';
+import { DEFAULT_BLOCK_ROWS, encodeBlock, sectionBytes, type EcLayout } from './blocks.js';
+import { CodeHistogram, MAX_CODE, alphabetOf, modelsOf, writeModels } from './model.js';
+import { LANES } from './rans.js';
+import { EcResiduals, narrowed, type BlockCodes } from './residuals.js';
+import { columnsOf, planStep, stepPoint, type Columns, type StepTarget } from './steps.js';
+
+/** Rows of the sample the step and coded dimensions are chosen on. */
+const SAMPLE_ROWS = 8192;
+/** Rows the byte target's search counts codes on (evenly spread; every row when fewer). */
+const SEARCH_ROWS = 16384;
+export const DEFAULT_SCALE_BITS = 12;
+
+/** What to aim at: a step, a total MSE per vector (on the sample), or a payload size in bytes. */
+export type EcTarget = StepTarget | { payloadBytes: number };
+
+export interface EcOptions {
+  blockRows?: number;
+  scaleBits?: number;
+}
+
+/**
+ * Codes of one row (r = x − anchor, f64) on the coded dimensions, into q[at ..]; returns Σ (x − x̂)²
+ * over all d, x̂ as residuals.ts decodes it (offsets toward 0 included).
+ */
+function quantizeRow(x: Float32Array, xo: number, anchors: Float32Array, ao: number, d: number, steps: Float32Array, offsets: Float32Array, q: Int32Array, at: number): number {
+  let err = 0;
+  for (let k = 0, c = at; k < d; k++) {
+    const xv = x[xo + k], av = anchors[ao + k], s = steps[k];
+    if (s === 0) {
+      const e = xv - av;
+      err += e * e;
+      continue;
+    }
+    let v = Math.round((xv - av) / s);
+    v = v > MAX_CODE ? MAX_CODE : v < -MAX_CODE ? -MAX_CODE : v;
+    q[c++] = v;
+    const e = xv - (v > 0 ? Math.fround(av + (s * v - offsets[k])) : v < 0 ? Math.fround(av + (s * v + offsets[k])) : av);
+    err += e * e;
+  }
+  return err;
+}
+
+/**
+ * Per coded dimension, Σ sgn(q)·(step·q − r) over its codes q ≠ 0 and how many: the mean is the
+ * offset that moves those levels to their residuals' mean (residuals.ts).
+ */
+class OffsetSums {
+  readonly sum: Float64Array;
+  readonly count: Float64Array;
+  constructor(readonly dims: Int32Array) {
+    this.sum = new Float64Array(dims.length);
+    this.count = new Float64Array(dims.length);
+  }
+
+  addRow(x: Float32Array, xo: number, anchors: Float32Array, ao: number, steps: Float32Array, q: Int32Array): void {
+    const { dims, sum, count } = this;
+    for (let c = 0; c < dims.length; c++) {
+      const v = q[c];
+      if (v === 0) continue;
+      const k = dims[c], t = steps[k] * v - (x[xo + k] - anchors[ao + k]);
+      sum[c] += v > 0 ? t : -t;
+      count[c]++;
+    }
+  }
+
+  /** The offsets, within [0, step / 2] (levels keep their order and their side of 0). */
+  offsets(steps: Float32Array): Float32Array {
+    const out = new Float32Array(steps.length);
+    this.dims.forEach((k, c) => {
+      if (this.count[c] > 0) out[k] = Math.fround(Math.min(steps[k] / 2, Math.max(0, this.sum[c] / this.count[c])));
+    });
+    return out;
+  }
+}
+
+/** Codes of rows r0 .. r1 counted into h, and into the offsets' sums: quantizeRow's codes without its error. */
+function countRows(rows: RowsInput, r0: number, r1: number, steps: Float32Array, h: CodeHistogram, sums: OffsetSums): void {
+  const { d, anchors, assign } = rows;
+  const dims: number[] = [];
+  steps.forEach((s, k) => s > 0 && dims.push(k));
+  const D = dims.length, dk = Int32Array.from(dims), sk = Float64Array.from(dims, (k) => steps[k]);
+  const q = new Int32Array(D);
+  const { lo, width, start, counts, escapes } = h;
+  const one = (v: Float32Array, xo: number, i: number) => {
+    const ao = assign[i] * d;
+    for (let c = 0; c < D; c++) {
+      const k = dk[c];
+      let t = Math.round((v[xo + k] - anchors[ao + k]) / sk[c]);
+      t = t > MAX_CODE ? MAX_CODE : t < -MAX_CODE ? -MAX_CODE : t;
+      q[c] = t;
+      const w = t - lo[c];
+      if (w >= 0 && w < width[c]) counts[start[c] + w]++;
+      else escapes[c]++;
+    }
+    h.total++;
+    sums.addRow(v, xo, anchors, ao, steps, q);
+  };
+  forEachF32Rows(rows.x, r0, r1, (v, c0, c1) => {
+    for (let i = c0; i < c1; i++) one(v, (i - c0) * d, i);
+  });
+}
+
+/** Codes of a residual sample (rows × d, row-major, f64) counted into h. */
+function countSample(sample: Float64Array, d: number, steps: Float32Array, h: CodeHistogram): void {
+  const dims: number[] = [];
+  steps.forEach((s, k) => s > 0 && dims.push(k));
+  const D = dims.length, dk = Int32Array.from(dims), sk = Float64Array.from(dims, (k) => steps[k]);
+  const { lo, width, start, counts, escapes } = h;
+  for (let o = 0; o < sample.length; o += d) {
+    for (let c = 0; c < D; c++) {
+      let t = Math.round(sample[o + dk[c]] / sk[c]);
+      t = t > MAX_CODE ? MAX_CODE : t < -MAX_CODE ? -MAX_CODE : t;
+      const w = t - lo[c];
+      if (w >= 0 && w < width[c]) counts[start[c] + w]++;
+      else escapes[c]++;
+    }
+    h.total++;
+  }
+}
+
+/** The steps of a step point: its step on the coded dimensions, 0 elsewhere. */
+const stepsOf = (coded: Uint8Array, step: number) => Float32Array.from(coded, (c) => (c ? step : 0));
+
+/** A histogram window wide enough for nearly all of each coded dimension's codes (8 RMS). */
+function histogramFor(steps: Float32Array, moments: Float64Array): CodeHistogram {
+  const spread: number[] = [];
+  steps.forEach((s, k) => s > 0 && spread.push((8 * Math.sqrt(moments[k])) / s + 2));
+  return CodeHistogram.around(spread);
+}
+
+/**
+ * Bytes the section will take with these counts (scaled from the counted rows to n): the codes'
+ * entropy under their alphabets (the coder lands within 0.1 % of it: rans.ts's test), escapes'
+ * bytes, the models (frequencies estimated as count · 2^S / rows, their varints sized), blocks'
+ * heads and the table. Cheaper than building the models, which the search would do at every step.
+ */
+function estimateBytes(h: CodeHistogram, n: number, d: number, blockRows: number, scaleBits: number): number {
+  const alpha = alphabetOf(h, scaleBits);
+  const N = h.total, M = 2 ** scaleBits;
+  const vlen = (v: number) => (v < 128 ? 1 : v < 16384 ? 2 : 3);
+  let bits = 0, escBytes = 0, modelBytes = 0;
+  const term = (c: number) => (c > 0 ? c * Math.log2(N / c) : 0);
+  for (let k = 0; k < alpha.lo.length; k++) {
+    const off = alpha.lo[k] - h.lo[k], A = alpha.size[k];
+    const win = h.counts.subarray(h.start[k], h.start[k + 1]);
+    let esc = h.escapes[k];
+    escBytes += h.escapes[k] * 4; // beyond 8 RMS: rare, and a few bytes each
+    modelBytes += vlen(2 * Math.abs(alpha.lo[k])) + vlen(A) + 1;
+    for (let i = 0; i < win.length; i++) {
+      if (i >= off && i < off + A) {
+        bits += term(win[i]);
+        modelBytes += vlen(Math.round((win[i] * M) / Math.max(1, N)));
+      } else if (win[i]) {
+        esc += win[i];
+        escBytes += win[i] * vlen(Math.abs(h.lo[k] + i) * 2);
+      }
+    }
+    bits += term(esc);
+  }
+  const scale = N ? n / N : 0;
+  const blocks = Math.ceil(n / blockRows);
+  return sectionBytes(d, blocks, modelBytes, (bits / 8 + escBytes) * scale + blocks * (4 * LANES + 8 + 2));
+}
+
+/**
+ * The 'ec' residuals of every vector, and their mean squared error (x against the reconstruction as
+ * a decoder holds it).
+ */
+export function encodeEc(input: ResidualInput, target: EcTarget, opts: EcOptions = {}): { residuals: EcResiduals; residualEnergy: number; step: number } {
+  const { n, d } = input;
+  const blockRows = opts.blockRows ?? DEFAULT_BLOCK_ROWS, scaleBits = opts.scaleBits ?? DEFAULT_SCALE_BITS;
+  const rows = rowsInput(input, false);
+  const cols = columnsOf(residualSample(rows, n, SAMPLE_ROWS), d);
+  const moments = cols.moments;
+  let steps: Float32Array;
+  let step: number;
+  if ('payloadBytes' in target) ({ steps, step } = searchBytes(rows, n, d, cols, target.payloadBytes, blockRows, scaleBits));
+  else {
+    const p = planStep(cols, target);
+    (steps = stepsOf(p.coded, p.step)), (step = p.step);
+  }
+  const dimList: number[] = [];
+  steps.forEach((s, k) => s > 0 && dimList.push(k));
+  const D = dimList.length;
+  // Pass 1: every row's codes counted, and the offsets' sums.
+  const h = histogramFor(steps, moments);
+  const sums = new OffsetSums(Int32Array.from(dimList));
+  countRows(rows, 0, n, steps, h, sums);
+  const offsets = sums.offsets(steps);
+  const alpha = alphabetOf(h, scaleBits), models = modelsOf(h, alpha, scaleBits);
+  // Pass 2: block by block, the codes again, coded; the error summed row by row.
+  const blockCount = Math.ceil(n / blockRows);
+  const blocks: Uint8Array[] = [];
+  const codes: BlockCodes[] = [];
+  const q = new Int32Array(Math.min(n, blockRows) * D);
+  const { anchors, assign } = rows;
+  let err = 0;
+  for (let b = 0; b < blockCount; b++) {
+    const r0 = b * blockRows, r1 = Math.min(n, r0 + blockRows);
+    forEachF32Rows(rows.x, r0, r1, (v, c0, c1) => {
+      for (let i = c0; i < c1; i++) err += quantizeRow(v, (i - c0) * d, anchors, assign[i] * d, d, steps, offsets, q, (i - r0) * D);
+    });
+    const qb = q.subarray(0, (r1 - r0) * D);
+    blocks.push(encodeBlock(qb, r1 - r0, alpha, models));
+    codes.push(narrowed(qb));
+  }
+  // Where each block will sit in the payload, as a reader's table gives it (the encoder keeps the blocks apart).
+  const blockAt = new Float64Array(blockCount + 1);
+  blockAt[0] = sectionBytes(d, blockCount, writeModels(alpha, models).length, 0);
+  for (let b = 0; b < blockCount; b++) blockAt[b + 1] = blockAt[b] + blocks[b].length;
+  const layout: EcLayout = { blockRows, scaleBits, steps, offsets, dims: Int32Array.from(dimList), alpha, models, blockAt };
+  const residuals = new EcResiduals(n, d, layout, (b) => ({ bytes: blocks[b], at: 0, size: blocks[b].length }), codes);
+  return { residuals, residualEnergy: n ? err / n : 0, step };
+}
+
+/**
+ * The step whose section is nearest `bytes` without exceeding it where it can: bisection on log Δ,
+ * each step's coded dimensions chosen on the sample and its size estimated from the codes of up to
+ * SEARCH_ROWS rows (estimateBytes).
+ */
+function searchBytes(
+  rows: RowsInput, n: number, d: number, cols: Columns, bytes: number, blockRows: number, scaleBits: number,
+): { steps: Float32Array; step: number } {
+  // The residuals of up to SEARCH_ROWS rows spread evenly (residualSample's rows), taken once.
+  const counted = residualSample(rows, n, SEARCH_ROWS);
+  const size = (step: number) => {
+    const p = stepPoint(cols, step);
+    const steps = stepsOf(p.coded, p.step);
+    const h = histogramFor(steps, cols.moments);
+    countSample(counted, d, steps, h);
+    return { steps, step: p.step, bytes: estimateBytes(h, n, d, blockRows, scaleBits) };
+  };
+  // Start from the sample's entropy estimate, then bisect on the estimated sizes.
+  const overhead = sectionBytes(d, Math.ceil(n / blockRows), 0, 0);
+  const guess = planStep(cols, { bits: Math.max(0, (8 * (bytes - overhead)) / Math.max(1, n)) }).step;
+  let lo = Math.log2(guess) - 0.5, hi = Math.log2(guess) + 0.5;
+  let atLo = size(2 ** lo);
+  for (let i = 0; i < 20 && atLo.bytes <= bytes; i++) atLo = size(2 ** (lo -= 2)); // lo: too big a file
+  let atHi = size(2 ** hi);
+  for (let i = 0; i < 20 && atHi.bytes > bytes; i++) atHi = size(2 ** (hi += 2)); // hi: fits
+  // Regula falsi on log Δ (the size is nearly linear in it), Illinois-style: an end kept twice in a
+  // row has its excess halved, so the bracket keeps shrinking from both sides.
+  let fLo = atLo.bytes - bytes, fHi = atHi.bytes - bytes, side = 0;
+  for (let it = 0; it < 30 && hi - lo > 1e-4 && Math.abs(fHi) > 1e-4 * bytes; it++) {
+    const mid = hi - (fHi * (hi - lo)) / (fHi - fLo), at = size(2 ** mid);
+    const f = at.bytes - bytes;
+    if (f > 0) {
+      (lo = mid), (atLo = at), (fLo = f);
+      if (side === -1) fHi /= 2;
+      side = -1;
+    } else {
+      (hi = mid), (atHi = at), (fHi = f);
+      if (side === 1) fLo /= 2;
+      side = 1;
+    }
+  }
+  return atHi; // the largest file found within the budget
+}
