@@ -11,7 +11,7 @@ import { codecName, fixedPlan, prewarm, storable } from '../codecs/registry/inde
 import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
 import { datasetFromF32, MAX_TYPED_ELEMENTS, type Dataset } from '../vectors/dataset.js';
-import { maxAbsOf, scaledDataset, scaleFor, scaleInPlace } from '../vectors/scale.js';
+import { datasetScale, scaledDataset, scaleInPlace } from '../vectors/scale.js';
 import type { ReadOptions } from '../io/read.js';
 import { expandInputs, readInputs } from '../io/shards.js';
 import { checkFinite } from '../io/readers/validate.js';
@@ -172,7 +172,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     // Tiny or huge data trains at a power-of-two scale (vectors/scale.ts), on a scaled copy: the
     // backends' f32 distances would underflow or overflow. The anchors and energies come back
     // unscaled; everything after training works on the data as read.
-    const scale = scaleFor(maxAbsOf(ds));
+    const scale = datasetScale(ds);
     if (scale !== 1) log().info(`the vectors' largest magnitude is ${(1 / scale).toPrecision(3)}-scale: training on them multiplied by 2^${Math.log2(scale)} (exact), so that float32 distances neither underflow nor overflow`);
     const result = unscaledResult(scale, await train(enginesOn(backend, scaledDataset(ds, scale), m), cfg, sample, {
       signal: hooks.signal,

@@ -22,6 +22,33 @@ export function scaleFor(maxAbs: number): number {
   return 2 ** -Math.floor(Math.log2(maxAbs));
 }
 
+/**
+ * The power of two a whole data set is computed at: scaleFor(its largest |x|). f16 data cannot
+ * exceed SAFE_BAND.hi (65504 < 2^16), so it is inside the band as soon as one value reaches
+ * SAFE_BAND.lo: the scan stops there (on real data, in the first row) instead of reading every
+ * value of a multi-gigabyte input.
+ */
+export function datasetScale(x: Rows): number {
+  if (x.dtype === 'f16') {
+    const lo = F16_BITS_OF_SAFE_LO;
+    let inside = false;
+    forEachPiece(x, (v) => {
+      if (inside) return;
+      const h = v as Uint16Array;
+      for (let i = 0; i < h.length; i++)
+        if ((h[i] & 0x7fff) >= lo) {
+          inside = true;
+          return;
+        }
+    });
+    if (inside) return 1;
+  }
+  return scaleFor(maxAbsOf(x));
+}
+
+/** SAFE_BAND.lo (2^-16) as f16 bits: a subnormal, 256 × 2^-24 (f16 bit patterns of |x| grow with |x|). */
+const F16_BITS_OF_SAFE_LO = 256;
+
 /** The largest |x| over rows `list` of x (all n rows when null). */
 export function maxAbsOf(x: Rows, list: readonly number[] | null = null): number {
   let max = 0;
