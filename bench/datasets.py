@@ -9,6 +9,7 @@
               a quantizer, and the one issue 15 met: the old default kept almost nothing of it).
   clustered:  50000 x 128, like `vlc bench`'s prod workload: 512 centres N(0, 1), each point a
               centre plus N(0, 0.35^2) noise, f32.
+  clustered384: the same at d = 384 (issue 30's 50,000 x 384 --quality timings), seed 1.
 
 Usage: python3 bench/datasets.py NAME OUT.npy
 """
@@ -48,7 +49,7 @@ def digits():
     return load_digits().data.astype(np.float32)
 
 
-DATASETS = {"seed-large": (seed_large, 256), "gm": (gm, 256), "digits": (digits, 64), "gauss": (gauss, 512), "clustered": (clustered, 512)}
+DATASETS = {"seed-large": (seed_large, 256), "gm": (gm, 256), "digits": (digits, 64), "gauss": (gauss, 512), "clustered": (clustered, 512), "clustered384": (lambda: clustered(d=384), 512)}
 
 if __name__ == "__main__":
     name, out = sys.argv[1], sys.argv[2]

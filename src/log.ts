@@ -58,7 +58,8 @@ export interface Reporter {
 }
 
 export interface ReportStep {
-  update(done: number, total?: number): void;
+  /** `label`: the step's new label (choosing the codec names the codec it measures). */
+  update(done: number, total?: number, label?: string): void;
   end(): void;
 }
 

@@ -22,10 +22,8 @@ import { VERSION } from '../version.js';
 
 /**
  * The default goal: recall@10 of exact search over the decoded vectors of at least 0.9, the usual
- * bar of "serves nearest-neighbour search" (ANN benchmarks report at 0.9 and above), among anchor
- * ids alone, int4 and int8 — not pq, whose codebook training would make every first run minutes
- * longer on the CPU; an explicit --quality tries pq too. Measured on the bench data sets:
- * docs/quality.md.
+ * bar of "serves nearest-neighbour search" (ANN benchmarks report at 0.9 and above). The same goal
+ * as an explicit --quality 0.9, chosen the same way (quality/search.ts). docs/quality.md.
  */
 export const DEFAULT_QUALITY = 0.9;
 
@@ -70,8 +68,8 @@ export function goalOf(o: CodecOptions): CodecGoal {
   refuseOtherFlags(choiceOf(o, 'none'));
   if (o.quality !== undefined && o.bytes !== undefined) throw new UsageError('--quality and --bytes both say what to store; give one of them');
   if (o.bytes !== undefined) return { kind: 'bytes', perVector: parseBytes(String(o.bytes)) };
-  if (o.quality === undefined) return { kind: 'quality', recall: DEFAULT_QUALITY, pq: false };
-  return { kind: 'quality', recall: parseQuality(String(o.quality)), pq: true };
+  // The default is --quality 0.9 itself: the same candidates and the same search (quality/search.ts).
+  return { kind: 'quality', recall: o.quality === undefined ? DEFAULT_QUALITY : parseQuality(String(o.quality)) };
 }
 
 /** --quality R: a recall@10 in (0, 1]. */

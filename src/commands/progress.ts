@@ -2,8 +2,8 @@
 // terminal (never in pipes, logs or tests, never on stdout, so never in --json output), and not
 // with -q; with -v each step is logged as a debug line when it starts instead. Every step that can
 // take more than a second reports through it: reading (bytes of the total, rate), training
-// (iterations), the final pass and residual encoding, writing, and eval's and search's queries
-// (done of total, rate, ETA).
+// (iterations), the final pass, choosing the codec (the one being measured, of how many expected),
+// residual encoding, writing, and eval's and search's queries (done of total, rate, ETA).
 //
 // A step stays invisible for its first REVEAL_MS, so quick steps do not flicker; it is redrawn at
 // most every REDRAW_MS, and a timer keeps its elapsed time moving while no update comes (the final
@@ -102,14 +102,16 @@ export function createProgress(opts: { enabled: boolean; stream?: NodeJS.WriteSt
     step(label, unit, total): ReportStep {
       let done = 0;
       let known = total;
+      let text = label;
       const rate = new RateMeter();
-      const h = open((elapsed) => stepLine(label, unit, done, known, rate.perSecond(), elapsed));
+      const h = open((elapsed) => stepLine(text, unit, done, known, rate.perSecond(), elapsed, rate.sinceLast()));
       return {
-        update(d, t) {
+        update(d, t, l) {
           done = d;
           if (t !== undefined) known = t;
+          if (l !== undefined) text = l;
           rate.observe(d);
-          h.draw();
+          h.draw(l !== undefined);
         },
         end: () => h.end(),
       };
@@ -135,6 +137,11 @@ class RateMeter {
     this.samples.push([now, done]);
     while (this.samples.length > 2 && now - this.samples[1][0] > 1000) this.samples.shift();
   }
+  /** Seconds since the last observation (0 before any). */
+  sinceLast(): number {
+    const last = this.samples[this.samples.length - 1];
+    return last ? (performance.now() - last[0]) / 1000 : 0;
+  }
   perSecond(): number | undefined {
     const first = this.samples[0];
     const last = this.samples[this.samples.length - 1];
@@ -146,16 +153,20 @@ class RateMeter {
 /**
  * "reading x.npy  512 MB / 1.5 GB  410 MB/s  ETA 3s", "searching  2,048 / 10,000 queries  410/s
  * ETA 20s", or without a total "reading stdin  512 MB  410 MB/s  5s"; without progress at all
- * (the final pass) "final assignment pass  3s".
+ * (the final pass) "final assignment pass  3s". `sinceUpdate`: seconds since the count last moved,
+ * taken off the ETA so that it counts down between coarse updates (a codec measured every few
+ * seconds).
  */
-export function stepLine(label: string, unit: string, done: number, total: number | undefined, rate: number | undefined, elapsed: number): string {
+export function stepLine(
+  label: string, unit: string, done: number, total: number | undefined, rate: number | undefined, elapsed: number, sinceUpdate = 0,
+): string {
   const bytes = unit === 'bytes';
   const amount = (x: number) => (bytes ? formatBytes(x) : Math.round(x).toLocaleString('en-US'));
   const parts = [label];
   if (total !== undefined && total > 0) parts.push(`${amount(done)} / ${amount(total)}${bytes ? '' : ` ${unit}`}`);
   else if (done > 0) parts.push(`${amount(done)}${bytes ? '' : ` ${unit}`}`);
   if (rate !== undefined && rate > 0) parts.push(bytes ? `${formatBytes(rate)}/s` : `${formatRate(rate)}/s`);
-  if (total !== undefined && total > 0 && rate !== undefined && rate > 0) parts.push(`ETA ${formatDuration(Math.max(0, (total - done) / rate))}`);
+  if (total !== undefined && total > 0 && rate !== undefined && rate > 0) parts.push(`ETA ${formatDuration(Math.max(0, (total - done) / rate - sinceUpdate))}`);
   else parts.push(formatDuration(elapsed));
   return parts.join('  ');
 }

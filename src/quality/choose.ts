@@ -6,20 +6,23 @@
 //   before training  planChoice: the anchor count, and the codecs worth measuring;
 //   after training   choose: encode a sample with each codec, measure, pick:
 //     --quality R: the smallest codec whose recall@10 over all n (as the sample predicts it,
-//                  measure.ts) is at least R with 95% confidence (recall − 2 standard errors >= R);
-//                  none reaching it: the best one, met = false;
+//                  measure.ts) is at least R with 95% confidence (recall − 2 standard errors >= R),
+//                  found by search.ts without measuring every candidate; none reaching it: the
+//                  best one measured, met = false;
 //     --bytes B:   the codec with the highest recall@10 among those whose file fits B bytes per vector
 //                  (pq only where int4 does not fit; the bits codec with the most code bytes that
 //                  fit, when 1 bit a dimension does).
 import type { ExactKnn } from '../backend/types.js';
 import { UsageError } from '../errors.js';
 import { allocStore, asRows, rowInto, rows as rowView, type Rows, type VectorsLike } from '../vectors/dataset.js';
-import { candidatesFor, isCoded, jsonFieldsOf, largestFitting, type CodecPlan, type Goal } from '../codecs/registry/index.js';
+import { candidatesFor, codecName, isCoded, jsonFieldsOf, largestFitting, plansWithin, predictedMse, trainsFirst, type CodecPlan, type Goal } from '../codecs/registry/index.js';
+import { log } from '../log.js';
 import { recallPlan, recallSample, sampledRecall, type RecallSample } from './measure.js';
 import { reconstructionQuality, type DecodeRow } from './reconstruction.js';
+import { searchQuality, type Probe } from './search.js';
 
 export type { CodecPlan, Goal };
-export { codecName } from '../codecs/registry/index.js';
+export { codecName };
 
 /** Standard errors below the target a measured recall may not reach (about 95% one-sided confidence). */
 const CONFIDENCE_SE = 2;
@@ -100,19 +103,23 @@ export interface Choice {
   recall: RecallSample;
 }
 
+/** Before each measurement: the codec's name, how many were measured, how many the search expects in all. */
+export type OnMeasure = (codec: string, done: number, expected: number) => void;
+
 export async function choose(
-  goal: Goal, plan: ChoicePlan, all: Trained, encode: Encoder, knn: ExactKnn, bytesPerVector: (c: CodecPlan) => number,
+  goal: Goal, plan: ChoicePlan, all: Trained, encode: Encoder, knn: ExactKnn, bytesPerVector: (c: CodecPlan) => number, onMeasure?: OnMeasure,
 ): Promise<Choice> {
   const { x, n, d } = all;
   const sample = await recallSample(x, n, d, recallPlan(n), n, knn);
   const part = partOf(all, sample.plan.base);
   const measured: Measured[] = [];
-  for (const codec of plan.options) {
+  const tried: CodecPlan[] = [];
+  const measure = async (codec: CodecPlan): Promise<Probe> => {
     const decodePart = isCoded(codec) ? await encode(codec, part) : anchorOnly(part);
     const decode: DecodeRow = (i, out) => decodePart(part.position(i), out);
     const rec = reconstructionQuality(x, n, d, decode, sample.plan.base);
     const r = await sampledRecall(x, n, d, decode, sample, knn);
-    measured.push({
+    const row: Measured = {
       residual: codec.mode,
       ...jsonFieldsOf(codec),
       bytes_per_vector: bytesPerVector(codec),
@@ -122,22 +129,38 @@ export async function choose(
       recall_at_10_all_se: r.recall_at_10_all_se,
       mean_cosine: rec.mean_cosine,
       relative_error: rec.relative_error,
-    });
-    if (goal.kind === 'quality' && reaches(measured.at(-1)!, goal.recall)) break;
-  }
-  const tried = plan.options.slice(0, measured.length);
-  const base = { tried, measured, sample: part.n, queries: sample.plan.queries.length, recall: sample };
+    };
+    measured.push(row);
+    tried.push(codec);
+    return { lowerRecall: lowerRecall(row), mse: rec.mse };
+  };
+  const base = () => ({ tried, measured, sample: part.n, queries: sample.plan.queries.length, recall: sample });
   const codecOf = (m: Measured) => tried[measured.indexOf(m)];
-  if (goal.kind === 'quality') {
-    const ok = measured.find((m) => reaches(m, goal.recall));
-    return ok ? { codec: codecOf(ok), met: true, ...base } : { codec: codecOf(best(measured)), met: false, ...base };
+  if (goal.kind === 'bytes') {
+    for (const [i, codec] of plan.options.entries()) {
+      onMeasure?.(codecName(codec), i, plan.options.length);
+      await measure(codec);
+    }
+    return { codec: codecOf(best(measured)), met: true, ...base() };
   }
-  return { codec: codecOf(best(measured)), met: true, ...base };
+  const input = { x: part.x, n: part.n, d, anchors: part.anchors, assign: part.assignments };
+  const shape = { n, d, m: all.anchors.length / d, fileBytes: () => Infinity };
+  const found = await searchQuality(goal.recall, plan.options, {
+    size: bytesPerVector,
+    measure,
+    predictMse: (c) => predictedMse(c, input),
+    within: (budget) => plansWithin(budget, shape, bytesPerVector),
+    onMeasure: (c, done, expected) => onMeasure?.(`${codecName(c)}${trainsFirst(c) ? ' (training it first)' : ''}`, done, expected),
+  });
+  for (const s of found.skipped)
+    log().debug(`--quality: left out ${codecName(s.codec)}: it leaves at least ${s.predictedMse.toPrecision(3)} squared error a vector, and ${codecName(s.beatenBy)} missed the goal with less`);
+  if (found.chosen) return { codec: found.chosen, met: true, ...base() };
+  return { codec: codecOf(best(measured)), met: false, ...base() };
 }
 
-/** Recall over all n at least `target` with confidence; unmeasurable recall (n <= 1) never reaches. */
-function reaches(m: Measured, target: number): boolean {
-  return m.recall_at_10_all !== null && m.recall_at_10_all - CONFIDENCE_SE * (m.recall_at_10_all_se ?? 0) >= target;
+/** Recall over all n less CONFIDENCE_SE standard errors: the goal is met when it is at least R; null when unmeasurable (n <= 1). */
+function lowerRecall(m: Measured): number | null {
+  return m.recall_at_10_all === null ? null : m.recall_at_10_all - CONFIDENCE_SE * (m.recall_at_10_all_se ?? 0);
 }
 
 /** Highest recall; ties (and unmeasurable recall) go to the later, larger codec, which keeps more. */

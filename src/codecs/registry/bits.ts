@@ -13,6 +13,9 @@ export interface BitsPlan extends CodecPlan {
 
 const plan = (R: number): BitsPlan => ({ mode: 'bits', codeBytes: R });
 
+/** --quality's ladder, in eighths of d code bytes (1 to 7 bits a dimension on average). */
+const QUALITY_EIGHTHS = [1, 2, 3, 4, 5, 6, 7];
+
 export const bitsCodec: Codec<BitsPlan> = {
   mode: 'bits',
   title: 'bit-allocated residuals',
@@ -37,11 +40,24 @@ export const bitsCodec: Codec<BitsPlan> = {
     return plan(R);
   },
 
-  /** --bytes: the most code bytes that fit, from 1 bit a dimension (d/8 bytes) on; below it, the anchors (or pq) keep more. */
+  /**
+   * --quality: a ladder of sizes between anchor ids alone and int8, which quality/search.ts brackets
+   * the goal on and then refines (within); int4's and int8's own sizes are left to them.
+   * --bytes: the most code bytes that fit, from 1 bit a dimension (d/8 bytes) on; below it, the
+   * anchors (or pq) keep more.
+   */
   candidates(goal, { d }, perVector) {
-    if (goal.kind === 'quality') return [];
+    if (goal.kind === 'quality') {
+      const sizes = QUALITY_EIGHTHS.map((k) => Math.max(1, Math.round((k * d) / 8)));
+      return [...new Set(sizes)].filter((R) => R !== Math.ceil(d / 2) && R < d).map(plan);
+    }
     const fits = (R: number) => perVector(plan(R)) <= goal.perVector;
     return fits(Math.ceil(d / 8)) ? [plan(largestFitting(d, fits))] : [];
+  },
+
+  within(budget, { d }, perVector) {
+    const fits = (R: number) => perVector(plan(R)) <= budget;
+    return fits(1) ? plan(largestFitting(d, fits)) : undefined;
   },
 
   payloadBytes: (p, n, d) => bitsPayloadBytes(n, d, p.codeBytes),

@@ -34,7 +34,7 @@ export interface Shape {
 }
 
 /** What --quality / --bytes asks of the codecs measured (quality/choose.ts). */
-export type Goal = { kind: 'quality'; recall: number; pq: boolean } | { kind: 'bytes'; perVector: number };
+export type Goal = { kind: 'quality'; recall: number } | { kind: 'bytes'; perVector: number };
 
 /** Where and how a codec encodes: the backend (device kernels, engines for trainers), the seed, Ctrl-C. */
 export interface EncodeContext {
@@ -87,6 +87,23 @@ export interface Codec<P extends CodecPlan = CodecPlan> {
   plan(o: ResidualChoice, shape: Shape): P;
   /** Plans --quality / --bytes should measure, given the file size per vector of any plan (any codec's). */
   candidates(goal: Goal, shape: Shape, perVector: (p: CodecPlan) => number): P[];
+  /**
+   * --quality's refinement between two measured sizes (quality/search.ts): this codec's largest
+   * plan within `budget` bytes per vector, for a codec cheap to measure at any size (bits);
+   * undefined when none fits.
+   */
+  within?(budget: number, shape: Shape, perVector: (p: CodecPlan) => number): P | undefined;
+  /**
+   * Measuring a plan trains a model first (pq's codebooks: minutes on a CPU): --quality measures
+   * it only when predictMse says it can beat what the cheap codecs measured.
+   */
+  readonly trains?: boolean;
+  /**
+   * An optimistic mean squared error per vector (Σ over dimensions) the plan leaves on these
+   * vectors, without training: --quality skips the plan when a smaller codec already measured
+   * left less error and still missed the goal. Undefined: no prediction (the plan is measured).
+   */
+  predictMse?(p: P, input: ResidualInput): number | undefined;
   /** Exact bytes of the residual section's payload (null: no section). */
   payloadBytes(p: P, n: number, d: number, m: number): number | null;
   /** Whether the codes of n vectors fit what this codec holds them in (false: the plan is left out with the reason). */

@@ -121,6 +121,24 @@ export function candidatesFor(goal: Goal, shape: Shape, perVector: (p: CodecPlan
   return allCodecs().flatMap((c) => c.candidates(goal, shape, perVector));
 }
 
+/** Whether measuring the plan trains a model first (pq's codebooks): quality/search.ts predicts before it measures. */
+export function trainsFirst(p: CodecPlan): boolean {
+  return codecFor(p.mode).trains === true;
+}
+
+/** The plan's optimistic mean squared error before training (undefined: its codec predicts none). */
+export function predictedMse(p: CodecPlan, input: ResidualInput): number | undefined {
+  return codecFor(p.mode).predictMse?.(p, input);
+}
+
+/** Each codec's largest plan within `budget` bytes per vector, of the codecs that size themselves cheaply to any budget. */
+export function plansWithin(budget: number, shape: Shape, perVector: (p: CodecPlan) => number): CodecPlan[] {
+  return allCodecs().flatMap((c) => {
+    const p = c.trains ? undefined : c.within?.(budget, shape, perVector);
+    return p ? [p] : [];
+  });
+}
+
 /** info's facts of a file's residuals: every codec's key (null but the file's own), and its line. */
 export function factsOf(r: CodedResiduals | undefined): { json: Record<string, unknown>; line?: string } {
   const json: Record<string, unknown> = {};

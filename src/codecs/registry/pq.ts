@@ -5,7 +5,9 @@
 import { UsageError } from '../../errors.js';
 import { log } from '../../log.js';
 import { pqAdcData, pqAdcScorer } from '../../search/pq-adc.js';
-import { PQ_BITS, pqPayloadBytes, type PqBits, type PqResiduals } from '../pq.js';
+import { asRows, rowInto } from '../../vectors/dataset.js';
+import { PQ_BITS, pqPayloadBytes, subspaceBounds, type PqBits, type PqResiduals } from '../pq.js';
+import type { ResidualInput } from '../types.js';
 import { largestFitting, MAX_TYPED_ELEMENTS, type Codec, type CodecPlan, type ResidualChoice } from './codec.js';
 
 export interface PqPlan extends CodecPlan {
@@ -20,6 +22,8 @@ export interface PqPlan extends CodecPlan {
  * Subspaces tried for --quality: M = d/8 and d/4 of 8-bit codes (d/8 and d/4 bytes a vector,
  * between anchor ids alone and int4's d/2); each one measured is M codebook trainings on the
  * sample, so a few sizes, not a search over M, and none past d/4, where int4 and int8 take over.
+ * Each is measured only when its predicted error (predictMse) can beat what the cheap codecs
+ * measured.
  */
 const PQ_FRACTIONS = [8, 4] as const;
 
@@ -90,13 +94,16 @@ export const pqCodec: Codec<PqPlan> = {
   },
 
   candidates(goal, { d }, perVector) {
-    if (goal.kind === 'quality') return goal.pq ? [...new Set(PQ_FRACTIONS.map((f) => Math.max(1, Math.round(d / f))))].map((M) => plan(M, 8)) : [];
+    if (goal.kind === 'quality') return [...new Set(PQ_FRACTIONS.map((f) => Math.max(1, Math.round(d / f))))].map((M) => plan(M, 8));
     // pq stops at d/4 code bytes; where int4 (d/2) fits, pq has lost to it on every set measured,
     // and its M codebook trainings are minutes on a CPU: measured only below int4's size.
     if (perVector({ mode: 'int4' }) <= goal.perVector) return [];
     const fits = (M: number) => perVector(plan(M, 8)) <= goal.perVector;
     return fits(1) ? [plan(largestFitting(Math.max(1, Math.round(d / PQ_FRACTIONS[1])), fits), 8)] : [];
   },
+
+  trains: true,
+  predictMse: (p, input) => (p.dims ? undefined : gaussianBoundMse(input, p.subspaces, p.bits) * OPTIMISM),
 
   payloadBytes: (p, n, d, m) => pqPayloadBytes(n, d, m, p.subspaces, p.bits, p.dims),
   storable: (p, n, d, m) => n * p.subspaces <= MAX_TYPED_ELEMENTS && pqPayloadBytes(n, d, m, p.subspaces, p.bits, p.dims) <= MAX_TYPED_ELEMENTS,
@@ -119,3 +126,124 @@ export const pqCodec: Codec<PqPlan> = {
     return { pq, scorer: pqAdcScorer(pq, base.lists, file.assignments) };
   },
 };
+
+/** Rows the prediction's covariances are estimated on (evenly spread; all rows when fewer). */
+const PREDICT_ROWS = 4096;
+
+/**
+ * The prediction is the Gaussian bound below, lowered by this factor: residuals that are not
+ * Gaussian can be coded with less error than a Gaussian of the same covariance (Fashion-MNIST's
+ * pq beat the bound by about 12%), while on Gaussian-like residuals 256 codewords stay well above
+ * it. Lower would train pq where it cannot win (minutes on a CPU); higher would skip pq on real
+ * data where it can. The measured ratios: bench/results/2026-11-27-quality-speed.json.
+ */
+const OPTIMISM = 0.75;
+
+/**
+ * The least mean squared error per vector a Gaussian with the scaled residuals' covariance can
+ * be coded with at `bits` bits per subspace (reverse water-filling on each subspace's
+ * eigenvalues: Shannon's rate-distortion bound), times each vector's anchor scale squared, as
+ * pq codes them (codecs/train/pq.ts: residuals divided by their anchor's RMS, subspaces of
+ * subspaceBounds). No codebook is trained: d·g multiply-adds per sampled row (g = d/M).
+ */
+export function gaussianBoundMse(input: ResidualInput, M: number, bits: number): number {
+  const { n, d, anchors, assign } = input;
+  if (n === 0) return 0;
+  const x = asRows(input.x, n, d);
+  const m = anchors.length / d;
+  const sq = new Float64Array(m), count = new Float64Array(m);
+  const row = new Float32Array(d);
+  const residualInto = (i: number, out: Float64Array) => {
+    rowInto(x, i, row);
+    const a = assign[i] * d;
+    let s = 0;
+    for (let k = 0; k < d; k++) s += (out[k] = row[k] - anchors[a + k]) ** 2;
+    return s;
+  };
+  const r = new Float64Array(d);
+  for (let i = 0; i < n; i++) {
+    sq[assign[i]] += residualInto(i, r);
+    count[assign[i]]++;
+  }
+  // The anchors' scales as the trainer makes them (RMS per dimension), and the mean squared scale the error is multiplied by.
+  const scale = Float64Array.from(sq, (s, a) => (count[a] ? Math.sqrt(s / (count[a] * d)) : 0));
+  let meanScale2 = 0;
+  for (let a = 0; a < m; a++) meanScale2 += count[a] * scale[a] ** 2;
+  meanScale2 /= n;
+  const bounds = subspaceBounds(d, M);
+  const s = Math.min(n, PREDICT_ROWS);
+  const mean = new Float64Array(d);
+  const cross = new Float64Array(d * Math.ceil(d / M)); // per subspace, its g×g second moments (Σ g² <= d·⌈d/M⌉)
+  const gOf = (t: number) => bounds[t + 1] - bounds[t];
+  for (let j = 0; j < s; j++) {
+    const i = Math.floor((j * n) / s);
+    residualInto(i, r);
+    const sc = scale[assign[i]];
+    for (let k = 0; k < d; k++) r[k] = sc > 0 ? r[k] / sc : 0;
+    for (let t = 0, o = 0; t < M; t++) {
+      const lo = bounds[t], g = gOf(t);
+      for (let u = 0; u < g; u++) {
+        mean[lo + u] += r[lo + u];
+        for (let v = 0; v <= u; v++) cross[o + u * g + v] += r[lo + u] * r[lo + v];
+      }
+      o += g * g;
+    }
+  }
+  let total = 0;
+  for (let t = 0, o = 0; t < M; t++) {
+    const lo = bounds[t], g = gOf(t);
+    const cov = new Float64Array(g * g);
+    for (let u = 0; u < g; u++)
+      for (let v = 0; v <= u; v++) cov[u * g + v] = cov[v * g + u] = cross[o + u * g + v] / s - (mean[lo + u] / s) * (mean[lo + v] / s);
+    total += waterFill(symmetricEigenvalues(cov, g), bits);
+    o += g * g;
+  }
+  return total * meanScale2;
+}
+
+/** Reverse water-filling: the least Σ distortion of independent Gaussians of variances λ at `bits` bits in all. */
+export function waterFill(lambda: Float64Array, bits: number): number {
+  const top = Math.max(0, ...lambda);
+  if (!(top > 0)) return 0;
+  const rate = (theta: number) => lambda.reduce((a, l) => a + (l > theta ? 0.5 * Math.log2(l / theta) : 0), 0);
+  // rate(top) = 0 and rate(top·2^-2bits) >= bits: bisect log θ between them.
+  let lo = Math.log(top) - 2 * bits * Math.LN2, hi = Math.log(top);
+  for (let it = 0; it < 100; it++) {
+    const mid = (lo + hi) / 2;
+    if (rate(Math.exp(mid)) > bits) lo = mid;
+    else hi = mid;
+  }
+  const theta = Math.exp(hi);
+  return lambda.reduce((a, l) => a + Math.min(theta, Math.max(0, l)), 0);
+}
+
+/** Eigenvalues of a symmetric g×g matrix (row-major; destroyed) by cyclic Jacobi rotations. */
+export function symmetricEigenvalues(a: Float64Array, g: number): Float64Array {
+  for (let sweep = 0; sweep < 60; sweep++) {
+    let off = 0, diag = 0;
+    for (let p = 0; p < g; p++) {
+      diag += a[p * g + p] ** 2;
+      for (let q = p + 1; q < g; q++) off += a[p * g + q] ** 2;
+    }
+    if (off <= 1e-24 * diag || off === 0) break;
+    for (let p = 0; p < g; p++)
+      for (let q = p + 1; q < g; q++) {
+        const apq = a[p * g + q];
+        if (apq === 0) continue;
+        const theta = (a[q * g + q] - a[p * g + p]) / (2 * apq);
+        const t = Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
+        const c = 1 / Math.sqrt(t * t + 1), sn = t * c;
+        for (let k = 0; k < g; k++) {
+          const akp = a[k * g + p], akq = a[k * g + q];
+          a[k * g + p] = c * akp - sn * akq;
+          a[k * g + q] = sn * akp + c * akq;
+        }
+        for (let k = 0; k < g; k++) {
+          const apk = a[p * g + k], aqk = a[q * g + k];
+          a[p * g + k] = c * apk - sn * aqk;
+          a[q * g + k] = sn * apk + c * aqk;
+        }
+      }
+  }
+  return Float64Array.from({ length: g }, (_, p) => a[p * g + p]);
+}

@@ -1,0 +1,90 @@
+// Issue 30 item 2: does an explicit --quality cost more than its meaning? `vlc compress --device cpu`
+// with no codec option, with --quality 0.9 and with --quality 0.8, on the demo fixture and on a
+// 50,000 x 384 clustered set (bench/datasets.py clustered384, seeded), REPEATS times each, the
+// options interleaved so that load on a shared machine falls on all of them alike. Reports each
+// run's wall time, compress's own total and choose seconds, the codec chosen and the file's
+// SHA-256, then the medians and their ratios to no option. `--vlc PATH` times another checkout's
+// bin/vlc.js in the same way (a baseline), `--repeats N`, `--data a,b`.
+// Usage: node bench/quality-speed.mjs [--repeats 3] [--data demo,clustered384] [--vlc ../main/bin/vlc.js] [--out FILE]
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const DATA = join(ROOT, 'bench/.data');
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : dflt;
+};
+const REPEATS = Number(arg('--repeats', '3'));
+const SETS = arg('--data', 'demo,clustered384').split(',');
+const VLC = resolve(arg('--vlc', join(ROOT, 'bin/vlc.js')));
+const OPTIONS = [[], ['--quality', '0.9'], ['--quality', '0.8']];
+const OUT = arg('--out', join(ROOT, `bench/results/${new Date().toISOString().slice(0, 10)}-quality-speed.json`));
+
+function input(name) {
+  if (name === 'demo') return join(ROOT, 'fixtures/demo-2000x64.npy');
+  const file = join(DATA, `${name}.npy`);
+  if (!existsSync(file)) {
+    mkdirSync(DATA, { recursive: true });
+    const r = spawnSync('python3', [join(ROOT, 'bench/datasets.py'), name, file], { stdio: 'inherit' });
+    if (r.status !== 0) throw new Error(`bench/datasets.py ${name} failed (python3 with numpy is needed)`);
+  }
+  return file;
+}
+
+const git = (args, cwd) => spawnSync('git', args, { cwd, encoding: 'utf8' }).stdout.trim();
+const median = (v) => {
+  const s = [...v].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+const tmp = mkdtempSync(join(tmpdir(), 'vlc-bench-'));
+const results = [];
+try {
+  for (const set of SETS) {
+    const file = input(set);
+    const runs = [];
+    for (let rep = 0; rep < REPEATS; rep++)
+      for (const opts of OPTIONS) {
+        const out = join(tmp, 'x.vlc');
+        const load = loadavg()[0];
+        const t0 = performance.now();
+        const r = spawnSync(process.execPath, [VLC, 'compress', file, '-o', out, '-f', '--device', 'cpu', '--json', '-q', ...opts], { encoding: 'utf8', maxBuffer: 1 << 26 });
+        const wall = (performance.now() - t0) / 1000;
+        if (r.status !== 0) throw new Error(`vlc compress ${set} ${opts.join(' ')}: exit ${r.status}: ${r.stderr}`);
+        const c = JSON.parse(r.stdout);
+        const run = {
+          options: opts.join(' ') || '(none)', repeat: rep, wall_seconds: +wall.toFixed(2), total_seconds: +c.total_seconds.toFixed(2),
+          choose_seconds: +c.choose_seconds.toFixed(2), train_seconds: +c.train_seconds.toFixed(2), codec: c.codec ?? c.residual,
+          bytes_per_vector: c.bytes_per_vector, recall_at_10_all: c.recall_at_10_all,
+          measured: (c.choice?.measured ?? []).map((m) => `${m.residual}${m.bits_code_bytes ? ` ${m.bits_code_bytes}B` : m.pq_subspaces ? ` ${m.pq_subspaces}x${m.pq_bits}` : ''}`),
+          sha256: createHash('sha256').update(readFileSync(out)).digest('hex').slice(0, 16), loadavg_1min_before: +load.toFixed(2),
+        };
+        runs.push(run);
+        console.error(`${set} ${run.options}: ${run.wall_seconds} s (choose ${run.choose_seconds} s), ${run.codec} ${run.bytes_per_vector.toFixed(2)} B/vector, load ${run.loadavg_1min_before}`);
+      }
+    const of = (o) => runs.filter((r) => r.options === o);
+    const med = Object.fromEntries(['(none)', '--quality 0.9', '--quality 0.8'].map((o) => [o, { wall_seconds: median(of(o).map((r) => r.wall_seconds)), choose_seconds: median(of(o).map((r) => r.choose_seconds)) }]));
+    results.push({
+      data: set, input: file.replace(ROOT + '/', ''), runs, medians: med,
+      ratio_quality_0_9: +(med['--quality 0.9'].wall_seconds / med['(none)'].wall_seconds).toFixed(3),
+      ratio_quality_0_8: +(med['--quality 0.8'].wall_seconds / med['(none)'].wall_seconds).toFixed(3),
+      same_file_0_9: new Set([...of('(none)'), ...of('--quality 0.9')].map((r) => r.sha256)).size === 1,
+    });
+  }
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}
+const vlcRoot = resolve(dirname(VLC), '..');
+writeFileSync(OUT, JSON.stringify({
+  what: 'issue 30 item 2: vlc compress --device cpu with no codec option, --quality 0.9 and --quality 0.8; wall seconds (median of the repeats), ratios to no option, and whether --quality 0.9 writes the same bytes as no option',
+  date: new Date().toISOString(),
+  machine: `${cpus().length}-core ${cpus()[0]?.model ?? 'cpu'}, shared with other sessions' jobs (load average per run below)`,
+  vlc: VLC.replace(ROOT + '/', ''), commit: git(['rev-parse', 'HEAD'], vlcRoot), dirty: git(['status', '--porcelain', '--untracked-files=no'], vlcRoot) !== '',
+  node: process.version, repeats: REPEATS, results,
+}, null, 1) + '\n');
+console.error(`wrote ${OUT}`);
