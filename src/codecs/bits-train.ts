@@ -88,9 +88,34 @@ export function allocateBits(err: Float64Array, d: number, R: number): Uint8Arra
   return bits;
 }
 
+/**
+ * The last step table made for each vectors object, with the anchors and assignment it was made
+ * with: --quality measures bits at several R on the same sample (quality/search.ts), and the
+ * table, most of the encoder's time, does not depend on R.
+ */
+const tables = new WeakMap<object, { at: string; anchors: Float32Array; assign: Uint32Array; table: ReturnType<typeof stepTable> }>();
+
+const same = (a: ArrayLike<number>, b: ArrayLike<number>) => {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i] && !(a[i] !== a[i] && b[i] !== b[i])) return false;
+  return true;
+};
+
+function stepTableOf(rows: RowsInput, n: number, d: number): ReturnType<typeof stepTable> {
+  // Keyed on the vectors' memory: a view of the same rows may be a new object each time.
+  const key: object = rows.x.buffer ?? rows.x;
+  const at = `${rows.x.byteOffset} ${rows.x.dtype} ${n} ${d}`;
+  const hit = tables.get(key);
+  if (hit && hit.at === at && same(hit.anchors, rows.anchors) && same(hit.assign, rows.assign)) return hit.table;
+  const table = stepTable(residualSample(rows, n, SAMPLE_ROWS), d);
+  tables.set(key, { at, anchors: Float32Array.from(rows.anchors), assign: Uint32Array.from(rows.assign), table });
+  return table;
+}
+
 /** The bits and steps of every dimension for R code bytes a vector, chosen on the rows' sample (any encoder's first step). */
 export function bitsPlanOf(rows: RowsInput, n: number, d: number, R: number): BitsPlan {
-  const { err, step } = stepTable(residualSample(rows, n, SAMPLE_ROWS), d);
+  const { err, step } = stepTableOf(rows, n, d);
   const bits = allocateBits(err, d, R);
   return { bits, steps: Float32Array.from(bits, (b, k) => step[k * (MAX_BITS + 1) + b]), R };
 }

@@ -115,6 +115,7 @@ export async function choose(
   const measured: Measured[] = [];
   const tried: CodecPlan[] = [];
   const measure = async (codec: CodecPlan): Promise<Probe> => {
+    const t0 = performance.now();
     const decodePart = isCoded(codec) ? await encode(codec, part) : anchorOnly(part);
     const decode: DecodeRow = (i, out) => decodePart(part.position(i), out);
     const rec = reconstructionQuality(x, n, d, decode, sample.plan.base);
@@ -132,6 +133,7 @@ export async function choose(
     };
     measured.push(row);
     tried.push(codec);
+    log().debug(`measured ${codecName(codec)}: recall@10 ${row.recall_at_10_all?.toFixed(3)} over all, ${row.bytes_per_vector.toFixed(2)} bytes/vector, ${((performance.now() - t0) / 1000).toFixed(2)} s`);
     return { lowerRecall: lowerRecall(row), mse: rec.mse };
   };
   const base = () => ({ tried, measured, sample: part.n, queries: sample.plan.queries.length, recall: sample });

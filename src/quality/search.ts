@@ -87,9 +87,12 @@ export async function searchQuality(target: number, options: readonly CodecPlan[
     expected = points.length + Math.max(0, Math.ceil(Math.log2((pass.size - fail.size) / (RESOLUTION * pass.size))));
     while (pass.size - fail.size > RESOLUTION * pass.size) {
       const budget = fail.size + stepFraction(fail, pass, target) * (pass.size - fail.size);
-      const inside = h.within(budget).filter((c) => h.size(c) > fail!.size && h.size(c) < pass!.size && !points.some((p) => key(p.c) === key(c)));
+      // The largest plans within the budget, and (where the budget rounds down to the failing size) just below the meeting one.
+      const inside = [...h.within(budget), ...h.within(pass.size * (1 - 1e-9))].filter(
+        (c) => h.size(c) > fail!.size && h.size(c) < pass!.size && !points.some((p) => key(p.c) === key(c)),
+      );
       if (inside.length === 0) break;
-      const c = inside.reduce((a, b) => (h.size(b) > h.size(a) ? b : a));
+      const c = inside.reduce((a, b) => (Math.abs(h.size(b) - budget) < Math.abs(h.size(a) - budget) ? b : a));
       const p = await measure(c);
       if (meets(p)) pass = p;
       else fail = p;

@@ -59,6 +59,9 @@ describe('progress', () => {
     expect(stepLine('reading stdin', 'bytes', 5e8, undefined, 1e8, 5.2)).toBe('reading stdin  500 MB  100 MB/s  6s');
     expect(stepLine('final assignment pass', '', 0, undefined, undefined, 2.1)).toBe('final assignment pass  3s');
     expect(stepLine('searching', 'queries', 10, 100, undefined, 0.1)).toBe('searching  10 / 100 queries  1s'); // no rate yet: no ETA
+    // coarse units (a codec measured every few seconds): the ETA counts down between updates
+    expect(stepLine('choosing the codec: measuring bits 48B', 'codecs measured', 2, 6, 0.5, 4, 0)).toBe('choosing the codec: measuring bits 48B  2 / 6 codecs measured  0.500/s  ETA 8s');
+    expect(stepLine('choosing the codec: measuring bits 48B', 'codecs measured', 2, 6, 0.5, 7, 3)).toMatch(/ETA 5s$/);
     expect(formatBytes(999)).toBe('999 B');
     expect(formatBytes(1536)).toBe('1.54 kB');
   });
@@ -75,6 +78,19 @@ describe('progress', () => {
     expect(written.at(-1)).toMatch(/^\r\x1b\[Ksearching  50 \/ 100 queries/);
     step.end();
     expect(written.at(-1)).toBe('\r\x1b[K');
+    p.done();
+  });
+
+  it('a step may change its label as it goes (the codec being measured), redrawn at once', async () => {
+    const written: string[] = [];
+    const stream = { write: (s: string) => written.push(s) } as unknown as NodeJS.WriteStream;
+    const p = createProgress({ enabled: true, stream });
+    const step = p.step('choosing the codec', 'codecs measured');
+    step.update(0, 5, 'choosing the codec: measuring int4');
+    await new Promise((r) => setTimeout(r, 600));
+    step.update(1, 5, 'choosing the codec: measuring bits 24B');
+    expect(written.at(-1)).toMatch(/^\r\x1b\[Kchoosing the codec: measuring bits 24B  1 \/ 5 codecs measured/);
+    step.end();
     p.done();
   });
 

@@ -100,6 +100,26 @@ describe('bits codec', () => {
     expect(two.residualEnergy).toBe(one.residualEnergy);
   });
 
+  it('reuses its step table for the same vectors and anchors at another R (what --quality measures), with the bytes of a fresh encoding', async () => {
+    const n = 3000, d = 12;
+    const x = new Float32Array(new SharedArrayBuffer(n * d * 4));
+    x.set(data(n, d, 5));
+    const anchors = Float32Array.from({ length: d }, (_, k) => 0.01 * k);
+    const input = { x, n, d, anchors, assign: new Uint32Array(n) };
+    await encodeBits(input, 3, 1); // fills the table for these vectors
+    const again = await encodeBits(input, 7, 1);
+    const copy = new Float32Array(new SharedArrayBuffer(n * d * 4));
+    copy.set(x);
+    const fresh = await encodeBits({ ...input, x: copy }, 7, 1);
+    expect(Buffer.from(again.residuals.codes).equals(Buffer.from(fresh.residuals.codes))).toBe(true);
+    expect(again.residualEnergy).toBe(fresh.residualEnergy);
+    // other anchors over the same vectors: a table of their own
+    const moved = await encodeBits({ ...input, anchors: anchors.map((a) => a + 0.5) }, 7, 1);
+    const movedFresh = await encodeBits({ ...input, x: copy, anchors: anchors.map((a) => a + 0.5) }, 7, 1);
+    expect(Array.from(moved.residuals.steps)).toEqual(Array.from(movedFresh.residuals.steps));
+    expect(Array.from(moved.residuals.steps)).not.toEqual(Array.from(again.residuals.steps));
+  });
+
   it('refuses a payload that makes no sense, saying what is wrong', async () => {
     const n = 40, d = 6, R = 3;
     const { residuals: res } = await encodeBits({ x: data(n, d, 2), n, d, anchors: new Float32Array(d), assign: new Uint32Array(n) }, R);

@@ -6,6 +6,7 @@ import { decodedRecall, trueNeighbours } from '../../dist/quality/recall.js';
 import { blockKnn } from '../../dist/search/exact.js';
 import { reconstructionQuality } from '../../dist/quality/reconstruction.js';
 import { choose, planChoice } from '../../dist/quality/choose.js';
+import { RESOLUTION } from '../../dist/quality/search.js';
 import { rowsUpTo, sampleIndices } from '../../dist/quality/sample.js';
 import { recallSample, sampledRecall } from '../../dist/quality/measure.js';
 import { decoderOf, encoderOn, sizer } from '../../dist/api/compress-codec.js';
@@ -154,32 +155,44 @@ describe('choosing the codec', () => {
     }
   });
 
-  it('--quality: the smallest codec that reaches the target with confidence; none reaching it: the best, not met', async () => {
-    const goal = { kind: 'quality', recall: 0.5, pq: false } as const;
+  it('--quality: the same candidates whatever R (none, bits at eighths of d, int4, int8, pq at d/8 and d/4), by size', () => {
+    const plan = planChoice({ kind: 'quality', recall: 0.5 }, n, d, m, false, perVector);
+    expect(planChoice({ kind: 'quality', recall: 0.99 }, n, d, m, false, perVector)).toEqual(plan);
+    expect(plan.options.filter((c) => c.mode === 'bits').map((c) => (c as { codeBytes: number }).codeBytes)).toEqual([2, 4, 6, 10, 12, 14]); // d/2 and d: int4's and int8's
+    expect(plan.options.filter((c) => c.mode === 'pq')).toEqual([{ mode: 'pq', subspaces: 2, bits: 8 }, { mode: 'pq', subspaces: 4, bits: 8 }]);
+    expect(plan.options).toEqual(expect.arrayContaining([NONE, INT4, INT8]));
+    const sizes = plan.options.map((c) => perVector(c, m));
+    expect([...sizes].sort((a, b) => a - b)).toEqual(sizes);
+  });
+
+  it('--quality: the smallest codec measured that reaches the target with confidence, found without measuring every candidate; none reaching it: the best, not met', async () => {
+    const goal = { kind: 'quality', recall: 0.8 } as const;
     const plan = planChoice(goal, n, d, m, false, perVector);
-    expect(plan).toEqual({ m, options: [NONE, INT4, INT8] });
-    const low = await choose(goal, plan, trained, scalar as never, cpuKnn, (c) => perVector(c, m));
+    const size = (c: { mode: string }) => perVector(c, m);
+    const low = await choose(goal, plan, trained, encoderOn(backend, 1, {}), cpuKnn, size);
     expect(low.met).toBe(true);
-    expect(low.codec.mode).not.toBe('int8');
+    expect(low.measured.length).toBeLessThan(plan.options.length);
+    expect(low.tried.some((c) => c.mode === 'pq')).toBe(false); // pq's predicted error could not beat a codec that failed
+    const lower = (r: { recall_at_10_all: number | null; recall_at_10_all_se: number | null }) => r.recall_at_10_all! - 2 * r.recall_at_10_all_se!;
     const chosen = low.measured[low.tried.indexOf(low.codec)];
     // n <= 20,000: the sample is every vector, so nothing is extrapolated
     expect(chosen.recall_at_10_all).toBe(chosen.recall_at_10);
-    expect(chosen.recall_at_10_all! - 2 * chosen.recall_at_10_all_se!).toBeGreaterThanOrEqual(0.5);
-    expect(low.tried.at(-1)).toBe(low.codec); // stops at the first that reaches it
-    const high = await choose({ ...goal, recall: 1 }, plan, trained, scalar as never, cpuKnn, (c) => perVector(c, m));
-    expect(high.measured.map((c) => c.residual)).toEqual(['none', 'int4', 'int8']);
+    expect(lower(chosen)).toBeGreaterThanOrEqual(0.8);
+    // every smaller codec measured missed the goal, and the largest of them is within the refinement's resolution (or one code byte)
+    const smaller = low.measured.filter((r) => r.bytes_per_vector < chosen.bytes_per_vector);
+    expect(smaller.length).toBeGreaterThan(0);
+    expect(smaller.every((r) => lower(r) < 0.8)).toBe(true);
+    const gap = chosen.bytes_per_vector - Math.max(...smaller.map((r) => r.bytes_per_vector));
+    expect(gap).toBeLessThanOrEqual(Math.max(RESOLUTION * chosen.bytes_per_vector, 1 + 1e-9));
+    const high = await choose({ ...goal, recall: 1 }, plan, trained, encoderOn(backend, 1, {}), cpuKnn, size);
     expect(high.codec).toEqual(INT8);
-    expect(high.met).toBe(high.measured[2].recall_at_10 === 1);
-    expect(high.measured[1].bytes_per_vector).toBeLessThan(high.measured[2].bytes_per_vector);
-  });
+    expect(high.met).toBe(high.measured.find((r) => r.residual === 'int8')!.recall_at_10 === 1);
+    expect(high.tried.some((c) => c.mode === 'pq')).toBe(false);
+  }, 120_000);
 
-  it('--quality tries pq at d/8 and d/4 subspaces too (the default does not), in order of size, trained on the backend', async () => {
-    const plan = planChoice({ kind: 'quality', recall: 0.99, pq: true }, n, d, m, false, perVector);
-    expect(plan.options.map((c) => c.mode)).toContain('pq');
-    expect(plan.options.filter((c) => c.mode === 'pq')).toEqual([{ mode: 'pq', subspaces: 2, bits: 8 }, { mode: 'pq', subspaces: 4, bits: 8 }]);
-    const sizes = plan.options.map((c) => perVector(c, m));
-    expect([...sizes].sort((a, b) => a - b)).toEqual(sizes);
-    const c = await choose({ kind: 'quality', recall: 0.99, pq: true }, { m, options: [plan.options.find((o) => o.mode === 'pq')!] }, trained, encoderOn(backend, 1, {}), cpuKnn, (o) => perVector(o, m));
+  it('pq is trained on the backend when measured (its codebooks), and reports its parameters', async () => {
+    const plan = planChoice({ kind: 'quality', recall: 0.99 }, n, d, m, false, perVector);
+    const c = await choose({ kind: 'quality', recall: 0.99 }, { m, options: [plan.options.find((o) => o.mode === 'pq')!] }, trained, encoderOn(backend, 1, {}), cpuKnn, (o) => perVector(o, m));
     expect(c.measured[0]).toMatchObject({ residual: 'pq', pq_subspaces: 2, pq_bits: 8 });
     expect(c.measured[0].recall_at_10!).toBeGreaterThan(0);
   }, 120_000);

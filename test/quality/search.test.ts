@@ -1,0 +1,113 @@
+// quality/search.ts: how --quality finds the smallest codec that meets the goal without measuring
+// every candidate (bisection by size, refinement with a codec sized to any budget, pq measured only
+// when its predicted error can beat what failed), and pq's prediction (codecs/registry/pq.ts).
+import { describe, expect, it } from 'vitest';
+import { RESOLUTION, searchQuality } from '../../dist/quality/search.js';
+import { gaussianBoundMse, symmetricEigenvalues, waterFill } from '../../dist/codecs/registry/pq.js';
+import { goalOf } from '../../dist/api/compress-codec.js';
+import { rng } from '../rng.js';
+
+type Plan = { mode: string; codeBytes?: number; subspaces?: number; bits?: number };
+
+/** A fake data set: each plan's file is 10 bytes plus its code bytes; recall (less its margin) is size / 100, error falls with size. */
+function fake(opts: { pqRecall?: number; pqPredicted?: number } = {}) {
+  const codeBytes = (c: Plan) => (c.mode === 'none' ? 0 : c.mode === 'int4' ? 32 : c.mode === 'int8' ? 64 : c.mode === 'pq' ? c.subspaces! : c.codeBytes!);
+  const size = (c: Plan) => 10 + codeBytes(c);
+  const measured: Plan[] = [];
+  const hooks = {
+    size,
+    measure: async (c: Plan) => {
+      measured.push(c);
+      const s = size(c);
+      return { lowerRecall: c.mode === 'pq' ? opts.pqRecall ?? 0 : s / 100, mse: 1000 / s };
+    },
+    predictMse: (c: Plan) => (c.mode === 'pq' ? opts.pqPredicted : undefined),
+    within: (budget: number) => (budget >= 11 ? [{ mode: 'bits', codeBytes: Math.floor(budget - 10) }] : []),
+  };
+  const bits = [8, 16, 24, 40, 48, 56].map((R) => ({ mode: 'bits', codeBytes: R }));
+  const options: Plan[] = [{ mode: 'none' }, ...bits, { mode: 'int4' }, { mode: 'int8' }, { mode: 'pq', subspaces: 8, bits: 8 }, { mode: 'pq', subspaces: 16, bits: 8 }];
+  return { hooks, options, measured, size };
+}
+
+describe('searchQuality', () => {
+  it('brackets the goal by bisection over the cheap codecs, then refines to within RESOLUTION of the smallest size that meets it', async () => {
+    const f = fake({ pqPredicted: 1e9 });
+    const r = await searchQuality(0.455, f.options, f.hooks); // sizes from 45.5 meet
+    const size = f.size(r.chosen!);
+    expect(size / 100).toBeGreaterThanOrEqual(0.455);
+    expect(size).toBeLessThanOrEqual(45.5 * (1 + RESOLUTION) + 1);
+    expect(f.measured.length).toBeLessThan(9); // not every candidate
+    expect(f.measured.some((c) => c.mode === 'pq')).toBe(false);
+  });
+
+  it('measures a codec that trains first when its codec predicts nothing', async () => {
+    const f = fake();
+    await searchQuality(0.455, f.options, f.hooks);
+    expect(f.measured.filter((c) => c.mode === 'pq')).toHaveLength(2);
+  });
+
+  it('measures a codec that trains first only when its predicted error beats every failing codec measured, and keeps it when it meets', async () => {
+    // pq 16x8 (size 26) predicted to leave less error than anything measured: measured, and chosen when it meets
+    const win = fake({ pqPredicted: 1, pqRecall: 0.5 });
+    const r = await searchQuality(0.455, win.options, win.hooks);
+    expect(r.chosen).toEqual({ mode: 'pq', subspaces: 8, bits: 8 });
+    expect(r.skipped).toEqual([]);
+    // predicted to leave more error than a codec that already failed: left out, with the reason
+    const lose = fake({ pqPredicted: 1000 / 40, pqRecall: 0.5 }); // as much error as size 40, which fails 0.455
+    const l = await searchQuality(0.455, lose.options, lose.hooks);
+    expect(l.chosen!.mode).toBe('bits');
+    expect(lose.measured.some((c) => c.mode === 'pq')).toBe(false);
+    expect(l.skipped.map((s) => s.codec)).toEqual([{ mode: 'pq', subspaces: 8, bits: 8 }, { mode: 'pq', subspaces: 16, bits: 8 }]);
+    expect(lose.size(l.skipped[0].beatenBy)).toBeLessThan(45.5);
+  });
+
+  it('never measures a codec that trains first when a smaller file already meets the goal', async () => {
+    const f = fake({ pqPredicted: 0, pqRecall: 1 });
+    const r = await searchQuality(0.15, f.options, f.hooks); // size 15 meets: below both pq sizes
+    expect(f.size(r.chosen!)).toBeLessThan(18);
+    expect(f.measured.some((c) => c.mode === 'pq')).toBe(false);
+    expect(r.skipped).toEqual([]);
+  });
+
+  it('returns no choice when nothing meets the goal (the caller keeps the best measured)', async () => {
+    const f = fake({ pqPredicted: 1000, pqRecall: 0 });
+    const r = await searchQuality(0.99, f.options, f.hooks);
+    expect(r.chosen).toBeUndefined();
+    expect(f.measured.at(-1)).toEqual({ mode: 'int8' });
+  });
+});
+
+describe('the default goal', () => {
+  it('is --quality 0.9 itself: the same goal, so the same candidates and the same work', () => {
+    expect(goalOf({})).toEqual(goalOf({ quality: 0.9 }));
+    expect(goalOf({ quality: 0.8 })).toEqual({ kind: 'quality', recall: 0.8 });
+  });
+});
+
+describe("pq's predicted error", () => {
+  it('water-fills: one variance at one bit keeps a quarter of it; a weak dimension gets no bits', () => {
+    expect(waterFill(Float64Array.of(1), 1)).toBeCloseTo(0.25, 9);
+    expect(waterFill(Float64Array.of(4, 1), 1)).toBeCloseTo(2, 6); // θ = 1: the second dimension is left as it is
+    expect(waterFill(Float64Array.of(0, 0), 8)).toBe(0);
+  });
+
+  it('finds the eigenvalues of a symmetric matrix', () => {
+    const ev = Array.from(symmetricEigenvalues(Float64Array.of(2, 1, 0, 1, 2, 0, 0, 0, 5), 3)).sort((a, b) => a - b);
+    expect(ev[0]).toBeCloseTo(1, 9);
+    expect(ev[1]).toBeCloseTo(3, 9);
+    expect(ev[2]).toBeCloseTo(5, 9);
+  });
+
+  it("gives Shannon's bound on Gaussian residuals: d·σ²·2^(-2·bits/g) for subspaces of g dimensions", () => {
+    const n = 4000, d = 16, sigma = 0.3;
+    const r = rng(11);
+    const x = new Float32Array(n * d);
+    for (let i = 0; i < x.length; i++) x[i] = sigma * Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
+    const input = { x, n, d, anchors: new Float32Array(d), assign: new Uint32Array(n) };
+    for (const M of [2, 4]) {
+      const g = d / M;
+      expect(gaussianBoundMse(input, M, 8) / (d * sigma ** 2 * 2 ** ((-2 * 8) / g))).toBeGreaterThan(0.85);
+      expect(gaussianBoundMse(input, M, 8) / (d * sigma ** 2 * 2 ** ((-2 * 8) / g))).toBeLessThan(1.15);
+    }
+  });
+});
