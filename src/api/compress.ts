@@ -193,7 +193,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     const trained: Trained = { x, n: ds.n, d: ds.d, anchors: storedAnchors(result.anchors, anchorDtype), assignments: result.assignments };
 
     const tc = performance.now();
-    const choosing = progress.step('choosing the codec', 'codecs measured');
+    const choosing = progress.step('choosing the codec: exact neighbours of the sample', 'codecs measured');
     const onMeasure = (name: string, done: number, expected: number) => choosing.update(done, expected, `choosing the codec: measuring ${name}`);
     const choice = goal.kind === 'fixed' ? undefined : await choose(goal, plan, trained, encoderOn(backend, seed, hooks), knn, (c) => size.perVector(c, m), onMeasure);
     const codec: CodecPlan = choice?.codec ?? plan.options[0];
