@@ -135,7 +135,7 @@ const PREDICT_ROWS = 4096;
  * Gaussian can be coded with less error than a Gaussian of the same covariance (Fashion-MNIST's
  * pq beat the bound by about 12%), while on Gaussian-like residuals 256 codewords stay well above
  * it. Lower would train pq where it cannot win (minutes on a CPU); higher would skip pq on real
- * data where it can. The measured ratios: bench/results/2026-11-27-quality-speed.json.
+ * data where it can. The measured ratios: bench/results/2026-11-27-pq-bound-fmnist.json.
  */
 const OPTIMISM = 0.75;
 
