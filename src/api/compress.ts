@@ -165,6 +165,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   const sample = resolveSample(o.sample ?? 'auto', backend.kind, ds.n, ds.d, m);
   const sampleRows = sampleSize(sample, ds.n, m);
   const cfg = configOf(m, backend.kind); // the effort's and the device's rules depend on m
+  let closed = false;
   try {
     // Each k-means++ try of init, the iterations (training's own line), then one exact pass. The
     // tries after the first come after its polishing iterations, so the steps alternate.
@@ -173,6 +174,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     // backends' f32 distances would underflow or overflow. The anchors and energies come back
     // unscaled; everything after training works on the data as read.
     const scale = datasetScale(ds);
+    const setupSeconds = (performance.now() - t0) / 1000 - readSeconds; // sizing, the backend, the scale
     if (scale !== 1) log().info(`the vectors' largest magnitude is ${(1 / scale).toPrecision(3)}-scale: training on them multiplied by 2^${Math.log2(scale)} (exact), so that float32 distances neither underflow nor overflow`);
     const result = unscaledResult(scale, await train(enginesOn(backend, scaledDataset(ds, scale), m), cfg, sample, {
       signal: hooks.signal,
@@ -228,12 +230,19 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     const defaulted = o.quality === undefined && o.bytes === undefined && o.residual === undefined;
     const warning = qualityWarning(goal, choice, quality.recall.recall_at_10_all, m, ds.n, defaulted);
     if (warning) log().warn(warning);
+    const tt = performance.now();
+    closed = true;
+    await backend.close(); // within the run's time: freeing GPU contexts is part of the wall a user waits
+    const teardownSeconds = (performance.now() - tt) / 1000;
     return compressStats({
       ds, m, codec, anchorDtype, bytes, result, quality, goal, choice, backend, seed,
-      seconds: { read: readSeconds, choose: chooseSeconds, residual: residualSeconds, quality: qualitySeconds, write: writeSeconds, total: (performance.now() - t0) / 1000 },
+      seconds: {
+        read: readSeconds, setup: setupSeconds, choose: chooseSeconds, residual: residualSeconds, quality: qualitySeconds, write: writeSeconds,
+        teardown: teardownSeconds, total: (performance.now() - t0) / 1000,
+      },
     });
   } finally {
-    await backend.close();
+    if (!closed) await backend.close();
   }
 }
 
