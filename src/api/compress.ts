@@ -175,7 +175,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     // unscaled; everything after training works on the data as read.
     const scale = datasetScale(ds);
     const setupSeconds = (performance.now() - t0) / 1000 - readSeconds; // sizing, the backend, the scale
-    if (scale !== 1) log().info(`the vectors' largest magnitude is ${(1 / scale).toPrecision(3)}-scale: training on them multiplied by 2^${Math.log2(scale)} (exact), so that float32 distances neither underflow nor overflow`);
+    if (scale !== 1) log().debug(`the vectors' largest magnitude is ${(1 / scale).toPrecision(3)}-scale: training on them multiplied by 2^${Math.log2(scale)} (exact), so that float32 distances neither underflow nor overflow`);
     const result = unscaledResult(scale, await train(enginesOn(backend, scaledDataset(ds, scale), m), cfg, sample, {
       signal: hooks.signal,
       onIter: (rec: IterRecord, maxIters: number) => {
