@@ -62,7 +62,7 @@ describe('the pq search kernel', () => {
         kernel.scanList(5, n - 5, anchorDist, index.pq.scale[j]);
         const want = Array.from({ length: n - 5 }, (_, e) => {
           let dot = 0;
-          for (let t = 0; t < M; t++) dot += table[t * K + index.pq.codes[(5 + e) * M + t]];
+          for (let t = 0; t < M; t++) dot += table[t * K + index.pq.codes.get(5 + e, t)];
           return anchorDist + index.pq.extra[5 + e] - 2 * index.pq.scale[j] * dot;
         });
         expect(signed(kernel.dists.subarray(0, n - 5))).toEqual(signed(want));
