@@ -29,7 +29,7 @@
 //   n × M bytes of codes (8 bits), or n × ceil(M/2) bytes with two codes each, low nibble first,
 //     the unused high nibble of an odd M zero (4 bits)
 import { f16ToF32, f32ToF16 } from '../vectors/dataset.js';
-import { allocCodes, asCodes, Codes, rowsPerPiece } from '../vectors/codes.js';
+import { asCodes, Codes, packNibbles, unpackNibbles } from '../vectors/codes.js';
 import { orthonormalize, projectRows } from './linear.js';
 import type { CodedResiduals, ResidualSection, SectionContext } from './types.js';
 import { asPayload, type PayloadLike } from '../io/vlc/payload.js';
@@ -185,19 +185,7 @@ export class PqResiduals implements CodedResiduals {
     const half = new Uint16Array(out.buffer, off, K * dims);
     for (let i = 0; i < K * dims; i++) half[i] = f32ToF16(this.codebooks[i]);
     if (bits === 8) return [out, ...codes.bytePieces()];
-    const row = pqCodeBytes(M, 4);
-    const per = rowsPerPiece(row);
-    const pieces = [out];
-    for (let r0 = 0; r0 < n; r0 += per) {
-      const r1 = Math.min(n, r0 + per);
-      const body = new Uint8Array((r1 - r0) * row);
-      for (let i = r0; i < r1; i++) {
-        const c = codes.piece(i), o = codes.pieceStart(i), b = (i - r0) * row;
-        for (let t = 0; t < M; t += 2) body[b + (t >> 1)] = c[o + t] | (t + 1 < M ? c[o + t + 1] << 4 : 0);
-      }
-      pieces.push(body);
-    }
-    return pieces;
+    return [out, ...packNibbles(codes)];
   }
 }
 
@@ -253,21 +241,9 @@ export const pqSection: ResidualSection = {
     // 8-bit codes: views of the file's bytes (every byte is a valid code); 4-bit: unpacked a piece of rows at a time.
     if (bits === 8) codes = new Codes<Uint8Array>('u8', n, M, payload.buffer, payload.byteOffset + off);
     else {
-      codes = allocCodes<Uint8Array>('u8', n, M);
-      const row = pqCodeBytes(M, 4);
-      const per = rowsPerPiece(row);
-      for (let r0 = 0; r0 < n; r0 += per) {
-        const r1 = Math.min(n, r0 + per);
-        const body = payload.view(off + r0 * row, (r1 - r0) * row);
-        for (let i = r0; i < r1; i++) {
-          const c = codes.piece(i), o = codes.pieceStart(i), b0 = (i - r0) * row;
-          for (let t = 0; t < M; t++) {
-            const b = body[b0 + (t >> 1)];
-            c[o + t] = t & 1 ? b >> 4 : b & 0xf;
-          }
-          if (M & 1 && body[b0 + row - 1] >> 4) throw bad(`has a non-zero unused half byte in vector ${i}'s codes`);
-        }
-      }
+      const unpacked = unpackNibbles<Uint8Array>((at, length) => payload.view(off + at, length), 'u8', n, M);
+      if (unpacked.spareRow >= 0) throw bad(`has a non-zero unused half byte in vector ${unpacked.spareRow}'s codes`);
+      codes = unpacked.codes;
     }
     return new PqResiduals(n, d, M, bits, assignments, scales, codebooks, codes, projectionHalf);
   },

@@ -25,7 +25,7 @@ import { BLOCK_ROWS, blockCodes, blockRanges, blocksOf, residualSample, type Row
 import type { ScalarJob } from './scalar-worker.js';
 import { checkpoint } from '../interrupt.js';
 import { asRows } from '../vectors/dataset.js';
-import { allocCodes, asCodes, Codes, rowsPerPiece } from '../vectors/codes.js';
+import { allocCodes, asCodes, Codes, packNibbles, unpackNibbles } from '../vectors/codes.js';
 import type { CodedResiduals, ResidualInput, ResidualSection, SectionContext } from './types.js';
 import { asPayload, type PayloadLike } from '../io/vlc/payload.js';
 
@@ -68,19 +68,7 @@ export class ScalarResiduals implements CodedResiduals {
     const { n, d, mode, codes } = this;
     const head = new Uint8Array(Float32Array.from(this.scales).buffer);
     if (mode === 'int8') return [head, ...codes.bytePieces()];
-    const rowBytes = scalarRowBytes(mode, d);
-    const per = rowsPerPiece(rowBytes);
-    const out = [head];
-    for (let r0 = 0; r0 < n; r0 += per) {
-      const r1 = Math.min(n, r0 + per);
-      const body = new Uint8Array((r1 - r0) * rowBytes);
-      for (let i = r0; i < r1; i++) {
-        const c = codes.piece(i), o = codes.pieceStart(i), b = (i - r0) * rowBytes;
-        for (let k = 0; k < d; k += 2) body[b + (k >> 1)] = (c[o + k] & 0xf) | (k + 1 < d ? (c[o + k + 1] & 0xf) << 4 : 0);
-      }
-      out.push(body);
-    }
-    return out;
+    return [head, ...packNibbles(codes)];
   }
 }
 
@@ -368,25 +356,9 @@ export function scalarSection(mode: ScalarMode): ResidualSection {
         if (hasMinus128(codes)) throw corrupt(`section 'residuals': a code is outside -127..127`);
         return new ScalarResiduals(mode, n, d, scales, codes);
       }
-      const codes = allocCodes<Int8Array>('i8', n, d);
-      const rowBytes = scalarRowBytes(mode, d);
-      const per = rowsPerPiece(rowBytes);
-      // The packed rows a piece at a time; -8 (nibble 8) is the one value outside -7..7.
-      let bad = false;
-      for (let r0 = 0; r0 < n; r0 += per) {
-        const r1 = Math.min(n, r0 + per);
-        const body = payload.view(4 * d + r0 * rowBytes, (r1 - r0) * rowBytes);
-        for (let i = r0; i < r1; i++) {
-          const c = codes.piece(i), o = codes.pieceStart(i), b0 = (i - r0) * rowBytes;
-          for (let k = 0; k < d; k++) {
-            const b = body[b0 + (k >> 1)];
-            const nib = k & 1 ? b >> 4 : b & 0xf;
-            if (nib === 8) bad = true;
-            c[o + k] = nib & 0x8 ? nib - 16 : nib; // sign-extend 4 bits
-          }
-        }
-      }
-      if (bad) throw corrupt(`section 'residuals': a code is outside -7..7`);
+      const { codes } = unpackNibbles<Int8Array>((at, length) => payload.view(4 * d + at, length), 'i8', n, d);
+      // -8 is the one 4-bit value outside -7..7 (indexOf per piece: no callback per code).
+      if (codes.pieces.some((p) => p.indexOf(-8) >= 0)) throw corrupt(`section 'residuals': a code is outside -7..7`);
       return new ScalarResiduals(mode, n, d, scales, codes);
     },
   };

@@ -149,3 +149,54 @@ export function codesFromArray<T extends CodeArray>(a: T, width: number, rows = 
 export function asCodes<T extends CodeArray>(a: T | Codes<T>, width: number, rows?: number): Codes<T> {
   return a instanceof Codes ? a : codesFromArray(a, width, rows);
 }
+
+/**
+ * 4-bit codes (int4, pq with 4-bit codes) packed as the file stores them: two a byte, low nibble
+ * first, ⌈width/2⌉ bytes a row (an odd width's last high nibble 0), a piece of whole rows at a
+ * time, each piece at most the view limit.
+ */
+export function packNibbles(codes: Codes): Uint8Array[] {
+  const { rows: n, width } = codes;
+  const rowBytes = Math.ceil(width / 2);
+  const per = rowsPerPiece(rowBytes);
+  const out: Uint8Array[] = [];
+  for (let r0 = 0; r0 < n; r0 += per) {
+    const r1 = Math.min(n, r0 + per);
+    const body = new Uint8Array((r1 - r0) * rowBytes);
+    for (let i = r0; i < r1; i++) {
+      const c = codes.piece(i), o = codes.pieceStart(i), b = (i - r0) * rowBytes;
+      for (let k = 0; k < width; k += 2) body[b + (k >> 1)] = (c[o + k] & 0xf) | (k + 1 < width ? (c[o + k + 1] & 0xf) << 4 : 0);
+    }
+    out.push(body);
+  }
+  return out;
+}
+
+/**
+ * The inverse of packNibbles: rows × width codes into fresh codes of `kind` ('i8': sign-extended,
+ * −8..7; 'u8': 0..15), the packed rows read a piece at a time through `view(offset, length)` (from
+ * offset 0). Returns them and the first row whose unused high nibble (odd width) is not 0 (−1: none).
+ */
+export function unpackNibbles<T extends CodeArray>(
+  view: (offset: number, length: number) => Uint8Array, kind: CodeKind, rows: number, width: number,
+): { codes: Codes<T>; spareRow: number } {
+  const codes = allocCodes<T>(kind, rows, width);
+  const rowBytes = Math.ceil(width / 2);
+  const per = rowsPerPiece(rowBytes);
+  const signed = kind === 'i8';
+  let spareRow = -1;
+  for (let r0 = 0; r0 < rows; r0 += per) {
+    const r1 = Math.min(rows, r0 + per);
+    const body = view(r0 * rowBytes, (r1 - r0) * rowBytes);
+    for (let i = r0; i < r1; i++) {
+      const c = codes.piece(i), o = codes.pieceStart(i), b0 = (i - r0) * rowBytes;
+      for (let k = 0; k < width; k++) {
+        const b = body[b0 + (k >> 1)];
+        const nib = k & 1 ? b >> 4 : b & 0xf;
+        c[o + k] = signed && nib & 0x8 ? nib - 16 : nib; // sign-extend 4 bits
+      }
+      if (width & 1 && spareRow < 0 && body[b0 + rowBytes - 1] >> 4) spareRow = i;
+    }
+  }
+  return { codes, spareRow };
+}
