@@ -10,7 +10,7 @@ import { exactKnnFor } from '../backend/exact-knn.js';
 import { codecName, fixedPlan, prewarm, storable } from '../codecs/registry/index.js';
 import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
-import { datasetFromF32, MAX_TYPED_ELEMENTS, type Dataset } from '../vectors/dataset.js';
+import { datasetFromF32, type Dataset } from '../vectors/dataset.js';
 import { datasetScale, scaledDataset, scaleInPlace } from '../vectors/scale.js';
 import type { ReadOptions } from '../io/read.js';
 import { expandInputs, readInputs } from '../io/shards.js';
@@ -300,15 +300,16 @@ export function storableAnchorDtype(anchors: Float32Array, asked: 'f16' | 'f32' 
 }
 
 /**
- * The plan without the codecs whose codes would not fit one array (storableCodec), said before
- * training rather than found after it; a usage error when none is left.
+ * The plan without the codecs that cannot hold the codes of n vectors (Codec.storable: the built-in
+ * ones hold them in pieces, any n), said before training rather than found after it; a usage
+ * error when none is left.
  */
 function storablePlan(plan: ChoicePlan, n: number, d: number): ChoicePlan {
   const options = plan.options.filter((c) => storable(c, n, d, plan.m));
   if (options.length === plan.options.length) return plan;
   const left = plan.options.filter((c) => !options.includes(c)).map(codecName).join(', ');
-  const why = `the codes of ${n} × ${d} vectors are more than one array holds (${grouped(MAX_TYPED_ELEMENTS)})`;
-  if (options.length === 0) throw new UsageError(`${left} residuals: ${why}; use --residual pq with fewer subspaces (--pq M), or --residual none`);
+  const why = `the codec cannot hold the codes of ${n} × ${d} vectors`;
+  if (options.length === 0) throw new UsageError(`${left} residuals: ${why}; choose another --residual`);
   log().info(`left out ${left} residuals: ${why}; measuring ${options.map(codecName).join(', ')}`);
   return { ...plan, options };
 }

@@ -6,7 +6,7 @@ import { UsageError } from '../../errors.js';
 import { log } from '../../log.js';
 import { pqAdcData, pqAdcScorer } from '../../search/pq-adc.js';
 import { PQ_BITS, pqPayloadBytes, type PqBits, type PqResiduals } from '../pq.js';
-import { largestFitting, MAX_TYPED_ELEMENTS, type Codec, type CodecPlan, type ResidualChoice } from './codec.js';
+import { largestFitting, type Codec, type CodecPlan, type ResidualChoice } from './codec.js';
 
 export interface PqPlan extends CodecPlan {
   mode: 'pq';
@@ -99,7 +99,8 @@ export const pqCodec: Codec<PqPlan> = {
   },
 
   payloadBytes: (p, n, d, m) => pqPayloadBytes(n, d, m, p.subspaces, p.bits, p.dims),
-  storable: (p, n, d, m) => n * p.subspaces <= MAX_TYPED_ELEMENTS && pqPayloadBytes(n, d, m, p.subspaces, p.bits, p.dims) <= MAX_TYPED_ELEMENTS,
+  // The codes and the payload are held in pieces (vectors/codes.ts): any n, as memory allows.
+  storable: () => true,
 
   async encode(p, input, { backend, seed, hooks }) {
     // Loaded on use: the trainer brings the quantizer.

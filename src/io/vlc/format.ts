@@ -36,6 +36,8 @@ import { f16ToF32, f32ToF16 } from '../../vectors/dataset.js';
 import { quoteName } from '../names.js';
 import { crc32c } from './crc32c.js';
 import type { PayloadCrc } from './checksums.js';
+import { asPayload, up8, type Payload, type PayloadLike } from './payload.js';
+import { viewLimitBytes } from '../../vectors/dataset.js';
 import {
   DTYPE_BYTES,
   WIDTH_BYTES,
@@ -118,7 +120,8 @@ export interface VlcFile {
   warnings: string[];
 }
 
-const align8 = (x: number) => (x + 7) & ~7;
+// Number arithmetic, not `& ~7`: sections and files pass 2^32 bytes.
+const align8 = up8;
 const bytesOf = (a: ArrayBufferView) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
 
 // ---------------------------------------------------------------------------------------------
@@ -231,10 +234,12 @@ const MAX_MANIFEST_BYTES = 16 << 20;
 
 /**
  * Validate the fixed header and the manifest (checksum, fields) from the file's first bytes —
- * at least FILE_HEADER_BYTES, then manifestEnd. Throws the same one-line errors as decodeVlc.
- * Returns the manifest and where it ends (undefined manifest: `buf` is too short to hold it).
+ * at least FILE_HEADER_BYTES, then manifestEnd (a whole file's Payload: its first bytes are read).
+ * Throws the same one-line errors as decodeVlc. Returns the manifest and where it ends (undefined
+ * manifest: `buf` is too short to hold it).
  */
-export function decodeVlcHeader(buf: Uint8Array, source = '<input>'): { manifest?: VlcManifest; manifestEnd: number } {
+export function decodeVlcHeader(input: PayloadLike, source = '<input>'): { manifest?: VlcManifest; manifestEnd: number } {
+  const buf = headOf(input);
   const fail = (what: string) => new UsageError(`${quoteName(source)}: ${what}`);
   const corrupt = (what: string) => fail(`${what}: file is corrupted`);
   const len = buf.length;
@@ -294,7 +299,6 @@ export function expectedVlcBytes(mf: VlcManifest, manifestEnd: number): number |
     // pq: only the section's own header gives M and bits, so its size (and the file's) is left open.
     ...(hasResiduals(mf.residual) ? { residuals: sectionOf(mf.residual)?.payloadBytes(mf.n, mf.d) } : {}),
   };
-  const up8 = (x: number) => Math.ceil(x / 8) * 8; // not align8: these sizes may pass 2^32
   let total = up8(manifestEnd);
   for (const name of mf.sections) {
     if (sizes[name] === undefined) return undefined;
@@ -303,46 +307,49 @@ export function expectedVlcBytes(mf: VlcManifest, manifestEnd: number): number |
   return total;
 }
 
-/**
- * Parse and fully validate a .vlc file held in memory. `source` names the file in messages.
- * Every problem is a UsageError (exit 2) with one line saying what is wrong.
- */
+/** The file's first bytes, as many as a header and the largest manifest take (a view: no copy). */
+function headOf(input: PayloadLike): Uint8Array {
+  if (input instanceof Uint8Array) return input;
+  return input.view(0, Math.min(input.length, FILE_HEADER_BYTES + MAX_MANIFEST_BYTES));
+}
+
 /** Bytes checksummed between two progress reports of decodeVlc. */
 const CHECK_CHUNK = 1 << 24;
 
-/** A payload's CRC32C on this thread, a chunk at a time, telling `onChecked` after each. */
-function checksumInLine(payload: Uint8Array, start: number, len: number, onChecked?: (bytes: number, total: number) => void): number {
+/** A payload's CRC32C on this thread, a piece at a time, telling `onChecked` after each (large payloads). */
+function checksumInLine(payload: Payload, start: number, len: number, onChecked?: (bytes: number, total: number) => void): number {
   const size = payload.length;
-  let crc = 0;
-  for (let c = 0; c < size; c += CHECK_CHUNK) {
-    crc = crc32c(payload.subarray(c, Math.min(size, c + CHECK_CHUNK)), crc);
-    if (size > CHECK_CHUNK) onChecked?.(start + Math.min(size, c + CHECK_CHUNK), len);
-  }
-  return crc;
+  const report = size > CHECK_CHUNK && onChecked ? (end: number) => onChecked(start + end, len) : undefined;
+  return payload.crc(0, size, report, Math.min(CHECK_CHUNK, viewLimitBytes()));
 }
 
 /**
+ * Parse and fully validate a .vlc file held in memory: one array, or a Payload of any size (read
+ * through views: file.ts reads files over 4 GiB so). `source` names the file in messages. Every
+ * problem is a UsageError (exit 2) with one line saying what is wrong.
+ *
  * The file in `buf`, every checksum and field validated. `onChecked(bytes, total)` is told how far
  * the payload checksums have come (a large file's take seconds): called between chunks, in line.
  * `computed`: payload checksums already computed over `buf` (checksums.ts, on other threads),
  * compared here instead of computed again.
  */
 export function decodeVlc(
-  buf: Uint8Array, source = '<input>', onChecked?: (bytes: number, total: number) => void, computed: readonly PayloadCrc[] = [],
+  input: PayloadLike, source = '<input>', onChecked?: (bytes: number, total: number) => void, computed: readonly PayloadCrc[] = [],
 ): VlcFile {
   const fail = (what: string) => new UsageError(`${quoteName(source)}: ${what}`);
   const corrupt = (what: string) => fail(`${what}: file is corrupted`);
+  const buf = asPayload(input);
   const len = buf.length;
-  const { manifest, manifestEnd } = decodeVlcHeader(buf, source);
+  const head = headOf(buf);
+  const { manifest, manifestEnd } = decodeVlcHeader(head, source);
   if (!manifest) {
-    const version = new DataView(buf.buffer, buf.byteOffset, buf.byteLength).getUint32(8, true);
+    const version = new DataView(head.buffer, head.byteOffset, head.byteLength).getUint32(8, true);
     if (version > FORMAT_VERSION && version < 256)
       throw fail(`file format version ${version} is newer than this vlc reads (version ${FORMAT_VERSION}); upgrade vlc`);
     throw fail(`file is truncated in the manifest (needs ${manifestEnd} bytes, file has ${len})`);
   }
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   const sectionCount = manifest.sections.length;
-  const version = view.getUint32(8, true); // checked by decodeVlcHeader: 1..FORMAT_VERSION
+  const version = new DataView(head.buffer, head.byteOffset, head.byteLength).getUint32(8, true); // checked by decodeVlcHeader: 1..FORMAT_VERSION
   const manifestLen = manifestEnd - FILE_HEADER_BYTES;
   let off = FILE_HEADER_BYTES + manifestLen;
   checkPadding(buf, off, align8(off), 'the manifest', corrupt);
@@ -350,9 +357,9 @@ export function decodeVlc(
 
   const warnings: string[] = [];
   const sections: SectionInfo[] = [];
-  let anchorsBytes: Uint8Array | undefined;
-  let assignBytes: Uint8Array | undefined;
-  let residualBytes: Uint8Array | undefined;
+  let anchorsBytes: Payload | undefined;
+  let assignBytes: Payload | undefined;
+  let residualBytes: Payload | undefined;
   for (let s = 0; s < sectionCount; s++) {
     const name = manifest.sections[s];
     if (off + SECTION_HEADER_BYTES > len)
@@ -361,17 +368,18 @@ export function decodeVlc(
           ? `file is truncated: section '${name}' is missing (${s} of ${sectionCount} sections present)`
           : `file is truncated in the header of section '${name}'`,
       );
-    const sh = buf.subarray(off, off + SECTION_HEADER_BYTES);
-    if (crc32c(sh.subarray(0, 20)) !== view.getUint32(off + 20, true)) throw corrupt(`section '${name}' header checksum mismatch`);
+    const sh = buf.view(off, SECTION_HEADER_BYTES);
+    const view = new DataView(sh.buffer, sh.byteOffset, SECTION_HEADER_BYTES);
+    if (crc32c(sh.subarray(0, 20)) !== view.getUint32(20, true)) throw corrupt(`section '${name}' header checksum mismatch`);
     const tag = String.fromCharCode(...sh.subarray(0, 4));
-    const flags = view.getUint32(off + 4, true);
-    const big = view.getBigUint64(off + 8, true);
-    const payloadCrc = view.getUint32(off + 16, true);
+    const flags = view.getUint32(4, true);
+    const big = view.getBigUint64(8, true);
+    const payloadCrc = view.getUint32(16, true);
     const start = off + SECTION_HEADER_BYTES;
     if (big > BigInt(len - start))
       throw fail(`file is truncated in section '${name}' (needs ${big} bytes, ${len - start} remain)`);
     const size = Number(big);
-    const payload = buf.subarray(start, start + size);
+    const payload = buf.sub(start, size);
     const precomputed = computed.find((p) => p.start === start && p.size === size);
     const crc = precomputed ? precomputed.crc : checksumInLine(payload, start, len, onChecked);
     if (crc !== payloadCrc) throw corrupt(`section '${name}' checksum mismatch`);
@@ -408,10 +416,10 @@ export function decodeVlc(
   if (assignBytes.length !== wantAssign)
     throw corrupt(`section 'assignments' has ${assignBytes.length} bytes, but n = ${n} ${manifest.assignmentWidth} needs ${wantAssign}`);
 
-  const anchors = decodeAnchors(anchorsBytes, manifest.anchorDtype);
+  const anchors = decodeAnchors(anchorsBytes.bytes(), manifest.anchorDtype);
   for (let i = 0; i < anchors.length; i++)
     if (!Number.isFinite(anchors[i])) throw corrupt(`section 'anchors': anchor ${Math.floor(i / d)} is not finite`);
-  const assignments = viewAssignments(assignBytes, manifest.assignmentWidth);
+  const assignments = viewAssignments(assignBytes.bytes(), manifest.assignmentWidth);
   for (let i = 0; i < n; i++)
     if (assignments[i] >= m) throw corrupt(`section 'assignments': vector ${i} names anchor ${assignments[i]} but m = ${m}`);
 
@@ -419,8 +427,9 @@ export function decodeVlc(
   return { version, manifest, anchors, assignments, residuals, fileBytes: len, sections, warnings };
 }
 
-function checkPadding(buf: Uint8Array, from: number, to: number, after: string, corrupt: (w: string) => Error) {
-  for (let i = from; i < to; i++) if (buf[i] !== 0) throw corrupt(`padding after ${after} is not zero`);
+function checkPadding(buf: Payload, from: number, to: number, after: string, corrupt: (w: string) => Error) {
+  // Padding cut off by the end of the file counts as not zero (what a truncated manifest's padding has always said).
+  if (to > buf.length || !buf.zero(from, to)) throw corrupt(`padding after ${after} is not zero`);
 }
 
 /** Says what the file looks like when it is not a .vlc (the commonest mistake: swapped arguments). */
