@@ -74,7 +74,7 @@ export function register(program: Command): void {
         const { n, d } = file.manifest;
         if (ds.n !== n || ds.d !== d)
           throw new UsageError(
-            `${quoteName(original)} holds ${ds.n} x ${ds.d} vectors but ${quoteName(vlcPath)} encodes ${n} x ${d}; ` +
+            `${quoteName(original)} holds ${grouped(ds.n)} x ${ds.d} vectors but ${quoteName(vlcPath)} encodes ${grouped(n)} x ${d}; ` +
               `give the file it was compressed from${file.manifest.input.dropped ? ' (with --drop-invalid, as compress had)' : ''}`,
           );
         // The exact searches (ground truth and over the decoded vectors) on the GPU when there is one.
