@@ -86,6 +86,7 @@ export async function compressDistributed(input: string[], o: DistributedOptions
   });
   const backend = await agree(comm, () => selectBackend({ device: o.device ?? 'auto', gpu }));
   const sample = resolveSample(o.sample ?? 'auto', backend.kind, share.n, ds.d, m);
+  const setupSeconds = (performance.now() - t0) / 1000 - readSeconds;
   // From here on every rank runs the same program; a failure anywhere ends the job (Comm.abort).
   try {
     const cfg = configFor(o.effort ?? 'default', m, { seed, ...(o.iters !== undefined ? { maxIters: o.iters } : {}) }, backend.kind);
@@ -115,7 +116,10 @@ export async function compressDistributed(input: string[], o: DistributedOptions
     const label = { ...backend, label: `${comm.size} MPI ranks (rank 0: ${backend.label})` } as Backend;
     return compressStats({
       ds, m, codec: { mode: 'none' }, anchorDtype, bytes, result, quality, goal: goalOf(o), choice: undefined, backend: label, seed,
-      seconds: { read: readSeconds, choose: 0, residual: 0, quality: qualitySeconds, write: (performance.now() - tw) / 1000, total: (performance.now() - t0) / 1000 },
+      seconds: {
+        read: readSeconds, setup: setupSeconds, choose: 0, residual: 0, quality: qualitySeconds, write: (performance.now() - tw) / 1000,
+        teardown: 0, total: (performance.now() - t0) / 1000, // the backend closes after the report, as the ranks part
+      },
     });
   } catch (e) {
     // A failure of this rank alone (the others may be waiting in a collective): its reason on

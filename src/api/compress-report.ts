@@ -22,7 +22,7 @@ export interface CompressFacts {
   choice?: Choice;
   backend: Backend;
   seed: number;
-  seconds: { read: number; choose: number; residual: number; quality: number; write: number; total: number };
+  seconds: { read: number; setup: number; choose: number; residual: number; quality: number; write: number; teardown: number; total: number };
 }
 
 export function compressStats(f: CompressFacts) {
@@ -80,6 +80,7 @@ export function compressStats(f: CompressFacts) {
     read_seconds: f.seconds.read,
     write_seconds: f.seconds.write,
     total_seconds: f.seconds.total,
+    phases: phasesOf(f.seconds, r),
     device: f.backend.kind,
     device_label: f.backend.label,
     seed: f.seed,
@@ -92,3 +93,25 @@ export function compressStats(f: CompressFacts) {
 
 export type CompressStats = ReturnType<typeof compressStats>;
 
+/**
+ * Where the wall time went, phase by phase, in the order they run; `other` is what no phase holds
+ * (the total less their sum: log lines, the summary), so the phases add up to total_seconds.
+ */
+function phasesOf(s: CompressFacts['seconds'], r: TrainResult) {
+  const phases = {
+    read: s.read,
+    setup: s.setup,
+    open: r.openSeconds,
+    init: r.initSeconds,
+    // The loop's own seconds and the training's bookkeeping around it: what train()'s wall leaves.
+    loop: r.wallSeconds - r.openSeconds - r.initSeconds - r.finalSeconds,
+    final_pass: r.finalSeconds,
+    choose: s.choose,
+    residual: s.residual,
+    quality: s.quality,
+    write: s.write,
+    teardown: s.teardown,
+  };
+  const accounted = Object.values(phases).reduce((a, b) => a + b, 0);
+  return { ...phases, other: s.total - accounted };
+}

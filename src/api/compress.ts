@@ -10,7 +10,7 @@ import { exactKnnFor } from '../backend/exact-knn.js';
 import { codecName, fixedPlan, prewarm, storable } from '../codecs/registry/index.js';
 import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
-import { datasetFromF32, MAX_TYPED_ELEMENTS, type Dataset } from '../vectors/dataset.js';
+import { datasetFromF32, type Dataset } from '../vectors/dataset.js';
 import { datasetScale, scaledDataset, scaleInPlace } from '../vectors/scale.js';
 import type { ReadOptions } from '../io/read.js';
 import { expandInputs, readInputs } from '../io/shards.js';
@@ -165,6 +165,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   const sample = resolveSample(o.sample ?? 'auto', backend.kind, ds.n, ds.d, m);
   const sampleRows = sampleSize(sample, ds.n, m);
   const cfg = configOf(m, backend.kind); // the effort's and the device's rules depend on m
+  let closed = false;
   try {
     // Each k-means++ try of init, the iterations (training's own line), then one exact pass. The
     // tries after the first come after its polishing iterations, so the steps alternate.
@@ -173,7 +174,8 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     // backends' f32 distances would underflow or overflow. The anchors and energies come back
     // unscaled; everything after training works on the data as read.
     const scale = datasetScale(ds);
-    if (scale !== 1) log().info(`the vectors' largest magnitude is ${(1 / scale).toPrecision(3)}-scale: training on them multiplied by 2^${Math.log2(scale)} (exact), so that float32 distances neither underflow nor overflow`);
+    const setupSeconds = (performance.now() - t0) / 1000 - readSeconds; // sizing, the backend, the scale
+    if (scale !== 1) log().debug(`the vectors' largest magnitude is ${(1 / scale).toPrecision(3)}-scale: training on them multiplied by 2^${Math.log2(scale)} (exact), so that float32 distances neither underflow nor overflow`);
     const result = unscaledResult(scale, await train(enginesOn(backend, scaledDataset(ds, scale), m), cfg, sample, {
       signal: hooks.signal,
       onIter: (rec: IterRecord, maxIters: number) => {
@@ -229,12 +231,19 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     const defaulted = o.quality === undefined && o.bytes === undefined && o.residual === undefined;
     const warning = qualityWarning(goal, choice, quality.recall.recall_at_10_all, m, ds.n, defaulted);
     if (warning) log().warn(warning);
+    const tt = performance.now();
+    closed = true;
+    await backend.close(); // within the run's time: freeing GPU contexts is part of the wall a user waits
+    const teardownSeconds = (performance.now() - tt) / 1000;
     return compressStats({
       ds, m, codec, anchorDtype, bytes, result, quality, goal, choice, backend, seed,
-      seconds: { read: readSeconds, choose: chooseSeconds, residual: residualSeconds, quality: qualitySeconds, write: writeSeconds, total: (performance.now() - t0) / 1000 },
+      seconds: {
+        read: readSeconds, setup: setupSeconds, choose: chooseSeconds, residual: residualSeconds, quality: qualitySeconds, write: writeSeconds,
+        teardown: teardownSeconds, total: (performance.now() - t0) / 1000,
+      },
     });
   } finally {
-    await backend.close();
+    if (!closed) await backend.close();
   }
 }
 
@@ -292,15 +301,16 @@ export function storableAnchorDtype(anchors: Float32Array, asked: 'f16' | 'f32' 
 }
 
 /**
- * The plan without the codecs whose codes would not fit one array (storableCodec), said before
- * training rather than found after it; a usage error when none is left.
+ * The plan without the codecs that cannot hold the codes of n vectors (Codec.storable: the built-in
+ * ones hold them in pieces, any n), said before training rather than found after it; a usage
+ * error when none is left.
  */
 function storablePlan(plan: ChoicePlan, n: number, d: number): ChoicePlan {
   const options = plan.options.filter((c) => storable(c, n, d, plan.m));
   if (options.length === plan.options.length) return plan;
   const left = plan.options.filter((c) => !options.includes(c)).map(codecName).join(', ');
-  const why = `the codes of ${n} × ${d} vectors are more than one array holds (${grouped(MAX_TYPED_ELEMENTS)})`;
-  if (options.length === 0) throw new UsageError(`${left} residuals: ${why}; use --residual pq with fewer subspaces (--pq M), or --residual none`);
+  const why = `the codec cannot hold the codes of ${n} × ${d} vectors`;
+  if (options.length === 0) throw new UsageError(`${left} residuals: ${why}; choose another --residual`);
   log().info(`left out ${left} residuals: ${why}; measuring ${options.map(codecName).join(', ')}`);
   return { ...plan, options };
 }

@@ -55,7 +55,7 @@ export async function evaluate(original: VectorsInput, vlc: VlcInput, o: Evaluat
   const { n, d } = file.manifest;
   if (ds.n !== n || ds.d !== d)
     throw new UsageError(
-      `${nameOf(original)} holds ${ds.n} x ${ds.d} vectors but ${nameOf(vlc)} encodes ${n} x ${d}; ` +
+      `${nameOf(original)} holds ${grouped(ds.n)} x ${ds.d} vectors but ${nameOf(vlc)} encodes ${grouped(n)} x ${d}; ` +
         `give the file it was compressed from${file.manifest.input.dropped ? ' (with --drop-invalid, as compress had)' : ''}`,
     );
   // The exact searches (ground truth and over the decoded vectors) on the GPU when there is one.

@@ -4,4 +4,3 @@ export { DEFAULT_CONFIG, EFFORTS, type Effort } from '../anneal/config.js';
 export type { IterRecord } from '../anneal/types.js';
 export type { DeviceChoice } from '../backend/select.js';
 export type { ReadOptions } from '../io/read.js';
-export type { ResidualMode } from '../codecs/index.js';

@@ -71,7 +71,7 @@ async function readRange(path: string, rank: number, size: number, o: ReadOption
       const eb = Number(h.dataBytes / BigInt(n * d));
       const store = allocStore(r1 - r0, d, keptAs(h.elem));
       const bad = await readElements(src, h.dataOffset + r0 * d * eb, (r1 - r0) * d, h.elem, store, 0, h.bigEndian);
-      const raw = { n: r1 - r0, d, ...store, format: `npy ${h.elem}`, firstBadRow: bad < 0 ? -1 : Math.floor(bad / d) };
+      const raw = { n: r1 - r0, d, ...store, format: `npy ${h.elem}`, inputDtype: h.elem, firstBadRow: bad < 0 ? -1 : Math.floor(bad / d) };
       return { ds: checkFinite(raw, path, o.dropInvalid ?? false), how };
     }
     if (format === 'fvecs') {

@@ -4,7 +4,7 @@ import type { ReadOptions } from '../io/read.js';
 import { readInputs } from '../io/shards.js';
 import { readVlc } from '../io/vlc/file.js';
 import type { VlcFile } from '../io/vlc/format.js';
-import { reconstruct } from '../io/vlc/reconstruct.js';
+import { reconstruct, reconstructRange } from '../io/vlc/reconstruct.js';
 
 /**
  * Read an embedding file (any input format; '-' for stdin; several files, a directory or a glob
@@ -17,12 +17,22 @@ export function readVectors(path: string | string[], o: ReadOptions = {}): Promi
 
 /** An opened .vlc file: manifest, anchors (m × d, f32), assignments (n ids), and its reconstruction. */
 export interface OpenedVlc extends VlcFile {
-  /** The n × d vectors as decompress rebuilds them (anchor + residual), f32. */
+  /**
+   * Vectors r0 .. r1 − 1 as decompress rebuilds them (anchor + residual), (r1 − r0) × d f32, into
+   * `out` when given: the way to read a file of any size, a block of rows at a time.
+   */
+  rows(r0: number, r1: number, out?: Float32Array): Float32Array;
+  /** All n × d vectors in one array: small files only (past one array's 2^32 − 1 values it throws, naming rows()). */
   reconstruct(): Float32Array;
 }
 
 /** Read and validate a .vlc file (every checksum), as `vlc info` does. */
 export async function openVlc(path: string): Promise<OpenedVlc> {
   const file = await readVlc(path);
-  return { ...file, reconstruct: () => reconstruct(file) };
+  const { n, d } = file.manifest;
+  const rows = (r0: number, r1: number, out?: Float32Array): Float32Array => {
+    if (!(Number.isInteger(r0) && Number.isInteger(r1) && 0 <= r0 && r0 <= r1 && r1 <= n)) throw new RangeError(`rows(${r0}, ${r1}): the file has rows 0 .. ${n}`);
+    return reconstructRange(file, r0, r1, out ?? new Float32Array((r1 - r0) * d));
+  };
+  return { ...file, rows, reconstruct: () => reconstruct(file) };
 }

@@ -57,6 +57,7 @@
 import type { Decodable } from '../io/vlc/reconstruct.js';
 import type { CodedResiduals, EncodedResiduals, ResidualInput } from '../codecs/types.js';
 import type { Dataset } from '../vectors/dataset.js';
+import type { Codes } from '../vectors/codes.js';
 
 /** Soft shares below this are dropped by every backend (see the math above). */
 export const MIN_SOFT_SHARE = 2 ** -20;
@@ -291,8 +292,8 @@ export interface PqAdcData {
   bounds: Int32Array;
   /** K × D codebook values (D = bounds[M]: d, or the projected dimensions), subspace blocks one after the other (as PqResiduals holds them). */
   codebooks: Float32Array;
-  /** n × M codes, one per byte, row p = the vector at position p of the lists (lists.members[p]). */
-  codes: Uint8Array;
+  /** n × M codes, one per byte, row p = the vector at position p of the lists (lists.members[p]); in shared memory, in pieces of whole rows (vectors/codes.ts). */
+  codes: Codes<Uint8Array>;
   /** 2 s_j ⟨a_j, ĉ_i⟩ + s_j² ‖ĉ_i‖² of the vector at each position of the lists. */
   extra: Float32Array;
   /** Each anchor's scale s_j (m). */

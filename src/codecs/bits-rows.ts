@@ -2,6 +2,7 @@
 // of scalar-rows.ts) so that the bytes and the error sum do not depend on how many threads run it:
 // scalar-worker.ts runs it on the encoder's worker threads.
 import { forEachF32Rows } from '../vectors/dataset.js';
+import type { Codes } from '../vectors/codes.js';
 import { levelOffset } from './bits.js';
 import { BLOCK_ROWS, type RowsInput } from './scalar-rows.js';
 
@@ -13,11 +14,11 @@ export interface BitsPlan {
 }
 
 /**
- * Block b's codes, packed into `codes` (n × R bytes, zeroed), and its squared error against the
+ * Block b's codes, packed into `codes` (n × R bytes, zeroed, in pieces), and its squared error against the
  * reconstruction as a decoder holds it, f32(anchor + s·(q − o)): per row the uncoded dimensions,
  * then the coded ones, the rows in order.
  */
-export function blockBits(inp: RowsInput, n: number, b: number, plan: BitsPlan, codes: Uint8Array): number {
+export function blockBits(inp: RowsInput, n: number, b: number, plan: BitsPlan, codes: Codes<Uint8Array>): number {
   const { d, anchors, assign } = inp;
   const { bits, steps, R } = plan;
   // Only the coded dimensions are quantized; the others decode to the anchor.
@@ -28,7 +29,7 @@ export function blockBits(inp: RowsInput, n: number, b: number, plan: BitsPlan, 
   let sum = 0;
   forEachF32Rows(inp.x, b * BLOCK_ROWS, Math.min(n, (b + 1) * BLOCK_ROWS), (v, r0, r1) => {
     for (let i = r0; i < r1; i++) {
-      const a = assign[i] * d, o = (i - r0) * d, row = i * R;
+      const a = assign[i] * d, o = (i - r0) * d, dst = codes.piece(i), row = codes.pieceStart(i);
       let rowErr = 0;
       for (let k = 0; k < d; k++) {
         if (bits[k] !== 0) continue;
@@ -43,8 +44,8 @@ export function blockBits(inp: RowsInput, n: number, b: number, plan: BitsPlan, 
         const e = xv - Math.fround(av + s * (q - off));
         rowErr += e * e;
         const at = row + (bit >> 3), sh = bit & 7, w = q << sh;
-        codes[at] |= w & 0xff;
-        if (sh + bits[k] > 8) codes[at + 1] |= w >> 8;
+        dst[at] |= w & 0xff;
+        if (sh + bits[k] > 8) dst[at + 1] |= w >> 8;
         bit += bits[k];
       }
       sum += rowErr;

@@ -6,6 +6,7 @@ import { blockBits, type BitsPlan } from './bits-rows.js';
 import { blocksOnThreads, encoderThreadCount, PARALLEL_MIN_VALUES, rowsInput } from './scalar.js';
 import { residualSample, type RowsInput } from './scalar-rows.js';
 import type { ResidualInput } from './types.js';
+import { allocCodes } from '../vectors/codes.js';
 
 /** Rows of the sample the bits and steps are chosen on (all rows when fewer). */
 const SAMPLE_ROWS = 4096;
@@ -131,8 +132,8 @@ export async function encodeBits(
   const { n, d } = input;
   const rows = rowsInput(input, threads > 1);
   const plan = bitsPlanOf(rows, n, d, R);
-  const codes = new Uint8Array(threads > 1 ? new SharedArrayBuffer(Math.max(1, n * R)) : new ArrayBuffer(n * R));
-  const errs = await blocksOnThreads(rows, n, threads, { phase: 'bits', bitsPlan: plan, codes: codes.buffer as SharedArrayBuffer }, (b) => blockBits(rows, n, b, plan, codes));
+  const codes = allocCodes<Uint8Array>('u8', n, R, threads > 1);
+  const errs = await blocksOnThreads(rows, n, threads, { phase: 'bits', bitsPlan: plan, codes: codes.handle() }, (b) => blockBits(rows, n, b, plan, codes));
   let sum = 0;
   for (const e of errs) sum += e;
   return { residuals: new BitsResiduals(n, d, R, plan.bits, plan.steps, codes), residualEnergy: n ? sum / n : 0 };

@@ -21,7 +21,9 @@
 //   d × f32 steps s_k (finite, >= 0)
 //   n × R bytes: vector i's codes, dimension after dimension, b_k bits each, least significant bit
 //     first (bit j of the row is bit j % 8 of byte j / 8); the bits past Σ b_k are 0
-import type { CodedResiduals, ResidualSection } from './types.js';
+import { asCodes, Codes } from '../vectors/codes.js';
+import type { CodedResiduals, ResidualSection, SectionContext } from './types.js';
+import { asPayload, type PayloadLike } from '../io/vlc/payload.js';
 
 const HEADER_BYTES = 8;
 export const MAX_BITS = 8;
@@ -40,6 +42,8 @@ export class BitsResiduals implements CodedResiduals {
   private readonly half: Float64Array;
   /** Where each dimension's code starts in a row, in bits. */
   private readonly start: Int32Array;
+  /** n × R bytes of packed codes, in pieces of whole rows (vectors/codes.ts). */
+  readonly codes: Codes<Uint8Array>;
 
   constructor(
     readonly n: number,
@@ -50,9 +54,10 @@ export class BitsResiduals implements CodedResiduals {
     readonly bits: Uint8Array,
     /** Step per dimension (f32). */
     readonly steps: Float32Array,
-    /** n × R bytes of packed codes. */
-    readonly codes: Uint8Array,
+    /** The packed codes, or (small data) one array of them. */
+    codes: Codes<Uint8Array> | Uint8Array,
   ) {
+    this.codes = asCodes(codes, R, n);
     this.half = Float64Array.from(bits, levelOffset);
     this.start = new Int32Array(d);
     for (let k = 1; k < d; k++) this.start[k] = this.start[k - 1] + bits[k - 1];
@@ -65,18 +70,25 @@ export class BitsResiduals implements CodedResiduals {
 
   /** Code of dimension k of vector i. */
   code(i: number, k: number): number {
+    return this.codeIn(this.codes.piece(i), this.codes.pieceStart(i), k);
+  }
+
+  /** Code of dimension k of the row whose bytes start at `row` of `piece`. */
+  private codeIn(piece: Uint8Array, row: number, k: number): number {
     const b = this.bits[k];
     if (b === 0) return 0;
-    const bit = this.start[k], o = i * this.R + (bit >> 3), sh = bit & 7;
-    const w = this.codes[o] | (sh + b > 8 ? this.codes[o + 1] << 8 : 0);
+    const bit = this.start[k], o = row + (bit >> 3), sh = bit & 7;
+    const w = piece[o] | (sh + b > 8 ? piece[o + 1] << 8 : 0);
     return (w >> sh) & ((1 << b) - 1);
   }
 
   addTo(i: number, out: Float32Array, at = 0): void {
     const { d, bits, steps, half } = this;
-    for (let k = 0; k < d; k++) if (bits[k] !== 0) out[at + k] += steps[k] * (this.code(i, k) - half[k]);
+    const piece = this.codes.piece(i), row = this.codes.pieceStart(i);
+    for (let k = 0; k < d; k++) if (bits[k] !== 0) out[at + k] += steps[k] * (this.codeIn(piece, row, k) - half[k]);
   }
 
+  /** The header, bits and steps, then the codes' pieces in place. */
   payload(): Uint8Array[] {
     const { d } = this;
     const head = new Uint8Array(HEADER_BYTES + align4(d) + 4 * d);
@@ -84,40 +96,44 @@ export class BitsResiduals implements CodedResiduals {
     v.setUint32(0, this.R, true);
     head.set(this.bits, HEADER_BYTES);
     head.set(new Uint8Array(Float32Array.from(this.steps).buffer), HEADER_BYTES + align4(d));
-    return [head, this.codes];
+    return [head, ...this.codes.bytePieces()];
   }
 }
 
 export const bitsSection: ResidualSection = {
   tag: 'RSDB',
   payloadBytes: () => undefined, // R is in the payload's own header
-  read(payload, { n, d }, corrupt) {
+  read(input: PayloadLike, { n, d }: SectionContext, corrupt: (what: string) => Error) {
+    const payload = asPayload(input); // a Payload from decodeVlc; bytes in one array from a test or a small caller
     if (payload.length < HEADER_BYTES) throw corrupt(`payload of ${payload.length} bytes is shorter than its ${HEADER_BYTES}-byte header`);
-    const v = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
+    const v = new DataView(payload.buffer, payload.byteOffset, HEADER_BYTES);
     const R = v.getUint32(0, true);
     if (v.getUint32(4, true) !== 0) throw corrupt('reserved header field is not 0');
     if (R < 1 || R > d) throw corrupt(`${R} code bytes per vector (expected 1 to d = ${d})`);
     const want = bitsPayloadBytes(n, d, R);
     if (payload.length !== want) throw corrupt(`payload is ${payload.length} bytes, expected ${want} for n=${n}, d=${d}, ${R} code bytes`);
-    const bits = payload.slice(HEADER_BYTES, HEADER_BYTES + d);
+    const bits = payload.view(HEADER_BYTES, d).slice();
     let total = 0;
     for (let k = 0; k < d; k++) {
       if (bits[k] > MAX_BITS) throw corrupt(`dimension ${k} has ${bits[k]} bits (at most ${MAX_BITS})`);
       total += bits[k];
     }
     if (total > 8 * R) throw corrupt(`the dimensions' bits add up to ${total}, more than ${R} bytes hold`);
-    for (let k = HEADER_BYTES + d; k < HEADER_BYTES + align4(d); k++) if (payload[k] !== 0) throw corrupt('padding after the bits is not zero');
+    if (!payload.zero(HEADER_BYTES + d, HEADER_BYTES + align4(d))) throw corrupt('padding after the bits is not zero');
     const so = HEADER_BYTES + align4(d);
-    const steps = new Float32Array(payload.slice(so, so + 4 * d).buffer);
+    const steps = new Float32Array(payload.view(so, 4 * d).slice().buffer);
     for (let k = 0; k < d; k++) if (!(Number.isFinite(steps[k]) && steps[k] >= 0)) throw corrupt(`step of dimension ${k} is ${steps[k]} (must be finite and >= 0)`);
-    const codes = payload.subarray(so + 4 * d);
+    // The codes: views of the file's bytes, a piece of whole rows at a time.
+    const codes = new Codes<Uint8Array>('u8', n, R, payload.buffer, payload.byteOffset + so + 4 * d);
     // The bits past Σ b_k in each row are zero as written: anything else is damage.
     const free = total >> 3;
-    for (let i = 0; i < n; i++)
+    for (let i = 0; i < n; i++) {
+      const piece = codes.piece(i), row = codes.pieceStart(i);
       for (let o = free; o < R; o++) {
         const mask = o === free ? 0xff & ~((1 << (total & 7)) - 1) : 0xff;
-        if (codes[i * R + o] & mask) throw corrupt(`vector ${i} has bits set past its codes`);
+        if (piece[row + o] & mask) throw corrupt(`vector ${i} has bits set past its codes`);
       }
+    }
     return new BitsResiduals(n, d, R, bits, steps, codes);
   },
 };

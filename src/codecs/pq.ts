@@ -30,8 +30,10 @@
 //   n × M bytes of codes (8 bits), or n × ceil(M/2) bytes with two codes each, low nibble first,
 //     the unused high nibble of an odd M zero (4 bits)
 import { f16ToF32, f32ToF16 } from '../vectors/dataset.js';
+import { asCodes, Codes, packNibbles, unpackNibbles } from '../vectors/codes.js';
 import { orthonormalize, projectRows } from './linear.js';
-import type { CodedResiduals, ResidualSection } from './types.js';
+import type { CodedResiduals, ResidualSection, SectionContext } from './types.js';
+import { asPayload, type PayloadLike } from '../io/vlc/payload.js';
 
 export type PqBits = 8 | 4;
 export const PQ_BITS: readonly PqBits[] = [8, 4];
@@ -86,6 +88,8 @@ export class PqResiduals implements CodedResiduals {
   readonly dims: number;
   /** With a projection: its k × d directions as decoders use them (usableProjection). */
   readonly projection?: Float32Array;
+  /** n × M codes, one per byte in memory whatever `bits` is, in pieces of whole rows (vectors/codes.ts). */
+  readonly codes: Codes<Uint8Array>;
   private acc?: Float64Array;
   private coords?: Float64Array;
 
@@ -100,11 +104,12 @@ export class PqResiduals implements CodedResiduals {
     readonly scales: Float32Array,
     /** K × dims codebook values as stored (f16-exact), subspace blocks one after the other. */
     readonly codebooks: Float32Array,
-    /** n × M codes, one per byte in memory whatever `bits` is. */
-    readonly codes: Uint8Array,
+    /** The codes, or (small data) one array of them. */
+    codes: Codes<Uint8Array> | Uint8Array,
     /** With a projection: its k × d directions as stored (f16 bits). */
     readonly projectionHalf?: Uint16Array,
   ) {
+    this.codes = asCodes(codes, M, n);
     this.K = 2 ** bits;
     this.dims = projectionHalf ? projectionHalf.length / d : d;
     this.bounds = subspaceBounds(this.dims, M);
@@ -117,13 +122,14 @@ export class PqResiduals implements CodedResiduals {
   }
 
   addTo(i: number, out: Float32Array, at = 0): void {
-    const { M, K, bounds, codebooks, codes } = this;
+    const { M, K, bounds, codebooks } = this;
     const s = this.scales[this.assign[i]];
     if (this.projection) return this.addProjected(i, s, out, at);
+    const codes = this.codes.piece(i), row = this.codes.pieceStart(i);
     for (let t = 0; t < M; t++) {
       const lo = bounds[t];
       const w = bounds[t + 1] - lo;
-      const c = K * lo + codes[i * M + t] * w;
+      const c = K * lo + codes[row + t] * w;
       for (let k = 0; k < w; k++) out[at + lo + k] += s * codebooks[c + k];
     }
   }
@@ -134,14 +140,15 @@ export class PqResiduals implements CodedResiduals {
    * dimension as one at a time, which the GPU's decode_pq_projected does).
    */
   private addProjected(i: number, s: number, out: Float32Array, at: number): void {
-    const { d, M, K, bounds, codebooks, codes, dims } = this;
+    const { d, M, K, bounds, codebooks, dims } = this;
     const P = this.projection!;
     const acc = (this.acc ??= new Float64Array(d));
     const z = (this.coords ??= new Float64Array(dims));
+    const codes = this.codes.piece(i), row = this.codes.pieceStart(i);
     for (let t = 0; t < M; t++) {
       const lo = bounds[t];
       const w = bounds[t + 1] - lo;
-      const c = K * lo + codes[i * M + t] * w;
+      const c = K * lo + codes[row + t] * w;
       z.set(codebooks.subarray(c, c + w), lo);
     }
     acc.fill(0);
@@ -158,11 +165,12 @@ export class PqResiduals implements CodedResiduals {
     for (let j = 0; j < d; j++) out[at + j] += s * acc[j];
   }
 
-  payload(): Uint8Array {
+  /** Header, scales, projection and codebooks in one array, then the codes as pieces (8-bit: in place; 4-bit: packed a piece of rows at a time). */
+  payload(): Uint8Array[] {
     const { n, d, M, bits, K, scales, codes, dims, projectionHalf } = this;
     const m = scales.length;
     const k = projectionHalf ? dims : 0;
-    const out = new Uint8Array(pqPayloadBytes(n, d, m, M, bits, k));
+    const out = new Uint8Array(pqPayloadBytes(0, d, m, M, bits, k));
     const v = new DataView(out.buffer);
     v.setUint32(0, M, true);
     v.setUint32(4, bits, true);
@@ -177,16 +185,8 @@ export class PqResiduals implements CodedResiduals {
     }
     const half = new Uint16Array(out.buffer, off, K * dims);
     for (let i = 0; i < K * dims; i++) half[i] = f32ToF16(this.codebooks[i]);
-    off += align4(2 * K * dims);
-    const body = out.subarray(off);
-    if (bits === 8) body.set(codes);
-    else {
-      const row = pqCodeBytes(M, 4);
-      for (let i = 0; i < n; i++)
-        for (let t = 0; t < M; t += 2)
-          body[i * row + (t >> 1)] = codes[i * M + t] | (t + 1 < M ? codes[i * M + t + 1] << 4 : 0);
-    }
-    return out;
+    if (bits === 8) return [out, ...codes.bytePieces()];
+    return [out, ...packNibbles(codes)];
   }
 }
 
@@ -199,10 +199,11 @@ export function storedCodebook(values: Float32Array): Float32Array {
 export const pqSection: ResidualSection = {
   tag: 'RSPQ',
   payloadBytes: () => undefined,
-  read(payload, { n, d, m, assignments, version }, corrupt) {
+  read(input: PayloadLike, { n, d, m, assignments, version }: SectionContext, corrupt: (what: string) => Error) {
+    const payload = asPayload(input); // a Payload from decodeVlc; bytes in one array from a test or a small caller
     const bad = (what: string) => corrupt(`section 'residuals' (pq) ${what}`);
     if (payload.length < HEADER_BYTES) throw bad(`has ${payload.length} bytes, less than its ${HEADER_BYTES}-byte header`);
-    const v = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
+    let v = new DataView(payload.buffer, payload.byteOffset, HEADER_BYTES);
     const M = v.getUint32(0, true);
     const bits = v.getUint32(4, true);
     const scaleCount = v.getUint32(8, true);
@@ -218,34 +219,32 @@ export const pqSection: ResidualSection = {
     if (payload.length !== want)
       throw bad(`has ${payload.length} bytes, but n = ${n}, d = ${d}, m = ${m}, M = ${M}, ${bits}-bit codes${k ? `, k = ${k}` : ''} need ${want}`);
     let off = HEADER_BYTES;
+    // Everything before the codes is small (m scales, k × d directions, K × D codebook values): one view.
+    const fixed = want - pqCodeBytes(M, bits) * n;
+    const head = payload.view(0, fixed);
+    v = new DataView(head.buffer, head.byteOffset, head.byteLength);
     const scales = new Float32Array(m);
-    new Uint8Array(scales.buffer).set(payload.subarray(off, off + 4 * m));
+    new Uint8Array(scales.buffer).set(head.subarray(off, off + 4 * m));
     if (!scales.every((s) => Number.isFinite(s) && s >= 0)) throw bad(`has an anchor scale that is not a finite number >= 0`);
     off += 4 * m;
     const halves = (count: number, what: string): Uint16Array => {
       const h = new Uint16Array(count);
       for (let i = 0; i < count; i++) h[i] = v.getUint16(off + 2 * i, true);
       if (!h.every((x) => Number.isFinite(f16ToF32(x)))) throw bad(`has a ${what} value that is not finite`);
-      for (let p = off + 2 * count; p < off + align4(2 * count); p++) if (payload[p] !== 0) throw bad(`has non-zero padding`);
+      for (let p = off + 2 * count; p < off + align4(2 * count); p++) if (head[p] !== 0) throw bad(`has non-zero padding`);
       off += align4(2 * count);
       return h;
     };
     const projectionHalf = k ? halves(k * d, 'projection') : undefined;
     const K = 2 ** bits;
     const codebooks = Float32Array.from(halves(K * dims, 'codebook'), f16ToF32);
-    const body = payload.subarray(off);
-    let codes: Uint8Array;
-    if (bits === 8) codes = body.slice();
+    let codes: Codes<Uint8Array>;
+    // 8-bit codes: views of the file's bytes (every byte is a valid code); 4-bit: unpacked a piece of rows at a time.
+    if (bits === 8) codes = new Codes<Uint8Array>('u8', n, M, payload.buffer, payload.byteOffset + off);
     else {
-      codes = new Uint8Array(n * M);
-      const row = pqCodeBytes(M, 4);
-      for (let i = 0; i < n; i++) {
-        for (let t = 0; t < M; t++) {
-          const b = body[i * row + (t >> 1)];
-          codes[i * M + t] = t & 1 ? b >> 4 : b & 0xf;
-        }
-        if (M & 1 && body[i * row + row - 1] >> 4) throw bad(`has a non-zero unused half byte in vector ${i}'s codes`);
-      }
+      const unpacked = unpackNibbles<Uint8Array>((at, length) => payload.view(off + at, length), 'u8', n, M);
+      if (unpacked.spareRow >= 0) throw bad(`has a non-zero unused half byte in vector ${unpacked.spareRow}'s codes`);
+      codes = unpacked.codes;
     }
     return new PqResiduals(n, d, M, bits, assignments, scales, codebooks, codes, projectionHalf);
   },

@@ -5,6 +5,7 @@
 // so one thread and sixteen write the same bytes. scalar-worker.ts runs them on worker threads.
 import { forEachF32Rows, rowsF32, type Rows } from '../vectors/dataset.js';
 import { crc32c } from '../io/vlc/crc32c.js';
+import type { Codes } from '../vectors/codes.js';
 
 /** Rows per block: the unit of work and of summation. */
 export const BLOCK_ROWS = 16384;
@@ -44,19 +45,19 @@ export function blockRanges(inp: RowsInput, n: number, b: number, maxAbs: Float6
  * reconstruction as a decoder holds it: f32(anchor + s·q), summed per row, then the rows in order
  * (so a GPU, one thread per row, makes the same sums: cuda/residual.cu).
  */
-export function blockCodes(inp: RowsInput, n: number, b: number, scales: Float32Array, L: number, codes: Int8Array): number {
+export function blockCodes(inp: RowsInput, n: number, b: number, scales: Float32Array, L: number, codes: Codes<Int8Array>): number {
   const { d, anchors, assign } = inp;
   let err = 0;
   forBlock(inp, n, b, (x, c0, c1) => {
     for (let i = c0; i < c1; i++) {
-      const a = assign[i] * d, row = (i - c0) * d, out = i * d;
+      const a = assign[i] * d, row = (i - c0) * d, dst = codes.piece(i), out = codes.pieceStart(i);
       let rowErr = 0;
       for (let k = 0; k < d; k++) {
         const s = scales[k];
         const xv = x[row + k], av = anchors[a + k];
         let q = s === 0 ? 0 : Math.round((xv - av) / s);
         q = q > L ? L : q < -L ? -L : q;
-        codes[out + k] = q;
+        dst[out + k] = q;
         const e = xv - Math.fround(av + s * q);
         rowErr += e * e;
       }
@@ -87,8 +88,10 @@ export function residualSample(inp: RowsInput, n: number, rows: number): Float64
   return out;
 }
 
-/** CRC32C of block b's codes (its rows' n·d bytes): the int8 section's checksum is combined from these (scalar.ts). */
-export function blockCrc(codes: Int8Array, n: number, d: number, b: number): number {
+/** CRC32C of block b's codes (its rows' bytes, over the pieces that hold them): the int8 section's checksum is combined from these (scalar.ts). */
+export function blockCrc(codes: Codes<Int8Array>, n: number, b: number): number {
   const r0 = b * BLOCK_ROWS, r1 = Math.min(n, r0 + BLOCK_ROWS);
-  return crc32c(new Uint8Array(codes.buffer, codes.byteOffset + r0 * d, (r1 - r0) * d));
+  let crc = 0;
+  codes.forEachRun(r0, r1, (bytes) => (crc = crc32c(bytes, crc)));
+  return crc;
 }

@@ -3,6 +3,7 @@
 // over shared memory, and answers with its blocks' errors.
 import { parentPort } from 'node:worker_threads';
 import type { Rows } from '../vectors/dataset.js';
+import { codesOf, type CodesHandle } from '../vectors/codes.js';
 import { blockBits, type BitsPlan } from './bits-rows.js';
 import { blockCodes, blockCrc, blockRanges, type RowsInput } from './scalar-rows.js';
 
@@ -22,8 +23,8 @@ export interface ScalarJob {
   /** codes: */
   scales?: Float32Array;
   levels?: number;
-  /** codes and bits: where the codes go (n × d int8, n × R bytes). */
-  codes?: SharedArrayBuffer;
+  /** codes and bits: where the codes go (n × d int8, n × R bytes): their buffer and offsets, the views made here. */
+  codes?: CodesHandle;
   /** bits: */
   bitsPlan?: BitsPlan;
 }
@@ -42,13 +43,13 @@ parentPort?.on('message', (job: ScalarJob) => {
       const maxAbs = new Float64Array(job.maxAbs!), sumSq = new Float64Array(job.sumSq!);
       for (const b of job.blocks) blockRanges(inp, job.n, b, maxAbs, sumSq);
     } else if (job.phase === 'bits') {
-      const codes = new Uint8Array(job.codes!);
+      const codes = codesOf<Uint8Array>(job.codes!);
       for (const b of job.blocks) errs.push(blockBits(inp, job.n, b, job.bitsPlan!, codes));
     } else {
-      const codes = new Int8Array(job.codes!);
+      const codes = codesOf<Int8Array>(job.codes!);
       for (const b of job.blocks) {
         errs.push(blockCodes(inp, job.n, b, job.scales!, job.levels!, codes));
-        crcs.push(blockCrc(codes, job.n, job.d, b)); // while the block's codes are in cache
+        crcs.push(blockCrc(codes, job.n, b)); // while the block's codes are in cache
       }
     }
     parentPort!.postMessage({ ok: true, errs, crcs });

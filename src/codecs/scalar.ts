@@ -25,7 +25,9 @@ import { BLOCK_ROWS, blockCodes, blockRanges, blocksOf, residualSample, type Row
 import type { ScalarJob } from './scalar-worker.js';
 import { checkpoint } from '../interrupt.js';
 import { asRows } from '../vectors/dataset.js';
-import type { CodedResiduals, ResidualInput, ResidualSection } from './types.js';
+import { allocCodes, asCodes, Codes, packNibbles, unpackNibbles } from '../vectors/codes.js';
+import type { CodedResiduals, ResidualInput, ResidualSection, SectionContext } from './types.js';
+import { asPayload, type PayloadLike } from '../io/vlc/payload.js';
 
 export type ScalarMode = 'int8' | 'int4';
 
@@ -38,38 +40,35 @@ export const CLIP_SAMPLE_ROWS = 4096;
 const CLIP_KEEP = 0.9;
 
 export class ScalarResiduals implements CodedResiduals {
+  /** n×d codes, one per byte in memory whatever the mode (int4 is packed only in the file), in pieces of whole rows (vectors/codes.ts). */
+  readonly codes: Codes<Int8Array>;
+
   constructor(
     readonly mode: ScalarMode,
     readonly n: number,
     readonly d: number,
     /** One scale per dimension (f32). */
     readonly scales: Float32Array,
-    /** n×d codes, one per byte in memory whatever the mode (int4 is packed only in the file). */
-    readonly codes: Int8Array,
+    /** The codes, or (small data) one array of them. */
+    codes: Codes<Int8Array> | Int8Array,
     /** int8: the payload's CRC32C when the encoder computed it (from its threads' blocks), else undefined. */
     readonly payloadCrc?: number,
-  ) {}
+  ) {
+    this.codes = asCodes(codes, d, n);
+  }
 
   addTo(i: number, out: Float32Array, at = 0): void {
     const { d, scales, codes } = this;
-    for (let k = 0; k < d; k++) out[at + k] += scales[k] * codes[i * d + k];
+    const c = codes.piece(i), o = codes.pieceStart(i);
+    for (let k = 0; k < d; k++) out[at + k] += scales[k] * c[o + k];
   }
 
-  /** The scales, then the codes: int8 as two pieces (the codes in place: no copy of n·d bytes), int4 packed. */
-  payload(): Uint8Array | Uint8Array[] {
+  /** The scales, then the codes: int8's pieces in place (no copy of n·d bytes), int4's packed a piece of rows at a time. */
+  payload(): Uint8Array[] {
     const { n, d, mode, codes } = this;
-    if (mode === 'int8') return [new Uint8Array(Float32Array.from(this.scales).buffer), new Uint8Array(codes.buffer, codes.byteOffset, codes.length)];
-    const rowBytes = scalarRowBytes(mode, d);
-    const out = new Uint8Array(scalarPayloadBytes(mode, n, d));
-    new Float32Array(out.buffer, 0, d).set(this.scales);
-    const body = out.subarray(4 * d);
-    for (let i = 0; i < n; i++)
-      for (let k = 0; k < d; k += 2) {
-        const lo = codes[i * d + k] & 0xf;
-        const hi = k + 1 < d ? codes[i * d + k + 1] & 0xf : 0;
-        body[i * rowBytes + (k >> 1)] = lo | (hi << 4);
-      }
-    return out;
+    const head = new Uint8Array(Float32Array.from(this.scales).buffer);
+    if (mode === 'int8') return [head, ...codes.bytePieces()];
+    return [head, ...packNibbles(codes)];
   }
 }
 
@@ -95,7 +94,7 @@ export async function encodeScalar(
   const rows = rowsInput(input, t > 1);
   const maxAbs = new Float64Array(new SharedArrayBuffer(blocks * d * 8));
   const sumSq = new Float64Array(new SharedArrayBuffer(blocks * d * 8));
-  const codes = new Int8Array(new SharedArrayBuffer(n * d));
+  const codes = allocCodes<Int8Array>('i8', n, d);
   const L = LEVELS[mode];
   const errs = new Float64Array(blocks);
   const crcs = new Float64Array(blocks);
@@ -110,7 +109,7 @@ export async function encodeScalar(
         blockRanges(rows, n, b, maxAbs, sumSq);
       }
     const scales = scalesOf(mode, n, d, blocks, maxAbs, sumSq, mode === 'int4' ? residualSample(rows, n, CLIP_SAMPLE_ROWS) : undefined);
-    if (workers) workers.answersInto(errs, crcs, await workers.run({ phase: 'codes', scales, levels: L, codes: codes.buffer as SharedArrayBuffer }));
+    if (workers) workers.answersInto(errs, crcs, await workers.run({ phase: 'codes', scales, levels: L, codes: codes.handle() }));
     else
       for (let b = 0; b < blocks; b++) {
         await checkpoint();
@@ -333,15 +332,9 @@ function scalarRowBytes(mode: ScalarMode, d: number): number {
   return mode === 'int8' ? d : Math.ceil(d / 2);
 }
 
-/** Whether any code is below `lo` (a plain loop: a callback per code costs seconds on large files). */
-function below(codes: Int8Array, lo: number): boolean {
-  for (let i = 0; i < codes.length; i++) if (codes[i] < lo) return true;
-  return false;
-}
-
-/** Whether any int8 code is -128, the one byte outside -127..127 (memchr, not a loop: the codes are most of the file). */
-function hasMinus128(codes: Int8Array): boolean {
-  return Buffer.from(codes.buffer, codes.byteOffset, codes.byteLength).indexOf(0x80) >= 0;
+/** Whether any int8 code is -128, the one byte outside -127..127 (memchr per piece, not a loop: the codes are most of the file). */
+function hasMinus128(codes: Codes<Int8Array>): boolean {
+  return codes.bytePieces().some((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength).indexOf(0x80) >= 0);
 }
 
 /** Reader of the 'RSD8' / 'RSD4' section: lengths, scales and code range checked. */
@@ -349,29 +342,23 @@ export function scalarSection(mode: ScalarMode): ResidualSection {
   return {
     tag: mode === 'int8' ? 'RSD8' : 'RSD4',
     payloadBytes: (n, d) => 4 * d + n * scalarRowBytes(mode, d),
-    read(payload, { n, d }, corrupt) {
+    read(input: PayloadLike, { n, d }: SectionContext, corrupt: (what: string) => Error) {
+      const payload = asPayload(input); // a Payload from decodeVlc; bytes in one array from a test or a small caller
       const want = scalarPayloadBytes(mode, n, d);
       if (payload.length !== want)
         throw corrupt(`section 'residuals' has ${payload.length} bytes, but n = ${n}, d = ${d} ${mode} needs ${want}`);
       const scales = new Float32Array(d);
-      new Uint8Array(scales.buffer).set(payload.subarray(0, 4 * d));
+      new Uint8Array(scales.buffer).set(payload.view(0, 4 * d));
       if (!scales.every((s) => Number.isFinite(s) && s >= 0)) throw corrupt(`section 'residuals': a scale is not a finite number >= 0`);
-      const body = payload.subarray(4 * d);
       if (mode === 'int8') {
-        // A view of the file's bytes, not a copy: the codes are most of the file.
-        const codes = new Int8Array(body.buffer, body.byteOffset, n * d);
+        // Views of the file's bytes, not a copy: the codes are most of the file.
+        const codes = new Codes<Int8Array>('i8', n, d, payload.buffer, payload.byteOffset + 4 * d);
         if (hasMinus128(codes)) throw corrupt(`section 'residuals': a code is outside -127..127`);
         return new ScalarResiduals(mode, n, d, scales, codes);
       }
-      const codes = new Int8Array(n * d);
-      const rowBytes = scalarRowBytes(mode, d);
-      for (let i = 0; i < n; i++)
-        for (let k = 0; k < d; k++) {
-          const b = body[i * rowBytes + (k >> 1)];
-          const nib = k & 1 ? b >> 4 : b & 0xf;
-          codes[i * d + k] = nib & 0x8 ? nib - 16 : nib; // sign-extend 4 bits
-        }
-      if (below(codes, -7)) throw corrupt(`section 'residuals': a code is outside -7..7`);
+      const { codes } = unpackNibbles<Int8Array>((at, length) => payload.view(4 * d + at, length), 'i8', n, d);
+      // -8 is the one 4-bit value outside -7..7 (indexOf per piece: no callback per code).
+      if (codes.pieces.some((p) => p.indexOf(-8) >= 0)) throw corrupt(`section 'residuals': a code is outside -7..7`);
       return new ScalarResiduals(mode, n, d, scales, codes);
     },
   };

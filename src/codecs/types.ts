@@ -4,6 +4,7 @@
 // codes back into residuals, and how to write and read its section payload.
 
 import type { VectorsLike } from '../vectors/dataset.js';
+import type { Payload } from '../io/vlc/payload.js';
 
 /**
  * A residual mode: 'none' (anchor ids alone) or a codec's name (codecs/sections.ts lists those a
@@ -46,7 +47,11 @@ export interface CodedResiduals {
    * stored. (`at` lets a block of rows be decoded into one array without a view per row.)
    */
   addTo(i: number, out: Float32Array, at?: number): void;
-  /** The section payload (deterministic: the same residuals give the same bytes). */
+  /**
+   * The section payload (deterministic: the same residuals give the same bytes), as one array or a
+   * list of pieces written in turn: the codes come as pieces of at most viewLimitBytes() (1 GiB),
+   * so a payload of any size is never copied into one buffer.
+   */
   payload(): Uint8Array | Uint8Array[];
   /** The payload's CRC32C when the encoder already computed it (on its threads); undefined: the writer computes it. */
   readonly payloadCrc?: number;
@@ -74,5 +79,10 @@ export interface ResidualSection {
    * reading; undefined when only the payload's own header says (pq: its M and bits).
    */
   payloadBytes(n: number, d: number): number | undefined;
-  read(payload: Uint8Array, context: SectionContext, corrupt: (what: string) => Error): CodedResiduals;
+  /**
+   * The residuals from the section's payload, every field checked. The payload may be larger than
+   * one typed array holds: read it through views (payload.view for fixed fields, pieces() or views
+   * of whole rows for the codes; codes may also be viewed in place: vectors/codes.ts).
+   */
+  read(payload: Payload, context: SectionContext, corrupt: (what: string) => Error): CodedResiduals;
 }

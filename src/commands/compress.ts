@@ -127,6 +127,8 @@ async function runCompress(input: string[], o: CompressFlags, cmd: Command): Pro
   if (o.json) process.stdout.write(json);
   if (statsOut) await writeOutput(statsOut, (sink) => sink.write(new TextEncoder().encode(json)));
   log().info(summaryLine(stats, output.target === '-' ? '-' : quoteName(output.target)));
+  // -v: where the wall time went (the same phases as --json), adding up to the total.
+  log().debug(`phases (s): ${Object.entries(stats.phases).map(([k, v]) => `${k} ${v.toFixed(2)}`).join(', ')}; total ${stats.total_seconds.toFixed(2)}`);
 }
 
 /** The name a default output follows: the input file, or a directory of shards (several files or a glob need -o). */

@@ -17,7 +17,8 @@ export function prefaultShared(bytes: number): void {
   const sab = new SharedArrayBuffer(bytes);
   try {
     const w = new Worker(
-      "const { workerData: b } = require('node:worker_threads'); const u = new Uint8Array(b); for (let i = 0; i < u.length; i += 4096) u[i] = 0;",
+      // A view at a time: one typed array cannot cover a buffer over 4 GiB.
+      "const { workerData: b } = require('node:worker_threads'); for (let at = 0; at < b.byteLength; at += 1 << 30) { const u = new Uint8Array(b, at, Math.min(1 << 30, b.byteLength - at)); for (let i = 0; i < u.length; i += 4096) u[i] = 0; }",
       { eval: true, workerData: sab },
     );
     w.unref(); // an optimization: it never holds the process

@@ -8,8 +8,6 @@ import type { ExactKnn, Neighbours } from '../backend/types.js';
 import { asRows, rowInto, type Rows as VectorRows, type VectorsLike } from '../vectors/dataset.js';
 import { maxAbsOf, scaleFor, scaleInPlace } from '../vectors/scale.js';
 import { BLOCK_FLOATS, blockKnn, type OnRows } from '../search/exact.js';
-
-export type { OnRows };
 import type { DecodeRow } from './reconstruction.js';
 import { rowAt, rowCount, type Rows } from './sample.js';
 
@@ -35,6 +33,7 @@ export interface RecallPlan {
   queries: readonly number[];
 }
 
+/** The true neighbours: exact k-NN (k + 1, self included) of the queries over the original base vectors. */
 export async function trueNeighbours(xs: VectorsLike, n: number, d: number, plan: RecallPlan, knn: ExactKnn, onRows?: OnRows): Promise<Neighbours> {
   const x = asRows(xs, n, d);
   const nb = rowCount(plan.base, n);

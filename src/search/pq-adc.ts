@@ -15,6 +15,7 @@
 import type { InvertedLists, PqAdcData } from '../backend/types.js';
 import { tableQuery, type PqResiduals } from '../codecs/pq.js';
 import { projectRows } from '../codecs/linear.js';
+import { allocCodes } from '../vectors/codes.js';
 
 export type { PqAdcData };
 
@@ -22,7 +23,6 @@ export type { PqAdcData };
 /** Typed arrays on SharedArrayBuffers (worker threads read them without a copy). */
 const shared = {
   f32: (n: number) => new Float32Array(new SharedArrayBuffer(4 * n)),
-  u8: (n: number) => new Uint8Array(new SharedArrayBuffer(n)),
 };
 
 /** The ADC data of a pq-coded file: its codes in list order, and each vector's query-free term. */
@@ -32,7 +32,7 @@ export function pqAdcData(pq: PqResiduals, anchors: Float32Array, assign: ArrayL
   const D = pq.dims;
   // The anchors in the coordinates the codebooks live in: Pa_j with a projection, else a_j.
   const base = projection ? projectRows(projection, D, d, anchors, m) : anchors;
-  const listCodes = shared.u8(n * M);
+  const listCodes = allocCodes<Uint8Array>('u8', n, M); // shared, in pieces: n·M may pass one array
   const extra = shared.f32(n);
   const scale = shared.f32(m);
   scale.set(scales.subarray(0, m));
@@ -40,13 +40,15 @@ export function pqAdcData(pq: PqResiduals, anchors: Float32Array, assign: ArrayL
     const i = lists.members[p];
     const j = assign[i];
     const s = scales[j];
-    listCodes.set(codes.subarray(i * M, (i + 1) * M), p * M);
+    const src = codes.piece(i), so = codes.pieceStart(i);
+    const dst = listCodes.piece(p), dO = listCodes.pieceStart(p);
     let dot = 0; // ⟨a_j, ĉ_i⟩
     let norm = 0; // ‖ĉ_i‖²
     for (let t = 0; t < M; t++) {
+      const code = (dst[dO + t] = src[so + t]);
       const lo = bounds[t];
       const w = bounds[t + 1] - lo;
-      const c = K * lo + codes[i * M + t] * w;
+      const c = K * lo + code * w;
       for (let k = 0; k < w; k++) {
         const v = codebooks[c + k];
         dot += base[j * D + lo + k] * v;
@@ -86,8 +88,8 @@ export function pqAdcScorer(a: PqAdcData, lists: InvertedLists, assign: ArrayLik
       return (id: number, anchorDist: number): number => {
         let dot = 0;
         const p = at[id];
-        const row = p * M;
-        for (let t = 0; t < M; t++) dot += table[t * K + codes[row + t]];
+        const piece = codes.piece(p), row = codes.pieceStart(p);
+        for (let t = 0; t < M; t++) dot += table[t * K + piece[row + t]];
         return anchorDist + extra[p] - 2 * scale[assign[id]] * dot;
       };
     },

@@ -3,18 +3,10 @@
 // and is refused with one line when damaged; the flags that do not go with it are usage errors.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO, tempDir, vlc } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { DEMO, residualRuns, vlc } from './helpers.js';
 
-const ITERS = '8'; // keep the suite fast; quality is measured in bench/
-let dir: string;
-beforeAll(() => {
-  dir = tempDir('bits');
-});
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
-
-const compress = (out: string, ...args: string[]) =>
-  vlc(['compress', DEMO, '-o', out, '--iters', ITERS, '--device', 'cpu', '--residual', 'bits', '--json', ...args]);
+const { dir, compress, ITERS } = residualRuns('bits');
 
 describe('--residual bits', { timeout: 120_000 }, () => {
   it('--bytes B: the file fits, decodes as measured, is searchable, the same bytes again; damage is exit 2', () => {

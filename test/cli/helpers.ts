@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll } from 'vitest';
 import { encodeVlcBytes } from '../../dist/io/vlc/format.js';
 import { npyBytes as npyFile } from '../io/helpers.js';
 import { rng } from '../rng.js';
@@ -113,4 +114,18 @@ export function vlcBytesOf(d: number, anchors: Float32Array, assignments: Uint32
 /** A valid .vlc of n × d vectors over m anchors, no residuals (anchors: clustered(m, d, 7); vector i on anchor i mod m). */
 export function smallVlc(n = 100, d = 8, m = 4): Uint8Array {
   return vlcBytesOf(d, clustered(m, d, 7), Uint32Array.from({ length: n }, (_, i) => i % m));
+}
+
+/**
+ * What a residual codec's end-to-end test file shares (test/cli/bits.test.ts, ec.test.ts): its own
+ * temp directory, removed after the file, and `compress(out, ...args)` of the demo with
+ * `--residual mode` on the CPU, few iterations (quality is measured in bench/).
+ */
+export function residualRuns(mode: string) {
+  const ITERS = '8';
+  const dir = tempDir(mode);
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const compress = (out: string, ...args: string[]) =>
+    vlc(['compress', DEMO, '-o', out, '--iters', ITERS, '--device', 'cpu', '--residual', mode, '--json', ...args]);
+  return { dir, compress, ITERS };
 }

@@ -96,7 +96,7 @@ describe('bits codec', () => {
     const input = { x, n, d, anchors: new Float32Array(d), assign: new Uint32Array(n) };
     const one = await encodeBits(input, 4, 1);
     const two = await encodeBits(input, 4, 2);
-    expect(Buffer.from(two.residuals.codes).equals(Buffer.from(one.residuals.codes))).toBe(true);
+    expect(Buffer.from([...two.residuals.codes]).equals(Buffer.from([...one.residuals.codes]))).toBe(true);
     expect(two.residualEnergy).toBe(one.residualEnergy);
   });
 

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { codecFor, compress, openVlc, registerCodec, type Codec, type CodedResiduals, type ResidualSection } from '../../dist/index.js';
 import { asRows, f16ToF32, f32ToF16, forEachF32Rows } from '../../dist/vectors/dataset.js';
+import { asPayload } from '../../dist/io/vlc/payload.js';
 import { rng } from '../rng.js';
 import { tempDir } from '../cli/helpers.js';
 
@@ -25,7 +26,8 @@ const section: ResidualSection = {
   payloadBytes: (n, d) => 2 * n * d,
   read(payload, { n, d }, corrupt) {
     if (payload.length !== 2 * n * d) throw corrupt(`toy section has ${payload.length} bytes, expected ${2 * n * d}`);
-    return new HalfResiduals(n, d, new Uint16Array(payload.slice().buffer));
+    // A section comes as a Payload (any size, viewed piecewise); this small one is read as one view.
+    return new HalfResiduals(n, d, new Uint16Array(asPayload(payload).bytes().slice().buffer));
   },
 };
 

@@ -4,6 +4,7 @@
 // never ranked) and a list's asymmetric distances (pq-adc.ts's formula, f64 sums in subspace order).
 import { describe, expect, it } from 'vitest';
 import { subspaceBounds } from '../../dist/codecs/pq.js';
+import { codesFromArray } from '../../dist/vectors/codes.js';
 import { PqKernel } from '../../dist/backend/cpu/pq-kernel.js';
 import type { PqIndex } from '../../dist/backend/types.js';
 import { rng } from '../rng.js';
@@ -24,7 +25,7 @@ function indexOf(n: number, d: number, m: number, M: number, K: number, seed: nu
     lists: { start, members: Uint32Array.from({ length: n }, (_, i) => i) },
     pq: {
       M, K, bounds: subspaceBounds(d, M), codebooks: Float32Array.from({ length: K * d }, value),
-      codes: Uint8Array.from({ length: n * M }, () => Math.floor(rand() * K)),
+      codes: codesFromArray(Uint8Array.from({ length: n * M }, () => Math.floor(rand() * K)), M),
       extra: Float32Array.from({ length: n }, value), scale: Float32Array.from({ length: m }, () => rand()),
     },
   };
@@ -62,7 +63,7 @@ describe('the pq search kernel', () => {
         kernel.scanList(5, n - 5, anchorDist, index.pq.scale[j]);
         const want = Array.from({ length: n - 5 }, (_, e) => {
           let dot = 0;
-          for (let t = 0; t < M; t++) dot += table[t * K + index.pq.codes[(5 + e) * M + t]];
+          for (let t = 0; t < M; t++) dot += table[t * K + index.pq.codes.get(5 + e, t)];
           return anchorDist + index.pq.extra[5 + e] - 2 * index.pq.scale[j] * dot;
         });
         expect(signed(kernel.dists.subarray(0, n - 5))).toEqual(signed(want));

@@ -56,7 +56,7 @@ describe('.vlc pq section with a projection', () => {
       const c = new Float64Array(k);
       for (let t = 0; t < M; t++) {
         const w = bounds[t + 1] - bounds[t];
-        for (let e = 0; e < w; e++) c[bounds[t] + e] = got.codebooks[2 ** bits * bounds[t] + got.codes[i * M + t] * w + e];
+        for (let e = 0; e < w; e++) c[bounds[t] + e] = got.codebooks[2 ** bits * bounds[t] + got.codes.get(i, t) * w + e];
       }
       for (let x = 0; x < d; x++) {
         let r = 0;

@@ -46,7 +46,7 @@ describe('.vlc pq section', () => {
       const j = f.assignments[i];
       for (let t = 0; t < M; t++)
         for (let k = bounds[t]; k < bounds[t + 1]; k++) {
-          const c = residuals.codebooks[2 ** bits * bounds[t] + residuals.codes[i * M + t] * (bounds[t + 1] - bounds[t]) + k - bounds[t]];
+          const c = residuals.codebooks[2 ** bits * bounds[t] + residuals.codes.get(i, t) * (bounds[t + 1] - bounds[t]) + k - bounds[t]];
           expect(rec[i * d + k]).toBe(Math.fround(content.anchors[j * d + k] + residuals.scales[j] * c));
         }
     }

@@ -140,7 +140,7 @@ export class PqKernel {
   /** dists[0..n) = the distances of list positions p0..p0+n to the query of the last tables, its anchor at anchorDist. */
   scanList(p0: number, n: number, anchorDist: number, scale: number): void {
     const { M, K, codes, extra } = this.index.pq;
-    this.mem.u8.set(codes.subarray(p0 * M, (p0 + n) * M), this.at.codes);
+    codes.copyRows(p0, p0 + n, this.mem.u8, this.at.codes); // a list's run may span pieces
     this.mem.f32.set(extra.subarray(p0, p0 + n), this.at.extra >> 2);
     this.ex.pq_scan(this.at.codes, this.at.extra, n, M, K, this.at.table, anchorDist, scale, this.at.dists);
   }

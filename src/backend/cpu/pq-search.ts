@@ -52,7 +52,9 @@ export async function searchPq(index: PqIndex, queries: Float32Array, nq: number
     const { d } = index;
     const shared = { ids: sharedI32(nq * o.k), dists: sharedF32(nq * o.k) };
     const q = shareable(queries.subarray(0, nq * d), sharedF32);
-    const range = { index: { ...index, anchors: shareable(index.anchors, sharedF32) }, queries: q, options, out: shared };
+    // The codes go as their buffer and offsets (worker.ts makes its views: a class does not survive postMessage).
+    const pq = { ...index.pq, codes: index.pq.codes.handle() as unknown as typeof index.pq.codes };
+    const range = { index: { ...index, pq, anchors: shareable(index.anchors, sharedF32) }, queries: q, options, out: shared };
     await cpuWorkers.all(threads, (w, used) => ({ op: 'pqSearch', ...range, q0: Math.floor((w * nq) / used), q1: Math.floor(((w + 1) * nq) / used) }));
     out.ids.set(shared.ids);
     out.dists.set(shared.dists);

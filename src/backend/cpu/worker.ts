@@ -10,6 +10,7 @@ import { PqSearcher } from './pq-search.js';
 import { assignGrouped, type GroupedPass } from './groups.js';
 import { MIN_SOFT_SHARE } from '../types.js';
 import { fixedSeed } from '../fixed.js';
+import { codesOf, type CodesHandle } from '../../vectors/codes.js';
 
 // The engine a message is about (use() below): its shared state, kernels and range of points.
 let st: SharedState | undefined;
@@ -374,7 +375,9 @@ function handle(msg: WorkerRequest): void {
       knnKernel ??= makeKernel('wasm');
       return knnRange(knnKernel, msg);
     case 'pqSearch':
-      return new PqSearcher(msg.index).search(msg.queries, msg.q0, msg.q1, msg.options, msg.out);
+      // The codes came as their buffer and offsets (a class does not survive postMessage): views remade here.
+      return new PqSearcher({ ...msg.index, pq: { ...msg.index.pq, codes: codesOf<Uint8Array>(msg.index.pq.codes as unknown as CodesHandle) } })
+        .search(msg.queries, msg.q0, msg.q1, msg.options, msg.out);
   }
 }
 

@@ -5,6 +5,7 @@
 import { BitsResiduals } from '../../codecs/bits.js';
 import { PqResiduals } from '../../codecs/pq.js';
 import { ScalarResiduals } from '../../codecs/scalar.js';
+import type { Codes } from '../../vectors/codes.js';
 import type { Decodable } from '../../io/vlc/reconstruct.js';
 import type { CudaContext } from './context.js';
 import { launch } from './kernels.js';
@@ -37,6 +38,16 @@ export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number): De
     for (let off = 0; off < bytes.length; off += UPLOAD_CHUNK) ctx.upload(buf, bytes.subarray(off, Math.min(bytes.length, off + UPLOAD_CHUNK)), off);
     return buf;
   };
+  // Rows [0, n) of the codes, a piece at a time, each at its offset in one device buffer.
+  const upCodes = (name: string, codes: Codes): DeviceBuffer => {
+    const buf = held.alloc(name, n * codes.width);
+    let at = 0;
+    codes.forEachRun(0, n, (bytes) => {
+      for (let off = 0; off < bytes.length; off += UPLOAD_CHUNK) ctx.upload(buf, bytes.subarray(off, Math.min(bytes.length, off + UPLOAD_CHUNK)), at + off);
+      at += bytes.length;
+    });
+    return buf;
+  };
   const free = () => held.free();
   try {
     ctx.makeCurrent();
@@ -45,7 +56,7 @@ export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number): De
     const r = file.residuals;
     const blocks = (rows: number) => Math.max(1, Math.min(Math.ceil((rows * d) / 256), Math.max(1, ctx.info.multiprocessors) * BLOCKS_PER_SM));
     if (r instanceof PqResiduals) {
-      const codes = up('decode pq codes', r.codes.subarray(0, n * r.M));
+      const codes = upCodes('decode pq codes', r.codes);
       const bounds = up('decode pq bounds', r.bounds);
       const codebooks = up('decode pq codebooks', r.codebooks);
       const scales = up('decode pq scales', r.scales);
@@ -68,7 +79,7 @@ export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number): De
       };
     }
     if (r instanceof BitsResiduals) {
-      const codes = up('decode bits codes', r.codes.subarray(0, n * r.R));
+      const codes = upCodes('decode bits codes', r.codes);
       const bits = up('decode bits per dimension', r.bits);
       const start = up('decode bit starts', r.starts());
       const steps = up('decode bits steps', r.steps);
@@ -81,7 +92,7 @@ export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number): De
     }
     if (r !== undefined && !(r instanceof ScalarResiduals)) throw new Error(`decode on the GPU: no kernel for residual mode ${r.mode}`);
     // No residuals: a null codes pointer, and the kernel copies the anchors.
-    const codes = r ? up('decode codes', r.codes.subarray(0, n * d)).ptr : 0n;
+    const codes = r ? upCodes('decode codes', r.codes).ptr : 0n;
     const scales = r ? up('decode scales', r.scales).ptr : 0n;
     return {
       fill: (out, r0, rows) => launch(ctx, 'decode_scalar', 'f32', blocks(rows), {

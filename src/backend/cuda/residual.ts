@@ -12,6 +12,7 @@ import { crc32c, crc32cJoin } from '../../io/vlc/crc32c.js';
 import { BLOCK_ROWS, blocksOf, residualSample } from '../../codecs/scalar-rows.js';
 import type { EncodedResiduals, ResidualInput } from '../../codecs/types.js';
 import { asRows, elementBytes } from '../../vectors/dataset.js';
+import { allocCodes, type Codes } from '../../vectors/codes.js';
 import type { CudaContext } from './context.js';
 import { KERNELS, launch } from './kernels.js';
 import { HeldBuffers, type DeviceBuffer } from './pool.js';
@@ -58,8 +59,8 @@ export async function encodeScalarOnGpu(
     const sumsBuf = input.measureRows !== undefined ? rowSumsOnDevice(ctx, x.dtype, input.measureRows, n, d, { X, C, A, S, codes: codesBuf }, alloc) : undefined;
     await ctx.finish();
     t.push(performance.now());
-    const codes = new Int8Array(takeShared(Math.max(1, n * d)), 0, n * d);
-    downloadStaged(ctx, codes, codesBuf);
+    const codes = allocCodes<Int8Array>('i8', n, d, true, takeShared(Math.max(1, n * d)));
+    downloadCodes(ctx, codes, codesBuf);
     const rowErr = new Float64Array(n);
     ctx.download(rowErr, rowErrBuf);
     const rowSums = sumsBuf && new Float64Array(sumsBuf.count * 4);
@@ -118,8 +119,8 @@ export async function encodeBitsOnGpu(ctx: CudaContext, input: ResidualInput, R:
       X: X.ptr, n, d, C: C.ptr, assign: A.ptr, bits: B.ptr, steps: S.ptr, R, codes: codesBuf.ptr, rowErr: rowErrBuf.ptr,
     });
     await ctx.finish();
-    const codes = new Uint8Array(n * R);
-    downloadStaged(ctx, codes, codesBuf);
+    const codes = allocCodes<Uint8Array>('u8', n, R, false);
+    downloadCodes(ctx, codes, codesBuf);
     const rowErr = new Float64Array(n);
     ctx.download(rowErr, rowErrBuf);
     return { residuals: new BitsResiduals(n, d, R, plan.bits, plan.steps, codes), residualEnergy: blockSums(rowErr, n) / Math.max(1, n) };
@@ -180,17 +181,25 @@ const STAGE_BYTES = 32 << 20;
  * fresh pageable array ran at about 1 GB/s on the H100 machine (128 MB of int8 codes in 133-140 ms,
  * bench/results/2026-11-24-h100-h6.json). Without page-locked memory, the plain copy.
  */
-function downloadStaged(ctx: CudaContext, dst: Int8Array | Uint8Array, src: DeviceBuffer): void {
-  const bytes = new Uint8Array(dst.buffer, dst.byteOffset, dst.byteLength);
-  const pinned = bytes.length > 0 ? ctx.hostBuffer(Math.min(bytes.length, STAGE_BYTES)) : undefined;
-  if (!pinned) return ctx.download(bytes, src);
+function downloadStaged(ctx: CudaContext, bytes: Uint8Array, src: DeviceBuffer, srcOffset: number, pinned: Uint8Array | undefined): void {
+  if (!pinned) return ctx.download(bytes, src, srcOffset);
+  for (let off = 0; off < bytes.length; off += pinned.length) {
+    const chunk = pinned.subarray(0, Math.min(pinned.length, bytes.length - off));
+    ctx.download(chunk, src, srcOffset + off);
+    bytes.set(chunk, off);
+  }
+}
+
+/** The device's codes (rows × width bytes from the buffer's start) into the host's pieces, each from its offset. */
+function downloadCodes(ctx: CudaContext, codes: Codes, src: DeviceBuffer): void {
+  const pinned = codes.length > 0 ? ctx.hostBuffer(Math.min(codes.length, STAGE_BYTES)) : undefined;
   try {
-    for (let off = 0; off < bytes.length; off += pinned.length) {
-      const chunk = pinned.subarray(0, Math.min(pinned.length, bytes.length - off));
-      ctx.download(chunk, src, off);
-      bytes.set(chunk, off);
+    let at = 0;
+    for (const piece of codes.bytePieces()) {
+      downloadStaged(ctx, piece, src, at, pinned);
+      at += piece.length;
     }
   } finally {
-    ctx.freeHostBuffer(pinned);
+    if (pinned) ctx.freeHostBuffer(pinned);
   }
 }

@@ -49,6 +49,11 @@ export function shardedBackend(
     label: `${members.length} shards: ${members.map((b) => b.label).join(', ')}`,
     // Exact k-NN needs no sharding: the first member's device runs it.
     ...(members[0].exactKnn && { exactKnn: members[0].exactKnn }),
+    // The residual encoders too: the first member's device codes every row, the same bytes as the
+    // host's threads (types.ts), where the host would take many times longer (a 50M x 128 int8
+    // encode: 3.9 s on one H200 against 33 s on the host's threads, bench/results/2026-11-27-h200x2-r3b.json).
+    ...(members[0].encodeScalar && { encodeScalar: members[0].encodeScalar.bind(members[0]) }),
+    ...(members[0].encodeBits && { encodeBits: members[0].encodeBits.bind(members[0]) }),
     open(data: Dataset, m: number): Promise<Engine> {
       return openShards(data.n, (k, r0, r1) => members[k].open(sliceRows(data, r0, r1), m));
     },

@@ -9,6 +9,8 @@
 // are denser toward 0 inside every cell, so the cell's centre is too far out. On Gaussian data it
 // keeps an entropy-coded uniform quantizer within ~0.25 bit of the bound at every rate, where the
 // centres alone drift to 0.44 bit at 1.2 bits a value (a step of 2σ).
+import { asPayload } from '../../io/vlc/payload.js';
+import { MAX_TYPED_ELEMENTS } from '../../vectors/dataset.js';
 import { decodeBlock, readSection, writeSection, type EcLayout } from './blocks.js';
 import { writeModels } from './model.js';
 import type { ResidualSection } from '../types.js';
@@ -105,8 +107,12 @@ export class EcResiduals {
 export const ecSection: ResidualSection = {
   tag: 'RSDE',
   payloadBytes: (): number | undefined => undefined, // the payload's own header and table say
-  read(payload, context, corrupt): EcResiduals {
+  read(given, context, corrupt): EcResiduals {
     const { n, d } = context;
+    // The blocks are decoded from one view of the section: ec sections are read up to one array's size.
+    const whole = asPayload(given);
+    if (whole.length > MAX_TYPED_ELEMENTS) throw corrupt(`the ec section has ${whole.length} bytes; this vlc reads ec sections of at most ${MAX_TYPED_ELEMENTS}`);
+    const payload = whole.bytes();
     const layout = readSection(payload, n, d, corrupt);
     const at = (b: number): BlockRef => ({ bytes: payload, at: layout.blockAt[b], size: layout.blockAt[b + 1] - layout.blockAt[b] });
     const D = layout.dims.length, blocks = layout.blockAt.length - 1;

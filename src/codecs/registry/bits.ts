@@ -4,7 +4,7 @@
 import { UsageError } from '../../errors.js';
 import { log } from '../../log.js';
 import { bitsPayloadBytes, type BitsResiduals } from '../bits.js';
-import { largestFitting, MAX_TYPED_ELEMENTS, type Codec, type CodecPlan } from './codec.js';
+import { largestFitting, type Codec, type CodecPlan } from './codec.js';
 
 export interface BitsPlan extends CodecPlan {
   mode: 'bits';
@@ -61,7 +61,8 @@ export const bitsCodec: Codec<BitsPlan> = {
   },
 
   payloadBytes: (p, n, d) => bitsPayloadBytes(n, d, p.codeBytes),
-  storable: (p, n, d) => n * p.codeBytes <= MAX_TYPED_ELEMENTS && bitsPayloadBytes(n, d, p.codeBytes) <= MAX_TYPED_ELEMENTS,
+  // The codes and the payload are held in pieces (vectors/codes.ts): any n, as memory allows.
+  storable: () => true,
 
   async encode(p, input, { backend }) {
     // The bits and steps chosen on the host's sample, then the rows on the training GPU when the backend has one, else on the host's threads.

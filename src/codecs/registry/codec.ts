@@ -106,7 +106,7 @@ export interface Codec<P extends CodecPlan = CodecPlan> {
   predictMse?(p: P, input: ResidualInput): number | undefined;
   /** Exact bytes of the residual section's payload (null: no section). */
   payloadBytes(p: P, n: number, d: number, m: number): number | null;
-  /** Whether the codes of n vectors fit what this codec holds them in (false: the plan is left out with the reason). */
+  /** Whether the codes of n vectors fit what this codec holds them in (false: the plan is left out with the reason); the built-in codecs hold them in pieces (vectors/codes.ts): any n. */
   storable(p: P, n: number, d: number, m: number): boolean;
   /** Train (when it learns anything) and encode every vector; the residual error measured as it goes. */
   encode(p: P, input: ResidualInput, ctx: EncodeContext): Promise<EncodedResiduals>;
@@ -135,6 +135,3 @@ export function largestFitting(max: number, fits: (k: number) => boolean): numbe
   }
   return lo;
 }
-
-/** The largest typed array (elements) V8 and Node allocate: what one array of codes may hold. */
-export { MAX_TYPED_ELEMENTS } from '../../vectors/dataset.js';

@@ -7,7 +7,8 @@
 // (encode.ts) is loaded when a file is written.
 import { UsageError } from '../../errors.js';
 import { scalarPayloadBytes } from '../scalar.js';
-import { largestFitting, MAX_TYPED_ELEMENTS, type Codec, type CodecPlan } from './codec.js';
+import { MAX_TYPED_ELEMENTS } from '../../vectors/dataset.js';
+import { largestFitting, type Codec, type CodecPlan } from './codec.js';
 import { DEFAULT_BLOCK_ROWS, sectionBytes } from '../ec/blocks.js';
 import type { EcResiduals } from '../ec/residuals.js';
 

@@ -8,7 +8,7 @@ import { pqAdcData, pqAdcScorer } from '../../search/pq-adc.js';
 import { asRows, rowInto } from '../../vectors/dataset.js';
 import { PQ_BITS, pqPayloadBytes, subspaceBounds, type PqBits, type PqResiduals } from '../pq.js';
 import type { ResidualInput } from '../types.js';
-import { largestFitting, MAX_TYPED_ELEMENTS, type Codec, type CodecPlan, type ResidualChoice } from './codec.js';
+import { largestFitting, type Codec, type CodecPlan, type ResidualChoice } from './codec.js';
 
 export interface PqPlan extends CodecPlan {
   mode: 'pq';
@@ -106,7 +106,8 @@ export const pqCodec: Codec<PqPlan> = {
   predictMse: (p, input) => (p.dims ? undefined : gaussianBoundMse(input, p.subspaces, p.bits) * OPTIMISM),
 
   payloadBytes: (p, n, d, m) => pqPayloadBytes(n, d, m, p.subspaces, p.bits, p.dims),
-  storable: (p, n, d, m) => n * p.subspaces <= MAX_TYPED_ELEMENTS && pqPayloadBytes(n, d, m, p.subspaces, p.bits, p.dims) <= MAX_TYPED_ELEMENTS,
+  // The codes and the payload are held in pieces (vectors/codes.ts): any n, as memory allows.
+  storable: () => true,
 
   async encode(p, input, { backend, seed, hooks }) {
     // Loaded on use: the trainer brings the quantizer.

@@ -5,7 +5,7 @@
 import { prefaultShared } from '../../io/prefault.js';
 import type { CandidateScorer } from '../../search/types.js';
 import { encodeScalar, prewarmScalarEncoder, ScalarResiduals, scalarPayloadBytes, type ScalarMode } from '../scalar.js';
-import { MAX_TYPED_ELEMENTS, type Codec, type CodecPlan } from './codec.js';
+import type { Codec, CodecPlan } from './codec.js';
 
 /** int8 and int4 share their encoder's threads (the registry's prewarm sees one function). */
 function prewarmScalar(_p: CodecPlan, n: number, d: number, sure: boolean): void {
@@ -26,8 +26,8 @@ function scalarCodec(kind: ScalarMode): Codec<CodecPlan> {
     plan: () => ({ mode: kind }),
     candidates: (goal, _shape, perVector) => (goal.kind === 'quality' || perVector({ mode: kind }) <= goal.perVector ? [{ mode: kind }] : []),
     payloadBytes: (_p, n, d) => scalarPayloadBytes(kind, n, d),
-    // n·d codes in one array (and the payload in one buffer).
-    storable: (_p, n, d) => n * d <= MAX_TYPED_ELEMENTS && scalarPayloadBytes(kind, n, d) <= MAX_TYPED_ELEMENTS,
+    // The codes and the payload are held in pieces (vectors/codes.ts): any n, as memory allows.
+    storable: () => true,
     // Measures its error as it codes; on the training GPU when the backend has one (the same bytes).
     encode: (_p, input, { backend }) => (backend.encodeScalar ? backend.encodeScalar(kind, input) : encodeScalar(kind, input)),
     prewarm: prewarmScalar,
@@ -51,10 +51,10 @@ function scalarScorer(d: number, anchors: Float32Array, assignments: ArrayLike<n
   return {
     forQuery: (query) => (id) => {
       const a = assignments[id] * d;
-      const o = id * d;
+      const c = codes.piece(id), o = codes.pieceStart(id);
       let s = 0;
       for (let k = 0; k < d; k++) {
-        const e = query[k] - Math.fround(anchors[a + k] + scales[k] * codes[o + k]);
+        const e = query[k] - Math.fround(anchors[a + k] + scales[k] * c[o + k]);
         s += e * e;
       }
       return s;

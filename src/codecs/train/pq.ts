@@ -11,7 +11,8 @@ import { DEFAULT_CONFIG, type AnnealConfig } from '../../anneal/config.js';
 import { Rng } from '../../anneal/random.js';
 import type { AnnealHooks } from '../../anneal/types.js';
 import type { Backend, Engine } from '../../backend/types.js';
-import { allocStore, asRows, datasetFromArray, forEachF32Rows, forEachPiece, rows, type Dataset, type Rows } from '../../vectors/dataset.js';
+import { allocDataset, allocStore, asRows, forEachF32Rows, forEachPiece, rows, type Dataset, type Rows } from '../../vectors/dataset.js';
+import { allocCodes } from '../../vectors/codes.js';
 import { InterruptedError } from '../../errors.js';
 import { log } from '../../log.js';
 import { PqResiduals, storedCodebook, subspaceBounds, type PqBits } from '../pq.js';
@@ -78,7 +79,7 @@ export async function encodePqMeasured(input: ResidualInput, backend: Backend, o
   const sample = sampleRows(n, sampleSize, new Rng(o.seed));
   const trainedK = Math.min(K, sampleSize);
   const codebooks = new Float32Array(K * D);
-  const codes = new Uint8Array(n * M);
+  const codes = allocCodes<Uint8Array>('u8', n, M);
   for (let t = 0; t < M; t++) {
     const lo = bounds[t];
     const w = bounds[t + 1] - lo;
@@ -96,12 +97,12 @@ export async function encodePqMeasured(input: ResidualInput, backend: Backend, o
       const usable = stored.subarray(0, trainedK * w);
       if (sampleSize === n) {
         const nearest = await nearestEntries(engine, usable, hooks);
-        for (let r = 0; r < n; r++) codes[sample[r] * M + t] = nearest[r];
+        for (let r = 0; r < n; r++) codes.set(sample[r], t, nearest[r]);
       } else {
         const all = await backend.open(columns(scaled, lo, w), trainedK);
         try {
           const nearest = await nearestEntries(all, usable, hooks);
-          for (let i = 0; i < n; i++) codes[i * M + t] = nearest[i];
+          for (let i = 0; i < n; i++) codes.set(i, t, nearest[i]);
         } finally {
           await all.dispose();
         }
@@ -132,10 +133,11 @@ function projectedEnergy(r: PqResiduals, residual: Rows, y: Rows): number {
       let e = 0;
       for (let j = 0; j < d; j++) e += v[(i - c0) * d + j] ** 2;
       const o = (i - c0) * dims;
+      const code = codes.piece(i), row = codes.pieceStart(i);
       for (let t = 0; t < M; t++) {
         const lo = bounds[t];
         const w = bounds[t + 1] - lo;
-        const c = K * lo + codes[i * M + t] * w;
+        const c = K * lo + code[row + t] * w;
         for (let q = 0; q < w; q++) {
           const yq = coords[o + lo + q];
           e += (yq - codebooks[c + q]) ** 2 - yq * yq;
@@ -197,17 +199,19 @@ function sampleRows(n: number, count: number, rng: Rng): Int32Array {
   return out;
 }
 
-/** Columns lo..lo+w of the rows of `a` (all when `list` is absent) as an f32 Dataset in shared memory. */
+/** Columns lo..lo+w of the rows of `a` (all when `list` is absent) as an f32 Dataset in shared memory (any n·w: written through views). */
 function columns(a: Rows, lo: number, w: number, list?: Int32Array): Dataset {
   const { d } = a;
   const n = list ? list.length : a.n;
-  const data = new Float32Array(new SharedArrayBuffer(Math.max(1, n * w) * 4));
-  if (list) list.forEach((i, r) => data.set((rows(a, i, i + 1) as Float32Array).subarray(lo, lo + w), r * w));
+  const out = allocDataset(n, w, 'f32', 'pq-subspace');
+  const put = (i: number, src: Float32Array, at: number) => (rows(out, i, i + 1) as Float32Array).set(src.subarray(at, at + w));
+  if (list) list.forEach((i, r) => put(r, rows(a, i, i + 1) as Float32Array, lo));
   else
     forEachPiece(a, (v, r0, r1) => {
-      for (let i = r0; i < r1; i++) data.set(v.subarray((i - r0) * d + lo, (i - r0) * d + lo + w), i * w);
+      const dst = rows(out, r0, r1) as Float32Array; // out's rows are narrower than a's: a's piece of rows fits one view
+      for (let i = r0; i < r1; i++) dst.set((v as Float32Array).subarray((i - r0) * d + lo, (i - r0) * d + lo + w), (i - r0) * w);
     });
-  return datasetFromArray(data.subarray(0, n * w), n, w, 'pq-subspace');
+  return out;
 }
 
 /**

@@ -7,6 +7,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { crc32cJoin } from './crc32c.js';
 import { SECTION_HEADER_BYTES } from './format.js';
+import { asPayload, up8, type PayloadLike } from './payload.js';
 
 /** Payloads smaller than this are checksummed in line: starting threads costs tens of milliseconds. */
 export const PARALLEL_CHECK_MIN_BYTES = 32 << 20;
@@ -26,11 +27,12 @@ export interface PayloadCrc {
  * Where each section's payload lies, read from the section headers without checking them (decodeVlc
  * checks everything; a damaged header only means a span that decodeVlc will not ask about).
  */
-export function payloadSpans(buf: Uint8Array, manifestEnd: number): Array<{ start: number; size: number }> {
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
+export function payloadSpans(input: PayloadLike, manifestEnd: number): Array<{ start: number; size: number }> {
+  const buf = asPayload(input);
   const spans = [];
   for (let off = align8(manifestEnd); off + SECTION_HEADER_BYTES <= buf.length; ) {
-    const size = Number(view.getBigUint64(off + 8, true));
+    const sh = buf.view(off, SECTION_HEADER_BYTES); // the file may be larger than one view: each header on its own
+    const size = Number(new DataView(sh.buffer, sh.byteOffset, SECTION_HEADER_BYTES).getBigUint64(8, true));
     const start = off + SECTION_HEADER_BYTES;
     if (size > buf.length - start) break;
     spans.push({ start, size });
@@ -52,9 +54,10 @@ export interface ParallelCheck {
  * Empty when the file has no such payload or the host one core.
  */
 export async function parallelPayloadCrcs(
-  buf: Uint8Array, manifestEnd: number, onChecked?: (bytes: number, total: number) => void, how: Partial<ParallelCheck> = {},
+  input: PayloadLike, manifestEnd: number, onChecked?: (bytes: number, total: number) => void, how: Partial<ParallelCheck> = {},
 ): Promise<PayloadCrc[]> {
   const { threads, minBytes, slice } = { threads: Math.min(MAX_THREADS, availableParallelism()), minBytes: PARALLEL_CHECK_MIN_BYTES, slice: SLICE, ...how };
+  const buf = asPayload(input);
   const big = payloadSpans(buf, manifestEnd).filter((s) => s.size >= minBytes && s.size > 0);
   if (big.length === 0 || threads < 2 || !(buf.buffer instanceof SharedArrayBuffer)) return [];
   const out: PayloadCrc[] = [];
@@ -107,4 +110,4 @@ function sliceCrcs(job: CrcJob, onSlice: (i: number, crc: number) => void): Prom
   });
 }
 
-const align8 = (x: number) => (x + 7) & ~7;
+const align8 = up8; // number arithmetic: offsets pass 2^32

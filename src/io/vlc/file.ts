@@ -9,6 +9,7 @@ import { quoteName } from '../names.js';
 import { openInput, streamBudget, type StreamInput } from '../readers/stream.js';
 import { parallelPayloadCrcs, PARALLEL_CHECK_MIN_BYTES } from './checksums.js';
 import { decodeVlc, decodeVlcHeader, encodeVlc, expectedVlcBytes, FILE_HEADER_BYTES, type VlcContent, type VlcFile } from './format.js';
+import { Payload } from './payload.js';
 
 /**
  * Read and validate a .vlc file (a path, '-' for stdin, a FIFO or a device); warnings (unknown
@@ -26,7 +27,7 @@ export async function readVlc(
   const name = path === '-' ? '<stdin>' : path;
   const input = openInput(path, onBytes, 'a .vlc file made by `vlc compress`');
   try {
-    const bytes = input.file ? readWhole(name, input.fd, input.size, onBytes) : await readStream(name, input.stream);
+    const bytes = input.file ? readWhole(name, input.fd, input.size, onBytes) : Payload.of(await readStream(name, input.stream));
     // Large payloads are checksummed on several threads first (a file's bytes are shared with them).
     const computed = await parallelPayloadCrcs(bytes, decodeVlcHeader(bytes, name).manifestEnd, onChecked);
     const file = decodeVlc(bytes, name, onChecked, computed);
@@ -39,19 +40,27 @@ export async function readVlc(
   }
 }
 
-/** A file: header first (refusing it early), then the whole file in one buffer. */
-function readWhole(name: string, fd: number, size: number, onBytes?: (read: number, total?: number) => void): Uint8Array {
-  const pread = (at: number, length: number) => {
-    // A large file lands in shared memory, so its checksums can run on worker threads (checksums.ts).
-    const out = new Uint8Array(length >= PARALLEL_CHECK_MIN_BYTES ? new SharedArrayBuffer(length) : new ArrayBuffer(length));
+/**
+ * A file: header first (refusing it early), then the whole file in one buffer of any size — a
+ * SharedArrayBuffer when large (its checksums run on worker threads: checksums.ts; and past 4 GiB
+ * only a buffer, not one typed array, holds it), read a chunk at a time through views.
+ */
+function readWhole(name: string, fd: number, size: number, onBytes?: (read: number, total?: number) => void): Payload {
+  const pread = (at: number, length: number): Payload => {
+    let buffer: ArrayBufferLike;
+    try {
+      buffer = length >= PARALLEL_CHECK_MIN_BYTES ? new SharedArrayBuffer(length) : new ArrayBuffer(length);
+    } catch {
+      throw new UsageError(`${quoteName(name)}: not enough memory to read this ${length}-byte .vlc file`);
+    }
     let done = 0;
     while (done < length) {
-      const got = fs.readSync(fd, out, done, length - done, at + done);
+      const got = fs.readSync(fd, new Uint8Array(buffer, done, Math.min(CHUNK, length - done)), 0, Math.min(CHUNK, length - done), at + done);
       if (got === 0) break;
       done += got;
       if (length > CHUNK) onBytes?.(at + done, size);
     }
-    return out.subarray(0, done);
+    return new Payload(buffer, 0, done);
   };
   const first = pread(0, Math.min(size, FILE_HEADER_BYTES));
   const { manifestEnd } = decodeVlcHeader(first, name);
@@ -59,7 +68,6 @@ function readWhole(name: string, fd: number, size: number, onBytes?: (read: numb
   const expected = manifest && expectedVlcBytes(manifest, manifestEnd);
   if (expected !== undefined && size > expected)
     throw new UsageError(`${quoteName(name)}: ${size - expected} unexpected bytes after the last section: file is corrupted`);
-  if (size > MAX_BUFFER) throw new UsageError(`${quoteName(name)}: .vlc files over ${MAX_BUFFER} bytes are not supported by this vlc (this one has ${size})`);
   return pread(0, size);
 }
 
@@ -79,7 +87,7 @@ async function readStream(name: string, stream: StreamInput): Promise<Uint8Array
   return src.read(0, src.size);
 }
 
-/** The largest single buffer (Uint8Array) Node allocates. */
+/** The largest single Uint8Array Node allocates: what a stream (stdin), gathered in one array, may hold. */
 const MAX_BUFFER = 2 ** 32 - 1;
 const CHUNK = 16 << 20;
 

@@ -1,4 +1,4 @@
-// The .vlc file format, version 5: encoder and validating decoder. Layout (all little-endian, every
+// The .vlc file format, version 5: its layout and the validating decoder (the encoder: encode.ts). Layout (all little-endian, every
 // section payload 8-byte aligned so it can be viewed in place as a typed array):
 //
 //   offset  size  field
@@ -32,22 +32,21 @@
 // Every byte is covered: magic, checksums, zero padding and the exact end of file. The decoder
 // names what is wrong in one line ("section 'assignments' checksum mismatch: file is corrupted").
 import { UsageError } from '../../errors.js';
-import { f16ToF32, f32ToF16 } from '../../vectors/dataset.js';
 import { quoteName } from '../names.js';
 import { crc32c } from './crc32c.js';
 import type { PayloadCrc } from './checksums.js';
+import { asPayload, up8, type Payload, type PayloadLike } from './payload.js';
+import { viewLimitBytes } from '../../vectors/dataset.js';
 import {
   DTYPE_BYTES,
   WIDTH_BYTES,
-  assignmentWidthFor,
-  canonicalManifest,
   validateManifest,
   type VlcManifest,
 } from './manifest.js';
 import { hasResiduals, sectionOf, sectionSince, sectionTags } from '../../codecs/sections.js';
 import type { CodedResiduals } from '../../codecs/types.js';
 
-const MAGIC = Uint8Array.of(0x89, 0x56, 0x4c, 0x43, 0x0d, 0x0a, 0x1a, 0x0a);
+export const MAGIC = Uint8Array.of(0x89, 0x56, 0x4c, 0x43, 0x0d, 0x0a, 0x1a, 0x0a);
 export const FORMAT_VERSION = 5;
 /**
  * The oldest version this vlc reads. Version 2 added the product-quantized residual section 'RSPQ',
@@ -58,11 +57,11 @@ export const FORMAT_VERSION = 5;
  */
 const OLDEST_VERSION = 1;
 /** The version a file is written with: 2, or the later one its residual section needs (codecs/sections.ts). */
-const versionFor = (residual: VlcManifest['residual'], res?: CodedResiduals): number =>
+export const versionFor = (residual: VlcManifest['residual'], res?: CodedResiduals): number =>
   Math.max(2, sectionSince(residual), res?.formatVersion ?? 2);
 export const FILE_HEADER_BYTES = 24;
 export const SECTION_HEADER_BYTES = 24;
-const FLAG_REQUIRED = 1;
+export const FLAG_REQUIRED = 1;
 
 /** The name a known section tag has in the manifest and in messages (undefined: a tag this vlc does not know). */
 function sectionNameOf(tag: string): string | undefined {
@@ -118,110 +117,12 @@ export interface VlcFile {
   warnings: string[];
 }
 
-const align8 = (x: number) => (x + 7) & ~7;
-const bytesOf = (a: ArrayBufferView) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+// Number arithmetic, not `& ~7`: sections and files pass 2^32 bytes.
+const align8 = up8;
 
-// ---------------------------------------------------------------------------------------------
-// Encoding
-
-/**
- * The file as a list of byte chunks, in order (payloads are views, not copies). Deterministic:
- * the same content gives the same bytes.
- */
-export function encodeVlc(content: VlcContent): Uint8Array[] {
-  const { anchors, assignments } = content;
-  const base = content.manifest;
-  const { n, d, m } = base;
-  if (anchors.length !== m * d) throw new Error(`encodeVlc: ${anchors.length} anchor values, expected m×d = ${m * d}`);
-  if (assignments.length !== n) throw new Error(`encodeVlc: ${assignments.length} assignments, expected n = ${n}`);
-  const width = assignmentWidthFor(m);
-  const extra = content.extra ?? [];
-  const res = content.residuals;
-  if (hasResiduals(base.residual) !== (res !== undefined) || (res && res.mode !== base.residual))
-    throw new Error(`encodeVlc: manifest.residual is '${base.residual}' but residuals are ${res ? res.mode : 'absent'}`);
-  const manifest = canonicalManifest({
-    ...base,
-    assignmentWidth: width,
-    sections: ['anchors', 'assignments', ...(res ? ['residuals'] : []), ...extra.map((s) => s.name)],
-  });
-
-  const anchorPayload = base.anchorDtype === 'f16' ? bytesOf(toF16(anchors)) : bytesOf(Float32Array.from(anchors));
-  const assignPayload = bytesOf(narrowAssignments(assignments, width, m));
-
-  const json = new TextEncoder().encode(JSON.stringify(manifest));
-  const head = new Uint8Array(align8(FILE_HEADER_BYTES + json.length));
-  head.set(MAGIC, 0);
-  const hv = new DataView(head.buffer);
-  hv.setUint32(8, versionFor(base.residual, res), true);
-  hv.setUint32(12, json.length, true);
-  hv.setUint32(16, manifest.sections.length, true);
-  head.set(json, FILE_HEADER_BYTES);
-  hv.setUint32(20, crc32c(json, crc32c(head.subarray(8, 20))), true);
-
-  const chunks: Uint8Array[] = [head];
-  // A payload may come in pieces (a large section is not copied into one buffer): written in turn, checksummed as one.
-  const addSection = (tag: string, required: boolean, payload: Uint8Array | Uint8Array[], crc?: number) => {
-    const pieces = Array.isArray(payload) ? payload : [payload];
-    const length = pieces.reduce((s, p) => s + p.length, 0);
-    const sh = new Uint8Array(SECTION_HEADER_BYTES);
-    const v = new DataView(sh.buffer);
-    for (let i = 0; i < 4; i++) sh[i] = tag.charCodeAt(i) & 0x7f;
-    v.setUint32(4, required ? FLAG_REQUIRED : 0, true);
-    v.setBigUint64(8, BigInt(length), true);
-    v.setUint32(16, crc ?? pieces.reduce((c, p) => crc32c(p, c), 0), true);
-    v.setUint32(20, crc32c(sh.subarray(0, 20)), true);
-    chunks.push(sh, ...pieces);
-    const pad = align8(length) - length;
-    if (pad) chunks.push(new Uint8Array(pad));
-  };
-  addSection('ANCH', true, anchorPayload);
-  addSection('ASGN', true, assignPayload);
-  if (res) addSection(sectionOf(res.mode)!.tag, true, res.payload(), res.payloadCrc);
-  for (const s of extra) {
-    if (!/^[\x20-\x7e]{4}$/.test(s.tag)) throw new Error(`encodeVlc: section tag must be 4 ASCII characters`);
-    addSection(s.tag, s.required, s.payload);
-  }
-  return chunks;
-}
-
-/** The whole file in one buffer (tests, small files). */
-export function encodeVlcBytes(content: VlcContent): Uint8Array {
-  const chunks = encodeVlc(content);
-  const out = new Uint8Array(chunks.reduce((s, c) => s + c.length, 0));
-  let off = 0;
-  for (const c of chunks) {
-    out.set(c, off);
-    off += c.length;
-  }
-  return out;
-}
-
-/** The anchors as a reader will see them: rounded through f16 when stored as f16. */
-export function storedAnchors(anchors: Float32Array, dtype: 'f16' | 'f32'): Float32Array {
-  return dtype === 'f32' ? anchors : fromF16(toF16(anchors));
-}
-
-function toF16(a: Float32Array): Uint16Array {
-  const out = new Uint16Array(a.length);
-  for (let i = 0; i < a.length; i++) out[i] = f32ToF16(a[i]);
-  return out;
-}
-
-function fromF16(half: Uint16Array): Float32Array {
-  const out = new Float32Array(half.length);
-  for (let i = 0; i < half.length; i++) out[i] = f16ToF32(half[i]);
-  return out;
-}
-
-function narrowAssignments(a: ArrayLike<number>, width: 'u8' | 'u16' | 'u32', m: number): Assignments {
-  const out = width === 'u8' ? new Uint8Array(a.length) : width === 'u16' ? new Uint16Array(a.length) : new Uint32Array(a.length);
-  for (let i = 0; i < a.length; i++) {
-    const v = a[i];
-    if (!(v >= 0 && v < m)) throw new Error(`encodeVlc: assignment ${i} is ${v}, outside 0..${m - 1}`);
-    out[i] = v;
-  }
-  return out;
-}
+// Encoding: encode.ts (the file as chunks, its sizes, the anchors as stored).
+export { encodeVlc, encodeVlcBytes, storedAnchors } from './encode.js';
+import { fromF16 } from './encode.js';
 
 // ---------------------------------------------------------------------------------------------
 // Decoding
@@ -231,10 +132,12 @@ const MAX_MANIFEST_BYTES = 16 << 20;
 
 /**
  * Validate the fixed header and the manifest (checksum, fields) from the file's first bytes —
- * at least FILE_HEADER_BYTES, then manifestEnd. Throws the same one-line errors as decodeVlc.
- * Returns the manifest and where it ends (undefined manifest: `buf` is too short to hold it).
+ * at least FILE_HEADER_BYTES, then manifestEnd (a whole file's Payload: its first bytes are read).
+ * Throws the same one-line errors as decodeVlc. Returns the manifest and where it ends (undefined
+ * manifest: `buf` is too short to hold it).
  */
-export function decodeVlcHeader(buf: Uint8Array, source = '<input>'): { manifest?: VlcManifest; manifestEnd: number } {
+export function decodeVlcHeader(input: PayloadLike, source = '<input>'): { manifest?: VlcManifest; manifestEnd: number } {
+  const buf = headOf(input);
   const fail = (what: string) => new UsageError(`${quoteName(source)}: ${what}`);
   const corrupt = (what: string) => fail(`${what}: file is corrupted`);
   const len = buf.length;
@@ -294,7 +197,6 @@ export function expectedVlcBytes(mf: VlcManifest, manifestEnd: number): number |
     // pq: only the section's own header gives M and bits, so its size (and the file's) is left open.
     ...(hasResiduals(mf.residual) ? { residuals: sectionOf(mf.residual)?.payloadBytes(mf.n, mf.d) } : {}),
   };
-  const up8 = (x: number) => Math.ceil(x / 8) * 8; // not align8: these sizes may pass 2^32
   let total = up8(manifestEnd);
   for (const name of mf.sections) {
     if (sizes[name] === undefined) return undefined;
@@ -303,46 +205,49 @@ export function expectedVlcBytes(mf: VlcManifest, manifestEnd: number): number |
   return total;
 }
 
-/**
- * Parse and fully validate a .vlc file held in memory. `source` names the file in messages.
- * Every problem is a UsageError (exit 2) with one line saying what is wrong.
- */
+/** The file's first bytes, as many as a header and the largest manifest take (a view: no copy). */
+function headOf(input: PayloadLike): Uint8Array {
+  if (input instanceof Uint8Array) return input;
+  return input.view(0, Math.min(input.length, FILE_HEADER_BYTES + MAX_MANIFEST_BYTES));
+}
+
 /** Bytes checksummed between two progress reports of decodeVlc. */
 const CHECK_CHUNK = 1 << 24;
 
-/** A payload's CRC32C on this thread, a chunk at a time, telling `onChecked` after each. */
-function checksumInLine(payload: Uint8Array, start: number, len: number, onChecked?: (bytes: number, total: number) => void): number {
+/** A payload's CRC32C on this thread, a piece at a time, telling `onChecked` after each (large payloads). */
+function checksumInLine(payload: Payload, start: number, len: number, onChecked?: (bytes: number, total: number) => void): number {
   const size = payload.length;
-  let crc = 0;
-  for (let c = 0; c < size; c += CHECK_CHUNK) {
-    crc = crc32c(payload.subarray(c, Math.min(size, c + CHECK_CHUNK)), crc);
-    if (size > CHECK_CHUNK) onChecked?.(start + Math.min(size, c + CHECK_CHUNK), len);
-  }
-  return crc;
+  const report = size > CHECK_CHUNK && onChecked ? (end: number) => onChecked(start + end, len) : undefined;
+  return payload.crc(0, size, report, Math.min(CHECK_CHUNK, viewLimitBytes()));
 }
 
 /**
+ * Parse and fully validate a .vlc file held in memory: one array, or a Payload of any size (read
+ * through views: file.ts reads files over 4 GiB so). `source` names the file in messages. Every
+ * problem is a UsageError (exit 2) with one line saying what is wrong.
+ *
  * The file in `buf`, every checksum and field validated. `onChecked(bytes, total)` is told how far
  * the payload checksums have come (a large file's take seconds): called between chunks, in line.
  * `computed`: payload checksums already computed over `buf` (checksums.ts, on other threads),
  * compared here instead of computed again.
  */
 export function decodeVlc(
-  buf: Uint8Array, source = '<input>', onChecked?: (bytes: number, total: number) => void, computed: readonly PayloadCrc[] = [],
+  input: PayloadLike, source = '<input>', onChecked?: (bytes: number, total: number) => void, computed: readonly PayloadCrc[] = [],
 ): VlcFile {
   const fail = (what: string) => new UsageError(`${quoteName(source)}: ${what}`);
   const corrupt = (what: string) => fail(`${what}: file is corrupted`);
+  const buf = asPayload(input);
   const len = buf.length;
-  const { manifest, manifestEnd } = decodeVlcHeader(buf, source);
+  const head = headOf(buf);
+  const { manifest, manifestEnd } = decodeVlcHeader(head, source);
   if (!manifest) {
-    const version = new DataView(buf.buffer, buf.byteOffset, buf.byteLength).getUint32(8, true);
+    const version = new DataView(head.buffer, head.byteOffset, head.byteLength).getUint32(8, true);
     if (version > FORMAT_VERSION && version < 256)
       throw fail(`file format version ${version} is newer than this vlc reads (version ${FORMAT_VERSION}); upgrade vlc`);
     throw fail(`file is truncated in the manifest (needs ${manifestEnd} bytes, file has ${len})`);
   }
-  const view = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   const sectionCount = manifest.sections.length;
-  const version = view.getUint32(8, true); // checked by decodeVlcHeader: 1..FORMAT_VERSION
+  const version = new DataView(head.buffer, head.byteOffset, head.byteLength).getUint32(8, true); // checked by decodeVlcHeader: 1..FORMAT_VERSION
   const manifestLen = manifestEnd - FILE_HEADER_BYTES;
   let off = FILE_HEADER_BYTES + manifestLen;
   checkPadding(buf, off, align8(off), 'the manifest', corrupt);
@@ -350,9 +255,9 @@ export function decodeVlc(
 
   const warnings: string[] = [];
   const sections: SectionInfo[] = [];
-  let anchorsBytes: Uint8Array | undefined;
-  let assignBytes: Uint8Array | undefined;
-  let residualBytes: Uint8Array | undefined;
+  let anchorsBytes: Payload | undefined;
+  let assignBytes: Payload | undefined;
+  let residualBytes: Payload | undefined;
   for (let s = 0; s < sectionCount; s++) {
     const name = manifest.sections[s];
     if (off + SECTION_HEADER_BYTES > len)
@@ -361,17 +266,18 @@ export function decodeVlc(
           ? `file is truncated: section '${name}' is missing (${s} of ${sectionCount} sections present)`
           : `file is truncated in the header of section '${name}'`,
       );
-    const sh = buf.subarray(off, off + SECTION_HEADER_BYTES);
-    if (crc32c(sh.subarray(0, 20)) !== view.getUint32(off + 20, true)) throw corrupt(`section '${name}' header checksum mismatch`);
+    const sh = buf.view(off, SECTION_HEADER_BYTES);
+    const view = new DataView(sh.buffer, sh.byteOffset, SECTION_HEADER_BYTES);
+    if (crc32c(sh.subarray(0, 20)) !== view.getUint32(20, true)) throw corrupt(`section '${name}' header checksum mismatch`);
     const tag = String.fromCharCode(...sh.subarray(0, 4));
-    const flags = view.getUint32(off + 4, true);
-    const big = view.getBigUint64(off + 8, true);
-    const payloadCrc = view.getUint32(off + 16, true);
+    const flags = view.getUint32(4, true);
+    const big = view.getBigUint64(8, true);
+    const payloadCrc = view.getUint32(16, true);
     const start = off + SECTION_HEADER_BYTES;
     if (big > BigInt(len - start))
       throw fail(`file is truncated in section '${name}' (needs ${big} bytes, ${len - start} remain)`);
     const size = Number(big);
-    const payload = buf.subarray(start, start + size);
+    const payload = buf.sub(start, size);
     const precomputed = computed.find((p) => p.start === start && p.size === size);
     const crc = precomputed ? precomputed.crc : checksumInLine(payload, start, len, onChecked);
     if (crc !== payloadCrc) throw corrupt(`section '${name}' checksum mismatch`);
@@ -408,10 +314,10 @@ export function decodeVlc(
   if (assignBytes.length !== wantAssign)
     throw corrupt(`section 'assignments' has ${assignBytes.length} bytes, but n = ${n} ${manifest.assignmentWidth} needs ${wantAssign}`);
 
-  const anchors = decodeAnchors(anchorsBytes, manifest.anchorDtype);
+  const anchors = decodeAnchors(anchorsBytes.bytes(), manifest.anchorDtype);
   for (let i = 0; i < anchors.length; i++)
     if (!Number.isFinite(anchors[i])) throw corrupt(`section 'anchors': anchor ${Math.floor(i / d)} is not finite`);
-  const assignments = viewAssignments(assignBytes, manifest.assignmentWidth);
+  const assignments = viewAssignments(assignBytes.bytes(), manifest.assignmentWidth);
   for (let i = 0; i < n; i++)
     if (assignments[i] >= m) throw corrupt(`section 'assignments': vector ${i} names anchor ${assignments[i]} but m = ${m}`);
 
@@ -419,8 +325,9 @@ export function decodeVlc(
   return { version, manifest, anchors, assignments, residuals, fileBytes: len, sections, warnings };
 }
 
-function checkPadding(buf: Uint8Array, from: number, to: number, after: string, corrupt: (w: string) => Error) {
-  for (let i = from; i < to; i++) if (buf[i] !== 0) throw corrupt(`padding after ${after} is not zero`);
+function checkPadding(buf: Payload, from: number, to: number, after: string, corrupt: (w: string) => Error) {
+  // Padding cut off by the end of the file counts as not zero (what a truncated manifest's padding has always said).
+  if (to > buf.length || !buf.zero(from, to)) throw corrupt(`padding after ${after} is not zero`);
 }
 
 /** Says what the file looks like when it is not a .vlc (the commonest mistake: swapped arguments). */

@@ -37,10 +37,17 @@ export function reconstructedRows(file: VlcFile): RowSource {
 /** The largest typed array Node allocates (elements). */
 const MAX_ARRAY = 2 ** 32 - 1;
 
-/** All n reconstructed vectors, n×d row-major f32 in one array. */
+/**
+ * All n reconstructed vectors, n×d row-major f32 in one array: for files small enough to hold so.
+ * A larger file is read a block of rows at a time (reconstructRange, reconstructedRows; openVlc's
+ * rows()), or written out by decompress.
+ */
 export function reconstruct(file: VlcFile): Float32Array {
   const { n, d } = file.manifest;
   if (n * d > MAX_ARRAY)
-    throw new UsageError(`n × d = ${n} × ${d} = ${n * d} values do not fit one array (at most ${MAX_ARRAY}); decompress the file instead, which writes the rows a chunk at a time`);
+    throw new UsageError(
+      `n × d = ${n} × ${d} = ${n * d} values do not fit one array (at most ${MAX_ARRAY}): read the vectors a block of rows at a time ` +
+        `(openVlc(path).rows(r0, r1), or reconstructRange / reconstructedRows), or write them out with \`vlc decompress\`, which does so`,
+    );
   return reconstructRange(file, 0, n, new Float32Array(n * d));
 }

@@ -1,0 +1,112 @@
+// Encoding a .vlc file (the layout: format.ts): the header and manifest, then each section with
+// its checksums, as a list of byte chunks (payloads are views, not copies); the anchors as a reader
+// will see them. Split from format.ts along the encoder / validating-decoder seam.
+import { f16ToF32, f32ToF16 } from '../../vectors/dataset.js';
+import { sectionOf, hasResiduals } from '../../codecs/sections.js';
+import { crc32c } from './crc32c.js';
+import { assignmentWidthFor, canonicalManifest } from './manifest.js';
+import { up8 } from './payload.js';
+import { FILE_HEADER_BYTES, FLAG_REQUIRED, MAGIC, SECTION_HEADER_BYTES, versionFor, type Assignments, type VlcContent } from './format.js';
+
+const align8 = up8;
+const bytesOf = (a: ArrayBufferView) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+
+/**
+ * The file as a list of byte chunks, in order (payloads are views, not copies). Deterministic:
+ * the same content gives the same bytes.
+ */
+export function encodeVlc(content: VlcContent): Uint8Array[] {
+  const { anchors, assignments } = content;
+  const base = content.manifest;
+  const { n, d, m } = base;
+  if (anchors.length !== m * d) throw new Error(`encodeVlc: ${anchors.length} anchor values, expected m×d = ${m * d}`);
+  if (assignments.length !== n) throw new Error(`encodeVlc: ${assignments.length} assignments, expected n = ${n}`);
+  const width = assignmentWidthFor(m);
+  const extra = content.extra ?? [];
+  const res = content.residuals;
+  if (hasResiduals(base.residual) !== (res !== undefined) || (res && res.mode !== base.residual))
+    throw new Error(`encodeVlc: manifest.residual is '${base.residual}' but residuals are ${res ? res.mode : 'absent'}`);
+  const manifest = canonicalManifest({
+    ...base,
+    assignmentWidth: width,
+    sections: ['anchors', 'assignments', ...(res ? ['residuals'] : []), ...extra.map((s) => s.name)],
+  });
+
+  const anchorPayload = base.anchorDtype === 'f16' ? bytesOf(toF16(anchors)) : bytesOf(Float32Array.from(anchors));
+  const assignPayload = bytesOf(narrowAssignments(assignments, width, m));
+
+  const json = new TextEncoder().encode(JSON.stringify(manifest));
+  const head = new Uint8Array(align8(FILE_HEADER_BYTES + json.length));
+  head.set(MAGIC, 0);
+  const hv = new DataView(head.buffer);
+  hv.setUint32(8, versionFor(base.residual, res), true);
+  hv.setUint32(12, json.length, true);
+  hv.setUint32(16, manifest.sections.length, true);
+  head.set(json, FILE_HEADER_BYTES);
+  hv.setUint32(20, crc32c(json, crc32c(head.subarray(8, 20))), true);
+
+  const chunks: Uint8Array[] = [head];
+  // A payload may come in pieces (a large section is not copied into one buffer): written in turn, checksummed as one.
+  const addSection = (tag: string, required: boolean, payload: Uint8Array | Uint8Array[], crc?: number) => {
+    const pieces = Array.isArray(payload) ? payload : [payload];
+    const length = pieces.reduce((s, p) => s + p.length, 0);
+    const sh = new Uint8Array(SECTION_HEADER_BYTES);
+    const v = new DataView(sh.buffer);
+    for (let i = 0; i < 4; i++) sh[i] = tag.charCodeAt(i) & 0x7f;
+    v.setUint32(4, required ? FLAG_REQUIRED : 0, true);
+    v.setBigUint64(8, BigInt(length), true);
+    v.setUint32(16, crc ?? pieces.reduce((c, p) => crc32c(p, c), 0), true);
+    v.setUint32(20, crc32c(sh.subarray(0, 20)), true);
+    chunks.push(sh, ...pieces);
+    const pad = align8(length) - length;
+    if (pad) chunks.push(new Uint8Array(pad));
+  };
+  addSection('ANCH', true, anchorPayload);
+  addSection('ASGN', true, assignPayload);
+  if (res) addSection(sectionOf(res.mode)!.tag, true, res.payload(), res.payloadCrc);
+  for (const s of extra) {
+    if (!/^[\x20-\x7e]{4}$/.test(s.tag)) throw new Error(`encodeVlc: section tag must be 4 ASCII characters`);
+    addSection(s.tag, s.required, s.payload);
+  }
+  return chunks;
+}
+
+/** The whole file in one buffer (tests, small files). */
+export function encodeVlcBytes(content: VlcContent): Uint8Array {
+  const chunks = encodeVlc(content);
+  const out = new Uint8Array(chunks.reduce((s, c) => s + c.length, 0));
+  let off = 0;
+  for (const c of chunks) {
+    out.set(c, off);
+    off += c.length;
+  }
+  return out;
+}
+
+/** The anchors as a reader will see them: rounded through f16 when stored as f16. */
+export function storedAnchors(anchors: Float32Array, dtype: 'f16' | 'f32'): Float32Array {
+  return dtype === 'f32' ? anchors : fromF16(toF16(anchors));
+}
+
+function toF16(a: Float32Array): Uint16Array {
+  const out = new Uint16Array(a.length);
+  for (let i = 0; i < a.length; i++) out[i] = f32ToF16(a[i]);
+  return out;
+}
+
+export function fromF16(half: Uint16Array): Float32Array {
+  const out = new Float32Array(half.length);
+  for (let i = 0; i < half.length; i++) out[i] = f16ToF32(half[i]);
+  return out;
+}
+
+function narrowAssignments(a: ArrayLike<number>, width: 'u8' | 'u16' | 'u32', m: number): Assignments {
+  const out = width === 'u8' ? new Uint8Array(a.length) : width === 'u16' ? new Uint16Array(a.length) : new Uint32Array(a.length);
+  for (let i = 0; i < a.length; i++) {
+    const v = a[i];
+    if (!(v >= 0 && v < m)) throw new Error(`encodeVlc: assignment ${i} is ${v}, outside 0..${m - 1}`);
+    out[i] = v;
+  }
+  return out;
+}
+
