@@ -44,6 +44,8 @@ export function vlcContent(f: FileFacts): VlcContent {
         vectors: quality.measured,
         recallAt10: quality.recall.recall_at_10,
         recallAt10All: quality.recall.recall_at_10_all,
+        recallAt10AllLow: quality.recall.recall_at_10_all_low,
+        recallAt10AllHigh: quality.recall.recall_at_10_all_high,
         recallQueries: quality.recall.queries,
         recallBase: quality.recall.base,
       },

@@ -49,6 +49,8 @@ export function compressStats(f: CompressFacts) {
     quality_vectors: q.measured,
     recall_at_10: q.recall.recall_at_10,
     recall_at_10_all: q.recall.recall_at_10_all,
+    recall_at_10_all_low: q.recall.recall_at_10_all_low,
+    recall_at_10_all_high: q.recall.recall_at_10_all_high,
     recall_queries: q.recall.queries,
     recall_base: q.recall.base,
     choice:

@@ -68,6 +68,8 @@ function qualityOf(mf: VlcManifest) {
     quality_vectors: q?.vectors ?? null,
     recall_at_10: q?.recallAt10 ?? null,
     recall_at_10_all: q?.recallAt10All ?? null,
+    recall_at_10_all_low: q?.recallAt10AllLow ?? null,
+    recall_at_10_all_high: q?.recallAt10AllHigh ?? null,
     recall_queries: q?.recallQueries ?? null,
     recall_base: q?.recallBase ?? null,
   };

@@ -17,6 +17,7 @@ import { log } from '../log.js';
 import { addExamples } from './help.js';
 import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
 import { jsonResult } from './json.js';
+import { recallFigures } from './recall-figures.js';
 import { addDeviceOptions, addForceOption, addOutputOptions, addSeedOption, applyVerbosity, effectiveDevice, parseInteger, type CommonOptions } from './options.js';
 import { progressFor } from './progress.js';
 import { addResidualOptions, residualChoiceFrom, type ResidualFlags } from './residual-options.js';
@@ -158,8 +159,7 @@ export function ofInput(s: { input_dtype: string; ratio_input: number }): string
  * iterations in 1.18 s (2.4 ms each), converged".
  */
 export function summaryLine(s: CompressResult, output: string): string {
-  const all = s.recall_at_10_all !== null && s.recall_base < s.n ? ` (≈${s.recall_at_10_all.toFixed(3)} over all ${grouped(s.n)})` : '';
-  const recall = s.recall_at_10 === null ? '' : `, recall@10 ${s.recall_at_10.toFixed(3)}${all}`;
+  const recall = s.recall_at_10 === null ? '' : `, recall@10 ${recallFigures(s)}`;
   const polish = s.init_iterations ? ` (${s.init_iterations} Lloyd passes)` : '';
   const loop = s.iterations
     ? `then ${s.iterations} iterations in ${s.loop_seconds.toFixed(2)} s (${s.iter_ms_median.toFixed(1)} ms each)`

@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import { fewIds, info, type InfoResult } from '../api/info.js';
 import { grouped, percent } from '../io/vlc/stats.js';
 import { jsonResult } from './json.js';
+import { recallFigures } from './recall-figures.js';
 import { addExamples } from './help.js';
 import { addOutputOptions, applyVerbosity, type OutputFlags } from './options.js';
 
@@ -61,7 +62,6 @@ function qualityText(f: InfoResult): string {
   const recall =
     f.recall_at_10 === null
       ? ''
-      : `; recall@10 ${f.recall_at_10.toFixed(3)} of exact search over the decoded vectors (${grouped(f.recall_queries ?? 0)} queries among ${grouped(f.recall_base ?? 0)} vectors` +
-        (f.recall_at_10_all !== null && (f.recall_base ?? 0) < f.n ? `; ≈${f.recall_at_10_all.toFixed(3)} expected over all ${grouped(f.n)})` : ')');
+      : `; recall@10 ${recallFigures(f)} of exact search over the decoded vectors (${grouped(f.recall_queries ?? 0)} queries among ${grouped(f.recall_base ?? 0)} vectors)`;
   return `relative error ${f.relative_error.toFixed(4)}, mean cosine ${f.mean_cosine.toFixed(5)}, ${mse}, measured on ${on}${recall}`;
 }

@@ -1,7 +1,7 @@
 // The quality figures compress reports for every file it writes (and stores in the manifest, so
 // `vlc info` shows them): reconstruction error on every vector, or a seeded sample of large inputs,
 // and recall@10 of exact search over the decoded vectors on a sample of queries and base vectors,
-// with what that sample predicts over all n vectors.
+// with what that sample predicts over all n vectors and an interval for it.
 //
 // Why a prediction: among more vectors the neighbours of a query lie closer together, so the same
 // reconstruction noise swaps more of them, and recall over a base sample overstates recall over
@@ -9,6 +9,15 @@
 // 50,000 clustered vectors, int4: 0.910 and 0.889). Recall falls about linearly in log(base size),
 // so the sample is measured twice — over its base and over half of it — and each query's recall is
 // extrapolated to n: r(n) = r(B) − log2(n/B) · (r(B/2) − r(B)). docs/quality.md has the figures.
+//
+// The interval (recall_at_10_all_low/high, INTERVAL_CONFIDENCE) holds the two ways that prediction
+// misses: the queries sampled (the standard error of the per-query predictions, floored by the
+// binomial error of the Q·k neighbours counted, so that a sample where every neighbour was found
+// still allows for misses), and the straight line in log(base size) itself, checked on the sample:
+// the base's first quarter predicts the half's slope's next step, the miss (the per-query second
+// difference r(B) − 2 r(B/2) + r(B/4): how much the slope changes a doubling) is carried over the
+// s = log2(n/B) doublings to n (s(s+1)/2 times), with its own sampling error. Far from the sample
+// (50M vectors from 20,000: s = 11.3) the interval is wide: the sample cannot say more.
 import type { ExactKnn, Neighbours } from '../backend/types.js';
 import type { VectorsLike } from '../vectors/dataset.js';
 import { decodedPerQuery, meanAndSe, summarize, trueNeighbours, type DecodedRecall, type RecallPlan } from './recall.js';
@@ -30,11 +39,31 @@ export const SAMPLE = {
 /** The seed of every quality sample: fixed, so the same input gives the same figures (and bytes). */
 const SAMPLE_SEED = 0x5eed;
 
+/** The sizes in use: SAMPLE, unless a test made them smaller (sampleSizesForTests) to check the extrapolation on small data. */
+let sizes: { recallQueries: number; recallBase: number } = SAMPLE;
+
+/** Tests only: recall sample sizes other than SAMPLE (undefined: back to SAMPLE). */
+export function sampleSizesForTests(s?: { recallQueries: number; recallBase: number }): void {
+  sizes = s ?? SAMPLE;
+}
+
+/** The stated coverage of recall_at_10_all_low/high, and its two-sided normal quantile. */
+export const INTERVAL_CONFIDENCE = 0.95;
+const Z = 1.959964;
+
 /** Recall over a sample, and what it predicts over all the vectors the file holds. */
 export interface SampledRecall extends DecodedRecall {
   /** recall@10 expected over all n vectors (= recall_at_10 when the base is every vector); null: base < 2. */
   recall_at_10_all: number | null;
   recall_at_10_all_se: number | null;
+  /**
+   * An INTERVAL_CONFIDENCE interval for recall@10 over all n vectors (every vector a query, as
+   * `vlc eval --queries n` measures it): the queries' sampling error and the extrapolation's
+   * (measure.ts's head). Null where recall_at_10_all is, or where the caller did not ask for it
+   * (the chooser's measurements).
+   */
+  recall_at_10_all_low: number | null;
+  recall_at_10_all_high: number | null;
 }
 
 export interface FileQuality extends ReconstructionQuality {
@@ -49,13 +78,15 @@ export interface RecallSample {
   truth: Neighbours;
   /** The first half of the base (null when the base is every vector). */
   half: { plan: RecallPlan; truth: Neighbours } | null;
+  /** The first quarter of the base, for the interval's check of the extrapolation (made on first use; null: too few rows for the queries). */
+  quarter?: { plan: RecallPlan; truth: Neighbours } | null;
 }
 
 /** The recall sample over n vectors: a seeded base of up to SAMPLE.recallBase vectors, its first queries asking. */
 export function recallPlan(n: number): RecallPlan {
-  const base = n <= SAMPLE.recallBase ? null : sampleIndices(n, SAMPLE.recallBase, SAMPLE_SEED + 1);
+  const base = n <= sizes.recallBase ? null : sampleIndices(n, sizes.recallBase, SAMPLE_SEED + 1);
   const nb = base === null ? n : base.length;
-  const queries = base === null ? sampleIndices(n, SAMPLE.recallQueries, SAMPLE_SEED + 2) : [...Array(Math.min(nb, SAMPLE.recallQueries)).keys()];
+  const queries = base === null ? sampleIndices(n, sizes.recallQueries, SAMPLE_SEED + 2) : [...Array(Math.min(nb, sizes.recallQueries)).keys()];
   return { base, queries };
 }
 
@@ -68,23 +99,74 @@ export async function recallSample(x: VectorsLike, nx: number, d: number, plan: 
   const truth = await trueNeighbours(x, nx, d, plan, knn);
   const nb = rowCount(plan.base, nx);
   if (nb >= nAll) return { n: nAll, plan, truth, half: null };
-  const halfRows = plan.base ? plan.base.slice(0, nb >> 1) : [...Array(nb >> 1).keys()];
-  const halfPlan = { base: halfRows, queries: plan.queries.filter((q) => q < halfRows.length) };
-  if (halfPlan.queries.length !== plan.queries.length) throw new Error('recallSample: every query must sit in the first half of the base');
+  const halfPlan = firstHalf(plan, nb);
+  if (!halfPlan) throw new Error('recallSample: every query must sit in the first half of the base');
   return { n: nAll, plan, truth, half: { plan: halfPlan, truth: await trueNeighbours(x, nx, d, halfPlan, knn) } };
 }
 
-/** Recall of one decoding over the sample, and its prediction over all the vectors. */
-export async function sampledRecall(x: VectorsLike, nx: number, d: number, decode: DecodeRow, s: RecallSample, knn: ExactKnn): Promise<SampledRecall> {
+/** The first half of a plan's base (nb rows), its queries the same; null when a query sits beyond it. */
+function firstHalf(plan: RecallPlan, nb: number): RecallPlan | null {
+  const halfRows = plan.base ? plan.base.slice(0, nb >> 1) : [...Array(nb >> 1).keys()];
+  const queries = plan.queries.filter((q) => q < halfRows.length);
+  return queries.length === plan.queries.length && queries.length > 0 && halfRows.length > 1 ? { base: halfRows, queries } : null;
+}
+
+/**
+ * Recall of one decoding over the sample, and its prediction over all the vectors; with
+ * `interval`, the prediction's interval too (one more search, over the base's first quarter).
+ */
+export async function sampledRecall(
+  x: VectorsLike, nx: number, d: number, decode: DecodeRow, s: RecallSample, knn: ExactKnn, interval = false,
+): Promise<SampledRecall> {
   const full = await decodedPerQuery(x, nx, d, decode, s.plan, s.truth, knn);
   const measured = { ...summarize(full.hits1, full.perQuery), k: full.k, queries: s.plan.queries.length, base: full.nb };
-  if (full.perQuery.length === 0) return { ...measured, recall_at_10_all: null, recall_at_10_all_se: null };
-  if (!s.half) return { ...measured, recall_at_10_all: measured.recall_at_10, recall_at_10_all_se: measured.recall_at_10_se };
+  const none = { recall_at_10_all_low: null, recall_at_10_all_high: null };
+  if (full.perQuery.length === 0) return { ...measured, recall_at_10_all: null, recall_at_10_all_se: null, ...none };
+  const slots = full.perQuery.length * full.k;
+  if (!s.half) {
+    const mean = measured.recall_at_10!;
+    // Every vector of the file is in the base; the queries are a sample of them (all of them: exact).
+    const fpc = Math.sqrt(Math.max(0, 1 - full.perQuery.length / s.n));
+    const half = Z * Math.max(measured.recall_at_10_se!, binomialSe(mean, slots)) * fpc;
+    return { ...measured, recall_at_10_all: mean, recall_at_10_all_se: measured.recall_at_10_se, ...(interval ? bounds(mean, half) : none) };
+  }
   const half = await decodedPerQuery(x, nx, d, decode, s.half.plan, s.half.truth, knn);
   const steps = Math.log2(s.n / full.nb) / Math.log2(full.nb / half.nb); // doublings from the base to n, per halving measured
   const predicted = full.perQuery.map((r, q) => r - steps * (half.perQuery[q] - r));
   const { mean, se } = meanAndSe(predicted);
-  return { ...measured, recall_at_10_all: Math.min(1, Math.max(0, mean)), recall_at_10_all_se: se };
+  const all = Math.min(1, Math.max(0, mean));
+  if (!interval) return { ...measured, recall_at_10_all: all, recall_at_10_all_se: se, ...none };
+  // The queries: the predictions' standard error, at least the binomial one of r(B) and r(B/2) counted on Q·k neighbours each.
+  const floor = binomialSe(measured.recall_at_10!, slots);
+  const seQueries = Math.max(se, floor * Math.hypot(1 + steps, steps));
+  // The line: its one-doubling miss on the sample, carried over the doublings to n.
+  if (s.quarter === undefined) {
+    const qp = firstHalf(s.half.plan, half.nb);
+    s.quarter = qp && { plan: qp, truth: await trueNeighbours(x, nx, d, qp, knn) };
+  }
+  const carried = (steps * (steps + 1)) / 2;
+  let lineBias: number, lineSe: number;
+  if (s.quarter) {
+    const quarter = await decodedPerQuery(x, nx, d, decode, s.quarter.plan, s.quarter.truth, knn);
+    const curvature = meanAndSe(full.perQuery.map((r, q) => r - 2 * half.perQuery[q] + quarter.perQuery[q]));
+    lineBias = Math.abs(curvature.mean) * carried;
+    lineSe = Math.max(curvature.se, floor * Math.sqrt(6)) * carried;
+  } else {
+    // No quarter to check the line on (a base of fewer than 4 queries' worth): allow the whole correction again.
+    lineBias = Math.abs(measured.recall_at_10! - mean);
+    lineSe = floor * Math.sqrt(6) * carried;
+  }
+  return { ...measured, recall_at_10_all: all, recall_at_10_all_se: se, ...bounds(mean, Z * Math.hypot(seQueries, lineSe) + lineBias) };
+}
+
+/** The standard error of a proportion p counted on `count` trials, Agresti–Coull (2 successes and 2 failures added: never 0). */
+function binomialSe(p: number, count: number): number {
+  const pt = (p * count + 2) / (count + 4);
+  return Math.sqrt((pt * (1 - pt)) / (count + 4));
+}
+
+function bounds(mean: number, half: number): { recall_at_10_all_low: number; recall_at_10_all_high: number } {
+  return { recall_at_10_all_low: Math.min(1, Math.max(0, mean - half)), recall_at_10_all_high: Math.min(1, Math.max(0, mean + half)) };
 }
 
 /** The rows the reconstruction figures are measured on: every row up to SAMPLE.reconstruction, else a seeded sample. */
@@ -102,7 +184,7 @@ export async function measureQuality(
 ): Promise<FileQuality> {
   rec ??= reconstructionQuality(x, n, d, decode, reconstructionRows(n));
   sample ??= await recallSample(x, n, d, recallPlan(n), n, knn);
-  return { ...rec, recall: await sampledRecall(x, n, d, decode, sample, knn) };
+  return { ...rec, recall: await sampledRecall(x, n, d, decode, sample, knn, true) };
 }
 
 /**
@@ -127,5 +209,5 @@ export async function measureQualityOfRows(xs: Float32Array, rows: number[], n: 
   const rec = reconstructionQuality(xs, rows.length, d, decodeLocal, local(reconstructionRows(n)!));
   const plan = recallPlan(n);
   const sample = await recallSample(xs, rows.length, d, { base: local(plan.base!), queries: plan.queries }, n, knn);
-  return { ...rec, recall: await sampledRecall(xs, rows.length, d, decodeLocal, sample, knn) };
+  return { ...rec, recall: await sampledRecall(xs, rows.length, d, decodeLocal, sample, knn, true) };
 }

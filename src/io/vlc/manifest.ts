@@ -29,7 +29,8 @@ export interface TrainingStats {
  * The file's own quality, measured at compress time on its reconstructions (src/quality/): over
  * every vector, or a seeded sample of `vectors` of them; recall@10 of exact search over the decoded
  * vectors on a sample (`recallQueries` queries among `recallBase` vectors), and what that sample
- * predicts over all n (`recallAt10All`). Absent in older files.
+ * predicts over all n (`recallAt10All`), with its 95 % interval (`recallAt10AllLow`/`High`, absent
+ * in files of vlc before it: quality/measure.ts). Absent in older files.
  */
 export interface QualityStats {
   mse: number;
@@ -38,6 +39,8 @@ export interface QualityStats {
   vectors: number;
   recallAt10: number | null;
   recallAt10All: number | null;
+  recallAt10AllLow?: number | null;
+  recallAt10AllHigh?: number | null;
   recallQueries: number;
   recallBase: number;
 }
@@ -118,6 +121,7 @@ function canonicalQuality(q: QualityStats): QualityStats {
     vectors: q.vectors,
     recallAt10: q.recallAt10,
     recallAt10All: q.recallAt10All,
+    ...(q.recallAt10AllLow !== undefined ? { recallAt10AllLow: q.recallAt10AllLow, recallAt10AllHigh: q.recallAt10AllHigh ?? null } : {}),
     recallQueries: q.recallQueries,
     recallBase: q.recallBase,
   };
@@ -133,7 +137,12 @@ function readQuality(v: unknown): QualityStats | undefined {
   const meanCosine = num('meanCosine');
   const vectors = num('vectors');
   if (mse === undefined || relativeError === undefined || meanCosine === undefined || vectors === undefined) return undefined;
-  return { mse, relativeError, meanCosine, vectors, recallAt10: num('recallAt10') ?? null, recallAt10All: num('recallAt10All') ?? null, recallQueries: num('recallQueries') ?? 0, recallBase: num('recallBase') ?? 0 };
+  const low = num('recallAt10AllLow'), high = num('recallAt10AllHigh');
+  return {
+    mse, relativeError, meanCosine, vectors, recallAt10: num('recallAt10') ?? null, recallAt10All: num('recallAt10All') ?? null,
+    ...(low !== undefined && high !== undefined ? { recallAt10AllLow: low, recallAt10AllHigh: high } : {}),
+    recallQueries: num('recallQueries') ?? 0, recallBase: num('recallBase') ?? 0,
+  };
 }
 
 /**
