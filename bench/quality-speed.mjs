@@ -64,7 +64,7 @@ try {
         const run = {
           options: opts.join(' ') || '(none)', repeat: rep, wall_seconds: +wall.toFixed(2), cpu_seconds: +cpu.toFixed(2), total_seconds: +c.total_seconds.toFixed(2),
           choose_seconds: +c.choose_seconds.toFixed(2), train_seconds: +c.train_seconds.toFixed(2), codec: c.codec ?? c.residual,
-          bytes_per_vector: c.bytes_per_vector, recall_at_10_all: c.recall_at_10_all,
+          bytes_per_vector: c.bytes_per_vector, recall_at_10: c.recall_at_10, recall_at_10_all: c.recall_at_10_all, recall_at_10_all_interval: [c.recall_at_10_all_low, c.recall_at_10_all_high],
           measured: (c.choice?.measured ?? []).map((m) => `${m.residual}${m.bits_code_bytes ? ` ${m.bits_code_bytes}B` : m.pq_subspaces ? ` ${m.pq_subspaces}x${m.pq_bits}` : ''}`),
           sha256: createHash('sha256').update(readFileSync(out)).digest('hex').slice(0, 16), loadavg_1min_before: +load.toFixed(2),
         };

@@ -58,7 +58,7 @@ export function quickStart() {
     return m[1];
   };
   const choice = line(/^vlc: (chose .*? ± [0-9.]+) of exact search/m);
-  const summary = line(/^vlc: \S+?: (\d.*?recall@10 [0-9.]+);/m);
+  const summary = line(/^vlc: \S+?: (\d.*?recall@10 [0-9.]+(?: \([^)]*\))?);/m);
   return (
     `compress prints what it chose and what the file costs and keeps, e.g. \`${choice} …\` and\n` +
     `\`/tmp/demo.vlc: ${summary}; …\`. Then see what the compression cost in detail:`

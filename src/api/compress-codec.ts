@@ -138,7 +138,7 @@ export function sizer(f: Omit<ManifestFacts, 'm' | 'residual' | 'training' | 'qu
     const manifest = manifestOf({
       ...f, m, residual, residualEnergy: x,
       training: { energy: x, iterations: f.cfg.maxIters, initIterations: f.cfg.maxIters, converged: false, init: 'kmeans++' },
-      quality: { mse: x, relativeError: x, meanCosine: x, vectors: n, recallAt10: x, recallAt10All: x, recallQueries: n, recallBase: n },
+      quality: { mse: x, relativeError: x, meanCosine: x, vectors: n, recallAt10: x, recallAt10All: x, recallAt10AllLow: x, recallAt10AllHigh: x, recallQueries: n, recallBase: n },
     });
     const sections = ['anchors', 'assignments', 'residuals'];
     return new TextEncoder().encode(JSON.stringify(canonicalManifest({ ...manifest, assignmentWidth: assignmentWidthFor(m), sections }))).length;
