@@ -9,7 +9,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { tempDir } from '../cli/helpers.js';
 import { rng } from '../rng.js';
 import { compress, evaluate } from '../../dist/index.js';
-import { INTERVAL_CONFIDENCE, sampleSizesForTests } from '../../dist/quality/measure.js';
+import { cpuKnn } from '../../dist/backend/cpu/index.js';
+import { INTERVAL_CONFIDENCE, recallSample, sampledRecall, sampleSizesForTests } from '../../dist/quality/measure.js';
+import { clustered } from '../cli/helpers.js';
 
 const dir = tempDir('interval');
 const n = 4000;
@@ -61,4 +63,26 @@ describe('recall@10 over all n: the stated interval', () => {
     expect(miss((r) => r.all), report).toBeLessThan(miss((r) => r.sample));
     console.log(`interval: ${covered.length}/${rows.length} covered, mean width ${width.toFixed(3)}\n${report}`);
   }, 600_000);
+
+  it('a sample where every neighbour was found does not claim 1.000 over 50M vectors: the interval widens with the doublings', async () => {
+    const nb = 2000, d = 8;
+    const x = clustered(nb, d, 3, 20);
+    const lossless = (i: number, out: Float32Array) => out.set(x.subarray(i * d, (i + 1) * d));
+    const plan = { base: null, queries: [...Array(200).keys()] };
+    const at = async (nAll: number) => {
+      const s = await recallSample(x, nb, d, plan, nAll, cpuKnn);
+      return sampledRecall(x, nb, d, lossless, s, cpuKnn, true);
+    };
+    const near = await at(5000); // 1.3 doublings
+    const far = await at(50_000_000); // 14.6 doublings
+    for (const r of [near, far]) {
+      expect(r.recall_at_10).toBe(1);
+      expect(r.recall_at_10_all).toBe(1);
+      expect(r.recall_at_10_all_high).toBe(1);
+      expect(r.recall_at_10_all_low!).toBeLessThan(1);
+    }
+    expect(near.recall_at_10_all_low!).toBeGreaterThan(0.98);
+    expect(far.recall_at_10_all_low!).toBeLessThan(0.9); // 0.973 measured by eval at 50M, where compress had said ≈1.000
+    expect(far.recall_at_10_all_low!).toBeGreaterThan(0);
+  });
 });
