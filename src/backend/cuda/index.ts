@@ -114,5 +114,5 @@ export async function createCudaBackend(gpu: number, options?: Partial<CudaOptio
       `--gpu ${gpu}: no such GPU; this machine has ${probe.devices.length === 1 ? 'GPU' : 'GPUs'} ${listDevices(probe.devices)} (see \`vlc devices\`)`,
     );
   }
-  return new CudaBackend(CudaContext.open(driver(), probe.devices[gpu], probe.driverVersion), o);
+  return new CudaBackend(CudaContext.open(driver(), probe.devices[gpu], probe.driverVersion, o.machineCode), o);
 }
