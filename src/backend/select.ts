@@ -5,7 +5,7 @@ import { log } from '../log.js';
 import type { Backend, ExactKnn } from './types.js';
 import { createCpuBackend, cpuKnn } from './cpu/index.js';
 import { exactKnnFor } from './exact-knn.js';
-import { probeCuda, createCudaBackend } from './cuda/index.js';
+import { checkGpuIndex, probeCuda, createCudaBackend } from './cuda/index.js';
 import { shardedBackend } from './sharded/backend.js';
 import { peerGroup } from './cuda/peer.js';
 
@@ -15,6 +15,8 @@ export interface SelectOptions {
   device: DeviceChoice;
   /** A GPU index, or several: the rows split over them (a sharded backend, one CUDA context per GPU). */
   gpu: number | number[];
+  /** Of several GPUs (each checked to exist), the ones to use: the first few that pay (api/gpu-count.ts); default all. */
+  worthUsing?: (listed: number[]) => number[];
   threads?: number;
 }
 
@@ -35,7 +37,11 @@ function cpuBackend(o: SelectOptions): Backend {
 }
 
 async function cudaBackend(o: SelectOptions, gpus: number): Promise<Backend> {
-  const listed = Array.isArray(o.gpu) ? o.gpu : [o.gpu];
+  let listed = Array.isArray(o.gpu) ? o.gpu : [o.gpu];
+  if (listed.length > 1 && o.worthUsing) {
+    for (const id of listed) checkGpuIndex(id); // a GPU that does not exist is an error even where fewer would be used
+    listed = o.worthUsing(listed);
+  }
   if (listed.length === 1 && shardsForTests <= 1) return createCudaBackend(listed[0]);
   const ids = listed.length > 1 ? listed : Array.from({ length: shardsForTests }, (_, k) => (k === 0 ? listed[0] : (listed[0] + k) % gpus));
   const members: Backend[] = [];

@@ -101,12 +101,8 @@ function listDevices(devices: CudaDeviceInfo[]): string {
   return devices.map((d) => `${d.index} (${d.name})`).join(', ');
 }
 
-/**
- * Open GPU `gpu` with `options` (default: read from the VLC_CUDA_* variables, once, here).
- * DeviceError (exit 3) when CUDA is unusable; UsageError (exit 2) for a bad --gpu or variable.
- */
-export async function createCudaBackend(gpu: number, options?: Partial<CudaOptions>): Promise<CudaBackend> {
-  const o = options ? cudaOptions(options) : cudaOptionsFromEnv();
+/** The probe, after checking that GPU `gpu` exists: UsageError (exit 2) naming the GPUs there are where not. */
+export function checkGpuIndex(gpu: number): CudaProbe & { ok: true } {
   const probe = probeCuda();
   if (!probe.ok) throw new CudaError(probe.reason, -1);
   if (!Number.isInteger(gpu) || gpu < 0 || gpu >= probe.devices.length) {
@@ -114,5 +110,15 @@ export async function createCudaBackend(gpu: number, options?: Partial<CudaOptio
       `--gpu ${gpu}: no such GPU; this machine has ${probe.devices.length === 1 ? 'GPU' : 'GPUs'} ${listDevices(probe.devices)} (see \`vlc devices\`)`,
     );
   }
+  return probe;
+}
+
+/**
+ * Open GPU `gpu` with `options` (default: read from the VLC_CUDA_* variables, once, here).
+ * DeviceError (exit 3) when CUDA is unusable; UsageError (exit 2) for a bad --gpu or variable.
+ */
+export async function createCudaBackend(gpu: number, options?: Partial<CudaOptions>): Promise<CudaBackend> {
+  const o = options ? cudaOptions(options) : cudaOptionsFromEnv();
+  const probe = checkGpuIndex(gpu);
   return new CudaBackend(CudaContext.open(driver(), probe.devices[gpu], probe.driverVersion, o.machineCode), o);
 }
