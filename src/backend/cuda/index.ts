@@ -120,5 +120,8 @@ export function checkGpuIndex(gpu: number): CudaProbe & { ok: true } {
 export async function createCudaBackend(gpu: number, options?: Partial<CudaOptions>): Promise<CudaBackend> {
   const o = options ? cudaOptions(options) : cudaOptionsFromEnv();
   const probe = checkGpuIndex(gpu);
-  return new CudaBackend(CudaContext.open(driver(), probe.devices[gpu], probe.driverVersion, o.machineCode), o);
+  const t = performance.now();
+  const ctx = CudaContext.open(driver(), probe.devices[gpu], probe.driverVersion, o.machineCode);
+  log().debug(`${ctx.where}: context and modules ready in ${(performance.now() - t).toFixed(0)} ms`);
+  return new CudaBackend(ctx, o);
 }
