@@ -11,7 +11,7 @@
 //     --bytes B:   the codec with the highest recall@10 among those whose file fits B bytes per vector
 //                  (pq only where int4 does not fit; the bits codec with the most code bytes that
 //                  fit, when 1 bit a dimension does).
-import type { ExactKnn } from '../backend/types.js';
+import type { ExactKnn } from '../backend/device.js';
 import { UsageError } from '../errors.js';
 import { allocStore, asRows, rowInto, rows as rowView, type Rows, type VectorsLike } from '../vectors/dataset.js';
 import { candidatesFor, isCoded, jsonFieldsOf, largestFitting, type CodecPlan, type Goal } from '../codecs/registry/index.js';

@@ -51,7 +51,7 @@ const files = sources(SRC).map((f) => ({ rel: path.relative(SRC, f).replace(/\\/
 describe('layering of src/', () => {
   it('finds the sources and their imports', () => {
     expect(files.length).toBeGreaterThan(50);
-    expect(files.find((f) => f.rel === 'anneal/index')?.deps).toContain('backend/types');
+    expect(files.find((f) => f.rel === 'anneal/index')?.deps).toContain('backend/engine');
   });
 
   it('anneal/, search/, quality/ and io/ import no concrete backend (backend/cpu, backend/cuda)', () => {
@@ -84,5 +84,15 @@ describe('layering of src/', () => {
     const allowed = /^(api\/|commands\/|io\/(names|output|vlc\/stats)$|errors$|log$)/;
     const bad = files.flatMap((f) => (/^commands\//.test(f.rel) ? f.deps.filter((d) => !allowed.test(d)).map((d) => `${f.rel} -> ${d}`) : []));
     expect(bad).toEqual([]);
+  });
+
+  it('the backend contracts have no optional member: a device implements each kernel or the host does (backend/host.ts)', () => {
+    const text = ['engine', 'device', 'types'].map((f) => readFileSync(path.join(SRC, 'backend', `${f}.ts`), 'utf8')).join('\n');
+    const optional = ['TrainEngine', 'Engine', 'CodecDevice', 'ExactKnn', 'Backend'].flatMap((name) => {
+      const body = new RegExp(`export interface ${name}\\b[^{]*\\{([\\s\\S]*?)\\n\\}`).exec(text)?.[1];
+      if (body === undefined) return [`${name}: not found`];
+      return [...body.matchAll(/^\s*(?:readonly\s+)?(\w+)\?[(:]/gm)].map((m) => `${name}.${m[1]}`);
+    });
+    expect(optional).toEqual([]);
   });
 });

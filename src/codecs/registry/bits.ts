@@ -50,9 +50,7 @@ export const bitsCodec: Codec<BitsPlan> = {
 
   async encode(p, input, { backend }) {
     // The bits and steps chosen on the host's sample, then the rows on the training GPU when the backend has one, else on the host's threads.
-    if (backend.encodeBits) return backend.encodeBits(input, p.codeBytes);
-    const { encodeBits } = await import('../bits-train.js');
-    return encodeBits(input, p.codeBytes);
+    return backend.encodeBits(input, p.codeBytes);
   },
 
   facts(res) {
