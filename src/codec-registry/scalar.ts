@@ -2,9 +2,9 @@
 // coding and its section). d or d/2 code bytes a vector; encoded on the training GPU when the
 // backend has the kernels (the same bytes), else on the host's threads; search scores candidates
 // straight from the codes.
-import { prefaultShared } from '../../io/prefault.js';
-import type { CandidateScorer } from '../../search/types.js';
-import { prewarmScalarEncoder, ScalarResiduals, scalarPayloadBytes, type ScalarMode } from '../scalar.js';
+import { prefaultShared } from '../io/prefault.js';
+import type { CandidateScorer } from '../search/types.js';
+import { prewarmScalarEncoder, ScalarResiduals, scalarPayloadBytes, type ScalarMode } from '../codecs/scalar.js';
 import type { Codec, CodecPlan } from './codec.js';
 
 /** int8 and int4 share their encoder's threads (the registry's prewarm sees one function). */
