@@ -5,9 +5,7 @@
 import { configFor, DEFAULT_CONFIG, type AnnealConfig, type Effort } from '../anneal/config.js';
 import type { AnnealResult, IterRecord } from '../anneal/types.js';
 import { selectBackend, type DeviceChoice } from '../backend/select.js';
-import { prewarmKnn } from '../backend/cpu/index.js';
-import { exactKnnFor } from '../backend/exact-knn.js';
-import { codecName, fixedPlan, prewarm, storable } from '../codecs/registry/index.js';
+import { codecName, fixedPlan, prewarm, storable } from '../codec-registry/index.js';
 import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
 import { datasetFromF32, elementBytes, type Dataset } from '../vectors/dataset.js';
@@ -183,11 +181,9 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   const worthUsing = o.allGpus ? undefined : (listed: number[]) => gpusWorthUsing(listed, ds, m, o.sample, configOf(m, 'cuda').maxIters);
   const backend = await selectBackend({ device: o.device ?? 'auto', gpu: o.gpu ?? 0, worthUsing });
   // Exact search for the quality figures and the codec choice: on the GPU when the run has one.
-  const knn = exactKnnFor(backend);
+  const knn = backend.exactKnn;
   if (backend.kind === 'cuda') {
-    // The CPU's worker threads start while the GPU trains: the residual encoder, and search when the GPU has none.
-    if (!backend.exactKnn) prewarmKnn();
-    // The residual encoders' threads, and memory they are sure to fill (codecs/registry/).
+    // The CPU's worker threads start while the GPU trains: the residual encoders' threads, and memory they are sure to fill (codec-registry/).
     prewarm(plan.options, ds.n, ds.d);
   }
   const sample = resolveSample(o.sample ?? 'auto', backend.kind, ds.n, ds.d, m);

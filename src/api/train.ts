@@ -14,7 +14,7 @@ import { sampleRows } from '../anneal/sample.js';
 import type { AnnealHooks, AnnealResult } from '../anneal/types.js';
 import type { Backend, Engine } from '../backend/types.js';
 import { InterruptedError } from '../errors.js';
-import { selectRows, type Dataset } from '../vectors/dataset.js';
+import type { Dataset } from '../vectors/dataset.js';
 import { log } from '../log.js';
 import { sampleSize, type SampleSpec } from './sample.js';
 
@@ -45,13 +45,13 @@ export interface TrainEngines {
 
 /**
  * Engines opened by `backend` on `ds` (in one process). The sample's engine reads its rows in
- * place where the backend can (Backend.openRows: a GPU); else it is opened on a host copy of them.
+ * place where the backend can (TrainEngine.openRows: a GPU); the CPU opens it on a copy of them.
  */
 export function enginesOn(backend: Backend, ds: Dataset, m: number): TrainEngines {
   return {
     n: ds.n,
     whole: () => backend.open(ds, m),
-    rows: (list) => (backend.openRows ? backend.openRows(ds, list, m) : backend.open(selectRows(ds, list), m)),
+    rows: (list) => backend.openRows(ds, list, m),
     wholeFirst: backend.kind === 'cuda',
   };
 }

@@ -2,9 +2,9 @@
 // log line saying why; `cuda` never falls back (DeviceError, exit 3).
 import { DeviceError } from '../errors.js';
 import { log } from '../log.js';
-import type { Backend, ExactKnn } from './types.js';
+import type { Backend } from './types.js';
+import type { ExactKnn } from './device.js';
 import { createCpuBackend, cpuKnn } from './cpu/index.js';
-import { exactKnnFor } from './exact-knn.js';
 import { checkGpuIndex, probeCuda, createCudaBackend } from './cuda/index.js';
 import { shardedBackend } from './sharded/backend.js';
 import { peerGroup } from './cuda/peer.js';
@@ -111,7 +111,7 @@ export async function selectExactKnn(o: SelectOptions): Promise<OpenedKnn> {
   const gpu = Array.isArray(o.gpu) ? o.gpu[0] : o.gpu;
   try {
     const backend = await createCudaBackend(gpu);
-    return { knn: exactKnnFor(backend), label: backend.label, onGpu: true, maxK: backend.exactKnn.maxK, close: () => backend.close() };
+    return { knn: backend.exactKnn, label: backend.label, onGpu: true, maxK: backend.gpuKnn.maxK, close: () => backend.close() };
   } catch (e) {
     if (!(e instanceof DeviceError) || o.device === 'cuda') throw e;
     log().debug(`exact search on the CPU: ${e.message}`);

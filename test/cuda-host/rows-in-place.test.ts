@@ -103,7 +103,7 @@ describe('an engine on a sample, its rows read in place (fake driver)', () => {
     for (const groupOf of [undefined, peerGroup]) {
       const sharded = shardedBackend(members, () => [200, 1, 400], groupOf);
       const viaCopy = await recordOf(() => sharded.open(selectRows(ds, ascending), m), m);
-      const inPlace = await recordOf(() => sharded.openRows!(ds, ascending, m), m);
+      const inPlace = await recordOf(() => sharded.openRows(ds, ascending, m), m);
       expect(viaCopy.rec).toEqual(one.rec);
       expect(inPlace.rec).toEqual(one.rec);
       expect(inPlace.copied, 'no host copy of the sample').toBe(0);

@@ -1,4 +1,4 @@
-// The Engine of src/backend/types.ts on one GPU. Everything n-sized stays on the device: the
+// The Engine of src/backend/engine.ts on one GPU. Everything n-sized stays on the device: the
 // vectors (f16 stays f16), the top-2 of each point, the assignments and the k-means++ distances.
 // Per iterate() the host receives three scalars (energy, changed, screen fallbacks); stats()
 // downloads the m-sized statistics for maintenance. All buffers are allocated once, at open.

@@ -3,7 +3,7 @@
 // Each iteration: accumulate on every member, combine the partial sums through the group's Comm
 // (comm.ts: one allreduce of int64 sums, one of maxima), applyUpdate on every member with the
 // total, so the anchors, the statistics and the Huber thresholds stay identical on every member.
-// Every sum is an integer (types.ts, fixed.ts), so the result is the one engine of that kind would
+// Every sum is an integer (../engine.ts, fixed.ts), so the result is the one engine of that kind would
 // give on all the rows, byte for byte. The anchors are replicated: getAnchors, stats and
 // nearestOther ask the first member; row, seedPick and assignments find the rows' owners.
 //
@@ -57,7 +57,7 @@ export class ShardedEngine implements Engine {
    * Members and their Comms (one each; comms[k].rank is member k's rank), already opened on their
    * rows. The ranks learn each other's row counts and the largest |x| (exact: a sum of integers,
    * a max), then each member its global figures. `groupOf`: members that can combine their passes
-   * without the host (types.ts DeviceGroup) do so in iterate().
+   * without the host (../engine.ts DeviceGroup) do so in iterate().
    */
   static async create(members: Engine[], comms: Comm[], groupOf?: DeviceGroupFactory): Promise<ShardedEngine> {
     if (members.length === 0 || members.length !== comms.length) throw new Error('a sharded engine needs one Comm per member');
