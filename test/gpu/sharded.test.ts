@@ -17,7 +17,16 @@ const probe = probeCuda();
 const hasGpu = probe.ok;
 
 /** A member of a sharded backend: opens engines on `b` with options `o`; afterAll closes `b`. */
-const member = (b: CudaBackend, o = {}): Backend => ({ kind: b.kind, label: b.label, open: (data, m) => b.open(data, m, o), close: async () => {} });
+const member = (b: CudaBackend, o = {}): Backend => ({
+  kind: b.kind,
+  label: b.label,
+  open: (data, m) => b.open(data, m, o),
+  openRows: (data, rows, m) => b.openRows(data, rows, m, o),
+  encodeScalar: b.encodeScalar.bind(b),
+  encodeBits: b.encodeBits.bind(b),
+  exactKnn: b.exactKnn,
+  close: async () => {},
+});
 
 describe.skipIf(!hasGpu)('sharded CUDA engines = one engine, on the device', () => {
   const backends: CudaBackend[] = [];
