@@ -1,4 +1,4 @@
-"""How far pq's error is from the Gaussian bound --quality predicts it by (src/codecs/registry/pq.ts
+"""How far pq's error is from the Gaussian bound --quality predicts it by (src/codec-registry/pq.ts
 gaussianBoundMse): for each M, the per-subspace reverse water-filling bound at 8 bits of the
 residuals divided by their anchor's RMS, times the mean squared scale, against pq's measured MSE.
 

@@ -18,7 +18,7 @@
 // difference r(B) − 2 r(B/2) + r(B/4): how much the slope changes a doubling) is carried over the
 // s = log2(n/B) doublings to n (s(s+1)/2 times), with its own sampling error. Far from the sample
 // (50M vectors from 20,000: s = 11.3) the interval is wide: the sample cannot say more.
-import type { ExactKnn, Neighbours } from '../backend/types.js';
+import type { ExactKnn, Neighbours } from '../backend/device.js';
 import type { VectorsLike } from '../vectors/dataset.js';
 import { decodedPerQuery, meanAndSe, summarize, trueNeighbours, type DecodedRecall, type RecallPlan } from './recall.js';
 import { reconstructionQuality, type DecodeRow, type ReconstructionQuality } from './reconstruction.js';

@@ -14,7 +14,7 @@
 //
 // The candidates do not depend on R: `--quality 0.9` does the same work as the default, and any R
 // only moves where the bisection goes.
-import { trainsFirst, type CodecPlan } from '../codecs/registry/index.js';
+import { trainsFirst, type CodecPlan } from '../codec-registry/index.js';
 
 /** Refinement stops when the failing and the meeting sizes are within this fraction of the meeting one. */
 export const RESOLUTION = 0.04;

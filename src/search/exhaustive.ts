@@ -1,22 +1,15 @@
 // Exhaustive exact search over a .vlc file's DECODED vectors (`vlc search` on a GPU): every vector
-// is reconstructed on the GPU (backend/cuda/decode.ts, bit for bit as io/vlc/reconstruct.ts) and
-// ranked there by its exact k-NN (cuda/knn.ts); otherwise (no room on the GPU, another ExactKnn)
-// on the host a block of rows at a time, handed with the queries to the ExactKnn, lists merged.
+// is reconstructed and ranked by the ExactKnn's knnDecoded — on a GPU decoded on the device
+// (backend/cuda/decode.ts, bit for bit as io/vlc/reconstruct.ts) and ranked there (cuda/knn.ts);
+// otherwise (no room on the GPU, the host) decoded on the host a block of rows at a time and
+// handed with the queries to the exact k-NN, lists merged (backend/block-knn.ts).
 // The result is exactly the ranking of every decoded vector by squared L2 to the query (ties: the
 // lower id) — not the index probing of search/index.ts, which visits only the nearest anchors' vectors.
-import type { ExactKnn, Neighbours } from '../backend/types.js';
-import { pieceRows } from '../vectors/dataset.js';
+import type { ExactKnn, Neighbours } from '../backend/device.js';
+import type { OnRows } from '../backend/block-knn.js';
 import type { VlcFile } from '../io/vlc/format.js';
-import { reconstructRange } from '../io/vlc/reconstruct.js';
-import { blockKnn, type OnRows } from './exact.js';
 
 /** The k nearest decoded vectors of each of nq queries (nq × d, row-major). */
-export async function searchDecoded(file: VlcFile, queries: Float32Array, nq: number, k: number, knn: ExactKnn, onRows?: OnRows): Promise<Neighbours> {
-  const { n, d } = file.manifest;
-  // On a GPU the vectors are decoded on the device (cuda/decode.cu): only the codes go up, never n × d f32.
-  const onGpu = await knn.onDevice?.knnDecoded?.(file, n, queries, nq, k, onRows);
-  if (onGpu) return onGpu;
-  const decoded = (r0: number, r1: number, out: Float32Array) => reconstructRange(file, r0, r1, out);
-  // Blocks as large as one view of rows: the fewer the blocks, the fewer uploads of the queries.
-  return blockKnn(queries, nq, d, k, n, decoded, knn, pieceRows(d, 'f32') * d, onRows);
+export function searchDecoded(file: VlcFile, queries: Float32Array, nq: number, k: number, knn: ExactKnn, onRows?: OnRows): Promise<Neighbours> {
+  return knn.knnDecoded(file, file.manifest.n, queries, nq, k, onRows);
 }

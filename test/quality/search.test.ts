@@ -1,9 +1,9 @@
 // quality/search.ts: how --quality finds the smallest codec that meets the goal without measuring
 // every candidate (bisection by size, refinement with a codec sized to any budget, pq measured only
-// when its predicted error can beat what failed), and pq's prediction (codecs/registry/pq.ts).
+// when its predicted error can beat what failed), and pq's prediction (codec-registry/pq.ts).
 import { describe, expect, it } from 'vitest';
 import { RESOLUTION, searchQuality } from '../../dist/quality/search.js';
-import { gaussianBoundMse, symmetricEigenvalues, waterFill } from '../../dist/codecs/registry/pq.js';
+import { gaussianBoundMse, symmetricEigenvalues, waterFill } from '../../dist/codec-registry/pq.js';
 import { goalOf } from '../../dist/api/compress-codec.js';
 import { rng } from '../rng.js';
 
