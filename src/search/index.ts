@@ -1,6 +1,6 @@
 // k-NN over a compressed index (`vlc search`, and the recall figures of `vlc eval`):
 //   1. rank the anchors by exact squared L2 distance to the query (the injected ExactKnn, which
-//      batches all queries);
+//      batches all queries) — or, under the index's metric ip / cosine, by it (metric.ts);
 //   2. probe: walk them nearest first, collecting the vectors assigned to each ("candidates"),
 //      until at least k candidates are in hand and at least `nprobe` anchors were visited;
 //   3. rank the candidates by the distance from the query to their reconstruction (the index's
@@ -10,10 +10,12 @@
 //      neighbours that fell just across a cell boundary. The k best are kept exactly (scan.ts).
 // pq-coded indexes are searched by the backend when it offers a pass of its own (ExactKnn.searchPq:
 // the CPU's runs the same steps fused per block of queries on the SIMD kernel and every core),
-// with the same ids and distances as the steps above; the scorer (pq-adc.ts) serves otherwise.
+// with the same ids and distances as the steps above; the scorer (pq-adc.ts) serves otherwise (and
+// under ip / cosine, whose candidates' L2 from the scorer metric.ts turns into the metric's distance).
 // The index comes from an adapter (vlc.ts); the search knows no file format and no device.
 import type { ExactKnn } from '../backend/types.js';
 import { checkpoint } from '../interrupt.js';
+import { withMetric } from './metric.js';
 import { scanQueries } from './scan.js';
 import type { SearchIndex, SearchOptions, SearchResult } from './types.js';
 
@@ -43,13 +45,16 @@ export async function searchCompressed(
   exact: ExactKnn,
 ): Promise<SearchResult> {
   const { d, m, anchors } = index;
+  const metric = index.metric ?? 'l2';
+  const native = exact;
+  exact = withMetric(exact, metric); // ip / cosine: the anchors ranked by it (metric.ts)
   const nprobe = Math.min(m, Math.max(1, o.nprobe ?? defaultNprobe(index)));
   const options = { ...o, nprobe };
   const out: SearchResult = { ids: new Int32Array(nq * o.k).fill(-1), dists: new Float32Array(nq * o.k).fill(Infinity) };
 
-  if (index.pq && exact.searchPq) {
+  if (index.pq && native.searchPq && metric === 'l2') {
     const { n, lists, pq } = index;
-    await exact.searchPq({ n, d, m, anchors, lists, pq }, queries, nq, options, out);
+    await native.searchPq({ n, d, m, anchors, lists, pq }, queries, nq, options, out);
     o.onProgress?.(nq);
     return out;
   }
