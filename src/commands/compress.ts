@@ -5,7 +5,7 @@ import { Option, type Command } from 'commander';
 import { compress, compressOutputRules, type CompressResult } from '../api/compress.js';
 import { distributedRun, runDistributed } from '../api/compress-mpi.js';
 import { DEFAULT_QUALITY } from '../api/compress-codec.js';
-import { DEFAULT_CONFIG, EFFORTS, type Effort, type IterRecord } from '../api/options.js';
+import { DEFAULT_CONFIG, EFFORTS, type Effort, type IterRecord, type Metric } from '../api/options.js';
 import { defaultOutput, planOutput } from '../api/preflight.js';
 import { parseSample, SAMPLE_PER_ANCHOR, type SampleSpec } from '../api/sample.js';
 import * as fs from 'node:fs';
@@ -17,7 +17,7 @@ import { log } from '../log.js';
 import { addExamples } from './help.js';
 import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
 import { jsonResult } from './json.js';
-import { addDeviceOptions, addForceOption, addOutputOptions, addSeedOption, applyVerbosity, effectiveDevice, parseInteger, type CommonOptions } from './options.js';
+import { addDeviceOptions, addForceOption, addMetricOption, addOutputOptions, addSeedOption, applyVerbosity, effectiveDevice, parseInteger, type CommonOptions } from './options.js';
 import { progressFor } from './progress.js';
 import { addResidualOptions, residualChoiceFrom, type ResidualFlags } from './residual-options.js';
 
@@ -32,6 +32,7 @@ interface CompressFlags extends CommonOptions, InputFlags, ResidualFlags {
   anchorDtype: 'f16' | 'f32';
   stats?: string;
   distributed?: boolean;
+  metric?: Metric;
 }
 
 export function register(program: Command): void {
@@ -66,6 +67,11 @@ export function register(program: Command): void {
     );
   addSeedOption(cmd, 'random seed: same input + seed + device => same output file', DEFAULT_CONFIG.seed)
     .addOption(new Option('--anchor-dtype <dtype>', 'how anchors are stored').choices(['f16', 'f32']).default('f16'));
+  addMetricOption(
+    cmd,
+    'what search will rank by, recorded in the file: l2 (default; squared Euclidean distance), ip (largest inner product) or cosine ' +
+      '(the vectors trained and coded at unit length, each norm stored as f32 so decompress restores it); --quality and the recall figures measure it',
+  );
   addResidualOptions(cmd).option('--stats <file>', 'write the result JSON (as --json prints) to this file; use with -o -');
   cmd.option('--distributed', 'run as one rank of an MPI job, each rank training on its share of the rows (implied when started by mpirun; needs Open MPI and --residual none)');
   addInputOptions(cmd);
@@ -75,6 +81,7 @@ export function register(program: Command): void {
   addExamples(cmd, [
     ['vlc compress emb.npy -o emb.vlc', `the smallest file that keeps recall@10 >= ${DEFAULT_QUALITY} (what it chose and measured goes to stderr)`],
     ['vlc compress emb.npy -o emb.vlc --bytes 40 --json', 'the best recall within 40 bytes per vector; the result as JSON on stdout'],
+    ['vlc compress emb.npy -o emb.vlc --metric cosine', 'for cosine-similarity embeddings (most sentence-embedding models): recall measured, and search ranked, by cosine'],
     ['zstd -dc emb.npy.zst | vlc compress - -o - --residual int8 > emb.vlc', 'a pipeline: vectors on stdin, the .vlc on stdout'],
   ]);
   cmd.action(async (input: string[], o: CompressFlags, c: Command) => runCompress(input, o, c));
@@ -105,6 +112,7 @@ async function runCompress(input: string[], o: CompressFlags, cmd: Command): Pro
       sample: o.sample,
       effort: o.effort,
       seed: o.seed,
+      metric: o.metric,
       // The default is left to compress(), which keeps anchors in f32 when f16 cannot hold them.
       anchorDtype: cmd.getOptionValueSource('anchorDtype') === 'cli' ? o.anchorDtype : undefined,
       ...residualChoiceFrom(o),

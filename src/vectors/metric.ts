@@ -2,6 +2,7 @@
 // every file written before the metric was recorded holds), inner product (the largest dot product
 // is nearest) or cosine (the inner product of the vectors scaled to unit length; a zero vector's
 // cosine to anything is 0). Here: the names and the row scaling cosine needs, used by every layer.
+import { allocDataset, forEachF32Rows, inputDtypeOf, pieceRows, rows, type Dataset } from './dataset.js';
 
 export const METRICS = ['l2', 'ip', 'cosine'] as const;
 export type Metric = (typeof METRICS)[number];
@@ -45,4 +46,28 @@ export function normalizeRows(x: Float32Array, n: number, d: number, norms?: Flo
     for (let k = 0; k < d; k++) x[o + k] *= inv;
   }
   return x;
+}
+
+/**
+ * Cosine's training data: the vectors of ds scaled to unit length, in a new f32 dataset (ds itself,
+ * perhaps a caller's memory, is left as it is), with each row's norm and the count of zero rows
+ * (kept as zero: a zero vector's cosine to anything is 0, and its norm 0 decodes it to zero again).
+ */
+export function unitDataset(ds: Dataset): { ds: Dataset; norms: Float32Array; zero: number } {
+  const { n, d } = ds;
+  const out = allocDataset(n, d, 'f32', ds.format);
+  const norms = new Float32Array(n);
+  let zero = 0;
+  forEachF32Rows(ds, 0, n, (v, c0, c1) => {
+    const dst = rows(out, c0, c1) as Float32Array;
+    dst.set(v);
+    rowNorms(dst, c1 - c0, d, norms.subarray(c0, c1));
+    normalizeRows(dst, c1 - c0, d, norms.subarray(c0, c1));
+  }, pieceRows(d, 'f32'));
+  for (let i = 0; i < n; i++) if (norms[i] === 0) zero++;
+  return {
+    ds: { ...out, dropped: ds.dropped, ...(ds.droppedRows ? { droppedRows: ds.droppedRows } : {}), inputDtype: inputDtypeOf(ds) },
+    norms,
+    zero,
+  };
 }
