@@ -143,7 +143,10 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   // Cosine: the vectors at unit length from here on (training, codes, figures); their norms go in the file.
   const unit = metric === 'cosine' ? unitDataset(read) : undefined;
   const ds = unit?.ds ?? read;
-  if (unit?.zero) log().info(`${grouped(unit.zero)} vector${unit.zero === 1 ? ' is' : 's are'} zero: their cosine to any query is 0, and they decode to zero`);
+  if (unit?.zero) {
+    const one = unit.zero === 1;
+    log().info(`${grouped(unit.zero)} vector${one ? ' is' : 's are'} zero: ${one ? 'its' : 'their'} cosine to any query is 0, and ${one ? 'it decodes' : 'they decode'} to zero (--metric cosine)`);
+  }
   const readSeconds = (performance.now() - t0) / 1000;
   const m0 = o.anchors ?? defaultAnchors(ds.n);
   const source = typeof input === 'string' ? input : Array.isArray(input) ? input.join(' ') : 'the vectors given';
