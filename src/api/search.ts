@@ -2,7 +2,7 @@
 // probing the nearest anchors' lists (search/index.ts); on a GPU (device 'cuda', or 'auto' with
 // one and no nprobe) by exhaustive exact search over every decoded vector (search/exhaustive.ts).
 // Distances are squared L2 to the reconstructions; under the metric ip or cosine (the file's, or
-// `metric`) the results are ranked by it and carry scores, larger first. What `vlc search` runs, and what
+// `metric`) the results are ranked by it, their distances −⟨q, x⟩ or 1 − cos (ascending still). What `vlc search` runs, and what
 // `import { search } from 'vlc'` gives a Node program.
 import { inputRowId } from '../vectors/row-ids.js';
 import { cpuKnn, prewarmKnn } from '../backend/cpu/index.js';
@@ -15,7 +15,7 @@ import type { VlcFile } from '../io/vlc/format.js';
 import { log, silentReporter, type Reporter } from '../log.js';
 import { searchDecoded } from '../search/exhaustive.js';
 import { defaultNprobe, searchCompressed, vlcSearchIndex } from '../search/index.js';
-import { scoresInPlace } from '../search/metric.js';
+import { reportedInPlace } from '../search/metric.js';
 import { isMetric, METRICS, type Metric } from '../vectors/metric.js';
 import { pieceRows, rowsF32, type Dataset } from '../vectors/dataset.js';
 import { nameOf, vectorsOf, vlcOf, type VectorsInput, type VlcInput } from './inputs.js';
@@ -50,8 +50,8 @@ export interface SearchResult {
   /** What the results are ranked by: the file's metric, or the one asked for. */
   metric: Metric;
   /**
-   * queries × k values beside `ids`: with metric l2 squared L2 distances to the decoded vectors
-   * (ascending); with ip the inner products, with cosine the cosine similarities (descending).
+   * queries × k distances to the decoded vectors beside `ids`, ascending: squared L2 (metric l2),
+   * the negative inner product −⟨q, x⟩ (ip) or the cosine distance 1 − cos(q, x) (cosine).
    */
   distances: Float32Array;
 }
@@ -109,7 +109,7 @@ export async function search(index: VlcInput, queries: VectorsInput, o: SearchOp
     // Ids are input row numbers: with rows dropped by --drop-invalid, a kept row's position is not its id.
     const dropped = file.manifest.input.droppedRows ?? [];
     if (dropped.length) for (let t = 0; t < res.ids.length; t++) if (res.ids[t] >= 0) res.ids[t] = inputRowId(res.ids[t], dropped);
-    return { k, queries: qs.n, nprobe, metric, ids: res.ids, distances: scoresInPlace(metric, res.dists) };
+    return { k, queries: qs.n, nprobe, metric, ids: res.ids, distances: reportedInPlace(metric, res.dists) };
   } finally {
     gpu ??= await gpuOpening?.catch(() => undefined); // opened, but an error came first
     await gpu?.close();

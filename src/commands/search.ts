@@ -2,8 +2,8 @@
 // compressed index — search() (api/search.ts): on the CPU by probing the nearest anchors' lists, on
 // a GPU (--device cuda, or auto with one and no --nprobe) exhaustive over every decoded vector.
 // Output on stdout: one JSON line per query, {"query": q, "ids": [...], "distances": [...]}
-// (squared L2 to the reconstructions), or {"query", "ids", "scores"} under the metric ip or cosine
-// (inner products / cosine similarities, largest first), or with --json a single object holding them all.
+// (squared L2 to the reconstructions; under the metric ip −⟨q, x⟩, under cosine 1 − cos: ascending
+// always), or with --json a single object holding them all.
 import type { Command } from 'commander';
 import { search, type SearchResult } from '../api/search.js';
 import type { Metric } from '../api/options.js';
@@ -30,14 +30,14 @@ export function register(program: Command): void {
     .requiredOption('--queries <file>', 'query vectors, any input format (- for stdin)')
     .option('-k <k>', 'neighbours per query', (v) => parseInteger('-k', v, 1), 10);
   addNprobeOption(cmd, 'CPU index search: visit at least this many nearest anchors (default: 1, or 8 with residuals); not with --device cuda');
-  addMetricOption(cmd, "rank by l2 (squared distance), ip (inner product) or cosine; default: the file's metric (`vlc info`). A cosine file is searched by cosine only");
+  addMetricOption(cmd, "rank by l2 (distances: squared L2), ip (-<q, x>) or cosine (1 - cos); default: the file's metric (`vlc info`). A cosine file is searched by cosine only");
   addInputOptions(cmd, 'the queries');
   addDeviceOptions(cmd);
-  addOutputOptions(cmd, 'print one JSON object {schema, command, k, queries, nprobe (null: exhaustive), metric, results: [{ids, distances}]} instead of JSON lines (ip, cosine: scores for distances)');
+  addOutputOptions(cmd, 'print one JSON object {schema, command, k, queries, nprobe (null: exhaustive), metric, results: [{ids, distances}]} instead of JSON lines');
   addExamples(cmd, [
     ['vlc search emb.vlc --queries queries.npy -k 10', 'one JSON line per query: ids and distances (with a GPU: exhaustive over every decoded vector)'],
     ['vlc search emb.vlc --queries queries.npy -k 5 | jq -c .ids', 'a pipeline: only the ids'],
-    ['vlc search emb.vlc --queries queries.npy --metric ip', 'ranked by inner product (largest first: "scores") whatever the file was compressed for'],
+    ['vlc search emb.vlc --queries queries.npy --metric ip', 'ranked by inner product whatever the file was compressed for (distances: -<q, x>, nearest first)'],
     ['vlc search emb.vlc --queries queries.npy --device cpu --nprobe 32 --json', 'the CPU index search, probing 32 anchors; one JSON object'],
   ]);
   cmd
@@ -50,11 +50,9 @@ export function register(program: Command): void {
       } finally {
         progress.done();
       }
-      // l2: squared distances, ascending; ip and cosine: scores (similarities), descending.
-      const values = res.metric === 'l2' ? 'distances' : 'scores';
       const rowOf = (q: number) => ({
         ids: Array.from(res.ids.subarray(q * o.k, (q + 1) * o.k)),
-        [values]: Array.from(res.distances.subarray(q * o.k, (q + 1) * o.k)),
+        distances: Array.from(res.distances.subarray(q * o.k, (q + 1) * o.k)),
       });
       if (o.json) {
         const results = Array.from({ length: res.queries }, (_, q) => rowOf(q));

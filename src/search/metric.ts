@@ -11,7 +11,7 @@
 // its cosine to anything 0).
 //
 // Every list stays ascending in a "distance": squared L2, −⟨q, x⟩ for ip, −cos(q, x) for cosine,
-// so merges, bounded lists and ties (the lower id) work as for L2; scoreOf turns them back.
+// so merges, bounded lists and ties (the lower id) work as for L2; reportedDistance says them to users.
 import type { ExactKnn, Neighbours } from '../backend/types.js';
 import { normalizeRows, type Metric } from '../vectors/metric.js';
 
@@ -30,14 +30,17 @@ export function withMetric(exact: ExactKnn, metric: Metric): ExactKnn {
   return { knn: (base, nb, queries, nq, d, k) => ipKnn(exact, base, nb, queries, nq, d, k, metric === 'cosine') };
 }
 
-/** What a list's value means to a user: squared L2 for l2, the inner product or the cosine (larger is nearer) otherwise. */
-export function scoreOf(metric: Metric, dist: number): number {
-  return metric === 'l2' || !Number.isFinite(dist) ? dist : -dist;
+/**
+ * A list's value as search reports it, ascending whatever the metric (as pgvector's operators):
+ * squared L2; the negative inner product −⟨q, x⟩ (ip, as kept); the cosine distance 1 − cos (cosine).
+ */
+export function reportedDistance(metric: Metric, dist: number): number {
+  return metric === 'cosine' && Number.isFinite(dist) ? 1 + dist : dist;
 }
 
-/** Lists' values turned to scores (scoreOf), in place; returns the array. */
-export function scoresInPlace(metric: Metric, dists: Float32Array): Float32Array {
-  if (metric !== 'l2') for (let i = 0; i < dists.length; i++) dists[i] = scoreOf(metric, dists[i]);
+/** Lists' values as search reports them (reportedDistance), in place; returns the array. */
+export function reportedInPlace(metric: Metric, dists: Float32Array): Float32Array {
+  if (metric === 'cosine') for (let i = 0; i < dists.length; i++) dists[i] = reportedDistance(metric, dists[i]);
   return dists;
 }
 

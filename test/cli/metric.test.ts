@@ -121,9 +121,11 @@ x = np.load(${JSON.stringify(back)}).astype(np.float64); q = np.load(${JSON.stri
 s = sim(q, x, ${JSON.stringify(metric)}); i = np.argsort(-s, axis=1, kind='stable')[:, :10]
 print(json.dumps({'ids': i.tolist(), 'scores': np.take_along_axis(s, i, axis=1).tolist()}))`);
     let same = 0;
-    got.results.forEach((row: { ids: number[]; scores: number[] }, q: number) => {
-      expect(row.scores).toHaveLength(10);
-      row.scores.forEach((s, t) => expect(Math.abs(s - want.scores[q][t])).toBeLessThan(1e-4 * (Math.abs(want.scores[q][0]) + 1)));
+    got.results.forEach((row: { ids: number[]; distances: number[] }, q: number) => {
+      expect(row.distances).toHaveLength(10);
+      // Reported ascending: −⟨q, x⟩ (ip), 1 − cos (cosine).
+      const scores = row.distances.map((v) => (metric === 'ip' ? -v : 1 - v));
+      scores.forEach((s, t) => expect(Math.abs(s - want.scores[q][t])).toBeLessThan(1e-4 * (Math.abs(want.scores[q][0]) + 1)));
       same += row.ids.filter((id, t) => id === want.ids[q][t]).length;
     });
     expect(same / (13 * 10)).toBeGreaterThan(0.95);
@@ -147,11 +149,12 @@ print(json.dumps(float(np.mean([len(set(a[i]) & set(b[i])) / 10 for i in range(l
     expect(Math.abs(got.recall_at_10 - want)).toBeLessThan(0.01);
   });
 
-  it('l2 file searched by --metric ip: scores, largest first', () => {
+  it('l2 file searched by --metric ip: the negative inner products, ascending', () => {
     const file = compressed_('l2');
     expect(JSON.parse(vlc(['info', file, '--json']).stdout).format_version).toBe(2);
     const row = JSON.parse(vlc(['search', file, '--queries', queries, '-k', '5', '--device', 'cpu', '--metric', 'ip']).stdout.split('\n')[0]);
-    expect(row.scores).toHaveLength(5);
-    expect([...row.scores].sort((a: number, b: number) => b - a)).toEqual(row.scores);
+    expect(row.distances).toHaveLength(5);
+    expect([...row.distances].sort((a: number, b: number) => a - b)).toEqual(row.distances);
+    expect(row.distances[0]).toBeLessThan(0);
   });
 });

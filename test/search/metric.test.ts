@@ -14,10 +14,12 @@ import { reconstructRange } from '../../dist/io/vlc/reconstruct.js';
 import { blockKnn } from '../../dist/search/exact.js';
 import { searchDecoded } from '../../dist/search/exhaustive.js';
 import { searchCompressed, vlcSearchIndex } from '../../dist/search/index.js';
-import { scoresInPlace, withMetric } from '../../dist/search/metric.js';
+import { withMetric } from '../../dist/search/metric.js';
 import { PYTHON_WITH_NUMPY, tempDir, writeNpy } from '../cli/helpers.js';
 import { rng } from '../rng.js';
 
+/** The lists' internal distances (−⟨q, x⟩, −cos) as scores. */
+const scoresInPlace = (_: string, dists: Float32Array) => dists.map((v) => -v);
 const cpu = { knn: (b: Float32Array, nb: number, q: Float32Array, nq: number, d: number, k: number) => cpuKnnFn(b, nb, q, nq, d, k) };
 const n = 1013, d = 45, nq = 19, K = 10;
 const dir = tempDir('metric');
