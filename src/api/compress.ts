@@ -252,7 +252,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     await backend.close(); // within the run's time: freeing GPU contexts is part of the wall a user waits
     const teardownSeconds = (performance.now() - tt) / 1000;
     return compressStats({
-      ds, m, codec, anchorDtype, bytes, result, quality, goal, choice, backend, seed,
+      ds, m, metric, codec, anchorDtype, bytes, result, quality, goal, choice, backend, seed,
       seconds: {
         read: readSeconds, setup: setupSeconds, choose: chooseSeconds, residual: residualSeconds, quality: qualitySeconds, write: writeSeconds,
         teardown: teardownSeconds, total: (performance.now() - t0) / 1000,
