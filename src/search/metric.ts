@@ -70,7 +70,8 @@ async function ipKnn(
   for (let i = 0; i < nb; i++) bAug[i * D + d] = Math.sqrt(Math.max(0, r2 - norm2[i]));
   const qAug = new Float32Array(new SharedArrayBuffer(nq * D * 4));
   for (let r = 0; r < nq; r++) qAug.set(q.subarray(r * d, (r + 1) * d), r * D);
-  const wide = Math.min(nb, k + EXTRA);
+  // A device's k-NN keeps at most maxK a query: the extra candidates stay within it (above, the CPU's serves).
+  const wide = Math.min(nb, Math.max(k, Math.min(k + EXTRA, exact.onDevice?.maxK ?? Infinity)));
   const found = await exact.knn(bAug, nb, qAug, nq, D, wide);
   // Rescore each query's candidates exactly and keep the k best (ties: the lower id).
   const cand: Array<{ id: number; s: number }> = [];
