@@ -167,7 +167,7 @@ export function ofInput(s: { input_dtype: string; ratio_input: number }): string
  */
 export function summaryLine(s: CompressResult, output: string): string {
   const all = s.recall_at_10_all !== null && s.recall_base < s.n ? ` (≈${s.recall_at_10_all.toFixed(3)} over all ${grouped(s.n)})` : '';
-  const recall = s.recall_at_10 === null ? '' : `, recall@10 ${s.recall_at_10.toFixed(3)}${all}`;
+  const recall = s.recall_at_10 === null ? '' : `, recall@10${s.metric === 'l2' ? '' : ` (${s.metric})`} ${s.recall_at_10.toFixed(3)}${all}`;
   const polish = s.init_iterations ? ` (${s.init_iterations} Lloyd passes)` : '';
   const loop = s.iterations
     ? `then ${s.iterations} iterations in ${s.loop_seconds.toFixed(2)} s (${s.iter_ms_median.toFixed(1)} ms each)`

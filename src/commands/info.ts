@@ -61,7 +61,7 @@ function qualityText(f: InfoResult): string {
   const recall =
     f.recall_at_10 === null
       ? ''
-      : `; recall@10 ${f.recall_at_10.toFixed(3)} of exact search over the decoded vectors (${grouped(f.recall_queries ?? 0)} queries among ${grouped(f.recall_base ?? 0)} vectors` +
+      : `; recall@10 ${f.recall_at_10.toFixed(3)} of exact search${f.metric === 'l2' ? '' : ` by ${f.metric}`} over the decoded vectors (${grouped(f.recall_queries ?? 0)} queries among ${grouped(f.recall_base ?? 0)} vectors` +
         (f.recall_at_10_all !== null && (f.recall_base ?? 0) < f.n ? `; ≈${f.recall_at_10_all.toFixed(3)} expected over all ${grouped(f.n)})` : ')');
   return `relative error ${f.relative_error.toFixed(4)}, mean cosine ${f.mean_cosine.toFixed(5)}, ${mse}, measured on ${on}${recall}`;
 }
