@@ -81,7 +81,6 @@ export function register(program: Command): void {
   addExamples(cmd, [
     ['vlc compress emb.npy -o emb.vlc', `the smallest file that keeps recall@10 >= ${DEFAULT_QUALITY} (what it chose and measured goes to stderr)`],
     ['vlc compress emb.npy -o emb.vlc --bytes 40 --json', 'the best recall within 40 bytes per vector; the result as JSON on stdout'],
-    ['vlc compress emb.npy -o emb.vlc --metric cosine', 'for cosine-similarity embeddings (most sentence-embedding models): recall measured, and search ranked, by cosine'],
     ['zstd -dc emb.npy.zst | vlc compress - -o - --residual int8 > emb.vlc', 'a pipeline: vectors on stdin, the .vlc on stdout'],
   ]);
   cmd.action(async (input: string[], o: CompressFlags, c: Command) => runCompress(input, o, c));

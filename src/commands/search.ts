@@ -37,7 +37,6 @@ export function register(program: Command): void {
   addExamples(cmd, [
     ['vlc search emb.vlc --queries queries.npy -k 10', 'one JSON line per query: ids and distances (with a GPU: exhaustive over every decoded vector)'],
     ['vlc search emb.vlc --queries queries.npy -k 5 | jq -c .ids', 'a pipeline: only the ids'],
-    ['vlc search emb.vlc --queries queries.npy --metric ip', 'ranked by inner product whatever the file was compressed for (distances: -<q, x>, nearest first)'],
     ['vlc search emb.vlc --queries queries.npy --device cpu --nprobe 32 --json', 'the CPU index search, probing 32 anchors; one JSON object'],
   ]);
   cmd
