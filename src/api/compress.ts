@@ -138,11 +138,13 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   const what = typeof input === 'string' ? (input === '-' ? 'stdin' : quoteName(input)) : Array.isArray(input) ? input.map(quoteName).join(' ') : 'the vectors';
   const reading = progress.step(`reading ${what}`, 'bytes'); // of each file in turn when there are several
   const metric = metricOf(o.metric);
-  const read = await datasetOf(input, { ...o, onBytes: (r, total) => reading.update(r, total) });
+  let read: Dataset | undefined = await datasetOf(input, { ...o, onBytes: (r, total) => reading.update(r, total) });
   reading.end();
-  // Cosine: the vectors at unit length from here on (training, codes, figures); their norms go in the file.
+  // Cosine: the vectors at unit length from here on (training, codes, figures); their norms go in
+  // the file. The vectors as read are let go (a copy at a time is all the run holds).
   const unit = metric === 'cosine' ? unitDataset(read) : undefined;
-  const ds = unit?.ds ?? read;
+  const ds: Dataset = unit?.ds ?? read;
+  read = undefined;
   if (unit?.zero) {
     const one = unit.zero === 1;
     log().info(`${grouped(unit.zero)} vector${one ? ' is' : 's are'} zero: ${one ? 'its' : 'their'} cosine to any query is 0, and ${one ? 'it decodes' : 'they decode'} to zero (--metric cosine)`);
