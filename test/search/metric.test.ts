@@ -2,7 +2,7 @@
 // metric (search/metric.ts, L2 on vectors one dimension longer, rescored exactly), the same over
 // blocks of the base (each block its own R²), the exhaustive search over a file's decoded vectors,
 // and the index search (search/index.ts) with every anchor probed, whose candidates are scored
-// from each codec's L2 scorer, against that exhaustive search. Odd sizes throughout.
+// from each codec's L2 scorer (int8's and pq's own, bits' decoded rows), against that exhaustive search. Odd sizes throughout.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -106,7 +106,7 @@ describe.skipIf(!PYTHON_WITH_NUMPY)('--metric ip / cosine against numpy (n = 1,0
     expect(Array.from(blocks.ids)).toEqual(Array.from(whole.ids));
   });
 
-  for (const residual of ['none', 'int8', 'pq'] as const) {
+  for (const residual of ['none', 'int8', 'pq', 'bits'] as const) {
     it.each(['ip', 'cosine'] as const)(`%s, ${residual}: exhaustive over the decoded vectors = numpy over decompress's; probing every anchor = exhaustive`, async (metric) => {
       const input = writeNpy(path.join(dir, `x-${metric}-${residual}.npy`), base, n, d);
       const out = path.join(dir, `x-${metric}-${residual}.vlc`);
