@@ -3,7 +3,7 @@
 // originals, the query left out, found among the decoded vectors), as bench/rate-distortion.mjs
 // does. It tries ideas for a better residual code without retraining anchors (minutes per run).
 //
-// Variants (the codecs' own encodePq, src/codecs/train/pq.ts, in each):
+// Variants (the codecs' own encodePq, src/codec-train/pq.ts, in each):
 //   plain   M subspaces of `bits` bits, as `vlc compress --residual pq` codes them;
 //   rotate  the same after a seeded random rotation of the whole space (Gram-Schmidt of a Gaussian
 //           matrix): x and the anchors rotated alike, so residuals are rotated and distances kept;
@@ -23,7 +23,7 @@ const { readDataset } = await lib('io/read.js');
 const { smallF32 } = await lib('vectors/dataset.js');
 const { createCpuBackend, knn } = await lib('backend/cpu/index.js');
 const { readVlc } = await lib('io/vlc/file.js');
-const { encodePq } = await lib('codecs/train/pq.js');
+const { encodePq } = await lib('codec-train/pq.js');
 const { Rng } = await lib('anneal/random.js');
 
 const [dataPath, vlcPath, queriesPath, variant, subspaces, bits, iters] = process.argv.slice(2);

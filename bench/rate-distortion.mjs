@@ -32,7 +32,7 @@ const { DEFAULT_CONFIG } = await lib('anneal/config.js');
 const { storedAnchors } = await lib('io/vlc/format.js');
 const { writeVlc, readVlc } = await lib('io/vlc/file.js');
 const { reconstruct } = await lib('io/vlc/reconstruct.js');
-const { fixedPlan, encodeWith } = await lib('codecs/registry/index.js');
+const { fixedPlan, encodeWith } = await lib('codec-registry/index.js');
 const { fileBytes } = await lib('io/vlc/size.js');
 const { VERSION } = await lib('version.js');
 

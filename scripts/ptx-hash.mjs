@@ -13,6 +13,21 @@ export const ARCH = 'compute_80';
  */
 const ARCH_OF = { screen_h90: 'compute_90a' };
 
+/**
+ * Hopper's machine code, compiled by ptxas from the committed PTX (build/sm_90/<name>.cubin): on
+ * compute capability 9.0 the context loads it instead of having the driver JIT the PTX in every new
+ * process whose JIT cache is cold (ptx.ts). screen_h90's PTX is sm_90a, so its cubin is too.
+ */
+export const CUBIN_DIR = 'sm_90';
+export function cubinArchOf(name) {
+  return archOf(name) === 'compute_90a' ? 'sm_90a' : 'sm_90';
+}
+
+/** sha256 of a file's bytes: ties a cubin to the PTX it was compiled from. */
+export function bytesHash(bytes) {
+  return createHash('sha256').update(bytes).digest('hex');
+}
+
 /** The virtual architecture module `name` is built for. */
 export function archOf(name) {
   return ARCH_OF[name] ?? ARCH;

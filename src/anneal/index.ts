@@ -14,7 +14,7 @@
 //     swap trial. The phase ends when nothing is left to try, after `swapRejects` rejections of a
 //     single swap (once Lloyd has confirmed the restored state), or at maxIters.
 //  4. finalize (steps.ts): one exact hard pass; refill any anchor still empty; the assignments.
-import type { Engine, IterParams } from '../backend/types.js';
+import type { Engine, IterParams } from '../backend/engine.js';
 import { UsageError } from '../errors.js';
 import type { AnnealConfig } from './config.js';
 import type { AnnealHooks, AnnealResult, IterRecord } from './types.js';

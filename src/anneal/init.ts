@@ -1,7 +1,7 @@
 // k-means++ seeding (D² sampling, Arthur & Vassilvitskii 2007) through the Engine, so the n-sized
 // distance array stays on the device; with `candidates` > 1 it is the greedy variant scikit-learn
 // uses: sample several points by D² and keep the one that lowers Σ D the most.
-import type { Engine } from '../backend/types.js';
+import type { Engine } from '../backend/engine.js';
 import type { Rng } from './random.js';
 
 export interface InitResult {

@@ -5,7 +5,7 @@
 //   - swap: the anchors whose removal would cost least are moved into the clusters with the largest
 //     squared error. Lloyd's iterations cannot do this (they only move anchors locally), which is
 //     why plain k-means stays in local minima; anneal() accepts a swap only if the energy drops.
-import type { AnchorStats, NearestAnchors } from '../backend/types.js';
+import type { AnchorStats, NearestAnchors } from '../backend/engine.js';
 
 export interface Move {
   /** The anchor that moves... */

@@ -1,6 +1,6 @@
 // The bookkeeping every step of anneal() shares: the engine and config, the iteration history,
 // the hooks (progress reports, Ctrl-C), and the stability count that decides convergence.
-import type { Engine, IterParams } from '../backend/types.js';
+import type { Engine, IterParams } from '../backend/engine.js';
 import { InterruptedError } from '../errors.js';
 import type { AnnealConfig } from './config.js';
 import type { AnnealHooks, IterRecord } from './types.js';

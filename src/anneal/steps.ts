@@ -1,6 +1,6 @@
 // The steps of anneal() (index.ts) that talk to the engine: the starting anchors, the free
 // refill moves, moving anchors, and the final exact pass.
-import type { AnchorStats, Engine, IterStats } from '../backend/types.js';
+import type { AnchorStats, Engine, IterStats } from '../backend/engine.js';
 import type { AnnealConfig } from './config.js';
 import type { Rng } from './random.js';
 import { kmeansPlusPlus } from './init.js';

@@ -2,7 +2,7 @@
 // largest error (maintenance.ts planSwaps), let Lloyd settle, keep the moves only if the energy
 // dropped. The trial size halves on each rejection and doubles (up to its first size) on each
 // acceptance; a pair that failed as a single swap is not tried again until something is accepted.
-import type { AnchorStats, NearestAnchors } from '../backend/types.js';
+import type { AnchorStats, NearestAnchors } from '../backend/engine.js';
 import type { AnnealConfig } from './config.js';
 import { planSwaps, type Move } from './maintenance.js';
 

@@ -1,6 +1,6 @@
 // The residual codecs as the command line and library users see them: each mode with its help
-// line and its own options (codecs/registry/ holds the codecs themselves).
-import { allCodecs, type CodecFlag } from '../codecs/registry/index.js';
+// line and its own options (codec-registry/ holds the codecs themselves).
+import { allCodecs, type CodecFlag } from '../codec-registry/index.js';
 
 export interface CodecSummary {
   mode: string;

@@ -7,7 +7,7 @@ import type { AnnealConfig } from '../anneal/config.js';
 import type { AnnealHooks } from '../anneal/types.js';
 import type { Backend } from '../backend/types.js';
 import type { CodedResiduals, EncodedResiduals } from '../codecs/index.js';
-import { checkChoice, codecFor, encodeWith, isCoded, payloadBytesOf, refuseOtherFlags, type ResidualChoice } from '../codecs/registry/index.js';
+import { checkChoice, codecFor, encodeWith, isCoded, payloadBytesOf, refuseOtherFlags, type ResidualChoice } from '../codec-registry/index.js';
 import { UsageError } from '../errors.js';
 import { inputDtypeOf, type Dataset } from '../vectors/dataset.js';
 import type { AnchorDtype, ResidualMode, VlcManifest } from '../io/vlc/manifest.js';
@@ -37,10 +37,10 @@ export type CodecGoal = Goal | { kind: 'fixed'; choice: ResidualChoice };
 
 /**
  * What compress() takes about the codec: at most one of residual, quality and bytes (bytes also
- * with a codec that sizes itself to it: pq, bits), and the codecs' own options (codecs/registry/).
+ * with a codec that sizes itself to it: pq, bits), and the codecs' own options (codec-registry/).
  */
 export interface CodecOptions {
-  /** Store exactly this beside each anchor id: 'none', 'int8', 'int4', 'pq', 'bits' (codecs/registry/). */
+  /** Store exactly this beside each anchor id: 'none', 'int8', 'int4', 'pq', 'bits' (codec-registry/). */
   residual?: ResidualMode;
   quality?: number;
   /** The whole file's bytes per vector: the best recall within it (or, with residual pq / bits, their size). */

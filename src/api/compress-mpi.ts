@@ -22,7 +22,7 @@ import { probeCuda } from '../backend/cuda/index.js';
 import { selectBackend } from '../backend/select.js';
 import type { Backend, Engine } from '../backend/types.js';
 import { UsageError } from '../errors.js';
-import { isCoded } from '../codecs/registry/index.js';
+import { isCoded } from '../codec-registry/index.js';
 import { interruptSignal } from '../interrupt.js';
 import { rowsF32, type Dataset } from '../vectors/dataset.js';
 import { quoteName } from '../io/names.js';
@@ -113,7 +113,7 @@ export async function compressDistributed(input: string[], o: DistributedOptions
     const bytes = await writeVlc(out!, vlcContent({ ds, m, anchorDtype, residual: 'none', cfg, sampleRows, seed, device: backend.kind, result, quality }));
     const warning = qualityWarning(goalOf(o), undefined, quality.recall.recall_at_10_all, m, share.n, false);
     if (warning) log().warn(warning);
-    const label = { ...backend, label: `${comm.size} MPI ranks (rank 0: ${backend.label})` } as Backend;
+    const label = { kind: backend.kind, label: `${comm.size} MPI ranks (rank 0: ${backend.label})` };
     return compressStats({
       ds, m, codec: { mode: 'none' }, anchorDtype, bytes, result, quality, goal: goalOf(o), choice: undefined, backend: label, seed,
       seconds: {

@@ -4,7 +4,7 @@ import type { Backend } from '../backend/types.js';
 import { inputDtypeOf, type Dataset } from '../vectors/dataset.js';
 import { assignmentWidthFor } from '../io/vlc/manifest.js';
 import { grouped, percent, sizeFigures } from '../io/vlc/stats.js';
-import { codecName, isCoded, jsonFieldsOf } from '../codecs/registry/index.js';
+import { codecName, isCoded, jsonFieldsOf } from '../codec-registry/index.js';
 import type { Choice, CodecPlan } from '../quality/choose.js';
 import type { FileQuality } from '../quality/measure.js';
 import type { CodecGoal } from './compress-codec.js';
@@ -23,7 +23,8 @@ export interface CompressFacts {
   quality: FileQuality;
   goal: CodecGoal;
   choice?: Choice;
-  backend: Backend;
+  /** Where it ran: the backend's kind and label (what the report says of it). */
+  backend: Pick<Backend, 'kind' | 'label'>;
   seed: number;
   seconds: { read: number; setup: number; choose: number; residual: number; quality: number; write: number; teardown: number; total: number };
 }

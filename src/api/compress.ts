@@ -5,9 +5,7 @@
 import { configFor, DEFAULT_CONFIG, type AnnealConfig, type Effort } from '../anneal/config.js';
 import type { AnnealResult, IterRecord } from '../anneal/types.js';
 import { selectBackend, type DeviceChoice } from '../backend/select.js';
-import { prewarmKnn } from '../backend/cpu/index.js';
-import { exactKnnFor } from '../backend/exact-knn.js';
-import { codecName, fixedPlan, prewarm, storable } from '../codecs/registry/index.js';
+import { codecName, fixedPlan, prewarm, storable } from '../codec-registry/index.js';
 import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
 import { datasetFromF32, type Dataset } from '../vectors/dataset.js';
@@ -28,6 +26,7 @@ import {
   choiceLine, decoderOf, encodeAll, encoderOn, goalOf, qualityWarning, sizer, type CodecOptions,
 } from './compress-codec.js';
 import { compressStats, type CompressStats } from './compress-report.js';
+import { gpusThatPay } from './gpu-count.js';
 import { resolveSample, sampleSize, type SampleSpec } from './sample.js';
 import { enginesOn, train } from './train.js';
 import { vlcContent } from './compress-file.js';
@@ -73,8 +72,13 @@ export interface CompressOptions extends ReadOptions, CodecOptions {
    * 'auto' (default: SAMPLE_PER_ANCHOR per anchor), 'all', { rows } or { fraction }.
    */
   sample?: SampleSpec;
-  /** GPU index (default 0), or several: the rows split over them, one engine (CUDA context) each, the same bytes as one GPU. */
+  /**
+   * GPU index (default 0), or several: the rows split over them, one engine (CUDA context) each, the
+   * same bytes as one GPU. Of several, only as many as are predicted to pay are used (api/gpu-count.ts), unless allGpus.
+   */
   gpu?: number | number[];
+  /** Use every GPU of `gpu`, even where fewer are predicted to finish sooner. */
+  allGpus?: boolean;
   /** Called after every annealing pass, init's polishing passes included (the CLI draws its training line from it). */
   onIter?: (rec: IterRecord, maxIters: number) => void;
   /** Hears the other steps: reading, each init try, the final pass, choosing the codec, residual encoding, measuring the quality, writing. */
@@ -124,6 +128,27 @@ export function compressOutputRules(input: string | string[] | Vectors, force?: 
   return { binary: 'the binary .vlc file', force, inputs: inputs.length === 0 || inputs.includes('-') ? inputs : expandInputs(inputs, true) };
 }
 
+/** Iterations a run is expected to take when its cap is larger (measured: 10 at 50M x 128 with 65,536 anchors, 53 at 10M with 16,384). */
+const EXPECTED_ITERATIONS = 50;
+
+/**
+ * The first GPUs of a --gpu list that pay for themselves on this work (api/gpu-count.ts): all of them
+ * where the prediction says so, else fewer, with one line saying how many and why.
+ */
+function gpusWorthUsing(gpu: number[], ds: Dataset, m: number, sample: SampleSpec | undefined, maxIters: number): number[] {
+  const sampleRows = sampleSize(resolveSample(sample ?? 'auto', 'cuda', ds.n, ds.d, m), ds.n, m);
+  const { count, predicted } = gpusThatPay(gpu.length, {
+    n: ds.n, d: ds.d, m, sampleRows, iterations: Math.min(maxIters, EXPECTED_ITERATIONS),
+  });
+  if (count === gpu.length) return gpu;
+  const used = gpu.slice(0, count);
+  log().info(
+    `using ${count === 1 ? `GPU ${used[0]}` : `GPUs ${used.join(',')}`} of --gpu ${gpu.join(',')}: at ${ds.n.toLocaleString('en-US')} x ${ds.d} with ${m.toLocaleString('en-US')} anchors more GPUs cost more than they save ` +
+      `(predicted ${predicted[count - 1].toFixed(1)} s of training on ${count}, ${predicted[gpu.length - 1].toFixed(1)} s on ${gpu.length}; the same file either way); --all-gpus uses them all`,
+  );
+  return used;
+}
+
 /**
  * Compress `input` into `o.output`: a file path, '-' for stdin, a directory or a glob, several
  * paths (their rows concatenated in name order: io/shards.ts), or vectors in memory.
@@ -171,14 +196,13 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   );
   const m = plan.m;
   const hooks = { signal: o.signal ?? interruptSignal };
-  const backend = await selectBackend({ device: o.device ?? 'auto', gpu: o.gpu ?? 0 });
+  const worthUsing = o.allGpus ? undefined : (listed: number[]) => gpusWorthUsing(listed, ds, m, o.sample, configOf(m, 'cuda').maxIters);
+  const backend = await selectBackend({ device: o.device ?? 'auto', gpu: o.gpu ?? 0, worthUsing });
   // Exact search for the quality figures and the codec choice: on the GPU when the run has one.
   // ip / cosine: ranked by the metric (search/metric.ts), the ground truth and the decoded vectors alike.
-  const knn = withMetric(exactKnnFor(backend), metric);
+  const knn = withMetric(backend.exactKnn, metric);
   if (backend.kind === 'cuda') {
-    // The CPU's worker threads start while the GPU trains: the residual encoder, and search when the GPU has none.
-    if (!backend.exactKnn) prewarmKnn();
-    // The residual encoders' threads, and memory they are sure to fill (codecs/registry/).
+    // The CPU's worker threads start while the GPU trains: the residual encoders' threads, and memory they are sure to fill (codec-registry/).
     prewarm(plan.options, ds.n, ds.d);
   }
   const sample = resolveSample(o.sample ?? 'auto', backend.kind, ds.n, ds.d, m);

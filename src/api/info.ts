@@ -1,7 +1,7 @@
 // info(): what a .vlc file holds — header, section sizes, compression ratios, the quality compress
 // measured and the training statistics. Reading it validates the file (every checksum). What
 // `vlc info --json` prints after `schema` and `command`, and what `import { info } from 'vlc'` gives.
-import { factsOf } from '../codecs/registry/index.js';
+import { factsOf } from '../codec-registry/index.js';
 import type { VlcFile } from '../io/vlc/format.js';
 import type { VlcManifest } from '../io/vlc/manifest.js';
 import { sizeFigures } from '../io/vlc/stats.js';
@@ -33,7 +33,7 @@ export function infoOf(file: VlcFile) {
     assignment_width: mf.assignmentWidth,
     residual: mf.residual,
     // Each codec's facts under its key (pq: subspaces, bits, code bytes, dims; bits: code bytes and
-    // dimensions by width), null but for the file's own codec (codecs/registry/), and in one line.
+    // dimensions by width), null but for the file's own codec (codec-registry/), and in one line.
     ...residualFacts.json,
     residual_summary: residualFacts.line ?? null,
     format_version: file.version,

@@ -1,8 +1,12 @@
 // Training for compress(): the annealing loop on every row, or — when the sample (--sample,
 // api/sample.ts) is smaller than the data — on a seeded uniform sample of the rows, then ONE exact
-// hard pass (Engine.finalize) over every row that gives each its nearest anchor. The sample's
-// engine is disposed before the final pass's engine opens, so the final pass has the whole device:
-// on a GPU it keeps the vectors resident when they fit and streams them in tiles otherwise
+// hard pass (Engine.finalize) over every row that gives each its nearest anchor. On a GPU the
+// engine over every row opens first and the sample's engine is gathered from its resident rows on
+// the device (Engine.subset): each row crosses to the GPU once, and the final pass runs on vectors
+// already there, where gathering the sample on the host and uploading every row again afterwards
+// cost most of a multi-GPU run's time (bench/results/2026-11-27-h200x4-r3d.json). Elsewhere (the
+// CPU, MPI ranks) the sample's engine is disposed before the final pass's engine opens. Either
+// way a GPU keeps the vectors resident when they fit and streams them in tiles otherwise
 // (backend/cuda/spans.ts), so the final pass covers any n.
 import type { AnnealConfig } from '../anneal/config.js';
 import { Rng } from '../anneal/random.js';
@@ -10,7 +14,7 @@ import { sampleRows } from '../anneal/sample.js';
 import type { AnnealHooks, AnnealResult } from '../anneal/types.js';
 import type { Backend, Engine } from '../backend/types.js';
 import { InterruptedError } from '../errors.js';
-import { selectRows, type Dataset } from '../vectors/dataset.js';
+import type { Dataset } from '../vectors/dataset.js';
 import { log } from '../log.js';
 import { sampleSize, type SampleSpec } from './sample.js';
 
@@ -35,17 +39,20 @@ export interface TrainEngines {
   n: number;
   whole(): Promise<Engine>;
   rows(list: Int32Array): Promise<Engine>;
+  /** Open the engine over every row first and take the sample from it (Engine.subset): a GPU's rows then cross once. */
+  wholeFirst?: boolean;
 }
 
 /**
  * Engines opened by `backend` on `ds` (in one process). The sample's engine reads its rows in
- * place where the backend can (Backend.openRows: a GPU); else it is opened on a host copy of them.
+ * place where the backend can (TrainEngine.openRows: a GPU); the CPU opens it on a copy of them.
  */
 export function enginesOn(backend: Backend, ds: Dataset, m: number): TrainEngines {
   return {
     n: ds.n,
     whole: () => backend.open(ds, m),
-    rows: (list) => (backend.openRows ? backend.openRows(ds, list, m) : backend.open(selectRows(ds, list), m)),
+    rows: (list) => backend.openRows(ds, list, m),
+    wholeFirst: backend.kind === 'cuda',
   };
 }
 
@@ -69,42 +76,44 @@ export async function train(engines: TrainEngines, cfg: AnnealConfig, sample: Sa
   }
 
   log().info(`training on a sample of ${s} of the ${engines.n} vectors (--sample), then assigning every vector in one exact pass`);
-  // Drawing the sample counts with opening its engine (t runs on).
+  // Drawing the sample counts with opening its engine (t runs on), and so does opening the engine
+  // over every row when it opens first.
   const rows = sampleRows(new Rng((cfg.seed ^ SAMPLE_STREAM) >>> 0), engines.n, s);
   let trained: AnnealResult;
-  const sampled = await engines.rows(rows);
-  let openSeconds = (performance.now() - t) / 1000;
+  let engine = engines.wholeFirst ? await engines.whole() : undefined;
   try {
-    trained = await anneal(sampled, cfg, hooks);
-  } finally {
-    t = performance.now();
-    await sampled.dispose();
-    openSeconds += (performance.now() - t) / 1000;
-  }
+    const sampled = engine ? await engine.subset(rows) : await engines.rows(rows);
+    let openSeconds = (performance.now() - t) / 1000;
+    try {
+      trained = await anneal(sampled, cfg, hooks);
+    } finally {
+      t = performance.now();
+      await sampled.dispose();
+      openSeconds += (performance.now() - t) / 1000;
+    }
 
-  const t0 = performance.now();
-  if (hooks.signal?.aborted) throw new InterruptedError();
-  hooks.onFinalPass?.(); // the pass over every row (anneal's own final pass was over the sample)
-  const engine = await engines.whole();
-  let fin: Awaited<ReturnType<Engine['finalize']>>;
-  let assignments: Uint32Array;
-  try {
+    const t0 = performance.now();
+    if (hooks.signal?.aborted) throw new InterruptedError();
+    hooks.onFinalPass?.(); // the pass over every row (anneal's own final pass was over the sample)
+    engine ??= await engines.whole();
     await engine.setAnchors(trained.anchors);
-    fin = await engine.finalize();
-    assignments = await engine.assignments();
-  } finally {
+    const fin = await engine.finalize();
+    const assignments = await engine.assignments();
     await engine.dispose();
+    const finalSeconds = (performance.now() - t0) / 1000; // the engine's disposal included
+    return {
+      ...trained,
+      assignments,
+      energy: fin.energy,
+      seconds: trained.seconds + finalSeconds,
+      sampleRows: s,
+      trainEnergy: trained.energy,
+      finalSeconds,
+      openSeconds,
+      wallSeconds: (performance.now() - start) / 1000,
+    };
+  } finally {
+    await engine?.dispose(); // safe twice: after a failure, the engine is still freed
   }
-  const finalSeconds = (performance.now() - t0) / 1000; // the engine's disposal included
-  return {
-    ...trained,
-    assignments,
-    energy: fin.energy,
-    seconds: trained.seconds + finalSeconds,
-    sampleRows: s,
-    trainEnergy: trained.energy,
-    finalSeconds,
-    openSeconds,
-    wallSeconds: (performance.now() - start) / 1000,
-  };
 }
+

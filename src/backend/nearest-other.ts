@@ -1,4 +1,4 @@
-// The rule of Engine.nearestOther (types.ts), written once for every backend: given each anchor's
+// The rule of Engine.nearestOther (engine.ts), written once for every backend: given each anchor's
 // top-2 among all anchors (itself included), its nearest OTHER anchor.
 import type { NearestAnchors } from './types.js';
 

@@ -1,4 +1,4 @@
-// Merging k-NN answers (Neighbours, ./types.ts) of consecutive pieces of a base: the GPU's k-NN
+// Merging k-NN answers (Neighbours, ./device.ts) of consecutive pieces of a base: the GPU's k-NN
 // over a base in pieces (cuda/knn.ts), and search/exact.ts, quality/recall.ts over large data; and
 // the bounded list of the k best candidates that the compressed searches keep (search/scan.ts,
 // cpu/pq-search.ts).

@@ -2,10 +2,10 @@
 // log line saying why; `cuda` never falls back (DeviceError, exit 3).
 import { DeviceError } from '../errors.js';
 import { log } from '../log.js';
-import type { Backend, ExactKnn } from './types.js';
+import type { Backend } from './types.js';
+import type { ExactKnn } from './device.js';
 import { createCpuBackend, cpuKnn } from './cpu/index.js';
-import { exactKnnFor } from './exact-knn.js';
-import { probeCuda, createCudaBackend } from './cuda/index.js';
+import { checkGpuIndex, probeCuda, createCudaBackend } from './cuda/index.js';
 import { shardedBackend } from './sharded/backend.js';
 import { peerGroup } from './cuda/peer.js';
 
@@ -15,6 +15,8 @@ export interface SelectOptions {
   device: DeviceChoice;
   /** A GPU index, or several: the rows split over them (a sharded backend, one CUDA context per GPU). */
   gpu: number | number[];
+  /** Of several GPUs (each checked to exist), the ones to use: the first few that pay (api/gpu-count.ts); default all. */
+  worthUsing?: (listed: number[]) => number[];
   threads?: number;
 }
 
@@ -35,7 +37,11 @@ function cpuBackend(o: SelectOptions): Backend {
 }
 
 async function cudaBackend(o: SelectOptions, gpus: number): Promise<Backend> {
-  const listed = Array.isArray(o.gpu) ? o.gpu : [o.gpu];
+  let listed = Array.isArray(o.gpu) ? o.gpu : [o.gpu];
+  if (listed.length > 1 && o.worthUsing) {
+    for (const id of listed) checkGpuIndex(id); // a GPU that does not exist is an error even where fewer would be used
+    listed = o.worthUsing(listed);
+  }
   if (listed.length === 1 && shardsForTests <= 1) return createCudaBackend(listed[0]);
   const ids = listed.length > 1 ? listed : Array.from({ length: shardsForTests }, (_, k) => (k === 0 ? listed[0] : (listed[0] + k) % gpus));
   const members: Backend[] = [];
@@ -105,7 +111,7 @@ export async function selectExactKnn(o: SelectOptions): Promise<OpenedKnn> {
   const gpu = Array.isArray(o.gpu) ? o.gpu[0] : o.gpu;
   try {
     const backend = await createCudaBackend(gpu);
-    return { knn: exactKnnFor(backend), label: backend.label, onGpu: true, maxK: backend.exactKnn.maxK, close: () => backend.close() };
+    return { knn: backend.exactKnn, label: backend.label, onGpu: true, maxK: backend.gpuKnn.maxK, close: () => backend.close() };
   } catch (e) {
     if (!(e instanceof DeviceError) || o.device === 'cuda') throw e;
     log().debug(`exact search on the CPU: ${e.message}`);

@@ -1,6 +1,6 @@
 // What every residual codec shares: the coded form's types, the sections a reader knows
 // (sections.ts), and the reconstruction error of a coded file. Encoders live in each codec's own
-// file; the codecs as objects (options, plans, training, encoding) in codecs/registry/.
+// file; the codecs as objects (options, plans, training, encoding) in codec-registry/.
 import { asRows, forEachF32Rows } from '../vectors/dataset.js';
 import type { CodedResiduals, ResidualInput } from './types.js';
 

@@ -1,6 +1,6 @@
 // The little linear algebra pq's projection needs on both sides: the decoder makes the stored
 // directions orthonormal (codecs/pq.ts usableProjection) and projects queries and anchors onto
-// them (the search's tables); the trainer (codecs/train/pca.ts) finds them. Plain f64 loops in a
+// them (the search's tables); the trainer (codec-train/pca.ts) finds them. Plain f64 loops in a
 // fixed order: the same input gives the same bits everywhere.
 
 /** Rows made orthonormal in place, in order (modified Gram–Schmidt, twice for f64 accuracy); a row that vanishes becomes the first unit axis the earlier rows leave room for. */

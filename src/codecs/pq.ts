@@ -11,12 +11,12 @@
 //
 // With a projection (--pq-dims k, format version 4) the pieces are cut from the scaled residual's
 // coordinates along k orthonormal directions p_1..p_k — the residuals' leading principal
-// directions, grouped so that the subspaces carry balanced variance (codecs/train/projection.ts) — and the
+// directions, grouped so that the subspaces carry balanced variance (codec-train/projection.ts) — and the
 // decoded residual is mapped back: x̂_i = anchor_j + s_j · Pᵀ ĉ_i. Real data concentrates its
 // residual variance in few directions, so the same code bytes go where the error is; what lies
 // outside the k directions is dropped (its variance is the price, measured by the encoder).
 //
-// Codebooks are trained by the annealing quantizer (codecs/train/pq.ts); this file holds the coded
+// Codebooks are trained by the annealing quantizer (codec-train/pq.ts); this file holds the coded
 // form, its decoding and its section.
 //
 // Section payload ('RSPQ'), all little-endian:

@@ -1,7 +1,7 @@
 // The residual sections a .vlc file may hold, by residual mode: the part of each codec that a
 // reader needs (its tag, the first format version holding it, its reader), so that reading a file
 // never loads a trainer. The built-in codecs' sections are listed here; a codec added later
-// registers its own (codecs/registry/index.ts does, for every codec it is given), and files that
+// registers its own (codec-registry/index.ts does, for every codec it is given), and files that
 // name an unknown mode are refused with "upgrade vlc".
 import { bitsSection } from './bits.js';
 import { ecSection } from './ec/residuals.js';

@@ -8,7 +8,7 @@ import type { Payload } from '../io/vlc/payload.js';
 
 /**
  * A residual mode: 'none' (anchor ids alone) or a codec's name (codecs/sections.ts lists those a
- * file may name; codecs/registry/ the codecs themselves).
+ * file may name; codec-registry/ the codecs themselves).
  */
 export type ResidualMode = string;
 /** The mode of a codec that stores a residual section. */

@@ -33,6 +33,7 @@ interface CompressFlags extends CommonOptions, InputFlags, ResidualFlags {
   stats?: string;
   distributed?: boolean;
   metric?: Metric;
+  allGpus?: boolean;
 }
 
 export function register(program: Command): void {
@@ -77,6 +78,7 @@ export function register(program: Command): void {
   addInputOptions(cmd);
   addForceOption(cmd);
   addDeviceOptions(cmd, { gpuList: true });
+  cmd.option('--all-gpus', 'use every GPU of --gpu even where vlc predicts that fewer finish sooner (it says so when it uses fewer)');
   addOutputOptions(cmd);
   addExamples(cmd, [
     ['vlc compress emb.npy -o emb.vlc', `the smallest file that keeps recall@10 >= ${DEFAULT_QUALITY} (what it chose and measured goes to stderr)`],
@@ -118,6 +120,7 @@ async function runCompress(input: string[], o: CompressFlags, cmd: Command): Pro
       device,
       // Under MPI no --gpu means one GPU per rank on each machine (api/compress-mpi.ts rankGpu).
       gpu: distributedRun(o.distributed) && cmd.getOptionValueSource('gpu') !== 'cli' ? undefined : o.gpu,
+      allGpus: o.allGpus,
       onIter: (rec: IterRecord, maxIters: number) => progress.onIter(rec, maxIters),
       progress,
   };

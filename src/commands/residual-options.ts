@@ -1,6 +1,6 @@
 // compress's flags for what each vector stores beside its anchor id: --quality, --bytes, --residual,
 // and each codec's own flags (pq's --pq, --pq-bits, --pq-dims), listed from the codec registry
-// (their meaning: src/api/compress-codec.ts and src/codecs/registry/).
+// (their meaning: src/api/compress-codec.ts and src/codec-registry/).
 import { Option, type Command } from 'commander';
 import { residualCodecs } from '../api/codecs.js';
 import { DEFAULT_QUALITY, parseBytes, parseQuality } from '../api/compress-codec.js';

@@ -11,15 +11,15 @@
 //     --bytes B:   the codec with the highest recall@10 among those whose file fits B bytes per vector
 //                  (pq only where int4 does not fit; the bits codec with the most code bytes that
 //                  fit, when 1 bit a dimension does).
-import type { ExactKnn } from '../backend/types.js';
+import type { ExactKnn } from '../backend/device.js';
 import { UsageError } from '../errors.js';
 import { allocStore, asRows, rowInto, rows as rowView, type Rows, type VectorsLike } from '../vectors/dataset.js';
-import { candidatesFor, isCoded, jsonFieldsOf, largestFitting, type CodecPlan, type Goal } from '../codecs/registry/index.js';
+import { candidatesFor, isCoded, jsonFieldsOf, largestFitting, type CodecPlan, type Goal } from '../codec-registry/index.js';
 import { recallPlan, recallSample, sampledRecall, type RecallSample } from './measure.js';
 import { reconstructionQuality, type DecodeRow } from './reconstruction.js';
 
 export type { CodecPlan, Goal };
-export { codecName } from '../codecs/registry/index.js';
+export { codecName } from '../codec-registry/index.js';
 
 /** Standard errors below the target a measured recall may not reach (about 95% one-sided confidence). */
 const CONFIDENCE_SE = 2;
@@ -38,7 +38,7 @@ export interface ChoicePlan {
 
 /**
  * The anchor count and the codecs to measure: every registered codec's candidates for the goal
- * (codecs/registry/). `bytesPerVector(codec, m)` is the file's size per vector (an upper bound) for
+ * (codec-registry/). `bytesPerVector(codec, m)` is the file's size per vector (an upper bound) for
  * that codec and anchor count; `mGiven` when --anchors fixed m0.
  */
 export function planChoice(
@@ -73,7 +73,7 @@ export type Encoder = (codec: CodecPlan, part: Trained) => Promise<DecodeRow>;
 
 export interface Measured {
   residual: string;
-  /** Each codec's parameters (pq_subspaces, pq_bits, pq_dims, bits_code_bytes: codecs/registry/), null when not the measured codec's. */
+  /** Each codec's parameters (pq_subspaces, pq_bits, pq_dims, bits_code_bytes: codec-registry/), null when not the measured codec's. */
   [codecField: string]: number | string | null;
   bytes_per_vector: number;
   /** recall@10 on the sample (its base: `Choice.sample` vectors). */

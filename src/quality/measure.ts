@@ -9,7 +9,7 @@
 // 50,000 clustered vectors, int4: 0.910 and 0.889). Recall falls about linearly in log(base size),
 // so the sample is measured twice — over its base and over half of it — and each query's recall is
 // extrapolated to n: r(n) = r(B) − log2(n/B) · (r(B/2) − r(B)). docs/quality.md has the figures.
-import type { ExactKnn, Neighbours } from '../backend/types.js';
+import type { ExactKnn, Neighbours } from '../backend/device.js';
 import type { VectorsLike } from '../vectors/dataset.js';
 import { decodedPerQuery, meanAndSe, summarize, trueNeighbours, type DecodedRecall, type RecallPlan } from './recall.js';
 import { reconstructionQuality, type DecodeRow, type ReconstructionQuality } from './reconstruction.js';

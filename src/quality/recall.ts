@@ -4,10 +4,10 @@
 // ExactKnn); `vlc eval` reports the index-probing search of `vlc search` separately.
 // Each query is one of the base vectors and is left out of both result lists, so recall measures
 // finding its neighbours, not finding itself.
-import type { ExactKnn, Neighbours } from '../backend/types.js';
+import type { ExactKnn, Neighbours } from '../backend/device.js';
 import { asRows, rowInto, type Rows as VectorRows, type VectorsLike } from '../vectors/dataset.js';
 import { maxAbsOf, scaleFor, scaleInPlace } from '../vectors/scale.js';
-import { BLOCK_FLOATS, blockKnn, type OnRows } from '../search/exact.js';
+import { BLOCK_FLOATS, blockKnn, type OnRows } from '../backend/block-knn.js';
 import type { DecodeRow } from './reconstruction.js';
 import { rowAt, rowCount, type Rows } from './sample.js';
 

@@ -8,12 +8,12 @@
 //      anchor's distance and candidates of one anchor tie (broken by the lower id). With residuals
 //      each candidate has its own reconstruction, and visiting more anchors (nprobe) finds
 //      neighbours that fell just across a cell boundary. The k best are kept exactly (scan.ts).
-// pq-coded indexes are searched by the backend when it offers a pass of its own (ExactKnn.searchPq:
-// the CPU's runs the same steps fused per block of queries on the SIMD kernel and every core),
-// with the same ids and distances as the steps above; the scorer (pq-adc.ts) serves otherwise (and
-// under ip / cosine, whose candidates' L2 from the scorer metric.ts turns into the metric's distance).
+// pq-coded indexes (with `pq` data) are searched by the device's pass (ExactKnn.searchPq: the
+// host's runs the same steps fused per block of queries on the SIMD kernel and every core), with
+// the same ids and distances as the steps above; the scorer (pq-adc.ts) serves an index without it.
+// Under ip / cosine (the index's metric) no pq pass: the scorer's L2 becomes the metric's distance (metric.ts).
 // The index comes from an adapter (vlc.ts); the search knows no file format and no device.
-import type { ExactKnn } from '../backend/types.js';
+import type { ExactKnn } from '../backend/device.js';
 import { checkpoint } from '../interrupt.js';
 import { withMetric } from './metric.js';
 import { scanQueries } from './scan.js';
@@ -52,7 +52,7 @@ export async function searchCompressed(
   const options = { ...o, nprobe };
   const out: SearchResult = { ids: new Int32Array(nq * o.k).fill(-1), dists: new Float32Array(nq * o.k).fill(Infinity) };
 
-  if (index.pq && native.searchPq && metric === 'l2') {
+  if (index.pq && metric === 'l2') {
     const { n, lists, pq } = index;
     await native.searchPq({ n, d, m, anchors, lists, pq }, queries, nq, options, out);
     o.onProgress?.(nq);

@@ -12,13 +12,19 @@
 //
 // Every list stays ascending in a "distance": squared L2, −⟨q, x⟩ for ip, −cos(q, x) for cosine,
 // so merges, bounded lists and ties (the lower id) work as for L2; reportedDistance says them to users.
-import type { ExactKnn, Neighbours } from '../backend/types.js';
+import { decodedKnn } from '../backend/block-knn.js';
+import type { ExactKnn, Neighbours } from '../backend/device.js';
 import { normalizeRows, type Metric } from '../vectors/metric.js';
 
 export type { Metric };
 
 /** Candidates per query beyond k that the exact rescoring sees (the kernel's f32 ranking errs only among near ties). */
 const EXTRA = 8;
+/**
+ * The extra candidates stay within the lists a GPU keeps (GPU_KNN_MAX_K, backend/cuda/knn.ts), so
+ * a k the GPU serves stays on the GPU (above it the host's k-NN serves, as for L2).
+ */
+const DEVICE_MAX_K = 128;
 
 /**
  * The exact k-NN by `metric` (l2: `exact` itself). Its lists are ascending in the metric's
@@ -27,7 +33,14 @@ const EXTRA = 8;
  */
 export function withMetric(exact: ExactKnn, metric: Metric): ExactKnn {
   if (metric === 'l2') return exact;
-  return { knn: (base, nb, queries, nq, d, k) => ipKnn(exact, base, nb, queries, nq, d, k, metric === 'cosine') };
+  const knn: ExactKnn['knn'] = (base, nb, queries, nq, d, k) => ipKnn(exact, base, nb, queries, nq, d, k, metric === 'cosine');
+  return {
+    knn,
+    // The pq pass ranks by L2: search/index.ts takes its generic steps under another metric.
+    searchPq: () => Promise.reject(new Error(`the pq search pass ranks by l2, not ${metric}`)),
+    // Decoded on the host a block at a time and ranked by the metric's k-NN (a device's decoder ranks by L2).
+    knnDecoded: decodedKnn({ knn }),
+  };
 }
 
 /**
@@ -70,8 +83,7 @@ async function ipKnn(
   for (let i = 0; i < nb; i++) bAug[i * D + d] = Math.sqrt(Math.max(0, r2 - norm2[i]));
   const qAug = new Float32Array(new SharedArrayBuffer(nq * D * 4));
   for (let r = 0; r < nq; r++) qAug.set(q.subarray(r * d, (r + 1) * d), r * D);
-  // A device's k-NN keeps at most maxK a query: the extra candidates stay within it (above, the CPU's serves).
-  const wide = Math.min(nb, Math.max(k, Math.min(k + EXTRA, exact.onDevice?.maxK ?? Infinity)));
+  const wide = Math.min(nb, Math.max(k, Math.min(k + EXTRA, DEVICE_MAX_K)));
   const found = await exact.knn(bAug, nb, qAug, nq, D, wide);
   // Rescore each query's candidates exactly and keep the k best (ties: the lower id).
   const cand: Array<{ id: number; s: number }> = [];

@@ -12,7 +12,7 @@
 // With a projection (x̂_i = a_j + s_j·Pᵀĉ_i, P's rows orthonormal) the same formula holds with Pq
 // and Pa_j in place of q and a_j, since ⟨q, Pᵀĉ⟩ = ⟨Pq, ĉ⟩ and ‖Pᵀĉ‖ = ‖ĉ‖: the tables are built
 // from the projected query (codecs/pq.ts tableQuery), k × d multiply-adds more per query.
-import type { InvertedLists, PqAdcData } from '../backend/types.js';
+import type { InvertedLists, PqAdcData } from '../backend/device.js';
 import { tableQuery, type PqResiduals } from '../codecs/pq.js';
 import { projectRows } from '../codecs/linear.js';
 import { allocCodes } from '../vectors/codes.js';

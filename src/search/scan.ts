@@ -3,7 +3,7 @@
 // distance, ties to the lower id) in a bounded insertion list (keepBest) — no candidate array, no sort.
 // Runs on the main thread or in a worker (worker.ts) over the same arrays.
 import { keepBest } from '../backend/neighbours.js';
-import type { Neighbours } from '../backend/types.js';
+import type { Neighbours } from '../backend/device.js';
 import { metricScoring } from './metric.js';
 import type { SearchIndex, SearchOptions } from './types.js';
 

@@ -1,8 +1,8 @@
 // What the compressed k-NN search (index.ts) works on, and what it takes and gives back. The
 // search never sees a file format or a device: an index adapter (vlc.ts for .vlc files) says how
 // vectors are grouped and how far a query is from a vector's reconstruction; the exact k-NN that
-// ranks the anchors comes from a backend (ExactKnn, src/backend/types.ts).
-import type { InvertedLists, Neighbours, PqAdcData } from '../backend/types.js';
+// ranks the anchors comes from a backend (ExactKnn, src/backend/device.ts).
+import type { InvertedLists, Neighbours, PqAdcData } from '../backend/device.js';
 import type { Metric } from '../vectors/metric.js';
 
 export type { InvertedLists };
@@ -34,8 +34,8 @@ export interface SearchIndex {
    */
   scorer?: CandidateScorer;
   /**
-   * pq-coded files: the scorer's data in shareable arrays (lists too), for a backend that runs the
-   * whole pq search itself (ExactKnn.searchPq: the CPU's, on every core).
+   * pq-coded files: the scorer's data in shareable arrays (lists too), for the device's pass over
+   * the whole pq search (ExactKnn.searchPq: the host's, on every core).
    */
   pq?: PqAdcData;
   /** What the search ranks by (default l2): ip and cosine rank the anchors and score the candidates by it (metric.ts). */

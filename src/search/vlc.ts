@@ -1,8 +1,8 @@
 // A .vlc file as a SearchIndex: its anchors, inverted lists from its assignments, and — when it
 // has a residual section — a scorer that measures each candidate's own reconstruction: the
-// codec's own (codecs/registry/: asymmetric distances for pq, straight from the codes for
+// codec's own (codec-registry/: asymmetric distances for pq, straight from the codes for
 // int8/int4), or a decoded row for a codec without one.
-import { scorerOf } from '../codecs/registry/index.js';
+import { scorerOf } from '../codec-registry/index.js';
 import type { VlcFile } from '../io/vlc/format.js';
 import { reconstructInto } from '../io/vlc/reconstruct.js';
 import { invertedLists } from './lists.js';

@@ -2,7 +2,7 @@
 // elements: every codec is storable at any n (memory is the only bound), so compress no longer
 // leaves int8/int4 out of a 50,000,000 × 128 input. Sizes only: no vectors are allocated here.
 import { describe, expect, it } from 'vitest';
-import { storable as storableCodec } from '../../dist/codecs/registry/index.js';
+import { storable as storableCodec } from '../../dist/codec-registry/index.js';
 
 describe('codecs whose codes pass one array', () => {
   it('int8/int4, pq and bits at more than 2^32 − 1 codes', () => {

@@ -1,13 +1,13 @@
 // pq's projection (--pq-dims): the principal directions found (codecs/pca.ts), their grouping into
-// subspaces of balanced variance (train/projection.ts), and what it buys: on residuals whose
+// subspaces of balanced variance (codec-train/projection.ts), and what it buys: on residuals whose
 // variance sits in few directions, the same code bytes give a smaller error; the same input and
 // seed give the same bytes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCpuBackend } from '../../dist/backend/cpu/index.js';
-import { leadingDirections, symmetricEigen } from '../../dist/codecs/train/pca.js';
+import { leadingDirections, symmetricEigen } from '../../dist/codec-train/pca.js';
 import { orthonormalize } from '../../dist/codecs/linear.js';
-import { balancedOrder } from '../../dist/codecs/train/projection.js';
-import { encodePq, encodePqMeasured } from '../../dist/codecs/train/pq.js';
+import { balancedOrder } from '../../dist/codec-train/projection.js';
+import { encodePq, encodePqMeasured } from '../../dist/codec-train/pq.js';
 import { residualMse } from '../../dist/codecs/index.js';
 import { subspaceBounds } from '../../dist/codecs/pq.js';
 import { rng } from '../rng.js';

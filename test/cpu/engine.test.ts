@@ -1,4 +1,4 @@
-// The CPU engine against a naive transcription of the math in src/backend/types.ts, on odd sizes.
+// The CPU engine against a naive transcription of the math in src/backend/engine.ts, on odd sizes.
 import { describe, expect, it } from 'vitest';
 import { createCpuBackend } from '../../dist/backend/cpu/index.js';
 import { datasetFromArray, f16ToF32, f32ToF16, viewAll } from '../../dist/vectors/dataset.js';
@@ -255,7 +255,7 @@ describe('cpu engine lifecycle', () => {
 });
 
 describe('cpu engine nearestOther', () => {
-  /** Naive f64 transcription of types.ts nearestOther: argmin over b ≠ a, ties to the lowest b. */
+  /** Naive f64 transcription of engine.ts nearestOther: argmin over b ≠ a, ties to the lowest b. */
   function naiveNearestOther(C: Float32Array, m: number, d: number) {
     const idx = new Int32Array(m).fill(-1), dist = new Float64Array(m).fill(Infinity);
     for (let a = 0; a < m; a++) {

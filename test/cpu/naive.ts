@@ -1,4 +1,4 @@
-// A deliberately naive, single-threaded transcription of the math comment in src/backend/types.ts
+// A deliberately naive, single-threaded transcription of the math comment in src/backend/engine.ts
 // (f64 everywhere, no blocking, no workers) — the reference the CPU engine is checked against.
 
 export interface NaiveState {
@@ -43,7 +43,7 @@ export function naivePass(s: NaiveState, T: number, step: number, h: number, upd
     for (let j = 0; j < m; j++) if (j !== j1 && (j2 < 0 || ds[j] < ds[j2])) j2 = j;
     const d1 = ds[j1];
     let w2 = update && T > 0 && m > 1 ? 1 / (1 + Math.exp((ds[j2] - d1) / T)) : 0;
-    if (w2 < 2 ** -20) w2 = 0; // MIN_SOFT_SHARE (types.ts)
+    if (w2 < 2 ** -20) w2 = 0; // MIN_SOFT_SHARE (engine.ts)
     const w1 = 1 - w2;
     W[j1] += w1 * r(d1, j1);
     for (let k = 0; k < d; k++) S[j1 * d + k] += w1 * r(d1, j1) * s.x[i * d + k];

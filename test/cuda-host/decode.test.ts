@@ -6,7 +6,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
 import { createCudaBackend } from '../../dist/backend/cuda/index.js';
-import { CudaKnn } from '../../dist/backend/cuda/knn.js';
 import { knn as cpuKnn } from '../../dist/backend/cpu/knn.js';
 import { reconstructRange } from '../../dist/io/vlc/reconstruct.js';
 import { rng } from '../rng.js';
@@ -54,7 +53,7 @@ describe('exact k-NN over a base decoded on the GPU (fake driver) = the CPU over
         const { fake, backend } = await onFake(pieces === 'one piece' ? {} : { maxDeviceBytes: 32 * d * 4 + 32 * k * 8 + 32 * 32 * k * 8 + 300 * d * 4 });
         let got;
         try {
-          got = await (backend.exactKnn as CudaKnn).knnDecoded(file, n, queries, nq, k);
+          got = await backend.gpuKnn.knnDecoded(file, n, queries, nq, k);
         } finally {
           await backend.close();
         }

@@ -1,6 +1,6 @@
 // The CUDA engine's host code (argument lists, buffer handling, seeding bookkeeping, statistics
 // decoding) through the fake driver, whose kernels emulate cuda/*.cu, against the plain f64
-// reference of types.ts. The same checks run on a real GPU in test/gpu/kernels.test.ts.
+// reference of engine.ts. The same checks run on a real GPU in test/gpu/kernels.test.ts.
 import { afterEach, describe, expect, it } from 'vitest';
 import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
 import { createCudaBackend } from '../../dist/backend/cuda/index.js';

@@ -90,6 +90,8 @@ export class FakeCuda {
   overlappedCopies = 0;
   asyncCopies = 0;
   retained = 0;
+  /** What each cuModuleLoadData was given, in order: Hopper machine code (an ELF cubin) or PTX. */
+  images: Array<'cubin' | 'ptx'> = [];
   /** Each device's primary context (one handle per device, as the real driver), the current one, and what each handle belongs to. */
   private primary = new Map<number, bigint>();
   private current = 0n;
@@ -129,7 +131,8 @@ export class FakeCuda {
       },
       cuModuleLoadData: (out, image) => {
         if (o.moduleStatus) return o.moduleStatus;
-        if (image[image.length - 1] !== 0) return 218; // the real driver wants a NUL-terminated image
+        self.images.push(image[0] === 0x7f && image[1] === 0x45 ? 'cubin' : 'ptx'); // ELF machine code, or PTX text
+        if (self.images[self.images.length - 1] === 'ptx' && image[image.length - 1] !== 0) return 218; // the real driver wants NUL-terminated PTX
         out[0] = self.owned(self.handle());
         return 0;
       },

@@ -1,14 +1,13 @@
 // Exact k-NN on the GPU (src/backend/cuda/knn.ts; cuda/knn.cu through the fake driver's emulation,
 // fake-knn.ts) gives the CPU's answer (cpu/knn.ts) on odd sizes, with duplicate base vectors
 // (ties: the lower id), far from the origin, over several chunks and over several pieces of the
-// base; it refuses k above its limit, and exactKnnFor then runs the CPU. Device memory starts
+// base; it refuses k above its limit, and backend.exactKnn then runs the CPU. Device memory starts
 // poisoned (an output a kernel leaves unwritten shows) and nothing stays allocated.
 import { afterEach, describe, expect, it } from 'vitest';
 import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
 import { createCudaBackend } from '../../dist/backend/cuda/index.js';
 import { GPU_KNN_MAX_K, KnnLimitError } from '../../dist/backend/cuda/knn.js';
 import { knn as cpuKnn } from '../../dist/backend/cpu/knn.js';
-import { exactKnnFor } from '../../dist/backend/exact-knn.js';
 import { FakeCuda } from './fake-driver.js';
 import { expectSameNeighbours, knnProblem } from './knn-problem.js';
 
@@ -32,7 +31,7 @@ describe('exact k-NN on the GPU (fake driver) = on the CPU', () => {
     it(`nb ${nb}, nq ${nq}, d ${d}, k ${k}, offset ${offset}`, async () => {
       const p = knnProblem(nb, nq, d, nb + nq + d + k, offset);
       const { fake, backend } = await onFake();
-      const got = await backend.exactKnn.knn(p.base, nb, p.queries, nq, d, k);
+      const got = await backend.gpuKnn.knn(p.base, nb, p.queries, nq, d, k);
       await backend.close();
       const want = await cpuKnn(p.base, nb, p.queries, nq, d, k, 2);
       expect(fake.launches).toContain('knn_scan');
@@ -54,18 +53,18 @@ describe('exact k-NN on the GPU (fake driver) = on the CPU', () => {
     // Room for the queries (2 groups of 32), their results, the partial lists (the fake GPU's 4
     // multiprocessors × 8 blocks / 2 groups = 16 chunks), and about 700 base rows: 4 pieces.
     const { fake, backend } = await onFake({ maxDeviceBytes: 64 * d * 4 + 64 * k * 8 + 64 * 16 * k * 8 + 700 * d * 4 });
-    const got = await backend.exactKnn.knn(p.base, nb, p.queries, nq, d, k);
+    const got = await backend.gpuKnn.knn(p.base, nb, p.queries, nq, d, k);
     await backend.close();
     expect(fake.launches.filter((l) => l === 'knn_scan').length).toBeGreaterThan(1);
     expectSameNeighbours(got, await cpuKnn(p.base, nb, p.queries, nq, d, k, 2), nq, k);
     expect(fake.live).toBe(0);
   });
 
-  it('no room on the GPU even for the queries: refused, and exactKnnFor runs the CPU', async () => {
+  it('no room on the GPU even for the queries: refused, and backend.exactKnn runs the CPU', async () => {
     const p = knnProblem(400, 10, 6, 11);
     const { fake, backend } = await onFake({ maxDeviceBytes: 1000 });
-    await expect(backend.exactKnn.knn(p.base, 400, p.queries, 10, 6, 5)).rejects.toThrow(/^GPU exact k-NN: not enough GPU memory on cuda:0 for 10 queries of 6 dims/);
-    const got = await exactKnnFor(backend).knn(p.base, 400, p.queries, 10, 6, 5);
+    await expect(backend.gpuKnn.knn(p.base, 400, p.queries, 10, 6, 5)).rejects.toThrow(/^GPU exact k-NN: not enough GPU memory on cuda:0 for 10 queries of 6 dims/);
+    const got = await backend.exactKnn.knn(p.base, 400, p.queries, 10, 6, 5);
     await backend.close();
     expect(fake.launches.filter((l) => l.startsWith('knn'))).toEqual([]);
     expectSameNeighbours(got, await cpuKnn(p.base, 400, p.queries, 10, 6, 5, 2), 10, 5);
@@ -74,24 +73,24 @@ describe('exact k-NN on the GPU (fake driver) = on the CPU', () => {
 
   it('no queries or no base: empty lists, nothing launched', async () => {
     const { fake, backend } = await onFake();
-    const none = await backend.exactKnn.knn(new Float32Array(0), 0, new Float32Array(8), 2, 4, 3);
+    const none = await backend.gpuKnn.knn(new Float32Array(0), 0, new Float32Array(8), 2, 4, 3);
     expect(Array.from(none.ids)).toEqual([-1, -1, -1, -1, -1, -1]);
     expect(Array.from(none.dists).every((v) => v === Infinity)).toBe(true);
-    expect((await backend.exactKnn.knn(new Float32Array(8), 2, new Float32Array(0), 0, 4, 3)).ids.length).toBe(0);
+    expect((await backend.gpuKnn.knn(new Float32Array(8), 2, new Float32Array(0), 0, 4, 3)).ids.length).toBe(0);
     expect(fake.launches.filter((l) => l.startsWith('knn'))).toEqual([]);
     await backend.close();
   });
 
-  it(`k above ${GPU_KNN_MAX_K} is refused with a one-line error; exactKnnFor runs the CPU instead`, async () => {
+  it(`k above ${GPU_KNN_MAX_K} is refused with a one-line error; backend.exactKnn runs the CPU instead`, async () => {
     const p = knnProblem(300, 6, 5, 7);
     const { fake, backend } = await onFake();
     const k = GPU_KNN_MAX_K + 1;
-    const refused = backend.exactKnn.knn(p.base, 300, p.queries, 6, 5, k);
+    const refused = backend.gpuKnn.knn(p.base, 300, p.queries, 6, 5, k);
     await expect(refused).rejects.toThrow(KnnLimitError);
-    await expect(backend.exactKnn.knn(p.base, 300, p.queries, 6, 5, k)).rejects.toThrow(/^GPU exact k-NN keeps at most k = 128 neighbours per query, got k = 129$/);
-    const viaCpu = await exactKnnFor(backend).knn(p.base, 300, p.queries, 6, 5, k);
+    await expect(backend.gpuKnn.knn(p.base, 300, p.queries, 6, 5, k)).rejects.toThrow(/^GPU exact k-NN keeps at most k = 128 neighbours per query, got k = 129$/);
+    const viaCpu = await backend.exactKnn.knn(p.base, 300, p.queries, 6, 5, k);
     expect(fake.launches.filter((l) => l.startsWith('knn'))).toEqual([]);
-    const viaGpu = await exactKnnFor(backend).knn(p.base, 300, p.queries, 6, 5, 20);
+    const viaGpu = await backend.exactKnn.knn(p.base, 300, p.queries, 6, 5, 20);
     expect(fake.launches).toContain('knn_scan');
     await backend.close();
     expectSameNeighbours(viaCpu, await cpuKnn(p.base, 300, p.queries, 6, 5, k, 2), 6, k);

@@ -29,7 +29,7 @@ describe('codes in pieces on the GPU host path (fake driver)', () => {
     setDriverForTests(fake.api);
     const backend = await createCudaBackend(0, {});
     setMaxViewBytesForTests(4 * d + 1); // one f32 row of the vectors: 4 rows of int8 codes a piece
-    const gpu = mode === 'bits' ? await backend.encodeBits!(input, 5) : await backend.encodeScalar(mode, input);
+    const gpu = mode === 'bits' ? await backend.encodeBits(input, 5) : await backend.encodeScalar(mode, input);
     await backend.close();
     expect(pieceCount(gpu.residuals)).toBeGreaterThan(50);
     expect(pieceCount(cpu.residuals)).toBe(1);

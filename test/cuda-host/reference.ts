@@ -1,4 +1,4 @@
-// The math of src/backend/types.ts written out plainly in f64, as the yardstick for the CUDA
+// The math of src/backend/engine.ts written out plainly in f64, as the yardstick for the CUDA
 // engine (through the fake driver here, on the GPU in test/gpu).
 export interface RefState {
   count: Float64Array;
@@ -27,7 +27,7 @@ export function dist(X: ArrayLike<number>, i: number, C: ArrayLike<number>, j: n
 }
 
 /**
- * One iterate() (or finalize() with T = s = 0) of types.ts. `prev` carries the Huber statistics.
+ * One iterate() (or finalize() with T = s = 0) of engine.ts. `prev` carries the Huber statistics.
  * `minShare`: soft shares below it count as 0, as the CUDA reduce does (MIN_SHARE, 2^-20).
  */
 export function refPass(

@@ -73,7 +73,7 @@ describe('bits residuals on the GPU (fake driver) = on the host', () => {
       const fake = new FakeCuda({ poison: true });
       setDriverForTests(fake.api);
       const backend = await createCudaBackend(0, {});
-      const gpu = await backend.encodeBits!(input, R);
+      const gpu = await backend.encodeBits(input, R);
       await backend.close();
       const cpu = await encodeBits(input, R, 1);
       expect(fake.launches.some((k) => k.startsWith('residual_bits_rows'))).toBe(true);

@@ -12,7 +12,7 @@ import { openVlc } from '../../dist/api/vectors.js';
 import { cpuKnn, createCpuBackend } from '../../dist/backend/cpu/index.js';
 import { encodeBits } from '../../dist/codecs/bits-train.js';
 import { encodeScalar } from '../../dist/codecs/scalar.js';
-import { encodePq } from '../../dist/codecs/train/pq.js';
+import { encodePq } from '../../dist/codec-train/pq.js';
 import { parallelPayloadCrcs } from '../../dist/io/vlc/checksums.js';
 import { crc32c } from '../../dist/io/vlc/crc32c.js';
 import { decodeVlc, decodeVlcHeader, encodeVlcBytes, type VlcFile } from '../../dist/io/vlc/format.js';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { encodeVlcBytes, FILE_HEADER_BYTES } from '../../dist/io/vlc/format.js';
 import { encodeScalar } from '../../dist/codecs/scalar.js';
 import { PqResiduals } from '../../dist/codecs/pq.js';
-import { payloadBytesOf as residualPayloadBytes } from '../../dist/codecs/registry/index.js';
+import { payloadBytesOf as residualPayloadBytes } from '../../dist/codec-registry/index.js';
 import { fileBytes } from '../../dist/io/vlc/size.js';
 
 describe('file size from the shape', () => {

@@ -5,7 +5,6 @@
 // ranking of the host's reconstructions. Skipped without a GPU.
 import { describe, it } from 'vitest';
 import { createCudaBackend, probeCuda } from '../../dist/backend/cuda/index.js';
-import type { CudaKnn } from '../../dist/backend/cuda/knn.js';
 import { knn as cpuKnn } from '../../dist/backend/cpu/knn.js';
 import { reconstructRange } from '../../dist/io/vlc/reconstruct.js';
 import { rng } from '../rng.js';
@@ -37,7 +36,7 @@ describe.skipIf(!hasGpu)('decoding on the GPU = reconstructRange on the host, bi
       const queries = Float32Array.from({ length: nq * d }, () => (r() - 0.5) * 2);
       const backend = await createCudaBackend(0);
       try {
-        const got = await (backend.exactKnn as CudaKnn).knnDecoded(file, n, queries, nq, k);
+        const got = await backend.gpuKnn.knnDecoded(file, n, queries, nq, k);
         const decoded = reconstructRange(file, 0, n, new Float32Array(n * d));
         expectSameNeighbours(got, await cpuKnn(decoded, n, queries, nq, d, k + 1), nq, k, 1e-5, k + 1);
       } finally {

@@ -1,5 +1,5 @@
 // GPU suite (npm run test:gpu, on the GPU machine): every kernel family against the f64 reference
-// of types.ts on random inputs of awkward sizes, f32 and f16, with outputs poisoned before launch;
+// of engine.ts on random inputs of awkward sizes, f32 and f16, with outputs poisoned before launch;
 // the whole loop's parity with the CPU backend; error paths. Skipped visibly without a GPU.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeCuda, createCudaBackend, type CudaEngine } from '../../dist/backend/cuda/index.js';

@@ -28,7 +28,7 @@ describe.skipIf(!hasGpu)('exact k-NN on the GPU = on the CPU', () => {
       const p = knnProblem(nb, nq, d, nb + nq + d + k, offset);
       const backend = await createCudaBackend(0);
       try {
-        const got = await backend.exactKnn.knn(p.base, nb, p.queries, nq, d, k);
+        const got = await backend.gpuKnn.knn(p.base, nb, p.queries, nq, d, k);
         // The CPU's list one rank longer: a group of near-equal distances at rank k − 1 is then known closed.
         const want = await cpuKnn(p.base, nb, p.queries, nq, d, k + 1);
         expectSameNeighbours(got, want, nq, k, 1e-5, k + 1);

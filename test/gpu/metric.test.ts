@@ -5,7 +5,6 @@
 import { describe, it } from 'vitest';
 import { createCudaBackend, probeCuda } from '../../dist/backend/cuda/index.js';
 import { cpuKnn } from '../../dist/backend/cpu/knn.js';
-import { exactKnnFor } from '../../dist/backend/exact-knn.js';
 import { searchDecoded } from '../../dist/search/exhaustive.js';
 import { withMetric } from '../../dist/search/metric.js';
 import { rng } from '../rng.js';
@@ -24,7 +23,7 @@ describe.skipIf(!hasGpu)('ip and cosine on the GPU = on the CPU', () => {
       const backend = await createCudaBackend(0);
       try {
         for (const k of [10, 125]) {
-          const got = await withMetric(exactKnnFor(backend), metric).knn(base, n, queries, nq, d, k);
+          const got = await withMetric(backend.exactKnn, metric).knn(base, n, queries, nq, d, k);
           const want = await withMetric(cpuKnn, metric).knn(base, n, queries, nq, d, k);
           expectSameNeighbours(got, want, nq, k, 1e-5);
         }
@@ -40,7 +39,7 @@ describe.skipIf(!hasGpu)('ip and cosine on the GPU = on the CPU', () => {
       const queries = Float32Array.from({ length: nq * d }, () => (r() - 0.5) * 2);
       const backend = await createCudaBackend(0);
       try {
-        const got = await searchDecoded(file as never, queries, nq, k, exactKnnFor(backend));
+        const got = await searchDecoded(file as never, queries, nq, k, backend.exactKnn);
         const want = await searchDecoded(file as never, queries, nq, k, cpuKnn);
         expectSameNeighbours(got, want, nq, k, 1e-5);
       } finally {

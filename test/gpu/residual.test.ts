@@ -52,7 +52,7 @@ describe.skipIf(!hasGpu)('bits residuals on the GPU = on the host', () => {
       const input = problem(n, d, m, dtype, offset, n + d + R);
       const backend = await createCudaBackend(0);
       try {
-        const gpu = await backend.encodeBits!(input, R);
+        const gpu = await backend.encodeBits(input, R);
         const cpu = await encodeBits(input, R);
         expect(gpu.residualEnergy).toBe(cpu.residualEnergy);
         expect(bytes(gpu.residuals.payload()).equals(bytes(cpu.residuals.payload()))).toBe(true);

@@ -2,7 +2,7 @@
 // (on the GPUs present, several on one GPU when there are fewer) gives exactly what one engine
 // gives on all the rows, on the real device: every k-means++ sum and pick, every pass's energy,
 // anchors and statistics, the assignments and a whole anneal, bit for bit (the sums are
-// integers: src/backend/types.ts). Skipped without a GPU (kernels.test.ts reports the reason).
+// integers: src/backend/engine.ts). Skipped without a GPU (kernels.test.ts reports the reason).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeCuda, createCudaBackend } from '../../dist/backend/cuda/index.js';
 import { shardedBackend } from '../../dist/backend/sharded/backend.js';
@@ -17,7 +17,16 @@ const probe = probeCuda();
 const hasGpu = probe.ok;
 
 /** A member of a sharded backend: opens engines on `b` with options `o`; afterAll closes `b`. */
-const member = (b: CudaBackend, o = {}): Backend => ({ kind: b.kind, label: b.label, open: (data, m) => b.open(data, m, o), close: async () => {} });
+const member = (b: CudaBackend, o = {}): Backend => ({
+  kind: b.kind,
+  label: b.label,
+  open: (data, m) => b.open(data, m, o),
+  openRows: (data, rows, m) => b.openRows(data, rows, m, o),
+  encodeScalar: b.encodeScalar.bind(b),
+  encodeBits: b.encodeBits.bind(b),
+  exactKnn: b.exactKnn,
+  close: async () => {},
+});
 
 describe.skipIf(!hasGpu)('sharded CUDA engines = one engine, on the device', () => {
   const backends: CudaBackend[] = [];

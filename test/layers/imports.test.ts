@@ -1,7 +1,8 @@
-// The layering of docs/architecture.md, checked on the sources: every file imports only from its
-// own layer or the layers below, and the algorithm (anneal/), the search (search/) and the file
-// formats (io/) see the backends only through their contract (backend/types.ts), never a concrete
-// backend (backend/cpu, backend/cuda); the commands reach everything through api/.
+// The layering of docs/architecture.md, checked on the sources: every folder of src/ is one layer
+// (the table below has no entry for a part of a folder), every file imports only from its own layer
+// or the layers below, and the algorithm (anneal/), the search (search/) and the file formats (io/)
+// see the backends only through their contracts (backend/engine.ts, backend/device.ts), never a
+// concrete backend (backend/cpu, backend/cuda); the commands reach everything through api/.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,14 +14,12 @@ const SRC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..
 const LAYERS: Array<[RegExp, number, string]> = [
   [/^(errors|log|interrupt|version|limits)$/, 0, 'errors/log/interrupt/version/limits'],
   [/^vectors\//, 0, 'vectors (the block types every layer uses)'],
-  [/^io\//, 1, 'io'],
-  // The residual codecs' coding and section I/O sit beside the file format that stores them; the
-  // codecs as objects (codecs/registry/: plans, training through the backend, search scorers) and
-  // their trainers (codecs/train/, which run the annealing engine) sit with anneal/ and search/.
-  [/^codecs\/(train|registry)\//, 3, 'codec objects and trainers'],
-  [/^codecs\//, 1, 'codecs'],
+  // The residual codecs' coded forms, sections and host encoders sit beside the file format that stores them.
+  [/^(io|codecs)\//, 1, 'io, codecs'],
   [/^backend\//, 2, 'backend'],
-  [/^(anneal|search|quality)\//, 3, 'anneal, search, quality'],
+  // The codecs as objects (plans, encoding through the backend, search scorers) and their training
+  // (which runs the annealing engine) sit above the backend contract, with anneal/ and search/.
+  [/^(anneal|search|quality|codec-registry|codec-train)\//, 3, 'anneal, search, quality, codec-registry, codec-train'],
   [/^bench\//, 4, 'bench'],
   [/^api\//, 5, 'api'],
   [/^commands\//, 6, 'commands'],
@@ -51,7 +50,18 @@ const files = sources(SRC).map((f) => ({ rel: path.relative(SRC, f).replace(/\\/
 describe('layering of src/', () => {
   it('finds the sources and their imports', () => {
     expect(files.length).toBeGreaterThan(50);
-    expect(files.find((f) => f.rel === 'anneal/index')?.deps).toContain('backend/types');
+    expect(files.find((f) => f.rel === 'anneal/index')?.deps).toContain('backend/engine');
+  });
+
+  it('every folder of src/ is one layer: no part of a folder sits in another', () => {
+    const ranks = new Map<string, Set<number>>();
+    for (const f of files) {
+      const top = f.rel.split('/')[0];
+      ranks.set(top, (ranks.get(top) ?? new Set()).add(layerOf(f.rel).rank));
+    }
+    expect([...ranks].filter(([, r]) => r.size > 1).map(([top]) => top)).toEqual([]);
+    // Each pattern is ^folder\/ or ^(folder|folder)\/ (or top-level files, ...$): never a path inside a folder.
+    expect(LAYERS.map(([re]) => re.source).filter((s) => !/^\^(?:\([\w|-]+\)|[\w-]+)(?:\\\/|\$)$/.test(s))).toEqual([]);
   });
 
   it('anneal/, search/, quality/ and io/ import no concrete backend (backend/cpu, backend/cuda)', () => {
@@ -84,5 +94,15 @@ describe('layering of src/', () => {
     const allowed = /^(api\/|commands\/|io\/(names|output|vlc\/stats)$|errors$|log$)/;
     const bad = files.flatMap((f) => (/^commands\//.test(f.rel) ? f.deps.filter((d) => !allowed.test(d)).map((d) => `${f.rel} -> ${d}`) : []));
     expect(bad).toEqual([]);
+  });
+
+  it('the backend contracts have no optional member: a device implements each kernel or the host does (backend/host.ts)', () => {
+    const text = ['engine', 'device', 'types'].map((f) => readFileSync(path.join(SRC, 'backend', `${f}.ts`), 'utf8')).join('\n');
+    const optional = ['TrainEngine', 'Engine', 'CodecDevice', 'ExactKnn', 'Backend'].flatMap((name) => {
+      const body = new RegExp(`export interface ${name}\\b[^{]*\\{([\\s\\S]*?)\\n\\}`).exec(text)?.[1];
+      if (body === undefined) return [`${name}: not found`];
+      return [...body.matchAll(/^\s*(?:readonly\s+)?(\w+)\?[(:]/gm)].map((m) => `${name}.${m[1]}`);
+    });
+    expect(optional).toEqual([]);
   });
 });

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cpuKnn } from '../../dist/backend/cpu/index.js';
 import { decodedRecall, trueNeighbours } from '../../dist/quality/recall.js';
-import { blockKnn } from '../../dist/search/exact.js';
+import { blockKnn } from '../../dist/backend/block-knn.js';
 import { reconstructionQuality } from '../../dist/quality/reconstruction.js';
 import { choose, planChoice } from '../../dist/quality/choose.js';
 import { rowsUpTo, sampleIndices } from '../../dist/quality/sample.js';

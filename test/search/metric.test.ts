@@ -7,11 +7,11 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { knn as cpuKnnFn } from '../../dist/backend/cpu/knn.js';
+import { cpuKnn as cpu } from '../../dist/backend/cpu/knn.js';
 import { compress } from '../../dist/api/compress.js';
 import { readVlc } from '../../dist/io/vlc/file.js';
 import { reconstructRange } from '../../dist/io/vlc/reconstruct.js';
-import { blockKnn } from '../../dist/search/exact.js';
+import { blockKnn } from '../../dist/backend/block-knn.js';
 import { searchDecoded } from '../../dist/search/exhaustive.js';
 import { searchCompressed, vlcSearchIndex } from '../../dist/search/index.js';
 import { withMetric } from '../../dist/search/metric.js';
@@ -20,7 +20,6 @@ import { rng } from '../rng.js';
 
 /** The lists' internal distances (−⟨q, x⟩, −cos) as scores. */
 const scoresInPlace = (_: string, dists: Float32Array) => dists.map((v) => -v);
-const cpu = { knn: (b: Float32Array, nb: number, q: Float32Array, nq: number, d: number, k: number) => cpuKnnFn(b, nb, q, nq, d, k) };
 const n = 1013, d = 45, nq = 19, K = 10;
 const dir = tempDir('metric');
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));

@@ -2,6 +2,8 @@
 // each holding a part of the rows (1001 rows: splits of 500/501 and 333/334/334, which cut the
 // k-means++ blocks of 256 rows anywhere). CUDA over a fake driver exposing three GPUs; the CPU
 // backend. The sharding comes from select.ts's test hook, and from --gpu 0,1 (below).
+import fs from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +30,18 @@ afterEach(() => {
   setShardsForTests(1);
   setDriverForTests(undefined);
 });
+
+/** vlc's log lines (fd 2) from now until stop(): test/setup/quiet.ts keeps them off the output. */
+function logLines() {
+  const lines: string[] = [];
+  const write = fs.writeSync;
+  fs.writeSync = ((fd: number, data: unknown, ...rest: unknown[]) => {
+    if (fd === 2 && typeof data === 'string') lines.push(data);
+    return (write as (...a: unknown[]) => number)(fd, data, ...rest);
+  }) as typeof fs.writeSync;
+  syncBuiltinESMExports();
+  return { lines, stop: () => ((fs.writeSync = write), syncBuiltinESMExports()) };
+}
 
 const threeGpus = () =>
   new FakeCuda({ devices: [0, 1, 2].map((k) => ({ name: `Fake GPU ${k}`, cc: [9, 0] as [number, number], sms: 4, memBytes: 80 * 2 ** 30 })) });
@@ -60,9 +74,27 @@ describe('--gpu 0,1: the rows split over the GPUs listed, one CUDA context each'
     const fake = threeGpus();
     setDriverForTests(fake.api);
     const out = join(dir, `gpus-${gpu.replace(/,/g, '-')}-${extra.join('')}${process.env.VLC_CUDA_MAX_BYTES ? '-streamed' : ''}.vlc`);
-    const r = await runVlc('compress', from, '-o', out, '--device', 'cuda', '--gpu', gpu, '--anchors', '6', '--seed', '5', '--iters', '60', '-q', '--json', '-f', ...extra);
+    const r = await runVlc('compress', from, '-o', out, '--device', 'cuda', '--gpu', gpu, '--anchors', '6', '--seed', '5', '--iters', '60', '-q', '--json', '-f', '--all-gpus', ...extra);
     return { r, fake, out };
   }
+
+  it('without --all-gpus, work this small runs on the first GPU listed, says so, and writes the same bytes; a GPU that does not exist is still an error', async () => {
+    const all = await onGpus('0,1');
+    const fake = threeGpus();
+    setDriverForTests(fake.api);
+    const out = join(dir, 'gpus-fewer.vlc');
+    const said = logLines();
+    const r = await runVlc('compress', input, '-o', out, '--device', 'cuda', '--gpu', '2,0', '--anchors', '6', '--seed', '5', '--iters', '60', '--json', '-f');
+    said.stop();
+    expect(r.code, r.err).toBe(0);
+    expect(said.lines.join('')).toMatch(/using GPU 2 of --gpu 2,0: at 1,001 x 8 with 6 anchors more GPUs cost more than they save \(predicted .* s of training on 1, .* s on 2; the same file either way\); --all-gpus uses them all/);
+    expect(JSON.parse(r.out).device_label).not.toMatch(/shards/);
+    expect(readFileSync(out).equals(readFileSync(all.out))).toBe(true);
+    setDriverForTests(threeGpus().api);
+    const bad = await runVlc('compress', input, '-o', join(dir, 'gpus-bad.vlc'), '--device', 'cuda', '--gpu', '0,7', '--anchors', '6', '-q');
+    expect(bad.code).toBe(2);
+    expect(bad.err).toMatch(/--gpu 7: no such GPU/);
+  });
 
   it('gives the bytes of one GPU, with --sample and with the final pass streamed (VLC_CUDA_MAX_BYTES)', async () => {
     for (const extra of [[], ['--sample', '400']]) {

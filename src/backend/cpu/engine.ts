@@ -1,4 +1,4 @@
-// The CPU Engine: the math of ../types.ts on worker threads sharing memory.
+// The CPU Engine: the math of ../engine.ts on worker threads sharing memory.
 //
 // One iteration = two parallel phases and a little main-thread work:
 //   1. assign (workers, by ranges of points): nearest + runner-up per point through the SIMD
@@ -244,7 +244,7 @@ export class CpuEngine implements Engine {
     const st = this.st;
     const update = p.step > 0;
     const sc = (this.lastScales = this.scales);
-    // Huber thresholds from the previous pass (types.ts): h²·sse_j/count_j, +inf when off.
+    // Huber thresholds from the previous pass (../engine.ts): h²·sse_j/count_j, +inf when off.
     const prev = this.last;
     for (let j = 0; j < m; j++) {
       st.huberH[j] = update && p.huber > 0 && prev.count[j] > 0 ? p.huber * p.huber * (prev.sse[j] / prev.count[j]) : Infinity;

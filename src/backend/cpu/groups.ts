@@ -147,7 +147,7 @@ export interface Jumped {
 
 /**
  * Squared distance beyond the nearest, in units of T, past which the runner-up's soft share is
- * below MIN_SOFT_SHARE (../types.ts): 1/(1 + e^z) < 2⁻²⁰ when z > ln(2²⁰ − 1) = 13.86; with a 5%
+ * below MIN_SOFT_SHARE (../engine.ts): 1/(1 + e^z) < 2⁻²⁰ when z > ln(2²⁰ − 1) = 13.86; with a 5%
  * margin for rounding. A runner-up farther than d1 + SOFT_WINDOW·T gets no share, so it need not
  * be known: at T > 0 a point searches only the groups that may hold an anchor within that window.
  */

@@ -1,7 +1,9 @@
 // The CPU backend: worker threads over shared memory, distances in a WebAssembly SIMD kernel.
 import os from 'node:os';
-import type { Dataset } from '../../vectors/dataset.js';
-import type { Backend, Engine } from '../types.js';
+import { selectRows, type Dataset } from '../../vectors/dataset.js';
+import { hostDevice } from '../host.js';
+import type { Backend } from '../types.js';
+import type { Engine } from '../engine.js';
 import { CpuEngine } from './engine.js';
 import type { KernelKind } from './kernel.js';
 
@@ -27,7 +29,9 @@ export function createCpuBackend(o: CpuOptions = {}): Backend {
   const threads = Math.max(1, Math.floor(o.threads ?? os.availableParallelism()));
   const kernel = o.kernel ?? 'wasm';
   const engines = new Set<Engine>();
-  return {
+  const backend: Backend = {
+    // The codec and search kernels are the host's: this is the host.
+    ...hostDevice,
     kind: 'cpu',
     label: `cpu (${threads} thread${threads === 1 ? '' : 's'}${kernel === 'js' ? ', js kernel' : ''}${o.bounds === false ? ', no bounds' : ''})`,
     async open(data: Dataset, m: number): Promise<Engine> {
@@ -41,8 +45,11 @@ export function createCpuBackend(o: CpuOptions = {}): Backend {
       };
       return e;
     },
+    /** The rows copied (selectRows): the CPU reads them from the copy as from any dataset. */
+    openRows: (data: Dataset, rows: Int32Array, m: number) => backend.open(selectRows(data, rows), m),
     async close(): Promise<void> {
       await Promise.all([...engines].map((e) => e.dispose()));
     },
   };
+  return backend;
 }

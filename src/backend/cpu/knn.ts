@@ -1,7 +1,9 @@
 // Exact brute-force k-NN (squared L2, ascending) over worker threads and the SIMD kernel: the CPU's
-// ExactKnn (../types.ts), used by src/search/ and by `eval` (recall against exact search).
+// ExactKnn (../device.ts), the host's (../host.ts), used by src/search/ and by `eval` (recall
+// against exact search).
 import os from 'node:os';
-import type { ExactKnn, Neighbours } from '../types.js';
+import { decodedKnn } from '../block-knn.js';
+import type { ExactKnn, Neighbours } from '../device.js';
 import { cpuWorkers } from './pool.js';
 import { searchPq } from './pq-search.js';
 import { sharedF32, sharedI32 } from './shared.js';
@@ -41,5 +43,12 @@ export function prewarmKnn(threads = os.availableParallelism()): void {
   cpuWorkers.prewarm(Math.max(1, Math.min(threads, 4)));
 }
 
-/** The CPU backend's ExactKnn: knn() above on every available core, and the pq search (pq-search.ts). */
-export const cpuKnn: ExactKnn = { knn: (base, nb, queries, nq, d, k) => knn(base, nb, queries, nq, d, k), searchPq };
+/**
+ * The CPU's ExactKnn, the host's: knn() above on every available core, the pq search (pq-search.ts),
+ * and the k-NN over decoded vectors, decoded a block at a time (../block-knn.ts).
+ */
+export const cpuKnn: ExactKnn = {
+  knn: (base, nb, queries, nq, d, k) => knn(base, nb, queries, nq, d, k),
+  searchPq,
+  knnDecoded: decodedKnn({ knn: (base, nb, queries, nq, d, k) => knn(base, nb, queries, nq, d, k) }),
+};

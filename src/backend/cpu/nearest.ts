@@ -7,7 +7,7 @@ import type { Kernel } from './kernel.js';
 /** Anchors per kernel call: bounds the output buffers (the work is m²·d whatever the tile). */
 const NN_TILE = 1024;
 
-/** Each of the m anchors' nearest other anchor (types.ts nearestOther), m²·d work on this thread. */
+/** Each of the m anchors' nearest other anchor (../engine.ts nearestOther), m²·d work on this thread. */
 export function nearestOtherOnCpu(kernel: Kernel, anchors: Float32Array, m: number, d: number): NearestAnchors {
   const out = noNearestAnchors(m);
   if (m < 2) return out;

@@ -1,4 +1,4 @@
-// The CPU's search of a pq-coded index (ExactKnn.searchPq, backend/types.ts): the queries cut into
+// The CPU's search of a pq-coded index (ExactKnn.searchPq, backend/device.ts): the queries cut into
 // one contiguous range per worker thread (the workers knn.ts keeps, worker.ts's 'pqSearch'), or a
 // small batch on the calling thread. Each range runs search/index.ts's three steps fused per block
 // of queries, so nothing goes back and forth between threads, the arithmetic on the wasm kernel
@@ -13,7 +13,7 @@
 // The ids and distances are exactly those of the generic steps (test/search/pq-search.test.ts).
 import os from 'node:os';
 import { checkpoint } from '../../interrupt.js';
-import type { Neighbours, PqIndex, PqSearchOptions } from '../types.js';
+import type { Neighbours, PqIndex, PqSearchOptions } from '../device.js';
 import { keepBest } from '../neighbours.js';
 import { tableQuery } from '../../codecs/pq.js';
 import { PqKernel } from './pq-kernel.js';

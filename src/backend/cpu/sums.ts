@@ -1,7 +1,7 @@
 // One pass's sums on the CPU, as integers held in doubles (../fixed.ts: each term rounded once at
 // a power-of-two scale, totals below 2^52, so every addition is exact and the order of the
 // points, threads or shards does not matter), and their conversions to and from the Partials of
-// ../types.ts that a sharded engine combines.
+// ../engine.ts that a sharded engine combines.
 import { doublesFromInt64, int64FromDoubles, packFar, unpackFar, type PassScales } from '../fixed.js';
 import { partialLayout, type AnchorStats, type Partials } from '../types.js';
 import type { SharedState } from './shared.js';
@@ -51,7 +51,7 @@ export function passSums(st: SharedState, assign: Int32Array, sc: PassScales, ro
   return out;
 }
 
-/** The per-anchor statistics types.ts promises (sse back in units of squared distance). */
+/** The per-anchor statistics ../engine.ts promises (sse back in units of squared distance). */
 export function statsOf(s: PassSums, eScale: number): AnchorStats {
   return { count: s.count.slice(), sse: s.sse.map((v) => v / eScale), far: s.far.slice(), farDist: s.farDist.slice() };
 }

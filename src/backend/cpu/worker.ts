@@ -1,6 +1,6 @@
 // One CPU worker thread: owns a contiguous range of whole chunks of points for the assignment and
 // seeding passes, and a slice of dimensions for the reduction. See shared.ts for the state and
-// engine.ts for the orchestration; the math is the comment at the top of ../types.ts.
+// engine.ts for the orchestration; the math is the comment at the top of ../engine.ts.
 import { parentPort } from 'node:worker_threads';
 import { CHUNK, fromPortable, type SharedState, type SplitReduce, type WorkerRequest } from './shared.js';
 import { decodeHalf, f16ToF32 } from '../../vectors/dataset.js';
@@ -175,7 +175,7 @@ function assign(version: number, temperature: number, bounds: boolean, maxDrift:
     }
     for (let i = i0; i < i0 + np; i++) {
       const a = s.j1[i], da = s.d1[i], b = s.j2[i], db = s.d2[i];
-      // Soft share of the runner-up, then the Huber weight of each side (types.ts).
+      // Soft share of the runner-up, then the Huber weight of each side (../engine.ts).
       let w2 = soft ? 1 / (1 + Math.exp((db - da) / temperature)) : 0;
       if (w2 < MIN_SOFT_SHARE) w2 = 0;
       const w1 = 1 - w2;

@@ -9,7 +9,7 @@ import { log } from '../../log.js';
 import type { CudaDriver, Handle } from './driver.js';
 import { CudaError, check, describeStatus } from './check.js';
 import { CU } from './status.js';
-import { MODULES, moduleRunsOn, readPtx, ptxIsaOf, ptxTooNewMessage, type ModuleName } from './ptx.js';
+import { MODULES, moduleRunsOn, readCubin, readPtx, ptxIsaOf, ptxTooNewMessage, type ModuleName } from './ptx.js';
 import { DevicePool, type DeviceBuffer } from './pool.js';
 import type { CudaDeviceInfo } from './probe.js';
 
@@ -68,11 +68,14 @@ export class CudaContext {
     this.pool = new DevicePool(drv, this.where, () => this.makeCurrent());
   }
 
-  /** Retain the device's primary context, create a stream and load every PTX module. */
-  static open(drv: CudaDriver, info: CudaDeviceInfo, driverVersion: number): CudaContext {
+  /**
+   * Retain the device's primary context, create a stream and load every module: its machine code
+   * where `machineCode` allows and build/ has some for this GPU (ptx.ts readCubin), else its PTX.
+   */
+  static open(drv: CudaDriver, info: CudaDeviceInfo, driverVersion: number, machineCode = true): CudaContext {
     const c = new CudaContext(drv, info, driverVersion);
     try {
-      c.init();
+      c.init(machineCode);
       return c;
     } catch (e) {
       c.close();
@@ -80,7 +83,7 @@ export class CudaContext {
     }
   }
 
-  private init(): void {
+  private init(machineCode: boolean): void {
     const { drv } = this;
     const i32 = new Int32Array(1);
     check(drv, drv.cuDeviceGet(i32, this.info.index), `cuDeviceGet(${this.info.index})`);
@@ -91,10 +94,20 @@ export class CudaContext {
     // Flags 0: a blocking stream, ordered with the synchronous copies of the legacy stream.
     check(drv, drv.cuStreamCreate(this.out, 0), 'cuStreamCreate');
     this.stream = this.out[0];
-    for (const name of MODULES) if (moduleRunsOn(name, this.info.computeCapability)) this.loadModule(name);
+    for (const name of MODULES) if (moduleRunsOn(name, this.info.computeCapability)) this.loadModule(name, machineCode);
   }
 
-  private loadModule(name: ModuleName): void {
+  private loadModule(name: ModuleName, machineCode: boolean): void {
+    const cubin = machineCode ? readCubin(name, this.info.computeCapability) : undefined;
+    if (cubin) {
+      const st = this.drv.cuModuleLoadData(this.out, cubin);
+      if (st === 0) {
+        this.modules.set(name, this.out[0]);
+        return;
+      }
+      // A driver that cannot take this machine code may still JIT the PTX; its error, if any, says why.
+      log().debug(`build/sm_90/${name}.cubin not loaded on ${this.where} (${describeStatus(this.drv, st)}); loading its PTX`);
+    }
     const image = readPtx(name);
     const st = this.drv.cuModuleLoadData(this.out, image);
     if (PTX_REJECTED.has(st)) {

@@ -1,4 +1,4 @@
-// The Engine of src/backend/types.ts on one GPU. Everything n-sized stays on the device: the
+// The Engine of src/backend/engine.ts on one GPU. Everything n-sized stays on the device: the
 // vectors (f16 stays f16), the top-2 of each point, the assignments and the k-means++ distances.
 // Per iterate() the host receives three scalars (energy, changed, screen fallbacks); stats()
 // downloads the m-sized statistics for maintenance. All buffers are allocated once, at open.
@@ -93,8 +93,10 @@ export class CudaEngine implements Engine {
     });
     core.spans = new VectorSpans(ctx, core.rows, core.bufs.X, core.bufs.X2, plan.tileRows, o.stagingBytes);
     this.pass = new DevicePass(core, o, plan.reduceGrid, rows);
+    const t0 = performance.now();
     if (from) await this.gather(from);
     else await core.spans.uploadResident();
+    const t1 = performance.now();
     // "No assignment yet": every point counts as changed in the first pass; no previous stats.
     const b = core.bufs;
     b.fill(b.assign, 0xff);
@@ -112,6 +114,9 @@ export class CudaEngine implements Engine {
     await core.sync();
     ctx.download(maxBits, b.result);
     this.localMaxAbs = new Float32Array(maxBits.buffer)[0];
+    // -v: where an engine's opening goes (several GPUs open theirs from one host thread).
+    const bytes = plan.tileRows ? 0 : n * core.rows.rowBytes;
+    log().debug(`${ctx.where}: engine over ${n} rows: ${from ? 'gathered on the device' : plan.tileRows ? 'streamed in tiles' : `${(bytes / 2 ** 30).toFixed(2)} GiB uploaded`} in ${(t1 - t0).toFixed(0)} ms, checked in ${(performance.now() - t1).toFixed(0)} ms`);
     if (!Number.isFinite(this.localMaxAbs)) {
       throw new UsageError('the vectors contain NaN or infinite values; fix the data or pass --drop-invalid to skip such rows');
     }

@@ -1,10 +1,13 @@
 // The CUDA backend: prebuilt PTX kernels driven through the CUDA driver API (koffi → libcuda.so.1).
 // Layers, bottom up: driver.ts (bound functions, injectable) → check.ts (errors) → probe.ts
 // (what GPUs exist) → context.ts (one GPU ready: context, stream, modules, pool) → engine.ts (the
-// Engine of ../types.ts, with its parts). options.ts holds every switch. docs/cuda.md explains the
+// Engine of ../engine.ts, with its parts). options.ts holds every switch. docs/cuda.md explains the
 // kernels, the module layout and the measurements.
 import { UsageError } from '../../errors.js';
-import type { Backend, Engine } from '../types.js';
+import type { Backend } from '../types.js';
+import type { Engine } from '../engine.js';
+import type { ExactKnn } from '../device.js';
+import { hostDevice } from '../host.js';
 import { asRows, type Dataset } from '../../vectors/dataset.js';
 import { driver } from './driver.js';
 import { probeCuda, type CudaProbe, type CudaDeviceInfo } from './probe.js';
@@ -14,9 +17,8 @@ import { HostRows } from './host-rows.js';
 import { CudaError } from './check.js';
 import { cudaOptions, cudaOptionsFromEnv, type CudaOptions } from './options.js';
 import { encodeBitsOnGpu, encodeScalarOnGpu } from './residual.js';
-import { CudaKnn } from './knn.js';
+import { CudaKnn, gpuOrHostKnn } from './knn.js';
 import { memInfo } from './pool.js';
-import { encodeScalar } from '../../codecs/scalar.js';
 import type { EncodedResiduals, ResidualInput } from '../../codecs/types.js';
 import { log } from '../../log.js';
 
@@ -30,12 +32,15 @@ export class CudaBackend implements Backend {
   readonly kind = 'cuda' as const;
   readonly label: string;
   private engines = new Set<Engine>();
-  /** Exact k-NN on this GPU (knn.ts): compress's quality figures, eval's ground truth. */
-  readonly exactKnn: CudaKnn;
+  /** This GPU's own k-NN kernels (knn.ts), up to their k limit and room. */
+  readonly gpuKnn: CudaKnn;
+  /** Exact k-NN on this GPU, the host's beyond its k limit or room (knn.ts gpuOrHostKnn): compress's quality figures, eval's ground truth. */
+  readonly exactKnn: ExactKnn;
 
   constructor(readonly ctx: CudaContext, readonly options: CudaOptions) {
     this.label = `${ctx.info.name} (${ctx.where})`;
-    this.exactKnn = new CudaKnn(ctx, options.maxDeviceBytes);
+    this.gpuKnn = new CudaKnn(ctx, options.maxDeviceBytes);
+    this.exactKnn = gpuOrHostKnn(this.gpuKnn);
   }
 
   /** An engine over `data`; `o` overrides the backend's options for this engine (tests, bench). */
@@ -70,14 +75,14 @@ export class CudaBackend implements Backend {
     const { n, d } = input;
     const measured = input.measureRows === undefined ? 0 : input.measureRows === null ? n : input.measureRows.length;
     const need = n * d * (asRows(input.x, n, d).dtype === 'f16' ? 3 : 5) + n * 12 + measured * 36 + input.anchors.length * 4;
-    return this.residualsFit(need, 'residuals') ? encodeScalarOnGpu(this.ctx, mode, input) : encodeScalar(mode, input);
+    return this.residualsFit(need, 'residuals') ? encodeScalarOnGpu(this.ctx, mode, input) : hostDevice.encodeScalar(mode, input);
   }
 
   /** The bits codec's rows on this GPU (residual.ts) when the vectors, codes and row errors fit; else on the host's threads. */
   async encodeBits(input: ResidualInput, R: number): Promise<EncodedResiduals> {
     const { n, d } = input;
     const need = n * d * (asRows(input.x, n, d).dtype === 'f16' ? 2 : 4) + n * (R + 12) + input.anchors.length * 4;
-    return this.residualsFit(need, 'bits residuals') ? encodeBitsOnGpu(this.ctx, input, R) : (await import('../../codecs/bits-train.js')).encodeBits(input, R);
+    return this.residualsFit(need, 'bits residuals') ? encodeBitsOnGpu(this.ctx, input, R) : hostDevice.encodeBits(input, R);
   }
 
   /** Whether a residual encoder's `need` bytes fit this GPU's free memory (its share) and VLC_CUDA_MAX_BYTES; -v says when not. */
@@ -101,12 +106,8 @@ function listDevices(devices: CudaDeviceInfo[]): string {
   return devices.map((d) => `${d.index} (${d.name})`).join(', ');
 }
 
-/**
- * Open GPU `gpu` with `options` (default: read from the VLC_CUDA_* variables, once, here).
- * DeviceError (exit 3) when CUDA is unusable; UsageError (exit 2) for a bad --gpu or variable.
- */
-export async function createCudaBackend(gpu: number, options?: Partial<CudaOptions>): Promise<CudaBackend> {
-  const o = options ? cudaOptions(options) : cudaOptionsFromEnv();
+/** The probe, after checking that GPU `gpu` exists: UsageError (exit 2) naming the GPUs there are where not. */
+export function checkGpuIndex(gpu: number): CudaProbe & { ok: true } {
   const probe = probeCuda();
   if (!probe.ok) throw new CudaError(probe.reason, -1);
   if (!Number.isInteger(gpu) || gpu < 0 || gpu >= probe.devices.length) {
@@ -114,5 +115,18 @@ export async function createCudaBackend(gpu: number, options?: Partial<CudaOptio
       `--gpu ${gpu}: no such GPU; this machine has ${probe.devices.length === 1 ? 'GPU' : 'GPUs'} ${listDevices(probe.devices)} (see \`vlc devices\`)`,
     );
   }
-  return new CudaBackend(CudaContext.open(driver(), probe.devices[gpu], probe.driverVersion), o);
+  return probe;
+}
+
+/**
+ * Open GPU `gpu` with `options` (default: read from the VLC_CUDA_* variables, once, here).
+ * DeviceError (exit 3) when CUDA is unusable; UsageError (exit 2) for a bad --gpu or variable.
+ */
+export async function createCudaBackend(gpu: number, options?: Partial<CudaOptions>): Promise<CudaBackend> {
+  const o = options ? cudaOptions(options) : cudaOptionsFromEnv();
+  const probe = checkGpuIndex(gpu);
+  const t = performance.now();
+  const ctx = CudaContext.open(driver(), probe.devices[gpu], probe.driverVersion, o.machineCode);
+  log().debug(`${ctx.where}: context and modules ready in ${(performance.now() - t).toFixed(0)} ms`);
+  return new CudaBackend(ctx, o);
 }

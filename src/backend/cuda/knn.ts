@@ -1,4 +1,4 @@
-// Exact brute-force k-NN on the GPU (cuda/knn.cu): the CUDA backend's ExactKnn (../types.ts),
+// Exact brute-force k-NN on the GPU (cuda/knn.cu): the CUDA backend's ExactKnn (../device.ts),
 // the same contract as the CPU's (cpu/knn.ts): squared L2 by direct differences in f32, each
 // query's k nearest ascending, ties by the lower id, id −1 / +∞ where fewer than k exist. The
 // distances agree with the CPU's to the last bits of f32 (each sums the d terms in its own order).
@@ -7,8 +7,11 @@
 // the base in pieces that fit the GPU's free memory; per piece, knn_scan gives every (query, base
 // chunk) its own top-k and knn_merge reduces them to the piece's k; the host merges the pieces
 // (../neighbours.ts mergeLists). Only nq × k results come back, never an nq × nb matrix.
+import { log } from '../../log.js';
+import { decodedKnn } from '../block-knn.js';
 import { mergeLists } from '../neighbours.js';
-import type { DeviceKnn, Neighbours } from '../types.js';
+import type { ExactKnn, Neighbours } from '../device.js';
+import { hostDevice } from '../host.js';
 import type { Decodable } from '../../io/vlc/reconstruct.js';
 import type { CudaContext } from './context.js';
 import { decodableOnDevice, decodeOnDevice } from './decode.js';
@@ -32,13 +35,17 @@ const UPLOAD_CHUNK = 64 << 20;
 /** Queries per batch at most: the transposed queries, partial lists and results of one batch stay small. */
 const MAX_BATCH = 65_536;
 
-/** k above the kernels' limit, or no room on the GPU: the caller falls back to the CPU (exactKnnFor, ../exact-knn.ts). */
+/** k above the kernels' limit, or no room on the GPU: the caller falls back to the host (gpuOrHostKnn). */
 export class KnnLimitError extends Error {}
 
 /** Writes base rows r0 .. r0 + rows − 1 into X (rows × d f32, on the device). */
 export type FillRows = (X: DeviceBuffer, r0: number, rows: number) => void;
 
-export class CudaKnn implements DeviceKnn {
+/**
+ * This GPU's own k-NN kernels, which refuse k above maxK (the lists it keeps on chip) and calls
+ * they have no room for (KnnLimitError); the backend's ExactKnn (gpuOrHostKnn) then runs the host's.
+ */
+export class CudaKnn {
   readonly maxK = GPU_KNN_MAX_K;
   /** GPU milliseconds of the last call's kernels (events around them; uploads not included): bench/knn-gpu.mjs. */
   lastKernelMs = 0;
@@ -170,4 +177,30 @@ function transposed(queries: Float32Array, nq: number, nqPad: number, d: number)
 
 function roundUp(v: number, to: number): number {
   return Math.ceil(v / to) * to;
+}
+
+/**
+ * The CUDA backend's ExactKnn (../device.ts), complete: the GPU's k-NN for k up to its maxK while
+ * it has room, else the host's (../host.ts, the CPU); the k-NN over decoded vectors on the GPU when
+ * the codes and the k-NN fit there, else decoded on the host a block at a time and ranked by that
+ * k-NN; the pq search the host's (the GPU has no kernel for it).
+ */
+export function gpuOrHostKnn(gpu: CudaKnn, host: ExactKnn = hostDevice.exactKnn): ExactKnn {
+  const knn: ExactKnn['knn'] = async (base, nb, queries, nq, d, k) => {
+    if (k > gpu.maxK) return host.knn(base, nb, queries, nq, d, k);
+    try {
+      return await gpu.knn(base, nb, queries, nq, d, k);
+    } catch (e) {
+      if (!(e instanceof KnnLimitError)) throw e;
+      log().debug(`exact k-NN on the CPU: ${e.message}`);
+      return host.knn(base, nb, queries, nq, d, k);
+    }
+  };
+  const decodedOnHost = decodedKnn({ knn });
+  return {
+    knn,
+    searchPq: host.searchPq,
+    knnDecoded: async (file, nb, queries, nq, k, onRows) =>
+      (await gpu.knnDecoded(file, nb, queries, nq, k, onRows)) ?? decodedOnHost(file, nb, queries, nq, k, onRows),
+  };
 }

@@ -1,4 +1,4 @@
-// Maintenance's nearest other anchor on the device (Engine.nearestOther, types.ts): the anchors
+// Maintenance's nearest other anchor on the device (Engine.nearestOther, ../engine.ts): the anchors
 // assigned against themselves by the direct assign kernel (X = C), so the passes' f32 distances
 // and lowest-index ties, m²·d work on the GPU instead of the host's single thread; then one sync
 // and four m-sized downloads. Always the f32 build: the anchors are f32 whatever the data.

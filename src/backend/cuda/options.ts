@@ -51,6 +51,14 @@ export interface CudaOptions {
    * trouble; tests make it small to cut a tile into several chunks. No variable.
    */
   stagingBytes: number;
+  /**
+   * On compute capability 9.0, load the Hopper machine code compiled from the PTX at build time
+   * (build/sm_90/*.cubin) instead of the PTX: the driver JIT-compiles PTX in every process whose JIT
+   * cache is cold, once per GPU context, which cost seconds of setup per GPU
+   * (bench/results/2026-11-27-h200x4-r3d.json). false loads the PTX, for A/B runs and to check the
+   * JIT path. VLC_CUDA_CUBIN=0|1.
+   */
+  machineCode: boolean;
 }
 
 export const CUDA_DEFAULTS: Readonly<CudaOptions> = Object.freeze({
@@ -61,13 +69,14 @@ export const CUDA_DEFAULTS: Readonly<CudaOptions> = Object.freeze({
   maxDeviceBytes: undefined,
   tileRows: undefined,
   stagingBytes: 64 * 2 ** 20,
+  machineCode: true,
 });
 
 /** Tile rows are a multiple of this: the points of one k-means++ block (SEED_POINTS of seed.cu). */
 export const TILE_ALIGN = 256;
 
 /** The variables this backend reads (VLC_CUDA_LIB is driver.ts's: which library to load). */
-const VARIABLES = ['VLC_CUDA_SCREEN', 'VLC_CUDA_WGMMA', 'VLC_CUDA_SCREEN_KEYS', 'VLC_CUDA_REDUCE', 'VLC_CUDA_MAX_BYTES', 'VLC_CUDA_LIB'] as const;
+const VARIABLES = ['VLC_CUDA_SCREEN', 'VLC_CUDA_WGMMA', 'VLC_CUDA_SCREEN_KEYS', 'VLC_CUDA_REDUCE', 'VLC_CUDA_MAX_BYTES', 'VLC_CUDA_CUBIN', 'VLC_CUDA_LIB'] as const;
 
 /** Defaults overridden by the VLC_CUDA_* variables; an unknown variable or value is a UsageError (exit 2). */
 export function cudaOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CudaOptions {
@@ -85,12 +94,14 @@ export function cudaOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CudaOp
   const keys = value('VLC_CUDA_SCREEN_KEYS');
   const reduce = value('VLC_CUDA_REDUCE');
   const maxBytes = value('VLC_CUDA_MAX_BYTES');
+  const cubin = value('VLC_CUDA_CUBIN');
   return cudaOptions({
     ...(screen !== undefined && { screen: choice('VLC_CUDA_SCREEN', screen, { auto: 'auto', '1': true, '0': false } as const) }),
     ...(wg !== undefined && { wgmma: choice('VLC_CUDA_WGMMA', wg, { '1': true, '0': false } as const) }),
     ...(keys !== undefined && { screenKeys: choice('VLC_CUDA_SCREEN_KEYS', keys, { auto: 'auto', '2': 2, '3': 3, '8': 8 } as const) }),
     ...(reduce !== undefined && { reduce: choice('VLC_CUDA_REDUCE', reduce, { sorted: 'sorted', atomic: 'atomic' } as const) }),
     ...(maxBytes !== undefined && { maxDeviceBytes: parseBytes('VLC_CUDA_MAX_BYTES', maxBytes) }),
+    ...(cubin !== undefined && { machineCode: choice('VLC_CUDA_CUBIN', cubin, { '1': true, '0': false } as const) }),
   });
 }
 
@@ -109,6 +120,7 @@ export function cudaOptions(o: Partial<CudaOptions> = {}): CudaOptions {
   if (r.tileRows !== undefined && !(Number.isInteger(r.tileRows) && r.tileRows > 0 && r.tileRows % TILE_ALIGN === 0)) {
     throw new Error(`tileRows must be a positive multiple of ${TILE_ALIGN}, got ${r.tileRows}`);
   }
+  if (typeof r.machineCode !== 'boolean') throw new Error(`machineCode must be true or false, got ${String(r.machineCode)}`);
   if (!(Number.isInteger(r.stagingBytes) && r.stagingBytes > 0)) throw new Error(`stagingBytes must be a positive whole number, got ${r.stagingBytes}`);
   return r;
 }

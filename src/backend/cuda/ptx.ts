@@ -1,7 +1,7 @@
 // The prebuilt PTX in build/ (compiled by `npm run build:ptx` for compute_80; screen_h90 for
-// compute_90a, Hopper's arch-specific target) and what to say when the installed driver is too old
-// to JIT it.
-import { readFileSync } from 'node:fs';
+// compute_90a, Hopper's arch-specific target), Hopper machine code compiled from it (build/sm_90/),
+// and what to say when the installed driver is too old to JIT the PTX.
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** Kernel families, one PTX module each (cuda/<name>.cu → build/<name>.ptx). */
@@ -23,6 +23,19 @@ export function moduleRunsOn(name: ModuleName, cc: string): boolean {
 /** build/ at the package root (this file runs from dist/backend/cuda/). */
 export function ptxPath(name: ModuleName): string {
   return fileURLToPath(new URL(`../../../build/${name}.ptx`, import.meta.url));
+}
+
+/**
+ * Hopper machine code of module `name` (build/sm_90/<name>.cubin, compiled by ptxas from the
+ * committed PTX: scripts/build-ptx.mjs; test/cuda-host/ptx-fresh.test.ts ties it to that PTX), for
+ * a device of compute capability `cc`; undefined where there is none for it. Loading it skips the
+ * driver's JIT compilation of the PTX, which a process with a cold JIT cache pays on every GPU.
+ */
+export function readCubin(name: ModuleName, cc: string): Uint8Array | undefined {
+  if (cc !== '9.0') return undefined;
+  const path = fileURLToPath(new URL(`../../../build/sm_90/${name}.cubin`, import.meta.url));
+  if (!existsSync(path)) return undefined;
+  return readFileSync(path);
 }
 
 /** The PTX as a NUL-terminated image, ready for cuModuleLoadData. */

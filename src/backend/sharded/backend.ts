@@ -1,9 +1,10 @@
 // A Backend whose engines are sharded: the rows split into contiguous ranges, one per member
 // backend (several GPUs, or several CPU engines), combined by a ShardedEngine over an in-process
 // group (comm.ts). Member backends of one kind only: engines of one kind give the same bytes for
-// any split (types.ts), two kinds would not.
-import { selectRows, sliceRows, type Dataset } from '../../vectors/dataset.js';
-import type { Backend, DeviceGroupFactory, Engine } from '../types.js';
+// any split (../engine.ts), two kinds would not.
+import { sliceRows, type Dataset } from '../../vectors/dataset.js';
+import type { Backend } from '../types.js';
+import type { DeviceGroupFactory, Engine } from '../engine.js';
 import { inProcessGroup } from './comm.js';
 import { ShardedEngine } from './engine.js';
 
@@ -47,22 +48,20 @@ export function shardedBackend(
   return {
     kind,
     label: `${members.length} shards: ${members.map((b) => b.label).join(', ')}`,
-    // Exact k-NN needs no sharding: the first member's device runs it.
-    ...(members[0].exactKnn && { exactKnn: members[0].exactKnn }),
-    // The residual encoders too: the first member's device codes every row, the same bytes as the
-    // host's threads (types.ts), where the host would take many times longer (a 50M x 128 int8
-    // encode: 3.9 s on one H200 against 33 s on the host's threads, bench/results/2026-11-27-h200x2-r3b.json).
-    ...(members[0].encodeScalar && { encodeScalar: members[0].encodeScalar.bind(members[0]) }),
-    ...(members[0].encodeBits && { encodeBits: members[0].encodeBits.bind(members[0]) }),
+    // The codec and search kernels need no sharding: the first member's device runs them (exact
+    // k-NN, the residual encoders: the same bytes as the host's threads, device.ts, where the host
+    // would take many times longer — a 50M x 128 int8 encode: 3.9 s on one H200 against 33 s on the
+    // host's threads, bench/results/2026-11-27-h200x2-r3b.json).
+    exactKnn: members[0].exactKnn,
+    encodeScalar: members[0].encodeScalar.bind(members[0]),
+    encodeBits: members[0].encodeBits.bind(members[0]),
     open(data: Dataset, m: number): Promise<Engine> {
       return openShards(data.n, (k, r0, r1) => members[k].open(sliceRows(data, r0, r1), m));
     },
     /** The listed rows split as open() splits their copy: member k takes its range of the list, read in place where it can. */
     openRows(data: Dataset, list: Int32Array, m: number): Promise<Engine> {
       return openShards(list.length, (k, r0, r1) => {
-        const part = list.subarray(r0, r1);
-        const b = members[k];
-        return b.openRows ? b.openRows(data, part, m) : b.open(selectRows(data, part), m);
+        return members[k].openRows(data, list.subarray(r0, r1), m);
       });
     },
     async close(): Promise<void> {

@@ -7,7 +7,7 @@
 //
 // What crosses per iteration: one allreduce of int64 sums (m×d + 3m + 1 values: S, W, count,
 // sse, changed) and one allreduce-max of m int64 (the farthest points); per k-means++ call a few
-// doubles. The int64 sums are exact whatever the order (integers: types.ts, fixed.ts); the
+// doubles. The int64 sums are exact whatever the order (integers: ../engine.ts, fixed.ts); the
 // doubles the engine sends are integers below 2^53 (seeding units, row counts) or maxima, also
 // exact in any order, but a transport still sums f64 in rank order so that its results never
 // depend on timing.

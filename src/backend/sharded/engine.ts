@@ -3,7 +3,7 @@
 // Each iteration: accumulate on every member, combine the partial sums through the group's Comm
 // (comm.ts: one allreduce of int64 sums, one of maxima), applyUpdate on every member with the
 // total, so the anchors, the statistics and the Huber thresholds stay identical on every member.
-// Every sum is an integer (types.ts, fixed.ts), so the result is the one engine of that kind would
+// Every sum is an integer (../engine.ts, fixed.ts), so the result is the one engine of that kind would
 // give on all the rows, byte for byte. The anchors are replicated: getAnchors, stats and
 // nearestOther ask the first member; row, seedPick and assignments find the rows' owners.
 //
@@ -57,7 +57,7 @@ export class ShardedEngine implements Engine {
    * Members and their Comms (one each; comms[k].rank is member k's rank), already opened on their
    * rows. The ranks learn each other's row counts and the largest |x| (exact: a sum of integers,
    * a max), then each member its global figures. `groupOf`: members that can combine their passes
-   * without the host (types.ts DeviceGroup) do so in iterate().
+   * without the host (../engine.ts DeviceGroup) do so in iterate().
    */
   static async create(members: Engine[], comms: Comm[], groupOf?: DeviceGroupFactory): Promise<ShardedEngine> {
     if (members.length === 0 || members.length !== comms.length) throw new Error('a sharded engine needs one Comm per member');
@@ -188,10 +188,16 @@ export class ShardedEngine implements Engine {
    * takes its own rows (a member may hold none of them).
    */
   async subset(rows: Int32Array): Promise<Engine> {
+    for (let i = 1; i < rows.length; i++) if (!(rows[i] > rows[i - 1])) throw new Error('subset: the rows must be distinct and ascending');
+    // Each member's rows are one run of the ascending list, found by bisection: a filter over the
+    // whole list per member took seconds for a 16.8M-row sample on four GPUs.
     const parts = this.members.map((_, k) => {
       const rank = this.comms[k].rank;
       const r0 = this.offsets[rank], r1 = r0 + this.counts[rank];
-      return rows.filter((i) => i >= r0 && i < r1).map((i) => i - r0);
+      const a = firstAtLeast(rows, r0), b = firstAtLeast(rows, r1);
+      const part = new Int32Array(b - a);
+      for (let i = a; i < b; i++) part[i - a] = rows[i] - r0;
+      return part;
     });
     const opened = await Promise.allSettled(this.members.map((e, k) => e.subset(parts[k])));
     const subs = opened.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
@@ -277,4 +283,15 @@ function oneHot(size: number, rank: number, value: number): Float64Array {
 
 function bytes(a: ArrayBufferView): Uint8Array {
   return new Uint8Array(a.buffer, a.byteOffset, a.byteLength);
+}
+
+/** The first index of ascending `rows` whose value is at least `v` (rows.length if none). */
+function firstAtLeast(rows: Int32Array, v: number): number {
+  let lo = 0, hi = rows.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (rows[mid] < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

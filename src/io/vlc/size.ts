@@ -13,7 +13,7 @@ export interface FileShape {
   d: number;
   m: number;
   anchorDtype: AnchorDtype;
-  /** Bytes of the residual section's payload (its codec knows: codecs/registry/), null without one. */
+  /** Bytes of the residual section's payload (its codec knows: codec-registry/), null without one. */
   residualPayloadBytes: number | null;
   /** Bytes of the manifest JSON (an upper bound gives an upper bound). */
   manifestBytes: number;

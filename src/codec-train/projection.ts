@@ -6,12 +6,12 @@
 // the same (OPQ's eigenvalue allocation, Ge et al. 2013): with 8 bits per subspace whatever its
 // dimensions, the error a subspace is left with grows with that product, and balancing it spreads
 // the code bytes where the variance is. Within a subspace the directions keep descending variance.
-import { Rng } from '../../anneal/random.js';
-import { sampleRows } from '../../anneal/sample.js';
-import { allocStore, f32ToF16, forEachF32Rows, rows, type Rows } from '../../vectors/dataset.js';
-import { projectRows } from '../linear.js';
+import { Rng } from '../anneal/random.js';
+import { sampleRows } from '../anneal/sample.js';
+import { allocStore, f32ToF16, forEachF32Rows, rows, type Rows } from '../vectors/dataset.js';
+import { projectRows } from '../codecs/linear.js';
 import { leadingDirections } from './pca.js';
-import { usableProjection } from '../pq.js';
+import { usableProjection } from '../codecs/pq.js';
 
 /** Rows the principal directions are computed from: the d × d moment costs s·d²/2 multiply-adds. */
 export const PCA_SAMPLE = 8192;

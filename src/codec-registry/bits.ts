@@ -1,9 +1,9 @@
 // Bit-allocated scalar residuals (codecs/bits.ts holds the coded form and its section,
 // codecs/bits-train.ts the allocation): 0 to 8 bits per dimension where they remove the most
 // error, R code bytes a vector (d/2 by default, or the most that fit --bytes B).
-import { UsageError } from '../../errors.js';
-import { log } from '../../log.js';
-import { bitsPayloadBytes, type BitsResiduals } from '../bits.js';
+import { UsageError } from '../errors.js';
+import { log } from '../log.js';
+import { bitsPayloadBytes, type BitsResiduals } from '../codecs/bits.js';
 import { largestFitting, type Codec, type CodecPlan } from './codec.js';
 
 export interface BitsPlan extends CodecPlan {
@@ -50,9 +50,7 @@ export const bitsCodec: Codec<BitsPlan> = {
 
   async encode(p, input, { backend }) {
     // The bits and steps chosen on the host's sample, then the rows on the training GPU when the backend has one, else on the host's threads.
-    if (backend.encodeBits) return backend.encodeBits(input, p.codeBytes);
-    const { encodeBits } = await import('../bits-train.js');
-    return encodeBits(input, p.codeBytes);
+    return backend.encodeBits(input, p.codeBytes);
   },
 
   facts(res) {

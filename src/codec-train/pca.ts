@@ -7,8 +7,8 @@
 // the leading directions; a last Rayleigh–Ritz step (Jacobi on the small block matrix) turns the
 // block into directions sorted by their variance. Only the span needs to be good — pq codes the
 // residual's projection on it — so a few dozen iterations suffice even where eigenvalues cluster.
-import { Rng } from '../../anneal/random.js';
-import { dot, orthonormalize } from '../linear.js';
+import { Rng } from '../anneal/random.js';
+import { dot, orthonormalize } from '../codecs/linear.js';
 
 /** Block iterations: enough for the span of a decaying spectrum's leading directions to settle. */
 const ITERATIONS = 24;

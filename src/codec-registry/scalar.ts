@@ -2,9 +2,9 @@
 // coding and its section). d or d/2 code bytes a vector; encoded on the training GPU when the
 // backend has the kernels (the same bytes), else on the host's threads; search scores candidates
 // straight from the codes.
-import { prefaultShared } from '../../io/prefault.js';
-import type { CandidateScorer } from '../../search/types.js';
-import { encodeScalar, prewarmScalarEncoder, ScalarResiduals, scalarPayloadBytes, type ScalarMode } from '../scalar.js';
+import { prefaultShared } from '../io/prefault.js';
+import type { CandidateScorer } from '../search/types.js';
+import { prewarmScalarEncoder, ScalarResiduals, scalarPayloadBytes, type ScalarMode } from '../codecs/scalar.js';
 import type { Codec, CodecPlan } from './codec.js';
 
 /** int8 and int4 share their encoder's threads (the registry's prewarm sees one function). */
@@ -29,7 +29,7 @@ function scalarCodec(kind: ScalarMode): Codec<CodecPlan> {
     // The codes and the payload are held in pieces (vectors/codes.ts): any n, as memory allows.
     storable: () => true,
     // Measures its error as it codes; on the training GPU when the backend has one (the same bytes).
-    encode: (_p, input, { backend }) => (backend.encodeScalar ? backend.encodeScalar(kind, input) : encodeScalar(kind, input)),
+    encode: (_p, input, { backend }) => backend.encodeScalar(kind, input),
     prewarm: prewarmScalar,
     // int8 keeps nearly everything of the residual: what is left to gain is in smaller cells.
     ...(kind === 'int8' ? { keepsMore: (moreAnchors: number) => `--anchors ${moreAnchors}` } : {}),

@@ -6,18 +6,18 @@
 // same steps run on those. Nothing here knows which device runs it: through
 // the Backend interface the M small problems are independent (a device that can hold them all
 // may run them at once); the CPU runs them one after another, each on every core.
-import { anneal } from '../../anneal/index.js';
-import { DEFAULT_CONFIG, type AnnealConfig } from '../../anneal/config.js';
-import { Rng } from '../../anneal/random.js';
-import type { AnnealHooks } from '../../anneal/types.js';
-import type { Backend, Engine } from '../../backend/types.js';
-import { allocDataset, allocStore, asRows, forEachF32Rows, forEachPiece, rows, type Dataset, type Rows } from '../../vectors/dataset.js';
-import { allocCodes } from '../../vectors/codes.js';
-import { InterruptedError } from '../../errors.js';
-import { log } from '../../log.js';
-import { PqResiduals, storedCodebook, subspaceBounds, type PqBits } from '../pq.js';
-import { residualMse } from '../index.js';
-import type { EncodedResiduals, ResidualInput } from '../types.js';
+import { anneal } from '../anneal/index.js';
+import { DEFAULT_CONFIG, type AnnealConfig } from '../anneal/config.js';
+import { Rng } from '../anneal/random.js';
+import type { AnnealHooks } from '../anneal/types.js';
+import type { Backend, Engine } from '../backend/types.js';
+import { allocDataset, allocStore, asRows, forEachF32Rows, forEachPiece, rows, type Dataset, type Rows } from '../vectors/dataset.js';
+import { allocCodes } from '../vectors/codes.js';
+import { InterruptedError } from '../errors.js';
+import { log } from '../log.js';
+import { PqResiduals, storedCodebook, subspaceBounds, type PqBits } from '../codecs/pq.js';
+import { residualMse } from '../codecs/index.js';
+import type { EncodedResiduals, ResidualInput } from '../codecs/types.js';
 import { project, trainProjection } from './projection.js';
 
 /** Training points per centroid: FAISS's max_points_per_centroid; more barely moves the codebooks. */

@@ -5,12 +5,12 @@
 // within 1 % below it), or by default to int4's payload, where it keeps far less error than int4.
 // The coded form and its section reader (residuals.ts) are what a reader loads; the encoder
 // (encode.ts) is loaded when a file is written.
-import { UsageError } from '../../errors.js';
-import { scalarPayloadBytes } from '../scalar.js';
-import { MAX_TYPED_ELEMENTS } from '../../vectors/dataset.js';
+import { UsageError } from '../errors.js';
+import { scalarPayloadBytes } from '../codecs/scalar.js';
+import { MAX_TYPED_ELEMENTS } from '../vectors/dataset.js';
 import { largestFitting, type Codec, type CodecPlan } from './codec.js';
-import { DEFAULT_BLOCK_ROWS, sectionBytes } from '../ec/blocks.js';
-import type { EcResiduals } from '../ec/residuals.js';
+import { DEFAULT_BLOCK_ROWS, sectionBytes } from '../codecs/ec/blocks.js';
+import type { EcResiduals } from '../codecs/ec/residuals.js';
 
 export interface EcPlan extends CodecPlan {
   mode: 'ec';
@@ -71,7 +71,7 @@ export const ecCodec: Codec<EcPlan> = {
   storable: (p, n, d) => n * d <= MAX_TYPED_ELEMENTS && ecCodec.payloadBytes(p, n, d, 0)! <= MAX_TYPED_ELEMENTS,
 
   async encode(p, input) {
-    const { encodeEc } = await import('../ec/encode.js');
+    const { encodeEc } = await import('../codecs/ec/encode.js');
     const budget = ecCodec.payloadBytes(p, input.n, input.d, 0)!;
     // The step is searched on estimated sizes; a file that lands over its budget (by a few bytes of
     // escapes or lane states) is coded again against a budget lowered by the excess.

@@ -5,11 +5,11 @@
 // backend has kernels for it), its file section (codecs/sections.ts), its search scorer and its
 // `info` text. Nothing outside src/codecs/ asks a codec's name: compress, choose, info and search
 // go through the registry (index.ts). docs/architecture.md "Adding a codec" says how to add one.
-import type { AnnealHooks } from '../../anneal/types.js';
-import type { Backend } from '../../backend/types.js';
-import type { Decodable } from '../../io/vlc/reconstruct.js';
-import type { CandidateScorer, SearchIndex } from '../../search/types.js';
-import type { CodedResiduals, EncodedResiduals, ResidualInput, ResidualMode } from '../types.js';
+import type { AnnealHooks } from '../anneal/types.js';
+import type { Backend } from '../backend/types.js';
+import type { Decodable } from '../io/vlc/reconstruct.js';
+import type { CandidateScorer, SearchIndex } from '../search/types.js';
+import type { CodedResiduals, EncodedResiduals, ResidualInput, ResidualMode } from '../codecs/types.js';
 
 /** One codec with its parameters: what a file stores beside each anchor id (each codec adds its own fields). */
 export interface CodecPlan {

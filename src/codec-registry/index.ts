@@ -1,11 +1,11 @@
 // The registry: residual mode -> Codec (codec.ts). compress's --residual / --bytes / --quality, the
 // chooser (quality/choose.ts), info and search ask it, never a codec's name. A codec is added by
 // one file beside these and one registerCodec call below (docs/architecture.md "Adding a codec").
-import { UsageError } from '../../errors.js';
-import type { Decodable } from '../../io/vlc/reconstruct.js';
-import type { SearchIndex } from '../../search/types.js';
-import { registerSection } from '../sections.js';
-import type { CodedResiduals, EncodedResiduals, ResidualInput, ResidualMode, ResidualSection } from '../types.js';
+import { UsageError } from '../errors.js';
+import type { Decodable } from '../io/vlc/reconstruct.js';
+import type { SearchIndex } from '../search/types.js';
+import { registerSection } from '../codecs/sections.js';
+import type { CodedResiduals, EncodedResiduals, ResidualInput, ResidualMode, ResidualSection } from '../codecs/types.js';
 import { bitsCodec } from './bits.js';
 import { ecCodec } from './ec.js';
 import type { Codec, CodecFacts, CodecPlan, EncodeContext, Goal, IndexBase, ResidualChoice, Shape } from './codec.js';

@@ -2,10 +2,13 @@
 // array cannot hold all of a large dataset, nor should a decoded copy of a large file be whole in
 // memory) and the per-block lists merged. Ties keep the lower id, as ExactKnn's do: blocks come in
 // id order and the merge prefers the earlier list on equal distances. Used by the exhaustive search
-// over decoded vectors (exhaustive.ts) and by the recall measurements of quality/recall.ts.
+// over decoded vectors (the host's ExactKnn.knnDecoded, decodedKnn below, and a GPU's beyond its
+// room) and by the recall measurements of quality/recall.ts.
 import { checkpoint } from '../interrupt.js';
-import type { ExactKnn, Neighbours } from '../backend/types.js';
-import { mergeLists } from '../backend/neighbours.js';
+import { reconstructRange, type Decodable } from '../io/vlc/reconstruct.js';
+import { pieceRows } from '../vectors/dataset.js';
+import type { ExactKnn, Neighbours } from './device.js';
+import { mergeLists } from './neighbours.js';
 
 /** Floats of one base block handed to the exact k-NN (64 MiB), so a decoded copy of a large file is never whole in memory. */
 export const BLOCK_FLOATS = 1 << 24;
@@ -20,7 +23,7 @@ export type OnRows = (done: number, total: number) => void;
  */
 export async function blockKnn(
   queries: Float32Array, nq: number, d: number, k: number, nb: number,
-  block: (r0: number, r1: number, scratch: Float32Array) => Float32Array, knn: ExactKnn, blockFloats = BLOCK_FLOATS, onRows?: OnRows,
+  block: (r0: number, r1: number, scratch: Float32Array) => Float32Array, knn: Pick<ExactKnn, 'knn'>, blockFloats = BLOCK_FLOATS, onRows?: OnRows,
 ): Promise<Neighbours> {
   const rowsPerBlock = Math.max(1, Math.floor(blockFloats / d));
   let scratch: Float32Array | undefined;
@@ -35,4 +38,17 @@ export async function blockKnn(
     await checkpoint(); // a Ctrl-C ends the search between blocks, not after all of them
   }
   return best ?? { ids: new Int32Array(nq * k).fill(-1), dists: new Float32Array(nq * k).fill(Infinity) };
+}
+
+/**
+ * ExactKnn.knnDecoded on the host: the file's first nb vectors reconstructed a block of rows at a
+ * time (io/vlc/reconstruct.ts; blocks as large as one view of rows: the fewer the blocks, the fewer
+ * uploads of the queries to a device's knn) and each block handed with the queries to `knn`.
+ */
+export function decodedKnn(knn: Pick<ExactKnn, 'knn'>): ExactKnn['knnDecoded'] {
+  return (file: Decodable, nb, queries, nq, k, onRows) => {
+    const { d } = file.manifest;
+    const decoded = (r0: number, r1: number, out: Float32Array) => reconstructRange(file, r0, r1, out);
+    return blockKnn(queries, nq, d, k, nb, decoded, knn, pieceRows(d, 'f32') * d, onRows);
+  };
 }

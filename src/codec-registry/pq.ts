@@ -1,11 +1,11 @@
-// Product-quantized residuals (codecs/pq.ts holds the coded form and its section; codecs/train/pq.ts
+// Product-quantized residuals (codecs/pq.ts holds the coded form and its section; codec-train/pq.ts
 // trains the codebooks with the annealing quantizer): any rate between anchor ids alone and int4,
 // set by M subspaces of 8- or 4-bit codes, optionally on the residual's k leading principal
 // directions (--pq-dims). Search scores candidates by asymmetric distances (search/pq-adc.ts).
-import { UsageError } from '../../errors.js';
-import { log } from '../../log.js';
-import { pqAdcData, pqAdcScorer } from '../../search/pq-adc.js';
-import { PQ_BITS, pqPayloadBytes, type PqBits, type PqResiduals } from '../pq.js';
+import { UsageError } from '../errors.js';
+import { log } from '../log.js';
+import { pqAdcData, pqAdcScorer } from '../search/pq-adc.js';
+import { PQ_BITS, pqPayloadBytes, type PqBits, type PqResiduals } from '../codecs/pq.js';
 import { largestFitting, type Codec, type CodecPlan, type ResidualChoice } from './codec.js';
 
 export interface PqPlan extends CodecPlan {
@@ -104,7 +104,7 @@ export const pqCodec: Codec<PqPlan> = {
 
   async encode(p, input, { backend, seed, hooks }) {
     // Loaded on use: the trainer brings the quantizer.
-    const { encodePqMeasured } = await import('../train/pq.js');
+    const { encodePqMeasured } = await import('../codec-train/pq.js');
     return encodePqMeasured(input, backend, { subspaces: p.subspaces, bits: p.bits, dims: p.dims, seed }, hooks);
   },
 

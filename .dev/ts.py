@@ -1,0 +1,4 @@
+import sys, time
+t0 = time.time()
+for line in sys.stdin:
+    sys.stdout.write(f'{time.time() - t0:8.3f} {line}'); sys.stdout.flush()

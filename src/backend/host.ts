@@ -1,0 +1,14 @@
+// The host's CodecDevice (device.ts): every codec and search kernel on this machine's CPU — the
+// scalar and bits encoders of codecs/ on their worker threads, the CPU's exact k-NN, pq search and
+// k-NN over decoded vectors (cpu/knn.ts). The CPU backend is this device; a GPU falls back to it
+// kernel by kernel (cuda/index.ts), for the same bytes.
+import { encodeScalar } from '../codecs/scalar.js';
+import { cpuKnn } from './cpu/knn.js';
+import type { CodecDevice } from './device.js';
+
+export const hostDevice: CodecDevice = {
+  encodeScalar: (mode, input) => encodeScalar(mode, input),
+  // Loaded when first used: reading a file never loads a trainer.
+  encodeBits: async (input, R) => (await import('../codecs/bits-train.js')).encodeBits(input, R),
+  exactKnn: cpuKnn,
+};
