@@ -19,6 +19,25 @@ const SAMPLE_ROWS = 8192;
 const SEARCH_ROWS = 16384;
 export const DEFAULT_SCALE_BITS = 12;
 
+/**
+ * The models' precision: given, or 'auto': of 12, 13 and 14 bits, the one whose estimated section
+ * is smallest. At high rates a dimension's codes spread over hundreds of values; with 12 bits those
+ * seen fewer than N/4096 times are escaped (a varint of 1-3 bytes each), which finer frequencies
+ * keep in the alphabet at the cost of larger models.
+ */
+type Scale = number | 'auto';
+const AUTO_SCALES = [12, 13, 14];
+
+function scaleOf(h: CodeHistogram, n: number, d: number, blockRows: number, scale: Scale, rotatedK?: number): { bytes: number; scaleBits: number } {
+  if (scale !== 'auto') return { bytes: estimateBytes(h, n, d, blockRows, scale, rotatedK), scaleBits: scale };
+  let best = { bytes: Infinity, scaleBits: DEFAULT_SCALE_BITS };
+  for (const S of AUTO_SCALES) {
+    const bytes = estimateBytes(h, n, d, blockRows, S, rotatedK);
+    if (bytes < best.bytes) best = { bytes, scaleBits: S };
+  }
+  return best;
+}
+
 /** What to aim at: a step, a total MSE per vector (on the sample), or a payload size in bytes. */
 export type EcTarget = StepTarget | { payloadBytes: number };
 
@@ -192,7 +211,10 @@ function estimateBytes(h: CodeHistogram, n: number, d: number, blockRows: number
  */
 export function encodeEc(input: ResidualInput, target: EcTarget, opts: EcOptions = {}): { residuals: EcResiduals; residualEnergy: number; step: number } {
   const { n, d } = input;
-  const blockRows = opts.blockRows ?? DEFAULT_BLOCK_ROWS, scaleBits = opts.scaleBits ?? DEFAULT_SCALE_BITS;
+  const blockRows = opts.blockRows ?? DEFAULT_BLOCK_ROWS;
+  // A byte target picks the models' precision too, unless one is given (scaleOf).
+  const scale: Scale = opts.scaleBits ?? ('payloadBytes' in target ? 'auto' : DEFAULT_SCALE_BITS);
+  let scaleBits = scale === 'auto' ? DEFAULT_SCALE_BITS : scale;
   const rows = rowsInput(input, false);
   const sample = residualSample(rows, n, SAMPLE_ROWS);
   const cols = columnsOf(sample, d);
@@ -204,7 +226,7 @@ export function encodeEc(input: ResidualInput, target: EcTarget, opts: EcOptions
   if ('payloadBytes' in target) {
     const counted = residualSample(rows, n, SEARCH_ROWS);
     if (rotate !== true) {
-      ({ steps, step } = searchBytes(cols, counted, n, d, target.payloadBytes, blockRows, scaleBits));
+      ({ steps, step, scaleBits } = searchBytes(cols, counted, n, d, target.payloadBytes, blockRows, scale));
       plainMse = stepPoint(cols, step).mse;
     }
   } else if (rotate !== true) {
@@ -213,16 +235,16 @@ export function encodeEc(input: ResidualInput, target: EcTarget, opts: EcOptions
     plainMse = p.mse;
   }
   if (rotate !== false && d >= 2 && n >= 2) {
-    const r = planRotated(sample, n, d, target, blockRows, scaleBits);
+    const r = planRotated(sample, n, d, target, blockRows, scale);
     if (rotate === true || (r && r.mse < plainMse * (1 - ROTATION_GAIN))) {
-      if (r) return encodeRotated(rows, n, d, r, blockRows, scaleBits);
+      if (r) return encodeRotated(rows, n, d, r, blockRows, r.scaleBits);
     }
   }
   if (rotate === true) {
     // d < 2 or n < 2: the plain axes
     const p = 'payloadBytes' in target ? null : planStep(cols, target);
     if (p) (steps = stepsOf(p.coded, p.step)), (step = p.step);
-    else ({ steps, step } = searchBytes(cols, residualSample(rows, n, SEARCH_ROWS), n, d, (target as { payloadBytes: number }).payloadBytes, blockRows, scaleBits));
+    else ({ steps, step, scaleBits } = searchBytes(cols, residualSample(rows, n, SEARCH_ROWS), n, d, (target as { payloadBytes: number }).payloadBytes, blockRows, scale));
   }
   steps = steps!;
   step = step!;
@@ -266,14 +288,14 @@ export function encodeEc(input: ResidualInput, target: EcTarget, opts: EcOptions
  * SEARCH_ROWS rows (estimateBytes).
  */
 function searchBytes(
-  cols: Columns, counted: Float64Array, n: number, d: number, bytes: number, blockRows: number, scaleBits: number,
-): { steps: Float32Array; step: number } {
+  cols: Columns, counted: Float64Array, n: number, d: number, bytes: number, blockRows: number, scale: Scale,
+): { steps: Float32Array; step: number; scaleBits: number } {
   const size = (step: number) => {
     const p = stepPoint(cols, step);
     const steps = stepsOf(p.coded, p.step);
     const h = histogramFor(steps, cols.moments);
     countSample(counted, d, steps, h);
-    return { steps, step: p.step, bytes: estimateBytes(h, n, d, blockRows, scaleBits) };
+    return { steps, step: p.step, ...scaleOf(h, n, d, blockRows, scale) };
   };
   const overhead = sectionBytes(d, Math.ceil(n / blockRows), 0, 0);
   const guess = planStep(cols, { bits: Math.max(0, (8 * (bytes - overhead)) / Math.max(1, n)) }).step;
@@ -318,6 +340,7 @@ interface RotatedPlan {
   mse: number;
   /** Mean square of each coded coordinate on the sample. */
   moments: Float64Array;
+  scaleBits: number;
 }
 
 /**
@@ -325,13 +348,14 @@ interface RotatedPlan {
  * target (its coded directions chosen as on the axes, each also paying for its stored direction:
  * 2·d bytes), or null when no direction is worth coding.
  */
-function planRotated(sample: Float64Array, n: number, d: number, target: EcTarget, blockRows: number, scaleBits: number): RotatedPlan | null {
+function planRotated(sample: Float64Array, n: number, d: number, target: EcTarget, blockRows: number, scale: Scale): RotatedPlan | null {
   const { vectors } = symmetricEigenFull(secondMomentMatrix(sample, d), d);
   const stored = asStored(vectors);
   const y = projectSample(sample, d, stored.values, d);
   const rc = columnsOf(y, d);
   const extra = (16 * d) / Math.max(1, n);
   let p: StepPoint;
+  let scaleBits = scale === 'auto' ? DEFAULT_SCALE_BITS : scale;
   if ('payloadBytes' in target) {
     const size = (step: number) => {
       const at = stepPoint(rc, step, extra);
@@ -340,11 +364,11 @@ function planRotated(sample: Float64Array, n: number, d: number, target: EcTarge
       at.coded.forEach((c) => (K += c));
       const h = histogramFor(steps, rc.moments);
       countSample(y, d, steps, h);
-      return { p: at, bytes: estimateBytes(h, n, d, blockRows, scaleBits, Math.max(1, K)) };
+      return { p: at, ...scaleOf(h, n, d, blockRows, scale, Math.max(1, K)) };
     };
     const overhead = sectionBytes(d, Math.ceil(n / blockRows), 0, 0);
     const guess = planStep(rc, { bits: Math.max(0, (8 * (target.payloadBytes - overhead)) / Math.max(1, n)) }, extra).step;
-    p = searchSize(size, guess, target.payloadBytes).p;
+    ({ p, scaleBits } = searchSize(size, guess, target.payloadBytes));
   } else p = planStep(rc, target, extra);
   const idx: number[] = [];
   p.coded.forEach((c, k) => c && idx.push(k));
@@ -355,7 +379,7 @@ function planRotated(sample: Float64Array, n: number, d: number, target: EcTarge
     f16.set(stored.f16.subarray(k * d, (k + 1) * d), c * d);
     P.set(stored.values.subarray(k * d, (k + 1) * d), c * d);
   });
-  return { k: K, f16, P, step: p.step, mse: p.mse, moments: Float64Array.from(idx, (k) => rc.moments[k]) };
+  return { k: K, f16, P, step: p.step, mse: p.mse, moments: Float64Array.from(idx, (k) => rc.moments[k]), scaleBits };
 }
 
 /**
