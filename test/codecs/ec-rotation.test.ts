@@ -153,7 +153,7 @@ describe('ec along principal directions', () => {
 
 describe('ec quality ladder (registry/ec.ts, for the --quality search)', () => {
   it('gives plans from ½ to 8 code bits a dimension, growing, within a whole-file cap when asked', async () => {
-    const { ecQualityLadder, EC_LADDER_BITS } = await import('../../dist/codecs/registry/ec.js');
+    const { ecQualityLadder, EC_LADDER_BITS } = await import('../../dist/codec-registry/ec.js');
     const all = ecQualityLadder(10_000, 64);
     expect(all.length).toBe(EC_LADDER_BITS.length);
     for (let i = 1; i < all.length; i++) expect(all[i].payload).toBeGreaterThan(all[i - 1].payload);
