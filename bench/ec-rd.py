@@ -22,7 +22,13 @@ bits a vector (its file's bytes less the anchors-only file's, × 8) minus R(D), 
 Targets: for recall@10 0.90, 0.95, 0.99, the smallest whole-file bytes/vector measured reaching it,
 per family (vlc fixed-rate = none/int4/int8/bits; vlc ec; each FAISS key).
 
-Usage: /usr/bin/python3 bench/ec-rd.py [--datasets gm100k,fashion] [--iters 40] [--out bench/results/DATE-ec-rd]
+Interpolated: recall@10 rises with bytes; between two measured points of a family the bytes at a
+target are interpolated linearly in log(1 - recall) (each family's points made monotone first), so
+the comparison does not hinge on where the sweep's budgets happen to fall; both the smallest
+measured file and the interpolated bytes are reported.
+
+Usage: /usr/bin/python3 bench/ec-rd.py [--datasets gm100k,fashion] [--iters 40] [--faiss none|sq|all]
+         [--ec-budgets 90,120] [--bits-budgets 200,300] [--pq-budgets 98] [--out bench/results/DATE-ec-rd]
 Needs: npx tsc -p . (dist/), numpy, python3-faiss (Debian), dataset-fashion-mnist for fashion.
 """
 import argparse, datetime, gzip, json, os, platform, subprocess, sys, tempfile, time
@@ -71,7 +77,7 @@ def recall_mse(x, xh, queries, truth):
 def faiss_rows(x, queries, truth, pqs):
     n, d = x.shape
     rows = []
-    for key, M in [("SQ4", 0), ("SQ6", 0), ("SQ8", 0)] + [(f"PQ{M}", M) for M in pqs]:
+    for key, M in [("SQ4", 0), ("SQ6", 0), ("SQ8", 0)] + [(f"PQ{M}", M) for M in pqs or []]:
         pad = -d % M if M else 0
         xp = np.ascontiguousarray(np.pad(x, ((0, 0), (0, pad)))) if pad else x
         t = time.time()
@@ -102,6 +108,24 @@ def water_filling_bits(lam, D):
     return float(0.5 * np.log2(lam[lam > th] / th).sum())
 
 
+def interpolated(rows, fam, t):
+    """Bytes a vector at recall t on the family's measured curve (log(1 - recall) linear in bytes), None outside it."""
+    pts = sorted((r["bytes_per_vector"], r["recall_at_10"]) for r in rows if r["family"] == fam)
+    env, best = [], -1.0
+    for b, rc in pts:  # monotone: a larger file keeps the best recall seen so far
+        best = max(best, rc)
+        env.append((b, best))
+    for (b0, r0), (b1, r1) in zip(env, env[1:]):
+        if r0 < t <= r1:
+            if r0 >= 1 or r1 >= 1 or r1 == r0:
+                return b1
+            l0, l1, lt = np.log(1 - r0), np.log(1 - r1), np.log(1 - t)
+            return float(b0 + (b1 - b0) * (lt - l0) / (l1 - l0))
+    if env and env[0][1] >= t:
+        return env[0][0]
+    return None
+
+
 def family(method):
     if method.startswith("vlc ec"):
         return "vlc ec"
@@ -112,27 +136,38 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--datasets", default="gm100k,fashion")
     ap.add_argument("--iters", default="40", help="cap on the anchors' annealing iterations")
+    ap.add_argument("--faiss", default="sq", choices=["none", "sq", "all"], help="FAISS peers: none, SQ4/6/8 only (fast), or with PQ too")
+    ap.add_argument("--ec-budgets", default=None)
+    ap.add_argument("--bits-budgets", default=None)
+    ap.add_argument("--pq-budgets", default=None, help="vlc pq --bytes budgets (default: none)")
+    ap.add_argument("--queries", type=int, default=QUERIES)
     day = datetime.date.today().isoformat()
     ap.add_argument("--out", default=os.path.join(HERE, "results", f"{day}-ec-rd"))
     a = ap.parse_args()
     root = os.path.dirname(HERE)
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=root).stdout.strip()
-    results = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "machine": platform.node(),
+    results = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "machine": "2-core CPU (shared, loaded)", "host": platform.node(),
                "cpu": platform.processor() or platform.machine(), "cpus": os.cpu_count(), "commit": commit,
-               "faiss": faiss.__version__ if faiss else None, "queries": QUERIES, "iters": int(a.iters), "datasets": {}}
+               "faiss": faiss.__version__ if faiss and a.faiss != "none" else None, "queries": a.queries,
+               "command": " ".join(["bench/ec-rd.py"] + sys.argv[1:]), "iters": int(a.iters), "datasets": {}}
     with tempfile.TemporaryDirectory() as tmp:
         for name in a.datasets.split(","):
             make, m, bits_b, ec_b, pqs = SETS[name]
+            if a.ec_budgets:
+                ec_b = [float(v) for v in a.ec_budgets.split(",")]
+            if a.bits_budgets:
+                bits_b = [float(v) for v in a.bits_budgets.split(",")]
+            vlc_pq = a.pq_budgets.split(",") if a.pq_budgets else []
             x = np.ascontiguousarray(make(), dtype=np.float32)
             n, d = x.shape
-            queries = np.random.default_rng(1).choice(n, QUERIES, replace=False)
+            queries = np.random.default_rng(1).choice(n, a.queries, replace=False)
             npy, qfile, rfile = (os.path.join(tmp, f"{name}{e}") for e in (".npy", ".json", ".f32"))
             np.save(npy, x)
             with open(qfile, "w") as f:
                 json.dump([int(q) for q in queries], f)
             print(f"{name}: {n} x {d}, m = {m}", file=sys.stderr, flush=True)
             started, load0 = time.time(), os.getloadavg()
-            out = subprocess.run(["node", os.path.join(HERE, "rate-distortion.mjs"), npy, "--m", str(m), "--queries", qfile, "--budgets", "",
+            out = subprocess.run(["node", os.path.join(HERE, "rate-distortion.mjs"), npy, "--m", str(m), "--queries", qfile, "--budgets", ",".join(vlc_pq),
                                   "--bits-budgets", ",".join(map(str, bits_b)), "--ec-budgets", ",".join(map(str, ec_b)),
                                   "--iters", a.iters, "--residual-out", rfile], check=True, stdout=subprocess.PIPE, text=True, cwd=root)
             vlc = json.loads(out.stdout.strip().splitlines()[-1])
@@ -149,12 +184,12 @@ def main():
                     row["bound_bits_per_dim"] = water_filling_bits(lam, row["mse"]) / d
                     row["bound_per_dimension_variances_bits_per_dim"] = water_filling_bits(var, row["mse"]) / d
                     row["gap_bits_per_dim"] = row["residual_bits_per_dim"] - row["bound_bits_per_dim"]
-            if faiss:
+            if faiss and a.faiss != "none":
                 flat = faiss.IndexFlatL2(d)
                 flat.add(x)
                 _, exact = flat.search(x[queries], 11)
                 truth = [[j for j in exact[i] if j != q][:10] for i, q in enumerate(queries)]
-                rows += faiss_rows(x, queries, truth, pqs)
+                rows += faiss_rows(x, queries, truth, pqs if a.faiss == "all" else None)
             targets = {}
             for t in TARGETS:
                 best = {}
@@ -166,6 +201,9 @@ def main():
                     "smallest": {f: {"method": b["method"], "bytes_per_vector": b["bytes_per_vector"]} for f, b in sorted(best.items())},
                     "ec_vs_fixed_rate": (ec["bytes_per_vector"] / fixed["bytes_per_vector"] - 1) if ec and fixed else None,
                 }
+                fi, ei = interpolated(rows, "vlc fixed-rate", t), interpolated(rows, "vlc ec", t)
+                targets[str(t)]["interpolated_bytes"] = {"vlc fixed-rate": fi, "vlc ec": ei}
+                targets[str(t)]["ec_vs_fixed_rate_interpolated"] = (ei / fi - 1) if fi and ei else None
             results["datasets"][name] = {"n": n, "d": d, "vlc": vlc, "rows": rows, "targets": targets,
                                          "residual_energy": float(var.sum()), "seconds": round(time.time() - started, 1),
                                          "load_average_before": load0, "load_average_after": os.getloadavg()}

@@ -132,12 +132,18 @@ for (const { method, flags } of plans) {
   });
   const row = {
     method, bytes_per_vector: bytes / n, mse: sq / n, recall_at_10: hits / (nq * 10), encode_seconds: seconds,
+    ...(plan.mode === 'ec' ? ecFacts(coded.residuals.layout) : {}),
     ...(plan.mode === 'pq' ? { pq_subspaces: plan.subspaces, pq_bits: plan.bits, ...(plan.dims ? { pq_dims: plan.dims } : {}) } : {}),
   };
   rows.push(row);
   process.stderr.write(`${JSON.stringify(row)}\n`);
 }
 fs.rmSync(tmp, { recursive: true, force: true });
+
+/** An ec row's layout: coded coordinates, along k principal directions or the axes, its step. */
+function ecFacts(L) {
+  return { ec_coded: L.dims.length, ec_rotated_k: L.rotation ? L.rotation.k : 0, ec_step: L.dims.length ? L.steps[L.dims[0]] : 0 };
+}
 await backend.close();
 process.stdout.write(
   JSON.stringify({

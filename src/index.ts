@@ -17,6 +17,7 @@ export type { ReadOptions } from './io/read.js';
 export type { VlcManifest } from './io/vlc/manifest.js';
 export type { Assignments, VlcFile } from './io/vlc/format.js';
 export type { DeviceChoice } from './backend/select.js';
+export { METRICS, type Metric } from './vectors/metric.js';
 // Residual codecs: the registry's extension point (docs/architecture.md "Adding a codec").
 export { allCodecs, codecFor, registerCodec, type Codec, type CodecPlan, type EncodeContext, type ResidualChoice, type Shape } from './codec-registry/index.js';
 export type { CodedResiduals, EncodedResiduals, ResidualInput, ResidualSection, SectionContext } from './codecs/types.js';

@@ -19,6 +19,7 @@ import { codecName, type Choice, type CodecPlan, type Encoder, type Goal, type T
 import { reconstructionRows } from '../quality/measure.js';
 import type { DecodeRow } from '../quality/reconstruction.js';
 import { VERSION } from '../version.js';
+import type { Metric } from '../vectors/metric.js';
 
 /**
  * The default goal: recall@10 of exact search over the decoded vectors of at least 0.9, the usual
@@ -89,6 +90,8 @@ export function parseBytes(v: string): number {
 /** The pieces of the manifest compress knows before training, and those it learns after. */
 export interface ManifestFacts {
   ds: Dataset;
+  /** Default l2. */
+  metric?: Metric;
   m: number;
   anchorDtype: AnchorDtype;
   residual: ResidualMode;
@@ -107,7 +110,7 @@ export function manifestOf(f: ManifestFacts): Omit<VlcManifest, 'sections' | 'as
     n: f.ds.n,
     d: f.ds.d,
     m: f.m,
-    metric: 'l2',
+    metric: f.metric ?? 'l2',
     anchorDtype: f.anchorDtype,
     residual: f.residual,
     ...(f.residualEnergy !== undefined ? { residualEnergy: f.residualEnergy } : {}),
@@ -140,11 +143,11 @@ export function sizer(f: Omit<ManifestFacts, 'm' | 'residual' | 'training' | 'qu
       training: { energy: x, iterations: f.cfg.maxIters, initIterations: f.cfg.maxIters, converged: false, init: 'kmeans++' },
       quality: { mse: x, relativeError: x, meanCosine: x, vectors: n, recallAt10: x, recallAt10All: x, recallAt10AllLow: x, recallAt10AllHigh: x, recallQueries: n, recallBase: n },
     });
-    const sections = ['anchors', 'assignments', 'residuals'];
+    const sections = ['anchors', 'assignments', 'residuals', ...(f.metric === 'cosine' ? ['norms'] : [])];
     return new TextEncoder().encode(JSON.stringify(canonicalManifest({ ...manifest, assignmentWidth: assignmentWidthFor(m), sections }))).length;
   };
   const withPayload = (payload: number | null, m: number, residual: ResidualMode) =>
-    fileBytes({ n, d, m, anchorDtype: f.anchorDtype, residualPayloadBytes: payload, manifestBytes: manifestBytes(m, residual) });
+    fileBytes({ n, d, m, anchorDtype: f.anchorDtype, residualPayloadBytes: payload, manifestBytes: manifestBytes(m, residual), norms: f.metric === 'cosine' });
   return {
     withPayload,
     perVector: (codec: CodecPlan, m: number) => withPayload(payloadBytesOf(codec, n, d, m), m, codec.mode) / n,

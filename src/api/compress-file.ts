@@ -7,9 +7,13 @@ import type { VlcContent } from '../io/vlc/format.js';
 import type { FileQuality } from '../quality/measure.js';
 import { manifestOf } from './compress-codec.js';
 import type { TrainResult } from './train.js';
+import type { Metric } from '../vectors/metric.js';
 
 export interface FileFacts {
   ds: Dataset;
+  /** Default l2; cosine comes with the n norms of the vectors (ds holds them at unit length). */
+  metric?: Metric;
+  norms?: Float32Array;
   m: number;
   anchorDtype: 'f16' | 'f32';
   residual: VlcContent['manifest']['residual'];
@@ -28,7 +32,7 @@ export function vlcContent(f: FileFacts): VlcContent {
   const { result, quality } = f;
   return {
     manifest: manifestOf({
-      ds: f.ds, m: f.m, anchorDtype: f.anchorDtype, residual: f.residual, residualEnergy: f.residualEnergy, cfg: f.cfg,
+      ds: f.ds, metric: f.metric, m: f.m, anchorDtype: f.anchorDtype, residual: f.residual, residualEnergy: f.residualEnergy, cfg: f.cfg,
       sampleRows: f.sampleRows, seed: f.seed, device: f.device,
       training: {
         energy: result.energy,
@@ -53,5 +57,6 @@ export function vlcContent(f: FileFacts): VlcContent {
     anchors: result.anchors,
     assignments: result.assignments,
     residuals: f.residuals,
+    ...(f.norms ? { norms: f.norms } : {}),
   };
 }

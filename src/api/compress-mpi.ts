@@ -255,6 +255,8 @@ export function distributedRun(flag: boolean | undefined): boolean {
  * it), to undefined on the other ranks.
  */
 export async function runDistributed(input: string[], o: DistributedOptions): Promise<CompressResult | undefined> {
+  if (o.metric !== undefined && o.metric !== 'l2')
+    throw new UsageError(`--distributed writes l2 files only: compress with --metric ${o.metric} in one process (one or several GPUs: --gpu 0,1)`);
   const comm = openWorld();
   if (comm.rank > 0) setVerbosity('quiet');
   try {

@@ -9,10 +9,13 @@ import type { Choice, CodecPlan } from '../quality/choose.js';
 import type { FileQuality } from '../quality/measure.js';
 import type { CodecGoal } from './compress-codec.js';
 import type { TrainResult } from './train.js';
+import type { Metric } from '../vectors/metric.js';
 
 export interface CompressFacts {
   ds: Dataset;
   m: number;
+  /** Default l2. */
+  metric?: Metric;
   codec: CodecPlan;
   anchorDtype: 'f16' | 'f32';
   bytes: number;
@@ -32,6 +35,7 @@ export function compressStats(f: CompressFacts) {
     n: ds.n,
     d: ds.d,
     m: f.m,
+    metric: f.metric ?? 'l2',
     residual: codec.mode,
     /** The codec as messages name it ("int4", "pq 32x8", "bits 64B"). */
     codec: codecName(codec),

@@ -32,6 +32,8 @@ import { enginesOn, train } from './train.js';
 import { vlcContent } from './compress-file.js';
 import { defaultOutput, planOutput, type OutputPlan, type OutputRules } from './preflight.js';
 import { LIBRARY_NAMES } from '../io/output.js';
+import { withMetric } from '../search/metric.js';
+import { isMetric, METRICS, unitDataset, type Metric } from '../vectors/metric.js';
 
 /**
  * What to store beside each anchor id (CodecOptions): at most one of `residual` (fixed; pq with
@@ -55,6 +57,12 @@ export interface CompressOptions extends ReadOptions, CodecOptions {
   effort?: Effort;
   /** Seed of every random choice (default DEFAULT_CONFIG.seed). */
   seed?: number;
+  /**
+   * What search ranks by, recorded in the file (default 'l2'): the recall of quality / bytes and
+   * the figures are measured by it. 'cosine' trains and codes the vectors scaled to unit length
+   * and stores each one's norm (f32), so decompress gives them back at their own length.
+   */
+  metric?: Metric;
   /** How anchors are stored (default f16, or f32 when a value exceeds f16's range; an explicit f16 then fails). */
   anchorDtype?: 'f16' | 'f32';
   /** 'auto' (default): CUDA when usable, else the CPU; 'cuda' never falls back. */
@@ -154,8 +162,18 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   const progress = o.progress ?? silentReporter;
   const what = typeof input === 'string' ? (input === '-' ? 'stdin' : quoteName(input)) : Array.isArray(input) ? input.map(quoteName).join(' ') : 'the vectors';
   const reading = progress.step(`reading ${what}`, 'bytes'); // of each file in turn when there are several
-  const ds = await datasetOf(input, { ...o, onBytes: (read, total) => reading.update(read, total) });
+  const metric = metricOf(o.metric);
+  let read: Dataset | undefined = await datasetOf(input, { ...o, onBytes: (r, total) => reading.update(r, total) });
   reading.end();
+  // Cosine: the vectors at unit length from here on (training, codes, figures); their norms go in
+  // the file. The vectors as read are let go (a copy at a time is all the run holds).
+  const unit = metric === 'cosine' ? unitDataset(read) : undefined;
+  const ds: Dataset = unit?.ds ?? read;
+  read = undefined;
+  if (unit?.zero) {
+    const one = unit.zero === 1;
+    log().info(`${grouped(unit.zero)} vector${one ? ' is' : 's are'} zero: ${one ? 'its' : 'their'} cosine to any query is 0, and ${one ? 'it decodes' : 'they decode'} to zero (--metric cosine)`);
+  }
   const readSeconds = (performance.now() - t0) / 1000;
   const m0 = o.anchors ?? defaultAnchors(ds.n);
   const source = typeof input === 'string' ? input : Array.isArray(input) ? input.join(' ') : 'the vectors given';
@@ -169,7 +187,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   const configOf = (m: number, kind: 'cpu' | 'cuda'): AnnealConfig =>
     configFor(o.effort ?? 'default', m, { seed, ...(o.iters !== undefined ? { maxIters: o.iters } : {}) }, kind);
   const cfg0 = configOf(m0, 'cuda');
-  const size = sizer({ ds, anchorDtype: o.anchorDtype ?? 'f16', cfg: cfg0, sampleRows: ds.n, seed, device: 'cuda' });
+  const size = sizer({ ds, metric, anchorDtype: o.anchorDtype ?? 'f16', cfg: cfg0, sampleRows: ds.n, seed, device: 'cuda' });
   const plan: ChoicePlan = storablePlan(
     goal.kind === 'fixed'
       ? { m: m0, options: [fixedPlan(goal.choice, { n: ds.n, d: ds.d, m: m0, fileBytes: (payload) => size.withPayload(payload, m0, goal.choice.residual) })] }
@@ -181,7 +199,8 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   const worthUsing = o.allGpus ? undefined : (listed: number[]) => gpusWorthUsing(listed, ds, m, o.sample, configOf(m, 'cuda').maxIters);
   const backend = await selectBackend({ device: o.device ?? 'auto', gpu: o.gpu ?? 0, worthUsing });
   // Exact search for the quality figures and the codec choice: on the GPU when the run has one.
-  const knn = backend.exactKnn;
+  // ip / cosine: ranked by the metric (search/metric.ts), the ground truth and the decoded vectors alike.
+  const knn = withMetric(backend.exactKnn, metric);
   if (backend.kind === 'cuda') {
     // The CPU's worker threads start while the GPU trains: the residual encoders' threads, and memory they are sure to fill (codec-registry/).
     prewarm(plan.options, ds.n, ds.d);
@@ -244,7 +263,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     const writing = progress.step(`writing ${out.target === '-' ? 'stdout' : quoteName(out.target)}`, 'bytes');
     const bytes = await writeVlc(
       out,
-      vlcContent({ ds, m, anchorDtype, residual: codec.mode, residualEnergy, residuals, cfg, sampleRows, seed, device: backend.kind, result, quality }),
+      vlcContent({ ds, metric, norms: unit?.norms, m, anchorDtype, residual: codec.mode, residualEnergy, residuals, cfg, sampleRows, seed, device: backend.kind, result, quality }),
       (written, total) => writing.update(written, total),
     );
     writing.end();
@@ -260,7 +279,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     await backend.close(); // within the run's time: freeing GPU contexts is part of the wall a user waits
     const teardownSeconds = (performance.now() - tt) / 1000;
     return compressStats({
-      ds, m, codec, anchorDtype, bytes, result, quality, goal, choice, backend, seed,
+      ds, m, metric, codec, anchorDtype, bytes, result, quality, goal, choice, backend, seed,
       seconds: {
         read: readSeconds, setup: setupSeconds, choose: chooseSeconds, residual: residualSeconds, quality: qualitySeconds, write: writeSeconds,
         teardown: teardownSeconds, total: (performance.now() - t0) / 1000,
@@ -269,6 +288,13 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   } finally {
     if (!closed) await backend.close();
   }
+}
+
+/** The metric option checked (library callers pass any value): l2 when not given. */
+export function metricOf(v: unknown): Metric {
+  if (v === undefined) return 'l2';
+  if (isMetric(v)) return v;
+  throw new UsageError(`--metric must be one of ${METRICS.join(', ')} (got ${JSON.stringify(v)})`);
 }
 
 /** A training result at scale `s` (vectors/scale.ts) brought back to the data's own: anchors / s, energies / s². */

@@ -23,6 +23,9 @@ import { sampleIndices } from '../quality/sample.js';
 import { searchCompressed, vlcSearchIndex } from '../search/index.js';
 import { rowInto, type Dataset } from '../vectors/dataset.js';
 import { nameOf, vectorsOf, vlcOf, type VectorsInput, type VlcInput } from './inputs.js';
+import { withMetric } from '../search/metric.js';
+import type { Metric } from '../vectors/metric.js';
+import { searchMetric } from './search.js';
 
 export interface EvaluateOptions extends ReadOptions {
   /** Original vectors sampled as queries for recall (default 1000). */
@@ -35,6 +38,8 @@ export interface EvaluateOptions extends ReadOptions {
   device?: DeviceChoice;
   /** GPU index (default 0; of a list, the first). */
   gpu?: number | number[];
+  /** Neighbours by this metric instead of the file's (search()'s rule: a cosine file only by cosine). */
+  metric?: Metric;
   /** Hears reading and each measurement (the CLI draws them on a terminal). */
   progress?: Reporter;
 }
@@ -51,6 +56,7 @@ export async function evaluate(original: VectorsInput, vlc: VlcInput, o: Evaluat
   const t0 = performance.now();
   // The .vlc first: it is small and fully validated, so a damaged one fails before a large input is read.
   const file = await vlcOf(vlc, progress);
+  const metric = searchMetric(file, o.metric, nameOf(vlc));
   const ds = await vectorsOf(original, o, progress);
   const { n, d } = file.manifest;
   if (ds.n !== n || ds.d !== d)
@@ -63,7 +69,7 @@ export async function evaluate(original: VectorsInput, vlc: VlcInput, o: Evaluat
   let result: EvalResult;
   try {
     log().debug(`exact search on ${exact.label}`);
-    result = await evaluateFile(ds, file, { queries, seed: o.seed ?? 1, nprobe: o.nprobe, knn: exact.knn }, progress);
+    result = await evaluateFile(ds, file, { queries, seed: o.seed ?? 1, nprobe: o.nprobe, knn: exact.knn, metric }, progress);
   } finally {
     await exact.close();
   }
@@ -76,6 +82,8 @@ export interface EvalResult extends SizeFigures, Omit<ReconstructionQuality, 'me
   m: number;
   /** Residual mode of the file (none, int8, int4). */
   residual: string;
+  /** What the neighbours of the recall figures are by: the file's metric, or the one asked for. */
+  metric: Metric;
   /** mse / d: the mean squared error per coordinate. */
   mse_per_dim: number;
   /** Sampled queries (each one of the n vectors). */
@@ -94,9 +102,11 @@ export interface EvalResult extends SizeFigures, Omit<ReconstructionQuality, 'me
  * the ground truth and of the decoded vectors (default: the CPU's).
  */
 export async function evaluateFile(
-  ds: Dataset, file: VlcFile, o: { queries: number; seed: number; nprobe?: number; knn?: ExactKnn }, progress: Reporter = silentReporter,
+  ds: Dataset, file: VlcFile, o: { queries: number; seed: number; nprobe?: number; knn?: ExactKnn; metric?: Metric }, progress: Reporter = silentReporter,
 ): Promise<EvalResult> {
-  const knn = o.knn ?? cpuKnn;
+  const metric = o.metric ?? file.manifest.metric;
+  // ip / cosine: both exact searches rank by it (search/metric.ts); a cosine file decodes at the input's scale (its norms), as decompress does.
+  const knn = withMetric(o.knn ?? cpuKnn, metric);
   const { n, d, m } = file.manifest;
   const x = ds;
   const decode = (i: number, out: Float32Array) => void reconstructInto(file, i, out);
@@ -116,12 +126,13 @@ export async function evaluateFile(
   await checkpoint();
 
   const nprobe = o.nprobe;
-  const search = nprobe === undefined ? null : { nprobe, ...(await probedRecall(x, d, vlcSearchIndex(file), plan.queries, truth, decoded.k, nprobe, progress)) };
+  const search = nprobe === undefined ? null : { nprobe, ...(await probedRecall(x, d, vlcSearchIndex(file, metric), plan.queries, truth, decoded.k, nprobe, progress)) };
   return {
     n,
     d,
     m,
     residual: file.manifest.residual,
+    metric,
     ...sizeFigures(file.fileBytes, n, d, m, file.manifest.input.dtype),
     mse: quality.mse,
     mse_per_dim: quality.mse / d,

@@ -4,3 +4,4 @@ export { DEFAULT_CONFIG, EFFORTS, type Effort } from '../anneal/config.js';
 export type { IterRecord } from '../anneal/types.js';
 export type { DeviceChoice } from '../backend/select.js';
 export type { ReadOptions } from '../io/read.js';
+export { METRICS, METRIC_HELP, type Metric } from '../vectors/metric.js';

@@ -1,7 +1,8 @@
 // search(): the k nearest neighbours of each query over a .vlc file's vectors — on the CPU by
 // probing the nearest anchors' lists (search/index.ts); on a GPU (device 'cuda', or 'auto' with
 // one and no nprobe) by exhaustive exact search over every decoded vector (search/exhaustive.ts).
-// Distances are squared L2 to the reconstructions. What `vlc search` runs, and what
+// Distances are squared L2 to the reconstructions; under the metric ip or cosine (the file's, or
+// `metric`) the results are ranked by it, their distances −⟨q, x⟩ or 1 − cos (ascending still). What `vlc search` runs, and what
 // `import { search } from 'vlc'` gives a Node program.
 import { inputRowId } from '../vectors/row-ids.js';
 import { cpuKnn, prewarmKnn } from '../backend/cpu/index.js';
@@ -14,6 +15,8 @@ import type { VlcFile } from '../io/vlc/format.js';
 import { log, silentReporter, type Reporter } from '../log.js';
 import { searchDecoded } from '../search/exhaustive.js';
 import { defaultNprobe, searchCompressed, vlcSearchIndex } from '../search/index.js';
+import { reportedInPlace } from '../search/metric.js';
+import { isMetric, METRICS, type Metric } from '../vectors/metric.js';
 import { pieceRows, rowsF32, type Dataset } from '../vectors/dataset.js';
 import { nameOf, vectorsOf, vlcOf, type VectorsInput, type VlcInput } from './inputs.js';
 
@@ -26,6 +29,11 @@ export interface SearchOptions extends ReadOptions {
   device?: DeviceChoice;
   /** GPU index (default 0; of a list, the first). */
   gpu?: number | number[];
+  /**
+   * Rank by this instead of the file's metric (l2 for files written before the metric was
+   * recorded): l2 and ip files take any; a cosine file, whose index holds unit vectors, only cosine.
+   */
+  metric?: Metric;
   /** Hears reading and searching (the CLI draws them on a terminal). */
   progress?: Reporter;
 }
@@ -39,8 +47,26 @@ export interface SearchResult {
   nprobe: number | null;
   /** queries × k ids (row q: query q's neighbours, nearest first). */
   ids: Int32Array;
-  /** queries × k squared L2 distances to the decoded vectors, beside `ids`. */
+  /** What the results are ranked by: the file's metric, or the one asked for. */
+  metric: Metric;
+  /**
+   * queries × k distances to the decoded vectors beside `ids`, ascending: squared L2 (metric l2),
+   * the negative inner product −⟨q, x⟩ (ip) or the cosine distance 1 − cos(q, x) (cosine).
+   */
   distances: Float32Array;
+}
+
+/**
+ * The metric a search of `file` ranks by: `asked`, else the file's. A cosine file's index holds its
+ * vectors at unit length (search/vlc.ts), so it is searched by cosine only.
+ */
+export function searchMetric(file: VlcFile, asked: Metric | undefined, name: string): Metric {
+  if (asked !== undefined && !isMetric(asked)) throw new UsageError(`--metric must be one of ${METRICS.join(', ')} (got ${JSON.stringify(asked)})`);
+  const own = file.manifest.metric;
+  if (asked === undefined || asked === own) return own;
+  if (own === 'cosine')
+    throw new UsageError(`${name} was compressed with --metric cosine (its vectors coded at unit length): search it by cosine, or decompress it for another metric`);
+  return asked;
 }
 
 /** The k nearest neighbours of each of `queries` over the vectors of the .vlc file `index`. */
@@ -63,16 +89,18 @@ export async function search(index: VlcInput, queries: VectorsInput, o: SearchOp
     const { n, d } = file.manifest;
     if (qs.d !== d) throw new UsageError(`queries have ${qs.d} dimensions but ${nameOf(index)} holds ${d}-dimensional vectors`);
     if (k > n) throw new UsageError(`-k ${k} is more than the ${n} vectors in ${nameOf(index)}; use at most ${n}`);
+    const metric = searchMetric(file, o.metric, nameOf(index));
     gpu = await gpuOpening;
     const t0 = performance.now();
     let res: Neighbours;
     let nprobe: number | null;
     if (gpu) {
       nprobe = null;
-      res = await exhaustive(file, qs, k, gpu, progress);
+      // ip / cosine: the vectors decoded on the host, ranked on the GPU's k-NN over one more dimension (search/metric.ts).
+      res = await exhaustive(file, qs, k, gpu, progress, metric);
     } else {
       prewarmKnn(); // the CPU's workers start while the index is built
-      const built = vlcSearchIndex(file);
+      const built = vlcSearchIndex(file, metric);
       nprobe = o.nprobe ?? defaultNprobe(built);
       res = await probed(built, qs, k, nprobe, progress);
     }
@@ -81,7 +109,7 @@ export async function search(index: VlcInput, queries: VectorsInput, o: SearchOp
     // Ids are input row numbers: with rows dropped by --drop-invalid, a kept row's position is not its id.
     const dropped = file.manifest.input.droppedRows ?? [];
     if (dropped.length) for (let t = 0; t < res.ids.length; t++) if (res.ids[t] >= 0) res.ids[t] = inputRowId(res.ids[t], dropped);
-    return { k, queries: qs.n, nprobe, ids: res.ids, distances: res.dists };
+    return { k, queries: qs.n, nprobe, metric, ids: res.ids, distances: reportedInPlace(metric, res.dists) };
   } finally {
     gpu ??= await gpuOpening?.catch(() => undefined); // opened, but an error came first
     await gpu?.close();
@@ -110,14 +138,14 @@ async function exhaustiveOn(device: DeviceChoice, o: { k: number; nprobe?: numbe
 }
 
 /** Exhaustive exact search of every query over every decoded vector (search/exhaustive.ts), the queries a view of rows at a time. */
-async function exhaustive(file: VlcFile, qs: Dataset, k: number, gpu: OpenedKnn, progress: Reporter): Promise<Neighbours> {
+async function exhaustive(file: VlcFile, qs: Dataset, k: number, gpu: OpenedKnn, progress: Reporter, metric: Metric): Promise<Neighbours> {
   const found = { ids: new Int32Array(qs.n * k), dists: new Float32Array(qs.n * k) };
   const per = pieceRows(qs.d, 'f32');
   const { n } = file.manifest;
   const searching = progress.step(`searching every decoded vector (${gpu.label})`, 'vectors', n * Math.ceil(qs.n / per));
   for (let q0 = 0, piece = 0; q0 < qs.n; q0 += per, piece++) {
     const q1 = Math.min(qs.n, q0 + per);
-    const part = await searchDecoded(file, rowsF32(qs, q0, q1), q1 - q0, k, gpu.knn, (done) => searching.update(piece * n + done));
+    const part = await searchDecoded(file, rowsF32(qs, q0, q1), q1 - q0, k, gpu.knn, (done) => searching.update(piece * n + done), metric);
     found.ids.set(part.ids, q0 * k);
     found.dists.set(part.dists, q0 * k);
   }

@@ -34,6 +34,21 @@ function payloadFitting(n: number, d: number, fits: (payload: number) => boolean
   return least + largestFitting(8 * n * d + 1, (extra) => fits(least + extra - 1)) - 1; // at most 8 bytes a value: never needed
 }
 
+/** Code bits a dimension of the ladder below: ~1.26× apart from ½ to 8. */
+export const EC_LADDER_BITS: readonly number[] = [0.5, 0.63, 0.79, 1, 1.26, 1.59, 2, 2.52, 3.17, 4, 5.04, 6.35, 8];
+
+/**
+ * For a --quality search (quality/choose.ts owns it; candidates() answers [] for quality goals, so
+ * nothing measures these yet): ec plans for n × d vectors from ½ to 8 code bits a dimension, ~1.26×
+ * apart, smallest first, each no larger than `maxPerVector` whole-file bytes a vector when given
+ * (perVector: any plan's file size a vector, as candidates() gets it). Recall@10 grows with the
+ * payload, so a search measures them in order (or bisects) and keeps the first that reaches R.
+ */
+export function ecQualityLadder(n: number, d: number, perVector?: (p: EcPlan) => number, maxPerVector = Infinity): EcPlan[] {
+  const least = ecMinPayload(n, d);
+  return EC_LADDER_BITS.map((b) => plan(least + Math.ceil((n * d * b) / 8), n)).filter((p) => !perVector || perVector(p) <= maxPerVector);
+}
+
 export const ecCodec: Codec<EcPlan> = {
   mode: 'ec',
   title: 'entropy-coded residuals',

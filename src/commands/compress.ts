@@ -5,7 +5,7 @@ import { Option, type Command } from 'commander';
 import { compress, compressOutputRules, type CompressResult } from '../api/compress.js';
 import { distributedRun, runDistributed } from '../api/compress-mpi.js';
 import { DEFAULT_QUALITY } from '../api/compress-codec.js';
-import { DEFAULT_CONFIG, EFFORTS, type Effort, type IterRecord } from '../api/options.js';
+import { DEFAULT_CONFIG, EFFORTS, type Effort, type IterRecord, type Metric } from '../api/options.js';
 import { defaultOutput, planOutput } from '../api/preflight.js';
 import { parseSample, SAMPLE_PER_ANCHOR, type SampleSpec } from '../api/sample.js';
 import * as fs from 'node:fs';
@@ -18,7 +18,7 @@ import { addExamples } from './help.js';
 import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
 import { jsonResult } from './json.js';
 import { recallFigures } from './recall-figures.js';
-import { addDeviceOptions, addForceOption, addOutputOptions, addSeedOption, applyVerbosity, effectiveDevice, parseInteger, type CommonOptions } from './options.js';
+import { addDeviceOptions, addForceOption, addMetricOption, addOutputOptions, addSeedOption, applyVerbosity, effectiveDevice, parseInteger, type CommonOptions } from './options.js';
 import { progressFor } from './progress.js';
 import { addResidualOptions, residualChoiceFrom, type ResidualFlags } from './residual-options.js';
 
@@ -33,6 +33,7 @@ interface CompressFlags extends CommonOptions, InputFlags, ResidualFlags {
   anchorDtype: 'f16' | 'f32';
   stats?: string;
   distributed?: boolean;
+  metric?: Metric;
   allGpus?: boolean;
 }
 
@@ -68,6 +69,11 @@ export function register(program: Command): void {
     );
   addSeedOption(cmd, 'random seed: same input + seed + device => same output file', DEFAULT_CONFIG.seed)
     .addOption(new Option('--anchor-dtype <dtype>', 'how anchors are stored').choices(['f16', 'f32']).default('f16'));
+  addMetricOption(
+    cmd,
+    'what search will rank by, recorded in the file: l2 (default; squared Euclidean distance), ip (largest inner product) or cosine ' +
+      '(the vectors trained and coded at unit length, each norm stored as f32 so decompress restores it); --quality and the recall figures measure it',
+  );
   addResidualOptions(cmd).option('--stats <file>', 'write the result JSON (as --json prints) to this file; use with -o -');
   cmd.option('--distributed', 'run as one rank of an MPI job, each rank training on its share of the rows (implied when started by mpirun; needs Open MPI and --residual none)');
   addInputOptions(cmd);
@@ -108,6 +114,7 @@ async function runCompress(input: string[], o: CompressFlags, cmd: Command): Pro
       sample: o.sample,
       effort: o.effort,
       seed: o.seed,
+      metric: o.metric,
       // The default is left to compress(), which keeps anchors in f32 when f16 cannot hold them.
       anchorDtype: cmd.getOptionValueSource('anchorDtype') === 'cli' ? o.anchorDtype : undefined,
       ...residualChoiceFrom(o),
@@ -162,7 +169,7 @@ export function ofInput(s: { input_dtype: string; ratio_input: number }): string
  * iterations in 1.18 s (2.4 ms each), converged".
  */
 export function summaryLine(s: CompressResult, output: string): string {
-  const recall = s.recall_at_10 === null ? '' : `, recall@10 ${recallFigures(s)}`;
+  const recall = s.recall_at_10 === null ? '' : `, recall@10${s.metric === 'l2' ? '' : ` (${s.metric})`} ${recallFigures(s)}`;
   const polish = s.init_iterations ? ` (${s.init_iterations} Lloyd passes)` : '';
   const loop = s.iterations
     ? `then ${s.iterations} iterations in ${s.loop_seconds.toFixed(2)} s (${s.iter_ms_median.toFixed(1)} ms each)`

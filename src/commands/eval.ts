@@ -4,12 +4,13 @@
 // evaluate() (api/evaluate.ts), whose result --json prints.
 import type { Command } from 'commander';
 import { evaluate, type EvalResult } from '../api/evaluate.js';
+import type { Metric } from '../api/options.js';
 import { grouped, percent } from '../io/vlc/stats.js';
 import { jsonResult } from './json.js';
 import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
 import { addExamples } from './help.js';
 import {
-  addDeviceOptions, addNprobeOption, addOutputOptions, addSeedOption, applyVerbosity, effectiveDevice, parseInteger, type DeviceFlags, type OutputFlags,
+  addDeviceOptions, addMetricOption, addNprobeOption, addOutputOptions, addSeedOption, applyVerbosity, effectiveDevice, parseInteger, type DeviceFlags, type OutputFlags,
 } from './options.js';
 import { progressFor } from './progress.js';
 
@@ -17,6 +18,7 @@ interface EvalFlags extends InputFlags, OutputFlags, DeviceFlags {
   queries: number;
   seed: number;
   nprobe?: number;
+  metric?: Metric;
 }
 
 export function register(program: Command): void {
@@ -31,6 +33,7 @@ export function register(program: Command): void {
     .option('--queries <n>', 'number of original vectors sampled as queries for recall', (v) => parseInteger('--queries', v, 1), 1000);
   addSeedOption(cmd, 'seed of the query sample', 1);
   addNprobeOption(cmd, 'also measure search quality: recall of vlc search probing at least this many anchors per query (its default: 1, or 8 with residuals)');
+  addMetricOption(cmd, "the neighbours of the recall figures by l2, ip (inner product) or cosine; default: the file's metric. A cosine file: cosine only");
   addInputOptions(cmd, 'the original');
   addDeviceOptions(cmd);
   addOutputOptions(cmd);
@@ -46,7 +49,7 @@ export function register(program: Command): void {
       let out: EvalResult & { seconds: number };
       try {
         const device = effectiveDevice(cmd, o);
-        out = await evaluate(original, vlcPath, { ...readOptionsFrom(o), queries: o.queries, seed: o.seed, nprobe: o.nprobe, device, gpu: o.gpu, progress });
+        out = await evaluate(original, vlcPath, { ...readOptionsFrom(o), queries: o.queries, seed: o.seed, nprobe: o.nprobe, metric: o.metric, device, gpu: o.gpu, progress });
       } finally {
         progress.done();
       }
@@ -61,7 +64,7 @@ function evalText(r: EvalResult & { seconds: number }): string {
     [
       `file             ${grouped(r.n)} x ${r.d}, m = ${grouped(r.m)} anchors, residuals ${r.residual}; ` +
         `${grouped(r.bytes)} bytes = ${r.bytes_per_vector.toFixed(2)} bytes/vector, ${percent(r.ratio_f32)} of f32`,
-      `compression quality (exact search over the decoded vectors vs over the originals, ${grouped(r.queries)} sampled queries)`,
+      `compression quality (exact search${r.metric === 'l2' ? '' : ` by ${r.metric === 'ip' ? 'inner product' : 'cosine'}`} over the decoded vectors vs over the originals, ${grouped(r.queries)} sampled queries)`,
       `  mse            ${r.mse.toPrecision(6)} (mean squared L2 error per vector; ${r.mse_per_dim.toPrecision(4)} per coordinate)`,
       `  relative error ${f(r.relative_error)} (||X - X'|| / ||X||)`,
       `  mean cosine    ${f(r.mean_cosine, 5)}`,

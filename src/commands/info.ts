@@ -32,7 +32,7 @@ function infoText(f: InfoResult, name: string): string {
   const rows: Array<[string, string]> = [
     ['file', `${name === '-' ? '<stdin>' : name}: ${grouped(f.bytes)} bytes, .vlc format version ${f.format_version}, written by vlc ${f.tool_version}`],
     ['vectors', `n = ${grouped(f.n)}, d = ${f.d} (input ${f.input_dtype}${f.dropped ? `, ${grouped(f.dropped)} invalid row${f.dropped === 1 ? '' : 's'} dropped${f.dropped_rows.length ? `: input row${f.dropped === 1 ? '' : 's'} ${fewIds(f.dropped_rows)}` : ''}` : ''})`],
-    ['encoding', `m = ${grouped(f.m)} anchors (${f.anchor_dtype}), ${f.assignment_width} assignments, residuals ${f.residual}, metric ${f.metric}`],
+    ['encoding', `m = ${grouped(f.m)} anchors (${f.anchor_dtype}), ${f.assignment_width} assignments, residuals ${f.residual}, metric ${f.metric}${f.metric === 'cosine' ? ' (vectors coded at unit length, their norms stored as f32)' : ''}`],
     [
       'sections',
       f.sections.map((s) => `${s.name} ${grouped(s.bytes)} B`).join(', ') + `; header and framing ${grouped(f.bytes - sectionBytes)} B`,
@@ -62,6 +62,6 @@ function qualityText(f: InfoResult): string {
   const recall =
     f.recall_at_10 === null
       ? ''
-      : `; recall@10 ${recallFigures(f)} of exact search over the decoded vectors (${grouped(f.recall_queries ?? 0)} queries among ${grouped(f.recall_base ?? 0)} vectors)`;
+      : `; recall@10 ${recallFigures(f)} of exact search${f.metric === 'l2' ? '' : ` by ${f.metric}`} over the decoded vectors (${grouped(f.recall_queries ?? 0)} queries among ${grouped(f.recall_base ?? 0)} vectors)`;
   return `relative error ${f.relative_error.toFixed(4)}, mean cosine ${f.mean_cosine.toFixed(5)}, ${mse}, measured on ${on}${recall}`;
 }

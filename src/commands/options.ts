@@ -2,7 +2,7 @@
 import { Option, type Command } from 'commander';
 import { UsageError } from '../errors.js';
 import { setVerbosity } from '../log.js';
-import type { DeviceChoice } from '../api/options.js';
+import { METRICS, type DeviceChoice, type Metric } from '../api/options.js';
 
 /** -q, -v: every command. */
 export interface VerbosityFlags {
@@ -86,6 +86,19 @@ export function addNprobeOption(
   what = 'visit at least this many nearest anchors per query in the compressed search (default: 1, or 8 with residuals)',
 ): Command {
   return cmd.option('--nprobe <p>', what, (v) => parseInteger('--nprobe', v, 1));
+}
+
+/**
+ * --metric l2|ip|cosine: what search ranks by. `what` says what it does in this command; no
+ * default here (compress's is l2, search's and eval's the file's).
+ */
+export function addMetricOption(cmd: Command, what: string): Command {
+  return cmd.option('--metric <metric>', what, parseMetric);
+}
+
+export function parseMetric(v: string): Metric {
+  if ((METRICS as readonly string[]).includes(v)) return v as Metric;
+  throw new UsageError(`--metric must be ${METRICS.slice(0, -1).join(', ')} or ${METRICS[METRICS.length - 1]} (got '${v}')`);
 }
 
 export function applyVerbosity(o: { quiet?: boolean; verbose?: boolean }): void {

@@ -2,14 +2,16 @@
 // compressed index — search() (api/search.ts): on the CPU by probing the nearest anchors' lists, on
 // a GPU (--device cuda, or auto with one and no --nprobe) exhaustive over every decoded vector.
 // Output on stdout: one JSON line per query, {"query": q, "ids": [...], "distances": [...]}
-// (squared L2 to the reconstructions), or with --json a single object holding them all.
+// (squared L2 to the reconstructions; under the metric ip −⟨q, x⟩, under cosine 1 − cos: ascending
+// always), or with --json a single object holding them all.
 import type { Command } from 'commander';
 import { search, type SearchResult } from '../api/search.js';
+import type { Metric } from '../api/options.js';
 import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
 import { jsonResult, roundFloats } from './json.js';
 import { addExamples } from './help.js';
 import {
-  addDeviceOptions, addNprobeOption, addOutputOptions, applyVerbosity, effectiveDevice, parseInteger, type DeviceFlags, type OutputFlags,
+  addDeviceOptions, addMetricOption, addNprobeOption, addOutputOptions, applyVerbosity, effectiveDevice, parseInteger, type DeviceFlags, type OutputFlags,
 } from './options.js';
 import { progressFor } from './progress.js';
 
@@ -17,6 +19,7 @@ interface SearchFlags extends InputFlags, OutputFlags, DeviceFlags {
   queries: string;
   k: number;
   nprobe?: number;
+  metric?: Metric;
 }
 
 export function register(program: Command): void {
@@ -27,9 +30,10 @@ export function register(program: Command): void {
     .requiredOption('--queries <file>', 'query vectors, any input format (- for stdin)')
     .option('-k <k>', 'neighbours per query', (v) => parseInteger('-k', v, 1), 10);
   addNprobeOption(cmd, 'CPU index search: visit at least this many nearest anchors (default: 1, or 8 with residuals); not with --device cuda');
+  addMetricOption(cmd, "rank by l2 (distances: squared L2), ip (-<q, x>) or cosine (1 - cos); default: the file's metric (`vlc info`). A cosine file is searched by cosine only");
   addInputOptions(cmd, 'the queries');
   addDeviceOptions(cmd);
-  addOutputOptions(cmd, 'print one JSON object {schema, command, k, queries, nprobe (null: exhaustive), results: [{ids, distances}]} instead of JSON lines');
+  addOutputOptions(cmd, 'print one JSON object {schema, command, k, queries, nprobe (null: exhaustive), metric, results: [{ids, distances}]} instead of JSON lines');
   addExamples(cmd, [
     ['vlc search emb.vlc --queries queries.npy -k 10', 'one JSON line per query: ids and distances (with a GPU: exhaustive over every decoded vector)'],
     ['vlc search emb.vlc --queries queries.npy -k 5 | jq -c .ids', 'a pipeline: only the ids'],
@@ -41,7 +45,7 @@ export function register(program: Command): void {
       const progress = progressFor(o);
       let res: SearchResult;
       try {
-        res = await search(vlcPath, o.queries, { ...readOptionsFrom(o), k: o.k, nprobe: o.nprobe, device: effectiveDevice(cmd, o), gpu: o.gpu, progress });
+        res = await search(vlcPath, o.queries, { ...readOptionsFrom(o), k: o.k, nprobe: o.nprobe, metric: o.metric, device: effectiveDevice(cmd, o), gpu: o.gpu, progress });
       } finally {
         progress.done();
       }
@@ -51,7 +55,7 @@ export function register(program: Command): void {
       });
       if (o.json) {
         const results = Array.from({ length: res.queries }, (_, q) => rowOf(q));
-        process.stdout.write(JSON.stringify(jsonResult('search', { k: res.k, queries: res.queries, nprobe: res.nprobe, results })) + '\n');
+        process.stdout.write(JSON.stringify(jsonResult('search', { k: res.k, queries: res.queries, nprobe: res.nprobe, metric: res.metric, results })) + '\n');
         return;
       }
       // JSON lines, written in blocks so a million queries do not build one giant string.

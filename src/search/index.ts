@@ -1,6 +1,6 @@
 // k-NN over a compressed index (`vlc search`, and the recall figures of `vlc eval`):
 //   1. rank the anchors by exact squared L2 distance to the query (the injected ExactKnn, which
-//      batches all queries);
+//      batches all queries) — or, under the index's metric ip / cosine, by it (metric.ts);
 //   2. probe: walk them nearest first, collecting the vectors assigned to each ("candidates"),
 //      until at least k candidates are in hand and at least `nprobe` anchors were visited;
 //   3. rank the candidates by the distance from the query to their reconstruction (the index's
@@ -11,9 +11,11 @@
 // pq-coded indexes (with `pq` data) are searched by the device's pass (ExactKnn.searchPq: the
 // host's runs the same steps fused per block of queries on the SIMD kernel and every core), with
 // the same ids and distances as the steps above; the scorer (pq-adc.ts) serves an index without it.
+// Under ip / cosine (the index's metric) no pq pass: the scorer's L2 becomes the metric's distance (metric.ts).
 // The index comes from an adapter (vlc.ts); the search knows no file format and no device.
 import type { ExactKnn } from '../backend/device.js';
 import { checkpoint } from '../interrupt.js';
+import { withMetric } from './metric.js';
 import { scanQueries } from './scan.js';
 import type { SearchIndex, SearchOptions, SearchResult } from './types.js';
 
@@ -43,13 +45,16 @@ export async function searchCompressed(
   exact: ExactKnn,
 ): Promise<SearchResult> {
   const { d, m, anchors } = index;
+  const metric = index.metric ?? 'l2';
+  const native = exact;
+  exact = withMetric(exact, metric); // ip / cosine: the anchors ranked by it (metric.ts)
   const nprobe = Math.min(m, Math.max(1, o.nprobe ?? defaultNprobe(index)));
   const options = { ...o, nprobe };
   const out: SearchResult = { ids: new Int32Array(nq * o.k).fill(-1), dists: new Float32Array(nq * o.k).fill(Infinity) };
 
-  if (index.pq) {
+  if (index.pq && metric === 'l2') {
     const { n, lists, pq } = index;
-    await exact.searchPq({ n, d, m, anchors, lists, pq }, queries, nq, options, out);
+    await native.searchPq({ n, d, m, anchors, lists, pq }, queries, nq, options, out);
     o.onProgress?.(nq);
     return out;
   }

@@ -4,6 +4,7 @@
 // Runs on the main thread or in a worker (worker.ts) over the same arrays.
 import { keepBest } from '../backend/neighbours.js';
 import type { Neighbours } from '../backend/device.js';
+import { metricScoring } from './metric.js';
 import type { SearchIndex, SearchOptions } from './types.js';
 
 export interface Ranking extends Neighbours {
@@ -32,10 +33,18 @@ export function scanQueries(
   const topD = new Float64Array(k);
   const topI = new Int32Array(k);
   const short: number[] = [];
+  // ip / cosine with a scorer: the scorer's L2 turned into the metric's distance (metric.ts).
+  const metric = index.metric ?? 'l2';
+  const scoring = index.scorer && metric !== 'l2' ? metricScoring(metric, index.anchors, m, d, index.normSq!) : undefined;
   for (let r = 0; r < list.length; r++) {
     const q = list[r];
     const skip = o.exclude ? o.exclude[q] : -1;
-    const distanceTo = index.scorer?.forQuery(queries.subarray(r * d, (r + 1) * d));
+    const query = queries.subarray(r * d, (r + 1) * d);
+    const per = scoring?.(query);
+    const l2To = index.scorer?.forQuery(per ? per.query : query);
+    let distanceTo = l2To;
+    let anchorId = 0;
+    if (per && l2To) distanceTo = (id, anchorDist) => per.distance(id, l2To(id, per.anchorL2(anchorId, anchorDist)));
     let count = 0;
     let seen = 0;
     let visited = 0;
@@ -43,6 +52,7 @@ export function scanQueries(
       const j = ranked.ids[r * width + a];
       if (j < 0 || (seen >= k && visited >= nprobe)) break;
       visited++;
+      anchorId = j;
       const anchorDist = ranked.dists[r * width + a]; // = every member's distance without a scorer
       for (let p = start[j]; p < start[j + 1]; p++) {
         const id = members[p];

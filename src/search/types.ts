@@ -3,6 +3,7 @@
 // vectors are grouped and how far a query is from a vector's reconstruction; the exact k-NN that
 // ranks the anchors comes from a backend (ExactKnn, src/backend/device.ts).
 import type { InvertedLists, Neighbours, PqAdcData } from '../backend/device.js';
+import type { Metric } from '../vectors/metric.js';
 
 export type { InvertedLists };
 
@@ -37,6 +38,13 @@ export interface SearchIndex {
    * the whole pq search (ExactKnn.searchPq: the host's, on every core).
    */
   pq?: PqAdcData;
+  /** What the search ranks by (default l2): ip and cosine rank the anchors and score the candidates by it (metric.ts). */
+  metric?: Metric;
+  /**
+   * ip / cosine with a scorer: ‖x̂‖² of vector id's reconstruction, in the space the scorer measures
+   * (a cosine file's: the vectors at unit length, before their stored norms).
+   */
+  normSq?: (id: number) => number;
 }
 
 export interface SearchOptions {
@@ -51,5 +59,8 @@ export interface SearchOptions {
   onProgress?: (done: number) => void;
 }
 
-/** nq×k ids (ascending distance; -1 where fewer than k vectors exist) and squared L2 distances to the reconstructions (+∞ with -1). */
+/**
+ * nq×k ids (ascending distance; -1 where fewer than k vectors exist) and squared L2 distances to the
+ * reconstructions (+∞ with -1); under ip / cosine the distance is −⟨q, x̂⟩ / −cos(q, x̂) (metric.ts scoreOf).
+ */
 export type SearchResult = Neighbours;

@@ -28,12 +28,12 @@ function cliJson(args: string[]): Record<string, unknown> {
 }
 
 /** search()'s typed arrays as the JSON's rows. */
-function rowsOf(r: { k: number; queries: number; nprobe: number | null; ids: Int32Array; distances: Float32Array }) {
+function rowsOf(r: { k: number; queries: number; nprobe: number | null; metric: string; ids: Int32Array; distances: Float32Array }) {
   const results = Array.from({ length: r.queries }, (_, q) => ({
     ids: Array.from(r.ids.subarray(q * r.k, (q + 1) * r.k)),
     distances: Array.from(r.distances.subarray(q * r.k, (q + 1) * r.k)),
   }));
-  return { k: r.k, queries: r.queries, nprobe: r.nprobe, results };
+  return { k: r.k, queries: r.queries, nprobe: r.nprobe, metric: r.metric, results };
 }
 
 beforeAll(async () => {

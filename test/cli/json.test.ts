@@ -24,7 +24,7 @@ function json(args: string[], code = 0): Record<string, unknown> {
 describe('docs/json.md', () => {
   it('documents every command that prints JSON, and the checker catches what is wrong', () => {
     expect([...jsonLayouts().keys()]).toEqual(['compress', 'info', 'eval', 'search', 'test-cuda', 'devices', 'bench']);
-    const ok = { schema: 1, command: 'search', k: 1, queries: 1, nprobe: 1, results: [{ ids: [3], distances: [0.5] }] };
+    const ok = { schema: 1, command: 'search', k: 1, queries: 1, nprobe: 1, metric: 'l2', results: [{ ids: [3], distances: [0.5] }] };
     expect(checkJson('search', ok)).toEqual([]);
     expect(checkJson('search', { ...ok, extra: 1 })).toEqual(["search: field 'extra' is not in docs/json.md"]);
     expect(checkJson('search', { ...ok, k: 'one' })).toEqual(["search: 'k' is string, docs/json.md says integer"]);

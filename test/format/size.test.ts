@@ -9,8 +9,9 @@ import { fileBytes } from '../../dist/io/vlc/size.js';
 
 describe('file size from the shape', () => {
   it.each([
-    [5, 3, 2, 'none', 'f16'], [37, 7, 5, 'int4', 'f32'], [300, 9, 257, 'int8', 'f16'], [64, 130, 3, 'int4', 'f16'], [50, 12, 4, 'pq', 'f16'],
-  ] as const)('n=%i d=%i m=%i %s residuals, %s anchors', async (n, d, m, residual, anchorDtype) => {
+    [5, 3, 2, 'none', 'f16', 'l2'], [37, 7, 5, 'int4', 'f32', 'l2'], [300, 9, 257, 'int8', 'f16', 'l2'], [64, 130, 3, 'int4', 'f16', 'l2'], [50, 12, 4, 'pq', 'f16', 'l2'],
+    [37, 7, 5, 'int4', 'f32', 'cosine'], [5, 3, 2, 'none', 'f16', 'cosine'], [33, 5, 3, 'int8', 'f16', 'ip'],
+  ] as const)('n=%i d=%i m=%i %s residuals, %s anchors, metric %s', async (n, d, m, residual, anchorDtype, metric) => {
     const x = Float32Array.from({ length: n * d }, (_, i) => Math.sin(i));
     const anchors = x.slice(0, m * d);
     const assignments = Uint32Array.from({ length: n }, (_, i) => i % m);
@@ -22,16 +23,17 @@ describe('file size from the shape', () => {
       : (await encodeScalar(residual, { x, n, d, anchors, assign: assignments })).residuals;
     const bytes = encodeVlcBytes({
       manifest: {
-        n, d, m, metric: 'l2', anchorDtype, residual, ...(residual === 'none' ? {} : { residualEnergy: 0.5 }),
+        n, d, m, metric, anchorDtype, residual, ...(residual === 'none' ? {} : { residualEnergy: 0.5 }),
         input: { dtype: 'f32', dropped: 0 }, training: { energy: 1, iterations: 3, converged: true, init: 'kmeans++' },
         config: {}, seed: 1, tool: { name: 'vlc', version: 'test' }, device: 'cpu',
       },
       anchors,
       assignments,
       residuals,
+      ...(metric === 'cosine' ? { norms: new Float32Array(n).fill(2) } : {}),
     });
     const manifestBytes = new DataView(bytes.buffer, bytes.byteOffset).getUint32(12, true);
     expect(manifestBytes).toBeGreaterThan(FILE_HEADER_BYTES);
-    expect(fileBytes({ n, d, m, anchorDtype, residualPayloadBytes: residualPayloadBytes(codec, n, d, m), manifestBytes })).toBe(bytes.length);
+    expect(fileBytes({ n, d, m, anchorDtype, residualPayloadBytes: residualPayloadBytes(codec, n, d, m), manifestBytes, norms: metric === 'cosine' })).toBe(bytes.length);
   });
 });

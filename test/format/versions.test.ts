@@ -23,6 +23,7 @@ const WRITTEN: Record<string, { version: number; residual: string; sha256: strin
   'v3-bits.vlc': { version: 3, residual: 'bits', sha256: 'fd897a8c2a5b08bcef4a644696bbe310edeba8f3061ebd28628f2f72a7999733', mse: 0.00354101 },
   'v4-pq-dims.vlc': { version: 4, residual: 'pq', sha256: 'abc2d81ced27135b3db9a0f82da61ba51462c62622829d5ee04466a472d2f78c', mse: 0.106562 },
   'v5-ec.vlc': { version: 5, residual: 'ec', sha256: '670e4f6f760b7da069ff2154b294a958961ce74f6dd3b4b008dc08b0fcad2478', mse: 0.0131166 },
+  'v6-cosine.vlc': { version: 6, residual: 'int8', sha256: '2d359181727f1293c915e62a11fff00dd8191ebb99a771f05e2c3b763cacd2a9', mse: 0.0000138584 },
 };
 
 /** The input of every fixture: rows 0..127, dimensions 0..31 of fixtures/demo-2000x64.npy. */

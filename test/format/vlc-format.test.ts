@@ -6,6 +6,7 @@ import {
   decodeVlc,
   encodeVlcBytes,
   FILE_HEADER_BYTES,
+  FORMAT_VERSION,
   SECTION_HEADER_BYTES,
   type VlcContent,
 } from '../../dist/io/vlc/format.js';
@@ -198,15 +199,15 @@ describe('.vlc damage is detected and named', () => {
 
   it('says a file from a newer format version needs a newer vlc', () => {
     const future = good.slice();
-    new DataView(future.buffer).setUint32(8, 6, true);
+    new DataView(future.buffer).setUint32(8, FORMAT_VERSION + 1, true); // the version after this vlc's newest
     expect(decodeError(future)).toBe(
-      'x.vlc: file format version 6 is newer than this vlc reads (version 5); upgrade vlc',
+      `x.vlc: file format version ${FORMAT_VERSION + 1} is newer than this vlc reads (version ${FORMAT_VERSION}); upgrade vlc`,
     );
     // ... also when it re-checksums its header the new way:
     const v = new DataView(future.buffer);
     const manifestLen = v.getUint32(12, true);
     v.setUint32(20, crc32c(future.subarray(24, 24 + manifestLen), crc32c(future.subarray(8, 20))), true);
-    expect(decodeError(future)).toMatch(/version 6 is newer/);
+    expect(decodeError(future)).toMatch(new RegExp(`version ${FORMAT_VERSION + 1} is newer`));
   });
 
   it('detects values that checksum correctly but make no sense (assignment >= m)', () => {
@@ -216,6 +217,54 @@ describe('.vlc damage is detected and named', () => {
     v.setUint32(asgn.header + 16, crc32c(b.subarray(asgn.payload, asgn.payload + asgn.size)), true);
     v.setUint32(asgn.header + 20, crc32c(b.subarray(asgn.header, asgn.header + 20)), true);
     expect(decodeError(b)).toBe("x.vlc: section 'assignments': vector 2 names anchor 200 but m = 5: file is corrupted");
+  });
+});
+
+describe('.vlc metrics (version 6): ip, and cosine with its norms section', () => {
+  const rewrite = (bytes: Uint8Array, edit: (view: DataView, manifest: Record<string, unknown>) => void) => {
+    const b = bytes.slice();
+    const v = new DataView(b.buffer);
+    const len = v.getUint32(12, true);
+    const mf = JSON.parse(new TextDecoder().decode(b.subarray(24, 24 + len)));
+    edit(v, mf);
+    const json = new TextEncoder().encode(JSON.stringify(mf).padEnd(len, ' '));
+    b.set(json.subarray(0, len), 24);
+    v.setUint32(20, crc32c(b.subarray(24, 24 + len), crc32c(b.subarray(8, 20))), true);
+    return b;
+  };
+  const norms = Float32Array.from({ length: 40 }, (_, i) => (i === 7 ? 0 : 0.5 + i / 8));
+  const cosine = encodeVlcBytes({ ...content(40, 3, 5), manifest: { ...content(40, 3, 5).manifest, metric: 'cosine' }, norms });
+  const ip = encodeVlcBytes({ ...content(40, 3, 5), manifest: { ...content(40, 3, 5).manifest, metric: 'ip' } });
+
+  it('l2 files keep their version; ip and cosine are version 6; cosine decodes each vector at its norm', () => {
+    expect(decodeVlc(encodeVlcBytes(content(40, 3, 5))).version).toBe(2);
+    expect(decodeVlc(ip).version).toBe(6);
+    expect(decodeVlc(ip).manifest.metric).toBe('ip');
+    const f = decodeVlc(cosine);
+    expect(f.version).toBe(6);
+    expect(f.sections.map((s) => s.name)).toEqual(['anchors', 'assignments', 'norms']);
+    expect(Array.from(f.norms!)).toEqual(Array.from(norms));
+    const plain = reconstruct(decodeVlc(encodeVlcBytes(content(40, 3, 5))));
+    const scaled = reconstruct(f);
+    for (let i = 0; i < 40 * 3; i++) expect(scaled[i]).toBe(Math.fround(plain[i] * norms[Math.floor(i / 3)]));
+  });
+
+  it('every flipped byte and every cut of a cosine file is refused', () => {
+    expectEveryFlipFails(cosine, 0x20);
+    expectEveryCutFails(cosine);
+  });
+
+  it('names a metric its version cannot hold, a missing or stray norms section, a bad norm', () => {
+    expect(decodeError(rewrite(ip, (v) => v.setUint32(8, 5, true)))).toBe(
+      "x.vlc: metric 'ip' in a format version 5 file (it needs version 6): file is corrupted",
+    );
+    expect(decodeError(rewrite(cosine, (_, mf) => (mf.metric = 'ip')))).toMatch(/section 'norms' in a file of metric 'ip'/);
+    // (the tool's version shortened so the manifest keeps its length)
+    expect(decodeError(rewrite(ip, (_, mf) => Object.assign(mf, { metric: 'cosine', tool: { name: 'vlc', version: '0' } })))).toMatch(/section 'norms' is missing/);
+    expect(decodeError(rewrite(ip, (_, mf) => Object.assign(mf, { metric: 'dot', tool: { name: 'vlc', version: '0' } })))).toMatch(/field 'metric' must be one of l2, ip, cosine \(got "dot"\)/);
+    expect(() => encodeVlcBytes({ ...content(40, 3, 5), manifest: { ...content(40, 3, 5).manifest, metric: 'cosine' } })).toThrow(/without norms/);
+    const bad = encodeVlcBytes({ ...content(40, 3, 5), manifest: { ...content(40, 3, 5).manifest, metric: 'cosine' }, norms: norms.map((v, i) => (i === 3 ? -1 : v)) });
+    expect(decodeError(bad)).toBe("x.vlc: section 'norms': vector 3's norm is -1: file is corrupted");
   });
 });
 

@@ -11,15 +11,24 @@
 //   B model bytes (model.ts), zero padding to a multiple of 4
 //   ⌈n / rows per block⌉ × u32 block sizes
 //   the blocks, in row order. A block of r rows codes r × (coded dimensions) symbols, row-major:
+//   (layout version 2, principal directions: rotation.ts) the residual is coded along k directions
+//   instead of the d axes — after the 16 bytes above (version 2), u32 k (1 .. d), u32 0, then
+//   k × d f16 directions (row c: coordinate c's unit direction, |p| ≤ 1), zero padding to 4, then
+//   as version 1 with k in place of d (k steps, k offsets, codes of the k coordinates); a vector's
+//   residual is Σ_c ŷ_c · p_c, the coordinates' decoded values ŷ_c times their directions.
 //     32 × u32 lane states (rans.ts), u32 word count W, u32 escape bytes E,
 //     W × u16 words, E escape bytes (zigzag LEB128 codes, in symbol order), zero padding to 4
 import { LANES, RansError, RansModels, ransDecode, ransEncode } from './rans.js';
+import { f16ToF32 } from '../../vectors/dataset.js';
 import { MAX_CODE, VarintReader, VarintWriter, readModels, type Alphabet } from './model.js';
 
 export const LAYOUT_VERSION = 1;
+/** The layout of a section coded along principal directions. */
+export const ROTATED_LAYOUT_VERSION = 2;
 export const DEFAULT_BLOCK_ROWS = 4096;
 const MAX_BLOCK_ROWS = 2 ** 20;
 const HEAD_BYTES = 16;
+const ROTATED_HEAD_BYTES = 24;
 const BLOCK_HEAD = 4 * LANES + 8;
 const align4 = (x: number) => (x + 3) & ~3;
 
@@ -88,7 +97,16 @@ export function decodeBlock(
 }
 
 /** Everything of a section but its blocks' contents. */
+/** The directions a rotated section codes along: k × d, f16 as stored and their values. */
+export interface EcRotation {
+  k: number;
+  f16: Uint16Array;
+  values: Float32Array;
+}
+
 export interface EcLayout {
+  /** Present: the coordinates coded are along these directions (steps, offsets, dims index them). */
+  rotation?: EcRotation;
   blockRows: number;
   scaleBits: number;
   /** d steps (f32; 0: not coded). */
@@ -103,52 +121,90 @@ export interface EcLayout {
   blockAt: Float64Array;
 }
 
-/** The section payload's pieces: header, steps, models, offset table, then the blocks. */
-export function writeSection(blockRows: number, scaleBits: number, steps: Float32Array, offsets: Float32Array, modelBytes: Uint8Array, blocks: Uint8Array[]): Uint8Array[] {
-  const d = steps.length;
-  const head = new Uint8Array(HEAD_BYTES + 8 * d + align4(modelBytes.length) + 4 * blocks.length);
+/** Bytes before the models: the header, the directions (rotated), steps and offsets of the D coordinates. */
+function preModelBytes(d: number, rotatedK?: number): number {
+  return rotatedK === undefined ? HEAD_BYTES + 8 * d : ROTATED_HEAD_BYTES + align4(2 * rotatedK * d) + 8 * rotatedK;
+}
+
+/** The section payload's pieces: header, (directions,) steps, models, offset table, then the blocks. */
+export function writeSection(
+  blockRows: number, scaleBits: number, steps: Float32Array, offsets: Float32Array, modelBytes: Uint8Array, blocks: Uint8Array[],
+  rotation?: EcRotation,
+): Uint8Array[] {
+  const D = steps.length, d = rotation ? rotation.f16.length / Math.max(1, rotation.k) : D;
+  const pre = preModelBytes(d, rotation ? D : undefined);
+  const head = new Uint8Array(pre + align4(modelBytes.length) + 4 * blocks.length);
   const v = new DataView(head.buffer);
-  v.setUint32(0, LAYOUT_VERSION, true);
+  v.setUint32(0, rotation ? ROTATED_LAYOUT_VERSION : LAYOUT_VERSION, true);
   v.setUint32(4, blockRows, true);
   v.setUint32(8, scaleBits, true);
   v.setUint32(12, modelBytes.length, true);
-  for (let k = 0; k < d; k++) v.setFloat32(HEAD_BYTES + 4 * k, steps[k], true);
-  for (let k = 0; k < d; k++) v.setFloat32(HEAD_BYTES + 4 * d + 4 * k, offsets[k], true);
-  head.set(modelBytes, HEAD_BYTES + 8 * d);
-  const table = HEAD_BYTES + 8 * d + align4(modelBytes.length);
+  let at = HEAD_BYTES;
+  if (rotation) {
+    v.setUint32(16, rotation.k, true);
+    v.setUint32(20, 0, true);
+    at = ROTATED_HEAD_BYTES;
+    for (let i = 0; i < rotation.f16.length; i++) v.setUint16(at + 2 * i, rotation.f16[i], true);
+    at += align4(2 * rotation.f16.length);
+  }
+  for (let k = 0; k < D; k++) v.setFloat32(at + 4 * k, steps[k], true);
+  for (let k = 0; k < D; k++) v.setFloat32(at + 4 * D + 4 * k, offsets[k], true);
+  head.set(modelBytes, pre);
+  const table = pre + align4(modelBytes.length);
   blocks.forEach((b, i) => v.setUint32(table + 4 * i, b.length, true));
   return [head, ...blocks];
 }
 
-/** Bytes of a section whose models take `modelBytes` and whose blocks take `blockBytes` in all. */
-export function sectionBytes(d: number, blocks: number, modelBytes: number, blockBytes: number): number {
-  return HEAD_BYTES + 8 * d + align4(modelBytes) + 4 * blocks + blockBytes;
+/** Bytes of a section whose models take `modelBytes` and whose blocks take `blockBytes` in all (rotatedK: coded along that many directions). */
+export function sectionBytes(d: number, blocks: number, modelBytes: number, blockBytes: number, rotatedK?: number): number {
+  return preModelBytes(d, rotatedK) + align4(modelBytes) + 4 * blocks + blockBytes;
 }
 
 /** Reads and checks a section's header, models and offset table (the blocks are checked as they decode). */
 export function readSection(payload: Uint8Array, n: number, d: number, corrupt: (what: string) => Error): EcLayout {
-  if (payload.length < HEAD_BYTES + 8 * d) throw corrupt(`payload of ${payload.length} bytes is shorter than its ${HEAD_BYTES + 8 * d}-byte header`);
+  if (payload.length < HEAD_BYTES) throw corrupt(`payload of ${payload.length} bytes is shorter than its ${HEAD_BYTES}-byte header`);
   const v = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
   const version = v.getUint32(0, true);
-  if (version !== LAYOUT_VERSION) throw corrupt(`layout version ${version} (this reader knows ${LAYOUT_VERSION})`);
+  if (version !== LAYOUT_VERSION && version !== ROTATED_LAYOUT_VERSION) throw corrupt(`layout version ${version} (this reader knows ${LAYOUT_VERSION} and ${ROTATED_LAYOUT_VERSION})`);
   const blockRows = v.getUint32(4, true), scaleBits = v.getUint32(8, true), B = v.getUint32(12, true);
   if (blockRows < 1 || blockRows > MAX_BLOCK_ROWS) throw corrupt(`${blockRows} rows per block (1 to ${MAX_BLOCK_ROWS})`);
   if (scaleBits < 8 || scaleBits > 16) throw corrupt(`scale bits ${scaleBits} (8 to 16)`);
-  const steps = new Float32Array(d);
+  let rotation: EcRotation | undefined;
+  let at = HEAD_BYTES, D = d;
+  if (version === LAYOUT_VERSION && payload.length < preModelBytes(d)) throw corrupt(`payload of ${payload.length} bytes is shorter than its ${preModelBytes(d)}-byte header`);
+  if (version === ROTATED_LAYOUT_VERSION) {
+    if (payload.length < ROTATED_HEAD_BYTES) throw corrupt(`payload of ${payload.length} bytes is shorter than its ${ROTATED_HEAD_BYTES}-byte header`);
+    const k = v.getUint32(16, true);
+    if (k < 1 || k > d) throw corrupt(`${k} directions (1 to ${d})`);
+    if (v.getUint32(20, true) !== 0) throw corrupt('reserved word is not zero');
+    if (payload.length < preModelBytes(d, k)) throw corrupt(`payload of ${payload.length} bytes is shorter than its ${preModelBytes(d, k)}-byte header`);
+    const f16 = new Uint16Array(k * d), values = new Float32Array(k * d);
+    for (let i = 0; i < k * d; i++) {
+      const h = v.getUint16(ROTATED_HEAD_BYTES + 2 * i, true), p = f16ToF32(h);
+      if (!(Math.abs(p) <= 1)) throw corrupt(`direction ${Math.floor(i / d)} has a component ${p} (within ±1)`);
+      f16[i] = h;
+      values[i] = p;
+    }
+    for (let i = ROTATED_HEAD_BYTES + 2 * k * d; i < ROTATED_HEAD_BYTES + align4(2 * k * d); i++) if (payload[i] !== 0) throw corrupt('padding after the directions is not zero');
+    rotation = { k, f16, values };
+    at = ROTATED_HEAD_BYTES + align4(2 * k * d);
+    D = k;
+  }
+  const steps = new Float32Array(D);
   const dimList: number[] = [];
-  for (let k = 0; k < d; k++) {
-    const s = v.getFloat32(HEAD_BYTES + 4 * k, true);
+  for (let k = 0; k < D; k++) {
+    const s = v.getFloat32(at + 4 * k, true);
     if (!(Number.isFinite(s) && s >= 0)) throw corrupt(`step of dimension ${k} is ${s} (must be finite and >= 0)`);
     steps[k] = s;
     if (s > 0) dimList.push(k);
   }
-  const offsets = new Float32Array(d);
-  for (let k = 0; k < d; k++) {
-    const c = v.getFloat32(HEAD_BYTES + 4 * d + 4 * k, true);
+  const offsets = new Float32Array(D);
+  for (let k = 0; k < D; k++) {
+    const c = v.getFloat32(at + 4 * D + 4 * k, true);
     if (!(c >= 0 && c <= steps[k] / 2)) throw corrupt(`offset of dimension ${k} is ${c} (0 to half its step ${steps[k]})`);
     offsets[k] = c;
   }
-  const mAt = HEAD_BYTES + 8 * d;
+  const mAt = at + 8 * D;
   const blocks = Math.ceil(n / blockRows);
   const table = mAt + align4(B);
   if (table + 4 * blocks > payload.length) throw corrupt(`${B} model bytes and ${blocks} block sizes run past the ${payload.length}-byte payload`);
@@ -162,5 +218,5 @@ export function readSection(payload: Uint8Array, n: number, d: number, corrupt: 
     blockAt[b + 1] = blockAt[b] + s;
   }
   if (blockAt[blocks] !== payload.length) throw corrupt(`the blocks take ${blockAt[blocks] - blockAt[0]} bytes but ${payload.length - blockAt[0]} follow the table`);
-  return { blockRows, scaleBits, steps, offsets, dims: Int32Array.from(dimList), alpha, models, blockAt };
+  return { ...(rotation ? { rotation } : {}), blockRows, scaleBits, steps, offsets, dims: Int32Array.from(dimList), alpha, models, blockAt };
 }

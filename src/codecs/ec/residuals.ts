@@ -77,13 +77,32 @@ export class EcResiduals {
 
   /** Adds vector i's decoded residual to out[at .. at + d), which holds its anchor. */
   addTo(i: number, out: Float32Array, at = 0): void {
-    const { blockRows, dims } = this.layout;
+    const { blockRows, dims, rotation } = this.layout;
     const b = Math.floor(i / blockRows);
     const D = dims.length, o = (i - b * blockRows) * D, q = this.codes[b], s = this.stepOf, off = this.offsetOf;
+    if (rotation) {
+      // r̂ = Σ_c ŷ_c · p_c in f64, coordinates in order (0 codes add nothing), then one f32 rounding.
+      const acc = this.scratch(), P = rotation.values, d = this.d;
+      acc.fill(0);
+      for (let c = 0; c < D; c++) {
+        const v = q[o + c];
+        if (v === 0) continue;
+        const y = v > 0 ? s[c] * v - off[c] : s[c] * v + off[c];
+        const p = dims[c] * d;
+        for (let j = 0; j < d; j++) acc[j] += y * P[p + j];
+      }
+      for (let j = 0; j < d; j++) out[at + j] += acc[j];
+      return;
+    }
     for (let c = 0; c < D; c++) {
       const v = q[o + c];
       out[at + dims[c]] += v > 0 ? s[c] * v - off[c] : v < 0 ? s[c] * v + off[c] : 0;
     }
+  }
+
+  private acc?: Float64Array;
+  private scratch(): Float64Array {
+    return (this.acc ??= new Float64Array(this.d));
   }
 
   /** The section payload: header, models, offset table, then the blocks in place. */
@@ -94,7 +113,7 @@ export class EcResiduals {
       const { bytes, at, size } = this.blocks(b);
       blocks.push(bytes.subarray(at, at + size));
     }
-    return writeSection(blockRows, scaleBits, steps, offsets, writeModels(alpha, models), blocks);
+    return writeSection(blockRows, scaleBits, steps, offsets, writeModels(alpha, models), blocks, this.layout.rotation);
   }
 
   /** The payload's size in bytes. */

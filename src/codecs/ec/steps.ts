@@ -54,8 +54,12 @@ export function columnsOf(sample: Float64Array, d: number): Columns {
   return { cols, rows, d, moments: secondMoments(sample, d) };
 }
 
-/** What quantizing the sample at step Δ (f32, as stored) costs and keeps, dimension by dimension. */
-export function stepPoint(c: Columns, step: number): StepPoint {
+/**
+ * What quantizing the sample at step Δ (f32, as stored) costs and keeps, dimension by dimension.
+ * `extraBits`: bits a row that coding a dimension costs besides its codes (a stored direction's
+ * share: 16·d / n for rotated sections), weighed in the decision to code it.
+ */
+export function stepPoint(c: Columns, step: number, extraBits = 0): StepPoint {
   const { cols, rows, d, moments } = c;
   const s = Math.fround(step);
   const coded = new Uint8Array(d);
@@ -81,7 +85,7 @@ export function stepPoint(c: Columns, step: number): StepPoint {
     err += nz * c0 * c0 + 2 * c0 * se;
     const Dk = err / Math.max(1, rows);
     const Hk = rows ? entropy(q, lo, hi) : 0;
-    if (Hk > 0 && moments[k] - Dk > lambda * Hk) {
+    if (Hk > 0 && moments[k] - Dk > lambda * (Hk + extraBits)) {
       coded[k] = 1;
       mse += Dk;
       bits += Hk;
@@ -117,23 +121,24 @@ export type StepTarget = { mse: number } | { bits: number } | { step: number };
  * at most `mse`, or the smallest whose code bits are at most `bits` (MSE grows with the step, bits
  * fall). A target no step reaches gives the nearest end: the finest step tried, or nothing coded.
  */
-export function planStep(c: Columns, target: StepTarget): StepPoint {
+export function planStep(c: Columns, target: StepTarget, extraBits = 0): StepPoint {
   const { d, moments } = c;
-  if ('step' in target) return stepPoint(c, target.step);
+  const stepPoint_ = (cc: Columns, s: number) => stepPoint(cc, s, extraBits);
+  if ('step' in target) return stepPoint_(c, target.step);
   let maxM = 0;
   for (let k = 0; k < d; k++) maxM = Math.max(maxM, moments[k]);
-  if (!(maxM > 0)) return stepPoint(c, 1); // nothing to code: every residual is 0
+  if (!(maxM > 0)) return stepPoint_(c, 1); // nothing to code: every residual is 0
   // Steps from 2^-24 of the widest spread (|codes| up to ~2^24) to where nothing is coded (Δ²/12 > max σ²).
   let hi = Math.log2(Math.sqrt(12 * maxM) * 4), lo = hi - 24;
   // good(p): p is on the side of the boundary the answer is taken from (small steps for mse, large for bits).
   const isMse = 'mse' in target;
   const meets = (p: StepPoint) => (isMse ? p.mse <= target.mse : p.bits <= (target as { bits: number }).bits);
-  const atLo = stepPoint(c, 2 ** lo), atHi = stepPoint(c, 2 ** hi);
+  const atLo = stepPoint_(c, 2 ** lo), atHi = stepPoint_(c, 2 ** hi);
   if (isMse ? !meets(atLo) : meets(atLo)) return atLo;
   if (isMse ? meets(atHi) : !meets(atHi)) return atHi;
   let best = isMse ? atLo : atHi;
   for (let it = 0; it < 40 && hi - lo > 2e-3; it++) {
-    const mid = (lo + hi) / 2, p = stepPoint(c, 2 ** mid);
+    const mid = (lo + hi) / 2, p = stepPoint_(c, 2 ** mid);
     if (meets(p) === isMse) {
       lo = mid;
       if (isMse) best = p;

@@ -29,8 +29,10 @@ export function encodeVlc(content: VlcContent): Uint8Array[] {
   const manifest = canonicalManifest({
     ...base,
     assignmentWidth: width,
-    sections: ['anchors', 'assignments', ...(res ? ['residuals'] : []), ...extra.map((s) => s.name)],
+    sections: ['anchors', 'assignments', ...(res ? ['residuals'] : []), ...(content.norms ? ['norms'] : []), ...extra.map((s) => s.name)],
   });
+  if ((base.metric === 'cosine') !== (content.norms !== undefined) || (content.norms && content.norms.length !== n))
+    throw new Error(`encodeVlc: metric '${base.metric}' ${content.norms ? `with ${content.norms.length} norms` : 'without norms'} (cosine needs n, the others none)`);
 
   const anchorPayload = base.anchorDtype === 'f16' ? bytesOf(toF16(anchors)) : bytesOf(Float32Array.from(anchors));
   const assignPayload = bytesOf(narrowAssignments(assignments, width, m));
@@ -39,7 +41,7 @@ export function encodeVlc(content: VlcContent): Uint8Array[] {
   const head = new Uint8Array(align8(FILE_HEADER_BYTES + json.length));
   head.set(MAGIC, 0);
   const hv = new DataView(head.buffer);
-  hv.setUint32(8, versionFor(base.residual, res), true);
+  hv.setUint32(8, versionFor(base.residual, res, base.metric), true);
   hv.setUint32(12, json.length, true);
   hv.setUint32(16, manifest.sections.length, true);
   head.set(json, FILE_HEADER_BYTES);
@@ -64,6 +66,7 @@ export function encodeVlc(content: VlcContent): Uint8Array[] {
   addSection('ANCH', true, anchorPayload);
   addSection('ASGN', true, assignPayload);
   if (res) addSection(sectionOf(res.mode)!.tag, true, res.payload(), res.payloadCrc);
+  if (content.norms) addSection('NRMS', true, bytesOf(Float32Array.from(content.norms)));
   for (const s of extra) {
     if (!/^[\x20-\x7e]{4}$/.test(s.tag)) throw new Error(`encodeVlc: section tag must be 4 ASCII characters`);
     addSection(s.tag, s.required, s.payload);

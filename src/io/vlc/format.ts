@@ -1,16 +1,18 @@
-// The .vlc file format, version 5: its layout and the validating decoder (the encoder: encode.ts). Layout (all little-endian, every
+// The .vlc file format, version 6: its layout and the validating decoder (the encoder: encode.ts). Layout (all little-endian, every
 // section payload 8-byte aligned so it can be viewed in place as a typed array):
 //
 //   offset  size  field
 //   0       8     magic  89 'V' 'L' 'C' 0D 0A 1A 0A   (PNG-style: catches text-mode mangling)
-//   8       4     u32 format version: the lowest that holds the file's sections (5 with 'RSDE', 4 with
+//   8       4     u32 format version: the lowest that holds the file's sections (6 with metric ip or
+//                   cosine (manifest.metric; older files are l2), 5 with 'RSDE', 4 with
 //                   a projected 'RSPQ', 3 with 'RSDB', else 2; version 1 files, which cannot hold 'RSPQ', still read)
 //   12      4     u32 manifest length L in bytes
 //   16      4     u32 section count S
 //   20      4     u32 CRC32C of bytes 8..20 followed by the manifest bytes (the "header checksum")
 //   24      L     manifest, UTF-8 JSON (src/io/vlc/manifest.ts), then zero padding to a multiple of 8
 //   then S sections, each:
-//   +0      4     type tag, 4 ASCII bytes: 'ANCH' anchors, 'ASGN' assignments, 'RSD8'/'RSD4'/'RSPQ'/'RSDB'/'RSDE' residuals
+//   +0      4     type tag, 4 ASCII bytes: 'ANCH' anchors, 'ASGN' assignments, 'RSD8'/'RSD4'/'RSPQ'/'RSDB'/'RSDE' residuals,
+//                 'NRMS' norms
 //   +4      4     u32 flags; bit 0 = required (a reader that does not know the tag must refuse)
 //   +8      8     u64 payload length P
 //   +16     4     u32 CRC32C of the payload
@@ -28,6 +30,9 @@
 //     bits, steps and packed codes, laid out in src/codecs/bits.ts.
 //   RSDE payload (version 5, manifest.residual ec): entropy-coded residuals — steps, models, an
 //     offset table and blocks of rANS-coded rows, laid out in src/codecs/ec/blocks.ts.
+//   NRMS payload (version 6, only and always with manifest.metric cosine, last): n f32 norms, each
+//     vector's length before it was scaled to unit length for training and coding; decoding
+//     multiplies the reconstruction by it (reconstruct.ts), so decompress gives the input's scale.
 //
 // Every byte is covered: magic, checksums, zero padding and the exact end of file. The decoder
 // names what is wrong in one line ("section 'assignments' checksum mismatch: file is corrupted").
@@ -47,18 +52,21 @@ import { hasResiduals, sectionOf, sectionSince, sectionTags } from '../../codecs
 import type { CodedResiduals } from '../../codecs/types.js';
 
 export const MAGIC = Uint8Array.of(0x89, 0x56, 0x4c, 0x43, 0x0d, 0x0a, 0x1a, 0x0a);
-export const FORMAT_VERSION = 5;
+export const FORMAT_VERSION = 6;
 /**
  * The oldest version this vlc reads. Version 2 added the product-quantized residual section 'RSPQ',
  * version 3 the bit-allocated one, 'RSDB', version 4 a projection inside 'RSPQ', version 5 the
- * entropy-coded one, 'RSDE'. A file is written
+ * entropy-coded one, 'RSDE', version 6 the metrics ip and cosine (a vlc before it reads every
+ * file as l2, so it must refuse these with "upgrade vlc") and cosine's 'NRMS'. A file is written
  * with the lowest version that holds it, so files without these stay readable by a vlc of version
  * 2 and keep their bytes.
  */
 const OLDEST_VERSION = 1;
-/** The version a file is written with: 2, or the later one its residual section needs (codecs/sections.ts). */
-export const versionFor = (residual: VlcManifest['residual'], res?: CodedResiduals): number =>
-  Math.max(2, sectionSince(residual), res?.formatVersion ?? 2);
+/** The first version that records a metric other than l2. */
+export const METRIC_SINCE = 6;
+/** The version a file is written with: 2, or the later one its residual section (codecs/sections.ts) or its metric needs. */
+export const versionFor = (residual: VlcManifest['residual'], res?: CodedResiduals, metric: VlcManifest['metric'] = 'l2'): number =>
+  Math.max(2, sectionSince(residual), res?.formatVersion ?? 2, metric === 'l2' ? 2 : METRIC_SINCE);
 export const FILE_HEADER_BYTES = 24;
 export const SECTION_HEADER_BYTES = 24;
 export const FLAG_REQUIRED = 1;
@@ -67,6 +75,7 @@ export const FLAG_REQUIRED = 1;
 function sectionNameOf(tag: string): string | undefined {
   if (tag === 'ANCH') return 'anchors';
   if (tag === 'ASGN') return 'assignments';
+  if (tag === 'NRMS') return 'norms';
   return sectionTags().includes(tag) ? 'residuals' : undefined;
 }
 
@@ -81,6 +90,8 @@ export interface VlcContent {
   assignments: ArrayLike<number>;
   /** Coded residuals, when manifest.residual is not 'none'. */
   residuals?: CodedResiduals;
+  /** n vector norms (f32), with manifest.metric cosine and only then. */
+  norms?: Float32Array;
   /** Extra sections (tests; future residual sections). */
   extra?: ExtraSection[];
 }
@@ -111,6 +122,8 @@ export interface VlcFile {
   assignments: Assignments;
   /** Present when manifest.residual is not 'none'. */
   residuals?: CodedResiduals;
+  /** n vector norms, present when manifest.metric is cosine: decoding scales each reconstruction by its own (reconstruct.ts). */
+  norms?: Float32Array;
   fileBytes: number;
   sections: SectionInfo[];
   /** Non-fatal findings (unknown optional sections skipped). */
@@ -181,6 +194,11 @@ export function decodeVlcHeader(input: PayloadLike, source = '<input>'): { manif
   const since = sectionSince(manifest.residual);
   if (version < since)
     throw corrupt(`residual mode '${manifest.residual}' in a format version ${version} file (${manifest.residual} needs version ${since})`);
+  if (manifest.metric !== 'l2' && version < METRIC_SINCE)
+    throw corrupt(`metric '${manifest.metric}' in a format version ${version} file (it needs version ${METRIC_SINCE})`);
+  const wantNorms = manifest.metric === 'cosine';
+  if (manifest.sections.includes('norms') !== wantNorms)
+    throw corrupt(wantNorms ? `section 'norms' is missing (metric cosine keeps each vector's norm)` : `section 'norms' in a file of metric '${manifest.metric}'`);
   if (manifest.sections.length !== sectionCount)
     throw corrupt(`header says ${sectionCount} sections but the manifest lists ${manifest.sections.length}`);
   return { manifest, manifestEnd };
@@ -196,6 +214,7 @@ export function expectedVlcBytes(mf: VlcManifest, manifestEnd: number): number |
     assignments: mf.n * WIDTH_BYTES[mf.assignmentWidth],
     // pq: only the section's own header gives M and bits, so its size (and the file's) is left open.
     ...(hasResiduals(mf.residual) ? { residuals: sectionOf(mf.residual)?.payloadBytes(mf.n, mf.d) } : {}),
+    norms: mf.n * 4,
   };
   let total = up8(manifestEnd);
   for (const name of mf.sections) {
@@ -258,6 +277,7 @@ export function decodeVlc(
   let anchorsBytes: Payload | undefined;
   let assignBytes: Payload | undefined;
   let residualBytes: Payload | undefined;
+  let normBytes: Payload | undefined;
   for (let s = 0; s < sectionCount; s++) {
     const name = manifest.sections[s];
     if (off + SECTION_HEADER_BYTES > len)
@@ -299,6 +319,7 @@ export function decodeVlc(
     sections.push({ name, tag, bytes: size, offset: start });
     if (known === 'anchors') anchorsBytes = payload;
     else if (known === 'assignments') assignBytes = payload;
+    else if (known === 'norms') normBytes = payload;
     else residualBytes = payload;
   }
   if (off !== len) throw corrupt(`${len - off} unexpected bytes after the last section`);
@@ -322,7 +343,17 @@ export function decodeVlc(
     if (assignments[i] >= m) throw corrupt(`section 'assignments': vector ${i} names anchor ${assignments[i]} but m = ${m}`);
 
   const residuals = !hasResiduals(manifest.residual) ? undefined : sectionOf(manifest.residual)!.read(residualBytes!, { n, d, m, assignments, version }, corrupt);
-  return { version, manifest, anchors, assignments, residuals, fileBytes: len, sections, warnings };
+  const norms = normBytes ? decodeNorms(normBytes, n, corrupt) : undefined;
+  return { version, manifest, anchors, assignments, residuals, ...(norms ? { norms } : {}), fileBytes: len, sections, warnings };
+}
+
+/** The 'norms' section: n finite f32 values, none negative. */
+function decodeNorms(payload: Payload, n: number, corrupt: (what: string) => Error): Float32Array {
+  if (payload.length !== n * 4) throw corrupt(`section 'norms' has ${payload.length} bytes, but n = ${n} f32 norms need ${n * 4}`);
+  const own = copyAligned(payload.bytes());
+  const norms = new Float32Array(own.buffer, own.byteOffset, n);
+  for (let i = 0; i < n; i++) if (!(norms[i] >= 0 && norms[i] < Infinity)) throw corrupt(`section 'norms': vector ${i}'s norm is ${norms[i]}`);
+  return norms;
 }
 
 function checkPadding(buf: Payload, from: number, to: number, after: string, corrupt: (w: string) => Error) {

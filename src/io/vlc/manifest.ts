@@ -7,6 +7,7 @@ import { quoteName } from '../names.js';
 import { hasResiduals, knownModes } from '../../codecs/sections.js';
 import type { ResidualMode } from '../../codecs/types.js';
 import { INPUT_DTYPES, type InputDtype } from '../../vectors/dataset.js';
+import { METRICS, type Metric } from '../../vectors/metric.js';
 
 export type AnchorDtype = 'f16' | 'f32';
 export type AssignmentWidth = 'u8' | 'u16' | 'u32';
@@ -49,7 +50,12 @@ export interface VlcManifest {
   n: number;
   d: number;
   m: number;
-  metric: 'l2';
+  /**
+   * What the file is searched by (vectors/metric.ts). l2 in every file before version 6; ip and
+   * cosine need version 6, and a cosine file holds its vectors at unit length, their norms in a
+   * 'norms' section (format.ts).
+   */
+  metric: Metric;
   anchorDtype: AnchorDtype;
   assignmentWidth: AssignmentWidth;
   residual: ResidualMode;
@@ -195,7 +201,7 @@ export function validateManifest(raw: unknown, source: string): VlcManifest {
   const d = posInt('d');
   const m = posInt('m');
   if (m > n) throw bad(`has m = ${m} anchors for only n = ${n} vectors`);
-  const metric = oneOf('metric', ['l2'] as const);
+  const metric = o.metric === undefined ? 'l2' : oneOf('metric', METRICS);
   const anchorDtype = oneOf('anchorDtype', ['f16', 'f32'] as const);
   const assignmentWidth = oneOf('assignmentWidth', ['u8', 'u16', 'u32'] as const);
   if (assignmentWidth !== assignmentWidthFor(m))

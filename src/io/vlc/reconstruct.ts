@@ -1,11 +1,11 @@
 // Turning a .vlc back into vectors: each vector is its anchor, plus its decoded residual when the
-// file has a residual section (src/codecs/). The one place that knows how a reconstruction is made.
+// file has a residual section (src/codecs/), times its stored norm in a cosine file. The one place that knows how a reconstruction is made.
 import { UsageError } from '../../errors.js';
 import { computedRows, type RowSource } from '../rows.js';
 import type { VlcFile } from './format.js';
 
 /** What decoding needs: a whole file, or the parts compress holds before it writes one. */
-export type Decodable = Pick<VlcFile, 'anchors' | 'assignments' | 'residuals'> & { manifest: { d: number } };
+export type Decodable = Pick<VlcFile, 'anchors' | 'assignments' | 'residuals'> & { manifest: { d: number }; norms?: Float32Array };
 
 /** Vector i's reconstruction, written into `out` (length d), which is returned. */
 export function reconstructInto(file: Decodable, i: number, out: Float32Array): Float32Array {
@@ -13,6 +13,8 @@ export function reconstructInto(file: Decodable, i: number, out: Float32Array): 
   const a = file.assignments[i] * d;
   out.set(file.anchors.subarray(a, a + d));
   file.residuals?.addTo(i, out);
+  // A cosine file coded the vector at unit length: its stored norm gives it back its own.
+  if (file.norms) scaleRow(out, 0, d, file.norms[i]);
   return out;
 }
 
@@ -25,8 +27,13 @@ export function reconstructRange(file: Decodable, r0: number, r1: number, out: F
     const a = assignments[i] * d;
     for (let k = 0; k < d; k++) out[o + k] = anchors[a + k];
     residuals?.addTo(i, out, o);
+    if (file.norms) scaleRow(out, o, d, file.norms[i]);
   }
   return out;
+}
+
+function scaleRow(out: Float32Array, o: number, d: number, s: number): void {
+  for (let k = 0; k < d; k++) out[o + k] *= s;
 }
 
 /** The reconstruction as rows made on demand, a chunk at a time (decompress writes them so). */

@@ -17,6 +17,8 @@ export interface FileShape {
   residualPayloadBytes: number | null;
   /** Bytes of the manifest JSON (an upper bound gives an upper bound). */
   manifestBytes: number;
+  /** A 'norms' section (metric cosine: n f32). */
+  norms?: boolean;
 }
 
 /** Bytes of the file: header and manifest, then each section's header and padded payload. */
@@ -26,6 +28,7 @@ export function fileBytes(s: FileShape): number {
     align8(FILE_HEADER_BYTES + s.manifestBytes) +
     section(s.m * s.d * DTYPE_BYTES[s.anchorDtype]) +
     section(s.n * WIDTH_BYTES[assignmentWidthFor(s.m)]) +
-    (s.residualPayloadBytes === null ? 0 : section(s.residualPayloadBytes))
+    (s.residualPayloadBytes === null ? 0 : section(s.residualPayloadBytes)) +
+    (s.norms ? section(s.n * 4) : 0)
   );
 }

@@ -1,0 +1,208 @@
+// The 'ec' codec's principal directions: the residual's d × d second-moment matrix C = RᵀR / s of a
+// sample, fully diagonalized (Householder tridiagonalization, then the implicit QL iteration:
+// EISPACK's tred2 / tql2, as JAMA writes them), its eigenvectors sorted by eigenvalue, largest first.
+// Coding the residual's coordinates along them instead of along the axes is what reverse
+// water-filling on the covariance's eigenvalues (rather than on the per-dimension variances)
+// assumes: correlated residuals (image pixels) put their energy in few directions.
+//
+// Plain f64 arithmetic in a fixed order, Math.sqrt only (correctly rounded everywhere): the same
+// sample gives the same directions on every machine. The stored directions are f16 (blocks.ts); the
+// encoder projects with the f16 values as stored, so encoder and decoder agree bit for bit.
+import { f16ToF32, f32ToF16 } from '../../vectors/dataset.js';
+
+/** Mean of r rᵀ over a sample (rows × d, row-major, f64): d × d, symmetric. */
+export function secondMomentMatrix(sample: Float64Array, d: number): Float64Array {
+  const rows = d ? sample.length / d : 0;
+  const C = new Float64Array(d * d);
+  for (let r = 0; r < rows; r++) {
+    const o = r * d;
+    for (let i = 0; i < d; i++) {
+      const v = sample[o + i];
+      if (v === 0) continue;
+      const ci = i * d;
+      for (let j = i; j < d; j++) C[ci + j] += v * sample[o + j];
+    }
+  }
+  const s = Math.max(1, rows);
+  for (let i = 0; i < d; i++)
+    for (let j = i; j < d; j++) {
+      C[i * d + j] /= s;
+      C[j * d + i] = C[i * d + j];
+    }
+  return C;
+}
+
+/**
+ * Eigen-decomposition of the symmetric n × n matrix A (row-major; not changed): values descending,
+ * vectors as rows (vectors[i·n ..] is the unit eigenvector of values[i]).
+ */
+export function symmetricEigenFull(A: Float64Array, n: number): { values: Float64Array; vectors: Float64Array } {
+  const V = Float64Array.from(A);
+  const d = new Float64Array(n), e = new Float64Array(n);
+  if (n === 0) return { values: d, vectors: V };
+  tred2(V, d, e, n);
+  tql2(V, d, e, n);
+  // V's columns are the eigenvectors, d their values (ascending after tql2): rows, descending.
+  const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => d[b] - d[a] || a - b);
+  const values = new Float64Array(n), vectors = new Float64Array(n * n);
+  order.forEach((c, r) => {
+    values[r] = d[c];
+    for (let k = 0; k < n; k++) vectors[r * n + k] = V[k * n + c];
+  });
+  return { values, vectors };
+}
+
+function tred2(V: Float64Array, d: Float64Array, e: Float64Array, n: number): void {
+  for (let j = 0; j < n; j++) d[j] = V[(n - 1) * n + j];
+  for (let i = n - 1; i > 0; i--) {
+    let scale = 0, h = 0;
+    for (let k = 0; k < i; k++) scale += Math.abs(d[k]);
+    if (scale === 0) {
+      e[i] = d[i - 1];
+      for (let j = 0; j < i; j++) {
+        d[j] = V[(i - 1) * n + j];
+        V[i * n + j] = 0;
+        V[j * n + i] = 0;
+      }
+    } else {
+      for (let k = 0; k < i; k++) {
+        d[k] /= scale;
+        h += d[k] * d[k];
+      }
+      let f = d[i - 1];
+      let g = Math.sqrt(h);
+      if (f > 0) g = -g;
+      e[i] = scale * g;
+      h -= f * g;
+      d[i - 1] = f - g;
+      for (let j = 0; j < i; j++) e[j] = 0;
+      for (let j = 0; j < i; j++) {
+        f = d[j];
+        V[j * n + i] = f;
+        g = e[j] + V[j * n + j] * f;
+        for (let k = j + 1; k <= i - 1; k++) {
+          g += V[k * n + j] * d[k];
+          e[k] += V[k * n + j] * f;
+        }
+        e[j] = g;
+      }
+      f = 0;
+      for (let j = 0; j < i; j++) {
+        e[j] /= h;
+        f += e[j] * d[j];
+      }
+      const hh = f / (h + h);
+      for (let j = 0; j < i; j++) e[j] -= hh * d[j];
+      for (let j = 0; j < i; j++) {
+        f = d[j];
+        g = e[j];
+        for (let k = j; k <= i - 1; k++) V[k * n + j] -= f * e[k] + g * d[k];
+        d[j] = V[(i - 1) * n + j];
+        V[i * n + j] = 0;
+      }
+    }
+    d[i] = h;
+  }
+  for (let i = 0; i < n - 1; i++) {
+    V[(n - 1) * n + i] = V[i * n + i];
+    V[i * n + i] = 1;
+    const h = d[i + 1];
+    if (h !== 0) {
+      for (let k = 0; k <= i; k++) d[k] = V[k * n + i + 1] / h;
+      for (let j = 0; j <= i; j++) {
+        let g = 0;
+        for (let k = 0; k <= i; k++) g += V[k * n + i + 1] * V[k * n + j];
+        for (let k = 0; k <= i; k++) V[k * n + j] -= g * d[k];
+      }
+    }
+    for (let k = 0; k <= i; k++) V[k * n + i + 1] = 0;
+  }
+  for (let j = 0; j < n; j++) {
+    d[j] = V[(n - 1) * n + j];
+    V[(n - 1) * n + j] = 0;
+  }
+  V[(n - 1) * n + n - 1] = 1;
+  e[0] = 0;
+}
+
+const hypot = (a: number, b: number) => Math.sqrt(a * a + b * b);
+
+function tql2(V: Float64Array, d: Float64Array, e: Float64Array, n: number): void {
+  for (let i = 1; i < n; i++) e[i - 1] = e[i];
+  e[n - 1] = 0;
+  let f = 0, tst1 = 0;
+  const eps = 2 ** -52;
+  for (let l = 0; l < n; l++) {
+    tst1 = Math.max(tst1, Math.abs(d[l]) + Math.abs(e[l]));
+    let m = l;
+    while (m < n) {
+      if (Math.abs(e[m]) <= eps * tst1) break;
+      m++;
+    }
+    if (m === n) m = n - 1;
+    if (m > l) {
+      for (let iter = 0; iter < 100; iter++) {
+        let g = d[l];
+        let p = (d[l + 1] - g) / (2 * e[l]);
+        let r = hypot(p, 1);
+        if (p < 0) r = -r;
+        d[l] = e[l] / (p + r);
+        d[l + 1] = e[l] * (p + r);
+        const dl1 = d[l + 1];
+        let h = g - d[l];
+        for (let i = l + 2; i < n; i++) d[i] -= h;
+        f += h;
+        p = d[m];
+        let c = 1, c2 = c, c3 = c, s = 0, s2 = 0;
+        const el1 = e[l + 1];
+        for (let i = m - 1; i >= l; i--) {
+          c3 = c2;
+          c2 = c;
+          s2 = s;
+          g = c * e[i];
+          h = c * p;
+          r = hypot(p, e[i]);
+          e[i + 1] = s * r;
+          s = e[i] / r;
+          c = p / r;
+          p = c * d[i] - s * g;
+          d[i + 1] = h + s * (c * g + s * d[i]);
+          for (let k = 0; k < n; k++) {
+            const o = k * n;
+            h = V[o + i + 1];
+            V[o + i + 1] = s * V[o + i] + c * h;
+            V[o + i] = c * V[o + i] - s * h;
+          }
+        }
+        p = (-s * s2 * c3 * el1 * e[l]) / dl1;
+        e[l] = s * p;
+        d[l] = c * p;
+        if (!(Math.abs(e[l]) > eps * tst1)) break;
+      }
+    }
+    d[l] += f;
+    e[l] = 0;
+  }
+}
+
+/** Directions (k × d, f64) rounded to f16 as the section stores them, and back: what both sides project with. */
+export function asStored(vectors: Float64Array): { f16: Uint16Array; values: Float64Array } {
+  const f16 = Uint16Array.from(vectors, (v) => f32ToF16(v));
+  return { f16, values: Float64Array.from(f16, (h) => f16ToF32(h)) };
+}
+
+/** y = P r for each sample row (rows × d) and the k × d directions P: rows × k, f64, sums in k-order of d. */
+export function projectSample(sample: Float64Array, d: number, P: Float64Array, k: number): Float64Array {
+  const rows = d ? sample.length / d : 0;
+  const out = new Float64Array(rows * k);
+  for (let r = 0; r < rows; r++) {
+    const o = r * d;
+    for (let c = 0; c < k; c++) {
+      const p = c * d;
+      let s = 0;
+      for (let j = 0; j < d; j++) s += P[p + j] * sample[o + j];
+      out[r * k + c] = s;
+    }
+  }
+  return out;
+}
