@@ -31,6 +31,7 @@ import { compressStats, type CompressStats } from './compress-report.js';
 import { resolveSample, sampleSize, type SampleSpec } from './sample.js';
 import { enginesOn, train } from './train.js';
 import { vlcContent } from './compress-file.js';
+import { compressStreamed } from './compress-stream.js';
 import { defaultOutput, planOutput, type OutputPlan, type OutputRules } from './preflight.js';
 import { LIBRARY_NAMES } from '../io/output.js';
 
@@ -127,6 +128,11 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   const t0 = performance.now();
 
   const progress = o.progress ?? silentReporter;
+  // A fixed-layout file too large to hold goes through in blocks (compress-stream.ts), when the run is one that can.
+  if (typeof input === 'string') {
+    const streamed = await compressStreamed(input, o, out, t0);
+    if (streamed) return streamed;
+  }
   const what = typeof input === 'string' ? (input === '-' ? 'stdin' : quoteName(input)) : Array.isArray(input) ? input.map(quoteName).join(' ') : 'the vectors';
   const reading = progress.step(`reading ${what}`, 'bytes'); // of each file in turn when there are several
   const ds = await datasetOf(input, { ...o, onBytes: (read, total) => reading.update(read, total) });

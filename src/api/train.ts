@@ -35,6 +35,11 @@ export interface TrainEngines {
   n: number;
   whole(): Promise<Engine>;
   rows(list: Int32Array): Promise<Engine>;
+  /**
+   * The final pass over every row with these anchors, when the engines give it their own way (a
+   * streamed compress: block after block, api/compress-stream.ts); else whole()'s engine runs it.
+   */
+  finalPass?(anchors: Float32Array): Promise<{ energy: number; assignments: Uint32Array }>;
 }
 
 /**
@@ -85,15 +90,18 @@ export async function train(engines: TrainEngines, cfg: AnnealConfig, sample: Sa
   const t0 = performance.now();
   if (hooks.signal?.aborted) throw new InterruptedError();
   hooks.onFinalPass?.(); // the pass over every row (anneal's own final pass was over the sample)
-  const engine = await engines.whole();
-  let fin: Awaited<ReturnType<Engine['finalize']>>;
+  let fin: { energy: number };
   let assignments: Uint32Array;
-  try {
-    await engine.setAnchors(trained.anchors);
-    fin = await engine.finalize();
-    assignments = await engine.assignments();
-  } finally {
-    await engine.dispose();
+  if (engines.finalPass) ({ assignments, ...fin } = await engines.finalPass(trained.anchors));
+  else {
+    const engine = await engines.whole();
+    try {
+      await engine.setAnchors(trained.anchors);
+      fin = await engine.finalize();
+      assignments = await engine.assignments();
+    } finally {
+      await engine.dispose();
+    }
   }
   const finalSeconds = (performance.now() - t0) / 1000; // the engine's disposal included
   return {

@@ -10,6 +10,28 @@ import type { Backend } from '../../backend/types.js';
 import type { Decodable } from '../../io/vlc/reconstruct.js';
 import type { CandidateScorer, SearchIndex } from '../../search/types.js';
 import type { CodedResiduals, EncodedResiduals, ResidualInput, ResidualMode } from '../types.js';
+import type { Rows } from '../../vectors/dataset.js';
+
+/**
+ * A codec's encoder for rows that come a block at a time (api/compress-stream.ts: inputs larger
+ * than memory), writing the same bytes as its encode(). Blocks come in row order, each starting at
+ * a multiple of STREAM_BLOCK_ROWS (codecs/scalar-blocks.ts), in two passes: scan() sees every row
+ * (what the codes' parameters need), then encode() gives each block's file bytes.
+ */
+export interface BlockEncoder {
+  /** First pass: rows [r0, r0 + x.n), their anchors `assign`. */
+  scan(x: Rows, r0: number, assign: Uint32Array): void;
+  /** After the scan: fixes the parameters; `sample(list)` reads the listed rows and their anchors. */
+  finish(sample: (list: number[]) => { x: Rows; assign: Uint32Array }): void;
+  /** The section payload's bytes before the rows' codes. */
+  head(): Uint8Array;
+  /** Second pass: the payload bytes of rows [r0, r0 + x.n)'s codes; their error is summed in row order. */
+  encode(x: Rows, r0: number, assign: Uint32Array): Uint8Array;
+  /** Mean squared error of every row encoded (after the second pass), as encode() measures it. */
+  residualEnergy(): number;
+  /** The coded residuals of a few rows (x, their anchors `assign`): decoding the quality sample. */
+  residualsOf(x: Rows, assign: Uint32Array): CodedResiduals;
+}
 
 /** One codec with its parameters: what a file stores beside each anchor id (each codec adds its own fields). */
 export interface CodecPlan {
@@ -93,6 +115,11 @@ export interface Codec<P extends CodecPlan = CodecPlan> {
   storable(p: P, n: number, d: number, m: number): boolean;
   /** Train (when it learns anything) and encode every vector; the residual error measured as it goes. */
   encode(p: P, input: ResidualInput, ctx: EncodeContext): Promise<EncodedResiduals>;
+  /**
+   * The encoder of rows in blocks (n rows of d, the anchors as stored), when this codec has one:
+   * compress then streams inputs of any size through it; without one they are held in memory.
+   */
+  blocks?(p: P, n: number, d: number, anchors: Float32Array): BlockEncoder;
   /** Start what encoding will need (threads) while the GPU trains; `sure`: this codec is the only one that can be chosen. */
   prewarm?(p: P, n: number, d: number, sure: boolean): void;
   /** The options that keep more than this codec when its recall is weak (default: --residual int8 or --quality 0.9). */

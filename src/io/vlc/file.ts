@@ -8,6 +8,7 @@ import { log } from '../../log.js';
 import { quoteName } from '../names.js';
 import { openInput, streamBudget, type StreamInput } from '../readers/stream.js';
 import { parallelPayloadCrcs, PARALLEL_CHECK_MIN_BYTES } from './checksums.js';
+import { encodeVlcParts, type PayloadTail } from './encode.js';
 import { decodeVlc, decodeVlcHeader, encodeVlc, expectedVlcBytes, FILE_HEADER_BYTES, type VlcContent, type VlcFile } from './format.js';
 import { Payload } from './payload.js';
 
@@ -110,3 +111,36 @@ export async function writeVlc(out: OutputPlan | string, content: VlcContent, on
 }
 
 const WRITE_PIECE = 16 << 20;
+
+/**
+ * writeVlc for a file whose residual payload ends with bytes held elsewhere (a streamed compress's
+ * codes, spilled to a temp file): `tail.write(sink)` writes exactly `tail.bytes` of them where they
+ * belong. The same rules as writeVlc (atomic; nothing left behind on failure). Returns the size.
+ */
+export async function writeVlcStreamed(
+  out: OutputPlan | string, content: VlcContent, tail: PayloadTail & { write(sink: { write(chunk: Uint8Array): Promise<void> }): Promise<void> },
+  onBytes?: (written: number, total: number) => void,
+): Promise<number> {
+  const { before, after } = encodeVlcParts(content, tail);
+  const size = (chunks: Uint8Array[]) => chunks.reduce((s, c) => s + c.length, 0);
+  const total = size(before) + tail.bytes + size(after);
+  await writeOutput(
+    out,
+    async (sink) => {
+      const put = async (chunks: Uint8Array[]) => {
+        for (const c of chunks) for (let at = 0; at < c.length; at += WRITE_PIECE) await sink.write(c.subarray(at, at + WRITE_PIECE));
+      };
+      await put(before);
+      let written = 0;
+      await tail.write({ write: async (c) => {
+        written += c.length;
+        if (written > tail.bytes) throw new Error(`writeVlcStreamed: the tail gave more than its ${tail.bytes} bytes`);
+        await sink.write(c);
+      } });
+      if (written !== tail.bytes) throw new Error(`writeVlcStreamed: the tail gave ${written} of its ${tail.bytes} bytes`);
+      await put(after);
+    },
+    { onBytes: onBytes && ((written) => onBytes(written, total)) },
+  );
+  return total;
+}
