@@ -72,7 +72,7 @@ const FINAL: IterParams = { temperature: 0, step: 0, huber: 0 };
  */
 export async function compressStreamed(input: string, o: CompressOptions, out: OutputPlan, t0: number): Promise<CompressResult | undefined> {
   const goal = goalOf(o);
-  if (goal.kind !== 'fixed' || o.device === 'cuda' || o.gpu !== undefined) return undefined;
+  if (goal.kind !== 'fixed' || o.device === 'cuda' || (Array.isArray(o.gpu) && o.gpu.length > 1)) return undefined;
   if (!streamable({ mode: goal.choice.residual })) return undefined;
   const reader = openBlockReader(input, o.format);
   if (!reader) return undefined;
@@ -129,7 +129,7 @@ async function streamed(
   const size = sizer({ ds, anchorDtype: anchorDtype0, cfg: configOf('cuda'), sampleRows: n, seed, device: 'cuda' });
   const plan = fixedPlan(choice, { n, d, m, fileBytes: (payload) => size.withPayload(payload, m, choice.residual) });
   if (!storable(plan, n, d, m)) return undefined;
-  const backend = await selectBackend({ device: o.device ?? 'auto', gpu: 0 });
+  const backend = await selectBackend({ device: o.device ?? 'auto', gpu: Array.isArray(o.gpu) ? o.gpu[0] ?? 0 : o.gpu ?? 0 });
   let closed = false;
   try {
     if (backend.kind !== 'cpu') return undefined;
