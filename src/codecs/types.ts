@@ -80,6 +80,12 @@ export interface ResidualSection {
    */
   payloadBytes(n: number, d: number): number | undefined;
   /**
+   * When the payload is a fixed head then `rowBytes` per row (int8, int4): the sizes, so a reader
+   * can take rows [r0, r1) alone as the payload of r1 − r0 rows (head, then their bytes) and
+   * decode a file of any size a block at a time (io/vlc/file.ts openVlcRows). Undefined: read whole.
+   */
+  rowLayout?(d: number): { head: number; rowBytes: number };
+  /**
    * The residuals from the section's payload, every field checked. The payload may be larger than
    * one typed array holds: read it through views (payload.view for fixed fields, pieces() or views
    * of whole rows for the codes; codes may also be viewed in place: vectors/codes.ts).
