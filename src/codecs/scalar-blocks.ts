@@ -1,9 +1,9 @@
-// int8 / int4 over rows that come a block at a time (codecs/registry/codec.ts BlockEncoder): the
+// int8 / int4 over rows that come a block at a time (codecs/types.ts BlockEncoder): the
 // same loops as encodeScalar (scalar-rows.ts), run on one block of the input after another, so
 // the scales, the codes, their checksum and the error are those of the in-memory encoder, bit for
 // bit. Stream blocks are whole encoder blocks (BLOCK_ROWS): the per-dimension sums are added in
 // the same block order, and the error is summed block by block in row order as there.
-import type { BlockEncoder } from './registry/codec.js';
+import type { BlockEncoder } from './types.js';
 import { BLOCK_ROWS, blockCodes, blockRanges, blocksOf, residualSample, type RowsInput } from './scalar-rows.js';
 import { CLIP_SAMPLE_ROWS, LEVELS, ScalarResiduals, scalesOf, type ScalarMode } from './scalar.js';
 import { allocCodes, packNibbles } from '../vectors/codes.js';

@@ -10,28 +10,9 @@ import type { Backend } from '../../backend/types.js';
 import type { Decodable } from '../../io/vlc/reconstruct.js';
 import type { CandidateScorer, SearchIndex } from '../../search/types.js';
 import type { CodedResiduals, EncodedResiduals, ResidualInput, ResidualMode } from '../types.js';
-import type { Rows } from '../../vectors/dataset.js';
+import type { BlockEncoder } from '../types.js';
 
-/**
- * A codec's encoder for rows that come a block at a time (api/compress-stream.ts: inputs larger
- * than memory), writing the same bytes as its encode(). Blocks come in row order, each starting at
- * a multiple of STREAM_BLOCK_ROWS (codecs/scalar-blocks.ts), in two passes: scan() sees every row
- * (what the codes' parameters need), then encode() gives each block's file bytes.
- */
-export interface BlockEncoder {
-  /** First pass: rows [r0, r0 + x.n), their anchors `assign`. */
-  scan(x: Rows, r0: number, assign: Uint32Array): void;
-  /** After the scan: fixes the parameters; `sample(list)` reads the listed rows and their anchors. */
-  finish(sample: (list: number[]) => { x: Rows; assign: Uint32Array }): void;
-  /** The section payload's bytes before the rows' codes. */
-  head(): Uint8Array;
-  /** Second pass: the payload bytes of rows [r0, r0 + x.n)'s codes; their error is summed in row order. */
-  encode(x: Rows, r0: number, assign: Uint32Array): Uint8Array;
-  /** Mean squared error of every row encoded (after the second pass), as encode() measures it. */
-  residualEnergy(): number;
-  /** The coded residuals of a few rows (x, their anchors `assign`): decoding the quality sample. */
-  residualsOf(x: Rows, assign: Uint32Array): CodedResiduals;
-}
+export type { BlockEncoder };
 
 /** One codec with its parameters: what a file stores beside each anchor id (each codec adds its own fields). */
 export interface CodecPlan {
