@@ -18,7 +18,6 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { configFor, DEFAULT_CONFIG } from '../anneal/config.js';
-import type { IterRecord } from '../anneal/types.js';
 import { addInt64, maxInt64 } from '../backend/fixed.js';
 import { exactKnnFor } from '../backend/exact-knn.js';
 import { selectBackend } from '../backend/select.js';
@@ -43,7 +42,7 @@ import { maxAbsOf, scaledDataset, scaleFor, scaleInPlace } from '../vectors/scal
 import { goalOf, qualityWarning, sizer } from './compress-codec.js';
 import { vlcContent } from './compress-file.js';
 import { compressStats } from './compress-report.js';
-import { defaultAnchors, storableAnchorDtype, type CompressOptions, type CompressResult } from './compress.js';
+import { defaultAnchors, storableAnchorDtype, trainingSteps, unscaledResult, type CompressOptions, type CompressResult } from './compress.js';
 import { resolveSample, sampleSize } from './sample.js';
 import { train, type TrainEngines } from './train.js';
 
@@ -146,7 +145,7 @@ async function streamed(
     let encoder: BlockEncoder | undefined;
     let anchorDtype: 'f16' | 'f32' = anchorDtype0;
     let stored: Float32Array | undefined;
-    let phase = progress.step('choosing initial anchors (k-means++)', '');
+    const steps = trainingSteps(o, progress, signal);
     const engines: TrainEngines = {
       n,
       whole: () => Promise.reject(new Error('streamed compress: no engine holds every row')),
@@ -159,21 +158,9 @@ async function streamed(
         return finalPass(backend, n, m, top * scale, anchors, (f) => each(async (x, r0, r1) => f(x, scaledDataset(x, scale), r0, r1), { update: () => {} }), (x, r0, assign) => encoder?.scan(x, r0, assign));
       },
     };
-    const trained = await train(engines, cfg, sample, {
-      signal,
-      onIter: (rec: IterRecord, maxIters: number) => {
-        phase.end();
-        o.onIter?.(rec, maxIters);
-        log().debug(rec, 'iteration');
-      },
-      onInitTry: (t, tries) => {
-        phase.end();
-        phase = progress.step(`choosing initial anchors (k-means++${tries > 1 ? `, try ${t + 1} of ${tries}` : ''})`, '');
-      },
-      onFinalPass: () => (phase = progress.step('final assignment pass', '')),
-    });
-    phase.end();
-    const result = unscaled(scale, trained);
+    const trained = await train(engines, cfg, sample, steps.hooks);
+    steps.end();
+    const result = unscaledResult(scale, trained);
     const assignments = result.assignments;
     const gatherWithAnchors = (list: number[]) => ({ x: reader.gather(list), assign: Uint32Array.from(list, (r) => assignments[r]) });
     encoder?.finish(gatherWithAnchors);
@@ -301,19 +288,6 @@ async function finalPass(
   // The shards were told the largest |x| the first pass found: it must be theirs.
   if (seen !== maxAbs) throw new Error(`streamed final pass: the blocks' largest |x| is ${seen}, the first pass found ${maxAbs}`);
   return { energy, assignments };
-}
-
-/** A training result at scale s brought back to the data's own (compress.ts does the same). */
-function unscaled<T extends { anchors: Float32Array; energy: number; trainEnergy: number; history: IterRecord[] }>(s: number, r: T): T {
-  if (s === 1) return r;
-  const e = 1 / (s * s);
-  return {
-    ...r,
-    anchors: scaleInPlace(r.anchors, 1 / s),
-    energy: r.energy * e,
-    trainEnergy: r.trainEnergy * e,
-    history: r.history.map((h) => ({ ...h, energy: h.energy * e, temperature: h.temperature * e })),
-  };
 }
 
 interface Spill {
