@@ -107,16 +107,21 @@ async function streamed(
   // 1. Every value checked, the largest |x| found.
   const reading = progress.step(`reading ${quoteName(input)}`, 'vectors', n);
   let top = 0;
-  let problem: string | undefined;
-  await each((x, r0) => {
-    problem ??= blockProblem(x, r0);
-    if (problem === undefined) top = Math.max(top, maxAbsOf(x));
-  }, reading);
-  reading.end();
-  if (problem !== undefined) {
-    if (o.dropInvalid) return undefined; // dropping rows renumbers them: the whole-file path does it
-    throw badInput(reader.name, `${problem}; fix the data or pass --drop-invalid to skip such rows`);
+  const dropping = new Error('rows to drop');
+  try {
+    await each((x, r0) => {
+      const problem = blockProblem(x, r0);
+      if (problem !== undefined) {
+        if (o.dropInvalid) throw dropping; // dropping rows renumbers them: the whole-file path does it
+        throw badInput(reader.name, `${problem}; fix the data or pass --drop-invalid to skip such rows`);
+      }
+      top = Math.max(top, maxAbsOf(x));
+    }, reading);
+  } catch (e) {
+    if (e === dropping) return undefined;
+    throw e;
   }
+  reading.end();
   const readSeconds = (performance.now() - t0) / 1000;
   // The shape alone (no rows): what sizing, the manifest and the report read of a dataset.
   const ds: Dataset = { n, d, dtype: reader.dtype, buffer: new SharedArrayBuffer(8), byteOffset: 0, format: reader.format, dropped: 0, inputDtype: reader.inputDtype };

@@ -93,6 +93,18 @@ describe('streamed compress', () => {
     expect(fs.readdirSync(dir).sort()).toEqual(before);
   }, 120_000);
 
+  it('with --drop-invalid, a bad row sends the run to the whole-file path, which drops it', async () => {
+    const bad = Float32Array.from(x);
+    bad[20000 * d] = Number.POSITIVE_INFINITY;
+    const input = writeNpy(path.join(dir, 'inf.npy'), bad, n, d);
+    setStreamMinBytesForTests(0);
+    let units = '';
+    const progress = { step: (label: string, unit: string) => ((units ||= label.startsWith('reading') ? unit : ''), { update() {}, end() {} }) };
+    const stats = await compress(input, { ...common, residual: 'int8', dropInvalid: true, output: path.join(dir, 'inf.vlc'), progress });
+    expect([stats.n, stats.dropped, stats.dropped_rows]).toEqual([n - 1, 1, [20000]]);
+    expect(units).toBe('vectors'); // the streamed path looked first, then handed over
+  }, 120_000);
+
   it('leaves no output and no temp file when writing fails', async () => {
     setStreamMinBytesForTests(0);
     const output = path.join(dir, 'fail.vlc');
