@@ -104,25 +104,6 @@ async function streamed(
     }
   };
 
-  // 1. Every value checked, the largest |x| found.
-  const reading = progress.step(`reading ${quoteName(input)}`, 'vectors', n);
-  let top = 0;
-  const dropping = new Error('rows to drop');
-  try {
-    await each((x, r0) => {
-      const problem = blockProblem(x, r0);
-      if (problem !== undefined) {
-        if (o.dropInvalid) throw dropping; // dropping rows renumbers them: the whole-file path does it
-        throw badInput(reader.name, `${problem}; fix the data or pass --drop-invalid to skip such rows`);
-      }
-      top = Math.max(top, maxAbsOf(x));
-    }, reading);
-  } catch (e) {
-    if (e === dropping) return undefined;
-    throw e;
-  }
-  reading.end();
-  const readSeconds = (performance.now() - t0) / 1000;
   // The shape alone (no rows): what sizing, the manifest and the report read of a dataset.
   const ds: Dataset = { n, d, dtype: reader.dtype, buffer: new SharedArrayBuffer(8), byteOffset: 0, format: reader.format, dropped: 0, inputDtype: reader.inputDtype };
 
@@ -140,10 +121,29 @@ async function streamed(
     const sample = resolveSample(o.sample ?? 'auto', backend.kind, n, d, m);
     const sampleRows = sampleSize(sample, n, m);
     if (sampleRows >= n) return undefined; // training on every row holds them all: the whole-file path
+    // 1. Every value checked, the largest |x| found.
+    const reading = progress.step(`reading ${quoteName(input)}`, 'vectors', n);
+    let top = 0;
+    const dropping = new Error('rows to drop');
+    try {
+      await each((x, r0) => {
+        const problem = blockProblem(x, r0);
+        if (problem !== undefined) {
+          if (o.dropInvalid) throw dropping; // dropping rows renumbers them: the whole-file path does it
+          throw badInput(reader.name, `${problem}; fix the data or pass --drop-invalid to skip such rows`);
+        }
+        top = Math.max(top, maxAbsOf(x));
+      }, reading);
+    } catch (e) {
+      if (e === dropping) return undefined;
+      throw e;
+    }
+    reading.end();
+    const readSeconds = (performance.now() - t0) / 1000;
     const knn = exactKnnFor(backend);
     const cfg = configOf(backend.kind);
     const scale = scaleFor(top);
-    const setupSeconds = (performance.now() - t0) / 1000 - readSeconds;
+    const setupSeconds = 0; // sizing and the backend come before the checking pass, counted with it
     if (scale !== 1) log().debug(`the vectors' largest magnitude is ${(1 / scale).toPrecision(3)}-scale: training on them multiplied by 2^${Math.log2(scale)} (exact)`);
 
     // 2-3. Training on the sample, then the final pass block by block, the codec scanning each block.
