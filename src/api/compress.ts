@@ -3,7 +3,7 @@
 // measure the file's quality, and write it (atomically; '-' streams it to stdout). What
 // `vlc compress` runs, and what `import { compress } from 'vlc'` gives a Node program.
 import { configFor, DEFAULT_CONFIG, type AnnealConfig, type Effort } from '../anneal/config.js';
-import type { AnnealResult, IterRecord } from '../anneal/types.js';
+import type { AnnealHooks, AnnealResult, IterRecord } from '../anneal/types.js';
 import { selectBackend, type DeviceChoice } from '../backend/select.js';
 import { codecName, fixedPlan, prewarm, storable } from '../codec-registry/index.js';
 import { UsageError } from '../errors.js';
@@ -30,6 +30,7 @@ import { gpusThatPay } from './gpu-count.js';
 import { resolveSample, sampleSize, type SampleSpec } from './sample.js';
 import { enginesOn, train } from './train.js';
 import { vlcContent } from './compress-file.js';
+import { compressStreamed } from './compress-stream.js';
 import { defaultOutput, planOutput, type OutputPlan, type OutputRules } from './preflight.js';
 import { LIBRARY_NAMES } from '../io/output.js';
 import { withMetric } from '../search/metric.js';
@@ -160,6 +161,11 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   const t0 = performance.now();
 
   const progress = o.progress ?? silentReporter;
+  // A fixed-layout file too large to hold goes through in blocks (compress-stream.ts), when the run is one that can.
+  if (typeof input === 'string') {
+    const streamed = await compressStreamed(input, o, out, t0);
+    if (streamed) return streamed;
+  }
   const what = typeof input === 'string' ? (input === '-' ? 'stdin' : quoteName(input)) : Array.isArray(input) ? input.map(quoteName).join(' ') : 'the vectors';
   const reading = progress.step(`reading ${what}`, 'bytes'); // of each file in turn when there are several
   const metric = metricOf(o.metric);
@@ -210,29 +216,16 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   const cfg = configOf(m, backend.kind); // the effort's and the device's rules depend on m
   let closed = false;
   try {
-    // Each k-means++ try of init, the iterations (training's own line), then one exact pass. The
-    // tries after the first come after its polishing iterations, so the steps alternate.
-    let phase = progress.step('choosing initial anchors (k-means++)', '');
+    // Each k-means++ try of init, the iterations (training's own line), then one exact pass.
+    const steps = trainingSteps(o, progress, hooks.signal);
     // Tiny or huge data trains at a power-of-two scale (vectors/scale.ts), on a scaled copy: the
     // backends' f32 distances would underflow or overflow. The anchors and energies come back
     // unscaled; everything after training works on the data as read.
     const scale = datasetScale(ds);
     const setupSeconds = (performance.now() - t0) / 1000 - readSeconds; // sizing, the backend, the scale
     if (scale !== 1) log().debug(`the vectors' largest magnitude is ${(1 / scale).toPrecision(3)}-scale: training on them multiplied by 2^${Math.log2(scale)} (exact), so that float32 distances neither underflow nor overflow`);
-    const result = unscaledResult(scale, await train(enginesOn(backend, scaledDataset(ds, scale), m), cfg, sample, {
-      signal: hooks.signal,
-      onIter: (rec: IterRecord, maxIters: number) => {
-        phase.end();
-        o.onIter?.(rec, maxIters);
-        log().debug(rec, 'iteration');
-      },
-      onInitTry: (t, tries) => {
-        phase.end();
-        phase = progress.step(`choosing initial anchors (k-means++${tries > 1 ? `, try ${t + 1} of ${tries}` : ''})`, '');
-      },
-      onFinalPass: () => (phase = progress.step('final assignment pass', '')),
-    }));
-    phase.end(); // ended before compress logs what it chose
+    const result = unscaledResult(scale, await train(enginesOn(backend, scaledDataset(ds, scale), m), cfg, sample, steps.hooks));
+    steps.end(); // ended before compress logs what it chose
     const anchorDtype = storableAnchorDtype(result.anchors, o.anchorDtype);
     const x = ds;
     const trained: Trained = { x, n: ds.n, d: ds.d, anchors: storedAnchors(result.anchors, anchorDtype), assignments: result.assignments };
@@ -297,8 +290,33 @@ export function metricOf(v: unknown): Metric {
   throw new UsageError(`--metric must be one of ${METRICS.join(', ')} (got ${JSON.stringify(v)})`);
 }
 
+/**
+ * Training's hooks that draw compress's steps: each k-means++ try of init, the iterations
+ * (training's own line, through `o.onIter`), then the final pass. The tries after the first come
+ * after its polishing iterations, so the steps alternate; `end()` closes the one open.
+ */
+export function trainingSteps(o: Pick<CompressOptions, 'onIter'>, progress: Reporter, signal: AbortSignal): { hooks: AnnealHooks; end(): void } {
+  let phase = progress.step('choosing initial anchors (k-means++)', '');
+  return {
+    hooks: {
+      signal,
+      onIter: (rec: IterRecord, maxIters: number) => {
+        phase.end();
+        o.onIter?.(rec, maxIters);
+        log().debug(rec, 'iteration');
+      },
+      onInitTry: (t, tries) => {
+        phase.end();
+        phase = progress.step(`choosing initial anchors (k-means++${tries > 1 ? `, try ${t + 1} of ${tries}` : ''})`, '');
+      },
+      onFinalPass: () => (phase = progress.step('final assignment pass', '')),
+    },
+    end: () => phase.end(),
+  };
+}
+
 /** A training result at scale `s` (vectors/scale.ts) brought back to the data's own: anchors / s, energies / s². */
-function unscaledResult<T extends { anchors: Float32Array; energy: number; trainEnergy: number; history: IterRecord[] }>(s: number, r: T): T {
+export function unscaledResult<T extends { anchors: Float32Array; energy: number; trainEnergy: number; history: IterRecord[] }>(s: number, r: T): T {
   if (s === 1) return r;
   const e = 1 / (s * s);
   return {

@@ -4,10 +4,9 @@
 import { UsageError } from '../errors.js';
 import { quoteName } from '../io/names.js';
 import { assertNamed, LIBRARY_NAMES, writeOutput, type OptionNames } from '../io/output.js';
-import { rowsOf } from '../io/rows.js';
-import { readVlc } from '../io/vlc/file.js';
+import { computedRows, rowsOf } from '../io/rows.js';
+import { openVlcRows, type VlcRows } from '../io/vlc/file.js';
 import type { Assignments } from '../io/vlc/format.js';
-import { reconstructedRows } from '../io/vlc/reconstruct.js';
 import { cannotHold, formatFromPath, formatHolds, VECTOR_FORMATS, vectorBytes, writeVectors, type VectorFormat } from '../io/write.js';
 import { clampRange, type OutputDtype } from '../io/writers/narrow.js';
 import { INPUT_DTYPES, type InputDtype } from '../vectors/dataset.js';
@@ -84,12 +83,25 @@ export async function decompress(input: string, o: DecompressOptions): Promise<D
   const progress = o.progress ?? silentReporter;
   const reading = progress.step(`reading ${input === '-' ? 'stdin' : quoteName(input)}`, 'bytes');
   let checking: ReturnType<typeof progress.step> | undefined;
-  const file = await readVlc(input, (read, total) => reading.update(read, total), (bytes, total) => {
+  // A large file's codes stay on disk and are read a block of rows at a time (openVlcRows).
+  const opened = await openVlcRows(input, (read, total) => reading.update(read, total), (bytes, total) => {
     checking ??= (reading.end(), progress.step(`checking ${input === '-' ? 'stdin' : quoteName(input)}`, 'bytes', total));
     checking.update(bytes, total);
   });
   reading.end();
   checking?.end();
+  try {
+    return await decompressOpened(opened, input, o, out, progress, idFormat, vectorFormat);
+  } finally {
+    opened.close();
+  }
+}
+
+async function decompressOpened(
+  opened: VlcRows, input: string, o: DecompressOptions, out: OutputPlan, progress: Reporter,
+  idFormat: (typeof ID_FORMATS)[number] | undefined, vectorFormat: VectorFormat | undefined,
+): Promise<DecompressResult> {
+  const file = opened.file;
   const writing = (total: number) => {
     const step = progress.step(`writing ${out.target === '-' ? 'stdout' : quoteName(out.target)}`, 'bytes', total);
     return { onBytes: (written: number) => step.update(written), end: () => step.end() };
@@ -104,7 +116,7 @@ export async function decompress(input: string, o: DecompressOptions): Promise<D
   const dtype = outputDtype(o.dtype ?? 'input', inputDtype, vectorFormat!, o.anchors ?? false);
   if (dtype === 'f16') refuseBeyondF16(file.anchors, quoteName(input));
   // Rows are rebuilt and written a chunk at a time: n × d may be far larger than memory.
-  const rows = o.anchors ? rowsOf(file.anchors, m, d) : reconstructedRows(file);
+  const rows = o.anchors ? rowsOf(file.anchors, m, d) : computedRows(n, d, (r0, k, buf) => void opened.rows(r0, r0 + k, buf));
   const bytes = vectorBytes(vectorFormat!, rows.n, d, dtype);
   checkRoom(out, bytes);
   const w = writing(bytes);

@@ -41,6 +41,11 @@ export interface TrainEngines {
   rows(list: Int32Array): Promise<Engine>;
   /** Open the engine over every row first and take the sample from it (Engine.subset): a GPU's rows then cross once. */
   wholeFirst?: boolean;
+  /**
+   * The final pass over every row with these anchors, when the engines give it their own way (a
+   * streamed compress: block after block, api/compress-stream.ts); else whole()'s engine runs it.
+   */
+  finalPass?(anchors: Float32Array): Promise<{ energy: number; assignments: Uint32Array }>;
 }
 
 /**
@@ -80,7 +85,7 @@ export async function train(engines: TrainEngines, cfg: AnnealConfig, sample: Sa
   // over every row when it opens first.
   const rows = sampleRows(new Rng((cfg.seed ^ SAMPLE_STREAM) >>> 0), engines.n, s);
   let trained: AnnealResult;
-  let engine = engines.wholeFirst ? await engines.whole() : undefined;
+  let engine = engines.wholeFirst && !engines.finalPass ? await engines.whole() : undefined;
   try {
     const sampled = engine ? await engine.subset(rows) : await engines.rows(rows);
     let openSeconds = (performance.now() - t) / 1000;
@@ -95,11 +100,16 @@ export async function train(engines: TrainEngines, cfg: AnnealConfig, sample: Sa
     const t0 = performance.now();
     if (hooks.signal?.aborted) throw new InterruptedError();
     hooks.onFinalPass?.(); // the pass over every row (anneal's own final pass was over the sample)
-    engine ??= await engines.whole();
-    await engine.setAnchors(trained.anchors);
-    const fin = await engine.finalize();
-    const assignments = await engine.assignments();
-    await engine.dispose();
+    let fin: { energy: number };
+    let assignments: Uint32Array;
+    if (engines.finalPass) ({ assignments, ...fin } = await engines.finalPass(trained.anchors));
+    else {
+      engine ??= await engines.whole();
+      await engine.setAnchors(trained.anchors);
+      fin = await engine.finalize();
+      assignments = await engine.assignments();
+      await engine.dispose();
+    }
     const finalSeconds = (performance.now() - t0) / 1000; // the engine's disposal included
     return {
       ...trained,

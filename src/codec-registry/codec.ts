@@ -10,6 +10,9 @@ import type { Backend } from '../backend/types.js';
 import type { Decodable } from '../io/vlc/reconstruct.js';
 import type { CandidateScorer, SearchIndex } from '../search/types.js';
 import type { CodedResiduals, EncodedResiduals, ResidualInput, ResidualMode } from '../codecs/types.js';
+import type { BlockEncoder } from '../codecs/types.js';
+
+export type { BlockEncoder };
 
 /** One codec with its parameters: what a file stores beside each anchor id (each codec adds its own fields). */
 export interface CodecPlan {
@@ -110,6 +113,11 @@ export interface Codec<P extends CodecPlan = CodecPlan> {
   storable(p: P, n: number, d: number, m: number): boolean;
   /** Train (when it learns anything) and encode every vector; the residual error measured as it goes. */
   encode(p: P, input: ResidualInput, ctx: EncodeContext): Promise<EncodedResiduals>;
+  /**
+   * The encoder of rows in blocks (n rows of d, the anchors as stored), when this codec has one:
+   * compress then streams inputs of any size through it; without one they are held in memory.
+   */
+  blocks?(p: P, n: number, d: number, anchors: Float32Array): BlockEncoder;
   /** Start what encoding will need (threads) while the GPU trains; `sure`: this codec is the only one that can be chosen. */
   prewarm?(p: P, n: number, d: number, sure: boolean): void;
   /** The options that keep more than this codec when its recall is weak (default: --residual int8 or --quality 0.9). */

@@ -8,12 +8,12 @@ import { registerSection } from '../codecs/sections.js';
 import type { CodedResiduals, EncodedResiduals, ResidualInput, ResidualMode, ResidualSection } from '../codecs/types.js';
 import { bitsCodec } from './bits.js';
 import { ecCodec } from './ec.js';
-import type { Codec, CodecFacts, CodecPlan, EncodeContext, Goal, IndexBase, ResidualChoice, Shape } from './codec.js';
+import type { BlockEncoder, Codec, CodecFacts, CodecPlan, EncodeContext, Goal, IndexBase, ResidualChoice, Shape } from './codec.js';
 import { noneCodec } from './none.js';
 import { pqCodec } from './pq.js';
 import { int4Codec, int8Codec } from './scalar.js';
 
-export type { Codec, CodecFacts, CodecFlag, CodecPlan, EncodeContext, Goal, IndexBase, ResidualChoice, Shape } from './codec.js';
+export type { BlockEncoder, Codec, CodecFacts, CodecFlag, CodecPlan, EncodeContext, Goal, IndexBase, ResidualChoice, Shape } from './codec.js';
 export { largestFitting } from './codec.js';
 
 const codecs = new Map<ResidualMode, Codec>();
@@ -67,6 +67,20 @@ export function payloadBytesOf(p: CodecPlan, n: number, d: number, m: number): n
 
 export function storable(p: CodecPlan, n: number, d: number, m: number): boolean {
   return codecFor(p.mode).storable(p, n, d, m);
+}
+
+/** Whether rows can be encoded with the plan a block at a time (BlockEncoder), or it encodes nothing. */
+export function streamable(p: CodecPlan): boolean {
+  const c = codecFor(p.mode);
+  return !c.coded || c.blocks !== undefined;
+}
+
+/** The plan's encoder of rows in blocks (undefined: it encodes nothing); only for a streamable() plan. */
+export function blockEncoderFor(p: CodecPlan, n: number, d: number, anchors: Float32Array): BlockEncoder | undefined {
+  const c = codecFor(p.mode);
+  if (!c.coded) return undefined;
+  if (!c.blocks) throw new Error(`${c.name(p)}: no block encoder`);
+  return c.blocks(p, n, d, anchors);
 }
 
 /** Encode every vector with the plan (the plan's codec trains what it learns first). */

@@ -6,6 +6,7 @@ import { prefaultShared } from '../io/prefault.js';
 import type { CandidateScorer } from '../search/types.js';
 import { prewarmScalarEncoder, ScalarResiduals, scalarPayloadBytes, type ScalarMode } from '../codecs/scalar.js';
 import type { Codec, CodecPlan } from './codec.js';
+import { scalarBlockEncoder } from '../codecs/scalar-blocks.js';
 
 /** int8 and int4 share their encoder's threads (the registry's prewarm sees one function). */
 function prewarmScalar(_p: CodecPlan, n: number, d: number, sure: boolean): void {
@@ -30,6 +31,8 @@ function scalarCodec(kind: ScalarMode): Codec<CodecPlan> {
     storable: () => true,
     // Measures its error as it codes; on the training GPU when the backend has one (the same bytes).
     encode: (_p, input, { backend }) => backend.encodeScalar(kind, input),
+    // Inputs larger than memory: the same bytes, a block of rows at a time.
+    blocks: (_p, n, d, anchors) => scalarBlockEncoder(kind, n, d, anchors),
     prewarm: prewarmScalar,
     // int8 keeps nearly everything of the residual: what is left to gain is in smaller cells.
     ...(kind === 'int8' ? { keepsMore: (moreAnchors: number) => `--anchors ${moreAnchors}` } : {}),

@@ -342,6 +342,7 @@ export function scalarSection(mode: ScalarMode): ResidualSection {
   return {
     tag: mode === 'int8' ? 'RSD8' : 'RSD4',
     payloadBytes: (n, d) => 4 * d + n * scalarRowBytes(mode, d),
+    rowLayout: (d) => ({ head: 4 * d, rowBytes: scalarRowBytes(mode, d) }),
     read(input: PayloadLike, { n, d }: SectionContext, corrupt: (what: string) => Error) {
       const payload = asPayload(input); // a Payload from decodeVlc; bytes in one array from a test or a small caller
       const want = scalarPayloadBytes(mode, n, d);

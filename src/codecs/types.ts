@@ -3,7 +3,7 @@
 // checksummed section of the file: it knows how to train and encode (its own file), how to turn its
 // codes back into residuals, and how to write and read its section payload.
 
-import type { VectorsLike } from '../vectors/dataset.js';
+import type { Rows, VectorsLike } from '../vectors/dataset.js';
 import type { Payload } from '../io/vlc/payload.js';
 
 /**
@@ -80,9 +80,36 @@ export interface ResidualSection {
    */
   payloadBytes(n: number, d: number): number | undefined;
   /**
+   * When the payload is a fixed head then `rowBytes` per row (int8, int4): the sizes, so a reader
+   * can take rows [r0, r1) alone as the payload of r1 − r0 rows (head, then their bytes) and
+   * decode a file of any size a block at a time (io/vlc/file.ts openVlcRows). Undefined: read whole.
+   */
+  rowLayout?(d: number): { head: number; rowBytes: number };
+  /**
    * The residuals from the section's payload, every field checked. The payload may be larger than
    * one typed array holds: read it through views (payload.view for fixed fields, pieces() or views
    * of whole rows for the codes; codes may also be viewed in place: vectors/codes.ts).
    */
   read(payload: Payload, context: SectionContext, corrupt: (what: string) => Error): CodedResiduals;
+}
+
+/**
+ * A codec's encoder for rows that come a block at a time (api/compress-stream.ts: inputs larger
+ * than memory), writing the same bytes as its encode(). Blocks come in row order, each starting at
+ * a multiple of the encoders' 16,384-row blocks (codecs/scalar-rows.ts BLOCK_ROWS), in two passes: scan() sees every row
+ * (what the codes' parameters need), then encode() gives each block's file bytes.
+ */
+export interface BlockEncoder {
+  /** First pass: rows [r0, r0 + x.n), their anchors `assign`. */
+  scan(x: Rows, r0: number, assign: Uint32Array): void;
+  /** After the scan: fixes the parameters; `sample(list)` reads the listed rows and their anchors. */
+  finish(sample: (list: number[]) => { x: Rows; assign: Uint32Array }): void;
+  /** The section payload's bytes before the rows' codes. */
+  head(): Uint8Array;
+  /** Second pass: the payload bytes of rows [r0, r0 + x.n)'s codes; their error is summed in row order. */
+  encode(x: Rows, r0: number, assign: Uint32Array): Uint8Array;
+  /** Mean squared error of every row encoded (after the second pass), as encode() measures it. */
+  residualEnergy(): number;
+  /** The coded residuals of a few rows (x, their anchors `assign`): decoding the quality sample. */
+  residualsOf(x: Rows, assign: Uint32Array): CodedResiduals;
 }

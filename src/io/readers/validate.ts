@@ -53,7 +53,7 @@ function suspectRowFrom(ds: Dataset, row: number): number {
 }
 
 /** What is wrong with row `row` (undefined: its flagged values are large but within the limit). */
-function rowProblem(ds: Dataset, row: number, limit: number): string | undefined {
+function rowProblem(ds: Dataset, row: number, limit: number, rowOffset = 0): string | undefined {
   const { d } = ds;
   const data = rows(ds, row, row + 1);
   const f16 = ds.dtype === 'f16';
@@ -61,7 +61,7 @@ function rowProblem(ds: Dataset, row: number, limit: number): string | undefined
     const v = data[k];
     if (f16 ? (v & 0x7c00) === 0x7c00 : !Number.isFinite(v)) {
       const shown = f16 ? (v & 0x3ff ? 'NaN' : 'Inf') : String(v);
-      return `row ${row} has a non-finite value (${shown} in dimension ${k})`;
+      return `row ${rowOffset + row} has a non-finite value (${shown} in dimension ${k})`;
     }
   }
   if (f16) return undefined;
@@ -69,9 +69,22 @@ function rowProblem(ds: Dataset, row: number, limit: number): string | undefined
     const v = data[k];
     if (Math.abs(v) > limit)
       return (
-        `row ${row} has a value too large to compute with (${v.toPrecision(4)} in dimension ${k}): distances are float32, ` +
+        `row ${rowOffset + row} has a value too large to compute with (${v.toPrecision(4)} in dimension ${k}): distances are float32, ` +
         `which overflows beyond |x| = ${limit.toPrecision(3)} at d = ${d}; rescale the data`
       );
+  }
+  return undefined;
+}
+
+/**
+ * What is wrong with the first bad row of `ds`, rows numbered from `rowOffset` (a block of a larger
+ * input, read by io/readers/blocks.ts), with the same words as checkFinite; undefined: none.
+ */
+export function blockProblem(ds: Dataset, rowOffset: number): string | undefined {
+  const limit = maxAbsValue(ds.d);
+  for (let r = suspectRowFrom(ds, 0); r >= 0; r = suspectRowFrom(ds, r + 1)) {
+    const problem = rowProblem(ds, r, limit, rowOffset);
+    if (problem) return problem;
   }
   return undefined;
 }

@@ -16,6 +16,25 @@ const bytesOf = (a: ArrayBufferView) => new Uint8Array(a.buffer, a.byteOffset, a
  * the same content gives the same bytes.
  */
 export function encodeVlc(content: VlcContent): Uint8Array[] {
+  return encodeVlcParts(content).before;
+}
+
+/**
+ * A residual payload that continues past what `residuals.payload()` gives: `bytes` more, which
+ * the writer copies in itself (a streamed compress spills the codes to a file: io/vlc/file.ts
+ * writeVlcStreamed), and the CRC32C of the whole payload.
+ */
+export interface PayloadTail {
+  bytes: number;
+  crc: number;
+}
+
+/**
+ * encodeVlc's chunks, split where the residual payload's `tail` goes: `before` (everything up to
+ * it), then the tail's bytes, then `after` (its padding and the sections after it). Without a
+ * tail, `after` is empty and `before` is the whole file.
+ */
+export function encodeVlcParts(content: VlcContent, tail?: PayloadTail): { before: Uint8Array[]; after: Uint8Array[] } {
   const { anchors, assignments } = content;
   const base = content.manifest;
   const { n, d, m } = base;
@@ -47,31 +66,35 @@ export function encodeVlc(content: VlcContent): Uint8Array[] {
   head.set(json, FILE_HEADER_BYTES);
   hv.setUint32(20, crc32c(json, crc32c(head.subarray(8, 20))), true);
 
-  const chunks: Uint8Array[] = [head];
+  const before: Uint8Array[] = [head];
+  const after: Uint8Array[] = [];
+  let chunks = before;
   // A payload may come in pieces (a large section is not copied into one buffer): written in turn, checksummed as one.
-  const addSection = (tag: string, required: boolean, payload: Uint8Array | Uint8Array[], crc?: number) => {
+  const addSection = (tag: string, required: boolean, payload: Uint8Array | Uint8Array[], crc?: number, more?: PayloadTail) => {
     const pieces = Array.isArray(payload) ? payload : [payload];
-    const length = pieces.reduce((s, p) => s + p.length, 0);
+    const length = pieces.reduce((s, p) => s + p.length, 0) + (more?.bytes ?? 0);
     const sh = new Uint8Array(SECTION_HEADER_BYTES);
     const v = new DataView(sh.buffer);
     for (let i = 0; i < 4; i++) sh[i] = tag.charCodeAt(i) & 0x7f;
     v.setUint32(4, required ? FLAG_REQUIRED : 0, true);
     v.setBigUint64(8, BigInt(length), true);
-    v.setUint32(16, crc ?? pieces.reduce((c, p) => crc32c(p, c), 0), true);
+    v.setUint32(16, more ? more.crc : crc ?? pieces.reduce((c, p) => crc32c(p, c), 0), true);
     v.setUint32(20, crc32c(sh.subarray(0, 20)), true);
     chunks.push(sh, ...pieces);
+    if (more) chunks = after; // the tail's bytes go between the two lists
     const pad = align8(length) - length;
     if (pad) chunks.push(new Uint8Array(pad));
   };
   addSection('ANCH', true, anchorPayload);
   addSection('ASGN', true, assignPayload);
-  if (res) addSection(sectionOf(res.mode)!.tag, true, res.payload(), res.payloadCrc);
+  if (tail && !res) throw new Error('encodeVlcParts: a payload tail without residuals');
+  if (res) addSection(sectionOf(res.mode)!.tag, true, res.payload(), res.payloadCrc, tail);
   if (content.norms) addSection('NRMS', true, bytesOf(Float32Array.from(content.norms)));
   for (const s of extra) {
     if (!/^[\x20-\x7e]{4}$/.test(s.tag)) throw new Error(`encodeVlc: section tag must be 4 ASCII characters`);
     addSection(s.tag, s.required, s.payload);
   }
-  return chunks;
+  return { before, after };
 }
 
 /** The whole file in one buffer (tests, small files). */

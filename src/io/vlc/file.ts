@@ -8,8 +8,11 @@ import { log } from '../../log.js';
 import { quoteName } from '../names.js';
 import { openInput, streamBudget, type StreamInput } from '../readers/stream.js';
 import { parallelPayloadCrcs, PARALLEL_CHECK_MIN_BYTES } from './checksums.js';
+import { encodeVlcParts, type PayloadTail } from './encode.js';
 import { decodeVlc, decodeVlcHeader, encodeVlc, expectedVlcBytes, FILE_HEADER_BYTES, type VlcContent, type VlcFile } from './format.js';
-import { Payload } from './payload.js';
+import { FilePayload, Payload } from './payload.js';
+import { hasResiduals, sectionOf } from '../../codecs/sections.js';
+import { reconstructRange } from './reconstruct.js';
 
 /**
  * Read and validate a .vlc file (a path, '-' for stdin, a FIFO or a device); warnings (unknown
@@ -87,6 +90,83 @@ async function readStream(name: string, stream: StreamInput): Promise<Uint8Array
   return src.read(0, src.size);
 }
 
+/** Files at least this large, whose codes can be read a block of rows at a time, are decoded from the file (openVlcRows). */
+const ROWS_FROM_FILE_MIN_BYTES = 2 ** 30;
+let rowsFromFileMin = ROWS_FROM_FILE_MIN_BYTES;
+
+/** Tests: decode files of at least `bytes` from the file (undefined restores the default). */
+export function setRowsFromFileMinBytesForTests(bytes?: number): void {
+  rowsFromFileMin = bytes ?? ROWS_FROM_FILE_MIN_BYTES;
+}
+
+/** A .vlc file, validated, and its vectors rebuilt a block of rows at a time. */
+export interface VlcRows {
+  /** The file (without `residuals` when its codes stay on disk). */
+  file: VlcFile;
+  /** Vectors r0 .. r1 − 1 (anchor + residual) into `out` ((r1 − r0) × d), which is returned. */
+  rows(r0: number, r1: number, out: Float32Array): Float32Array;
+  close(): void;
+}
+
+/**
+ * readVlc for reading the vectors of a file of any size: a large regular file whose residual
+ * section is a head and fixed bytes per row (ResidualSection.rowLayout: int8, int4) is checked
+ * from the file as readVlc checks it (every checksum, a piece at a time) and its codes are then
+ * read a block of rows at a time, each block's through the section's own reader: memory holds
+ * the anchors, the assignments and one block, never the codes. Any other input is read whole.
+ */
+export async function openVlcRows(path: string, onBytes?: (read: number, total?: number) => void, onChecked?: (bytes: number, total: number) => void): Promise<VlcRows> {
+  const lazy = path === '-' ? undefined : openFromFile(path, onChecked);
+  if (lazy) return lazy;
+  const file = await readVlc(path, onBytes, onChecked);
+  return { file, rows: (r0, r1, out) => reconstructRange(file, r0, r1, out), close: () => {} };
+}
+
+function openFromFile(path: string, onChecked?: (bytes: number, total: number) => void): VlcRows | undefined {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(path);
+  } catch {
+    return undefined; // readVlc says why
+  }
+  if (!st.isFile() || st.size < Math.max(FILE_HEADER_BYTES, rowsFromFileMin)) return undefined;
+  const fd = fs.openSync(path, 'r');
+  try {
+    const whole = new FilePayload(fd, 0, st.size);
+    const { manifest } = decodeVlcHeader(whole, path);
+    const section = manifest && hasResiduals(manifest.residual) ? sectionOf(manifest.residual) : undefined;
+    const layout = section?.rowLayout?.(manifest!.d);
+    if (!manifest || (section && !layout)) {
+      fs.closeSync(fd);
+      return undefined;
+    }
+    const file = decodeVlc(whole, path, onChecked, [], true);
+    for (const w of file.warnings) log().warn(w);
+    const { d, m } = manifest;
+    const corrupt = (what: string) => new UsageError(`${quoteName(path)}: ${what}: file is corrupted`);
+    const head = layout && file.residualPayload!.view(0, layout.head);
+    return {
+      file,
+      rows(r0, r1, out) {
+        const assignments = file.assignments.subarray(r0, r1);
+        let residuals;
+        if (layout && section) {
+          // Rows [r0, r1) as the payload of r1 − r0 rows: the head, then their bytes.
+          const bytes = new Uint8Array(layout.head + (r1 - r0) * layout.rowBytes);
+          bytes.set(head!, 0);
+          bytes.set(file.residualPayload!.view(layout.head + r0 * layout.rowBytes, (r1 - r0) * layout.rowBytes), layout.head);
+          residuals = section.read(Payload.of(bytes), { n: r1 - r0, d, m, assignments, version: file.version }, corrupt);
+        }
+        return reconstructRange({ manifest: { d }, anchors: file.anchors, assignments, residuals }, 0, r1 - r0, out);
+      },
+      close: () => fs.closeSync(fd),
+    };
+  } catch (e) {
+    fs.closeSync(fd);
+    throw e;
+  }
+}
+
 /** The largest single Uint8Array Node allocates: what a stream (stdin), gathered in one array, may hold. */
 const MAX_BUFFER = 2 ** 32 - 1;
 const CHUNK = 16 << 20;
@@ -110,3 +190,36 @@ export async function writeVlc(out: OutputPlan | string, content: VlcContent, on
 }
 
 const WRITE_PIECE = 16 << 20;
+
+/**
+ * writeVlc for a file whose residual payload ends with bytes held elsewhere (a streamed compress's
+ * codes, spilled to a temp file): `tail.write(sink)` writes exactly `tail.bytes` of them where they
+ * belong. The same rules as writeVlc (atomic; nothing left behind on failure). Returns the size.
+ */
+export async function writeVlcStreamed(
+  out: OutputPlan | string, content: VlcContent, tail: PayloadTail & { write(sink: { write(chunk: Uint8Array): Promise<void> }): Promise<void> },
+  onBytes?: (written: number, total: number) => void,
+): Promise<number> {
+  const { before, after } = encodeVlcParts(content, tail);
+  const size = (chunks: Uint8Array[]) => chunks.reduce((s, c) => s + c.length, 0);
+  const total = size(before) + tail.bytes + size(after);
+  await writeOutput(
+    out,
+    async (sink) => {
+      const put = async (chunks: Uint8Array[]) => {
+        for (const c of chunks) for (let at = 0; at < c.length; at += WRITE_PIECE) await sink.write(c.subarray(at, at + WRITE_PIECE));
+      };
+      await put(before);
+      let written = 0;
+      await tail.write({ write: async (c) => {
+        written += c.length;
+        if (written > tail.bytes) throw new Error(`writeVlcStreamed: the tail gave more than its ${tail.bytes} bytes`);
+        await sink.write(c);
+      } });
+      if (written !== tail.bytes) throw new Error(`writeVlcStreamed: the tail gave ${written} of its ${tail.bytes} bytes`);
+      await put(after);
+    },
+    { onBytes: onBytes && ((written) => onBytes(written, total)) },
+  );
+  return total;
+}

@@ -128,6 +128,8 @@ export interface VlcFile {
   sections: SectionInfo[];
   /** Non-fatal findings (unknown optional sections skipped). */
   warnings: string[];
+  /** The residual section's payload, checked but not read (decodeVlc's `residualsLater`): the caller reads it in blocks. */
+  residualPayload?: Payload;
 }
 
 // Number arithmetic, not `& ~7`: sections and files pass 2^32 bytes.
@@ -248,10 +250,13 @@ function checksumInLine(payload: Payload, start: number, len: number, onChecked?
  * The file in `buf`, every checksum and field validated. `onChecked(bytes, total)` is told how far
  * the payload checksums have come (a large file's take seconds): called between chunks, in line.
  * `computed`: payload checksums already computed over `buf` (checksums.ts, on other threads),
- * compared here instead of computed again.
+ * compared here instead of computed again. `residualsLater`: the residual section is checked
+ * (checksum, tag, padding) but not read: it comes back as `residualPayload` (file.ts openVlcRows
+ * reads its codes a block of rows at a time).
  */
 export function decodeVlc(
   input: PayloadLike, source = '<input>', onChecked?: (bytes: number, total: number) => void, computed: readonly PayloadCrc[] = [],
+  residualsLater = false,
 ): VlcFile {
   const fail = (what: string) => new UsageError(`${quoteName(source)}: ${what}`);
   const corrupt = (what: string) => fail(`${what}: file is corrupted`);
@@ -342,6 +347,7 @@ export function decodeVlc(
   for (let i = 0; i < n; i++)
     if (assignments[i] >= m) throw corrupt(`section 'assignments': vector ${i} names anchor ${assignments[i]} but m = ${m}`);
 
+  if (residualsLater) return { version, manifest, anchors, assignments, fileBytes: len, sections, warnings, ...(residualBytes ? { residualPayload: residualBytes } : {}) };
   const residuals = !hasResiduals(manifest.residual) ? undefined : sectionOf(manifest.residual)!.read(residualBytes!, { n, d, m, assignments, version }, corrupt);
   const norms = normBytes ? decodeNorms(normBytes, n, corrupt) : undefined;
   return { version, manifest, anchors, assignments, residuals, ...(norms ? { norms } : {}), fileBytes: len, sections, warnings };

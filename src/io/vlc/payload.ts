@@ -5,6 +5,7 @@
 // fields, pieces() for whatever is as large as the codes (checksums, code range checks), each piece
 // at most viewLimitBytes() (1 GiB; tests shrink it, so a small file's sections come in many
 // pieces). Offsets are numbers (never 32-bit integer arithmetic): they pass 2^32.
+import * as fs from 'node:fs';
 import { viewLimitBytes } from '../../vectors/dataset.js';
 import { crc32c } from './crc32c.js';
 
@@ -73,6 +74,41 @@ export class Payload {
       at = end;
     }
     return true;
+  }
+}
+
+/**
+ * A payload that stays in its file: each view is read from the file when asked for (a fresh copy).
+ * What a large .vlc is decoded through when its codes are read a block of rows at a time
+ * (io/vlc/file.ts openVlcRows): the checks and checksums read it a piece at a time; nothing in it
+ * is one buffer (buffer and byteOffset are empty: only view() and what goes through it read it).
+ */
+export class FilePayload extends Payload {
+  constructor(
+    readonly fd: number,
+    readonly start: number,
+    length: number,
+  ) {
+    super(new ArrayBuffer(0), 0, 0);
+    (this as { length: number }).length = length;
+  }
+
+  override view(offset: number, length: number): Uint8Array {
+    if (!(offset >= 0 && length >= 0 && offset + length <= this.length))
+      throw new RangeError(`bytes ${offset}..${offset + length} are outside a ${this.length}-byte payload`);
+    const out = new Uint8Array(length);
+    for (let done = 0; done < length; ) {
+      const got = fs.readSync(this.fd, out, done, length - done, this.start + offset + done);
+      if (got === 0) throw new RangeError(`the file ends at ${this.start + offset + done}, inside bytes ${offset}..${offset + length} of a payload`);
+      done += got;
+    }
+    return out;
+  }
+
+  override sub(offset: number, length = this.length - offset): Payload {
+    if (!(offset >= 0 && length >= 0 && offset + length <= this.length))
+      throw new RangeError(`bytes ${offset}..${offset + length} are outside a ${this.length}-byte payload`);
+    return new FilePayload(this.fd, this.start + offset, length);
   }
 }
 
