@@ -81,8 +81,17 @@ async function ipKnn(
     if (s > r2) r2 = s;
   }
   for (let i = 0; i < nb; i++) bAug[i * D + d] = Math.sqrt(Math.max(0, r2 - norm2[i]));
+  // Each query scaled to length R (the order of ⟨q, x⟩ over x does not change): the augmented
+  // distance 2R² − 2⟨q, x⟩ then spans its whole range, where a short query against long base rows
+  // left the scores' differences below float32's resolution of R² (rows missed on the CPU).
   const qAug = new Float32Array(new SharedArrayBuffer(nq * D * 4));
-  for (let r = 0; r < nq; r++) qAug.set(q.subarray(r * d, (r + 1) * d), r * D);
+  const R = Math.sqrt(r2);
+  for (let r = 0; r < nq; r++) {
+    let qq = 0;
+    for (let t = 0; t < d; t++) qq += q[r * d + t] * q[r * d + t];
+    const f = qq > 0 && R > 0 ? R / Math.sqrt(qq) : 1;
+    for (let t = 0; t < d; t++) qAug[r * D + t] = q[r * d + t] * f;
+  }
   const wide = Math.min(nb, Math.max(k, Math.min(k + EXTRA, DEVICE_MAX_K)));
   const found = await exact.knn(bAug, nb, qAug, nq, D, wide);
   // Rescore each query's candidates exactly and keep the k best (ties: the lower id).

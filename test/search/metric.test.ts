@@ -140,3 +140,24 @@ describe.skipIf(!PYTHON_WITH_NUMPY)('--metric ip / cosine against numpy (n = 1,0
     expect(file.norms![500]).toBe(0);
   });
 });
+
+describe('ip when the base rows are far longer than the queries', () => {
+  it('the exact k-NN keeps the true top 10 (the queries are scaled before the reduction to L2: float32 once lost the 10th)', async () => {
+    const [n, d, nq, k] = [6_007, 37, 23, 10];
+    const r = rng(11);
+    // Rows of every length from 1 to about 10^6, queries of length about 3.
+    const base = Float32Array.from({ length: n * d }, (_, i) => (r() - 0.5) * 10 ** (Math.floor(i / d) % 7));
+    const queries = Float32Array.from({ length: nq * d }, () => r() - 0.5);
+    const got = await withMetric(cpu, 'ip').knn(base, n, queries, nq, d, k);
+    for (let q = 0; q < nq; q++) {
+      const s = new Float64Array(n);
+      for (let i = 0; i < n; i++) {
+        let t = 0;
+        for (let j = 0; j < d; j++) t += queries[q * d + j] * base[i * d + j];
+        s[i] = -t;
+      }
+      const want = Array.from(s.keys()).sort((a, b) => s[a] - s[b] || a - b).slice(0, k);
+      expect(Array.from(got.ids.subarray(q * k, (q + 1) * k)), `query ${q}`).toEqual(want);
+    }
+  });
+});
