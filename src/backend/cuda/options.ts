@@ -55,7 +55,7 @@ export interface CudaOptions {
    * On compute capability 9.0, load the Hopper machine code compiled from the PTX at build time
    * (build/sm_90/*.cubin) instead of the PTX: the driver JIT-compiles PTX in every process whose JIT
    * cache is cold, once per GPU context, which cost seconds of setup per GPU
-   * (bench/results/2026-11-27-h200x4-r3d.json). false loads the PTX, for A/B runs and to check the
+   * (bench/results/2026-11-27-h200x4-r3d.json; against a machine-code load of 0.99 s on a cold cache, -r3e.json). false loads the PTX, for A/B runs and to check the
    * JIT path. VLC_CUDA_CUBIN=0|1.
    */
   machineCode: boolean;
