@@ -116,11 +116,12 @@ describe('--gpu 0,1: the rows split over the GPUs listed, one CUDA context each'
     const big = join(dir, 'big.npy');
     const body = new Float32Array(2200 * 8).map((_, e) => Math.cos(e * 0.29) * 2 + ((e / 8) % 7 | 0));
     writeFileSync(big, Buffer.concat([Buffer.from(npyHeader('<f4', [2200, 8])), Buffer.from(body.buffer)]));
-    const resident = await onGpus('0', ['--sample', '400'], big);
+    // A fixed codec: the default search may train pq, whose engines do not fit the small VLC_CUDA_MAX_BYTES below.
+    const resident = await onGpus('0', ['--sample', '400', '--residual', 'int8'], big);
     expect(resident.fake.asyncCopies).toBe(0);
     process.env.VLC_CUDA_MAX_BYTES = String(engineBytes(1100, 8, 6, 'f32', 4, 256));
     try {
-      const streamed = await onGpus('0,1', ['--sample', '400'], big);
+      const streamed = await onGpus('0,1', ['--sample', '400', '--residual', 'int8'], big);
       expect(streamed.r.code, streamed.r.err).toBe(0);
       expect(streamed.fake.asyncCopies).toBeGreaterThanOrEqual(2 * 5);
       expect([streamed.fake.live, streamed.fake.livePinned]).toEqual([0, 0]);
