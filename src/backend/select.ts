@@ -5,7 +5,7 @@ import { log } from '../log.js';
 import type { Backend } from './types.js';
 import type { ExactKnn } from './device.js';
 import { createCpuBackend, cpuKnn } from './cpu/index.js';
-import { checkGpuIndex, probeCuda, createCudaBackend } from './cuda/index.js';
+import { checkGpuIndex, probeCuda, createCudaBackend, type CudaProbe } from './cuda/index.js';
 import { shardedBackend } from './sharded/backend.js';
 import { peerGroup } from './cuda/peer.js';
 
@@ -36,14 +36,14 @@ function cpuBackend(o: SelectOptions): Backend {
   return shardedBackend(Array.from({ length: shardsForTests }, () => createCpuBackend({ threads })));
 }
 
-async function cudaBackend(o: SelectOptions, gpus: number): Promise<Backend> {
+async function cudaBackend(o: SelectOptions, probe: CudaProbe & { ok: true }): Promise<Backend> {
   let listed = Array.isArray(o.gpu) ? o.gpu : [o.gpu];
   if (listed.length > 1 && o.worthUsing) {
-    for (const id of listed) checkGpuIndex(id); // a GPU that does not exist is an error even where fewer would be used
+    for (const id of listed) checkGpuIndex(id, probe); // a GPU that does not exist is an error even where fewer would be used
     listed = o.worthUsing(listed);
   }
   if (listed.length === 1 && shardsForTests <= 1) return createCudaBackend(listed[0]);
-  const ids = listed.length > 1 ? listed : Array.from({ length: shardsForTests }, (_, k) => (k === 0 ? listed[0] : (listed[0] + k) % gpus));
+  const ids = listed.length > 1 ? listed : Array.from({ length: shardsForTests }, (_, k) => (k === 0 ? listed[0] : (listed[0] + k) % probe.devices.length));
   const members: Backend[] = [];
   try {
     for (const id of ids) members.push(await createCudaBackend(id));
@@ -70,11 +70,11 @@ export async function selectBackend(o: SelectOptions): Promise<Backend> {
     log().debug(probe.reason);
     return cpuBackend(o);
   }
-  if (o.device === 'cuda') return cudaBackend(o, probe.devices.length);
+  if (o.device === 'cuda') return cudaBackend(o, probe);
   // auto: a GPU that is seen but cannot be used (PTX too new for the driver, no memory...) also
   // falls back, with one line saying why; a bad --gpu index stays a usage error.
   try {
-    return await cudaBackend(o, probe.devices.length);
+    return await cudaBackend(o, probe);
   } catch (e) {
     if (!(e instanceof DeviceError)) throw e;
     log().info(`using the CPU: ${e.message}`);

@@ -7,6 +7,7 @@ import { encodeEc } from '../../dist/codecs/ec/encode.js';
 import { ecSection, type EcResiduals } from '../../dist/codecs/ec/residuals.js';
 import { waterFillingBits } from '../../dist/codecs/ec/steps.js';
 import { rng } from '../rng.js';
+import { decoded, joined } from './ec-helpers.js';
 
 class Corrupt extends Error {}
 const corrupt = (what: string) => new Corrupt(what);
@@ -22,25 +23,6 @@ function mixture(n: number, d: number, m: number, seed: number, outliers = 0) {
     for (let k = 0; k < d; k++) x[i * d + k] = anchors[a * d + k] + 0.3 * Math.exp(-k / 8) * g() + (r() < outliers ? 40 * g() : 0);
   }
   return { x, n, d, anchors, assign };
-}
-
-function joined(res: EcResiduals): Uint8Array {
-  const parts = res.payload();
-  const out = new Uint8Array(parts.reduce((s, p) => s + p.length, 0));
-  let o = 0;
-  for (const p of parts) (out.set(p, o), (o += p.length));
-  return out;
-}
-
-/** Every row's reconstruction through addTo. */
-function decoded(res: EcResiduals, input: ReturnType<typeof mixture>): Float32Array {
-  const { n, d, anchors, assign } = input;
-  const out = new Float32Array(n * d);
-  for (let i = 0; i < n; i++) {
-    out.set(anchors.subarray(assign[i] * d, assign[i] * d + d), i * d);
-    res.addTo(i, out, i * d);
-  }
-  return out;
 }
 
 /** Empirical entropy of each coded dimension's codes over all rows, summed, in bytes. */

@@ -4,9 +4,10 @@
 // every run, and damaged rotated sections refused with a reason (cuts, flips, random payloads).
 import { describe, expect, it } from 'vitest';
 import { encodeEc } from '../../dist/codecs/ec/encode.js';
-import { ecSection, type EcResiduals } from '../../dist/codecs/ec/residuals.js';
+import { ecSection } from '../../dist/codecs/ec/residuals.js';
 import { symmetricEigenFull } from '../../dist/codecs/ec/rotation.js';
 import { rng } from '../rng.js';
+import { decoded, joined } from './ec-helpers.js';
 
 class Corrupt extends Error {}
 const corrupt = (what: string) => new Corrupt(what);
@@ -29,24 +30,6 @@ function correlated(n: number, d: number, m: number, seed: number) {
     }
   }
   return { x, n, d, anchors, assign };
-}
-
-function joined(res: EcResiduals): Uint8Array {
-  const parts = res.payload();
-  const out = new Uint8Array(parts.reduce((s, p) => s + p.length, 0));
-  let o = 0;
-  for (const p of parts) (out.set(p, o), (o += p.length));
-  return out;
-}
-
-function decoded(res: EcResiduals, input: { n: number; d: number; anchors: Float32Array; assign: Uint32Array }): Float32Array {
-  const { n, d, anchors, assign } = input;
-  const out = new Float32Array(n * d);
-  for (let i = 0; i < n; i++) {
-    out.set(anchors.subarray(assign[i] * d, assign[i] * d + d), i * d);
-    res.addTo(i, out, i * d);
-  }
-  return out;
 }
 
 const mse = (x: Float32Array, y: Float32Array, n: number) => {

@@ -106,9 +106,8 @@ function listDevices(devices: CudaDeviceInfo[]): string {
   return devices.map((d) => `${d.index} (${d.name})`).join(', ');
 }
 
-/** The probe, after checking that GPU `gpu` exists: UsageError (exit 2) naming the GPUs there are where not. */
-export function checkGpuIndex(gpu: number): CudaProbe & { ok: true } {
-  const probe = probeCuda();
+/** The probe (made here unless given), after checking that GPU `gpu` exists: UsageError (exit 2) naming the GPUs there are where not. */
+export function checkGpuIndex(gpu: number, probe: CudaProbe = probeCuda()): CudaProbe & { ok: true } {
   if (!probe.ok) throw new CudaError(probe.reason, -1);
   if (!Number.isInteger(gpu) || gpu < 0 || gpu >= probe.devices.length) {
     throw new UsageError(
