@@ -58,6 +58,8 @@ export class CudaContext {
   private inFlight: string[] = [];
   private out = new BigUint64Array(1);
   private closed = false;
+  /** Large uploads page-lock the host's buffer and copy asynchronously (pin.ts; CudaOptions.pinUploads). */
+  pinUploads = true;
 
   private constructor(
     readonly drv: CudaDriver,
@@ -290,6 +292,17 @@ export class CudaContext {
     }
     this.waitMs += performance.now() - t0;
     if (endsKernels) this.inFlight = []; // an event of the copy stream, or of one tile, says nothing of later kernels
+  }
+
+  /** Block (no polling) until everything queued on the stream is done: for cleanup on a failure path only. */
+  drainBlocking(): void {
+    const ev = this.event();
+    try {
+      this.record(ev);
+      this.drv.cuEventSynchronize(ev);
+    } finally {
+      this.destroyEvent(ev);
+    }
   }
 
   /** Wait (polling: Ctrl-C is heard) until every kernel and copy queued on the stream so far is done. */

@@ -18,9 +18,10 @@ import { KERNELS, launch } from './kernels.js';
 import { HeldBuffers, type DeviceBuffer } from './pool.js';
 import { log } from '../../log.js';
 import { takeShared } from '../../io/prefault.js';
+import { uploadLarge } from './pin.js';
 
-/** Bytes per synchronous copy of the vectors (Ctrl-C is heard between them through the waits). */
-const UPLOAD_CHUNK = 64 << 20;
+/** Bytes of the vectors per upload view (pin.ts locks and copies each in pieces). */
+const UPLOAD_VIEW = 2 ** 30;
 const THREADS = KERNELS.residual_rows.threads;
 
 export async function encodeScalarOnGpu(
@@ -33,7 +34,7 @@ export async function encodeScalarOnGpu(
   const { alloc } = held;
   const t: number[] = [performance.now()]; // upload, ranges, codes, download, checksum (-v)
   try {
-    const { X, C, A } = uploadInput(ctx, input, alloc);
+    const { X, C, A } = await uploadInput(ctx, input, alloc);
     t.push(performance.now());
     const maxAbsBuf = alloc('residual ranges', blocks * d * 8);
     const sumSqBuf = alloc('residual sums of squares', blocks * d * 8);
@@ -82,13 +83,13 @@ export async function encodeScalarOnGpu(
 }
 
 /** The vectors, the anchors as stored and the assignments, on the device (the vectors a chunk at a time). */
-function uploadInput(ctx: CudaContext, input: ResidualInput, alloc: (name: string, bytes: number) => DeviceBuffer) {
+async function uploadInput(ctx: CudaContext, input: ResidualInput, alloc: (name: string, bytes: number) => DeviceBuffer) {
   const { n, d } = input;
   const x = asRows(input.x, n, d);
   const bytes = n * d * elementBytes(x.dtype);
   const X = alloc('vectors (residuals)', bytes);
-  for (let off = 0; off < bytes; off += UPLOAD_CHUNK) {
-    ctx.upload(X, new Uint8Array(x.buffer, x.byteOffset + off, Math.min(UPLOAD_CHUNK, bytes - off)), off);
+  for (let off = 0; off < bytes; off += UPLOAD_VIEW) {
+    await uploadLarge(ctx, X, new Uint8Array(x.buffer, x.byteOffset + off, Math.min(UPLOAD_VIEW, bytes - off)), off);
   }
   const C = alloc('stored anchors (residuals)', input.anchors.length * 4);
   ctx.upload(C, input.anchors);
@@ -108,7 +109,7 @@ export async function encodeBitsOnGpu(ctx: CudaContext, input: ResidualInput, R:
   const held = new HeldBuffers(ctx.pool);
   const { alloc } = held;
   try {
-    const { X, C, A } = uploadInput(ctx, input, alloc);
+    const { X, C, A } = await uploadInput(ctx, input, alloc);
     const B = alloc('bits per dimension', d);
     ctx.upload(B, plan.bits);
     const S = alloc('bits steps', d * 4);
