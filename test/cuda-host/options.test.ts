@@ -23,7 +23,7 @@ function usage(env: Record<string, string>): string {
 
 describe('CUDA options', () => {
   it('defaults: screen where it pays, on tensor cores, all free memory, resident', () => {
-    expect(cudaOptionsFromEnv({})).toEqual({ screen: 'auto', wgmma: true, screenKeys: 'auto', reduce: 'sorted', maxDeviceBytes: undefined, tileRows: undefined, stagingBytes: 64 * 2 ** 20, machineCode: true, pinUploads: true });
+    expect(cudaOptionsFromEnv({})).toEqual({ screen: 'auto', wgmma: true, screenKeys: 'auto', reduce: 'sorted', maxDeviceBytes: undefined, tileRows: undefined, stagingBytes: 64 * 2 ** 20, machineCode: true, pinCopies: true });
     expect(cudaOptionsFromEnv({ PATH: '/bin', VLC_CUDA_LIB: '/x/libcuda.so.1', VLC_CUDA_WGMMA: '' })).toEqual(CUDA_DEFAULTS);
   });
 

@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
 import { createCudaBackend } from '../../dist/backend/cuda/index.js';
-import { PIN_GAP, uploadLarge } from '../../dist/backend/cuda/pin.js';
+import { PIN_GAP, downloadLarge, uploadLarge } from '../../dist/backend/cuda/pin.js';
 import { FakeCuda } from './fake-driver.js';
 import { rng } from '../rng.js';
 
@@ -21,7 +21,7 @@ function randomBytes(n: number, seed: number): Uint8Array {
 }
 
 describe('uploadLarge (page-locked pieces)', () => {
-  it('puts every byte on the device, at the offset, for odd sizes and several pieces', async () => {
+  it('puts every byte on the device and back, at the offset, for odd sizes and several pieces', async () => {
     const fake = new FakeCuda({ devices: [GPU] });
     setDriverForTests(fake.api);
     const b = await createCudaBackend(0, {});
@@ -33,11 +33,14 @@ describe('uploadLarge (page-locked pieces)', () => {
       const back = new Uint8Array(bytes);
       b.ctx.download(back, buf, at);
       expect(Buffer.compare(back, src)).toBe(0);
+      const down = new Uint8Array(bytes).fill(0xa5); // poisoned: every byte must be written
+      await downloadLarge(b.ctx, down, buf, at, piece);
+      expect(Buffer.compare(down, src)).toBe(0);
       b.ctx.pool.free(buf);
     }
-    expect(fake.registrations).toBeGreaterThanOrEqual(4); // the first input's pieces were locked, not copied from pageable memory
+    expect(fake.registrations).toBeGreaterThanOrEqual(8); // the first input's pieces were locked both ways, not copied from pageable memory
     expect(fake.lockedRanges).toBe(0);
-    expect(b.ctx.pinUploads).toBe(true);
+    expect(b.ctx.pinCopies).toBe(true);
     await b.close();
   });
 
@@ -54,7 +57,7 @@ describe('uploadLarge (page-locked pieces)', () => {
       const back = new Uint8Array(halves[k].byteLength);
       g[k].ctx.download(back, bufs[k]);
       expect(Buffer.compare(back, halves[k])).toBe(0);
-      expect(g[k].ctx.pinUploads).toBe(true); // no lock was refused
+      expect(g[k].ctx.pinCopies).toBe(true); // no lock was refused
     }
     expect(fake.registrations).toBe(5); // 2 + 3 pieces with a locked body
     expect(fake.lockedRanges).toBe(0);
@@ -72,7 +75,7 @@ describe('uploadLarge (page-locked pieces)', () => {
     const back = new Uint8Array(src.byteLength);
     b.ctx.download(back, buf);
     expect(Buffer.compare(back, src)).toBe(0);
-    expect(b.ctx.pinUploads).toBe(false);
+    expect(b.ctx.pinCopies).toBe(false);
     expect(fake.registrations).toBe(0);
     await b.close();
   });
@@ -80,7 +83,7 @@ describe('uploadLarge (page-locked pieces)', () => {
   it('VLC_CUDA_PIN=0 copies from pageable memory', async () => {
     const fake = new FakeCuda({ devices: [GPU] });
     setDriverForTests(fake.api);
-    const b = await createCudaBackend(0, { pinUploads: false });
+    const b = await createCudaBackend(0, { pinCopies: false });
     const src = randomBytes(5 * PIN_GAP + 3, 5);
     const buf = b.ctx.pool.alloc('t', src.byteLength);
     await uploadLarge(b.ctx, buf, src, 0, 2 * PIN_GAP);

@@ -58,8 +58,8 @@ export class CudaContext {
   private inFlight: string[] = [];
   private out = new BigUint64Array(1);
   private closed = false;
-  /** Large uploads page-lock the host's buffer and copy asynchronously (pin.ts; CudaOptions.pinUploads). */
-  pinUploads = true;
+  /** Large copies page-lock the host's buffer and run asynchronously (pin.ts; CudaOptions.pinCopies). */
+  pinCopies = true;
 
   private constructor(
     readonly drv: CudaDriver,
@@ -259,6 +259,14 @@ export class CudaContext {
     if (src.byteLength === 0) return;
     this.makeCurrent();
     check(this.drv, this.drv.cuMemcpyHtoDAsync_v2(buf.ptr + BigInt(offsetBytes), src, src.byteLength, stream), `copy to GPU (${buf.name})`);
+  }
+
+  /** Queue a copy of `buf` at offsetBytes into `dst` on `stream` (page-locked `dst`: it lands later, after an event recorded behind it). */
+  downloadAsync(dst: Uint8Array, buf: DeviceBuffer, offsetBytes: number, stream: Handle): void {
+    if (offsetBytes + dst.byteLength > buf.bytes) throw new Error(`download past the end of ${buf.name}`);
+    if (dst.byteLength === 0) return;
+    this.makeCurrent();
+    check(this.drv, this.drv.cuMemcpyDtoHAsync_v2(dst, buf.ptr + BigInt(offsetBytes), dst.byteLength, stream), `copy from GPU (${buf.name})`);
   }
 
   elapsedMs(start: Handle, end: Handle): number {

@@ -65,7 +65,7 @@ export interface CudaOptions {
    * the host thread, and several GPUs copy at once. false copies from pageable memory, for A/B
    * runs. VLC_CUDA_PIN=0|1.
    */
-  pinUploads: boolean;
+  pinCopies: boolean;
 }
 
 export const CUDA_DEFAULTS: Readonly<CudaOptions> = Object.freeze({
@@ -77,7 +77,7 @@ export const CUDA_DEFAULTS: Readonly<CudaOptions> = Object.freeze({
   tileRows: undefined,
   stagingBytes: 64 * 2 ** 20,
   machineCode: true,
-  pinUploads: true,
+  pinCopies: true,
 });
 
 /** Tile rows are a multiple of this: the points of one k-means++ block (SEED_POINTS of seed.cu). */
@@ -111,7 +111,7 @@ export function cudaOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CudaOp
     ...(reduce !== undefined && { reduce: choice('VLC_CUDA_REDUCE', reduce, { sorted: 'sorted', atomic: 'atomic' } as const) }),
     ...(maxBytes !== undefined && { maxDeviceBytes: parseBytes('VLC_CUDA_MAX_BYTES', maxBytes) }),
     ...(cubin !== undefined && { machineCode: choice('VLC_CUDA_CUBIN', cubin, { '1': true, '0': false } as const) }),
-    ...(pin !== undefined && { pinUploads: choice('VLC_CUDA_PIN', pin, { '1': true, '0': false } as const) }),
+    ...(pin !== undefined && { pinCopies: choice('VLC_CUDA_PIN', pin, { '1': true, '0': false } as const) }),
   });
 }
 
@@ -131,7 +131,7 @@ export function cudaOptions(o: Partial<CudaOptions> = {}): CudaOptions {
     throw new Error(`tileRows must be a positive multiple of ${TILE_ALIGN}, got ${r.tileRows}`);
   }
   if (typeof r.machineCode !== 'boolean') throw new Error(`machineCode must be true or false, got ${String(r.machineCode)}`);
-  if (typeof r.pinUploads !== 'boolean') throw new Error(`pinUploads must be true or false, got ${String(r.pinUploads)}`);
+  if (typeof r.pinCopies !== 'boolean') throw new Error(`pinCopies must be true or false, got ${String(r.pinCopies)}`);
   if (!(Number.isInteger(r.stagingBytes) && r.stagingBytes > 0)) throw new Error(`stagingBytes must be a positive whole number, got ${r.stagingBytes}`);
   return r;
 }

@@ -1,10 +1,11 @@
-// Large host→device copies (an engine's resident rows, the residual encoder's input) from the
-// host's own buffer, page-locked a piece at a time. From pageable memory the driver stages every
-// byte through a buffer of its own on the calling thread, and with one JS thread several GPUs'
-// uploads take turns. Locked with cuMemHostRegister, a piece is read by the GPU's copy engine
-// directly while the host locks the next one, and the GPUs of a sharded engine copy at once: the
-// host's cost is the locking alone (bench/results/2026-11-28-h100-r3h.json measured locking, and
-// pageable and locked copies, on the device). The bytes on the device are the same either way.
+// Large copies between the host and a GPU — an engine's resident rows and the residual encoder's
+// input going up, the residual codes coming down — through the host's own buffer, page-locked a
+// piece at a time. From pageable memory the driver stages every byte through a buffer of its own
+// on the calling thread, and with one JS thread several GPUs' copies take turns. Locked with
+// cuMemHostRegister, a piece is read (or written) by the GPU's copy engine directly while the host
+// locks the next one, and the GPUs of a sharded engine copy at once: the host's cost is the locking
+// alone (bench/results/2026-11-28-h100-r3h.json measured locking, and pageable and locked copies,
+// on the device). The bytes are the same either way.
 import { setImmediate as yieldImmediate } from 'node:timers/promises';
 import { InterruptedError } from '../../errors.js';
 import { interruptSignal } from '../../interrupt.js';
@@ -28,36 +29,36 @@ const SYNC_CHUNK = 64 * 2 ** 20;
 const PORTABLE = 1;
 
 /** Copy `src` to `buf` at `offsetBytes`, waiting until it is there. `piece`: tests cut small inputs into several pieces. */
-export async function uploadLarge(ctx: CudaContext, buf: DeviceBuffer, src: Uint8Array, offsetBytes = 0, piece = PIN_PIECE): Promise<void> {
-  if (offsetBytes + src.byteLength > buf.bytes) throw new Error(`upload past the end of ${buf.name}`);
+export function uploadLarge(ctx: CudaContext, buf: DeviceBuffer, src: Uint8Array, offsetBytes = 0, piece = PIN_PIECE): Promise<void> {
+  return copyLarge(ctx, 'up', buf, src, offsetBytes, piece);
+}
+
+/** Copy `dst.byteLength` bytes of `buf` from `offsetBytes` into `dst`, waiting until they are there. */
+export function downloadLarge(ctx: CudaContext, dst: Uint8Array, buf: DeviceBuffer, offsetBytes = 0, piece = PIN_PIECE): Promise<void> {
+  return copyLarge(ctx, 'down', buf, dst, offsetBytes, piece);
+}
+
+async function copyLarge(ctx: CudaContext, way: 'up' | 'down', buf: DeviceBuffer, host: Uint8Array, offsetBytes: number, piece: number): Promise<void> {
+  if (offsetBytes + host.byteLength > buf.bytes) throw new Error(`copy past the end of ${buf.name}`);
   const locked: Uint8Array[] = [];
-  const pageable: [Uint8Array, number][] = []; // [bytes, offset in src]: copied synchronously at the end
-  let queued = false;
+  const pageable: [Uint8Array, number][] = []; // [bytes, offset in host]: copied synchronously at the end
   try {
-    for (let off = 0; off < src.byteLength; off += piece) {
-      const end = Math.min(src.byteLength, off + piece);
+    for (let off = 0; off < host.byteLength; off += piece) {
+      const end = Math.min(host.byteLength, off + piece);
       const body = end - off - PIN_GAP;
-      if (!ctx.pinUploads || body <= 0) {
-        pageable.push([src.subarray(off, end), off]);
-        continue;
-      }
-      const part = src.subarray(off, off + body);
-      ctx.makeCurrent();
-      const st = ctx.drv.cuMemHostRegister_v2(part, part.byteLength, PORTABLE);
-      if (st !== CU.SUCCESS) {
-        ctx.pinUploads = false; // a driver that refuses once refuses again: stop asking
-        log().debug(`${ctx.where}: page-locking the upload refused (${describeStatus(ctx.drv, st)}): copies from pageable memory`);
-        pageable.push([src.subarray(off, end), off]);
+      const part = body > 0 && ctx.pinCopies ? lock(ctx, host.subarray(off, off + body)) : undefined;
+      if (!part) {
+        pageable.push([host.subarray(off, end), off]);
         continue;
       }
       locked.push(part);
-      ctx.uploadAsync(buf, part, offsetBytes + off, ctx.stream);
-      queued = true;
-      pageable.push([src.subarray(off + body, end), off + body]);
+      if (way === 'up') ctx.uploadAsync(buf, part, offsetBytes + off, ctx.stream);
+      else ctx.downloadAsync(part, buf, offsetBytes + off, ctx.stream);
+      pageable.push([host.subarray(off + body, end), off + body]);
       if (interruptSignal.aborted) throw new InterruptedError();
       await yieldImmediate(); // other GPUs lock and queue their pieces meanwhile
     }
-    if (queued) await ctx.finish();
+    if (locked.length) await ctx.finish();
   } finally {
     if (locked.length) {
       try {
@@ -70,9 +71,21 @@ export async function uploadLarge(ctx: CudaContext, buf: DeviceBuffer, src: Uint
   }
   for (const [bytes, off] of pageable) {
     for (let k = 0; k < bytes.byteLength; k += SYNC_CHUNK) {
-      ctx.upload(buf, bytes.subarray(k, Math.min(bytes.byteLength, k + SYNC_CHUNK)), offsetBytes + off + k);
+      const part = bytes.subarray(k, Math.min(bytes.byteLength, k + SYNC_CHUNK));
+      if (way === 'up') ctx.upload(buf, part, offsetBytes + off + k);
+      else ctx.download(part, buf, offsetBytes + off + k);
       if (interruptSignal.aborted) throw new InterruptedError();
       if (bytes.byteLength > SYNC_CHUNK) await yieldImmediate();
     }
   }
+}
+
+/** `part`, page-locked; undefined when the driver refuses (then it is not asked again in this context). */
+function lock(ctx: CudaContext, part: Uint8Array): Uint8Array | undefined {
+  ctx.makeCurrent();
+  const st = ctx.drv.cuMemHostRegister_v2(part, part.byteLength, PORTABLE);
+  if (st === CU.SUCCESS) return part;
+  ctx.pinCopies = false;
+  log().debug(`${ctx.where}: page-locking host memory refused (${describeStatus(ctx.drv, st)}): copies from pageable memory`);
+  return undefined;
 }

@@ -18,7 +18,7 @@ import { KERNELS, launch } from './kernels.js';
 import { HeldBuffers, type DeviceBuffer } from './pool.js';
 import { log } from '../../log.js';
 import { takeShared } from '../../io/prefault.js';
-import { uploadLarge } from './pin.js';
+import { downloadLarge, uploadLarge } from './pin.js';
 
 /** Bytes of the vectors per upload view (pin.ts locks and copies each in pieces). */
 const UPLOAD_VIEW = 2 ** 30;
@@ -61,7 +61,7 @@ export async function encodeScalarOnGpu(
     await ctx.finish();
     t.push(performance.now());
     const codes = allocCodes<Int8Array>('i8', n, d, true, takeShared(Math.max(1, n * d)));
-    downloadCodes(ctx, codes, codesBuf);
+    await downloadCodes(ctx, codes, codesBuf);
     const rowErr = new Float64Array(n);
     ctx.download(rowErr, rowErrBuf);
     const rowSums = sumsBuf && new Float64Array(sumsBuf.count * 4);
@@ -121,7 +121,7 @@ export async function encodeBitsOnGpu(ctx: CudaContext, input: ResidualInput, R:
     });
     await ctx.finish();
     const codes = allocCodes<Uint8Array>('u8', n, R, false);
-    downloadCodes(ctx, codes, codesBuf);
+    await downloadCodes(ctx, codes, codesBuf);
     const rowErr = new Float64Array(n);
     ctx.download(rowErr, rowErrBuf);
     return { residuals: new BitsResiduals(n, d, R, plan.bits, plan.steps, codes), residualEnergy: blockSums(rowErr, n) / Math.max(1, n) };
@@ -191,11 +191,22 @@ function downloadStaged(ctx: CudaContext, bytes: Uint8Array, src: DeviceBuffer, 
   }
 }
 
-/** The device's codes (rows × width bytes from the buffer's start) into the host's pieces, each from its offset. */
-function downloadCodes(ctx: CudaContext, codes: Codes, src: DeviceBuffer): void {
+/**
+ * The device's codes (rows × width bytes from the buffer's start) into the host's pieces, each
+ * from its offset: into the pieces themselves, page-locked (pin.ts), or else through a page-locked
+ * chunk of our own.
+ */
+async function downloadCodes(ctx: CudaContext, codes: Codes, src: DeviceBuffer): Promise<void> {
+  let at = 0;
+  if (ctx.pinCopies) {
+    for (const piece of codes.bytePieces()) {
+      await downloadLarge(ctx, piece, src, at);
+      at += piece.length;
+    }
+    return;
+  }
   const pinned = codes.length > 0 ? ctx.hostBuffer(Math.min(codes.length, STAGE_BYTES)) : undefined;
   try {
-    let at = 0;
     for (const piece of codes.bytePieces()) {
       downloadStaged(ctx, piece, src, at, pinned);
       at += piece.length;
