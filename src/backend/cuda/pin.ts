@@ -25,8 +25,12 @@ export const PIN_PIECE = 256 * 2 ** 20;
 export const PIN_GAP = 64 * 1024;
 /** Bytes per synchronous copy from pageable memory (Ctrl-C is heard between them). */
 const SYNC_CHUNK = 64 * 2 ** 20;
-/** CU_MEMHOSTREGISTER_PORTABLE: the locked pages count as locked for every GPU's context. */
-const PORTABLE = 1;
+/**
+ * cuMemHostRegister flags: none. Each GPU locks the rows it copies, for its own context only:
+ * CU_MEMHOSTREGISTER_PORTABLE (locked for every context) made four GPUs' uploads slower than
+ * pageable copies (bench/results/2026-11-28-h100x4-r3i.json).
+ */
+const LOCK_FLAGS = 0;
 
 /** Copy `src` to `buf` at `offsetBytes`, waiting until it is there. `piece`: tests cut small inputs into several pieces. */
 export function uploadLarge(ctx: CudaContext, buf: DeviceBuffer, src: Uint8Array, offsetBytes = 0, piece = PIN_PIECE): Promise<void> {
@@ -83,7 +87,7 @@ async function copyLarge(ctx: CudaContext, way: 'up' | 'down', buf: DeviceBuffer
 /** `part`, page-locked; undefined when the driver refuses (then it is not asked again in this context). */
 function lock(ctx: CudaContext, part: Uint8Array): Uint8Array | undefined {
   ctx.makeCurrent();
-  const st = ctx.drv.cuMemHostRegister_v2(part, part.byteLength, PORTABLE);
+  const st = ctx.drv.cuMemHostRegister_v2(part, part.byteLength, LOCK_FLAGS);
   if (st === CU.SUCCESS) return part;
   ctx.pinCopies = false;
   log().debug(`${ctx.where}: page-locking host memory refused (${describeStatus(ctx.drv, st)}): copies from pageable memory`);

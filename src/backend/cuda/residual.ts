@@ -105,11 +105,14 @@ async function uploadInput(ctx: CudaContext, input: ResidualInput, alloc: (name:
  */
 export async function encodeBitsOnGpu(ctx: CudaContext, input: ResidualInput, R: number): Promise<EncodedResiduals<BitsResiduals>> {
   const { n, d } = input;
+  const t: number[] = [performance.now()]; // plan, upload, codes, download (-v)
   const plan = bitsPlanOf(rowsInput(input, false), n, d, R);
+  t.push(performance.now());
   const held = new HeldBuffers(ctx.pool);
   const { alloc } = held;
   try {
     const { X, C, A } = await uploadInput(ctx, input, alloc);
+    t.push(performance.now());
     const B = alloc('bits per dimension', d);
     ctx.upload(B, plan.bits);
     const S = alloc('bits steps', d * 4);
@@ -120,10 +123,15 @@ export async function encodeBitsOnGpu(ctx: CudaContext, input: ResidualInput, R:
       X: X.ptr, n, d, C: C.ptr, assign: A.ptr, bits: B.ptr, steps: S.ptr, R, codes: codesBuf.ptr, rowErr: rowErrBuf.ptr,
     });
     await ctx.finish();
-    const codes = allocCodes<Uint8Array>('u8', n, R, false);
+    t.push(performance.now());
+    // Shared memory: the writer checksums large payloads on worker threads (io/vlc/checksums.ts).
+    const codes = allocCodes<Uint8Array>('u8', n, R, true);
     await downloadCodes(ctx, codes, codesBuf);
     const rowErr = new Float64Array(n);
     ctx.download(rowErr, rowErrBuf);
+    t.push(performance.now());
+    const ms = t.slice(1).map((v, k) => (v - t[k]).toFixed(1));
+    log().debug(`bits ${R}B residuals on the GPU: plan ${ms[0]} ms, upload ${ms[1]} ms, codes ${ms[2]} ms, download ${ms[3]} ms`);
     return { residuals: new BitsResiduals(n, d, R, plan.bits, plan.steps, codes), residualEnergy: blockSums(rowErr, n) / Math.max(1, n) };
   } finally {
     held.free();
