@@ -1,5 +1,5 @@
 // Large copies between the host and a GPU — an engine's resident rows and the residual encoder's
-// input going up, the residual codes coming down — through the host's own buffer, page-locked a
+// input going up — through the host's own buffer, page-locked a
 // piece at a time. From pageable memory the driver stages every byte through a buffer of its own
 // on the calling thread, and with one JS thread several GPUs' copies take turns. Locked with
 // cuMemHostRegister, a piece is read (or written) by the GPU's copy engine directly while the host
@@ -37,7 +37,10 @@ export function uploadLarge(ctx: CudaContext, buf: DeviceBuffer, src: Uint8Array
   return copyLarge(ctx, 'up', buf, src, offsetBytes, piece);
 }
 
-/** Copy `dst.byteLength` bytes of `buf` from `offsetBytes` into `dst`, waiting until they are there. */
+/**
+ * Copy `dst.byteLength` bytes of `buf` from `offsetBytes` into `dst`, waiting until they are there.
+ * Pays where `dst`'s pages are already in memory: locking fresh pages faults each one in first.
+ */
 export function downloadLarge(ctx: CudaContext, dst: Uint8Array, buf: DeviceBuffer, offsetBytes = 0, piece = PIN_PIECE): Promise<void> {
   return copyLarge(ctx, 'down', buf, dst, offsetBytes, piece);
 }

@@ -17,8 +17,9 @@ import type { CudaContext } from './context.js';
 import { KERNELS, launch } from './kernels.js';
 import { HeldBuffers, type DeviceBuffer } from './pool.js';
 import { log } from '../../log.js';
-import { takeShared } from '../../io/prefault.js';
-import { downloadLarge, uploadLarge } from './pin.js';
+import { prefaultShared, takeShared } from '../../io/prefault.js';
+import { uploadLarge } from './pin.js';
+import { setImmediate as yieldImmediate } from 'node:timers/promises';
 
 /** Bytes of the vectors per upload view (pin.ts locks and copies each in pieces). */
 const UPLOAD_VIEW = 2 ** 30;
@@ -105,6 +106,7 @@ async function uploadInput(ctx: CudaContext, input: ResidualInput, alloc: (name:
  */
 export async function encodeBitsOnGpu(ctx: CudaContext, input: ResidualInput, R: number): Promise<EncodedResiduals<BitsResiduals>> {
   const { n, d } = input;
+  prefaultShared(n * R); // the codes' pages, touched on other threads while the plan is made and the GPU codes
   const t: number[] = [performance.now()]; // plan, upload, codes, download (-v)
   const plan = bitsPlanOf(rowsInput(input, false), n, d, R);
   t.push(performance.now());
@@ -125,7 +127,7 @@ export async function encodeBitsOnGpu(ctx: CudaContext, input: ResidualInput, R:
     await ctx.finish();
     t.push(performance.now());
     // Shared memory: the writer checksums large payloads on worker threads (io/vlc/checksums.ts).
-    const codes = allocCodes<Uint8Array>('u8', n, R, true);
+    const codes = allocCodes<Uint8Array>('u8', n, R, true, takeShared(Math.max(1, n * R)));
     await downloadCodes(ctx, codes, codesBuf);
     const rowErr = new Float64Array(n);
     ctx.download(rowErr, rowErrBuf);
@@ -201,23 +203,18 @@ function downloadStaged(ctx: CudaContext, bytes: Uint8Array, src: DeviceBuffer, 
 
 /**
  * The device's codes (rows × width bytes from the buffer's start) into the host's pieces, each
- * from its offset: into the pieces themselves, page-locked (pin.ts), or else through a page-locked
- * chunk of our own.
+ * from its offset, through a page-locked chunk of our own: locking the fresh pieces themselves
+ * (pin.ts) cost more than the copy it saves, as the lock first faults every page in (4.5 GB of bits
+ * codes: 2.7 s locked, against 1.4 s for 6.4 GB staged; bench/results/2026-11-28-h100x4-r3i.json).
  */
 async function downloadCodes(ctx: CudaContext, codes: Codes, src: DeviceBuffer): Promise<void> {
-  let at = 0;
-  if (ctx.pinCopies) {
-    for (const piece of codes.bytePieces()) {
-      await downloadLarge(ctx, piece, src, at);
-      at += piece.length;
-    }
-    return;
-  }
   const pinned = codes.length > 0 ? ctx.hostBuffer(Math.min(codes.length, STAGE_BYTES)) : undefined;
   try {
+    let at = 0;
     for (const piece of codes.bytePieces()) {
       downloadStaged(ctx, piece, src, at, pinned);
       at += piece.length;
+      await yieldImmediate(); // Ctrl-C, and other GPUs' work, between pieces
     }
   } finally {
     if (pinned) ctx.freeHostBuffer(pinned);
