@@ -194,22 +194,6 @@ export class FakeCuda {
         });
         return 0;
       },
-      cuMemcpyDtoHAsync_v2: (dst, src, bytes, st) => {
-        if (!self.mine(st) || self.find(src).a.ctx !== self.current) return INVALID_CONTEXT;
-        self.asyncCopies++;
-        const out = new Uint8Array(dst.buffer, dst.byteOffset, bytes);
-        if (!self.pinned.has(dst.buffer as ArrayBuffer) && !self.isRegistered(dst)) {
-          // Into pageable memory the driver copies before returning, after the stream's earlier work.
-          self.flush();
-          out.set(self.bytes(src, bytes));
-          return 0;
-        }
-        self.enqueue(st, 'copy', () => {
-          if (!self.pinned.has(dst.buffer as ArrayBuffer) && !self.isRegistered(dst)) throw new Error('fake driver: a copy into page-locked memory freed (or unlocked) before it ran');
-          out.set(self.bytes(src, bytes));
-        });
-        return 0;
-      },
       cuMemcpyPeerAsync: (dst, dstCtx, src, srcCtx, bytes, st) => {
         if (!self.mine(st) || self.find(dst).a.ctx !== dstCtx || self.find(src).a.ctx !== srcCtx) return INVALID_CONTEXT;
         self.peerCopies++;

@@ -11,6 +11,7 @@ import { CudaError, check, describeStatus } from './check.js';
 import { CU } from './status.js';
 import { MODULES, moduleRunsOn, readCubin, readPtx, ptxIsaOf, ptxTooNewMessage, type ModuleName } from './ptx.js';
 import { DevicePool, type DeviceBuffer } from './pool.js';
+import { unlockAll } from './pin.js';
 import type { CudaDeviceInfo } from './probe.js';
 
 /** Dynamic shared memory a kernel may take without raising its limit, and the attribute that raises it. */
@@ -261,14 +262,6 @@ export class CudaContext {
     check(this.drv, this.drv.cuMemcpyHtoDAsync_v2(buf.ptr + BigInt(offsetBytes), src, src.byteLength, stream), `copy to GPU (${buf.name})`);
   }
 
-  /** Queue a copy of `buf` at offsetBytes into `dst` on `stream` (page-locked `dst`: it lands later, after an event recorded behind it). */
-  downloadAsync(dst: Uint8Array, buf: DeviceBuffer, offsetBytes: number, stream: Handle): void {
-    if (offsetBytes + dst.byteLength > buf.bytes) throw new Error(`download past the end of ${buf.name}`);
-    if (dst.byteLength === 0) return;
-    this.makeCurrent();
-    check(this.drv, this.drv.cuMemcpyDtoHAsync_v2(dst, buf.ptr + BigInt(offsetBytes), dst.byteLength, stream), `copy from GPU (${buf.name})`);
-  }
-
   elapsedMs(start: Handle, end: Handle): number {
     const ms = new Float32Array(1);
     this.makeCurrent();
@@ -361,6 +354,10 @@ export class CudaContext {
       }
     };
     if (this.retained) attempt(() => this.makeCurrent()); // what follows belongs to this context
+    if (this.retained) attempt(() => {
+      this.drainBlocking(); // no copy may still read the pages it unlocks
+      unlockAll(this);
+    });
     attempt(() => this.pool.freeAll());
     for (const ev of this.events) drv.cuEventDestroy_v2(ev);
     this.events = [];

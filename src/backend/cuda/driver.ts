@@ -30,7 +30,6 @@ export interface CudaDriver {
   cuMemcpyHtoD_v2(dst: Handle, src: ArrayBufferView, bytes: number): number;
   cuMemcpyDtoH_v2(dst: ArrayBufferView, src: Handle, bytes: number): number;
   cuMemcpyHtoDAsync_v2(dst: Handle, src: ArrayBufferView, bytes: number, stream: Handle): number;
-  cuMemcpyDtoHAsync_v2(dst: ArrayBufferView, src: Handle, bytes: number, stream: Handle): number;
   /** Device to device across GPUs (contexts), queued on `stream`. */
   cuMemcpyPeerAsync(dst: Handle, dstCtx: Handle, src: Handle, srcCtx: Handle, bytes: number, stream: Handle): number;
   cuCtxEnablePeerAccess(peer: Handle, flags: number): number;
@@ -86,7 +85,6 @@ const PROTOTYPES: Record<Exclude<keyof CudaDriver, 'hostView'>, string> = {
   cuMemcpyHtoD_v2: 'int cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t bytes)',
   cuMemcpyDtoH_v2: 'int cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t bytes)',
   cuMemcpyHtoDAsync_v2: 'int cuMemcpyHtoDAsync_v2(uint64_t dst, const void *src, size_t bytes, uint64_t stream)',
-  cuMemcpyDtoHAsync_v2: 'int cuMemcpyDtoHAsync_v2(void *dst, uint64_t src, size_t bytes, uint64_t stream)',
   cuMemcpyPeerAsync: 'int cuMemcpyPeerAsync(uint64_t dst, uint64_t dstCtx, uint64_t src, uint64_t srcCtx, size_t bytes, uint64_t stream)',
   cuCtxEnablePeerAccess: 'int cuCtxEnablePeerAccess(uint64_t peer, unsigned int flags)',
   cuMemAllocHost_v2: 'int cuMemAllocHost_v2(_Out_ void **pp, size_t bytes)',
