@@ -32,6 +32,8 @@ export interface FakeOptions {
   oomAtAlloc?: number;
   /** Free bytes reported by cuMemGetInfo. */
   freeBytes?: number;
+  /** cuMemGetInfo's free bytes shrink by what is allocated (on any device), and an allocation past them fails as OUT_OF_MEMORY. */
+  trackFree?: boolean;
   /**
    * Which stream's work runs first when the host waits: 'copies-first' (default: the latest
    * stream, an upload stream, runs as far ahead as its waits allow — a buffer refilled before its
@@ -130,7 +132,7 @@ export class FakeCuda {
       cuDevicePrimaryCtxRelease_v2: () => (self.retained--, 0),
       cuCtxSetCurrent: (ctx) => ((self.current = ctx), 0),
       cuMemGetInfo_v2: (free, total) => {
-        free[0] = BigInt(o.freeBytes ?? devices[0].memBytes);
+        free[0] = BigInt((o.freeBytes ?? devices[0].memBytes) - (o.trackFree ? self.allocatedBytes() : 0));
         total[0] = BigInt(devices[0].memBytes);
         return 0;
       },
@@ -153,6 +155,7 @@ export class FakeCuda {
         self.allocs++;
         if (o.oomAtAlloc === self.allocs) return 2;
         if (!self.current) return INVALID_CONTEXT;
+        if (o.trackFree && self.allocatedBytes() + bytes > (o.freeBytes ?? devices[0].memBytes)) return 2;
         const base = self.next;
         self.next += BigInt(Math.ceil(bytes / 256) * 256 + 256);
         const buf = new ArrayBuffer(bytes);
@@ -320,6 +323,13 @@ export class FakeCuda {
       }
       q.shift()!.run();
     }
+  }
+
+  /** Device bytes allocated and not freed. */
+  allocatedBytes(): number {
+    let s = 0;
+    for (const a of this.mem.values()) s += a.buf.byteLength;
+    return s;
   }
 
   /** Whether `v` lies inside a range locked by cuMemHostRegister. */

@@ -10,7 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
-import { createCudaBackend } from '../../dist/backend/cuda/index.js';
+import { createCudaBackend, type CudaEngine } from '../../dist/backend/cuda/index.js';
+import { engineBytes } from '../../dist/backend/cuda/plan.js';
+import { screenBytes } from '../../dist/backend/cuda/screen.js';
+import { log } from '../../dist/log.js';
 import { peerGroup } from '../../dist/backend/cuda/peer.js';
 import { shardedBackend } from '../../dist/backend/sharded/backend.js';
 import { Rng } from '../../dist/anneal/random.js';
@@ -81,6 +84,33 @@ describe('an engine on a sample, its rows read in place (fake driver)', () => {
     expect(await script(inPlace, m)).toEqual(await script(byCopy, m));
     for (const x of [inPlace, e, byCopy]) await x.dispose();
     await backend.close();
+  });
+
+  it("the engine over every row makes its screen's buffers at its first pass, so a sample's engine beside it stays resident", async () => {
+    const N = 6000, D = 16, M = 40, S = 3000; // n·m·d small: screen forced on
+    const ds = dataset(N, D, 'f32', 13);
+    const whole = engineBytes(N, D, M, 'f32', 4, 0, true), sample = engineBytes(S, D, M, 'f32', 4, 0, true);
+    // Room for the whole engine with its screen, or for it without the screen beside the sample's engine, not for both with it.
+    const memBytes = whole + sample - Math.floor(screenBytes(D, M, N) / 2);
+    expect(whole - screenBytes(D, M, N) + sample).toBeLessThanOrEqual(memBytes);
+    const fake = new FakeCuda({ devices: [{ name: 'small GPU', cc: [9, 0], sms: 4, memBytes }], trackFree: true });
+    setDriverForTests(fake.api);
+    const warn = vi.spyOn(log(), 'warn').mockImplementation(() => undefined);
+    const backend = await createCudaBackend(0, { screen: true });
+    const e = (await backend.open(ds, M)) as CudaEngine;
+    const sub = (await e.subset(sampleRows(new Rng(3), N, S))) as CudaEngine;
+    expect(warn, 'the sample is not streamed from host memory').not.toHaveBeenCalled();
+    await sub.setAnchors(Float32Array.from({ length: M * D }, (_, k) => Math.sin(k)));
+    await sub.iterate({ temperature: 0, step: 1, huber: 0 });
+    expect(sub.profile.screenPasses).toBe(1);
+    await sub.dispose();
+    await e.setAnchors(Float32Array.from({ length: M * D }, (_, k) => Math.cos(k)));
+    await e.finalize(); // its screen made now, in the room the sample left
+    expect(e.profile.screenPasses).toBe(1);
+    expect(warn).not.toHaveBeenCalled();
+    await e.dispose();
+    await backend.close();
+    expect(fake.live).toBe(0);
   });
 
   it('streamed in tiles: gathered into a host copy first (spans.ts copies tiles from contiguous memory), the same answers', async () => {

@@ -1,4 +1,5 @@
-// Every device buffer of one engine, allocated once when it opens and reused by every call (no
+// Every device buffer of one engine, allocated once (when it opens; the screen's, at its first
+// screened pass: pass.ts) and reused by every call (no
 // allocation in the loop), named for the out-of-memory message and freed together. Sizes in
 // bytes; "per point" arrays hold the engine's n rows, whatever the tiling.
 import type { CudaContext } from './context.js';

@@ -11,6 +11,9 @@ import { KERNELS } from './kernels.js';
 import { gpuPassScales } from './numerics.js';
 import type { CudaOptions } from './options.js';
 import { DeviceScreen, screens, type Top2 } from './screen.js';
+import { CudaError } from './check.js';
+import { CU } from './status.js';
+import { log } from '../../log.js';
 
 /** Host-side profile of an engine (bench and test-cuda report it). */
 export interface EngineProfile {
@@ -43,17 +46,35 @@ export class DevicePass {
   screen: boolean;
   profile: EngineProfile = { passes: 0, passGpuMs: 0, passWallMs: 0, seedCalls: 0, seedWallMs: 0, screenPasses: 0, screenFallbacks: 0 };
   lastTimes: PassTimes = { passMs: 0, assignMs: 0 };
-  /** The screen's buffers and kernels, when screening can be on (m >= 3 and the option allows). */
-  private readonly screener: DeviceScreen | undefined;
+  /**
+   * The screen's buffers and kernels (when screening can be on: m >= 3 and the option allows),
+   * made at the first pass that screens, not when the engine opens: they hold a padded fp16 copy
+   * of the rows, and an engine over every row opened first only waits while a sample's engine
+   * trains beside it (api/train.ts). Made at open, they left a 100M-row sample no room on an
+   * 80 GB GPU: it streamed from host memory (bench/results/2026-11-28-h100x4-r3i.json).
+   */
+  private made: DeviceScreen | undefined;
   /** The fixed-point scales of the next pass, and of the last one (its sse is on the device). */
   private scales: PassScales = { s: 1, w: 1, e: 1 };
   private last: PassScales = { s: 1, w: 1, e: 1 };
   private anchorAbs = 0;
   private hasPrev = false;
 
-  constructor(private readonly e: EngineCore, o: CudaOptions, private readonly rGrid: number, rows: number) {
+  constructor(private readonly e: EngineCore, private readonly o: CudaOptions, private readonly rGrid: number, private readonly rows: number) {
     this.screen = screens(e.n, e.d, e.m, o);
-    this.screener = this.screen ? new DeviceScreen(e, o, rows) : undefined;
+  }
+
+  /** The screen, made on first use; none (and no more screening) when its buffers no longer fit. */
+  private get screener(): DeviceScreen | undefined {
+    if (!this.screen || this.made) return this.made;
+    try {
+      this.made = new DeviceScreen(this.e, this.o, this.rows);
+    } catch (err) {
+      if (!(err instanceof CudaError && err.status === CU.OUT_OF_MEMORY)) throw err;
+      this.screen = false; // the direct pass needs no more memory: the same assignments, slower
+      log().warn(`${this.e.ctx.where}: no room left for the screened assign's buffers (${err.message}); assigning without the screen, which is slower`);
+    }
+    return this.made;
   }
 
   /** Which screen kernel the passes use (bench and tests read it), or 'direct'. */
