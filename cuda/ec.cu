@@ -7,7 +7,7 @@
 //   ec_axis / ec_rotated  the rows rebuilt from their anchors and codes, one thread per element.
 //
 // rANS step of lane l at symbol t = t0 + l (model j = t mod D): slot = x mod 2^S, s = slots[j][slot],
-// x ← f_s · ⌊x / 2^S⌋ + slot − c_s; a lane whose x fell below 2^16 reads the next word of the one
+// x ← f_s · ⌊x / 2^S⌋ + slot − c_s (f_s and slot − c_s from one table entry per slot); a lane whose x fell below 2^16 reads the next word of the one
 // shared stream. The host reads them in lane order, so lane l's word is the one after those of the
 // lanes before it that also read: a ballot and a prefix count. Escapes (symbol = the model's
 // alphabet size) take their values from the escape bytes in symbol order: the warp parses them
@@ -36,13 +36,14 @@ static_assert(EC_THREADS == EC_WARPS * 32, "a warp per block of rows");
 
 // Blocks b0 .. b0 + blocks − 1 (blockAt: byte offsets of every block in `bytes`, one more than the
 // blocks) of blockRows rows each (the last may be short: n rows in all), D coded coordinates; codes
-// of block b0 + w at codes + w · blockRows · D. Models: slots[j · 2^S + slot] = symbol, and
-// sym[start[j] + s] = (f_s − 1) | c_s << 16; lo[j] / size[j] the coordinate's first code and
-// alphabet size (the escape symbol is size[j]).
+// of block b0 + w at codes + w · blockRows · D. Models, per coordinate j and slot (index
+// j · 2^S + slot): slots[] = its symbol s, state[] = (f_s − 1) | (slot − c_s) << 16 (both < 2^16),
+// so the next state is one load away: x ← (f_s − 1 + 1) · ⌊x / 2^S⌋ + (slot − c_s). lo[j] / size[j]
+// the coordinate's first code and alphabet size (the escape symbol is size[j]).
 extern "C" __global__ void __launch_bounds__(EC_THREADS) ec_decode(const unsigned char *bytes, const unsigned long long *blockAt, int b0,
                                                                    int blocks, int blockRows, int n, int D, int scaleBits,
-                                                                   const unsigned short *slots, const unsigned *sym, const unsigned *start,
-                                                                   const int *lo, const unsigned *size, int *codes, int *err) {
+                                                                   const unsigned short *slots, const unsigned *state, const int *lo,
+                                                                   const unsigned *size, int *codes, int *err) {
   const int lane = threadIdx.x & 31;
   const int w = blockIdx.x * EC_WARPS + (threadIdx.x >> 5);
   if (w >= blocks) return;  // the whole warp leaves together
@@ -77,10 +78,10 @@ extern "C" __global__ void __launch_bounds__(EC_THREADS) ec_decode(const unsigne
     const bool active = t0 + lane < count;
     unsigned s = 0;
     if (active) {
-      const unsigned slot = x & mask;
-      s = slots[(long long)j * (mask + 1u) + slot];
-      const unsigned e = sym[start[j] + s];
-      x = ((e & 0xffffu) + 1u) * (x >> scaleBits) + slot - (e >> 16);
+      const long long at = (long long)j * (mask + 1u) + (x & mask);
+      const unsigned e = state[at];
+      s = slots[at];  // not on the states' chain: only the output and the escapes wait for it
+      x = ((e & 0xffffu) + 1u) * (x >> scaleBits) + (e >> 16);
     }
     const bool need = active && x < EC_L;
     const unsigned reads = __ballot_sync(FULL_MASK, need);
@@ -90,6 +91,8 @@ extern "C" __global__ void __launch_bounds__(EC_THREADS) ec_decode(const unsigne
       else bad = true;
     }
     p += __popc(reads);
+    // The words are read in order: ask for the line after next into L1 before the lanes need it.
+    if (lane == 0 && p + 128u < W) asm volatile("prefetch.global.L1 [%0];" ::"l"(words + p + 128u));
     int v = (int)s + (active ? lo[j] : 0);
     const bool escaped = active && s == size[j];
     unsigned pending = __ballot_sync(FULL_MASK, escaped);

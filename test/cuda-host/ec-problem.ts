@@ -6,6 +6,7 @@
 // and the section read back from its payload, as a file's reader holds it.
 import { encodeEc } from '../../dist/codecs/ec/encode.js';
 import { ecSection, type EcResiduals } from '../../dist/codecs/ec/residuals.js';
+import { asPayload } from '../../dist/io/vlc/payload.js';
 import type { EcDecodable } from '../../dist/backend/device.js';
 import { decodeOnDevice } from '../../dist/backend/cuda/decode.js';
 import type { CudaContext } from '../../dist/backend/cuda/context.js';
@@ -49,7 +50,7 @@ export function ecProblem(layout: EcLayoutKind, n: number, d: number, m: number,
   const payload = new Uint8Array(parts.reduce((s, p) => s + p.length, 0));
   let at = 0;
   for (const p of parts) (payload.set(p, at), (at += p.length));
-  const read = ecSection.read(payload, { n, d, m, assignments: assign, version: 1 }, (what) => new Error(`ec problem: ${what}`)) as EcResiduals;
+  const read = ecSection.read(asPayload(payload), { n, d, m, assignments: assign, version: 1 }, (what) => new Error(`ec problem: ${what}`)) as EcResiduals;
   const norms = o.norms ? Float32Array.from({ length: n }, () => 0.5 + r() * 3) : undefined;
   return { anchors, assignments: assign, manifest: { d }, residuals: read, ...(norms ? { norms } : {}) };
 }

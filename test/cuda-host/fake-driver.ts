@@ -949,7 +949,7 @@ export class FakeCuda {
       }
       case 'ec_decode':
         return ecDecode(this.view(ptr('bytes'), Uint8Array), u64('blockAt'), num('b0'), Math.min(num('blocks'), grid * 4), num('blockRows'),
-          num('n'), num('D'), num('scaleBits'), this.view(ptr('slots'), Uint16Array), u32('sym'), u32('start'),
+          num('n'), num('D'), num('scaleBits'), this.view(ptr('slots'), Uint16Array), u32('state'),
           this.view(ptr('lo'), Int32Array), u32('size'), this.view(ptr('codes'), Int32Array), this.view(ptr('err'), Int32Array));
       case 'ec_axis':
       case 'ec_rotated': {

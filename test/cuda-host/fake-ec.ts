@@ -8,7 +8,7 @@ const HEAD = 136, L = 65536, MAX_CODE = 2 ** 24;
 /** ec_decode over blocks b0 .. b0 + blocks − 1 (one warp each); sets err[0] to 1 + a damaged block's index. */
 export function ecDecode(
   bytes: Uint8Array, blockAt: BigUint64Array, b0: number, blocks: number, blockRows: number, n: number, D: number, scaleBits: number,
-  slots: Uint16Array, sym: Uint32Array, start: Uint32Array, lo: Int32Array, size: Uint32Array, codes: Int32Array, err: Int32Array,
+  slots: Uint16Array, state: Uint32Array, lo: Int32Array, size: Uint32Array, codes: Int32Array, err: Int32Array,
 ): void {
   const mask = 2 ** scaleBits - 1;
   for (let w = 0; w < blocks; w++) {
@@ -37,10 +37,10 @@ export function ecDecode(
       const s = new Array<number>(32).fill(0);
       let reads = 0;
       for (let l = 0; l < 32 && t0 + l < count; l++) {
-        const j = (t0 + l) % D, slot = x[l] & mask;
-        s[l] = slots[j * (mask + 1) + slot];
-        const e = sym[start[j] + s[l]];
-        x[l] = ((e & 0xffff) + 1) * Math.floor(x[l] / 2 ** scaleBits) + slot - (e >>> 16);
+        const at = ((t0 + l) % D) * (mask + 1) + (x[l] & mask);
+        s[l] = slots[at];
+        const e = state[at];
+        x[l] = ((e & 0xffff) + 1) * Math.floor(x[l] / 2 ** scaleBits) + (e >>> 16);
         if (x[l] < L) {
           const k = p + reads++;
           if (k < W) x[l] = x[l] * 65536 + v.getUint16(HEAD + 2 * k, true);

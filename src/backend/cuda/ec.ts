@@ -22,7 +22,7 @@ export function ecDeviceBytes(r: EcResiduals): number {
   const { layout } = r;
   const D = layout.dims.length, blocks = layout.blockAt.length - 1;
   const blockBytes = layout.blockAt[blocks] - layout.blockAt[0];
-  const tables = D * layout.models.M * 2 + layout.models.freq.length * 4 + D * 24 + r.d * 4 + (layout.rotation?.values.length ?? 0) * 4;
+  const tables = D * layout.models.M * 6 + D * 20 + r.d * 4 + (layout.rotation?.values.length ?? 0) * 4;
   return blockBytes + 8 * (blocks + 1) + tables + scratchRows(r) * D * 4 + 4;
 }
 
@@ -58,8 +58,7 @@ export function ecRows(
   uploadBlocks(ctx, r, blocks, at, bytes);
   const blockAt = up('ec block offsets', at);
   const slots = D ? up('ec slot tables', models.slots()) : undefined;
-  const sym = up('ec symbols', packedSymbols(r));
-  const start = up('ec model starts', models.start);
+  const state = D ? up('ec state tables', stateTable(r)) : undefined;
   const lo = up('ec first codes', D ? alpha.lo : new Int32Array(1));
   const size = up('ec alphabet sizes', D ? alpha.size : new Uint32Array(1));
   const steps = up('ec steps', D ? Float32Array.from(dims, (k) => layout.steps[k]) : new Float32Array(1));
@@ -93,7 +92,7 @@ export function ecRows(
       if (codes) {
         launch(ctx, 'ec_decode', 'f32', Math.ceil(count / WARPS), {
           bytes: bytes.ptr, blockAt: blockAt.ptr, b0: b, blocks: count, blockRows, n: r.n, D, scaleBits: models.scaleBits,
-          slots: slots!.ptr, sym: sym.ptr, start: start.ptr, lo: lo.ptr, size: size.ptr, codes: codes.ptr, err: err.ptr,
+          slots: slots!.ptr, state: state!.ptr, lo: lo.ptr, size: size.ptr, codes: codes.ptr, err: err.ptr,
         });
       }
       const s0 = Math.max(r0, b * blockRows), s1 = Math.min(r0 + rows, (b + count) * blockRows);
@@ -106,11 +105,18 @@ export function ecRows(
   };
 }
 
-/** Each model symbol's (frequency − 1) | cumulative << 16 (both < 2^16 for a symbol a slot maps to; 0 for one of frequency 0). */
-function packedSymbols(r: EcResiduals): Uint32Array {
-  const { freq, cum } = r.layout.models;
-  const out = new Uint32Array(Math.max(1, freq.length));
-  for (let s = 0; s < freq.length; s++) out[s] = freq[s] > 0 ? ((freq[s] - 1) | (cum[s] << 16)) >>> 0 : 0;
+/** Per coordinate and slot (coordinate j's at j · 2^S): (f − 1) | (slot − c) << 16 of the symbol the slot decodes to (both < 2^16). */
+function stateTable(r: EcResiduals): Uint32Array {
+  const { M, start, freq, count } = r.layout.models;
+  const out = new Uint32Array(count * M);
+  for (let j = 0; j < count; j++) {
+    let at = j * M;
+    for (let s = start[j]; s < start[j + 1]; s++) {
+      const f = freq[s];
+      for (let o = 0; o < f; o++) out[at + o] = ((f - 1) | (o << 16)) >>> 0;
+      at += f;
+    }
+  }
   return out;
 }
 

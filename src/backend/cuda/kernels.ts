@@ -249,7 +249,7 @@ export const KERNELS = {
     module: 'ec', perDtype: false, threads: 128, bounds: {}, points: { value: 4, constant: 'EC_WARPS' },
     args: [
       ['bytes', 'ptr'], ['blockAt', 'ptr'], ['b0', 'i32'], ['blocks', 'i32'], ['blockRows', 'i32'], ['n', 'i32'], ['D', 'i32'],
-      ['scaleBits', 'i32'], ['slots', 'ptr'], ['sym', 'ptr'], ['start', 'ptr'], ['lo', 'ptr'], ['size', 'ptr'], ['codes', 'ptr'], ['err', 'ptr'],
+      ['scaleBits', 'i32'], ['slots', 'ptr'], ['state', 'ptr'], ['lo', 'ptr'], ['size', 'ptr'], ['codes', 'ptr'], ['err', 'ptr'],
     ],
   },
   ec_axis: {
