@@ -25,6 +25,8 @@
 // the sum in f64 over c in order, y_c as above, codes of 0 skipped (adding ±0 to a sum that starts
 // at +0 changes nothing). __dmul_rn / __dadd_rn keep nvcc from contracting into fma, which would
 // round differently from the host's separate operations.
+#include "rows.cuh"
+
 #define EC_WARPS 4
 #define EC_THREADS 128  // one warp per block of rows
 static_assert(EC_THREADS == EC_WARPS * 32, "a warp per block of rows");
@@ -133,14 +135,11 @@ __device__ __forceinline__ double ec_value(int v, float step, float off) {
 extern "C" __global__ void __launch_bounds__(EC_DEQ_THREADS) ec_axis(const float *anchors, const unsigned *assign, const int *codes,
                                                                      const int *colOf, const float *steps, const float *offsets, int D,
                                                                      int c0, int r0, int rows, int d, float *out) {
-  const long long total = (long long)rows * d;
-  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
-    const long long i = r0 + e / d;
-    const int k = (int)(e % d);
+  for_each_row_element(r0, rows, d, [&](long long e, long long i, int k) {
     const float a = anchors[(long long)assign[i] * d + k];
     const int c = colOf[k];
     out[e] = c < 0 ? a : __double2float_rn(__dadd_rn((double)a, ec_value(codes[(i - c0) * D + c], steps[c], offsets[c])));
-  }
+  });
 }
 
 // The same along principal directions: P holds the section's directions (k × d, f32 values of its
@@ -149,10 +148,7 @@ extern "C" __global__ void __launch_bounds__(EC_DEQ_THREADS) ec_rotated(const fl
                                                                         const int *dims, const float *P, const float *steps,
                                                                         const float *offsets, int D, int c0, int r0, int rows, int d,
                                                                         float *out) {
-  const long long total = (long long)rows * d;
-  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
-    const long long i = r0 + e / d;
-    const int k = (int)(e % d);
+  for_each_row_element(r0, rows, d, [&](long long e, long long i, int k) {
     const int *row = codes + (i - c0) * D;
     double acc = 0.0;
     for (int c = 0; c < D; c++) {
@@ -161,5 +157,5 @@ extern "C" __global__ void __launch_bounds__(EC_DEQ_THREADS) ec_rotated(const fl
       acc = __dadd_rn(acc, __dmul_rn(ec_value(v, steps[c], offsets[c]), (double)P[(long long)dims[c] * d + k]));
     }
     out[e] = __double2float_rn(__dadd_rn((double)anchors[(long long)assign[i] * d + k], acc));
-  }
+  });
 }
