@@ -94,7 +94,9 @@ extern "C" __global__ void __launch_bounds__(EC_THREADS) ec_decode(const unsigne
     }
     p += __popc(reads);
     // The words are read in order: ask for the line after next into L1 before the lanes need it.
+#ifdef __CUDA_ARCH__  // (a host build of this file, for a check on the CPU, has no prefetch)
     if (lane == 0 && p + 128u < W) asm volatile("prefetch.global.L1 [%0];" ::"l"(words + p + 128u));
+#endif
     int v = (int)s + (active ? lo[j] : 0);
     const bool escaped = active && s == size[j];
     unsigned pending = __ballot_sync(FULL_MASK, escaped);

@@ -106,7 +106,7 @@ export function ecRows(
 }
 
 /** Per coordinate and slot (coordinate j's at j · 2^S): (f − 1) | (slot − c) << 16 of the symbol the slot decodes to (both < 2^16). */
-function stateTable(r: EcResiduals): Uint32Array {
+export function stateTable(r: EcResiduals): Uint32Array {
   const { M, start, freq, count } = r.layout.models;
   const out = new Uint32Array(count * M);
   for (let j = 0; j < count; j++) {
