@@ -2,8 +2,10 @@
 // compiled by g++, each warp's 32 lanes as 32 threads meeting at a barrier in every warp intrinsic
 // (__ballot_sync, __any_sync), so lanes diverge and vote as on a GPU. Reads a problem written by the
 // test (the blocks, their offsets, the tables ec.ts uploads, the host's codes), decodes it in spans
-// of blocks, and prints how many codes differ from the host's and the kernel's error word; exit 0
-// when none differs and no block was refused.
+// of blocks, and prints how many codes differ from the host's and the kernel's error word; then
+// rebuilds rows r0 .. r1 − 1 with ec_axis or ec_rotated (one thread) and prints how many values
+// differ from the host's reconstruction in their bits; exit 0 when nothing differs and no block was
+// refused.
 // Usage: ec-simt DIR [blocks per launch]
 #include <barrier>
 #include <thread>
@@ -63,8 +65,10 @@ template <typename T> std::vector<T> readv(const char *dir, const char *name) {
 }
 int main(int argc, char **argv) {
   const char *dir = argv[1];
-  auto meta = readv<int>(dir, "meta");  // blocks, blockRows, n, D, scaleBits
+  // blocks, blockRows, n, D, scaleBits, then the rows rebuilt: r0, r1, d, rotated
+  auto meta = readv<int>(dir, "meta");
   int blocks = meta[0], blockRows = meta[1], n = meta[2], D = meta[3], S = meta[4];
+  int r0 = meta[5], r1 = meta[6], d = meta[7], rotated = meta[8];
   auto bytes = readv<unsigned char>(dir, "bytes");
   auto at = readv<unsigned long long>(dir, "at");
   auto slots = readv<unsigned short>(dir, "slots");
@@ -101,5 +105,24 @@ int main(int argc, char **argv) {
   printf("err %d, %zu of %zu codes differ", err, bad, codes.size());
   if (bad) printf(" (first at %zu: %d vs %d)", first, codes[first], want[first]);
   printf("\n");
-  return bad || err ? 1 : 0;
+  if (bad || err) return 1;
+  // Rows r0 .. r1 − 1 from the decoded codes (one thread, grid-stride over every element), as bits.
+  auto anchors = readv<float>(dir, "anchors"), steps = readv<float>(dir, "steps"), offsets = readv<float>(dir, "offsets");
+  auto assign = readv<unsigned>(dir, "assign");
+  auto map = readv<int>(dir, "map");  // colOf (axes) or dims (rotated)
+  auto P = readv<float>(dir, "P"), rows = readv<float>(dir, "rows");
+  std::vector<float> out((size_t)(r1 - r0) * d, __builtin_nanf(""));
+  threadIdx.x = blockIdx.x = 0;
+  blockDim.x = gridDim.x = 1;
+  if (rotated)
+    ec_rotated(anchors.data(), assign.data(), codes.data(), map.data(), P.data(), steps.data(), offsets.data(), D, 0, r0, r1 - r0, d, out.data());
+  else
+    ec_axis(anchors.data(), assign.data(), codes.data(), map.data(), steps.data(), offsets.data(), D, 0, r0, r1 - r0, d, out.data());
+  size_t badRows = 0;
+  for (size_t e = 0; e < out.size(); e++)
+    if (memcmp(&out[e], &rows[e], 4) != 0 && badRows++ == 0) first = e;
+  printf("%zu of %zu row values differ", badRows, out.size());
+  if (badRows) printf(" (first at row %zu, dim %zu: %.9g vs %.9g)", r0 + first / d, first % d, out[first], rows[first]);
+  printf("\n");
+  return badRows ? 1 : 0;
 }

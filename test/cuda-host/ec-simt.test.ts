@@ -1,6 +1,7 @@
 // cuda/ec.cu's ec_decode — the kernel's own source, not an emulation — run on the CPU: g++ compiles
 // it with each warp's 32 lanes as threads that meet at every warp vote (ec-simt.cpp), and it must
-// give the host's codes (codecs/ec/blocks.ts decodeBlock) for both layouts, odd sizes, d < 32 and
+// give the host's codes (codecs/ec/blocks.ts decodeBlock), and ec_axis / ec_rotated from them the
+// host's rows bit for bit (io/vlc/reconstruct.ts; x86-64 doubles round as the GPU's __d*_rn), for both layouts, odd sizes, d < 32 and
 // d = 1, blocks of one row, scale bits 8 to 16, escapes, decoded in spans of blocks as ec.ts
 // launches them; a damaged block sets its error word. The GPU suite (test/gpu/ec.test.ts) runs it
 // on a device. Skipped (visibly) where there is no g++ with C++20.
@@ -11,6 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stateTable } from '../../dist/backend/cuda/ec.js';
 import type { EcDecodable } from '../../dist/backend/device.js';
+import { reconstructRange } from '../../dist/io/vlc/reconstruct.js';
 import { ecProblem, escapedCodes, type EcLayoutKind } from './ec-problem.js';
 
 const hasGxx = spawnSync('g++', ['--version']).status === 0;
@@ -18,8 +20,8 @@ const dir = hasGxx ? mkdtempSync(join(tmpdir(), 'vlc-ec-simt-')) : '';
 const binary = join(dir, 'ec-simt');
 
 /** The problem as the kernel gets it (ec.ts's uploads), and the host's codes, into `to`. */
-function dump(file: EcDecodable, to: string, damage?: (bytes: Uint8Array, at: BigUint64Array) => void): void {
-  const r = file.residuals, L = r.layout, D = L.dims.length, blocks = r.blockCount;
+function dump(file: EcDecodable, to: string, rows: [number, number], damage?: (bytes: Uint8Array, at: BigUint64Array) => void): void {
+  const r = file.residuals, L = r.layout, D = L.dims.length, blocks = r.blockCount, d = r.d;
   const at = new BigUint64Array(blocks + 1);
   for (let b = 0; b < blocks; b++) at[b + 1] = at[b] + BigInt(r.blocks(b).size);
   const bytes = new Uint8Array(Number(at[blocks]));
@@ -31,7 +33,8 @@ function dump(file: EcDecodable, to: string, damage?: (bytes: Uint8Array, at: Bi
   const codes = new Int32Array(r.n * D);
   for (let b = 0; b < blocks; b++) codes.set(r.decodeBlock(b), b * L.blockRows * D);
   const put = (name: string, a: ArrayBufferView) => writeFileSync(join(to, name), new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
-  put('meta', new Int32Array([blocks, L.blockRows, r.n, D, L.models.scaleBits]));
+  const [r0, r1] = rows;
+  put('meta', new Int32Array([blocks, L.blockRows, r.n, D, L.models.scaleBits, r0, r1, d, L.rotation ? 1 : 0]));
   put('bytes', bytes);
   put('at', at);
   put('slots', L.models.slots());
@@ -39,6 +42,15 @@ function dump(file: EcDecodable, to: string, damage?: (bytes: Uint8Array, at: Bi
   put('lo', L.alpha.lo);
   put('size', L.alpha.size);
   put('codes', codes);
+  put('anchors', file.anchors);
+  put('assign', Uint32Array.from(file.assignments));
+  put('steps', Float32Array.from(L.dims, (k) => L.steps[k]));
+  put('offsets', Float32Array.from(L.dims, (k) => L.offsets[k]));
+  const colOf = new Int32Array(d).fill(-1);
+  L.dims.forEach((k, c) => (colOf[k] = c));
+  put('map', L.rotation ? L.dims : colOf);
+  put('P', L.rotation ? L.rotation.values : new Float32Array(1));
+  put('rows', reconstructRange(file, r0, r1, new Float32Array((r1 - r0) * d)));
 }
 
 function run(span: number): { status: number | null; out: string } {
@@ -66,16 +78,16 @@ describe.skipIf(!hasGxx)('ec_decode (cuda/ec.cu) on the CPU, lanes in lock step 
     it(`${layout}: n ${n}, d ${d}, ${JSON.stringify(o)}, ${span} blocks a launch`, () => {
       const file = ecProblem(layout, n, d, 5, n * d, o);
       if (d > 1) expect(escapedCodes(file)).toBeGreaterThan(0);
-      dump(file, dir);
+      dump(file, dir, [Math.floor(n / 3), n]);
       const { status, out } = run(span);
-      expect(out).toMatch(/^err 0, 0 of \d+ codes differ/);
+      expect(out).toMatch(/^err 0, 0 of \d+ codes differ\n0 of \d+ row values differ/);
       expect(status).toBe(0);
     }, 60_000);
   }
 
   it('a block whose lane state was damaged sets the error word to 1 + its index', () => {
     const file = ecProblem('axis', 600, 11, 5, 9, { blockRows: 200 });
-    dump(file, dir, (bytes, at) => (bytes[Number(at[1]) + 2] ^= 0xff));
+    dump(file, dir, [0, 600], (bytes, at) => (bytes[Number(at[1]) + 2] ^= 0xff));
     const { status, out } = run(3);
     expect(out).toMatch(/^err 2,/);
     expect(status).toBe(1);
