@@ -4,7 +4,8 @@
 //   ec_decode  one warp per block of rows: the block's 32 rANS lanes are the warp's 32 threads
 //              (symbol t of a block belongs to lane t mod 32, as rans.ts lays the stream out), the
 //              escapes applied, the integer codes q written (rows × D, int32);
-//   ec_axis / ec_rotated  the rows rebuilt from their anchors and codes, one thread per element.
+//   ec_axis / ec_rotated  the rows rebuilt from their anchors and codes (one thread per element; a
+//              thread block per row along principal directions).
 //
 // rANS step of lane l at symbol t = t0 + l (model j = t mod D): slot = x mod 2^S, s = slots[j][slot],
 // x ← f_s · ⌊x / 2^S⌋ + slot − c_s (f_s and slot − c_s from one table entry per slot); a lane whose x fell below 2^16 reads the next word of the one
@@ -22,8 +23,7 @@
 // coded coordinate c of dimension k, in f64 (step · q is exact: |q| ≤ 2^24), the anchor alone where
 // k is not coded; note q = 0 still adds +0.0 (which turns an anchor of −0 into +0, as the host's
 // `out[k] += 0` does). Along principal directions x̂_j = f32(anchor_j + Σ_c y_c · P[dims[c]][j]),
-// the sum in f64 over c in order, y_c as above, codes of 0 skipped (adding ±0 to a sum that starts
-// at +0 changes nothing). __dmul_rn / __dadd_rn keep nvcc from contracting into fma, which would
+// the sum in f64 over c in order, y_c as above. __dmul_rn / __dadd_rn keep nvcc from contracting into fma, which would
 // round differently from the host's separate operations.
 #include "rows.cuh"
 
@@ -31,6 +31,10 @@
 #define EC_THREADS 128  // one warp per block of rows
 static_assert(EC_THREADS == EC_WARPS * 32, "a warp per block of rows");
 #define EC_DEQ_THREADS 256
+#define EC_ROT_THREADS 128  // ec_rotated: a row's dimensions over the threads of a block
+#ifndef EC_TILE  // (the CPU check of test/cuda-host/ec-simt.test.ts builds it with small tiles)
+#define EC_TILE 512  // coordinate values of a row staged at a time (4 KB of shared memory)
+#endif
 #define EC_HEAD 136          // 32 lane states, word count, escape bytes (blocks.ts BLOCK_HEAD)
 #define EC_L 65536u          // rANS lower bound (rans.ts RANS_L)
 #define EC_MAX_CODE 16777216 // |q| ≤ 2^24 (model.ts MAX_CODE)
@@ -145,19 +149,32 @@ extern "C" __global__ void __launch_bounds__(EC_DEQ_THREADS) ec_axis(const float
 }
 
 // The same along principal directions: P holds the section's directions (k × d, f32 values of its
-// f16), coordinate c along direction dims[c].
-extern "C" __global__ void __launch_bounds__(EC_DEQ_THREADS) ec_rotated(const float *anchors, const unsigned *assign, const int *codes,
+// f16), coordinate c along direction dims[c]. A thread block takes one row at a time: the row's
+// coordinate values y_c (EC_TILE at a time, in shared memory: each computed once, not once per
+// dimension), then each thread sums Σ_c y_c · P[dims[c]][j] for its dimensions j. Codes of 0 are
+// not skipped as the host skips them: their y_c · P is ±0, and adding ±0 to a sum that starts at +0
+// changes no bit, so the sums are the host's.
+extern "C" __global__ void __launch_bounds__(EC_ROT_THREADS) ec_rotated(const float *anchors, const unsigned *assign, const int *codes,
                                                                         const int *dims, const float *P, const float *steps,
                                                                         const float *offsets, int D, int c0, int r0, int rows, int d,
                                                                         float *out) {
-  for_each_row_element(r0, rows, d, [&](long long e, long long i, int k) {
+  __shared__ double y[EC_TILE];
+  for (int r = blockIdx.x; r < rows; r += gridDim.x) {
+    const long long i = (long long)r0 + r;
     const int *row = codes + (i - c0) * D;
-    double acc = 0.0;
-    for (int c = 0; c < D; c++) {
-      const int v = row[c];
-      if (v == 0) continue;
-      acc = __dadd_rn(acc, __dmul_rn(ec_value(v, steps[c], offsets[c]), (double)P[(long long)dims[c] * d + k]));
+    const float *a = anchors + (long long)assign[i] * d;
+    for (int j0 = 0; j0 < d; j0 += blockDim.x) {
+      const int j = j0 + threadIdx.x;
+      double acc = 0.0;
+      for (int t0 = 0; t0 < D; t0 += EC_TILE) {
+        const int tile = min(EC_TILE, D - t0);
+        __syncthreads();  // the last tile's readers are done
+        for (int c = threadIdx.x; c < tile; c += blockDim.x) y[c] = ec_value(row[t0 + c], steps[t0 + c], offsets[t0 + c]);
+        __syncthreads();
+        if (j < d)
+          for (int c = 0; c < tile; c++) acc = __dadd_rn(acc, __dmul_rn(y[c], (double)P[(long long)dims[t0 + c] * d + j]));
+      }
+      if (j < d) out[(long long)r * d + j] = __double2float_rn(__dadd_rn((double)a[j], acc));
     }
-    out[e] = __double2float_rn(__dadd_rn((double)anchors[(long long)assign[i] * d + k], acc));
-  });
+  }
 }

@@ -24,6 +24,8 @@ dim3_ gridDim, blockDim;
 #define __global__
 #define __device__
 #define __forceinline__ inline
+#define __shared__ static
+#define __syncthreads()
 #define __launch_bounds__(...)
 static std::barrier<> *bar;
 static unsigned slotsBallot[32];

@@ -70,7 +70,8 @@ const CASES: Array<[EcLayoutKind, number, number, { blockRows?: number; scaleBit
 
 describe.skipIf(!hasGxx)('ec_decode (cuda/ec.cu) on the CPU, lanes in lock step = the host decoder', () => {
   beforeAll(() => {
-    execFileSync('g++', ['-std=c++20', '-O1', '-pthread', '-w', join(__dirname, 'ec-simt.cpp'), '-o', binary]);
+    // Tiles of 7 coordinates: ec_rotated stages a row's values over several tiles, as it does on the GPU past 512.
+    execFileSync('g++', ['-std=c++20', '-O1', '-pthread', '-w', '-DEC_TILE=7', join(__dirname, 'ec-simt.cpp'), '-o', binary]);
   }, 120_000);
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

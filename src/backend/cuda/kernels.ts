@@ -244,7 +244,7 @@ export const KERNELS = {
   },
   // ec.cu: the entropy-coded residual section (ec.ts): one warp per block of rows decodes its rANS
   // lanes into integer codes (EC_WARPS blocks per thread block); then the rows from anchors and codes,
-  // on the axes or along principal directions, one thread per element, grid-stride.
+  // on the axes (one thread per element) or along principal directions (a thread block per row), grid-stride.
   ec_decode: {
     module: 'ec', perDtype: false, threads: 128, bounds: {}, points: { value: 4, constant: 'EC_WARPS' },
     args: [
@@ -260,7 +260,7 @@ export const KERNELS = {
     ],
   },
   ec_rotated: {
-    module: 'ec', perDtype: false, threads: 256, bounds: {},
+    module: 'ec', perDtype: false, threads: 128, bounds: {},
     args: [
       ['anchors', 'ptr'], ['assign', 'ptr'], ['codes', 'ptr'], ['dims', 'ptr'], ['P', 'ptr'], ['steps', 'ptr'], ['offsets', 'ptr'],
       ['D', 'i32'], ['c0', 'i32'], ['r0', 'i32'], ['rows', 'i32'], ['d', 'i32'], ['out', 'ptr'],
