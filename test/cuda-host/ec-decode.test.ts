@@ -40,8 +40,14 @@ describe('ec decode on the GPU (fake driver) = the host, bit for bit', () => {
       const br = file.residuals.layout.blockRows;
       const { fake, backend } = await onFake();
       try {
-        for (const [r0, r1] of [[0, n], [0, 1], [Math.min(br, n) - 1, Math.min(n, 3 * br + 5)], [n - 3, n]]) await expectEcRowsEqualHost(backend.ctx, file, n, r0, r1);
-        expect(fake.launches).toContain('ec_decode');
+        for (const [r0, r1] of [[0, n], [0, 1], [Math.min(br, n) - 1, Math.min(n, 3 * br + 5)], [n - 3, n]]) {
+          await expectEcRowsEqualHost(backend.ctx, file, n, r0, r1);
+          // Blocks decoded a few per launch (as when the codes do not fit the GPU at once).
+          await expectEcRowsEqualHost(backend.ctx, file, n, r0, r1, { ecSpanBlocks: 2 });
+        }
+        // One launch per range, and more where two blocks a launch split [0, n).
+        const launches = fake.launches.filter((l) => l === 'ec_decode').length;
+        expect(launches).toBe(8 + (file.residuals.blockCount > 2 ? Math.ceil(file.residuals.blockCount / 2) - 1 : 0) + (br < n ? 1 : 0));
         expect(fake.launches).toContain(layout === 'axis' ? 'ec_axis' : 'ec_rotated');
       } finally {
         await backend.close();

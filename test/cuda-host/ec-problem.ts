@@ -8,7 +8,7 @@ import { encodeEc } from '../../dist/codecs/ec/encode.js';
 import { ecSection, type EcResiduals } from '../../dist/codecs/ec/residuals.js';
 import { asPayload } from '../../dist/io/vlc/payload.js';
 import type { EcDecodable } from '../../dist/backend/device.js';
-import { decodeOnDevice } from '../../dist/backend/cuda/decode.js';
+import { decodeOnDevice, type DecodeOptions } from '../../dist/backend/cuda/decode.js';
 import type { CudaContext } from '../../dist/backend/cuda/context.js';
 import { reconstructRange } from '../../dist/io/vlc/reconstruct.js';
 import { expect } from 'vitest';
@@ -74,9 +74,11 @@ export function escapedCodes(file: EcDecodable): number {
  * Decodes rows r0 .. r1 − 1 on the device into a buffer first filled with NaN (a value the kernels
  * fail to write shows) and expects them bit for bit as reconstructRange's.
  */
-export async function expectEcRowsEqualHost(ctx: CudaContext, file: EcDecodable, n: number, r0: number, r1: number): Promise<void> {
+export async function expectEcRowsEqualHost(
+  ctx: CudaContext, file: EcDecodable, n: number, r0: number, r1: number, o: DecodeOptions = {},
+): Promise<void> {
   const d = file.manifest.d;
-  const rows = decodeOnDevice(ctx, file, n);
+  const rows = decodeOnDevice(ctx, file, n, o);
   const out = ctx.pool.alloc('decoded rows', Math.max(1, r1 - r0) * d * 4);
   try {
     ctx.upload(out, new Float32Array(Math.max(1, r1 - r0) * d).fill(NaN));

@@ -30,8 +30,13 @@ export function decodableOnDevice(file: Decodable): boolean {
   return r === undefined || r instanceof ScalarResiduals || r instanceof PqResiduals || r instanceof BitsResiduals || r instanceof EcResiduals;
 }
 
+/** Options of decodeOnDevice for tests: an ec section decoded at most `ecSpanBlocks` blocks a launch (ec.ts). */
+export interface DecodeOptions {
+  ecSpanBlocks?: number;
+}
+
 /** Uploads what decoding file's n rows needs; the caller frees the result (on every path). */
-export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number): DeviceRows {
+export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number, o: DecodeOptions = {}): DeviceRows {
   const { d } = file.manifest;
   const held = new HeldBuffers(ctx.pool);
   const up = (name: string, data: ArrayBufferView): DeviceBuffer => {
@@ -92,7 +97,7 @@ export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number): De
         free,
       };
     }
-    if (r instanceof EcResiduals) return { fill: ecRows(ctx, r, n, up, held.alloc, anchors, assign, blocks), free };
+    if (r instanceof EcResiduals) return { fill: ecRows(ctx, r, n, up, held.alloc, anchors, assign, blocks, o.ecSpanBlocks), free };
     if (r !== undefined && !(r instanceof ScalarResiduals)) throw new Error(`decode on the GPU: no kernel for residual mode ${r.mode}`);
     // No residuals: a null codes pointer, and the kernel copies the anchors.
     const codes = r ? upCodes('decode codes', r.codes).ptr : 0n;
@@ -118,10 +123,11 @@ export async function decodeRowsOnGpu(ctx: CudaContext, file: Decodable, r0: num
   const { d } = file.manifest;
   const rows = r1 - r0;
   if (rows <= 0) return out;
-  const dev = decodeOnDevice(ctx, file, r1);
-  let buf: DeviceBuffer | undefined;
+  // The rows' buffer first: the decoder's scratch takes a share of what memory is left (ec.ts).
+  const buf = ctx.pool.alloc('decoded rows', rows * d * 4);
+  let dev: DeviceRows | undefined;
   try {
-    buf = ctx.pool.alloc('decoded rows', rows * d * 4);
+    dev = decodeOnDevice(ctx, file, r1);
     dev.fill(buf, r0, rows);
     await ctx.finish();
     const view = out.subarray(0, rows * d);
@@ -130,8 +136,8 @@ export async function decodeRowsOnGpu(ctx: CudaContext, file: Decodable, r0: num
     if (file.norms) for (let i = 0; i < rows; i++) for (let k = 0, s = file.norms[r0 + i]; k < d; k++) view[i * d + k] *= s;
     return out;
   } finally {
+    dev?.free();
     ctx.pool.free(buf);
-    dev.free();
   }
 }
 

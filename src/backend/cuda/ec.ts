@@ -7,44 +7,46 @@
 import type { EcResiduals } from '../../codecs/ec/residuals.js';
 import type { CudaContext } from './context.js';
 import { KERNELS, launch } from './kernels.js';
-import type { DeviceBuffer } from './pool.js';
+import { memInfo, type DeviceBuffer } from './pool.js';
 
 /** Blocks of rows each ec_decode thread block decodes (one warp each). */
 const WARPS = KERNELS.ec_decode.points.value;
-/** Largest scratch of decoded codes (int32): a range needing more is decoded a span of blocks at a time. */
-const SCRATCH_BYTES = 256 << 20;
+/**
+ * Share of the GPU's free memory (once the section is up) that the scratch of decoded codes (int32)
+ * may take, and the least it takes: every block of a launch is one warp, and the blocks are the
+ * decoder's only parallelism, so one launch should hold all of them where memory allows. A range
+ * needing more is decoded a span of blocks at a time.
+ */
+const SCRATCH_SHARE = 0.25;
+const SCRATCH_MIN = 256 << 20;
 
 /** Uploads a host array into a fresh device buffer (decode.ts's, which frees it with the rest). */
 export type Upload = (name: string, data: ArrayBufferView) => DeviceBuffer;
 
-/** Device bytes ecRows takes for the section, beside the anchors, assignments and rows. */
+/** Device bytes ecRows takes for the section at least (its scratch at its smallest), beside the anchors, assignments and rows. */
 export function ecDeviceBytes(r: EcResiduals): number {
   const { layout } = r;
   const D = layout.dims.length, blocks = layout.blockAt.length - 1;
   const blockBytes = layout.blockAt[blocks] - layout.blockAt[0];
   const tables = D * layout.models.M * 6 + D * 20 + r.d * 4 + (layout.rotation?.values.length ?? 0) * 4;
-  return blockBytes + 8 * (blocks + 1) + tables + scratchRows(r) * D * 4 + 4;
+  return blockBytes + 8 * (blocks + 1) + tables + Math.min(r.n, spanBlocks(r, 0) * layout.blockRows) * D * 4 + 4;
 }
 
-/** Rows of the codes scratch: whole blocks, at most SCRATCH_BYTES, at most the file's. */
-function scratchRows(r: EcResiduals): number {
-  return Math.min(r.n, spanBlocks(r) * r.layout.blockRows);
-}
-
-/** Blocks decoded per ec_decode launch: as many as the scratch holds. */
-function spanBlocks(r: EcResiduals): number {
+/** Blocks decoded per ec_decode launch: all of them where SCRATCH_SHARE of `free` bytes (or SCRATCH_MIN) holds their codes. */
+function spanBlocks(r: EcResiduals, free: number): number {
   const { blockRows, dims } = r.layout;
-  return Math.max(1, Math.floor(SCRATCH_BYTES / (blockRows * Math.max(1, dims.length) * 4)));
+  const blocks = Math.ceil(r.n / blockRows);
+  return Math.max(1, Math.min(blocks, Math.floor(Math.max(SCRATCH_MIN, free * SCRATCH_SHARE) / (blockRows * Math.max(1, dims.length) * 4))));
 }
 
 /**
  * What decoding the section's rows on the device needs, uploaded with `up` (the anchors and the
  * first n assignments are up already); returns the fill of decode.ts's DeviceRows. `grid(rows)`:
- * thread blocks of the grid-stride kernels for rows × d elements.
+ * thread blocks of the grid-stride kernels for rows × d elements; maxSpan: blocks a launch at most (tests).
  */
 export function ecRows(
   ctx: CudaContext, r: EcResiduals, n: number, up: Upload, alloc: (name: string, bytes: number) => DeviceBuffer,
-  anchors: DeviceBuffer, assign: DeviceBuffer, grid: (rows: number) => number,
+  anchors: DeviceBuffer, assign: DeviceBuffer, grid: (rows: number) => number, maxSpan = Infinity,
 ): (out: DeviceBuffer, r0: number, rows: number) => void {
   const { layout, d } = r;
   const { blockRows, dims, alpha, models, rotation } = layout;
@@ -64,8 +66,8 @@ export function ecRows(
   const steps = up('ec steps', D ? Float32Array.from(dims, (k) => layout.steps[k]) : new Float32Array(1));
   const offsets = up('ec offsets', D ? Float32Array.from(dims, (k) => layout.offsets[k]) : new Float32Array(1));
   const err = up('ec error', new Int32Array(1));
-  const span = spanBlocks(r);
-  const codes = D ? alloc('ec codes', Math.max(1, scratchRows(r)) * D * 4) : undefined;
+  const span = Math.max(1, Math.min(maxSpan, spanBlocks(r, memInfo(ctx.drv)[0])));
+  const codes = D ? alloc('ec codes', Math.min(r.n, span * blockRows) * D * 4) : undefined;
   let rebuild: (c0: number, s0: number, count: number, out: bigint) => void;
   if (rotation) {
     const dimsBuf = up('ec directions used', D ? dims : new Int32Array(1));
