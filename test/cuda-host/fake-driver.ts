@@ -83,6 +83,11 @@ export class FakeCuda {
   private recorded = new Map<bigint, { queued: number; done: number }>();
   /** Page-locked host allocations live, by their ArrayBuffer. */
   private pinned = new Set<ArrayBuffer>();
+  /** Host ranges locked by cuMemHostRegister: their buffer and pages [p0, p1] (4 KiB pages of the buffer). */
+  private registered: Array<{ buf: ArrayBuffer; byteOffset: number; p0: number; p1: number }> = [];
+  /** cuMemHostRegister returns this status (e.g. 2: the driver refuses to lock). */
+  registerStatus = 0;
+  registrations = 0;
   hostAllocs = 0;
   /** Copies between devices (cuda/peer.ts), and the context pairs with peer access on. */
   peerCopies = 0;
@@ -182,10 +187,10 @@ export class FakeCuda {
         if (!self.mine(st) || self.find(dst).a.ctx !== self.current) return INVALID_CONTEXT;
         self.asyncCopies++;
         if ([...self.queues].some(([q, ops]) => q !== st && ops.some((op) => op.what === 'launch'))) self.overlappedCopies++;
-        const pinnedSource = self.pinned.has(src.buffer as ArrayBuffer);
+        const pinnedSource = self.pinned.has(src.buffer as ArrayBuffer) || self.isRegistered(src);
         const staged = pinnedSource ? undefined : new Uint8Array(src.buffer, src.byteOffset, bytes).slice();
         self.enqueue(st, 'copy', () => {
-          if (pinnedSource && !self.pinned.has(src.buffer as ArrayBuffer)) throw new Error('fake driver: a copy from page-locked memory freed before it ran');
+          if (pinnedSource && !self.pinned.has(src.buffer as ArrayBuffer) && !self.isRegistered(src)) throw new Error('fake driver: a copy from page-locked memory freed (or unlocked) before it ran');
           self.bytes(dst, bytes).set(staged ?? new Uint8Array(src.buffer, src.byteOffset, bytes));
         });
         return 0;
@@ -208,6 +213,22 @@ export class FakeCuda {
         self.pinned.add(buf);
         self.hostAllocs++;
         out[0] = buf;
+        return 0;
+      },
+      cuMemHostRegister_v2: (p, bytes) => {
+        if (self.registerStatus) return self.registerStatus;
+        const buf = p.buffer as ArrayBuffer;
+        const p0 = Math.floor(p.byteOffset / 4096), p1 = Math.floor((p.byteOffset + bytes - 1) / 4096);
+        // The driver refuses a range that shares a page with a locked one (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED).
+        if (self.registered.some((r) => r.buf === buf && r.p0 <= p1 && p0 <= r.p1)) return 712;
+        self.registered.push({ buf, byteOffset: p.byteOffset, p0, p1 });
+        self.registrations++;
+        return 0;
+      },
+      cuMemHostUnregister: (p) => {
+        const k = self.registered.findIndex((r) => r.buf === p.buffer && r.byteOffset === p.byteOffset);
+        if (k < 0) return 713; // CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED
+        self.registered.splice(k, 1);
         return 0;
       },
       cuMemFreeHost: (p) => {
@@ -300,6 +321,16 @@ export class FakeCuda {
       }
       q.shift()!.run();
     }
+  }
+
+  /** Whether `v` lies inside a range locked by cuMemHostRegister. */
+  isRegistered(v: ArrayBufferView): boolean {
+    return this.registered.some((r) => r.buf === v.buffer && r.p0 <= Math.floor(v.byteOffset / 4096) && Math.floor((v.byteOffset + v.byteLength - 1) / 4096) <= r.p1);
+  }
+
+  /** Ranges still locked (a test checks that every upload unlocked its pages). */
+  get lockedRanges(): number {
+    return this.registered.length;
   }
 
   /** Page-locked host allocations not yet freed. */

@@ -28,6 +28,8 @@ setDriverForTests({
   cuMemcpyHtoD_v2: ok,
   cuMemcpyDtoH_v2: ok,
   cuMemcpyHtoDAsync_v2: ok,
+  cuMemHostRegister_v2: ok,
+  cuMemHostUnregister: ok,
   cuMemAllocHost_v2: (p, bytes) => ((p[0] = new ArrayBuffer(bytes)), 0),
   cuMemFreeHost: ok,
   hostView: (p) => p,

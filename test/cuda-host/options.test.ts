@@ -23,7 +23,7 @@ function usage(env: Record<string, string>): string {
 
 describe('CUDA options', () => {
   it('defaults: screen where it pays, on tensor cores, all free memory, resident', () => {
-    expect(cudaOptionsFromEnv({})).toEqual({ screen: 'auto', wgmma: true, screenKeys: 'auto', reduce: 'sorted', maxDeviceBytes: undefined, tileRows: undefined, stagingBytes: 64 * 2 ** 20, machineCode: true });
+    expect(cudaOptionsFromEnv({})).toEqual({ screen: 'auto', wgmma: true, screenKeys: 'auto', reduce: 'sorted', maxDeviceBytes: undefined, tileRows: undefined, stagingBytes: 64 * 2 ** 20, machineCode: true, pinCopies: true });
     expect(cudaOptionsFromEnv({ PATH: '/bin', VLC_CUDA_LIB: '/x/libcuda.so.1', VLC_CUDA_WGMMA: '' })).toEqual(CUDA_DEFAULTS);
   });
 
@@ -53,7 +53,7 @@ describe('CUDA options', () => {
 
   it('a variable that is no setting (a typo, or a switch whose experiment is over) is a usage error', () => {
     expect(usage({ VLC_CUDA_TILE: 'p8' })).toBe(
-      'VLC_CUDA_TILE is not a setting of vlc; the CUDA backend reads VLC_CUDA_SCREEN, VLC_CUDA_WGMMA, VLC_CUDA_SCREEN_KEYS, VLC_CUDA_REDUCE, VLC_CUDA_MAX_BYTES, VLC_CUDA_CUBIN, VLC_CUDA_LIB',
+      'VLC_CUDA_TILE is not a setting of vlc; the CUDA backend reads VLC_CUDA_SCREEN, VLC_CUDA_WGMMA, VLC_CUDA_SCREEN_KEYS, VLC_CUDA_REDUCE, VLC_CUDA_MAX_BYTES, VLC_CUDA_CUBIN, VLC_CUDA_PIN, VLC_CUDA_LIB',
     );
     expect(usage({ VLC_CUDA_ASSIGN: 'occ2' })).toMatch(/^VLC_CUDA_ASSIGN is not a setting/);
     expect(usage({ VLC_CUDA_SCEEN: '0' })).toMatch(/^VLC_CUDA_SCEEN is not a setting/);

@@ -3,7 +3,7 @@
 // int8 code of -128 (outside -127..127) is refused even when its checksum is right.
 import { describe, expect, it } from 'vitest';
 import { crc32c } from '../../dist/io/vlc/crc32c.js';
-import { parallelPayloadCrcs, payloadSpans } from '../../dist/io/vlc/checksums.js';
+import { parallelPayloadCrcs, parallelPiecesCrc, payloadSpans } from '../../dist/io/vlc/checksums.js';
 import { decodeVlc, decodeVlcHeader, encodeVlcBytes, SECTION_HEADER_BYTES, type VlcContent } from '../../dist/io/vlc/format.js';
 import { encodeScalar, type ScalarResiduals } from '../../dist/codecs/scalar.js';
 import { reconstruct } from '../../dist/io/vlc/reconstruct.js';
@@ -91,3 +91,28 @@ describe('payload checksums on worker threads', () => {
     expect(Array.from((f.residuals as ScalarResiduals).codes).includes(-128)).toBe(false);
   });
 });
+
+describe('a payload in pieces, checksummed on threads for writing (parallelPiecesCrc)', () => {
+  it('equals the in-line CRC of the joined pieces: shared and not, large and small, any slicing', async () => {
+    const r = rng(11);
+    const fill = (p: Uint8Array) => {
+      for (let i = 0; i < p.length; i++) p[i] = Math.floor(r() * 256);
+      return p;
+    };
+    const pieces = [
+      fill(new Uint8Array(37)), // a section header-like head, not shared
+      fill(new Uint8Array(new SharedArrayBuffer(100_003))),
+      fill(new Uint8Array(new SharedArrayBuffer(5_000))), // shared but below minBytes: in line
+      fill(new Uint8Array(new SharedArrayBuffer(70_001), 1_001, 60_000)), // a view inside its buffer
+    ];
+    const joined = new Uint8Array(pieces.reduce((s, p) => s + p.length, 0));
+    let at = 0;
+    for (const p of pieces) joined.set(p, (at += p.length) - p.length);
+    for (const slice of [4_096, 9_999, 1 << 20]) {
+      expect(await parallelPiecesCrc(pieces, { threads: 3, minBytes: 10_000, slice })).toBe(crc32c(joined));
+    }
+    expect(await parallelPiecesCrc(pieces, { threads: 3, minBytes: joined.length + 1, slice: 4_096 })).toBeUndefined(); // small: the caller's
+    expect(await parallelPiecesCrc(pieces, { threads: 1, minBytes: 10, slice: 4_096 })).toBeUndefined(); // one core: the caller's
+  });
+});
+

@@ -11,6 +11,7 @@ import { CudaError, check, describeStatus } from './check.js';
 import { CU } from './status.js';
 import { MODULES, moduleRunsOn, readCubin, readPtx, ptxIsaOf, ptxTooNewMessage, type ModuleName } from './ptx.js';
 import { DevicePool, type DeviceBuffer } from './pool.js';
+import { unlockAll } from './pin.js';
 import type { CudaDeviceInfo } from './probe.js';
 
 /** Dynamic shared memory a kernel may take without raising its limit, and the attribute that raises it. */
@@ -58,6 +59,8 @@ export class CudaContext {
   private inFlight: string[] = [];
   private out = new BigUint64Array(1);
   private closed = false;
+  /** Large copies page-lock the host's buffer and run asynchronously (pin.ts; CudaOptions.pinCopies). */
+  pinCopies = true;
 
   private constructor(
     readonly drv: CudaDriver,
@@ -292,6 +295,17 @@ export class CudaContext {
     if (endsKernels) this.inFlight = []; // an event of the copy stream, or of one tile, says nothing of later kernels
   }
 
+  /** Block (no polling) until everything queued on the stream is done: for cleanup on a failure path only. */
+  drainBlocking(): void {
+    const ev = this.event();
+    try {
+      this.record(ev);
+      this.drv.cuEventSynchronize(ev);
+    } finally {
+      this.destroyEvent(ev);
+    }
+  }
+
   /** Wait (polling: Ctrl-C is heard) until every kernel and copy queued on the stream so far is done. */
   async finish(expectMs = 0): Promise<void> {
     const ev = this.event();
@@ -340,6 +354,10 @@ export class CudaContext {
       }
     };
     if (this.retained) attempt(() => this.makeCurrent()); // what follows belongs to this context
+    if (this.retained) attempt(() => {
+      this.drainBlocking(); // no copy may still read the pages it unlocks
+      unlockAll(this);
+    });
     attempt(() => this.pool.freeAll());
     for (const ev of this.events) drv.cuEventDestroy_v2(ev);
     this.events = [];

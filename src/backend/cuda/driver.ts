@@ -36,6 +36,9 @@ export interface CudaDriver {
   /** Page-locked host memory; out[0] receives an opaque pointer, read and written through hostView(). */
   cuMemAllocHost_v2(out: unknown[], bytes: number): number;
   cuMemFreeHost(p: unknown): number;
+  /** Page-lock the caller's own host memory (the bytes of `p`), so that copies from it run asynchronously (pin.ts). */
+  cuMemHostRegister_v2(p: ArrayBufferView, bytes: number, flags: number): number;
+  cuMemHostUnregister(p: ArrayBufferView): number;
   /** Not a driver function: the bytes at a cuMemAllocHost_v2 pointer, as an ArrayBuffer (no copy). */
   hostView(p: unknown, bytes: number): ArrayBuffer;
   cuStreamCreate(out: BigUint64Array, flags: number): number;
@@ -86,6 +89,8 @@ const PROTOTYPES: Record<Exclude<keyof CudaDriver, 'hostView'>, string> = {
   cuCtxEnablePeerAccess: 'int cuCtxEnablePeerAccess(uint64_t peer, unsigned int flags)',
   cuMemAllocHost_v2: 'int cuMemAllocHost_v2(_Out_ void **pp, size_t bytes)',
   cuMemFreeHost: 'int cuMemFreeHost(void *p)',
+  cuMemHostRegister_v2: 'int cuMemHostRegister_v2(void *p, size_t bytes, unsigned int flags)',
+  cuMemHostUnregister: 'int cuMemHostUnregister(void *p)',
   cuStreamCreate: 'int cuStreamCreate(uint64_t *stream, unsigned int flags)',
   cuStreamWaitEvent: 'int cuStreamWaitEvent(uint64_t stream, uint64_t ev, unsigned int flags)',
   cuStreamDestroy_v2: 'int cuStreamDestroy_v2(uint64_t stream)',

@@ -5,7 +5,7 @@
 // screen's mean read the parent's rows. Streamed engines (spans.ts tiles) copy tiles from
 // contiguous host memory: for them the listed rows are gathered into a host copy first
 // (contiguous()), as every engine on a sample did before.
-import { elementBytes, gatherRows, rowF32, selectRows, type Dataset } from '../../vectors/dataset.js';
+import { elementBytes, gatherRows, rowF32, rowsF32, selectRows, type Dataset } from '../../vectors/dataset.js';
 
 export class HostRows {
   readonly n: number;
@@ -30,6 +30,12 @@ export class HostRows {
   /** Row i (of these rows) as a fresh f32 array. */
   row(i: number): Float32Array {
     return rowF32(this.ds, this.list ? this.list[i] : i);
+  }
+
+  /** Row i (of these rows) in f32: a view of f32 data (do not write to it), or decoded into `scratch` (d values). */
+  rowView(i: number, scratch: Float32Array): Float32Array {
+    const j = this.list ? this.list[i] : i;
+    return rowsF32(this.ds, j, j + 1, scratch);
   }
 
   /** The listed rows of these rows (indices into them), still read in place. */

@@ -138,6 +138,7 @@ export async function createCudaBackend(gpu: number, options?: Partial<CudaOptio
   const probe = checkGpuIndex(gpu);
   const t = performance.now();
   const ctx = CudaContext.open(driver(), probe.devices[gpu], probe.driverVersion, o.machineCode);
+  ctx.pinCopies = o.pinCopies;
   log().debug(`${ctx.where}: context and modules ready in ${(performance.now() - t).toFixed(0)} ms`);
   return new CudaBackend(ctx, o);
 }

@@ -59,6 +59,13 @@ export interface CudaOptions {
    * JIT path. VLC_CUDA_CUBIN=0|1.
    */
   machineCode: boolean;
+  /**
+   * Upload the vectors (an engine's resident rows, the residual encoder's input) by page-locking
+   * the host's own buffer a piece at a time and copying asynchronously (pin.ts): no staging copy on
+   * the host thread, and several GPUs copy at once. false copies from pageable memory, for A/B
+   * runs. VLC_CUDA_PIN=0|1.
+   */
+  pinCopies: boolean;
 }
 
 export const CUDA_DEFAULTS: Readonly<CudaOptions> = Object.freeze({
@@ -70,13 +77,14 @@ export const CUDA_DEFAULTS: Readonly<CudaOptions> = Object.freeze({
   tileRows: undefined,
   stagingBytes: 64 * 2 ** 20,
   machineCode: true,
+  pinCopies: true,
 });
 
 /** Tile rows are a multiple of this: the points of one k-means++ block (SEED_POINTS of seed.cu). */
 export const TILE_ALIGN = 256;
 
 /** The variables this backend reads (VLC_CUDA_LIB is driver.ts's: which library to load). */
-const VARIABLES = ['VLC_CUDA_SCREEN', 'VLC_CUDA_WGMMA', 'VLC_CUDA_SCREEN_KEYS', 'VLC_CUDA_REDUCE', 'VLC_CUDA_MAX_BYTES', 'VLC_CUDA_CUBIN', 'VLC_CUDA_LIB'] as const;
+const VARIABLES = ['VLC_CUDA_SCREEN', 'VLC_CUDA_WGMMA', 'VLC_CUDA_SCREEN_KEYS', 'VLC_CUDA_REDUCE', 'VLC_CUDA_MAX_BYTES', 'VLC_CUDA_CUBIN', 'VLC_CUDA_PIN', 'VLC_CUDA_LIB'] as const;
 
 /** Defaults overridden by the VLC_CUDA_* variables; an unknown variable or value is a UsageError (exit 2). */
 export function cudaOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CudaOptions {
@@ -95,6 +103,7 @@ export function cudaOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CudaOp
   const reduce = value('VLC_CUDA_REDUCE');
   const maxBytes = value('VLC_CUDA_MAX_BYTES');
   const cubin = value('VLC_CUDA_CUBIN');
+  const pin = value('VLC_CUDA_PIN');
   return cudaOptions({
     ...(screen !== undefined && { screen: choice('VLC_CUDA_SCREEN', screen, { auto: 'auto', '1': true, '0': false } as const) }),
     ...(wg !== undefined && { wgmma: choice('VLC_CUDA_WGMMA', wg, { '1': true, '0': false } as const) }),
@@ -102,6 +111,7 @@ export function cudaOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): CudaOp
     ...(reduce !== undefined && { reduce: choice('VLC_CUDA_REDUCE', reduce, { sorted: 'sorted', atomic: 'atomic' } as const) }),
     ...(maxBytes !== undefined && { maxDeviceBytes: parseBytes('VLC_CUDA_MAX_BYTES', maxBytes) }),
     ...(cubin !== undefined && { machineCode: choice('VLC_CUDA_CUBIN', cubin, { '1': true, '0': false } as const) }),
+    ...(pin !== undefined && { pinCopies: choice('VLC_CUDA_PIN', pin, { '1': true, '0': false } as const) }),
   });
 }
 
@@ -121,6 +131,7 @@ export function cudaOptions(o: Partial<CudaOptions> = {}): CudaOptions {
     throw new Error(`tileRows must be a positive multiple of ${TILE_ALIGN}, got ${r.tileRows}`);
   }
   if (typeof r.machineCode !== 'boolean') throw new Error(`machineCode must be true or false, got ${String(r.machineCode)}`);
+  if (typeof r.pinCopies !== 'boolean') throw new Error(`pinCopies must be true or false, got ${String(r.pinCopies)}`);
   if (!(Number.isInteger(r.stagingBytes) && r.stagingBytes > 0)) throw new Error(`stagingBytes must be a positive whole number, got ${r.stagingBytes}`);
   return r;
 }

@@ -17,10 +17,12 @@ import type { CudaContext } from './context.js';
 import { KERNELS, launch } from './kernels.js';
 import { HeldBuffers, type DeviceBuffer } from './pool.js';
 import { log } from '../../log.js';
-import { takeShared } from '../../io/prefault.js';
+import { prefaultShared, takeShared } from '../../io/prefault.js';
+import { uploadLarge } from './pin.js';
+import { setImmediate as yieldImmediate } from 'node:timers/promises';
 
-/** Bytes per synchronous copy of the vectors (Ctrl-C is heard between them through the waits). */
-const UPLOAD_CHUNK = 64 << 20;
+/** Bytes of the vectors per upload view (pin.ts locks and copies each in pieces). */
+const UPLOAD_VIEW = 2 ** 30;
 const THREADS = KERNELS.residual_rows.threads;
 
 export async function encodeScalarOnGpu(
@@ -33,7 +35,7 @@ export async function encodeScalarOnGpu(
   const { alloc } = held;
   const t: number[] = [performance.now()]; // upload, ranges, codes, download, checksum (-v)
   try {
-    const { X, C, A } = uploadInput(ctx, input, alloc);
+    const { X, C, A } = await uploadInput(ctx, input, alloc);
     t.push(performance.now());
     const maxAbsBuf = alloc('residual ranges', blocks * d * 8);
     const sumSqBuf = alloc('residual sums of squares', blocks * d * 8);
@@ -60,7 +62,7 @@ export async function encodeScalarOnGpu(
     await ctx.finish();
     t.push(performance.now());
     const codes = allocCodes<Int8Array>('i8', n, d, true, takeShared(Math.max(1, n * d)));
-    downloadCodes(ctx, codes, codesBuf);
+    await downloadCodes(ctx, codes, codesBuf);
     const rowErr = new Float64Array(n);
     ctx.download(rowErr, rowErrBuf);
     const rowSums = sumsBuf && new Float64Array(sumsBuf.count * 4);
@@ -82,13 +84,13 @@ export async function encodeScalarOnGpu(
 }
 
 /** The vectors, the anchors as stored and the assignments, on the device (the vectors a chunk at a time). */
-function uploadInput(ctx: CudaContext, input: ResidualInput, alloc: (name: string, bytes: number) => DeviceBuffer) {
+async function uploadInput(ctx: CudaContext, input: ResidualInput, alloc: (name: string, bytes: number) => DeviceBuffer) {
   const { n, d } = input;
   const x = asRows(input.x, n, d);
   const bytes = n * d * elementBytes(x.dtype);
   const X = alloc('vectors (residuals)', bytes);
-  for (let off = 0; off < bytes; off += UPLOAD_CHUNK) {
-    ctx.upload(X, new Uint8Array(x.buffer, x.byteOffset + off, Math.min(UPLOAD_CHUNK, bytes - off)), off);
+  for (let off = 0; off < bytes; off += UPLOAD_VIEW) {
+    await uploadLarge(ctx, X, new Uint8Array(x.buffer, x.byteOffset + off, Math.min(UPLOAD_VIEW, bytes - off)), off);
   }
   const C = alloc('stored anchors (residuals)', input.anchors.length * 4);
   ctx.upload(C, input.anchors);
@@ -104,11 +106,15 @@ function uploadInput(ctx: CudaContext, input: ResidualInput, alloc: (name: strin
  */
 export async function encodeBitsOnGpu(ctx: CudaContext, input: ResidualInput, R: number): Promise<EncodedResiduals<BitsResiduals>> {
   const { n, d } = input;
+  prefaultShared(n * R); // the codes' pages, touched on other threads while the plan is made and the GPU codes
+  const t: number[] = [performance.now()]; // plan, upload, codes, download (-v)
   const plan = bitsPlanOf(rowsInput(input, false), n, d, R);
+  t.push(performance.now());
   const held = new HeldBuffers(ctx.pool);
   const { alloc } = held;
   try {
-    const { X, C, A } = uploadInput(ctx, input, alloc);
+    const { X, C, A } = await uploadInput(ctx, input, alloc);
+    t.push(performance.now());
     const B = alloc('bits per dimension', d);
     ctx.upload(B, plan.bits);
     const S = alloc('bits steps', d * 4);
@@ -119,10 +125,15 @@ export async function encodeBitsOnGpu(ctx: CudaContext, input: ResidualInput, R:
       X: X.ptr, n, d, C: C.ptr, assign: A.ptr, bits: B.ptr, steps: S.ptr, R, codes: codesBuf.ptr, rowErr: rowErrBuf.ptr,
     });
     await ctx.finish();
-    const codes = allocCodes<Uint8Array>('u8', n, R, false);
-    downloadCodes(ctx, codes, codesBuf);
+    t.push(performance.now());
+    // Shared memory: the writer checksums large payloads on worker threads (io/vlc/checksums.ts).
+    const codes = allocCodes<Uint8Array>('u8', n, R, true, takeShared(Math.max(1, n * R)));
+    await downloadCodes(ctx, codes, codesBuf);
     const rowErr = new Float64Array(n);
     ctx.download(rowErr, rowErrBuf);
+    t.push(performance.now());
+    const ms = t.slice(1).map((v, k) => (v - t[k]).toFixed(1));
+    log().debug(`bits ${R}B residuals on the GPU: plan ${ms[0]} ms, upload ${ms[1]} ms, codes ${ms[2]} ms, download ${ms[3]} ms`);
     return { residuals: new BitsResiduals(n, d, R, plan.bits, plan.steps, codes), residualEnergy: blockSums(rowErr, n) / Math.max(1, n) };
   } finally {
     held.free();
@@ -190,14 +201,20 @@ function downloadStaged(ctx: CudaContext, bytes: Uint8Array, src: DeviceBuffer, 
   }
 }
 
-/** The device's codes (rows × width bytes from the buffer's start) into the host's pieces, each from its offset. */
-function downloadCodes(ctx: CudaContext, codes: Codes, src: DeviceBuffer): void {
+/**
+ * The device's codes (rows × width bytes from the buffer's start) into the host's pieces, each
+ * from its offset, through a page-locked chunk of our own: locking the fresh pieces themselves
+ * (pin.ts) cost more than the copy it saves, as the lock first faults every page in (4.5 GB of bits
+ * codes: 2.7 s locked, against 1.4 s for 6.4 GB staged; bench/results/2026-11-28-h100x4-r3i.json).
+ */
+async function downloadCodes(ctx: CudaContext, codes: Codes, src: DeviceBuffer): Promise<void> {
   const pinned = codes.length > 0 ? ctx.hostBuffer(Math.min(codes.length, STAGE_BYTES)) : undefined;
   try {
     let at = 0;
     for (const piece of codes.bytePieces()) {
       downloadStaged(ctx, piece, src, at, pinned);
       at += piece.length;
+      await yieldImmediate(); // Ctrl-C, and other GPUs' work, between pieces
     }
   } finally {
     if (pinned) ctx.freeHostBuffer(pinned);

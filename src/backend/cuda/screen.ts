@@ -265,9 +265,10 @@ function sampleMean(e: EngineCore): Float32Array {
   const { n, d } = e;
   const step = Math.max(1, Math.ceil(n / MEAN_SAMPLE));
   const acc = new Float64Array(d);
+  const scratch = new Float32Array(d); // one row decoded at a time, no array per row
   let rows = 0;
   for (let i = 0; i < n; i += step, rows++) {
-    const r = e.rows.row(i);
+    const r = e.rows.rowView(i, scratch);
     for (let k = 0; k < d; k++) acc[k] += r[k];
   }
   return Float32Array.from(acc, (v) => (rows ? v / rows : 0));

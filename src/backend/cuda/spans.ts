@@ -22,6 +22,7 @@ import type { CudaContext } from './context.js';
 import type { Handle } from './driver.js';
 import type { HostRows } from './host-rows.js';
 import type { DeviceBuffer } from './pool.js';
+import { uploadLarge } from './pin.js';
 
 /**
  * Bytes per synchronous copy of the resident upload, so that Ctrl-C is seen between chunks; also
@@ -94,11 +95,16 @@ export class VectorSpans {
   }
 
   /**
-   * Resident: upload the vectors once, at open (synchronous copies, so that a gathered chunk's
-   * scratch can be refilled at once). Streamed: nothing (every loop uploads its tiles).
+   * Resident: upload the vectors once, at open (listed rows: synchronous copies, so that a
+   * gathered chunk's scratch can be refilled at once). Streamed: nothing (every loop uploads its tiles).
    */
   async uploadResident(): Promise<void> {
     if (this.tileRows) return;
+    if (!this.rows.list) {
+      // Contiguous rows: page-locked in place and copied asynchronously (pin.ts), a view at a time.
+      for (const [bytes, off] of this.rows.chunks(viewLimitBytes())) await uploadLarge(this.ctx, this.X, bytes, off);
+      return;
+    }
     const total = this.rows.n * this.rowBytes;
     for (const [bytes, off] of this.rows.chunks(Math.min(UPLOAD_CHUNK, viewLimitBytes()))) {
       this.ctx.upload(this.X, bytes, off);

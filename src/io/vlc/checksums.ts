@@ -5,7 +5,7 @@
 // computing; every other check stays where it is.
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { crc32cJoin } from './crc32c.js';
+import { crc32c, crc32cCombine, crc32cJoin } from './crc32c.js';
 import { SECTION_HEADER_BYTES } from './format.js';
 import { asPayload, up8, type PayloadLike } from './payload.js';
 
@@ -79,6 +79,36 @@ export async function parallelPayloadCrcs(
     out.push({ start, size, crc: crc32cJoin(0, crcs, slice, size) });
   }
   return out;
+}
+
+/**
+ * The CRC32C of `pieces` joined (a section's payload, as the writer gets it), the pieces of at
+ * least `minBytes` in shared memory checksummed on worker threads, the others in line. Undefined
+ * when the whole is smaller than `minBytes` or the host has one core: the caller checksums it in
+ * line. A 4.5 GB bits payload took seconds of one thread when writing
+ * (bench/results/2026-11-28-h100x4-r3i.json).
+ */
+export async function parallelPiecesCrc(pieces: Uint8Array[], how: Partial<ParallelCheck> = {}): Promise<number | undefined> {
+  const { threads, minBytes, slice } = { threads: Math.min(MAX_THREADS, availableParallelism()), minBytes: PARALLEL_CHECK_MIN_BYTES, slice: SLICE, ...how };
+  if (threads < 2 || pieces.reduce((s, p) => s + p.length, 0) < minBytes) return undefined;
+  let crc = 0;
+  for (const p of pieces) {
+    if (p.length < minBytes || !(p.buffer instanceof SharedArrayBuffer)) {
+      crc = crc32c(p, crc);
+      continue;
+    }
+    const slices = Math.ceil(p.length / slice);
+    const crcs = new Array<number>(slices);
+    const per = Math.ceil(slices / threads);
+    const jobs = [];
+    for (let s0 = 0; s0 < slices; s0 += per) {
+      const job: CrcJob = { buffer: p.buffer, byteOffset: p.byteOffset, start: 0, size: p.length, slice, s0, s1: Math.min(slices, s0 + per) };
+      jobs.push(sliceCrcs(job, (i, c) => (crcs[i] = c)));
+    }
+    await Promise.all(jobs);
+    crc = crc32cCombine(crc, crc32cJoin(0, crcs, slice, p.length), p.length);
+  }
+  return crc;
 }
 
 /** What crc-worker.js is handed: slices s0..s1 of the payload at `start`. */

@@ -15,8 +15,8 @@ const bytesOf = (a: ArrayBufferView) => new Uint8Array(a.buffer, a.byteOffset, a
  * The file as a list of byte chunks, in order (payloads are views, not copies). Deterministic:
  * the same content gives the same bytes.
  */
-export function encodeVlc(content: VlcContent): Uint8Array[] {
-  return encodeVlcParts(content).before;
+export function encodeVlc(content: VlcContent, residualCrc?: number): Uint8Array[] {
+  return encodeVlcParts(content, undefined, residualCrc).before;
 }
 
 /**
@@ -30,11 +30,12 @@ export interface PayloadTail {
 }
 
 /**
- * encodeVlc's chunks, split where the residual payload's `tail` goes: `before` (everything up to
+ * encodeVlc's chunks (`residualCrc`: the residual payload's checksum, computed by the caller when
+ * the residuals do not carry one), split where the residual payload's `tail` goes: `before` (everything up to
  * it), then the tail's bytes, then `after` (its padding and the sections after it). Without a
  * tail, `after` is empty and `before` is the whole file.
  */
-export function encodeVlcParts(content: VlcContent, tail?: PayloadTail): { before: Uint8Array[]; after: Uint8Array[] } {
+export function encodeVlcParts(content: VlcContent, tail?: PayloadTail, residualCrc?: number): { before: Uint8Array[]; after: Uint8Array[] } {
   const { anchors, assignments } = content;
   const base = content.manifest;
   const { n, d, m } = base;
@@ -88,7 +89,7 @@ export function encodeVlcParts(content: VlcContent, tail?: PayloadTail): { befor
   addSection('ANCH', true, anchorPayload);
   addSection('ASGN', true, assignPayload);
   if (tail && !res) throw new Error('encodeVlcParts: a payload tail without residuals');
-  if (res) addSection(sectionOf(res.mode)!.tag, true, res.payload(), res.payloadCrc, tail);
+  if (res) addSection(sectionOf(res.mode)!.tag, true, res.payload(), res.payloadCrc ?? residualCrc, tail);
   if (content.norms) addSection('NRMS', true, bytesOf(Float32Array.from(content.norms)));
   for (const s of extra) {
     if (!/^[\x20-\x7e]{4}$/.test(s.tag)) throw new Error(`encodeVlc: section tag must be 4 ASCII characters`);

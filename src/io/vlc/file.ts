@@ -7,7 +7,7 @@ import { writeOutput, type OutputPlan } from '../output.js';
 import { log } from '../../log.js';
 import { quoteName } from '../names.js';
 import { openInput, streamBudget, type StreamInput } from '../readers/stream.js';
-import { parallelPayloadCrcs, PARALLEL_CHECK_MIN_BYTES } from './checksums.js';
+import { parallelPayloadCrcs, parallelPiecesCrc, PARALLEL_CHECK_MIN_BYTES } from './checksums.js';
 import { encodeVlcParts, type PayloadTail } from './encode.js';
 import { decodeVlc, decodeVlcHeader, encodeVlc, expectedVlcBytes, FILE_HEADER_BYTES, type VlcContent, type VlcFile } from './format.js';
 import { FilePayload, Payload } from './payload.js';
@@ -176,7 +176,11 @@ const CHUNK = 16 << 20;
  * rules: never over an existing file); '-' streams it to stdout. Returns its size.
  */
 export async function writeVlc(out: OutputPlan | string, content: VlcContent, onBytes?: (written: number, total: number) => void): Promise<number> {
-  const chunks = encodeVlc(content);
+  // A large residual payload without its checksum is checksummed on worker threads first.
+  const res = content.residuals;
+  const payload = res && res.payloadCrc === undefined ? res.payload() : undefined;
+  const residualCrc = payload && (await parallelPiecesCrc(Array.isArray(payload) ? payload : [payload]));
+  const chunks = encodeVlc(content, residualCrc);
   const total = chunks.reduce((s, c) => s + c.length, 0);
   await writeOutput(
     out,

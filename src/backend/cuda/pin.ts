@@ -1,0 +1,140 @@
+// Large uploads — an engine's resident rows, the residual encoder's input — from the host's own
+// buffer, page-locked. From pageable memory the driver stages every byte through a buffer of its
+// own on the calling thread, and with one JS thread several GPUs' copies take turns. Locked with
+// cuMemHostRegister, the bytes are read by the GPUs' copy engines directly, at once on every GPU
+// (bench/results/2026-11-28-h100x4-r3j.json: 12.8 GB to 4 x H100 in 0.08 s once locked). Locking
+// costs about as much as one pageable copy (1.3 s for those 12.8 GB), so what is locked stays locked
+// until the context that locked it closes: the rows are uploaded twice (the engine, then the
+// residual encoder) and locked once. Locks are PORTABLE, so any GPU copies from any GPU's lock.
+// A piece is locked, then its copy queued while the next is locked. The bytes are the same either way.
+import { setImmediate as yieldImmediate } from 'node:timers/promises';
+import { InterruptedError } from '../../errors.js';
+import { interruptSignal } from '../../interrupt.js';
+import { log } from '../../log.js';
+import type { CudaContext } from './context.js';
+import { describeStatus } from './check.js';
+import { CU } from './status.js';
+import type { DeviceBuffer } from './pool.js';
+
+/** Bytes locked at a time: one lock call per piece, and the copy of one overlaps the locking of the next. */
+export const PIN_PIECE = 256 * 2 ** 20;
+/**
+ * Bytes left unlocked after each locked piece (copied from pageable memory once the rest is
+ * queued), so that no page is ever locked twice: not by two pieces, nor by two GPUs whose row
+ * ranges meet inside one page (the driver refuses a range that overlaps a locked one).
+ */
+export const PIN_GAP = 64 * 1024;
+/** Bytes per synchronous copy from pageable memory (Ctrl-C is heard between them). */
+const SYNC_CHUNK = 64 * 2 ** 20;
+/** CU_MEMHOSTREGISTER_PORTABLE: the pages count as locked for every GPU's context. */
+const PORTABLE = 1;
+
+/** Bytes [start, end) of `buffer`, locked by `ctx` (its `view`), until ctx closes (unlockAll). */
+interface Lock {
+  buffer: ArrayBufferLike;
+  start: number;
+  end: number;
+  ctx: CudaContext;
+  view: Uint8Array;
+}
+const locks: Lock[] = [];
+
+/** Copy `src` to `buf` at `offsetBytes`, waiting until it is there. `piece`: tests cut small inputs into several pieces. */
+export async function uploadLarge(ctx: CudaContext, buf: DeviceBuffer, src: Uint8Array, offsetBytes = 0, piece = PIN_PIECE): Promise<void> {
+  if (offsetBytes + src.byteLength > buf.bytes) throw new Error(`upload past the end of ${buf.name}`);
+  const s0 = src.byteOffset, s1 = s0 + src.byteLength;
+  const at = (a: number, b: number) => src.subarray(a - s0, b - s0); // buffer offsets → a view of src
+  const dst = (a: number) => offsetBytes + (a - s0);
+  const pageable: Array<[number, number]> = []; // buffer ranges copied synchronously at the end
+  let queued = false;
+  try {
+    for (const [a, b, locked] of segments(src.buffer, s0, s1)) {
+      if (locked) {
+        ctx.uploadAsync(buf, at(a, b), dst(a), ctx.stream);
+        queued = true;
+        continue;
+      }
+      // Not locked yet: lock it a piece at a time, each piece clear of every other lock by PIN_GAP.
+      let p = a === s0 && !touchesLock(src.buffer, a) ? a : a + PIN_GAP;
+      pageable.push([a, Math.min(b, p)]);
+      for (; p < b; p += piece) {
+        const end = Math.min(b, p + piece);
+        const view = end - PIN_GAP > p && ctx.pinCopies ? lock(ctx, src.buffer, p, end - PIN_GAP, at(p, end - PIN_GAP)) : undefined;
+        if (!view) {
+          pageable.push([p, end]);
+          continue;
+        }
+        ctx.uploadAsync(buf, view, dst(p), ctx.stream);
+        queued = true;
+        pageable.push([end - PIN_GAP, end]);
+        if (interruptSignal.aborted) throw new InterruptedError();
+        await yieldImmediate(); // other GPUs lock and queue their pieces meanwhile
+      }
+    }
+    if (queued) await ctx.finish();
+  } catch (e) {
+    if (queued) drain(ctx); // the copies must be over before their pages can be unlocked
+    throw e;
+  }
+  for (const [a, b] of pageable) {
+    for (let k = a; k < b; k += SYNC_CHUNK) {
+      ctx.upload(buf, at(k, Math.min(b, k + SYNC_CHUNK)), dst(k));
+      if (interruptSignal.aborted) throw new InterruptedError();
+      if (b - a > SYNC_CHUNK) await yieldImmediate();
+    }
+  }
+}
+
+/** Unlock what `ctx` locked (CudaContext.close, after its work is over). */
+export function unlockAll(ctx: CudaContext): void {
+  for (let k = locks.length - 1; k >= 0; k--) {
+    if (locks[k].ctx !== ctx) continue;
+    ctx.drv.cuMemHostUnregister(locks[k].view);
+    locks.splice(k, 1);
+  }
+}
+
+/** Host bytes locked now (tests). */
+export function lockedBytes(): number {
+  return locks.reduce((s, l) => s + l.end - l.start, 0);
+}
+
+/** [s0, s1) of `buffer` cut where locks begin and end: [a, b, locked] in order. */
+function segments(buffer: ArrayBufferLike, s0: number, s1: number): Array<[number, number, boolean]> {
+  const mine = locks.filter((l) => l.buffer === buffer && l.end > s0 && l.start < s1).sort((x, y) => x.start - y.start);
+  const out: Array<[number, number, boolean]> = [];
+  let p = s0;
+  for (const l of mine) {
+    if (l.start > p) out.push([p, l.start, false]);
+    out.push([Math.max(p, l.start), Math.min(s1, l.end), true]);
+    p = Math.min(s1, l.end);
+  }
+  if (p < s1) out.push([p, s1, false]);
+  return out;
+}
+
+/** Whether a lock of `buffer` ends within PIN_GAP before `a` (locking from `a` could share its page). */
+function touchesLock(buffer: ArrayBufferLike, a: number): boolean {
+  return locks.some((l) => l.buffer === buffer && l.end <= a && l.end > a - PIN_GAP);
+}
+
+/** Bytes [start, end) of `buffer` (`view`), locked for every context; undefined when the driver refuses (then it is not asked again in this context). */
+function lock(ctx: CudaContext, buffer: ArrayBufferLike, start: number, end: number, view: Uint8Array): Uint8Array | undefined {
+  ctx.makeCurrent();
+  const st = ctx.drv.cuMemHostRegister_v2(view, view.byteLength, PORTABLE);
+  if (st === CU.SUCCESS) {
+    locks.push({ buffer, start, end, ctx, view });
+    return view;
+  }
+  ctx.pinCopies = false;
+  log().debug(`${ctx.where}: page-locking host memory refused (${describeStatus(ctx.drv, st)}): copies from pageable memory`);
+  return undefined;
+}
+
+function drain(ctx: CudaContext): void {
+  try {
+    ctx.drainBlocking();
+  } catch {
+    // a context that cannot even wait: its close unlocks all the same
+  }
+}

@@ -1,0 +1,121 @@
+// Uploads through page-locked pieces of the host's own buffer (src/backend/cuda/pin.ts), on the
+// fake driver, which reads a locked source when the copy runs (as DMA does), refuses to lock a
+// page twice, and fails a copy whose pages were unlocked before it ran: the device gets every byte
+// of the source, with pieces, gaps and odd sizes; what is locked stays locked until its context
+// closes, so the same rows uploaded again (by any GPU) lock nothing more; two GPUs uploading the
+// two halves of one buffer (meeting inside a page) both lock; a driver that refuses to lock still
+// gets the bytes there, from pageable memory; nothing stays locked after close.
+import { afterEach, describe, expect, it } from 'vitest';
+import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
+import { createCudaBackend } from '../../dist/backend/cuda/index.js';
+import { PIN_GAP, lockedBytes, uploadLarge } from '../../dist/backend/cuda/pin.js';
+import type { CudaContext } from '../../dist/backend/cuda/context.js';
+import type { DeviceBuffer } from '../../dist/backend/cuda/pool.js';
+import { FakeCuda } from './fake-driver.js';
+import { rng } from '../rng.js';
+
+afterEach(() => setDriverForTests(undefined));
+
+const GPU = { name: 'Fake GPU', cc: [9, 0] as [number, number], sms: 4, memBytes: 2 ** 30 };
+
+function randomBytes(n: number, seed: number, shared = false): Uint8Array {
+  const r = rng(seed);
+  const out = new Uint8Array(shared ? new SharedArrayBuffer(n) : new ArrayBuffer(n));
+  for (let i = 0; i < n; i++) out[i] = Math.floor(r() * 256);
+  return out;
+}
+
+function expectOnDevice(ctx: CudaContext, buf: DeviceBuffer, src: Uint8Array, at = 0): void {
+  const back = new Uint8Array(src.byteLength);
+  ctx.download(back, buf, at);
+  expect(Buffer.compare(back, src)).toBe(0);
+}
+
+describe('uploadLarge (page-locked pieces)', () => {
+  it('puts every byte on the device, at the offset, for odd sizes and several pieces', async () => {
+    const fake = new FakeCuda({ devices: [GPU] });
+    setDriverForTests(fake.api);
+    const b = await createCudaBackend(0, {});
+    const piece = 4 * PIN_GAP + 12_345;
+    for (const [bytes, at] of [[3 * piece + 777, 0], [piece - 1, 13], [PIN_GAP - 5, 3], [1, 0]] as const) {
+      const src = randomBytes(bytes, bytes);
+      const buf = b.ctx.pool.alloc('t', bytes + at);
+      await uploadLarge(b.ctx, buf, src, at, piece);
+      expectOnDevice(b.ctx, buf, src, at);
+      b.ctx.pool.free(buf);
+    }
+    expect(fake.registrations).toBeGreaterThanOrEqual(4); // the first input's pieces were locked, not copied from pageable memory
+    expect(b.ctx.pinCopies).toBe(true);
+    await b.close();
+    expect(fake.lockedRanges).toBe(0);
+    expect(lockedBytes()).toBe(0);
+  });
+
+  it('rows uploaded again, by another GPU too, lock nothing more; a range overlapping them locks only what is new', async () => {
+    const fake = new FakeCuda({ devices: [GPU, GPU] });
+    setDriverForTests(fake.api);
+    const g = [await createCudaBackend(0, {}), await createCudaBackend(1, {})];
+    const piece = 3 * PIN_GAP + 999;
+    const all = randomBytes(11 * PIN_GAP + 4_321, 9, true);
+    const half = all.subarray(0, 6 * PIN_GAP + 77);
+    const b0 = g[0].ctx.pool.alloc('half', half.byteLength);
+    await uploadLarge(g[0].ctx, b0, half, 0, piece);
+    const after = fake.registrations;
+    expect(after).toBeGreaterThan(0);
+    const b1 = g[1].ctx.pool.alloc('half again', half.byteLength);
+    await uploadLarge(g[1].ctx, b1, half, 0, piece); // the residual encoder's upload of rows an engine locked
+    expect(fake.registrations).toBe(after);
+    expectOnDevice(g[1].ctx, b1, half);
+    const b2 = g[1].ctx.pool.alloc('all', all.byteLength);
+    await uploadLarge(g[1].ctx, b2, all, 0, piece);
+    expect(fake.registrations).toBeGreaterThan(after); // the second half was locked now
+    expect(g[1].ctx.pinCopies).toBe(true); // and no lock was refused (none overlapped a page)
+    expectOnDevice(g[1].ctx, b2, all);
+    for (const x of g) await x.close();
+    expect(fake.lockedRanges).toBe(0);
+  });
+
+  it('two GPUs upload the halves of one buffer at once, meeting inside a page: both lock', async () => {
+    const fake = new FakeCuda({ devices: [GPU, GPU] });
+    setDriverForTests(fake.api);
+    const g = [await createCudaBackend(0, {}), await createCudaBackend(1, {})];
+    const src = randomBytes(9 * PIN_GAP + 4_099, 7);
+    const cut = 4 * PIN_GAP + 2_050; // not on a page boundary
+    const halves = [src.subarray(0, cut), src.subarray(cut)];
+    const bufs = halves.map((h, k) => g[k].ctx.pool.alloc('half', h.byteLength));
+    await Promise.all(halves.map((h, k) => uploadLarge(g[k].ctx, bufs[k], h, 0, 2 * PIN_GAP + 1)));
+    for (let k = 0; k < 2; k++) {
+      expectOnDevice(g[k].ctx, bufs[k], halves[k]);
+      expect(g[k].ctx.pinCopies).toBe(true); // no lock was refused
+    }
+    expect(fake.registrations).toBeGreaterThanOrEqual(4);
+    for (const x of g) await x.close();
+    expect(fake.lockedRanges).toBe(0);
+  });
+
+  it('a driver that refuses to lock still gets the bytes there, and is not asked again', async () => {
+    const fake = new FakeCuda({ devices: [GPU] });
+    fake.registerStatus = 2;
+    setDriverForTests(fake.api);
+    const b = await createCudaBackend(0, {});
+    const src = randomBytes(5 * PIN_GAP + 3, 3);
+    const buf = b.ctx.pool.alloc('t', src.byteLength);
+    await uploadLarge(b.ctx, buf, src, 0, 2 * PIN_GAP);
+    expectOnDevice(b.ctx, buf, src);
+    expect(b.ctx.pinCopies).toBe(false);
+    expect(fake.registrations).toBe(0);
+    await b.close();
+  });
+
+  it('VLC_CUDA_PIN=0 copies from pageable memory', async () => {
+    const fake = new FakeCuda({ devices: [GPU] });
+    setDriverForTests(fake.api);
+    const b = await createCudaBackend(0, { pinCopies: false });
+    const src = randomBytes(5 * PIN_GAP + 3, 5);
+    const buf = b.ctx.pool.alloc('t', src.byteLength);
+    await uploadLarge(b.ctx, buf, src, 0, 2 * PIN_GAP);
+    expectOnDevice(b.ctx, buf, src);
+    expect(fake.registrations).toBe(0);
+    await b.close();
+  });
+});
