@@ -4,7 +4,7 @@
 // host's rows bit for bit (io/vlc/reconstruct.ts; x86-64 doubles round as the GPU's __d*_rn), for both layouts, odd sizes, d < 32 and
 // d = 1, blocks of one row, scale bits 8 to 16, escapes, decoded in spans of blocks as ec.ts
 // launches them; a damaged block sets its error word. The GPU suite (test/gpu/ec.test.ts) runs it
-// on a device. Skipped (visibly) where there is no g++ with C++20.
+// on a device. Skipped (visibly) where there is no g++ with C++20's <barrier>.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,7 +15,9 @@ import type { EcDecodable } from '../../dist/backend/device.js';
 import { reconstructRange } from '../../dist/io/vlc/reconstruct.js';
 import { ecProblem, escapedCodes, type EcLayoutKind } from './ec-problem.js';
 
-const hasGxx = spawnSync('g++', ['--version']).status === 0;
+// A g++ with C++20's <barrier> (GCC 11 on): without one the check is skipped, not failed.
+const hasGxx =
+  spawnSync('g++', ['-std=c++20', '-x', 'c++', '-fsyntax-only', '-'], { input: '#include <barrier>\nint main() { std::barrier<> b(1); }\n' }).status === 0;
 const dir = hasGxx ? mkdtempSync(join(tmpdir(), 'vlc-ec-simt-')) : '';
 const binary = join(dir, 'ec-simt');
 
