@@ -1,6 +1,7 @@
 // ec: the entropy-coded residual section (src/codecs/ec/, 'RSDE') decoded on the device, bit for
 // bit as the host (codecs/ec/blocks.ts decodeBlock, residuals.ts addTo); src/backend/cuda/ec.ts
-// launches it. Two steps per span of blocks:
+// launches it; test/cuda-host/ec-simt.test.ts compiles this file with g++ and runs it on the CPU.
+// Two steps per span of blocks:
 //   ec_decode  one warp per block of rows: the block's 32 rANS lanes are the warp's 32 threads
 //              (symbol t of a block belongs to lane t mod 32, as rans.ts lays the stream out), the
 //              escapes applied, the integer codes q written (rows × D, int32);
@@ -8,9 +9,10 @@
 //              thread block per row along principal directions).
 //
 // rANS step of lane l at symbol t = t0 + l (model j = t mod D): slot = x mod 2^S, s = slots[j][slot],
-// x ← f_s · ⌊x / 2^S⌋ + slot − c_s (f_s and slot − c_s from one table entry per slot); a lane whose x fell below 2^16 reads the next word of the one
-// shared stream. The host reads them in lane order, so lane l's word is the one after those of the
-// lanes before it that also read: a ballot and a prefix count. Escapes (symbol = the model's
+// x ← f_s · ⌊x / 2^S⌋ + slot − c_s (f_s and slot − c_s from one table entry per slot); a lane whose
+// x fell below 2^16 reads the next word of the one shared stream. The host reads them in lane
+// order, so lane l's word is the one after those of the lanes before it that also read: a ballot
+// and a prefix count. Escapes (symbol = the model's
 // alphabet size) take their values from the escape bytes in symbol order: the warp parses them
 // together, lane order, each value going to its lane (rare: a loop over the ballot's bits).
 //
@@ -23,8 +25,8 @@
 // coded coordinate c of dimension k, in f64 (step · q is exact: |q| ≤ 2^24), the anchor alone where
 // k is not coded; note q = 0 still adds +0.0 (which turns an anchor of −0 into +0, as the host's
 // `out[k] += 0` does). Along principal directions x̂_j = f32(anchor_j + Σ_c y_c · P[dims[c]][j]),
-// the sum in f64 over c in order, y_c as above. __dmul_rn / __dadd_rn keep nvcc from contracting into fma, which would
-// round differently from the host's separate operations.
+// the sum in f64 over c in order, y_c as above. __dmul_rn / __dadd_rn keep nvcc from contracting
+// into fma, which would round differently from the host's separate operations.
 #include "rows.cuh"
 
 #define EC_WARPS 4
