@@ -5,19 +5,18 @@
 // (f32 × int8, or f32 × f32) and the sum is rounded to a double, then to f32; the same double
 // expression here gives the same f32 (__fmul_rn then __fadd_rn would not, for many elements); nvcc
 // may contract it to a double fma, which is harmless because the product is exact.
+#include "rows.cuh"
+
 #define DEC_THREADS 256
 
 // Scalar residuals (codecs/scalar.ts, int8 and int4 alike: one code per byte in memory), or none
 // (codes null): x = anchor + scales[k] · code.
 extern "C" __global__ void __launch_bounds__(DEC_THREADS) decode_scalar(const float *anchors, const unsigned *assign, const signed char *codes,
                                                                     const float *scales, int r0, int rows, int d, float *out) {
-  const long long total = (long long)rows * d;
-  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
-    const long long i = r0 + e / d;
-    const int k = (int)(e % d);
+  for_each_row_element(r0, rows, d, [&](long long e, long long i, int k) {
     const float a = anchors[(long long)assign[i] * d + k];
     out[e] = codes ? (float)((double)a + (double)scales[k] * (double)codes[i * d + k]) : a;
-  }
+  });
 }
 
 // Product-quantized residuals (codecs/pq.ts): M subspaces [bounds[t], bounds[t+1]), subspace t's K
@@ -25,17 +24,14 @@ extern "C" __global__ void __launch_bounds__(DEC_THREADS) decode_scalar(const fl
 extern "C" __global__ void __launch_bounds__(DEC_THREADS) decode_pq(const float *anchors, const unsigned *assign, const unsigned char *codes,
                                                                 const int *bounds, const float *codebooks, const float *scales, int M, int K,
                                                                 int r0, int rows, int d, float *out) {
-  const long long total = (long long)rows * d;
-  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
-    const long long i = r0 + e / d;
-    const int k = (int)(e % d);
+  for_each_row_element(r0, rows, d, [&](long long e, long long i, int k) {
     const unsigned j = assign[i];
     int t = 0;
     while (bounds[t + 1] <= k) t++;  // M is small (a few dozen at most): a scan beats a search
     const int lo = bounds[t], w = bounds[t + 1] - lo;
     const float c = codebooks[(long long)K * lo + (long long)codes[i * M + t] * w + (k - lo)];
     out[e] = (float)((double)anchors[(long long)j * d + k] + (double)scales[j] * (double)c);
-  }
+  });
 }
 
 // Product-quantized residuals on k projected directions (codecs/pq.ts, --pq-dims): P is k × d (the
@@ -47,10 +43,7 @@ extern "C" __global__ void __launch_bounds__(DEC_THREADS) decode_pq_projected(co
                                                                             const float *codebooks, const float *projection,
                                                                             const float *scales, int M, int K, int r0, int rows,
                                                                             int d, float *out) {
-  const long long total = (long long)rows * d;
-  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
-    const long long i = r0 + e / d;
-    const int k = (int)(e % d);
+  for_each_row_element(r0, rows, d, [&](long long e, long long i, int k) {
     const unsigned j = assign[i];
     double acc = 0.0;
     for (int t = 0; t < M; t++) {
@@ -59,7 +52,7 @@ extern "C" __global__ void __launch_bounds__(DEC_THREADS) decode_pq_projected(co
       for (int r = 0; r < w; r++) acc = __dadd_rn(acc, __dmul_rn((double)entry[r], (double)projection[(long long)(lo + r) * d + k]));
     }
     out[e] = __double2float_rn(__dadd_rn((double)anchors[(long long)j * d + k], __dmul_rn((double)scales[j], acc)));
-  }
+  });
 }
 
 // Bit-allocated residuals (codecs/bits.ts): dimension k's code is bits[k] bits at bit start[k] of
@@ -69,20 +62,17 @@ extern "C" __global__ void __launch_bounds__(DEC_THREADS) decode_pq_projected(co
 extern "C" __global__ void __launch_bounds__(DEC_THREADS) decode_bits(const float *anchors, const unsigned *assign, const unsigned char *codes,
                                                                   const unsigned char *bits, const int *start, const float *steps, int R,
                                                                   int r0, int rows, int d, float *out) {
-  const long long total = (long long)rows * d;
-  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total; e += (long long)gridDim.x * blockDim.x) {
-    const long long i = r0 + e / d;
-    const int k = (int)(e % d);
+  for_each_row_element(r0, rows, d, [&](long long e, long long i, int k) {
     const float a = anchors[(long long)assign[i] * d + k];
     const int b = bits[k];
     if (b == 0) {
       out[e] = a;
-      continue;
+      return;
     }
     const long long o = i * R + (start[k] >> 3);
     const int sh = start[k] & 7;
     const unsigned w = (unsigned)codes[o] | (sh + b > 8 ? (unsigned)codes[o + 1] << 8 : 0u);
     const int q = (int)((w >> sh) & ((1u << b) - 1u)) - ((1 << (b - 1)) - 1);
     out[e] = (float)((double)a + (double)steps[k] * (double)q);
-  }
+  });
 }

@@ -6,6 +6,7 @@
 
 import type { Decodable } from '../io/vlc/reconstruct.js';
 import type { EncodedResiduals, ResidualInput } from '../codecs/types.js';
+import type { EcResiduals } from '../codecs/ec/residuals.js';
 import type { Codes } from '../vectors/codes.js';
 
 /**
@@ -21,9 +22,18 @@ export interface CodecDevice {
   encodeScalar(mode: 'int8' | 'int4', input: ResidualInput): Promise<EncodedResiduals>;
   /** The bits codec's rows (codecs/bits-train.ts encodeBits), R code bytes a vector: the same residuals and error on the device or the host. */
   encodeBits(input: ResidualInput, R: number): Promise<EncodedResiduals>;
+  /**
+   * Rows r0 .. r1 − 1 of a file whose residuals are entropy-coded (codecs/ec), reconstructed into
+   * out (row-major from its start; returned): bit for bit io/vlc/reconstruct.ts reconstructRange,
+   * its rANS blocks decoded on the device (a GPU: cuda/ec.ts, when they fit its memory) or the host.
+   */
+  decodeEc(file: EcDecodable, r0: number, r1: number, out: Float32Array): Promise<Float32Array>;
   /** Exact k-NN, the pq search and the k-NN over decoded vectors (a GPU: cuda/knn.ts, up to its k limit and room; beyond them the host's). */
   readonly exactKnn: ExactKnn;
 }
+
+/** A file (or what compress holds before writing one) whose residuals are the ec codec's. */
+export type EcDecodable = Decodable & { residuals: EcResiduals };
 
 /** k nearest neighbours per query: nq×k ids and squared L2 distances, ascending (ties: lower id). */
 export interface Neighbours {

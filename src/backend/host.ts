@@ -1,8 +1,9 @@
 // The host's CodecDevice (device.ts): every codec and search kernel on this machine's CPU — the
-// scalar and bits encoders of codecs/ on their worker threads, the CPU's exact k-NN, pq search and
+// scalar and bits encoders of codecs/ on their worker threads, the ec decoder's rows, the CPU's exact k-NN, pq search and
 // k-NN over decoded vectors (cpu/knn.ts). The CPU backend is this device; a GPU falls back to it
 // kernel by kernel (cuda/index.ts), for the same bytes.
 import { encodeScalar } from '../codecs/scalar.js';
+import { reconstructRange } from '../io/vlc/reconstruct.js';
 import { cpuKnn } from './cpu/knn.js';
 import type { CodecDevice } from './device.js';
 
@@ -10,5 +11,7 @@ export const hostDevice: CodecDevice = {
   encodeScalar: (mode, input) => encodeScalar(mode, input),
   // Loaded when first used: reading a file never loads a trainer.
   encodeBits: async (input, R) => (await import('../codecs/bits-train.js')).encodeBits(input, R),
+  // The codes were decoded when the section was read (codecs/ec/residuals.ts): the rows are the reader's.
+  decodeEc: async (file, r0, r1, out) => reconstructRange(file, r0, r1, out),
   exactKnn: cpuKnn,
 };

@@ -19,6 +19,7 @@
 import type { CudaDriver } from '../../dist/backend/cuda/driver.js';
 import { specOf, unpackArgs } from '../../dist/backend/cuda/kernels.js';
 import { knnMerge, knnScan } from './fake-knn.js';
+import { ecAxis, ecDecode, ecRotated } from './fake-ec.js';
 import { crc32c } from '../../dist/io/vlc/crc32c.js';
 
 export interface FakeOptions {
@@ -986,6 +987,18 @@ export class FakeCuda {
           }
         }
         return;
+      }
+      case 'ec_decode':
+        return ecDecode(this.view(ptr('bytes'), Uint8Array), u64('blockAt'), num('b0'), Math.min(num('blocks'), grid * 4), num('blockRows'),
+          num('n'), num('D'), num('scaleBits'), this.view(ptr('slots'), Uint16Array), u32('state'),
+          this.view(ptr('lo'), Int32Array), u32('size'), this.view(ptr('codes'), Int32Array), this.view(ptr('err'), Int32Array));
+      case 'ec_axis':
+      case 'ec_rotated': {
+        const codes = ptr('codes') === 0n ? undefined : this.view(ptr('codes'), Int32Array);
+        const [A, C, S, O] = [u32('assign'), f32('anchors'), f32('steps'), f32('offsets')];
+        const [D, c0, r0, rows, d, out] = [num('D'), num('c0'), num('r0'), num('rows'), num('d'), f32('out')];
+        if (kernel === 'ec_axis') return ecAxis(C, A, codes, this.view(ptr('colOf'), Int32Array), S, O, D, c0, r0, rows, d, out);
+        return ecRotated(C, A, codes, this.view(ptr('dims'), Int32Array), f32('P'), S, O, D, c0, r0, rows, d, out);
       }
       case 'knn_scan':
         return knnScan(num('nqPad'), Math.min(num('nq'), grid * 32), gridY, num('nb'), num('d'), num('k'), num('chunkRows'),

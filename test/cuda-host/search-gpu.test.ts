@@ -1,7 +1,7 @@
 // `vlc search` on a GPU (fake driver) is exhaustive exact search over every decoded vector: its
 // ids and distances are those of ranking all the reconstructions (io/vlc/reconstruct.ts) with the
-// CPU's exact k-NN, for files without residuals (ties everywhere: the lower id), int8, int4 and
-// pq, decoded on the device (cuda/decode.cu);
+// CPU's exact k-NN, for files without residuals (ties everywhere: the lower id), int8, int4, pq
+// and ec, decoded on the device (cuda/decode.cu; ec's rANS blocks by cuda/ec.cu);
 // --nprobe with --device cuda, or -k above the GPU's limit with it, are usage errors (exit 2).
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,7 +32,7 @@ afterEach(() => {
 });
 
 describe('vlc search on the GPU (fake driver): exhaustive over the decoded vectors', () => {
-  for (const residual of ['none', 'int8', 'int4', 'pq']) {
+  for (const residual of ['none', 'int8', 'int4', 'pq', 'ec']) {
     it(`--residual ${residual}: the ranking of every reconstruction`, async () => {
       const file = join(dir, `${residual}.vlc`);
       const made = await runVlc('compress', input, '-o', file, '--device', 'cpu', '--anchors', '24', '--iters', '4', '--residual', residual, '-q');
@@ -43,7 +43,7 @@ describe('vlc search on the GPU (fake driver): exhaustive over the decoded vecto
       expect(r.code, r.err).toBe(0);
       expect(fake.launches).toContain('knn_scan');
       // Decoded on the device: the f32 rows never go up from the host.
-      expect(fake.launches).toContain(residual === 'pq' ? 'decode_pq' : 'decode_scalar');
+      expect(fake.launches).toContain(residual === 'pq' ? 'decode_pq' : residual === 'ec' ? 'ec_decode' : 'decode_scalar');
       expect(fake.live).toBe(0);
       const out = JSON.parse(r.out);
       expect(out.nprobe).toBeNull();

@@ -3,11 +3,13 @@
 // the f32 rows, for pq and bits far less), and the k-NN (knn.ts knnRows) has any range of rows written
 // straight into its device buffer, bit for bit as io/vlc/reconstruct.ts writes them on the host.
 import { BitsResiduals } from '../../codecs/bits.js';
+import { EcResiduals } from '../../codecs/ec/residuals.js';
 import { PqResiduals } from '../../codecs/pq.js';
 import { ScalarResiduals } from '../../codecs/scalar.js';
 import type { Codes } from '../../vectors/codes.js';
 import type { Decodable } from '../../io/vlc/reconstruct.js';
 import type { CudaContext } from './context.js';
+import { ecRows } from './ec.js';
 import { launch } from './kernels.js';
 import { HeldBuffers, type DeviceBuffer } from './pool.js';
 
@@ -22,14 +24,19 @@ const BLOCKS_PER_SM = 16;
 /** Bytes per synchronous upload (Ctrl-C is heard between them). */
 const UPLOAD_CHUNK = 64 << 20;
 
-/** Whether decodeOnDevice handles this file's residuals (none, int8, int4, pq with or without a projection, bits). */
+/** Whether decodeOnDevice handles this file's residuals (none, int8, int4, pq with or without a projection, bits, ec). */
 export function decodableOnDevice(file: Decodable): boolean {
   const r = file.residuals;
-  return r === undefined || r instanceof ScalarResiduals || r instanceof PqResiduals || r instanceof BitsResiduals;
+  return r === undefined || r instanceof ScalarResiduals || r instanceof PqResiduals || r instanceof BitsResiduals || r instanceof EcResiduals;
+}
+
+/** Options of decodeOnDevice for tests: an ec section decoded at most `ecSpanBlocks` blocks a launch (ec.ts). */
+export interface DecodeOptions {
+  ecSpanBlocks?: number;
 }
 
 /** Uploads what decoding file's n rows needs; the caller frees the result (on every path). */
-export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number): DeviceRows {
+export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number, o: DecodeOptions = {}): DeviceRows {
   const { d } = file.manifest;
   const held = new HeldBuffers(ctx.pool);
   const up = (name: string, data: ArrayBufferView): DeviceBuffer => {
@@ -90,6 +97,7 @@ export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number): De
         free,
       };
     }
+    if (r instanceof EcResiduals) return { fill: ecRows(ctx, r, n, up, held.alloc, anchors, assign, blocks, o.ecSpanBlocks), free };
     if (r !== undefined && !(r instanceof ScalarResiduals)) throw new Error(`decode on the GPU: no kernel for residual mode ${r.mode}`);
     // No residuals: a null codes pointer, and the kernel copies the anchors.
     const codes = r ? upCodes('decode codes', r.codes).ptr : 0n;
@@ -103,6 +111,33 @@ export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number): De
   } catch (e) {
     free();
     throw e;
+  }
+}
+
+/**
+ * Rows r0 .. r1 − 1 of the file decoded on the device and downloaded into out (row-major from its
+ * start; returned), bit for bit io/vlc/reconstruct.ts reconstructRange: a cosine file's norms are
+ * applied here on the host (one f32 product per element, as reconstruct.ts's scaleRow).
+ */
+export async function decodeRowsOnGpu(ctx: CudaContext, file: Decodable, r0: number, r1: number, out: Float32Array): Promise<Float32Array> {
+  const { d } = file.manifest;
+  const rows = r1 - r0;
+  if (rows <= 0) return out;
+  // The rows' buffer first: the decoder's scratch takes a share of what memory is left (ec.ts).
+  const buf = ctx.pool.alloc('decoded rows', rows * d * 4);
+  let dev: DeviceRows | undefined;
+  try {
+    dev = decodeOnDevice(ctx, file, r1);
+    dev.fill(buf, r0, rows);
+    await ctx.finish();
+    const view = out.subarray(0, rows * d);
+    const bytes = new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+    for (let o = 0; o < bytes.length; o += UPLOAD_CHUNK) ctx.download(bytes.subarray(o, Math.min(bytes.length, o + UPLOAD_CHUNK)), buf, o);
+    if (file.norms) for (let i = 0; i < rows; i++) for (let k = 0, s = file.norms[r0 + i]; k < d; k++) view[i * d + k] *= s;
+    return out;
+  } finally {
+    dev?.free();
+    ctx.pool.free(buf);
   }
 }
 

@@ -6,7 +6,7 @@
 import { UsageError } from '../../errors.js';
 import type { Backend } from '../types.js';
 import type { Engine } from '../engine.js';
-import type { ExactKnn } from '../device.js';
+import type { EcDecodable, ExactKnn } from '../device.js';
 import { hostDevice } from '../host.js';
 import { asRows, type Dataset } from '../../vectors/dataset.js';
 import { driver } from './driver.js';
@@ -18,6 +18,8 @@ import { CudaError } from './check.js';
 import { cudaOptions, cudaOptionsFromEnv, type CudaOptions } from './options.js';
 import { encodeBitsOnGpu, encodeScalarOnGpu } from './residual.js';
 import { CudaKnn, gpuOrHostKnn } from './knn.js';
+import { decodeRowsOnGpu } from './decode.js';
+import { ecDeviceBytes } from './ec.js';
 import { memInfo } from './pool.js';
 import type { EncodedResiduals, ResidualInput } from '../../codecs/types.js';
 import { log } from '../../log.js';
@@ -83,6 +85,16 @@ export class CudaBackend implements Backend {
     const { n, d } = input;
     const need = n * d * (asRows(input.x, n, d).dtype === 'f16' ? 2 : 4) + n * (R + 12) + input.anchors.length * 4;
     return this.residualsFit(need, 'bits residuals') ? encodeBitsOnGpu(this.ctx, input, R) : hostDevice.encodeBits(input, R);
+  }
+
+  /**
+   * Rows of an ec file decoded on this GPU (ec.ts, decode.ts) when its blocks, tables, the anchors,
+   * assignments and the rows fit its free memory (its share) and VLC_CUDA_MAX_BYTES; else the host's.
+   */
+  async decodeEc(file: EcDecodable, r0: number, r1: number, out: Float32Array): Promise<Float32Array> {
+    const { d } = file.manifest;
+    const need = ecDeviceBytes(file.residuals) + file.anchors.length * 4 + r1 * 4 + (r1 - r0) * d * 4;
+    return this.residualsFit(need, 'ec decode') ? decodeRowsOnGpu(this.ctx, file, r0, r1, out) : hostDevice.decodeEc(file, r0, r1, out);
   }
 
   /** Whether a residual encoder's `need` bytes fit this GPU's free memory (its share) and VLC_CUDA_MAX_BYTES; -v says when not. */

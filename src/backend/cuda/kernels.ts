@@ -242,6 +242,30 @@ export const KERNELS = {
       ['r0', 'i32'], ['rows', 'i32'], ['d', 'i32'], ['out', 'ptr'],
     ],
   },
+  // ec.cu: the entropy-coded residual section (ec.ts): one warp per block of rows decodes its rANS
+  // lanes into integer codes (EC_WARPS blocks per thread block); then the rows from anchors and codes,
+  // on the axes (one thread per element) or along principal directions (a thread block per row), grid-stride.
+  ec_decode: {
+    module: 'ec', perDtype: false, threads: 128, bounds: {}, points: { value: 4, constant: 'EC_WARPS' },
+    args: [
+      ['bytes', 'ptr'], ['blockAt', 'ptr'], ['b0', 'i32'], ['blocks', 'i32'], ['blockRows', 'i32'], ['n', 'i32'], ['D', 'i32'],
+      ['scaleBits', 'i32'], ['slots', 'ptr'], ['state', 'ptr'], ['lo', 'ptr'], ['size', 'ptr'], ['codes', 'ptr'], ['err', 'ptr'],
+    ],
+  },
+  ec_axis: {
+    module: 'ec', perDtype: false, threads: 256, bounds: {},
+    args: [
+      ['anchors', 'ptr'], ['assign', 'ptr'], ['codes', 'ptr'], ['colOf', 'ptr'], ['steps', 'ptr'], ['offsets', 'ptr'], ['D', 'i32'],
+      ['c0', 'i32'], ['r0', 'i32'], ['rows', 'i32'], ['d', 'i32'], ['out', 'ptr'],
+    ],
+  },
+  ec_rotated: {
+    module: 'ec', perDtype: false, threads: 128, bounds: {},
+    args: [
+      ['anchors', 'ptr'], ['assign', 'ptr'], ['codes', 'ptr'], ['dims', 'ptr'], ['P', 'ptr'], ['steps', 'ptr'], ['offsets', 'ptr'],
+      ['D', 'i32'], ['c0', 'i32'], ['r0', 'i32'], ['rows', 'i32'], ['d', 'i32'], ['out', 'ptr'],
+    ],
+  },
   // knn.cu: exact k-NN (the GPU's ExactKnn, knn.ts): each block a group of queries × a chunk of
   // the base (grid: groups × chunks), each query's top-k kept in registers; then one warp per query
   // merges the chunks' lists.

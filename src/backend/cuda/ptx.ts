@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** Kernel families, one PTX module each (cuda/<name>.cu → build/<name>.ptx). */
-export const MODULES = ['seed', 'assign', 'screen_h', 'screen_h90', 'reduce', 'update', 'residual', 'knn', 'decode'] as const;
+export const MODULES = ['seed', 'assign', 'screen_h', 'screen_h90', 'reduce', 'update', 'residual', 'knn', 'decode', 'ec'] as const;
 export type ModuleName = (typeof MODULES)[number];
 
 /**

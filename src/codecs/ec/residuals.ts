@@ -50,8 +50,8 @@ export class EcResiduals {
     readonly n: number,
     readonly d: number,
     readonly layout: EcLayout,
-    /** Block b's bytes. */
-    private readonly blocks: (b: number) => BlockRef,
+    /** Block b's bytes (a GPU decodes them itself: backend/cuda/ec.ts). */
+    readonly blocks: (b: number) => BlockRef,
     /** Block b's codes (rows × coded dimensions). */
     private readonly codes: readonly BlockCodes[],
     /** The error a damaged block is reported with. */
