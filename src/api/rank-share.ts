@@ -70,19 +70,20 @@ async function droppedIds(comm: Comm, local: Dataset): Promise<number[]> {
 }
 
 /** Bytes one round of the gather moves, over all ranks: the buffers it needs beside the data. */
-const GATHER_ROUND_BYTES = 64 * 2 ** 20;
+export const GATHER_ROUND_BYTES = 64 * 2 ** 20;
 
 /**
  * Every rank's rows at rank 0, in row order, in the element type they are held in (f16 stays f16):
  * rank 0 gets the whole data (`whole`, with the whole data's figures) and its own rows become a
  * view of it (its copy as read is let go); the other ranks keep their share. Rows cross in rounds
- * of at most GATHER_ROUND_BYTES, so rank 0 needs the whole data and a round beside it.
+ * of at most `roundBytes` (at least a row from each rank), so rank 0 needs the whole data and a
+ * round beside it.
  */
-export async function gatherAtRankZero(comm: Comm, share: RankShare): Promise<{ share: RankShare; whole?: Dataset }> {
+export async function gatherAtRankZero(comm: Comm, share: RankShare, roundBytes = GATHER_ROUND_BYTES): Promise<{ share: RankShare; whole?: Dataset }> {
   const { local, starts } = share;
   const rb = local.d * elementBytes(local.dtype);
   const most = Math.max(...starts.slice(1).map((s, r) => s - starts[r]));
-  const per = Math.max(1, Math.min(pieceRows(local.d, local.dtype), Math.floor(GATHER_ROUND_BYTES / (comm.size * rb))));
+  const per = Math.max(1, Math.min(pieceRows(local.d, local.dtype), Math.floor(roundBytes / (comm.size * rb))));
   const whole = comm.rank === 0 ? { ...allocDataset(share.n, local.d, local.dtype, local.format), ...pick(local), dropped: share.dropped, droppedRows: share.droppedRows } : undefined;
   for (let r0 = 0; r0 < most; r0 += per) {
     const mine = r0 < local.n ? rowBytes(local, r0, Math.min(local.n, r0 + per)) : new Uint8Array(0);
