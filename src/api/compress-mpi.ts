@@ -21,6 +21,8 @@ import { probeCuda } from '../backend/cuda/index.js';
 import { selectBackend } from '../backend/select.js';
 import type { Backend, Engine } from '../backend/types.js';
 import { UsageError } from '../errors.js';
+import { isCoded } from '../codec-registry/index.js';
+import { measuredRows } from '../quality/measure.js';
 import { interruptSignal } from '../interrupt.js';
 import type { Dataset } from '../vectors/dataset.js';
 import { maxAbsOf, scaledDataset, scaleFor } from '../vectors/scale.js';
@@ -53,14 +55,21 @@ export async function compressDistributed(input: string[], o: DistributedOptions
   });
   const out = await agree(comm, async () => (comm.rank === 0 ? o.planOutput() : undefined)); // rank 0 writes: its checks count
 
-  // Reading: each rank its rows, then rank 0 all of them (the other ranks' arrive over MPI).
+  // Reading: each rank its rows, then rank 0 all of them (the other ranks' arrive over MPI), once
+  // the plan from the whole data's figures has passed its checks.
   const reading = progress.step(`reading ${input.map(quoteName).join(' ')} (rank ${comm.rank} of ${comm.size}: its rows, then rank 0 every rank's)`, '');
-  // No name holds the rows as read: at rank 0 they are let go once copied into the whole.
-  const { share, whole } = await gatherAtRankZero(comm, await readShare(comm, input, o));
-  reading.end();
-  const readSeconds = (performance.now() - t0) / 1000;
-
+  let share = await readShare(comm, input, o);
+  const tp = performance.now();
   const planned = await everywhere(comm, () => planCompress(wholeFigures(share), o, goal, seed, 'l2', input.join(' ')));
+  const planSeconds = (performance.now() - tp) / 1000; // with the setup, as in one process
+  // A file of anchor ids alone needs at rank 0 only the rows its quality figures read. The rows
+  // as read are let go there once copied (`share` is replaced).
+  const idsAlone = goal.kind === 'fixed' && !isCoded({ mode: goal.choice.residual });
+  let gathered: Dataset | undefined;
+  ({ share, gathered } = await gatherAtRankZero(comm, share, (n) => (idsAlone ? measuredRows(n) : null)));
+  reading.end();
+  const readSeconds = (performance.now() - t0) / 1000 - planSeconds;
+
   const m = planned.plan.m;
   const gpu = rankGpu(o.gpu, localRankOf() ?? comm.rank, () => {
     const probe = o.device === 'cpu' ? undefined : probeCuda();
@@ -84,8 +93,10 @@ export async function compressDistributed(input: string[], o: DistributedOptions
     if (comm.rank !== 0) await backend.close();
     handed = true;
     return await agree(comm, async () =>
-      whole === undefined ? undefined : finishCompress({
-        o, ds: whole, metric: 'l2', goal, planned, cfg, sampleRows: sampleSize(sample, share.n, m), seed, result, backend, hooks, progress, out: out!,
+      gathered === undefined ? undefined : finishCompress({
+        o, metric: 'l2', goal, planned, cfg, sampleRows: sampleSize(sample, share.n, m), seed, result, backend, hooks, progress, out: out!,
+        // Every row, or the rows the figures of a file of anchor ids alone read.
+        ...(gathered.n === share.n ? { ds: gathered } : { ds: wholeFigures(share), measured: gathered }),
         where: { kind: backend.kind, label: `${comm.size} MPI ranks (rank 0: ${backend.label})` },
         clock: { t0, read: readSeconds, setup: setupSeconds },
       }));

@@ -8,7 +8,7 @@
 import { configFor, type AnnealConfig } from '../anneal/config.js';
 import type { AnnealHooks } from '../anneal/types.js';
 import type { Backend } from '../backend/types.js';
-import { codecName, fixedPlan, storable } from '../codec-registry/index.js';
+import { codecName, fixedPlan, isCoded, storable } from '../codec-registry/index.js';
 import { UsageError } from '../errors.js';
 import { quoteName } from '../io/names.js';
 import { writeVlc } from '../io/vlc/file.js';
@@ -16,10 +16,10 @@ import { storedAnchors } from '../io/vlc/format.js';
 import { grouped } from '../io/vlc/stats.js';
 import { log, type Reporter } from '../log.js';
 import { choose, planChoice, type ChoicePlan, type CodecPlan, type Trained } from '../quality/choose.js';
-import { measureQuality } from '../quality/measure.js';
+import { measuredRows, measureQuality, measureQualityOfRows } from '../quality/measure.js';
 import { figuresFromRowSums } from '../quality/reconstruction.js';
 import { withMetric } from '../search/metric.js';
-import type { Dataset } from '../vectors/dataset.js';
+import { forEachF32Rows, type Dataset } from '../vectors/dataset.js';
 import type { Metric } from '../vectors/metric.js';
 import { fewIds } from '../vectors/row-ids.js';
 import type { CompressOptions, CompressResult } from './compress.js';
@@ -75,8 +75,14 @@ export function planCompress(ds: Dataset, o: CompressOptions, goal: CodecGoal, s
 /** What finishCompress() needs: the whole data, what was planned and trained, and where it runs. */
 export interface Finish {
   o: CompressOptions;
-  /** Every row, as training saw them (cosine: at unit length), with the whole data's dropped rows. */
+  /** Every row, as training saw them (cosine: at unit length), with the whole data's dropped rows; with `measured`, its figures alone. */
   ds: Dataset;
+  /**
+   * For a file of anchor ids alone, which reads no row but to measure it: the rows its quality
+   * figures read (quality/measure.ts measuredRows(n)), in that order, where they are all that is
+   * held (an MPI rank 0); `ds` then gives only the whole data's figures.
+   */
+  measured?: Dataset;
   metric: Metric;
   /** Cosine: the norms of the vectors as read. */
   norms?: Float32Array;
@@ -108,6 +114,7 @@ export async function finishCompress(f: Finish): Promise<CompressResult> {
     // ip / cosine: ranked by the metric (search/metric.ts), the ground truth and the decoded vectors alike.
     const knn = withMetric(backend.exactKnn, f.metric);
     const anchorDtype = storableAnchorDtype(result.anchors, f.o.anchorDtype);
+    if (f.measured && (goal.kind !== 'fixed' || isCoded(plan.options[0]))) throw new Error('finishCompress: only a file of anchor ids alone is measured from some rows');
     const trained: Trained = { x: ds, n: ds.n, d: ds.d, anchors: storedAnchors(result.anchors, anchorDtype), assignments: result.assignments };
 
     const tc = performance.now();
@@ -128,7 +135,10 @@ export async function finishCompress(f: Finish): Promise<CompressResult> {
     const tq = performance.now();
     const measuring = progress.step('measuring the quality of the file', '');
     // The reconstruction figures from the encoder's row sums when it made them (the GPU's), else measured here.
-    const quality = await measureQuality(ds, ds.n, ds.d, decoderOf(trained, residuals), knn, choice?.recall, rowSums && figuresFromRowSums(rowSums));
+    const decode = decoderOf(trained, residuals);
+    const quality = f.measured
+      ? await measureQualityOfRows(f32Of(f.measured), measuredRows(ds.n)!, ds.n, ds.d, decode, knn)
+      : await measureQuality(ds, ds.n, ds.d, decode, knn, choice?.recall, rowSums && figuresFromRowSums(rowSums));
     measuring.end();
     const qualitySeconds = (performance.now() - tq) / 1000;
 
@@ -161,6 +171,13 @@ export async function finishCompress(f: Finish): Promise<CompressResult> {
   } finally {
     if (!closed) await backend.close();
   }
+}
+
+/** The rows of x as one f32 array (measureQualityOfRows's input: rows the figures read, a sample). */
+function f32Of(x: Dataset): Float32Array {
+  const out = new Float32Array(x.n * x.d);
+  forEachF32Rows(x, 0, x.n, (v, c0) => out.set(v, c0 * x.d));
+  return out;
 }
 
 /**

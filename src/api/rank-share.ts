@@ -1,11 +1,11 @@
 // The whole data as MPI ranks hold it (api/compress-mpi.ts): each rank its rows (rank-rows.ts),
-// every rank the whole data's figures (row counts, dimension, dropped rows), and — once compress
+// every rank the whole data's figures (row counts, dimension, dropped rows), and — since compress
 // needs every row in one place to encode and measure — every rank's rows gathered at rank 0 in
-// row order, the rows one process would hold.
+// row order, the rows one process would hold (or only those a file of anchor ids alone measures).
 import { everywhere } from '../backend/sharded/agree.js';
 import type { Comm } from '../backend/sharded/comm.js';
 import { UsageError } from '../errors.js';
-import { allocDataset, elementBytes, pieceRows, rowBytes, sliceRows, type Dataset } from '../vectors/dataset.js';
+import { allocDataset, elementBytes, gatherRows, pieceRows, rowBytes, sliceRows, type Dataset } from '../vectors/dataset.js';
 
 export interface RankShare {
   /** This rank's rows. */
@@ -73,28 +73,40 @@ async function droppedIds(comm: Comm, local: Dataset): Promise<number[]> {
 export const GATHER_ROUND_BYTES = 64 * 2 ** 20;
 
 /**
- * Every rank's rows at rank 0, in row order, in the element type they are held in (f16 stays f16):
- * rank 0 gets the whole data (`whole`, with the whole data's figures) and its own rows become a
- * view of it (its copy as read is let go); the other ranks keep their share. Rows cross in rounds
- * of at most `roundBytes` (at least a row from each rank), so rank 0 needs the whole data and a
- * round beside it.
+ * Every rank's rows at rank 0 in row order, in the element type they are held in (f16 stays f16),
+ * or only the rows `only(n)` lists (ascending; null: every row). With every row, rank 0 gets the
+ * whole data (`gathered`, with the whole data's figures) and its own rows become a view of it (its
+ * copy as read is let go); the other ranks keep their share. Rows cross in rounds of at most
+ * `roundBytes` (at least a row from each rank), so rank 0 needs the rows and a round beside them.
  */
-export async function gatherAtRankZero(comm: Comm, share: RankShare, roundBytes = GATHER_ROUND_BYTES): Promise<{ share: RankShare; whole?: Dataset }> {
+export async function gatherAtRankZero(
+  comm: Comm, share: RankShare, only: (n: number) => readonly number[] | null = () => null, roundBytes = GATHER_ROUND_BYTES,
+): Promise<{ share: RankShare; gathered?: Dataset }> {
   const { local, starts } = share;
   const rb = local.d * elementBytes(local.dtype);
-  const most = Math.max(...starts.slice(1).map((s, r) => s - starts[r]));
+  const list = only(share.n);
+  // Each rank's rows to send, as its own row numbers (null: all of them), and where they land at rank 0.
+  const picked = (rank: number) => list && list.filter((r) => r >= starts[rank] && r < starts[rank + 1]).map((r) => r - starts[rank]);
+  const mine = picked(comm.rank);
+  const counts = starts.slice(1).map((s, rank) => picked(rank)?.length ?? s - starts[rank]);
+  const at = [0];
+  for (const c of counts) at.push(at[at.length - 1] + c);
   const per = Math.max(1, Math.min(pieceRows(local.d, local.dtype), Math.floor(roundBytes / (comm.size * rb))));
-  const whole = comm.rank === 0 ? { ...allocDataset(share.n, local.d, local.dtype, local.format), ...pick(local), dropped: share.dropped, droppedRows: share.droppedRows } : undefined;
-  for (let r0 = 0; r0 < most; r0 += per) {
-    const mine = r0 < local.n ? rowBytes(local, r0, Math.min(local.n, r0 + per)) : new Uint8Array(0);
-    const parts = await comm.gather(mine, 0);
+  const gathered = comm.rank === 0
+    ? { ...allocDataset(at[comm.size], local.d, local.dtype, local.format), ...pick(local), dropped: share.dropped, droppedRows: share.droppedRows }
+    : undefined;
+  for (let r0 = 0; r0 < Math.max(...counts); r0 += per) {
+    const r1 = Math.min(counts[comm.rank], r0 + per);
+    let bytes: Uint8Array = new Uint8Array(0);
+    if (r1 > r0 && mine === null) bytes = rowBytes(local, r0, r1);
+    else if (r1 > r0) gatherRows(local, mine!, r0, r1, (bytes = new Uint8Array((r1 - r0) * rb)));
+    const parts = await comm.gather(bytes, 0);
     parts?.forEach((p, rank) => {
-      const at = starts[rank] + r0;
-      if (p.byteLength > 0) rowBytes(whole!, at, at + p.byteLength / rb).set(p);
+      if (p.byteLength > 0) rowBytes(gathered!, at[rank] + r0, at[rank] + r0 + p.byteLength / rb).set(p);
     });
   }
-  if (!whole) return { share };
-  return { share: { ...share, local: { ...sliceRows(whole, 0, local.n), dropped: local.dropped, droppedRows: local.droppedRows } }, whole };
+  if (!gathered || list !== null) return { share, gathered };
+  return { share: { ...share, local: { ...sliceRows(gathered, 0, local.n), dropped: local.dropped, droppedRows: local.droppedRows } }, gathered };
 }
 
 /** What a reader recorded of the input beyond its rows. */

@@ -21,10 +21,10 @@ function parts(all: Dataset, counts: number[]): Dataset[] {
   });
 }
 
-async function gathered(all: Dataset, counts: number[], roundBytes?: number) {
+async function gathered(all: Dataset, counts: number[], roundBytes?: number, only: (n: number) => number[] | null = () => null) {
   const group = inProcessGroup(counts.length);
   const locals = parts(all, counts);
-  return Promise.all(group.map(async (comm, rank) => gatherAtRankZero(comm, await shareOf(comm, locals[rank]), roundBytes)));
+  return Promise.all(group.map(async (comm, rank) => gatherAtRankZero(comm, await shareOf(comm, locals[rank]), only, roundBytes)));
 }
 
 describe('gatherAtRankZero', () => {
@@ -40,7 +40,7 @@ describe('gatherAtRankZero', () => {
     ['f16, rounds of 1 row per rank', f16, [50, 51], 1],
   ])('%s: rank 0 holds every row in order; its own rows a view of them', async (_what, all, counts, roundBytes) => {
     const got = await gathered(all as Dataset, counts as number[], roundBytes as number | undefined);
-    const whole = got[0].whole!;
+    const whole = got[0].gathered!;
     expect(whole.n).toBe(n);
     expect(whole.dtype).toBe((all as Dataset).dtype);
     expect(Buffer.from(rowBytes(whole, 0, n)).equals(Buffer.from(rowBytes(all as Dataset, 0, n)))).toBe(true);
@@ -50,6 +50,21 @@ describe('gatherAtRankZero', () => {
     const first = (counts as number[])[0];
     expect(whole.dropped).toBe(2);
     expect(whole.droppedRows).toEqual([first, first + 3]);
-    for (const g of got.slice(1)) expect(g.whole).toBeUndefined();
+    for (const g of got.slice(1)) expect(g.gathered).toBeUndefined();
+  });
+
+  it.each([
+    ['one round', undefined],
+    ['rounds of 1 row per rank', 1],
+  ])('only some rows (%s): those rows at rank 0, in order; every rank keeps its rows as read', async (_what, roundBytes) => {
+    const list = [0, 5, 39, 40, 41, 72, 73, 100];
+    const counts = [40, 33, 28];
+    const got = await gathered(f32, counts, roundBytes, (total) => (total === n ? list : null));
+    const rows = got[0].gathered!;
+    expect(rows.n).toBe(list.length);
+    const want = Buffer.concat(list.map((r) => Buffer.from(rowBytes(f32, r, r + 1))));
+    expect(Buffer.from(rowBytes(rows, 0, rows.n)).equals(want)).toBe(true);
+    got.forEach((g, rank) => expect(g.share.local.n).toBe(counts[rank]));
+    expect(got[0].share.local.buffer).not.toBe(rows.buffer);
   });
 });

@@ -25,7 +25,8 @@ const noise = (() => {
   return Float32Array.from({ length: n * d }, () => r() * 2 - 1);
 })();
 const npy = writeNpy(path.join(dir, 'x.npy'), noise, n, d);
-const COMMON = ['--device', 'cpu', '--anchors', '24', '--seed', '5', '-f', '-q'];
+// --effort fast and few iterations: every pass is a few collectives, and what is tested here is what follows training.
+const COMMON = ['--device', 'cpu', '--anchors', '24', '--seed', '5', '--effort', 'fast', '--iters', '30', '-f', '-q'];
 
 const sha256 = (file: string) => createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 
@@ -42,13 +43,17 @@ function bothWays(input: string, extra: string[], ranks: number, tag: string) {
   return { single: JSON.parse(s.stdout), ranks: JSON.parse(m.stdout), one, many };
 }
 
-/** --json's phases under MPI: each at least 0, adding up to total_seconds (the JSON keeps 9 decimals), `other` a sliver. */
+/**
+ * --json's phases under MPI: each at least 0, adding up to total_seconds (the JSON keeps 9
+ * decimals), `other` a sliver (looser than test/api/phases.test.ts: two or three ranks share the
+ * machine's cores with the test runner, and a rank descheduled between two phases adds to it).
+ */
 function phasesAddUp(s: { phases: Record<string, number>; total_seconds: number }): void {
   const { other, ...phases } = s.phases;
   for (const [k, v] of Object.entries(phases)) expect(v, k).toBeGreaterThanOrEqual(0);
   expect(Object.values(phases).reduce((a, b) => a + b, 0) + other).toBeCloseTo(s.total_seconds, 6);
   expect(other).toBeGreaterThan(-1e-6);
-  expect(other).toBeLessThan(0.02 * s.total_seconds + 0.05);
+  expect(other).toBeLessThan(0.05 * s.total_seconds + 0.5);
   expect(phases.residual).toBeGreaterThan(0);
 }
 
@@ -69,14 +74,14 @@ describe.skipIf(!MPIRUN)(`mpirun vlc compress with residuals, --device cpu${SKIP
     expect(r.ranks.device_label).toMatch(new RegExp(`^${ranks} MPI ranks`));
     expect(sha256(r.many)).toBe(sha256(r.one));
     phasesAddUp(r.ranks);
-  }, 120_000);
+  }, 240_000);
 
   it('vectors of magnitude 1e-30 (trained at a power-of-two scale over the whole data): the same bytes', () => {
     const tiny = writeNpy(path.join(dir, 'tiny.npy'), noise.map((v) => v * 1e-30), n, d);
     const r = bothWays(tiny, ['--residual', 'int8'], 2, 'tiny');
     expect(r.single.relative_error).toBeLessThan(0.1); // trained, not collapsed by underflow
     expect(sha256(r.many)).toBe(sha256(r.one));
-  }, 120_000);
+  }, 240_000);
 
   it('a failure after training, at rank 0 alone (f16 anchors asked for, beyond its range): one line, exit 2 on every rank, no output', () => {
     const huge = writeNpy(path.join(dir, 'huge.npy'), clustered(n, d, 3).map((v) => v * 1e5), n, d);
@@ -90,5 +95,5 @@ describe.skipIf(!MPIRUN)(`mpirun vlc compress with residuals, --device cpu${SKIP
     expect(m.stderr).toMatch(/^vlc: the anchors reach .*use --anchor-dtype f32/);
     expect(fs.existsSync(out)).toBe(false);
     expect(fs.readdirSync(dir).filter((f) => f.includes('f16'))).toEqual([]); // no temporary file either
-  }, 120_000);
+  }, 240_000);
 });
