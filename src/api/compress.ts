@@ -1,7 +1,8 @@
 // compress(): read vectors, learn m anchors with the annealing quantizer, pick what each vector
 // stores beyond its anchor id (compress-codec.ts; measured on a sample unless `residual` fixes it),
 // measure the file's quality, and write it (atomically; '-' streams it to stdout). What
-// `vlc compress` runs, and what `import { compress } from 'vlc'` gives a Node program.
+// `vlc compress` runs, and what `import { compress } from 'vlc'` gives a Node program. The steps
+// before and after training are compress-steps.ts, which an MPI job (compress-mpi.ts) runs too.
 import { DEFAULT_CONFIG, type Effort } from '../anneal/config.js';
 import type { AnnealHooks, IterRecord } from '../anneal/types.js';
 import { selectBackend, type DeviceChoice } from '../backend/select.js';

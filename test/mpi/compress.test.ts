@@ -65,7 +65,7 @@ describe.skipIf(!MPIRUN)(`mpirun -n 2 vlc compress --device cpu${SKIPPED}`, () =
     const sliced = bothWays([raw], ['--format', 'raw', '--dim', String(d)], 'raw');
     expect(sliced.ranks.equals(sliced.single)).toBe(true);
     expect(sliced.ranks.equals(sharded.ranks)).toBe(true); // the same vectors, however they were stored
-  });
+  }, 180_000); // four compresses, two of them MPI jobs
 
   it('130,000 rows (the quality figures on a sample of the rows rank 0 gathered): the same bytes', () => {
     const big = 130_000;
