@@ -66,7 +66,9 @@ export async function compressDistributed(input: string[], o: DistributedOptions
   // as read are let go there once copied (`share` is replaced).
   const idsAlone = goal.kind === 'fixed' && !isCoded({ mode: goal.choice.residual });
   let gathered: Dataset | undefined;
+  const tg = performance.now();
   ({ share, gathered } = await gatherAtRankZero(comm, share, (n) => (idsAlone ? measuredRows(n) : null)));
+  if (gathered) log().debug(`rank 0 gathered ${gathered.n} rows in ${((performance.now() - tg) / 1000).toFixed(2)} s`);
   reading.end();
   const readSeconds = (performance.now() - t0) / 1000 - planSeconds;
 
