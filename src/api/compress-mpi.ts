@@ -10,7 +10,7 @@
 // are trained, chooses the codec, encodes, measures and writes exactly as one process would,
 // while the other ranks wait for its verdict. The sums are int64 fixed point, so the file is the
 // one a single process writes from the same input and seed, byte for byte, whatever the codec
-// (test/mpi). The cost: rank 0 holds every row (docs/architecture.md).
+// (test/mpi). The cost: with residuals, rank 0 holds every row (docs/architecture.md).
 import { DEFAULT_CONFIG } from '../anneal/config.js';
 import { agree, everywhere, failedTogether, sameOnEveryRank } from '../backend/sharded/agree.js';
 import { VERSION } from '../version.js';
