@@ -3,16 +3,15 @@
 // GPU) on its rows only (rank-rows.ts), and a ShardedEngine whose single local member talks to
 // the other ranks through an MPI Comm (backend/sharded/mpi.ts) combines the per-anchor sums each
 // iteration. Every rank runs the same deterministic annealing program in lockstep; remote rows,
-// k-means++ picks (init runs k-means++ over the sharded engine: no rank needs all the rows) and the
-// assignments reach the ranks that need them through the Comm. Rank 0 gathers the assignments and
-// the rows the quality figures are measured on (measuredRows: every row up to 100,000, a fixed
-// sample beyond), and writes the one .vlc; the other ranks write nothing.
+// k-means++ picks and the assignments reach the ranks that need them through the Comm.
 //
-// The sums are int64 fixed point, so the file is the one a single process would write from the
-// same input and seed, byte for byte (test/mpi). What it cannot do yet: residual codecs (they
-// encode every vector on one device): only --residual none.
-import { configFor, DEFAULT_CONFIG } from '../anneal/config.js';
-import { cpuKnn } from '../backend/cpu/index.js';
+// Around training it is compress() itself (compress-steps.ts): every rank plans the run from the
+// whole data's figures; rank 0 gathers every rank's rows (rank-share.ts) and, once the anchors
+// are trained, chooses the codec, encodes, measures and writes exactly as one process would,
+// while the other ranks wait for its verdict. The sums are int64 fixed point, so the file is the
+// one a single process writes from the same input and seed, byte for byte, whatever the codec
+// (test/mpi). The cost: with residuals, rank 0 holds every row (docs/architecture.md).
+import { DEFAULT_CONFIG } from '../anneal/config.js';
 import { agree, everywhere, failedTogether, sameOnEveryRank } from '../backend/sharded/agree.js';
 import { VERSION } from '../version.js';
 import type { Comm } from '../backend/sharded/comm.js';
@@ -23,36 +22,24 @@ import { selectBackend } from '../backend/select.js';
 import type { Backend, Engine } from '../backend/types.js';
 import { UsageError } from '../errors.js';
 import { isCoded } from '../codec-registry/index.js';
+import { measuredRows } from '../quality/measure.js';
 import { interruptSignal } from '../interrupt.js';
-import { rowsF32, type Dataset } from '../vectors/dataset.js';
+import type { Dataset } from '../vectors/dataset.js';
+import { maxAbsOf, scaledDataset, scaleFor } from '../vectors/scale.js';
 import { quoteName } from '../io/names.js';
 import { readRankRows } from './rank-rows.js';
-import { writeVlc } from '../io/vlc/file.js';
-import { storedAnchors } from '../io/vlc/format.js';
+import { gatherAtRankZero, shareOf, wholeFigures, type RankShare } from './rank-share.js';
 import { log, setVerbosity, silentReporter } from '../log.js';
-import { measuredRows, measureQuality, measureQualityOfRows } from '../quality/measure.js';
 import type { OutputPlan } from './preflight.js';
-import { defaultAnchors, storableAnchorDtype, tellDropped, type CompressOptions, type CompressResult } from './compress.js';
-import { decoderOf, goalOf, qualityWarning } from './compress-codec.js';
-import { vlcContent } from './compress-file.js';
-import { compressStats } from './compress-report.js';
+import { trainingSteps, unscaledResult, type CompressOptions, type CompressResult } from './compress.js';
+import { goalOf } from './compress-codec.js';
+import { finishCompress, planCompress } from './compress-steps.js';
 import { resolveSample, sampleSize } from './sample.js';
 import { train, type TrainEngines } from './train.js';
 
-/** The whole data as the ranks hold it: this rank's rows, and where every rank's rows start. */
-interface RankShare {
-  local: Dataset;
-  n: number;
-  /** First global row of each rank, and n at the end. */
-  starts: number[];
-  dropped: number;
-  /** Input row ids --drop-invalid skipped, over every rank's rows, ascending. */
-  droppedRows: number[];
-}
-
 /**
  * compress(input, o) as one rank of `comm`: resolves to the result on rank 0, to undefined on the
- * others. A failure is reported once, by rank 0 (agree.ts), or by the failing rank mid-run (Comm.abort).
+ * others. A failure is reported once, by rank 0 (agree.ts), or by the failing rank mid-training (Comm.abort).
  */
 export async function compressDistributed(input: string[], o: DistributedOptions, comm: Comm): Promise<CompressResult | undefined> {
   const t0 = performance.now();
@@ -61,74 +48,75 @@ export async function compressDistributed(input: string[], o: DistributedOptions
   // The options' values (not the callbacks): ranks started by different commands would train apart.
   const values = Object.entries(o).filter(([, v]) => v === null || Array.isArray(v) || ['string', 'number', 'boolean'].includes(typeof v));
   const agreed = await sameOnEveryRank(comm, JSON.stringify({ input, values, version: VERSION }));
-  await everywhere(comm, () => {
+  const goal = await everywhere(comm, () => {
     if (!agreed) throw new UsageError('the MPI ranks were started with different inputs, options or vlc versions; start every rank with the same command');
+    if (o.output === '-') throw new UsageError('under MPI rank 0 writes the .vlc to a file: give -o FILE, not -o -');
+    return goalOf(o);
   });
-  await everywhere(comm, () => refuseUnsupported(o));
   const out = await agree(comm, async () => (comm.rank === 0 ? o.planOutput() : undefined)); // rank 0 writes: its checks count
 
-  const reading = progress.step(`reading ${input.map(quoteName).join(' ')} (rank ${comm.rank} of ${comm.size}: its rows)`, '');
-  const read = await agree(comm, () => readRankRows(input, comm.rank, comm.size, o));
+  // Reading: each rank its rows, then rank 0 all of them (the other ranks' arrive over MPI), once
+  // the plan from the whole data's figures has passed its checks.
+  const reading = progress.step(`reading ${input.map(quoteName).join(' ')} (rank ${comm.rank} of ${comm.size}: its rows, then rank 0 every rank's)`, '');
+  let share = await readShare(comm, input, o);
+  const tp = performance.now();
+  const planned = await everywhere(comm, () => planCompress(wholeFigures(share), o, goal, seed, 'l2', input.join(' ')));
+  const planSeconds = (performance.now() - tp) / 1000; // with the setup, as in one process
+  // A file of anchor ids alone needs at rank 0 only the rows its quality figures read. The rows
+  // as read are let go there once copied (`share` is replaced).
+  const idsAlone = goal.kind === 'fixed' && !isCoded({ mode: goal.choice.residual });
+  let gathered: Dataset | undefined;
+  const tg = performance.now();
+  ({ share, gathered } = await gatherAtRankZero(comm, share, (n) => (idsAlone ? measuredRows(n) : null)));
+  if (gathered) log().debug(`rank 0 gathered ${gathered.n} rows in ${((performance.now() - tg) / 1000).toFixed(2)} s`);
   reading.end();
-  log().debug(`rank ${comm.rank}: ${read.ds.n} rows (${read.how})`);
-  const share = await shareOf(comm, read.ds);
-  const readSeconds = (performance.now() - t0) / 1000;
-  const ds: Dataset = { ...share.local, n: share.n, dropped: share.dropped, droppedRows: share.droppedRows }; // the whole data's figures (manifest, report)
+  const readSeconds = (performance.now() - t0) / 1000 - planSeconds;
 
-  const m = o.anchors ?? defaultAnchors(share.n);
-  await everywhere(comm, () => {
-    if (m > share.n) throw new UsageError(`--anchors ${m} is more than the ${share.n} vectors in ${input.join(' ')}; use at most ${share.n}`);
-  });
-  tellDropped(ds);
+  const m = planned.plan.m;
   const gpu = rankGpu(o.gpu, localRankOf() ?? comm.rank, () => {
     const probe = o.device === 'cpu' ? undefined : probeCuda();
     return probe?.ok ? probe.devices.length : 0;
   });
   const backend = await agree(comm, () => selectBackend({ device: o.device ?? 'auto', gpu }));
-  const sample = resolveSample(o.sample ?? 'auto', backend.kind, share.n, ds.d, m);
+  const sample = resolveSample(o.sample ?? 'auto', backend.kind, share.n, share.local.d, m);
+  const cfg = planned.configOf(m, backend.kind);
+  // The whole data's scale (vectors/scale.ts): that of its largest |x|, the largest of the ranks'.
+  const scale = scaleFor((await comm.allreduce(Float64Array.of(maxAbsOf(share.local)), 'max'))[0]);
   const setupSeconds = (performance.now() - t0) / 1000 - readSeconds;
+  const hooks = { signal: o.signal ?? interruptSignal };
+  let handed = false;
   // From here on every rank runs the same program; a failure anywhere ends the job (Comm.abort).
   try {
-    const cfg = configFor(o.effort ?? 'default', m, { seed, ...(o.iters !== undefined ? { maxIters: o.iters } : {}) }, backend.kind);
-    const phase = progress.step(`training over ${comm.size} MPI ranks`, '');
-    const result = await train(rankEngines(backend, share, m, comm), cfg, sample, {
-      signal: o.signal ?? interruptSignal,
-      onIter: (rec, maxIters) => o.onIter?.(rec, maxIters),
-    });
-    phase.end();
-    const anchorDtype = await everywhere(comm, () => storableAnchorDtype(result.anchors, o.anchorDtype));
-    const tq = performance.now();
-    const measured = await gatherMeasuredRows(comm, share);
-    if (comm.rank !== 0) return undefined;
-
-    const trained = { x: measured.x, n: share.n, d: ds.d, anchors: storedAnchors(result.anchors, anchorDtype), assignments: result.assignments };
-    const decode = decoderOf(trained);
-    const quality = measured.rows === null
-      ? await measureQuality(measured.x, share.n, ds.d, decode, cpuKnn)
-      : await measureQualityOfRows(measured.x, measured.rows, share.n, ds.d, decode, cpuKnn);
-    const qualitySeconds = (performance.now() - tq) / 1000;
-
-    const tw = performance.now();
-    const sampleRows = sampleSize(sample, share.n, m);
-    const bytes = await writeVlc(out!, vlcContent({ ds, m, anchorDtype, residual: 'none', cfg, sampleRows, seed, device: backend.kind, result, quality }));
-    const warning = qualityWarning(goalOf(o), undefined, quality.recall.recall_at_10_all, m, share.n, false);
-    if (warning) log().warn(warning);
-    const label = { kind: backend.kind, label: `${comm.size} MPI ranks (rank 0: ${backend.label})` };
-    return compressStats({
-      ds, m, codec: { mode: 'none' }, anchorDtype, bytes, result, quality, goal: goalOf(o), choice: undefined, backend: label, seed,
-      seconds: {
-        read: readSeconds, setup: setupSeconds, choose: 0, residual: 0, quality: qualitySeconds, write: (performance.now() - tw) / 1000,
-        teardown: 0, total: (performance.now() - t0) / 1000, // the backend closes after the report, as the ranks part
-      },
-    });
+    const steps = trainingSteps(o, progress, hooks.signal);
+    const result = unscaledResult(scale, await train(rankEngines(backend, { ...share, local: scaledDataset(share.local, scale) }, m, comm), cfg, sample, steps.hooks));
+    steps.end();
+    // Rank 0 finishes as one process would; the others wait for its verdict, so every rank exits
+    // with its code and only rank 0 speaks (agree.ts).
+    if (comm.rank !== 0) await backend.close();
+    handed = true;
+    return await agree(comm, async () =>
+      gathered === undefined ? undefined : finishCompress({
+        o, metric: 'l2', goal, planned, cfg, sampleRows: sampleSize(sample, share.n, m), seed, result, backend, hooks, progress, out: out!,
+        // Every row, or the rows the figures of a file of anchor ids alone read.
+        ...(gathered.n === share.n ? { ds: gathered } : { ds: wholeFigures(share), measured: gathered }),
+        where: { kind: backend.kind, label: `${comm.size} MPI ranks (rank 0: ${backend.label})` },
+        clock: { t0, read: readSeconds, setup: setupSeconds },
+      }));
   } catch (e) {
     // A failure of this rank alone (the others may be waiting in a collective): its reason on
     // stderr, then MPI_Abort. One every rank shares (failedTogether) ends them all in step.
     if (!failedTogether(e)) comm.abort(e instanceof Error ? e : new Error(String(e)));
     throw e;
   } finally {
-    await backend.close();
+    if (!handed) await backend.close();
   }
+}
+
+/** This rank's rows (rank-rows.ts) and the whole data's figures. */
+async function readShare(comm: Comm, input: string[], o: DistributedOptions): Promise<RankShare> {
+  const read = await agree(comm, () => readRankRows(input, comm.rank, comm.size, o));
+  log().debug(`rank ${comm.rank}: ${read.ds.n} rows (${read.how})`);
+  return shareOf(comm, read.ds);
 }
 
 /** compress()'s options; the output as given, and how rank 0 checks it (preflight.ts) before any work. */
@@ -150,60 +138,6 @@ export function rankGpu(gpu: number | number[] | undefined, local: number, count
   return n > 0 ? local % n : 0;
 }
 
-/** What MPI runs cannot do yet, refused before any work (the same on every rank). */
-function refuseUnsupported(o: DistributedOptions): void {
-  const goal = goalOf(o);
-  if (goal.kind !== 'fixed' || isCoded({ mode: goal.choice.residual }))
-    throw new UsageError('under MPI only --residual none is supported so far (the residual codecs encode every vector on one rank); add --residual none');
-  if (o.output === '-') throw new UsageError('under MPI rank 0 writes the .vlc to a file: give -o FILE, not -o -');
-}
-
-/** Every rank's row count (exact: whole numbers), hence where each rank's rows start. */
-async function shareOf(comm: Comm, local: Dataset): Promise<RankShare> {
-  const mine = new Float64Array(comm.size * 2 + 2);
-  mine[comm.rank] = local.n;
-  mine[comm.size * 2] = local.dropped;
-  mine[comm.size + comm.rank] = local.d;
-  mine[comm.size * 2 + 1] = local.dtype === 'f16' ? 1 : 0;
-  const all = await comm.allreduce(mine, 'sum');
-  const counts = Array.from(all.subarray(0, comm.size));
-  const dims = Array.from(all.subarray(comm.size, comm.size * 2));
-  const f16Ranks = all[comm.size * 2 + 1];
-  await everywhere(comm, () => {
-    if (dims.some((d) => d !== dims[0]))
-      throw new UsageError(`the ranks' rows have different dimensions (${dims.join(', ')}): every file of a sharded input must have the same dimension`);
-    if (f16Ranks !== 0 && f16Ranks !== comm.size)
-      throw new UsageError(`some ranks read f16 vectors and others f32: every file of a sharded input must have the same element type`);
-  });
-  const starts = [0];
-  for (const c of counts) starts.push(starts[starts.length - 1] + c);
-  return { local, n: starts[comm.size], starts, dropped: all[comm.size * 2], droppedRows: await droppedIds(comm, local) };
-}
-
-/**
- * Every rank's dropped rows as input ids: a rank's rows (kept and dropped) follow all the input rows
- * of the ranks before it, so its own ids shift by their count. One allreduce places each rank's ids
- * in its slots of the whole list (ids below 2^53 add exactly).
- */
-async function droppedIds(comm: Comm, local: Dataset): Promise<number[]> {
-  const spans = new Float64Array(comm.size * 2);
-  spans[comm.rank] = local.n + local.dropped;
-  spans[comm.size + comm.rank] = local.dropped;
-  const all = await comm.allreduce(spans, 'sum');
-  let offset = 0;
-  let slot = 0;
-  for (let r = 0; r < comm.rank; r++) {
-    offset += all[r];
-    slot += all[comm.size + r];
-  }
-  let total = 0;
-  for (let r = 0; r < comm.size; r++) total += all[comm.size + r];
-  if (total === 0) return [];
-  const ids = new Float64Array(total);
-  (local.droppedRows ?? []).forEach((id, i) => (ids[slot + i] = offset + id));
-  return Array.from(await comm.allreduce(ids, 'sum'));
-}
-
 /**
  * Engines over the ranks' rows: one local engine on this rank's rows inside a ShardedEngine over
  * `comm`, opened once; a sample is that engine's subset (each rank keeps its own sampled rows).
@@ -221,27 +155,6 @@ function rankEngines(backend: Backend, share: RankShare, m: number, comm: Comm):
       }
     }));
   return { n: share.n, whole: open, rows: async (list) => (await open()).subset(list) };
-}
-
-/** The rows measureQuality reads (measuredRows), gathered at rank 0 in row order; x is empty elsewhere. */
-async function gatherMeasuredRows(comm: Comm, share: RankShare): Promise<{ x: Float32Array; rows: number[] | null }> {
-  const { local, starts } = share;
-  const r0 = starts[comm.rank];
-  const d = local.d;
-  const rows = measuredRows(share.n);
-  const mine = rows === null ? null : rows.filter((r) => r >= r0 && r < r0 + local.n);
-  const out = new Float32Array((mine === null ? local.n : mine.length) * d);
-  if (mine === null) out.set(rowsF32(local, 0, local.n));
-  else mine.forEach((r, k) => out.set(rowsF32(local, r - r0, r - r0 + 1), k * d));
-  const parts = await comm.gather(new Uint8Array(out.buffer), 0);
-  if (!parts) return { x: new Float32Array(0), rows };
-  const x = new Float32Array(parts.reduce((s, p) => s + p.byteLength, 0) / 4);
-  let at = 0;
-  for (const p of parts) {
-    x.set(new Float32Array(p.buffer, p.byteOffset, p.byteLength / 4), at);
-    at += p.byteLength / 4;
-  }
-  return { x, rows };
 }
 
 /** Whether this compress runs as an MPI rank: asked for, or started by mpirun. */

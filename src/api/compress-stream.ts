@@ -41,7 +41,8 @@ import { maxAbsOf, scaledDataset, scaleFor, scaleInPlace } from '../vectors/scal
 import { goalOf, qualityWarning, sizer } from './compress-codec.js';
 import { vlcContent } from './compress-file.js';
 import { compressStats } from './compress-report.js';
-import { defaultAnchors, storableAnchorDtype, trainingSteps, unscaledResult, type CompressOptions, type CompressResult } from './compress.js';
+import { trainingSteps, unscaledResult, type CompressOptions, type CompressResult } from './compress.js';
+import { defaultAnchors, storableAnchorDtype } from './compress-steps.js';
 import { resolveSample, sampleSize } from './sample.js';
 import { train, type TrainEngines } from './train.js';
 

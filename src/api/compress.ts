@@ -1,11 +1,12 @@
 // compress(): read vectors, learn m anchors with the annealing quantizer, pick what each vector
 // stores beyond its anchor id (compress-codec.ts; measured on a sample unless `residual` fixes it),
 // measure the file's quality, and write it (atomically; '-' streams it to stdout). What
-// `vlc compress` runs, and what `import { compress } from 'vlc'` gives a Node program.
-import { configFor, DEFAULT_CONFIG, type AnnealConfig, type Effort } from '../anneal/config.js';
-import type { AnnealHooks, AnnealResult, IterRecord } from '../anneal/types.js';
+// `vlc compress` runs, and what `import { compress } from 'vlc'` gives a Node program. The steps
+// before and after training are compress-steps.ts, which an MPI job (compress-mpi.ts) runs too.
+import { DEFAULT_CONFIG, type Effort } from '../anneal/config.js';
+import type { AnnealHooks, IterRecord } from '../anneal/types.js';
 import { selectBackend, type DeviceChoice } from '../backend/select.js';
-import { codecName, fixedPlan, prewarm, storable } from '../codec-registry/index.js';
+import { prewarm } from '../codec-registry/index.js';
 import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
 import { datasetFromF32, type Dataset } from '../vectors/dataset.js';
@@ -13,28 +14,21 @@ import { datasetScale, scaledDataset, scaleInPlace } from '../vectors/scale.js';
 import type { ReadOptions } from '../io/read.js';
 import { expandInputs, readInputs } from '../io/shards.js';
 import { checkFinite } from '../io/readers/validate.js';
-import { writeVlc } from '../io/vlc/file.js';
-import { storedAnchors } from '../io/vlc/format.js';
 import { grouped } from '../io/vlc/stats.js';
-import { fewIds } from '../vectors/row-ids.js';
 import { log, silentReporter, type Reporter } from '../log.js';
 import { quoteName } from '../io/names.js';
-import { choose, planChoice, type ChoicePlan, type CodecPlan, type Trained } from '../quality/choose.js';
-import { measureQuality } from '../quality/measure.js';
-import { figuresFromRowSums } from '../quality/reconstruction.js';
-import {
-  choiceLine, decoderOf, encodeAll, encoderOn, goalOf, qualityWarning, sizer, type CodecOptions,
-} from './compress-codec.js';
-import { compressStats, type CompressStats } from './compress-report.js';
+import { goalOf, type CodecOptions } from './compress-codec.js';
+import type { CompressStats } from './compress-report.js';
+import { finishCompress, planCompress } from './compress-steps.js';
 import { gpusThatPay } from './gpu-count.js';
 import { resolveSample, sampleSize, type SampleSpec } from './sample.js';
 import { enginesOn, train } from './train.js';
-import { vlcContent } from './compress-file.js';
 import { compressStreamed } from './compress-stream.js';
 import { defaultOutput, planOutput, type OutputPlan, type OutputRules } from './preflight.js';
 import { LIBRARY_NAMES } from '../io/output.js';
-import { withMetric } from '../search/metric.js';
 import { isMetric, METRICS, unitDataset, type Metric } from '../vectors/metric.js';
+
+export { defaultAnchors, storableAnchorDtype } from './compress-steps.js';
 
 /**
  * What to store beside each anchor id (CodecOptions): at most one of `residual` (fixed; pq with
@@ -97,17 +91,6 @@ export interface Vectors {
 
 /** The result of compress(): what `vlc compress --json` prints after `schema` and `command` (docs/json.md). */
 export type CompressResult = CompressStats;
-
-/**
- * Default number of anchors: the largest power of two <= 4·√n, capped at n and at 65536 (so ids
- * fit in u16). It grows slowly with n, keeping the anchors a small part of the file, and gives the
- * standard workloads (docs/algorithm.md §5) their m: 1,000 → 64 (u8 ids), 10,000 → 256,
- * 100,000 → 1,024, 1,000,000 → 2,048.
- */
-export function defaultAnchors(n: number): number {
-  const pow2 = 2 ** Math.floor(Math.log2(4 * Math.sqrt(n)));
-  return Math.max(1, Math.min(n, 65536, pow2));
-}
 
 export async function datasetOf(input: string | string[] | Vectors, o: ReadOptions): Promise<Dataset> {
   if (typeof input === 'string' || Array.isArray(input)) return readInputs(input, o);
@@ -181,40 +164,20 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     log().info(`${grouped(unit.zero)} vector${one ? ' is' : 's are'} zero: ${one ? 'its' : 'their'} cosine to any query is 0, and ${one ? 'it decodes' : 'they decode'} to zero (--metric cosine)`);
   }
   const readSeconds = (performance.now() - t0) / 1000;
-  const m0 = o.anchors ?? defaultAnchors(ds.n);
   const source = typeof input === 'string' ? input : Array.isArray(input) ? input.join(' ') : 'the vectors given';
-  if (m0 > ds.n) throw new UsageError(`--anchors ${m0} is more than the ${ds.n} vectors in ${source}; use at most ${ds.n}`);
-  tellDropped(ds);
-
-  // Sized before training, so that a budget is checked in a second. (f16 anchors unless asked
-  // otherwise: anchors beyond f16's range, known only after training, are kept in f32 and can
-  // take the file past the budget.)
-  // configFor takes the device: the estimate uses CUDA's (the longer), training the backend's own.
-  const configOf = (m: number, kind: 'cpu' | 'cuda'): AnnealConfig =>
-    configFor(o.effort ?? 'default', m, { seed, ...(o.iters !== undefined ? { maxIters: o.iters } : {}) }, kind);
-  const cfg0 = configOf(m0, 'cuda');
-  const size = sizer({ ds, metric, anchorDtype: o.anchorDtype ?? 'f16', cfg: cfg0, sampleRows: ds.n, seed, device: 'cuda' });
-  const plan: ChoicePlan = storablePlan(
-    goal.kind === 'fixed'
-      ? { m: m0, options: [fixedPlan(goal.choice, { n: ds.n, d: ds.d, m: m0, fileBytes: (payload) => size.withPayload(payload, m0, goal.choice.residual) })] }
-      : planChoice(goal, ds.n, ds.d, m0, o.anchors !== undefined, size.perVector),
-    ds.n, ds.d,
-  );
+  const planned = planCompress(ds, o, goal, seed, metric, source);
+  const { plan, configOf } = planned;
   const m = plan.m;
   const hooks = { signal: o.signal ?? interruptSignal };
   const worthUsing = o.allGpus ? undefined : (listed: number[]) => gpusWorthUsing(listed, ds, m, o.sample, configOf(m, 'cuda').maxIters);
   const backend = await selectBackend({ device: o.device ?? 'auto', gpu: o.gpu ?? 0, worthUsing });
-  // Exact search for the quality figures and the codec choice: on the GPU when the run has one.
-  // ip / cosine: ranked by the metric (search/metric.ts), the ground truth and the decoded vectors alike.
-  const knn = withMetric(backend.exactKnn, metric);
   if (backend.kind === 'cuda') {
     // The CPU's worker threads start while the GPU trains: the residual encoders' threads, and memory they are sure to fill (codec-registry/).
     prewarm(plan.options, ds.n, ds.d);
   }
   const sample = resolveSample(o.sample ?? 'auto', backend.kind, ds.n, ds.d, m);
-  const sampleRows = sampleSize(sample, ds.n, m);
   const cfg = configOf(m, backend.kind); // the effort's and the device's rules depend on m
-  let closed = false;
+  let handed = false;
   try {
     // Each k-means++ try of init, the iterations (training's own line), then one exact pass.
     const steps = trainingSteps(o, progress, hooks.signal);
@@ -226,60 +189,13 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     if (scale !== 1) log().debug(`the vectors' largest magnitude is ${(1 / scale).toPrecision(3)}-scale: training on them multiplied by 2^${Math.log2(scale)} (exact), so that float32 distances neither underflow nor overflow`);
     const result = unscaledResult(scale, await train(enginesOn(backend, scaledDataset(ds, scale), m), cfg, sample, steps.hooks));
     steps.end(); // ended before compress logs what it chose
-    const anchorDtype = storableAnchorDtype(result.anchors, o.anchorDtype);
-    const x = ds;
-    const trained: Trained = { x, n: ds.n, d: ds.d, anchors: storedAnchors(result.anchors, anchorDtype), assignments: result.assignments };
-
-    const tc = performance.now();
-    const choosing = progress.step('choosing the codec: exact neighbours of the sample', 'codecs measured');
-    const onMeasure = (name: string, done: number, expected: number) => choosing.update(done, expected, `choosing the codec: measuring ${name}`);
-    const choice = goal.kind === 'fixed' ? undefined : await choose(goal, plan, trained, encoderOn(backend, seed, hooks), knn, (c) => size.perVector(c, m), onMeasure);
-    const codec: CodecPlan = choice?.codec ?? plan.options[0];
-    choosing.end();
-    const chooseSeconds = (performance.now() - tc) / 1000;
-
-    const tr = performance.now();
-    // One step, its elapsed time shown: the encoders report no count of their own.
-    const encoding = progress.step(`encoding ${codecName(codec)} residuals`, '');
-    const { residuals, residualEnergy, rowSums } = await encodeAll(codec, trained, backend, seed, hooks);
-    encoding.end();
-    const residualSeconds = (performance.now() - tr) / 1000;
-
-    const tq = performance.now();
-    const measuring = progress.step('measuring the quality of the file', '');
-    // The reconstruction figures from the encoder's row sums when it made them (the GPU's), else measured here.
-    const quality = await measureQuality(x, ds.n, ds.d, decoderOf(trained, residuals), knn, choice?.recall, rowSums && figuresFromRowSums(rowSums));
-    measuring.end();
-    const qualitySeconds = (performance.now() - tq) / 1000;
-
-    const tw = performance.now();
-    const writing = progress.step(`writing ${out.target === '-' ? 'stdout' : quoteName(out.target)}`, 'bytes');
-    const bytes = await writeVlc(
-      out,
-      vlcContent({ ds, metric, norms: unit?.norms, m, anchorDtype, residual: codec.mode, residualEnergy, residuals, cfg, sampleRows, seed, device: backend.kind, result, quality }),
-      (written, total) => writing.update(written, total),
-    );
-    writing.end();
-    const writeSeconds = (performance.now() - tw) / 1000;
-
-    // Said once the file exists, with its own bytes per vector (the choice sized it before training, as an upper bound).
-    if (choice && goal.kind !== 'fixed') log().info(choiceLine(goal, choice, bytes / ds.n));
-    const defaulted = o.quality === undefined && o.bytes === undefined && o.residual === undefined;
-    const warning = qualityWarning(goal, choice, quality.recall.recall_at_10_all, m, ds.n, defaulted);
-    if (warning) log().warn(warning);
-    const tt = performance.now();
-    closed = true;
-    await backend.close(); // within the run's time: freeing GPU contexts is part of the wall a user waits
-    const teardownSeconds = (performance.now() - tt) / 1000;
-    return compressStats({
-      ds, m, metric, codec, anchorDtype, bytes, result, quality, goal, choice, backend, seed,
-      seconds: {
-        read: readSeconds, setup: setupSeconds, choose: chooseSeconds, residual: residualSeconds, quality: qualitySeconds, write: writeSeconds,
-        teardown: teardownSeconds, total: (performance.now() - t0) / 1000,
-      },
+    handed = true;
+    return await finishCompress({
+      o, ds, metric, norms: unit?.norms, goal, planned, cfg, sampleRows: sampleSize(sample, ds.n, m), seed, result, backend, hooks, progress, out,
+      clock: { t0, read: readSeconds, setup: setupSeconds },
     });
   } finally {
-    if (!closed) await backend.close();
+    if (!handed) await backend.close();
   }
 }
 
@@ -328,57 +244,3 @@ export function unscaledResult<T extends { anchors: Float32Array; energy: number
   };
 }
 
-/**
- * Dropped rows' ids are kept in the manifest (so that search answers with input row ids); the
- * manifest's size is bounded (format.ts reads at most 16 MiB of it), and a million ids fit well
- * inside. More invalid rows than that is no longer a few bad rows.
- */
-export const MAX_DROPPED_ROWS = 1_000_000;
-
-/** The --drop-invalid line (which input rows were skipped), or the refusal of too many. */
-export function tellDropped(ds: Dataset): void {
-  if (ds.dropped === 0) return;
-  if (ds.dropped > MAX_DROPPED_ROWS)
-    throw new UsageError(`${grouped(ds.dropped)} rows have NaN, Inf or too large values; vlc keeps the ids of at most ${grouped(MAX_DROPPED_ROWS)} dropped rows: fix the data`);
-  const ids = ds.droppedRows?.length ? `: input row${ds.dropped === 1 ? '' : 's'} ${fewIds(ds.droppedRows)}` : '';
-  log().info(`skipped ${grouped(ds.dropped)} vector${ds.dropped === 1 ? '' : 's'} containing NaN or Inf (--drop-invalid)${ids}; search answers with input row ids`);
-}
-
-/** Largest finite float16 (anchors beyond it would be stored as Inf). */
-const F16_MAX = 65504;
-/** float16's smallest normal value: below it f16 keeps fewer than 11 bits, and under 2^-24 nothing. */
-const F16_MIN_NORMAL = 2 ** -14;
-
-/**
- * f16 anchors (the default) hold the anchors to 11 bits of their largest magnitude M only when M
- * lies in f16's normal range, [2^-14, 65504]: beyond it they would be Inf (saturated, now), below
- * it rounded towards zero, all of them at 1e-8 and below. Outside it the anchors are stored as
- * f32, with a log line — or, when f16 was asked for explicitly, the run is refused.
- */
-export function storableAnchorDtype(anchors: Float32Array, asked: 'f16' | 'f32' | undefined): 'f16' | 'f32' {
-  if (asked === 'f32') return 'f32';
-  let max = 0;
-  for (let i = 0; i < anchors.length; i++) max = Math.max(max, Math.abs(anchors[i]));
-  if (max === 0 || (max >= F16_MIN_NORMAL && max <= F16_MAX)) return 'f16';
-  const why = max > F16_MAX
-    ? `the anchors reach ${max.toPrecision(4)}, beyond float16's range (${F16_MAX})`
-    : `the anchors are at most ${max.toPrecision(4)} in magnitude, below float16's normal range (${F16_MIN_NORMAL.toPrecision(3)}): f16 would round them towards zero`;
-  if (asked === 'f16') throw new UsageError(`${why}; use --anchor-dtype f32`);
-  log().info(`${why}: storing them as f32`);
-  return 'f32';
-}
-
-/**
- * The plan without the codecs that cannot hold the codes of n vectors (Codec.storable: the built-in
- * ones hold them in pieces, any n), said before training rather than found after it; a usage
- * error when none is left.
- */
-function storablePlan(plan: ChoicePlan, n: number, d: number): ChoicePlan {
-  const options = plan.options.filter((c) => storable(c, n, d, plan.m));
-  if (options.length === plan.options.length) return plan;
-  const left = plan.options.filter((c) => !options.includes(c)).map(codecName).join(', ');
-  const why = `the codec cannot hold the codes of ${n} × ${d} vectors`;
-  if (options.length === 0) throw new UsageError(`${left} residuals: ${why}; choose another --residual`);
-  log().info(`left out ${left} residuals: ${why}; measuring ${options.map(codecName).join(', ')}`);
-  return { ...plan, options };
-}

@@ -75,7 +75,7 @@ export function register(program: Command): void {
       '(the vectors trained and coded at unit length, each norm stored as f32 so decompress restores it); --quality and the recall figures measure it',
   );
   addResidualOptions(cmd).option('--stats <file>', 'write the result JSON (as --json prints) to this file; use with -o -');
-  cmd.option('--distributed', 'run as one rank of an MPI job, each rank training on its share of the rows (implied when started by mpirun; needs Open MPI and --residual none)');
+  cmd.option('--distributed', 'run as one rank of an MPI job, each rank training on its share of the rows, rank 0 encoding and writing (implied when started by mpirun; needs Open MPI)');
   addInputOptions(cmd);
   addForceOption(cmd);
   addDeviceOptions(cmd, { gpuList: true });
