@@ -11,7 +11,8 @@
 // centres alone drift to 0.44 bit at 1.2 bits a value (a step of 2σ).
 import { asPayload } from '../../io/vlc/payload.js';
 import { MAX_TYPED_ELEMENTS } from '../../vectors/dataset.js';
-import { decodeBlock, readSection, writeSection, type EcLayout } from './blocks.js';
+import { readSection, writeSection, type EcLayout } from './blocks.js';
+import { BlockDecoder } from './fast-decode.js';
 import { writeModels } from './model.js';
 import type { ResidualSection } from '../types.js';
 
@@ -61,6 +62,8 @@ export class EcResiduals {
     this.offsetOf = Float32Array.from(layout.dims, (k) => layout.offsets[k]);
   }
 
+  private decoder?: BlockDecoder;
+
   get blockCount(): number {
     return this.codes.length;
   }
@@ -71,7 +74,7 @@ export class EcResiduals {
     const rows = Math.min(blockRows, this.n - b * blockRows);
     const q = out ?? new Int32Array(rows * dims.length);
     const { bytes, at, size } = this.blocks(b);
-    decodeBlock(bytes, at, size, rows, alpha, models, q, (what) => this.corrupt(`block ${b}: ${what}`));
+    (this.decoder ??= new BlockDecoder(alpha, models)).decode(bytes, at, size, rows, q, (what) => this.corrupt(`block ${b}: ${what}`));
     return q;
   }
 
@@ -94,10 +97,31 @@ export class EcResiduals {
       for (let j = 0; j < d; j++) out[at + j] += acc[j];
       return;
     }
+    // Each code's value looked up (the alphabets' values made once): no branch on its sign.
+    const { lo, size } = this.layout.alpha, deq = this.values(), base = this.valueAt!;
     for (let c = 0; c < D; c++) {
-      const v = q[o + c];
-      out[at + dims[c]] += v > 0 ? s[c] * v - off[c] : v < 0 ? s[c] * v + off[c] : 0;
+      const v = q[o + c], j = v - lo[c];
+      out[at + dims[c]] += j >>> 0 < size[c] ? deq[base[c] + j] : v > 0 ? s[c] * v - off[c] : v < 0 ? s[c] * v + off[c] : 0;
     }
+  }
+
+  private deq?: Float64Array;
+  private valueAt?: Int32Array;
+  /** step_c · q − sgn(q) · c_c (f64) of every code q of every coded dimension's alphabet, at valueAt[c] + q − lo_c. */
+  private values(): Float64Array {
+    if (this.deq) return this.deq;
+    const { lo, size } = this.layout.alpha, D = lo.length;
+    const at = (this.valueAt = new Int32Array(D + 1));
+    for (let c = 0; c < D; c++) at[c + 1] = at[c] + size[c];
+    const deq = new Float64Array(at[D]);
+    for (let c = 0; c < D; c++) {
+      const s = this.stepOf[c], off = this.offsetOf[c];
+      for (let j = 0; j < size[c]; j++) {
+        const v = lo[c] + j;
+        deq[at[c] + j] = v > 0 ? s * v - off : v < 0 ? s * v + off : 0;
+      }
+    }
+    return (this.deq = deq);
   }
 
   private acc?: Float64Array;
@@ -135,13 +159,14 @@ export const ecSection: ResidualSection = {
     const layout = readSection(payload, n, d, corrupt);
     const at = (b: number): BlockRef => ({ bytes: payload, at: layout.blockAt[b], size: layout.blockAt[b + 1] - layout.blockAt[b] });
     const D = layout.dims.length, blocks = layout.blockAt.length - 1;
-    const scratch = new Int32Array(Math.min(n, layout.blockRows) * D);
+    const dec = new BlockDecoder(layout.alpha, layout.models);
     const codes: BlockCodes[] = [];
     for (let b = 0; b < blocks; b++) {
       const rows = Math.min(layout.blockRows, n - b * layout.blockRows);
-      const q = scratch.subarray(0, rows * D), { bytes, at: o, size } = at(b);
-      decodeBlock(bytes, o, size, rows, layout.alpha, layout.models, q, (what) => corrupt(`block ${b}: ${what}`));
-      codes.push(narrowed(q));
+      const { bytes, at: o, size } = at(b), fail = (what: string) => corrupt(`block ${b}: ${what}`);
+      let q = dec.alloc(rows);
+      if (!dec.decode(bytes, o, size, rows, q, fail)) dec.decode(bytes, o, size, rows, (q = new Int32Array(rows * D)), fail);
+      codes.push(q);
     }
     return new EcResiduals(n, d, layout, at, codes, corrupt);
   },
