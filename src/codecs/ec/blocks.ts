@@ -67,7 +67,9 @@ export function blockHead(bytes: Uint8Array, at: number, size: number, fail: (wh
   if (size < BLOCK_HEAD) throw fail(`${size} bytes, shorter than its ${BLOCK_HEAD}-byte head`);
   const v = new DataView(bytes.buffer, bytes.byteOffset + at + 4 * LANES, 8);
   const W = v.getUint32(0, true), E = v.getUint32(4, true);
-  if (align4(BLOCK_HEAD + 2 * W + E) !== size) throw fail(`${W} words and ${E} escape bytes do not make its ${size} bytes`);
+  // Compared before align4, whose 32-bit arithmetic would wrap a damaged count of 2^31 words back into range.
+  const used = BLOCK_HEAD + 2 * W + E;
+  if (used > size || align4(used) !== size) throw fail(`${W} words and ${E} escape bytes do not make its ${size} bytes`);
   for (let i = BLOCK_HEAD + 2 * W + E; i < size; i++) if (bytes[at + i] !== 0) throw fail('padding is not zero');
   return { W, E };
 }
