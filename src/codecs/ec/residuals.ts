@@ -12,6 +12,7 @@
 import { asPayload } from '../../io/vlc/payload.js';
 import { MAX_TYPED_ELEMENTS } from '../../vectors/dataset.js';
 import { readSection, writeSection, type EcLayout } from './blocks.js';
+import { decodeBlocksOnThreads, decodeThreadCount, PARALLEL_MIN_SYMBOLS } from './decode-threads.js';
 import { BlockDecoder } from './fast-decode.js';
 import { writeModels } from './model.js';
 import type { ResidualSection } from '../types.js';
@@ -158,16 +159,27 @@ export const ecSection: ResidualSection = {
     const payload = whole.bytes();
     const layout = readSection(payload, n, d, corrupt);
     const at = (b: number): BlockRef => ({ bytes: payload, at: layout.blockAt[b], size: layout.blockAt[b + 1] - layout.blockAt[b] });
-    const D = layout.dims.length, blocks = layout.blockAt.length - 1;
-    const dec = new BlockDecoder(layout.alpha, layout.models);
-    const codes: BlockCodes[] = [];
-    for (let b = 0; b < blocks; b++) {
-      const rows = Math.min(layout.blockRows, n - b * layout.blockRows);
-      const { bytes, at: o, size } = at(b), fail = (what: string) => corrupt(`block ${b}: ${what}`);
-      let q = dec.alloc(rows);
-      if (!dec.decode(bytes, o, size, rows, q, fail)) dec.decode(bytes, o, size, rows, (q = new Int32Array(rows * D)), fail);
-      codes.push(q);
-    }
+    const D = layout.dims.length;
+    const codes = decodeBlocks(payload, layout, n, n * D >= PARALLEL_MIN_SYMBOLS ? decodeThreadCount() : 1, corrupt);
     return new EcResiduals(n, d, layout, at, codes, corrupt);
   },
 };
+
+/**
+ * Every block of a section's payload decoded, in block order, on `threads` threads (the same codes
+ * for any count: decode-threads.ts); a damaged block is refused with its number.
+ */
+export function decodeBlocks(payload: Uint8Array, layout: EcLayout, n: number, threads: number, corrupt: (what: string) => Error): BlockCodes[] {
+  const blocks = layout.blockAt.length - 1, D = layout.dims.length;
+  const dec = new BlockDecoder(layout.alpha, layout.models);
+  const fail = (b: number) => (what: string) => corrupt(`block ${b}: ${what}`);
+  if (threads > 1 && blocks > 1) return decodeBlocksOnThreads(payload, layout, n, dec, threads, fail);
+  const codes: BlockCodes[] = [];
+  for (let b = 0; b < blocks; b++) {
+    const rows = Math.min(layout.blockRows, n - b * layout.blockRows), o = layout.blockAt[b], size = layout.blockAt[b + 1] - o;
+    let q = dec.alloc(rows);
+    if (!dec.decode(payload, o, size, rows, q, fail(b))) dec.decode(payload, o, size, rows, (q = new Int32Array(rows * D)), fail(b));
+    codes.push(q);
+  }
+  return codes;
+}
