@@ -86,13 +86,25 @@ export class EcResiduals {
     const D = dims.length, o = (i - b * blockRows) * D, q = this.codes[b], s = this.stepOf, off = this.offsetOf;
     if (rotation) {
       // r̂ = Σ_c ŷ_c · p_c in f64, coordinates in order (0 codes add nothing), then one f32 rounding.
-      const acc = this.scratch(), P = rotation.values, d = this.d;
+      // Four coordinates a pass over acc: each acc[j] still takes its terms one by one in order (the
+      // same sums), with a quarter of the loads and stores of acc.
+      const acc = this.scratch(), P = this.directions(), d = this.d, ys = this.ys!, ps = this.ps!;
       acc.fill(0);
+      let m = 0;
       for (let c = 0; c < D; c++) {
         const v = q[o + c];
         if (v === 0) continue;
-        const y = v > 0 ? s[c] * v - off[c] : s[c] * v + off[c];
-        const p = dims[c] * d;
+        ys[m] = v > 0 ? s[c] * v - off[c] : s[c] * v + off[c];
+        ps[m++] = dims[c] * d;
+      }
+      let g = 0;
+      for (; g + 4 <= m; g += 4) {
+        const y0 = ys[g], y1 = ys[g + 1], y2 = ys[g + 2], y3 = ys[g + 3];
+        const p0 = ps[g], p1 = ps[g + 1], p2 = ps[g + 2], p3 = ps[g + 3];
+        for (let j = 0; j < d; j++) acc[j] = acc[j] + y0 * P[p0 + j] + y1 * P[p1 + j] + y2 * P[p2 + j] + y3 * P[p3 + j];
+      }
+      for (; g < m; g++) {
+        const y = ys[g], p = ps[g];
         for (let j = 0; j < d; j++) acc[j] += y * P[p + j];
       }
       for (let j = 0; j < d; j++) out[at + j] += acc[j];
@@ -128,6 +140,17 @@ export class EcResiduals {
   private acc?: Float64Array;
   private scratch(): Float64Array {
     return (this.acc ??= new Float64Array(this.d));
+  }
+
+  private ys?: Float64Array;
+  private ps?: Int32Array;
+  /** The rotated layout's directions, and room for a row's nonzero coordinates. */
+  private directions(): Float32Array {
+    if (!this.ys) {
+      const D = this.layout.dims.length;
+      (this.ys = new Float64Array(D)), (this.ps = new Int32Array(D));
+    }
+    return this.layout.rotation!.values;
   }
 
   /** The section payload: header, models, offset table, then the blocks in place. */
