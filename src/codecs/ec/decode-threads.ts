@@ -9,7 +9,8 @@
 // too and then waits on the counter (Atomics.wait) rather than on messages: workers need no event
 // loop of the caller's to start or to answer.
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { keepWorkers } from '../kept-workers.js';
 import type { EcLayout } from './blocks.js';
 import { BlockDecoder } from './fast-decode.js';
 import type { BlockCodes } from './residuals.js';
@@ -116,13 +117,6 @@ export function decodeBlocksOnThreads(
 const kept: Worker[] = [];
 
 function decodeWorkers(t: number): Worker[] {
-  while (kept.length < t) {
-    // The parent's flags (e.g. --input-type of `node -e`) can be invalid for a worker file.
-    const w = new Worker(new URL('./decode-worker.js', import.meta.url), { execArgv: [] });
-    w.unref();
-    // A worker that dies (it never should) is dropped; the blocks it did not claim are claimed by the others.
-    w.once('exit', () => kept.splice(kept.indexOf(w) >>> 0, 1));
-    kept.push(w);
-  }
-  return kept.slice(0, Math.max(0, t));
+  // A worker that dies (it never should) is dropped; the blocks it did not claim are claimed by the others.
+  return keepWorkers(kept, new URL('./decode-worker.js', import.meta.url), t).slice(0, Math.max(0, t));
 }

@@ -17,7 +17,7 @@
 // noted by position and filled in after the stream, in symbol order, from the escape bytes.
 //
 // Damage is found at the same points and reported in the same words as the reference: the loop
-// itself never throws (a position past the words reads a scratch word, never outside it), the
+// itself never throws (a position past the words reads nothing: undefined, masked to 0), the
 // checks at the end say what was wrong.
 import { blockHead } from './blocks.js';
 import { LANES, RANS_L } from './rans.js';
@@ -86,9 +86,10 @@ export class BlockDecoder {
       if (x < RANS_L) throw fail(`lane ${l}'s state ${x} is outside [2^16, 2^32)`);
       st[l] = x | 0;
     }
-    // The words copied into scratch that outlasts any position the loop can reach (one word a symbol at most).
-    const cap = Math.max(W, count) + 1;
-    if (this.words.length < cap) this.words = new Uint16Array(cap);
+    // The words copied into scratch with one to spare (the loop reads the word at its position even
+    // when it keeps none). A damaged stream can run further: reads past the end give undefined, 0
+    // once masked, and the position's check below refuses the block.
+    if (this.words.length < W + 1) this.words = new Uint16Array(W + 1);
     if (this.escAt.length <= count) this.escAt = new Int32Array(count + 1);
     const words = this.words, wAt = at + 4 * LANES + 8;
     if (LITTLE_ENDIAN && (bytes.byteOffset + wAt) % 2 === 0) words.set(new Uint16Array(bytes.buffer, bytes.byteOffset + wAt, W));
