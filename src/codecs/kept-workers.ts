@@ -8,7 +8,10 @@ export function keepWorkers(kept: Worker[], file: URL, t: number): Worker[] {
     // The parent's flags (e.g. --input-type of `node -e`) can be invalid for a worker file.
     const w = new Worker(file, { execArgv: [] });
     w.unref();
-    // A worker that dies (it never should) is dropped, so the next job starts a fresh one.
+    // A worker that dies (it never should) is dropped, so the next job starts a fresh one. Its error
+    // outside a job (the ec decoder's jobs have no listener) must not end the process: the other
+    // threads take its work; a job that listens still hears it.
+    w.on('error', () => {});
     w.once('exit', () => kept.splice(kept.indexOf(w) >>> 0, 1));
     kept.push(w);
   }
