@@ -1,14 +1,25 @@
 // Speed of the 'ec' codec on one CPU thread (src/codecs/ec/): encode (step search for a byte
 // budget, count pass, code pass) and decode (every block's rANS stream to codes: the section reader;
 // then codes to f32 rows), on a Gaussian-mixture residual, reported as MB/s of f32 rows (n·d·4
-// bytes) of CPU time on one core, with the coded size against the codes' empirical entropy.
-// Usage: node bench/ec-speed.mjs [n] [d] [bytes-per-vector]  (needs npx tsc -p . first)
+// bytes) of CPU time on one core, with the coded size against the codes' empirical entropy; and
+// the section reader's wall time on its default threads (decode_threads).
+// Usage: node bench/ec-speed.mjs [n] [d] [bytes-per-vector] [--rotate auto|axis|rot] [--dist DIR]
+//   --rotate: the layout (default auto: the encoder's choice); --dist: the build whose decoder is
+//   timed (another checkout's dist/, for a before/after on the same input; encoded by this one's).
+// (needs npx tsc -p . first)
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const flag = (name, dflt) => {
+  const i = process.argv.indexOf(name);
+  return i < 0 ? dflt : process.argv.splice(i, 2)[1];
+};
+const rotateFlag = flag('--rotate', 'auto'), dist = path.resolve(flag('--dist', path.join(root, 'dist')));
 const { encodeEc } = await import(path.join(root, 'dist/codecs/ec/encode.js'));
-const { ecSection } = await import(path.join(root, 'dist/codecs/ec/residuals.js'));
+const decoder = await import(path.join(dist, 'codecs/ec/residuals.js'));
+const { ecSection } = decoder;
+const { readSection } = await import(path.join(dist, 'codecs/ec/blocks.js'));
 
 const n = Number(process.argv[2] ?? 100000), d = Number(process.argv[3] ?? 128), B = Number(process.argv[4] ?? d / 2);
 let seed = 7;
@@ -35,16 +46,32 @@ const best = (f, runs) => {
   }
   return [t / 1000, out];
 };
-const [encS, enc] = best(() => encodeEc(input, { payloadBytes: B * n }), 1);
+const rotate = { auto: 'auto', axis: false, rot: true }[rotateFlag];
+const [encS, enc] = best(() => encodeEc(input, { payloadBytes: B * n }, { rotate }), 1);
 const parts = enc.residuals.payload();
 const payload = new Uint8Array(parts.reduce((s, p) => s + p.length, 0));
 let o = 0;
 for (const p of parts) (payload.set(p, o), (o += p.length));
-const [readS, res] = best(() => ecSection.read(payload, { n, d, m, assignments: assign, version: 5 }, (w) => new Error(w)), 5);
+const context = { n, d, m, assignments: assign, version: 5 }, fail = (w) => new Error(w);
+const [readS] = decoder.decodeBlocks
+  ? best(() => decoder.decodeBlocks(payload, readSection(payload, n, d, fail), n, 1, fail), 5) // one thread
+  : best(() => ecSection.read(payload, context, fail), 5); // a build whose reader has one thread only
+let wallS = Infinity, res;
+for (let r = 0; r < 5; r++) {
+  const t0 = performance.now();
+  res = ecSection.read(payload, context, fail);
+  wallS = Math.min(wallS, (performance.now() - t0) / 1000);
+}
 const rows = new Float32Array(n * d);
 const [rowsS] = best(() => {
   for (let i = 0; i < n; i++) res.addTo(i, rows, i * d);
 }, 5);
+// The residuals' bits (added to 0 once), to check that two builds decode the same.
+rows.fill(0);
+for (let i = 0; i < n; i++) res.addTo(i, rows, i * d);
+const bits = new Int32Array(rows.buffer);
+let rowsHash = 0;
+for (let i = 0; i < bits.length; i++) rowsHash = (Math.imul(rowsHash, 31) + bits[i]) | 0;
 // The codes' empirical entropy, per coded dimension.
 const D = res.layout.dims.length, maps = Array.from({ length: D }, () => new Map());
 for (let b = 0; b < res.blockCount; b++) {
@@ -55,8 +82,9 @@ let h = 0;
 for (const mp of maps) for (const c of mp.values()) h -= c * Math.log2(c / n);
 const mb = (n * d * 4) / 1e6;
 console.log(JSON.stringify({
-  n, d, payload_bytes: payload.length, bytes_per_vector: payload.length / n, coded_dimensions: D, entropy_bytes: Math.round(h / 8),
+  n, d, layout: res.layout.rotation ? 'rotated' : 'axes', dist, scale_bits: res.layout.scaleBits, payload_bytes: payload.length, bytes_per_vector: payload.length / n, coded_dimensions: D, entropy_bytes: Math.round(h / 8),
   over_entropy: payload.length / (h / 8) - 1, mse: enc.residualEnergy,
   encode_s: encS, encode_MBps: mb / encS, decode_codes_s: readS, decode_codes_MBps: mb / readS, codes_to_rows_MBps: mb / rowsS,
-  decode_MBps: mb / (readS + rowsS), symbols_per_s: (n * D) / readS, load: (await import('node:os')).loadavg(),
+  decode_MBps: mb / (readS + rowsS), symbols_per_s: (n * D) / readS,
+  decode_threads_wall_MBps: mb / wallS, rows_hash: rowsHash, load: (await import('node:os')).loadavg(),
 }));

@@ -19,7 +19,8 @@
 // Section payload ('RSD8' / 'RSD4'): d f32 scales, then the codes — int8: n×d bytes; int4: n×ceil(d/2)
 // bytes, two codes each, low nibble first.
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { keepWorkers } from './kept-workers.js';
 import { crc32c, crc32cCombine } from '../io/vlc/crc32c.js';
 import { BLOCK_ROWS, blockCodes, blockRanges, blocksOf, residualSample, type RowsInput } from './scalar-rows.js';
 import type { ScalarJob } from './scalar-worker.js';
@@ -307,15 +308,7 @@ class ScalarWorkers {
 const threadsKept: Worker[] = [];
 
 function encoderThreads(t: number): Worker[] {
-  while (threadsKept.length < t) {
-    // The parent's flags (e.g. --input-type of `node -e`) can be invalid for a worker file.
-    const w = new Worker(new URL('./scalar-worker.js', import.meta.url), { execArgv: [] });
-    w.unref();
-    // A worker that dies (it never should) is dropped, so the next encode starts a fresh one.
-    w.once('exit', () => threadsKept.splice(threadsKept.indexOf(w) >>> 0, 1));
-    threadsKept.push(w);
-  }
-  return threadsKept;
+  return keepWorkers(threadsKept, new URL('./scalar-worker.js', import.meta.url), t);
 }
 
 /** Start the encoder's threads for `values` = n·d now, in the background (a GPU run, before training), when it will use them. */

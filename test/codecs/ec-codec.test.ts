@@ -6,24 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { encodeEc } from '../../dist/codecs/ec/encode.js';
 import { ecSection, type EcResiduals } from '../../dist/codecs/ec/residuals.js';
 import { waterFillingBits } from '../../dist/codecs/ec/steps.js';
-import { rng } from '../rng.js';
-import { decoded, joined } from './ec-helpers.js';
+import { decoded, joined, mixture } from './ec-helpers.js';
 
 class Corrupt extends Error {}
 const corrupt = (what: string) => new Corrupt(what);
-
-/** n × d mixture: m Gaussian anchors, residual spreads falling with the dimension (the last ones ~0). */
-function mixture(n: number, d: number, m: number, seed: number, outliers = 0) {
-  const r = rng(seed);
-  const g = () => Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
-  const anchors = Float32Array.from({ length: m * d }, g);
-  const x = new Float32Array(n * d), assign = new Uint32Array(n);
-  for (let i = 0; i < n; i++) {
-    const a = (assign[i] = Math.floor(r() * m));
-    for (let k = 0; k < d; k++) x[i * d + k] = anchors[a * d + k] + 0.3 * Math.exp(-k / 8) * g() + (r() < outliers ? 40 * g() : 0);
-  }
-  return { x, n, d, anchors, assign };
-}
 
 /** Empirical entropy of each coded dimension's codes over all rows, summed, in bytes. */
 function codeEntropyBytes(res: EcResiduals): number {

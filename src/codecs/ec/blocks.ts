@@ -60,20 +60,32 @@ export function encodeBlock(q: Int32Array, rows: number, alpha: Alphabet, models
 }
 
 /**
+ * The block head's word count W and escape bytes E, checked against the block's size and its zero
+ * padding (the lane states are the decoder's to check).
+ */
+export function blockHead(bytes: Uint8Array, at: number, size: number, fail: (what: string) => Error): { W: number; E: number } {
+  if (size < BLOCK_HEAD) throw fail(`${size} bytes, shorter than its ${BLOCK_HEAD}-byte head`);
+  const v = new DataView(bytes.buffer, bytes.byteOffset + at + 4 * LANES, 8);
+  const W = v.getUint32(0, true), E = v.getUint32(4, true);
+  // Compared before align4, whose 32-bit arithmetic would wrap a damaged count of 2^31 words back into range.
+  const used = BLOCK_HEAD + 2 * W + E;
+  if (used > size || align4(used) !== size) throw fail(`${W} words and ${E} escape bytes do not make its ${size} bytes`);
+  for (let i = BLOCK_HEAD + 2 * W + E; i < size; i++) if (bytes[at + i] !== 0) throw fail('padding is not zero');
+  return { W, E };
+}
+
+/**
  * Decodes the block at bytes[at .. at + size) of `rows` rows into out[0 .. rows × dims) (the codes
- * q). `fail(what)` builds the error for a block that is not one the encoder wrote.
+ * q): the reference decoder (readers use fast-decode.ts, held to this one by the tests). `fail(what)` builds the error for a block that is not one the encoder wrote.
  */
 export function decodeBlock(
   bytes: Uint8Array, at: number, size: number, rows: number, alpha: Alphabet, models: RansModels,
   out: Int32Array, fail: (what: string) => Error,
 ): void {
-  if (size < BLOCK_HEAD) throw fail(`${size} bytes, shorter than its ${BLOCK_HEAD}-byte head`);
+  const { W, E } = blockHead(bytes, at, size, fail);
   const v = new DataView(bytes.buffer, bytes.byteOffset + at, size);
   const states = new Float64Array(LANES);
   for (let l = 0; l < LANES; l++) states[l] = v.getUint32(4 * l, true);
-  const W = v.getUint32(4 * LANES, true), E = v.getUint32(4 * LANES + 4, true);
-  if (align4(BLOCK_HEAD + 2 * W + E) !== size) throw fail(`${W} words and ${E} escape bytes do not make its ${size} bytes`);
-  for (let i = BLOCK_HEAD + 2 * W + E; i < size; i++) if (bytes[at + i] !== 0) throw fail('padding is not zero');
   const dims = alpha.lo.length, count = rows * dims;
   try {
     ransDecode(bytes, at + BLOCK_HEAD, W, states, count, dims, models, out);

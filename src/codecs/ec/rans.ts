@@ -206,7 +206,7 @@ export function ransDecode(
     }
   }
   if (p !== end) throw new RansError(`${(end - p) / 2} words left after the last symbol`);
-  for (let l = 0; l < LANES; l++) if (st[l] >>> 0 !== RANS_L) throw new RansError(`lane ${l} ends in state ${st[l]}, not 2^16`);
+  for (let l = 0; l < LANES; l++) if (st[l] >>> 0 !== RANS_L) throw new RansError(`lane ${l} ends in state ${st[l] >>> 0}, not 2^16`);
 }
 
 /** Σ over symbols of −log2(p) under the models: the size an ideal coder would reach, in bits. */

@@ -11,7 +11,9 @@
 // centres alone drift to 0.44 bit at 1.2 bits a value (a step of 2σ).
 import { asPayload } from '../../io/vlc/payload.js';
 import { MAX_TYPED_ELEMENTS } from '../../vectors/dataset.js';
-import { decodeBlock, readSection, writeSection, type EcLayout } from './blocks.js';
+import { readSection, writeSection, type EcLayout } from './blocks.js';
+import { decodeBlocksOnThreads, decodeThreadCount, PARALLEL_MIN_SYMBOLS } from './decode-threads.js';
+import { BlockDecoder } from './fast-decode.js';
 import { writeModels } from './model.js';
 import type { ResidualSection } from '../types.js';
 
@@ -61,6 +63,8 @@ export class EcResiduals {
     this.offsetOf = Float32Array.from(layout.dims, (k) => layout.offsets[k]);
   }
 
+  private decoder?: BlockDecoder;
+
   get blockCount(): number {
     return this.codes.length;
   }
@@ -71,7 +75,7 @@ export class EcResiduals {
     const rows = Math.min(blockRows, this.n - b * blockRows);
     const q = out ?? new Int32Array(rows * dims.length);
     const { bytes, at, size } = this.blocks(b);
-    decodeBlock(bytes, at, size, rows, alpha, models, q, (what) => this.corrupt(`block ${b}: ${what}`));
+    (this.decoder ??= new BlockDecoder(alpha, models)).decode(bytes, at, size, rows, q, (what) => this.corrupt(`block ${b}: ${what}`));
     return q;
   }
 
@@ -82,27 +86,71 @@ export class EcResiduals {
     const D = dims.length, o = (i - b * blockRows) * D, q = this.codes[b], s = this.stepOf, off = this.offsetOf;
     if (rotation) {
       // r̂ = Σ_c ŷ_c · p_c in f64, coordinates in order (0 codes add nothing), then one f32 rounding.
-      const acc = this.scratch(), P = rotation.values, d = this.d;
+      // Four coordinates a pass over acc: each acc[j] still takes its terms one by one in order (the
+      // same sums), with a quarter of the loads and stores of acc.
+      const acc = this.scratch(), P = this.directions(), d = this.d, ys = this.ys!, ps = this.ps!;
       acc.fill(0);
+      let m = 0;
       for (let c = 0; c < D; c++) {
         const v = q[o + c];
         if (v === 0) continue;
-        const y = v > 0 ? s[c] * v - off[c] : s[c] * v + off[c];
-        const p = dims[c] * d;
+        ys[m] = v > 0 ? s[c] * v - off[c] : s[c] * v + off[c];
+        ps[m++] = dims[c] * d;
+      }
+      let g = 0;
+      for (; g + 4 <= m; g += 4) {
+        const y0 = ys[g], y1 = ys[g + 1], y2 = ys[g + 2], y3 = ys[g + 3];
+        const p0 = ps[g], p1 = ps[g + 1], p2 = ps[g + 2], p3 = ps[g + 3];
+        for (let j = 0; j < d; j++) acc[j] = acc[j] + y0 * P[p0 + j] + y1 * P[p1 + j] + y2 * P[p2 + j] + y3 * P[p3 + j];
+      }
+      for (; g < m; g++) {
+        const y = ys[g], p = ps[g];
         for (let j = 0; j < d; j++) acc[j] += y * P[p + j];
       }
       for (let j = 0; j < d; j++) out[at + j] += acc[j];
       return;
     }
+    // Each code's value looked up (the alphabets' values made once): no branch on its sign.
+    const { lo, size } = this.layout.alpha, deq = this.values(), base = this.valueAt!;
     for (let c = 0; c < D; c++) {
-      const v = q[o + c];
-      out[at + dims[c]] += v > 0 ? s[c] * v - off[c] : v < 0 ? s[c] * v + off[c] : 0;
+      const v = q[o + c], j = v - lo[c];
+      out[at + dims[c]] += j >>> 0 < size[c] ? deq[base[c] + j] : v > 0 ? s[c] * v - off[c] : v < 0 ? s[c] * v + off[c] : 0;
     }
+  }
+
+  private deq?: Float64Array;
+  private valueAt?: Int32Array;
+  /** step_c · q − sgn(q) · c_c (f64) of every code q of every coded dimension's alphabet, at valueAt[c] + q − lo_c. */
+  private values(): Float64Array {
+    if (this.deq) return this.deq;
+    const { lo, size } = this.layout.alpha, D = lo.length;
+    const at = (this.valueAt = new Int32Array(D + 1));
+    for (let c = 0; c < D; c++) at[c + 1] = at[c] + size[c];
+    const deq = new Float64Array(at[D]);
+    for (let c = 0; c < D; c++) {
+      const s = this.stepOf[c], off = this.offsetOf[c];
+      for (let j = 0; j < size[c]; j++) {
+        const v = lo[c] + j;
+        deq[at[c] + j] = v > 0 ? s * v - off : v < 0 ? s * v + off : 0;
+      }
+    }
+    return (this.deq = deq);
   }
 
   private acc?: Float64Array;
   private scratch(): Float64Array {
     return (this.acc ??= new Float64Array(this.d));
+  }
+
+  private ys?: Float64Array;
+  private ps?: Int32Array;
+  /** The rotated layout's directions, and room for a row's nonzero coordinates. */
+  private directions(): Float32Array {
+    if (!this.ys) {
+      const D = this.layout.dims.length;
+      (this.ys = new Float64Array(D)), (this.ps = new Int32Array(D));
+    }
+    return this.layout.rotation!.values;
   }
 
   /** The section payload: header, models, offset table, then the blocks in place. */
@@ -134,15 +182,27 @@ export const ecSection: ResidualSection = {
     const payload = whole.bytes();
     const layout = readSection(payload, n, d, corrupt);
     const at = (b: number): BlockRef => ({ bytes: payload, at: layout.blockAt[b], size: layout.blockAt[b + 1] - layout.blockAt[b] });
-    const D = layout.dims.length, blocks = layout.blockAt.length - 1;
-    const scratch = new Int32Array(Math.min(n, layout.blockRows) * D);
-    const codes: BlockCodes[] = [];
-    for (let b = 0; b < blocks; b++) {
-      const rows = Math.min(layout.blockRows, n - b * layout.blockRows);
-      const q = scratch.subarray(0, rows * D), { bytes, at: o, size } = at(b);
-      decodeBlock(bytes, o, size, rows, layout.alpha, layout.models, q, (what) => corrupt(`block ${b}: ${what}`));
-      codes.push(narrowed(q));
-    }
+    const D = layout.dims.length;
+    const codes = decodeBlocks(payload, layout, n, n * D >= PARALLEL_MIN_SYMBOLS ? decodeThreadCount() : 1, corrupt);
     return new EcResiduals(n, d, layout, at, codes, corrupt);
   },
 };
+
+/**
+ * Every block of a section's payload decoded, in block order, on `threads` threads (the same codes
+ * for any count: decode-threads.ts); a damaged block is refused with its number.
+ */
+export function decodeBlocks(payload: Uint8Array, layout: EcLayout, n: number, threads: number, corrupt: (what: string) => Error): BlockCodes[] {
+  const blocks = layout.blockAt.length - 1, D = layout.dims.length;
+  const dec = new BlockDecoder(layout.alpha, layout.models);
+  const fail = (b: number) => (what: string) => corrupt(`block ${b}: ${what}`);
+  if (threads > 1 && blocks > 1) return decodeBlocksOnThreads(payload, layout, n, dec, threads, fail);
+  const codes: BlockCodes[] = [];
+  for (let b = 0; b < blocks; b++) {
+    const rows = Math.min(layout.blockRows, n - b * layout.blockRows), o = layout.blockAt[b], size = layout.blockAt[b + 1] - o;
+    let q = dec.alloc(rows);
+    if (!dec.decode(payload, o, size, rows, q, fail(b))) dec.decode(payload, o, size, rows, (q = new Int32Array(rows * D)), fail(b));
+    codes.push(q);
+  }
+  return codes;
+}
