@@ -143,6 +143,18 @@ describe.skipIf(!PYTHON_WITH_NUMPY)('--metric ip / cosine against numpy (n = 1,0
   });
 });
 
+/** −⟨q, x_i⟩ of one query against n rows (f64), and the k best ids (ties: the lower id). */
+function bruteIp(query: Float32Array, base: Float32Array, n: number, k: number): { s: Float64Array; want: number[] } {
+  const d = query.length;
+  const s = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    let t = 0;
+    for (let j = 0; j < d; j++) t += query[j] * base[i * d + j];
+    s[i] = -t;
+  }
+  return { s, want: Array.from(s.keys()).sort((a, b) => s[a] - s[b] || a - b).slice(0, k) };
+}
+
 describe('ip when the base rows are far longer than the queries', () => {
   it('the exact k-NN keeps the true top 10 (the queries are scaled before the reduction to L2: float32 once lost the 10th)', async () => {
     const [n, d, nq, k] = [6_007, 37, 23, 10];
@@ -152,13 +164,7 @@ describe('ip when the base rows are far longer than the queries', () => {
     const queries = Float32Array.from({ length: nq * d }, () => r() - 0.5);
     const got = await withMetric(cpu, 'ip').knn(base, n, queries, nq, d, k);
     for (let q = 0; q < nq; q++) {
-      const s = new Float64Array(n);
-      for (let i = 0; i < n; i++) {
-        let t = 0;
-        for (let j = 0; j < d; j++) t += queries[q * d + j] * base[i * d + j];
-        s[i] = -t;
-      }
-      const want = Array.from(s.keys()).sort((a, b) => s[a] - s[b] || a - b).slice(0, k);
+      const { want } = bruteIp(queries.subarray(q * d, (q + 1) * d), base, n, k);
       expect(Array.from(got.ids.subarray(q * k, (q + 1) * k)), `query ${q}`).toEqual(want);
     }
   });
@@ -180,13 +186,7 @@ describe('ip probed over pq codes when the anchors are far longer than the queri
     const got = await searchCompressed(vlcSearchIndex(file), queries, nq, { k, nprobe: m, threads: 1 }, cpu);
     let wrong = 0;
     for (let q = 0; q < nq; q++) {
-      const s = new Float64Array(n);
-      for (let i = 0; i < n; i++) {
-        let t = 0;
-        for (let j = 0; j < d; j++) t += queries[q * d + j] * x[i * d + j];
-        s[i] = -t;
-      }
-      const want = Array.from(s.keys()).sort((a, b) => s[a] - s[b] || a - b).slice(0, k);
+      const { s, want } = bruteIp(queries.subarray(q * d, (q + 1) * d), x, n, k);
       const ids = Array.from(got.ids.subarray(q * k, (q + 1) * k));
       for (let c = 0; c < k; c++) {
         // The same neighbour, or one whose exact score ties the true one's within f32.
