@@ -4,15 +4,18 @@
 // vectors; bytes per vector = the file's size / n.
 //   --chosen R=FILE.vlc[:LOG],...  the files `vlc compress --quality R -v` wrote (LOG: its stderr,
 //                                  for the choice line, the measurements and the phases' seconds);
+//   --queries Q                    eval's query count (default 1,000; the same --seed 1 for every file);
 //   --sweep DIR                    the fixed codecs' files (bench/rate-distortion.mjs --save DIR:
 //                                  the anchors trained once, as compress trains them, then
 //                                  --residual ec|bits --bytes B, int4, int8, none);
 // then, for each R, the smallest sweep file whose eval recall reaches R, and the chosen file's
 // size over it (the goal: at most 1.05).
+// --sweep takes several folders (a,b); --cache FILE keeps each file's eval (JSON lines, by path, size
+// and time) so that files can be evaluated as they are written, and a later run reuses them.
 // Usage: node bench/quality-fmnist-ec.mjs --data bench/.data/fashion.npy --chosen 0.9=/tmp/a.vlc:/tmp/a.log
-//          --sweep /tmp/sweep [--out bench/results/DATE-cpu-quality-fmnist-ec.json]
+//          --sweep /tmp/sweep [--cache /tmp/evals.jsonl] [--out bench/results/DATE-cpu-quality-fmnist-ec.json]
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +34,9 @@ const CHOSEN = arg('--chosen', '').split(',').filter(Boolean).map((s) => {
 });
 const OUT = arg('--out', join(ROOT, `bench/results/${new Date().toISOString().slice(0, 10)}-cpu-quality-fmnist-ec.json`));
 const VLC = join(ROOT, 'bin/vlc.js');
+const CACHE = arg('--cache');
+const QUERIES = arg('--queries', '1000');
+const cached = new Map(CACHE && existsSync(CACHE) ? readFileSync(CACHE, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).map((r) => [r.key, r.row]) : []);
 
 function vlc(args) {
   const r = spawnSync(process.execPath, [VLC, ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
@@ -39,8 +45,17 @@ function vlc(args) {
 }
 
 function evaluate(file) {
+  const st = statSync(file);
+  const key = `${resolve(file)}:${st.size}:${st.mtimeMs}`;
+  if (cached.has(key)) return cached.get(key);
+  const row = evaluateNow(file);
+  if (CACHE) appendFileSync(CACHE, `${JSON.stringify({ key, row })}\n`);
+  return row;
+}
+
+function evaluateNow(file) {
   const t0 = performance.now();
-  const e = vlc(['eval', DATA, file, '--queries', '1000', '--seed', '1', '--json']);
+  const e = vlc(['eval', DATA, file, '--queries', QUERIES, '--seed', '1', '--json']);
   const info = vlc(['info', file, '--json']);
   process.stderr.write(`${basename(file)}: ${e.bytes_per_vector.toFixed(2)} B/vector, recall@10 ${e.recall_at_10} (${((performance.now() - t0) / 1000).toFixed(0)} s)\n`);
   return {
@@ -50,7 +65,9 @@ function evaluate(file) {
 }
 
 const git = (a) => spawnSync('git', a, { cwd: ROOT, encoding: 'utf8' }).stdout.trim();
-const sweep = SWEEP ? readdirSync(SWEEP).filter((f) => f.endsWith('.vlc')).sort().map((f) => ({ method: f.replace(/\.vlc$/, ''), ...evaluate(join(SWEEP, f)) })) : [];
+const sweep = (SWEEP ? SWEEP.split(',') : []).flatMap((dir) =>
+  readdirSync(dir).filter((f) => f.endsWith('.vlc')).sort().map((f) => ({ method: f.replace(/\.vlc$/, ''), ...evaluate(join(dir, f)) })),
+);
 const chosen = CHOSEN.map(({ quality, file, log }) => {
   const row = { quality, ...evaluate(file) };
   if (log) {
@@ -72,7 +89,7 @@ const chosen = CHOSEN.map(({ quality, file, log }) => {
 });
 
 const result = {
-  what: 'issues 28/30: vlc compress --quality R on Fashion-MNIST (60,000 x 784 uint8, train-images-idx3-ubyte), against a sweep of fixed codecs over anchors trained as compress trains them; every file measured by vlc eval (1,000 queries, --seed 1, exact search over all n decoded vectors)',
+  what: `issues 28/30: vlc compress --quality R on Fashion-MNIST (60,000 x 784 uint8, train-images-idx3-ubyte), against a sweep of fixed codecs over anchors trained as compress trains them; every file measured by vlc eval (${QUERIES} queries, --seed 1, exact search over all n decoded vectors)`,
   date: new Date().toISOString(),
   machine: `${cpus().length}-core ${cpus()[0]?.model ?? 'CPU'}, shared with other sessions' jobs`,
   loadavg_1min_at_end: loadavg()[0],
