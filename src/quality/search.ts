@@ -26,7 +26,7 @@ import { trainsFirst, type CodecPlan } from '../codec-registry/index.js';
 export const RESOLUTION = 0.04;
 
 /** Measurements of one error-sized codec (step 2) at most: each is one coding of the sample. */
-export const MAX_ERROR_PROBES = 4;
+export const MAX_ERROR_PROBES = 5;
 
 /** A refinement step's size stays within this fraction of the bracket's ends, so every step shrinks it by a quarter at least. */
 const STEP_CLAMP = 0.25;
@@ -161,7 +161,8 @@ function slope(a: Point, b: Point): number | undefined {
  * Where step 2 plans next, recall taken as linear in log(error): between this codec's own meeting
  * and failing points (`own`) once it has both (within the clamp); before that, from its own point
  * nearest the target along the slope of its own two last points, or of every codec's bracket
- * (recall falls with error whichever the codec), moving at least 3 % and at most 4× in error; the
+ * (recall falls with error whichever the codec), moving at least 3 % and at most 4× in error (16×
+ * far from the target); the
  * first probe between every codec's meeting and failing points.
  */
 function nextError(points: Point[], own: Point[], target: number, meets: (p: Point) => boolean): number | undefined {
@@ -183,8 +184,11 @@ function nextError(points: Point[], own: Point[], target: number, meets: (p: Poi
   const A = measured.reduce((a, p) => (Math.abs(p.probe.lowerRecall! - target) < Math.abs(a.probe.lowerRecall! - target) ? p : a));
   const k = (measured.length >= 2 ? slope(measured.at(-1)!, measured.at(-2)!) : undefined) ?? (all.M && all.F ? slope(all.M, all.F) : undefined);
   const ok = meets(A);
+  // Far from the target (beyond half the distance to recall 1 from it), where recall saturates and
+  // other codecs' slopes say little of this one's, the step may reach 16 times the error.
+  const far = Math.abs(A.probe.lowerRecall! - target) > (1 - target) / 2 ? 16 : 4;
   let mse = k === undefined ? A.probe.mse * (ok ? 2 : 0.5) : Math.exp(Math.log(A.probe.mse) + (target - A.probe.lowerRecall!) / k);
-  mse = ok ? Math.min(4 * A.probe.mse, Math.max(1.03 * A.probe.mse, mse)) : Math.max(A.probe.mse / 4, Math.min(0.97 * A.probe.mse, mse));
+  mse = ok ? Math.min(far * A.probe.mse, Math.max(1.03 * A.probe.mse, mse)) : Math.max(A.probe.mse / far, Math.min(0.97 * A.probe.mse, mse));
   return mse;
 }
 
