@@ -160,7 +160,7 @@ function slope(a: Point, b: Point): number | undefined {
 /**
  * Where step 2 plans next, recall taken as linear in log(error): between this codec's own meeting
  * and failing points (`own`) once it has both (within the clamp); before that, from its own point
- * nearest the target along the slope of its own two last points, or of every codec's bracket
+ * nearest the goal (its meeting one with the most error, or its failing one with the least) along the slope of its own two last points, or of every codec's bracket
  * (recall falls with error whichever the codec), moving at least 3 % and at most 4× in error (16×
  * far from the target); the
  * first probe between every codec's meeting and failing points.
@@ -181,7 +181,8 @@ function nextError(points: Point[], own: Point[], target: number, meets: (p: Poi
     if (all.F) return all.F.probe.mse / 4; // nothing met: try finer
     return undefined;
   }
-  const A = measured.reduce((a, p) => (Math.abs(p.probe.lowerRecall! - target) < Math.abs(a.probe.lowerRecall! - target) ? p : a));
+  // Its point nearest the goal's side: the meeting one with the most error, or the failing one with the least.
+  const A = measured.reduce((a, p) => (meets(p) ? p.probe.mse > a.probe.mse : p.probe.mse < a.probe.mse) ? p : a);
   const k = (measured.length >= 2 ? slope(measured.at(-1)!, measured.at(-2)!) : undefined) ?? (all.M && all.F ? slope(all.M, all.F) : undefined);
   const ok = meets(A);
   // Far from the target (beyond half the distance to recall 1 from it), where recall saturates and
@@ -207,8 +208,10 @@ async function byError(
   let best: Point | undefined;
   for (let probe = 0; probe < MAX_ERROR_PROBES; probe++) {
     if (best) {
-      // Narrow enough: its plan at the failing error nearest above is within RESOLUTION of its smallest that met.
-      const F = bracket(own, meets).F ?? bracket(points, meets).F;
+      // Narrow enough: its plan at the failing error nearest above its best's (its own, else any codec's) is within RESOLUTION of it.
+      const above = (pool: Point[]) =>
+        pool.filter((p) => p.probe.lowerRecall !== null && !meets(p) && p.probe.mse > best!.probe.mse).reduce<Point | undefined>((a, p) => (!a || p.probe.mse < a.probe.mse ? p : a), undefined);
+      const F = above(own) ?? above(points);
       const atF = F && plan(F.probe.mse);
       if (F && (!atF || best.size - size(atF) <= RESOLUTION * best.size)) break;
     }

@@ -94,7 +94,7 @@ function withEc(gain: number, bias = 0) {
       f.measured.push(c);
       return { lowerRecall: (gain * c.s!) / 100 - bias, mse: 1000 / (gain * c.s!) };
     },
-    atError: (mse: number) => (ecSize(mse) > 10 ? [{ mode: 'ec', s: ecSize(mse) }] : []),
+    atError: (mse: number) => (ecSize(mse) > 1 ? [{ mode: 'ec', s: ecSize(mse) }] : []),
   };
   return { ...f, hooks, size };
 }
@@ -127,6 +127,22 @@ describe('searchQuality with a codec sized by its error (step 2)', () => {
     const r = await searchQuality(0.455, f.options, f.hooks);
     expect(r.chosen!.mode).toBe('bits');
     expect(f.measured.some((c) => c.mode === 'ec')).toBe(false);
+  });
+
+  it('keeps narrowing while every plan of its own meets, its recall saturated far above the other codecs\' at the same error', async () => {
+    // ec's recall is flat (0.46 and up) from size 15 on, 0.3 below: its first plan, at the cheap codecs' crossing error, meets.
+    const f = withEc(1.5);
+    const ecRecall = (s: number) => (s >= 15 ? 0.46 + (s - 15) * 1e-4 : 0.3);
+    const hooks = {
+      ...f.hooks,
+      measure: async (c: Plan & { s?: number }) => (c.mode === 'ec' ? (f.measured.push(c), { lowerRecall: ecRecall(c.s!), mse: 1000 / (1.5 * c.s!) }) : f.hooks.measure(c)),
+    };
+    const r = await searchQuality(0.455, f.options, hooks);
+    expect(r.chosen!.mode).toBe('ec');
+    const ecs = f.measured.filter((c) => c.mode === 'ec');
+    expect(ecs.length).toBeGreaterThan(2);
+    expect(f.size(r.chosen!)).toBeGreaterThanOrEqual(15);
+    expect(f.size(r.chosen!)).toBeLessThan(0.75 * f.size(ecs[0]));
   });
 
   it('can meet a goal no cheap codec meets', async () => {
