@@ -14,6 +14,8 @@
 //          [--residual-out R.f32] > out.json
 // --residual-out writes x − anchor (n × d raw f32) for bench/ec-rd.py's bound.
 // --dims-budgets B:k runs pq on k principal directions (`--residual pq --pq-dims k --bytes B`).
+// --ec-axes codes ec on the plain axes only (no principal directions: their plan, an eigendecomposition
+// of the d × d covariance, is rejected at these budgets on some sets and costs minutes a file).
 // --iters caps the anchors' annealing iterations (default: the quantizer's); --save keeps each
 // .vlc file in DIR (e.g. for bench/search-speed.py).
 // Needs: npx tsc -p . (dist/).
@@ -52,6 +54,19 @@ const residualOut = flag('--residual-out');
 const dimsBudgets = flag('--dims-budgets', '').split(',').filter(Boolean).map((s) => s.split(':').map(Number));
 const iters = flag('--iters');
 const saveDir = flag('--save');
+const ecAxes = args.includes('--ec-axes');
+const { encodeEc } = await lib('codecs/ec/encode.js');
+
+/** --ec-axes: the codec's byte-target coding (codec-registry/ec.ts), the principal directions left out. */
+function ecOnAxes(plan) {
+  let target = plan.payload;
+  for (let attempt = 0; ; attempt++) {
+    const out = encodeEc(input, { payloadBytes: target }, { rotate: false });
+    const got = out.residuals.payloadBytes();
+    if (got <= plan.payload || attempt === 4) return out;
+    target -= got - plan.payload + 64;
+  }
+}
 
 const ds = await readDataset(dataPath);
 const x = smallF32(ds);
@@ -108,7 +123,7 @@ for (const { method, flags } of plans) {
     continue;
   }
   const t = performance.now();
-  const coded = plan.mode === 'none' ? undefined : await encodeWith(plan, input, { backend, seed: cfg.seed, hooks: {} });
+  const coded = plan.mode === 'none' ? undefined : ecAxes && plan.mode === 'ec' ? ecOnAxes(plan) : await encodeWith(plan, input, { backend, seed: cfg.seed, hooks: {} });
   const seconds = (performance.now() - t) / 1000;
   const file = path.join(tmp, 'x.vlc');
   const bytes = await writeVlc(file, {

@@ -97,6 +97,14 @@ export interface Codec<P extends CodecPlan = CodecPlan> {
    */
   within?(budget: number, shape: Shape, perVector: (p: CodecPlan) => number): P | undefined;
   /**
+   * --quality's error-sized step (quality/search.ts), for a variable-rate codec whose error at a
+   * size its sample predicts without coding (ec): the plan predicted to leave `mse` squared error a
+   * vector on `input` (the chooser's sample), sized for the whole file (shape.n); undefined when
+   * it would code nothing. Cheap (no coding): the search asks it for several errors and measures
+   * only the plans it picks.
+   */
+  atError?(mse: number, input: ResidualInput, shape: Shape): P | undefined;
+  /**
    * Measuring a plan trains a model first (pq's codebooks: minutes on a CPU): --quality measures
    * it only when predictMse says it can beat what the cheap codecs measured.
    */

@@ -10,13 +10,20 @@ import { scalarPayloadBytes } from '../codecs/scalar.js';
 import { MAX_TYPED_ELEMENTS } from '../vectors/dataset.js';
 import { largestFitting, type Codec, type CodecPlan } from './codec.js';
 import { DEFAULT_BLOCK_ROWS, sectionBytes } from '../codecs/ec/blocks.js';
+import { ecPredictor } from '../codecs/ec/predict.js';
 import type { EcResiduals } from '../codecs/ec/residuals.js';
 
 export interface EcPlan extends CodecPlan {
   mode: 'ec';
-  /** The section payload's budget for `n` vectors, in bytes (the encoder stays at or below it). */
+  /** The section payload's budget for `n` vectors, in bytes (the encoder stays at or below it); with `step`, its estimate. */
   payload: number;
   n: number;
+  /**
+   * --quality's plans (atError): quantize at this step on the plain axes, the models at `scaleBits`,
+   * rather than search the step for a budget; the size is the estimate `payload`.
+   */
+  step?: number;
+  scaleBits?: number;
 }
 
 /** The least payload: no dimension coded (steps, offset table, each block's lane states and counts). */
@@ -32,21 +39,6 @@ function payloadFitting(n: number, d: number, fits: (payload: number) => boolean
   const least = ecMinPayload(n, d);
   if (!fits(least)) return null;
   return least + largestFitting(8 * n * d + 1, (extra) => fits(least + extra - 1)) - 1; // at most 8 bytes a value: never needed
-}
-
-/** Code bits a dimension of the ladder below: ~1.26× apart from ½ to 8. */
-export const EC_LADDER_BITS: readonly number[] = [0.5, 0.63, 0.79, 1, 1.26, 1.59, 2, 2.52, 3.17, 4, 5.04, 6.35, 8];
-
-/**
- * For a --quality search (quality/choose.ts owns it; candidates() answers [] for quality goals, so
- * nothing measures these yet): ec plans for n × d vectors from ½ to 8 code bits a dimension, ~1.26×
- * apart, smallest first, each no larger than `maxPerVector` whole-file bytes a vector when given
- * (perVector: any plan's file size a vector, as candidates() gets it). Recall@10 grows with the
- * payload, so a search measures them in order (or bisects) and keeps the first that reaches R.
- */
-export function ecQualityLadder(n: number, d: number, perVector?: (p: EcPlan) => number, maxPerVector = Infinity): EcPlan[] {
-  const least = ecMinPayload(n, d);
-  return EC_LADDER_BITS.map((b) => plan(least + Math.ceil((n * d * b) / 8), n)).filter((p) => !perVector || perVector(p) <= maxPerVector);
 }
 
 export const ecCodec: Codec<EcPlan> = {
@@ -76,9 +68,19 @@ export const ecCodec: Codec<EcPlan> = {
    * payload bytes a vector on (bits' threshold: below it more anchors are what the chooser tries).
    */
   candidates(goal, { n, d }, perVector) {
-    if (goal.kind === 'quality') return [];
+    if (goal.kind === 'quality') return []; // sized by the error the search asks for (atError)
     const P = payloadFitting(n, d, (payload) => perVector(plan(payload, n)) <= goal.perVector);
     return P === null || P < (n * d) / 8 ? [] : [plan(P, n)];
+  },
+
+  /**
+   * --quality: the step predicted to leave `mse` a vector on the chooser's sample (codecs/ec/predict.ts),
+   * its section estimated for the whole file's n; undefined when it codes nothing.
+   */
+  atError(mse, input, { n }) {
+    const pr = ecPredictor(input);
+    const at = pr.at(pr.stepFor(mse), n);
+    return at.coded === 0 ? undefined : { mode: 'ec', payload: at.bytes, n, step: at.step, scaleBits: at.scaleBits };
   },
 
   // A plan sized for n vectors, asked of another n (the chooser's sample): the same bytes a vector.
@@ -87,6 +89,10 @@ export const ecCodec: Codec<EcPlan> = {
 
   async encode(p, input) {
     const { encodeEc } = await import('../codecs/ec/encode.js');
+    if (p.step !== undefined) {
+      const out = encodeEc(input, { step: p.step }, { rotate: false, scaleBits: p.scaleBits });
+      return { residuals: out.residuals, residualEnergy: out.residualEnergy };
+    }
     const budget = ecCodec.payloadBytes(p, input.n, input.d, 0)!;
     // The step is searched on estimated sizes; a file that lands over its budget (by a few bytes of
     // escapes or lane states) is coded again against a budget lowered by the excess.

@@ -153,6 +153,14 @@ export function plansWithin(budget: number, shape: Shape, perVector: (p: CodecPl
   });
 }
 
+/** Each error-sized codec's plan predicted to leave `mse` a vector on `input` (Codec.atError), of the codecs that have one. */
+export function plansAtError(mse: number, input: ResidualInput, shape: Shape): CodecPlan[] {
+  return allCodecs().flatMap((c) => {
+    const p = c.trains ? undefined : c.atError?.(mse, input, shape);
+    return p ? [p] : [];
+  });
+}
+
 /** info's facts of a file's residuals: every codec's key (null but the file's own), and its line. */
 export function factsOf(r: CodedResiduals | undefined): { json: Record<string, unknown>; line?: string } {
   const json: Record<string, unknown> = {};

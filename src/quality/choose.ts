@@ -15,7 +15,7 @@
 import type { ExactKnn } from '../backend/device.js';
 import { UsageError } from '../errors.js';
 import { allocStore, asRows, rowInto, rows as rowView, type Rows, type VectorsLike } from '../vectors/dataset.js';
-import { candidatesFor, codecName, isCoded, jsonFieldsOf, largestFitting, plansWithin, predictedMse, trainsFirst, type CodecPlan, type Goal } from '../codec-registry/index.js';
+import { candidatesFor, codecName, isCoded, jsonFieldsOf, largestFitting, plansAtError, plansWithin, predictedMse, trainsFirst, type CodecPlan, type Goal } from '../codec-registry/index.js';
 import { log } from '../log.js';
 import { recallPlan, recallSample, sampledRecall, type RecallSample } from './measure.js';
 import { reconstructionQuality, type DecodeRow } from './reconstruction.js';
@@ -152,6 +152,7 @@ export async function choose(
     measure,
     predictMse: (c) => predictedMse(c, input),
     within: (budget) => plansWithin(budget, shape, bytesPerVector),
+    atError: (mse) => plansAtError(mse, input, shape),
     onMeasure: (c, done, expected) => onMeasure?.(`${codecName(c)}${trainsFirst(c) ? ' (training it first)' : ''}`, done, expected),
   });
   for (const s of found.skipped)

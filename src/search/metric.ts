@@ -132,28 +132,37 @@ export function squaredNorms(a: Float32Array, m: number, d: number): Float64Arra
 /**
  * Candidate scoring of the index search (scan.ts) under ip or cosine, for an index whose scorer
  * gives squared L2 to each candidate's reconstruction x̂: per query, the query the scorer takes
- * (cosine: scaled to unit length), the anchor's L2 the scorer starts from (from the anchor's
- * distance under the metric), and the candidate's distance under the metric, from
- * ⟨q, x̂⟩ = (‖q‖² + ‖x̂‖² − ‖q − x̂‖²) / 2.
+ * (cosine: scaled to unit length; then scaled to the anchors' largest length R, as the exact k-NN
+ * above scales it), the anchor's L2 the scorer starts from (from the anchor's distance under the
+ * metric), and the candidate's distance under the metric, from
+ * ⟨q, x̂⟩ = (‖q‖² + ‖x̂‖² − ‖q − x̂‖²) / 2 (divided by the query's scale).
+ * Why the scale: the scorers sum L2 in float32 parts (pq's tables) around ‖x̂‖²; a query far
+ * shorter than the rows left the inner products' differences below float32's resolution there.
  */
 export function metricScoring(metric: Exclude<Metric, 'l2'>, anchors: Float32Array, m: number, d: number, normSq: (id: number) => number) {
   const aa = squaredNorms(anchors, m, d);
   const cosine = metric === 'cosine';
+  let r2 = 0;
+  for (let j = 0; j < m; j++) if (aa[j] > r2) r2 = aa[j];
   return (query: Float32Array) => {
-    const q = cosine ? normalizeRows(Float32Array.from(query), 1, d) : query;
+    const unit = cosine ? normalizeRows(Float32Array.from(query), 1, d) : query;
+    let q2 = 0;
+    for (let t = 0; t < d; t++) q2 += unit[t] * unit[t];
+    const f = q2 > 0 && r2 > 0 ? Math.sqrt(r2 / q2) : 1;
+    const q = f === 1 ? unit : unit.map((v) => v * f);
     let qq = 0;
     for (let t = 0; t < d; t++) qq += q[t] * q[t];
     return {
       query: q,
-      /** Squared L2 from the query to anchor j, whose distance under the metric is `anchorDist`. */
+      /** Squared L2 from the (scaled) query to anchor j, whose distance under the metric is `anchorDist`. */
       anchorL2(j: number, anchorDist: number): number {
-        const dot = cosine ? -anchorDist * Math.sqrt(aa[j]) : -anchorDist;
+        const dot = f * (cosine ? -anchorDist * Math.sqrt(aa[j]) : -anchorDist);
         return qq + aa[j] - 2 * dot;
       },
-      /** The distance under the metric of vector id, at squared L2 `l2` from the query. */
+      /** The distance under the metric of vector id, at squared L2 `l2` from the scaled query. */
       distance(id: number, l2: number): number {
         const xx = normSq(id);
-        const dot = (qq + xx - l2) / 2;
+        const dot = (qq + xx - l2) / (2 * f);
         if (!cosine) return -dot;
         return xx > 0 ? -dot / Math.sqrt(xx) : 0;
       },

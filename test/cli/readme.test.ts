@@ -30,10 +30,10 @@ describe('README', () => {
 
   it("quotes the quick start's figures from that same run (its choice and summary lines)", () => {
     expect(readmeTable('quick-start')).toBe(quickStart());
-    // The default on the demo is the bits codec at a size the --quality search refined (bits 29B); the summary gives the file's
+    // The default on the demo is the entropy-coded codec at the step the --quality search planned (ec 25.6B); the summary gives the file's
     // recall with its 95 % interval (the sample is every vector: one figure).
     expect(quickStart()).toMatch(
-      /`chose bits \d+B residuals for --quality 0\.9: recall@10 [0-9.]+ ± [0-9.]+ …` and\n`\/tmp\/demo\.vlc: [0-9.]+ bytes\/vector = [0-9.]+% of f32 \([0-9,]+ bytes\); relative error [0-9.]+, cosine [0-9.]+, recall@10 [0-9.]+ \(95 % interval [0-9.]+–[0-9.]+\); …`/,
+      /`chose ec [0-9.]+B residuals for --quality 0\.9: recall@10 [0-9.]+ ± [0-9.]+ …` and\n`\/tmp\/demo\.vlc: [0-9.]+ bytes\/vector = [0-9.]+% of f32 \([0-9,]+ bytes\); relative error [0-9.]+, cosine [0-9.]+, recall@10 [0-9.]+ \(95 % interval [0-9.]+–[0-9.]+\); …`/,
     );
   }, 300_000);
 

@@ -128,3 +128,31 @@ describe('ec codec', () => {
     expect(() => ecSection.read(payload, { n: 401, d: 5 }, corrupt)).toThrow(Corrupt); // not this file's rows
   }, 180_000);
 });
+
+describe("ec's plans for --quality (codec-registry/ec.ts atError, codecs/ec/predict.ts)", () => {
+  it('plans the step that leaves a given error, its section estimated within 3 % of the coded one; for the whole file\'s n', async () => {
+    const { ecCodec } = await import('../../dist/codec-registry/ec.js');
+    const input = mixture(6_001, 24, 16, 41);
+    let energy = 0;
+    for (let i = 0; i < input.n; i++)
+      for (let k = 0; k < input.d; k++) energy += (input.x[i * input.d + k] - input.anchors[input.assign[i] * input.d + k]) ** 2;
+    energy /= input.n;
+    const shape = (n: number) => ({ n, d: input.d, m: 16, fileBytes: () => 0 });
+    for (const share of [0.3, 0.05, 0.005]) {
+      const p = ecCodec.atError!(share * energy, input, shape(input.n))!;
+      expect(p.step).toBeGreaterThan(0);
+      expect(ecCodec.atError!(share * energy, input, shape(input.n))).toEqual(p); // the same plan every time
+      const out = await ecCodec.encode(p, input, undefined as never);
+      expect(out.residualEnergy).toBeLessThanOrEqual(share * energy * 1.05);
+      expect(out.residualEnergy).toBeGreaterThan(share * energy * 0.7);
+      expect(Math.abs(out.residuals.payloadBytes() / p.payload - 1)).toBeLessThan(0.03);
+      // The sample standing for a file 10 times larger: about 10 times the codes, the models once.
+      const big = ecCodec.atError!(share * energy, input, shape(10 * input.n))!;
+      expect(big.step).toBe(p.step);
+      expect(big.payload / p.payload).toBeGreaterThan(8);
+      expect(big.payload / p.payload).toBeLessThan(10.01);
+    }
+    // An error the residual keeps without codes: nothing to plan.
+    expect(ecCodec.atError!(energy * 1.01, input, shape(input.n))).toBeUndefined();
+  });
+});

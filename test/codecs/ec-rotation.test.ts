@@ -133,16 +133,3 @@ describe('ec along principal directions', () => {
     expect(refused).toBeGreaterThan(read);
   }, 180_000);
 });
-
-describe('ec quality ladder (registry/ec.ts, for the --quality search)', () => {
-  it('gives plans from ½ to 8 code bits a dimension, growing, within a whole-file cap when asked', async () => {
-    const { ecQualityLadder, EC_LADDER_BITS } = await import('../../dist/codec-registry/ec.js');
-    const all = ecQualityLadder(10_000, 64);
-    expect(all.length).toBe(EC_LADDER_BITS.length);
-    for (let i = 1; i < all.length; i++) expect(all[i].payload).toBeGreaterThan(all[i - 1].payload);
-    expect(all.every((p: { mode: string; n: number }) => p.mode === 'ec' && p.n === 10_000)).toBe(true);
-    const capped = ecQualityLadder(10_000, 64, (p: { payload: number }) => p.payload / 10_000 + 10, 30);
-    expect(capped.length).toBeGreaterThan(0);
-    expect(capped.length).toBeLessThan(all.length);
-  });
-});

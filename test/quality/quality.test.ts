@@ -185,8 +185,11 @@ describe('choosing the codec', () => {
     const gap = chosen.bytes_per_vector - Math.max(...smaller.map((r) => r.bytes_per_vector));
     expect(gap).toBeLessThanOrEqual(Math.max(RESOLUTION * chosen.bytes_per_vector, 1 + 1e-9));
     const high = await choose({ ...goal, recall: 1 }, plan, trained, encoderOn(backend, 1, {}), cpuKnn, size);
-    expect(high.codec).toEqual(INT8);
-    expect(high.met).toBe(high.measured.find((r) => r.residual === 'int8')!.recall_at_10 === 1);
+    // Nothing meets recall 1 with confidence: the codec kept is the one measured best (int8, or ec at a finer step).
+    const kept = high.measured[high.tried.indexOf(high.codec)];
+    expect(kept.recall_at_10_all).toBe(Math.max(...high.measured.map((r) => r.recall_at_10_all!)));
+    expect(high.tried.some((c) => c.mode === 'int8')).toBe(true);
+    expect(high.met).toBe(lower(kept) >= 1);
     expect(high.tried.some((c) => c.mode === 'pq')).toBe(false);
   }, 120_000);
 

@@ -2,7 +2,7 @@
 // every candidate (bisection by size, refinement with a codec sized to any budget, pq measured only
 // when its predicted error can beat what failed), and pq's prediction (codec-registry/pq.ts).
 import { describe, expect, it } from 'vitest';
-import { RESOLUTION, searchQuality } from '../../dist/quality/search.js';
+import { MAX_ERROR_PROBES, RESOLUTION, searchQuality } from '../../dist/quality/search.js';
 import { gaussianBoundMse, symmetricEigenvalues, waterFill } from '../../dist/codec-registry/pq.js';
 import { goalOf } from '../../dist/api/compress-codec.js';
 import { rng } from '../rng.js';
@@ -74,6 +74,82 @@ describe('searchQuality', () => {
     const r = await searchQuality(0.99, f.options, f.hooks);
     expect(r.chosen).toBeUndefined();
     expect(f.measured.at(-1)).toEqual({ mode: 'int8' });
+  });
+});
+
+/**
+ * fake() with an error-sized codec 'ec' beside it: an ec plan of size s leaves the error of a cheap
+ * file `gain` times larger (mse = 1000 / (gain·s)); recall follows the error as for the cheap ones,
+ * `bias` lower (recall is a function of error only roughly, across codecs).
+ */
+function withEc(gain: number, bias = 0) {
+  const f = fake({ pqPredicted: 1e9 });
+  const ecSize = (mse: number) => Math.round((1000 / (gain * mse)) * 1000) / 1000;
+  const size = (c: Plan & { s?: number }) => (c.mode === 'ec' ? c.s! : f.size(c));
+  const hooks = {
+    ...f.hooks,
+    size,
+    measure: async (c: Plan & { s?: number }) => {
+      if (c.mode !== 'ec') return f.hooks.measure(c);
+      f.measured.push(c);
+      return { lowerRecall: (gain * c.s!) / 100 - bias, mse: 1000 / (gain * c.s!) };
+    },
+    atError: (mse: number) => (ecSize(mse) > 1 ? [{ mode: 'ec', s: ecSize(mse) }] : []),
+  };
+  return { ...f, hooks, size };
+}
+
+describe('searchQuality with a codec sized by its error (step 2)', () => {
+  it('plans it at the error where recall reaches the goal, and keeps it within RESOLUTION of its smallest size that meets', async () => {
+    const f = withEc(1.5); // ec meets 0.455 from size 45.5 / 1.5 = 30.33 on
+    const r = await searchQuality(0.455, f.options, f.hooks);
+    expect(r.chosen!.mode).toBe('ec');
+    const s = f.size(r.chosen!);
+    expect(s * 1.5 / 100).toBeGreaterThanOrEqual(0.455);
+    expect(s).toBeLessThanOrEqual(30.34 * (1 + RESOLUTION) + 0.01);
+    const ecs = f.measured.filter((c) => c.mode === 'ec');
+    expect(ecs.length).toBeGreaterThan(0);
+    expect(ecs.length).toBeLessThanOrEqual(MAX_ERROR_PROBES);
+    // It met below the largest failing cheap size: bits is not refined between them.
+    expect(f.measured.filter((c) => c.mode === 'bits').length).toBeLessThanOrEqual(3);
+  });
+
+  it('narrows on its own measurements when its recall at an error is lower than the cheap codecs\'', async () => {
+    const f = withEc(1.5, 0.05); // meets from (0.455 + 0.05) · 100 / 1.5 = 33.67
+    const r = await searchQuality(0.455, f.options, f.hooks);
+    expect(r.chosen!.mode).toBe('ec');
+    expect(f.size(r.chosen!)).toBeGreaterThanOrEqual(33.66);
+    expect(f.size(r.chosen!)).toBeLessThanOrEqual(33.67 * (1 + RESOLUTION) + 0.01);
+  });
+
+  it('measures none of its plans when the plan at the goal\'s error is no smaller than what already meets', async () => {
+    const f = withEc(0.9); // larger than bits at every error
+    const r = await searchQuality(0.455, f.options, f.hooks);
+    expect(r.chosen!.mode).toBe('bits');
+    expect(f.measured.some((c) => c.mode === 'ec')).toBe(false);
+  });
+
+  it('keeps narrowing while every plan of its own meets, its recall saturated far above the other codecs\' at the same error', async () => {
+    // ec's recall is flat (0.46 and up) from size 15 on, 0.3 below: its first plan, at the cheap codecs' crossing error, meets.
+    const f = withEc(1.5);
+    const ecRecall = (s: number) => (s >= 15 ? 0.46 + (s - 15) * 1e-4 : 0.3);
+    const hooks = {
+      ...f.hooks,
+      measure: async (c: Plan & { s?: number }) => (c.mode === 'ec' ? (f.measured.push(c), { lowerRecall: ecRecall(c.s!), mse: 1000 / (1.5 * c.s!) }) : f.hooks.measure(c)),
+    };
+    const r = await searchQuality(0.455, f.options, hooks);
+    expect(r.chosen!.mode).toBe('ec');
+    const ecs = f.measured.filter((c) => c.mode === 'ec');
+    expect(ecs.length).toBeGreaterThan(2);
+    expect(f.size(r.chosen!)).toBeGreaterThanOrEqual(15);
+    expect(f.size(r.chosen!)).toBeLessThan(0.75 * f.size(ecs[0]));
+  });
+
+  it('can meet a goal no cheap codec meets', async () => {
+    const f = withEc(2);
+    const r = await searchQuality(0.9, f.options, f.hooks); // cheap codecs reach 0.74 at most (int8); ec from 45
+    expect(r.chosen!.mode).toBe('ec');
+    expect(f.size(r.chosen!) * 2 / 100).toBeGreaterThanOrEqual(0.9);
   });
 });
 

@@ -10,12 +10,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { cpuKnn as cpu } from '../../dist/backend/cpu/knn.js';
 import { compress } from '../../dist/api/compress.js';
 import { readVlc } from '../../dist/io/vlc/file.js';
-import { reconstructRange } from '../../dist/io/vlc/reconstruct.js';
 import { blockKnn } from '../../dist/backend/block-knn.js';
 import { searchDecoded } from '../../dist/search/exhaustive.js';
 import { searchCompressed, vlcSearchIndex } from '../../dist/search/index.js';
 import { withMetric } from '../../dist/search/metric.js';
 import { PYTHON_WITH_NUMPY, tempDir, writeNpy } from '../cli/helpers.js';
+import { decodeVlc, encodeVlcBytes } from '../../dist/io/vlc/format.js';
+import { reconstruct, reconstructRange } from '../../dist/io/vlc/reconstruct.js';
+import { pqContent } from '../format/pq-content.js';
 import { rng } from '../rng.js';
 
 /** The lists' internal distances (−⟨q, x⟩, −cos) as scores. */
@@ -141,6 +143,18 @@ describe.skipIf(!PYTHON_WITH_NUMPY)('--metric ip / cosine against numpy (n = 1,0
   });
 });
 
+/** −⟨q, x_i⟩ of one query against n rows (f64), and the k best ids (ties: the lower id). */
+function bruteIp(query: Float32Array, base: Float32Array, n: number, k: number): { s: Float64Array; want: number[] } {
+  const d = query.length;
+  const s = new Float64Array(n);
+  for (let i = 0; i < n; i++) {
+    let t = 0;
+    for (let j = 0; j < d; j++) t += query[j] * base[i * d + j];
+    s[i] = -t;
+  }
+  return { s, want: Array.from(s.keys()).sort((a, b) => s[a] - s[b] || a - b).slice(0, k) };
+}
+
 describe('ip when the base rows are far longer than the queries', () => {
   it('the exact k-NN keeps the true top 10 (the queries are scaled before the reduction to L2: float32 once lost the 10th)', async () => {
     const [n, d, nq, k] = [6_007, 37, 23, 10];
@@ -150,14 +164,36 @@ describe('ip when the base rows are far longer than the queries', () => {
     const queries = Float32Array.from({ length: nq * d }, () => r() - 0.5);
     const got = await withMetric(cpu, 'ip').knn(base, n, queries, nq, d, k);
     for (let q = 0; q < nq; q++) {
-      const s = new Float64Array(n);
-      for (let i = 0; i < n; i++) {
-        let t = 0;
-        for (let j = 0; j < d; j++) t += queries[q * d + j] * base[i * d + j];
-        s[i] = -t;
-      }
-      const want = Array.from(s.keys()).sort((a, b) => s[a] - s[b] || a - b).slice(0, k);
+      const { want } = bruteIp(queries.subarray(q * d, (q + 1) * d), base, n, k);
       expect(Array.from(got.ids.subarray(q * k, (q + 1) * k)), `query ${q}`).toEqual(want);
     }
+  });
+});
+
+describe('ip probed over pq codes when the anchors are far longer than the queries', () => {
+  it('every anchor probed gives the brute-force top 10 of the decoded vectors (the scorers\' L2 carries the query scaled to the base\'s length)', async () => {
+    // 1,001 rows of d = 23 over 13 anchors of lengths about 10^0 to 10^5, pq residuals (5 subspaces of
+    // 8 bits, scales up to 1); queries of length about 0.3: their inner products differ by far less
+    // than float32's resolution of an anchor's squared length, where the asymmetric tables are summed.
+    const [n, d, m, nq, k] = [1_001, 23, 13, 17, 10];
+    const { content } = pqContent(n, d, m, 5, 8);
+    content.anchors = content.anchors.map((v, i) => v * 10 ** (Math.floor(i / d) % 6));
+    content.manifest = { ...content.manifest, metric: 'ip' };
+    const file = decodeVlc(encodeVlcBytes(content));
+    const r = rng(29);
+    const queries = Float32Array.from({ length: nq * d }, () => (r() - 0.5) * 0.1);
+    const x = reconstruct(file);
+    const got = await searchCompressed(vlcSearchIndex(file), queries, nq, { k, nprobe: m, threads: 1 }, cpu);
+    let wrong = 0;
+    for (let q = 0; q < nq; q++) {
+      const { s, want } = bruteIp(queries.subarray(q * d, (q + 1) * d), x, n, k);
+      const ids = Array.from(got.ids.subarray(q * k, (q + 1) * k));
+      for (let c = 0; c < k; c++) {
+        // The same neighbour, or one whose exact score ties the true one's within f32.
+        if (ids[c] !== want[c] && Math.abs(s[ids[c]] - s[want[c]]) > 1e-6 * Math.abs(s[want[c]])) wrong++;
+        expect(Math.abs(got.dists[q * k + c] - s[want[c]])).toBeLessThanOrEqual(1e-4 * Math.abs(s[want[c]]) + 1e-6);
+      }
+    }
+    expect(wrong).toBe(0);
   });
 });

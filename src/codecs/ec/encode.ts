@@ -11,13 +11,9 @@ import { DEFAULT_BLOCK_ROWS, encodeBlock, sectionBytes, type EcLayout } from './
 import { encodeRotated, planRotated } from './encode-rotated.js';
 import { MAX_CODE, alphabetOf, modelsOf, writeModels, type CodeHistogram } from './model.js';
 import { EcResiduals, narrowed, type BlockCodes } from './residuals.js';
-import { DEFAULT_SCALE_BITS, histogramFor, searchStep, stepsOf, type Scale } from './size.js';
+import { DEFAULT_SCALE_BITS, SAMPLE_ROWS, SEARCH_ROWS, histogramFor, searchStep, stepsOf, type Scale } from './size.js';
 import { columnsOf, planStep, stepPoint, type StepTarget } from './steps.js';
 
-/** Rows of the sample the step and coded dimensions are chosen on. */
-const SAMPLE_ROWS = 8192;
-/** Rows the byte target's search counts codes on (evenly spread; every row when fewer). */
-const SEARCH_ROWS = 16384;
 /** What to aim at: a step, a total MSE per vector (on the sample), or a payload size in bytes. */
 export type EcTarget = StepTarget | { payloadBytes: number };
 

@@ -8,6 +8,10 @@ import { LANES } from './rans.js';
 import { planStep, stepPoint, type Columns, type StepPoint } from './steps.js';
 
 export const DEFAULT_SCALE_BITS = 12;
+/** Rows of the sample the step and coded dimensions are chosen on. */
+export const SAMPLE_ROWS = 8192;
+/** Rows the byte target's search counts codes on (evenly spread; every row when fewer). */
+export const SEARCH_ROWS = 16384;
 
 /**
  * The models' precision: given, or 'auto': of 12, 13 and 14 bits, the one whose estimated section
