@@ -70,7 +70,7 @@ SETS = {
                    faiss_pq=["16", "32", "64", "64x10"], opq=[32, 64], ivf=1024, ivf_pq=[32, 64],
                    lance_bits=[1, 2, 3, 4, 6, 8], partitions=1024),
     "fashion": dict(make=ecrd.fashion, m=256,
-                    ec=[120, 150, 190, 230, 280, 330, 450], bits=[220, 320, 450, 600], pq=[130], dims=["130:192"],
+                    ec=[120, 150, 190, 230, 280, 330, 450], bits=[220, 320, 450, 600], pq=[], dims=["130:192"],
                     faiss_pq=["98", "196", "392"], opq=[98, 196], ivf=256, ivf_pq=[98, 196],
                     lance_bits=[1, 2, 3, 4, 6, 8], partitions=256),
     "smoke": dict(make=lambda: gm(n=4000, k=60), m=64, ec=[24, 46, 84], bits=[40, 76], pq=[30], dims=["30:64"],
