@@ -15,9 +15,11 @@ W, H, PAD_L, PAD_R, PAD_T, PAD_B = 460, 360, 62, 14, 30, 46
 
 
 def _ticks(lo, hi):
+    lo, hi = min(lo, hi), max(lo, hi)
     out = []
+    steps = (1, 2, 5) if hi / lo > 30 else (1, 1.5, 2, 3, 4, 5, 6, 8)  # a narrow log range gets more ticks
     for e in range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1):
-        for m in (1, 2, 5):
+        for m in steps:
             v = m * 10 ** e
             if lo <= v <= hi:
                 out.append(v)
@@ -58,7 +60,7 @@ class Panel:
         return p
 
     def line(self, pts, color, dash=None, marks=True):
-        pts = [(x, y) for x, y in pts if self.xr[0] <= x <= self.xr[1] and self.yr[0] <= y <= self.yr[1]]
+        pts = [(x, y) for x, y in pts if self.xr[0] <= x <= self.xr[1] and min(self.yr) <= y <= max(self.yr)]
         if not pts:
             return
         d = " ".join(f"{self.px(x):.1f},{self.py(y):.1f}" for x, y in pts)
@@ -78,7 +80,9 @@ def plot(ds):
     floor = 1e-3  # log(1 - recall) axis: a recall of 1 is drawn at 0.999
     to_y = lambda rc: max(1 - rc, floor)
     rec_ticks = [0.5, 0.8, 0.9, 0.95, 0.99, 0.995, 0.999]
-    left = Panel(0, (bmin, bmax), (0.6, floor), True, f"{ds['name']} {ds['n']:,} x {ds['d']}: recall@10", "whole-file bytes / vector", "recall@10",
+    worst = min(1.0, max(1 - r["recall_at_10"] for r in rows) * 1.3)
+    rec_ticks = [t for t in rec_ticks if 1 - t <= worst]
+    left = Panel(0, (bmin, bmax), (worst, floor), True, f"{ds['name']} {ds['n']:,} x {ds['d']}: recall@10", "whole-file bytes / vector", "recall@10",
                  yticks=[1 - t for t in rec_ticks], yfmt=lambda v: f"{1 - v:g}")
     mses = [r["mse"] for r in rows if r["mse"]] + [p["mse"] for p in ds.get("bound_curve", []) if bmin <= p["bytes_per_vector"] <= bmax]
     right = Panel(W, (bmin, bmax), (min(mses) / 1.5, max(mses) * 1.5), True, "MSE (decoded vectors)", "whole-file bytes / vector", "MSE")
