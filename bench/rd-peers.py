@@ -123,7 +123,6 @@ def run_vlc(name, cfg, x, queries, iters, tmp):
 
 
 def run_faiss(cfg, x, queries, truth):
-    n, d = x.shape
     keys = [(f"SQ{b}", f"SQ{b}", 1) for b in (4, 6, 8)]
     # "np": no polysemous training (a code reordering for Hamming filtering that leaves the decoded
     # vectors as they are, and took most of FAISS PQ's training time here).
@@ -132,17 +131,8 @@ def run_faiss(cfg, x, queries, truth):
     keys += [(f"IVF{cfg['ivf']},PQ{M}", f"IVF{cfg['ivf']},PQ{M}np", M) for M in cfg["ivf_pq"]]
     rows = []
     for label, key, M in keys:
-        pad = -d % M
-        xp = np.ascontiguousarray(np.pad(x, ((0, 0), (0, pad)))) if pad else x
-        t = time.time()
-        index = faiss.index_factory(d + pad, key)
-        index.train(xp)
-        index.add(xp)
-        whole = len(faiss.serialize_index(index))
-        xh = np.ascontiguousarray(index.sa_decode(index.sa_encode(xp))[:, :d])
-        recall, mse = ecrd.recall_mse(x, xh, queries, truth)
-        rows.append({"method": f"FAISS {label}", "params": {"factory": key, "padded_d": d + pad}, "bytes_per_vector": whole / n,
-                     "code_bytes": index.sa_code_size(), "mse": mse, "recall_at_10": recall, "seconds": time.time() - t})
+        got = ecrd.faiss_measure(x, queries, truth, key, M)
+        rows.append({"method": f"FAISS {label}", "params": {"factory": key, "padded_d": got.pop("padded_d")}, **got})
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     return rows
 
