@@ -89,6 +89,8 @@ for (const bits of bitsList) {
     const indices = await tbl.listIndices();
     rows.push({ bits, partitions, index_type: indices.map((i) => i.indexType).join(','), index_bytes: indexBytes, bytes_per_vector: indexBytes / n, build_seconds: buildSeconds, search_seconds: searchSeconds, found });
     process.stderr.write(`lancedb IVF_RQ bits ${bits}: ${(indexBytes / n).toFixed(2)} B/vector, build ${buildSeconds.toFixed(1)} s\n`);
+  } catch (e) {
+    rows.push({ bits, error: e.message.split('\n')[0] }); // e.g. a numBits this version refuses: the others still run
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }

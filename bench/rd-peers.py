@@ -63,16 +63,16 @@ svg = _load("rdsvg", "rd-svg.py")
 faiss = ecrd.faiss
 
 # name: make, vlc m, vlc budgets {ec, bits, pq, pq-dims B:k}, FAISS {pq M list, opq M list, ivf nlist, ivf M list},
-# LanceDB numBits list and partitions. Budgets span recall@10 ~0.8 .. 0.995 on each set.
+# LanceDB numBits list and partitions. Budgets span recall@10 ~0.8 .. 0.995 on each set; few, as each point
+# costs minutes on a shared 2-core CPU (vlc pq, whose codebook training is slowest, measured below bits
+# at the same bytes in bench/results/rate-distortion-gm100k.json: `--pq 34,66` adds it).
 SETS = {
     "gm100k": dict(make=lambda: gm(n=100000, k=1000), m=1024,
-                   ec=[44, 52, 60, 68, 84, 104, 124, 144], bits=[56, 76, 100, 120, 150], pq=[34, 66], dims=[],
-                   faiss_pq=["16", "32", "64", "64x10"], opq=[32, 64], ivf=1024, ivf_pq=[32, 64],
-                   lance_bits=[1, 2, 3, 4, 6, 8], partitions=1024),
+                   ec=[52, 68, 84, 104, 124, 144], bits=[76, 100, 120], pq=[], dims=[],
+                   faiss_pq=["32", "64"], opq=[64], ivf=1024, ivf_pq=[32, 64], lance_bits=[1, 2, 4, 8], partitions=1024),
     "fashion": dict(make=ecrd.fashion, m=256,
-                    ec=[120, 150, 190, 230, 280, 330, 450], bits=[220, 320, 450, 600], pq=[], dims=["130:192"],
-                    faiss_pq=["98", "196", "392"], opq=[98, 196], ivf=256, ivf_pq=[98, 196],
-                    lance_bits=[1, 2, 3, 4, 6, 8], partitions=256),
+                    ec=[150, 230, 330, 450], bits=[320, 450, 600], pq=[], dims=[],
+                    faiss_pq=["196", "392"], opq=[196], ivf=256, ivf_pq=[196, 392], lance_bits=[1, 2, 4, 8], partitions=256),
     "smoke": dict(make=lambda: gm(n=4000, k=60), m=64, ec=[24, 46, 84], bits=[40, 76], pq=[30], dims=["30:64"],
                   faiss_pq=["16", "32"], opq=[16], ivf=64, ivf_pq=[16], lance_bits=[1, 4], partitions=64),
     # The issue's larger mixtures (fewer budgets): hours on a shared 2-core CPU, meant for a bigger host.
@@ -82,6 +82,8 @@ SETS = {
                        faiss_pq=["384", "768"], opq=[], ivf=1024, ivf_pq=[384], lance_bits=[1, 4, 8], partitions=1024),
 }
 QUERIES = 500
+# The lists --NAME overrides, and how each entry is read.
+BUDGETS = {"ec": float, "bits": float, "pq": float, "dims": str, "faiss_pq": str, "opq": int, "ivf_pq": int, "lance_bits": int}
 TARGETS = (0.90, 0.95, 0.99)
 GROUPS = {"vlc ec": ("vlc ec",), "vlc fixed-rate": ("vlc bits", "vlc pq", "vlc pq-dims", "vlc int4", "vlc int8"),
           "FAISS": ("FAISS SQ", "FAISS PQ", "FAISS OPQ", "FAISS IVF-PQ"), "LanceDB": ("LanceDB IVF_RQ",)}
@@ -122,6 +124,22 @@ def run_vlc(name, cfg, x, queries, iters, tmp):
     return rows, {"vlc": vlc, "residual_eigenvalues": lam.tolist(), "residual_energy": float(lam.sum())}
 
 
+def imported(path, name, queries):
+    """vlc rows from a bench/ec-rd.py results file: the same data set, queries and truth rule (its
+    --queries must equal ours: default_rng(1).choice(n, queries) is then the same rows); each row keeps
+    its file and commit. Its anchors' residual spectrum is not in such a file: the bound curve is left
+    out, each ec row keeps the gap ec-rd.py computed from the same residual."""
+    src = json.load(open(path))
+    if src.get("queries") != queries:
+        sys.exit(f"--import-vlc {path}: it used {src.get('queries')} queries, this run {queries}: not the same truth")
+    ds = src["datasets"][name]
+    keep = ("method", "bytes_per_vector", "mse", "recall_at_10", "encode_seconds", "residual_bits_per_dim", "bound_bits_per_dim", "gap_bits_per_dim")
+    rows = [{**{k: r[k] for k in keep if k in r}, "code_bytes": None, "source": os.path.basename(path), "source_commit": src.get("commit")}
+            for r in ds["rows"] if r["method"].startswith("vlc")]
+    info = {"imported_from": os.path.basename(path), "commit": src.get("commit"), "date": src.get("date"), "command": src.get("command"), "iters": src.get("iters")}
+    return rows, {**info, "vlc": ds.get("vlc")}
+
+
 def run_faiss(cfg, x, queries, truth):
     keys = [(f"SQ{b}", f"SQ{b}", 1) for b in (4, 6, 8)]
     # "np": no polysemous training (a code reordering for Hamming filtering that leaves the decoded
@@ -139,6 +157,8 @@ def run_faiss(cfg, x, queries, truth):
 
 def run_lancedb(cfg, x, queries, truth, tmp):
     n, d = x.shape
+    if not cfg["lance_bits"]:
+        return [], "no --lance-bits given"
     data, qfile = os.path.join(tmp, "lance.f32"), os.path.join(tmp, "lance-q.json")
     x.astype("<f4").tofile(data)
     with open(qfile, "w") as f:
@@ -151,6 +171,9 @@ def run_lancedb(cfg, x, queries, truth, tmp):
         return [], res["absent"]
     rows = []
     for r in res["rows"]:
+        if "error" in r:
+            print(f"LanceDB IVF_RQ {r['bits']}-bit failed: {r['error']}", file=sys.stderr, flush=True)
+            continue
         hits = sum(len(set([j for j in found if j != q][:10]) & set(truth[i])) for i, (q, found) in enumerate(zip(queries, r["found"])))
         rows.append({"method": f"LanceDB IVF_RQ {r['bits']}-bit", "params": {"index": r["index_type"], "num_bits": r["bits"], "num_partitions": r["partitions"],
                                                                               "nprobes": r["partitions"], "refine": None, "lancedb": res["version"]},
@@ -168,7 +191,7 @@ def bound_and_targets(ds):
     none = next((r for r in rows if r["method"] == "vlc none"), None)
     if len(lam) and none:
         for row in rows:
-            if row["curve"] == "vlc ec":
+            if row["curve"] == "vlc ec" and "source" not in row:  # an imported row keeps the gap ec-rd.py computed
                 row["residual_bits_per_dim"] = 8 * (row["bytes_per_vector"] - none["bytes_per_vector"]) / d
                 row["bound_bits_per_dim"] = ecrd.water_filling_bits(lam, row["mse"]) / d
                 row["gap_bits_per_dim"] = row["residual_bits_per_dim"] - row["bound_bits_per_dim"]
@@ -199,7 +222,9 @@ def write(path, ds, rows, runs, mine, parts, merge, last):
     ds = {**{k: v for k, v in prev.items() if k not in ("rows", "targets", "bound_curve")}, **ds, **mine}
     ds["runs"] = {**prev.get("runs", {}), **runs}
     ds.update({k: last[k] for k in ("date", "commit", "machine", "host")})
-    ds["rows"] = [r for r in prev.get("rows", []) if r["part"] not in parts] + rows
+    rows = [r for r in prev.get("rows", []) if r["part"] not in parts] + rows
+    fresh = {r["method"] for r in rows if r["part"] == "vlc"}
+    ds["rows"] = [r for r in rows if not (r["part"] == "vlc-imported" and r["method"] in fresh)]
     bound_and_targets(ds)
     with open(path + ".tmp", "w") as f:
         json.dump(ds, f, indent=1)
@@ -215,7 +240,11 @@ def main():
     ap.add_argument("--iters", type=int, default=20, help="cap on the anchors' annealing iterations")
     ap.add_argument("--merge", action="store_true", help="keep the rows of parts not run from the existing results file")
     ap.add_argument("--out-dir", default=os.path.join(HERE, "results"))
+    for key in BUDGETS:
+        ap.add_argument(f"--{key.replace('_', '-')}", default=None, help=f"override the data set's {key} list (comma-separated; empty: none)")
+    ap.add_argument("--import-vlc", default=None, help="NAME=FILE[,NAME=FILE]: vlc rows measured by bench/ec-rd.py (same --queries) instead of the vlc part")
     a = ap.parse_args()
+    imports = dict(kv.split("=", 1) for kv in a.import_vlc.split(",")) if a.import_vlc else {}
     parts = set(a.parts.split(","))
     if not parts <= {"vlc", "faiss", "lancedb"}:
         sys.exit(f"--parts: unknown part in {a.parts!r} (vlc, faiss, lancedb)")
@@ -228,7 +257,11 @@ def main():
     for name in a.datasets.split(","):
         if name not in SETS:
             sys.exit(f"--datasets: unknown data set {name!r} ({', '.join(SETS)})")
-        cfg = SETS[name]
+        cfg = dict(SETS[name])
+        for key, conv in BUDGETS.items():
+            v = getattr(a, key)
+            if v is not None:
+                cfg[key] = [conv(t) for t in v.split(",") if t]
         out = os.path.join(a.out_dir, f"{day}-rd-peers-{name}")
         x = np.ascontiguousarray(cfg["make"](), dtype=np.float32)
         n, d = x.shape
@@ -241,11 +274,13 @@ def main():
         ds = {"name": name, "n": n, "d": d, "queries": {"count": a.queries, "rule": "rows drawn from the data, numpy default_rng(1).choice(n, count, replace=False); truth: exact top-10 among the n originals, the query left out"}}
         rows, runs, mine = [], {}, {}
         with tempfile.TemporaryDirectory() as tmp:
-            for part in ("vlc", "faiss", "lancedb"):
-                if part not in parts:
+            for part in ("vlc", "vlc-imported", "faiss", "lancedb"):
+                if part not in parts and not (part == "vlc-imported" and name in imports):
                     continue
                 t0, load0 = time.time(), os.getloadavg()
-                if part == "vlc":
+                if part == "vlc-imported":
+                    got, info = imported(imports[name], name, a.queries)
+                elif part == "vlc":
                     got, mine = run_vlc(name, cfg, x, queries, a.iters, tmp)
                     info = {"iters": a.iters, "m": cfg["m"]}
                 elif part == "faiss":
@@ -254,10 +289,11 @@ def main():
                     got, what = run_lancedb(cfg, x, queries, truth, tmp)
                     info = {"lancedb": what}
                 rows += [{**r, "part": part} for r in got]
-                runs[part] = {**info, "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "commit": commit + ("+dirty" if dirty else ""),
-                              "host": platform.node(), "cpus": os.cpu_count(), "machine": f"{os.cpu_count()}-core CPU (shared)", "seconds": round(time.time() - t0, 1),
-                              "load_average_before": load0, "load_average_after": os.getloadavg(), "command": " ".join(["bench/rd-peers.py"] + sys.argv[1:])}
-                final = write(out + ".json", ds, rows, runs, mine, parts, a.merge, runs[part])
+                here = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "commit": commit + ("+dirty" if dirty else ""),
+                        "host": platform.node(), "cpus": os.cpu_count(), "machine": f"{os.cpu_count()}-core CPU (shared)", "seconds": round(time.time() - t0, 1),
+                        "load_average_before": load0, "load_average_after": os.getloadavg(), "command": " ".join(["bench/rd-peers.py"] + sys.argv[1:])}
+                runs[part] = {**here, **info}
+                final = write(out + ".json", ds, rows, runs, mine, set(runs), a.merge, here)
         svg.plot_file(out + ".json", out + ".svg")
         print(json.dumps(final["targets"]), file=sys.stderr, flush=True)
 
