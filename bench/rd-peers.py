@@ -232,6 +232,19 @@ def write(path, ds, rows, runs, mine, parts, merge, last):
     return ds
 
 
+def summary(ds):
+    """The table of the report: per target, each group's smallest interpolated bytes (its curve), and ec's gaps."""
+    out = [f"{ds['name']} {ds['n']} x {ds['d']}: whole-file bytes/vector at recall@10 (interpolated, curve)",
+           "| recall@10 | " + " | ".join(GROUPS) + " | ec vs fixed-rate |", "|---" * (len(GROUPS) + 2) + "|"]
+    for t, e in ds["targets"].items():
+        cell = lambda g: f"{e[g]['interpolated_bytes']:.1f} ({e[g]['curve']})" if e[g]["interpolated_bytes"] else "not reached"
+        rel = e["ec_vs_fixed_rate_interpolated"]
+        out.append(f"| {t} | " + " | ".join(cell(g) for g in GROUPS) + (f" | {rel:+.1%} |" if rel is not None else " | - |"))
+    gaps = [(r["method"], r["residual_bits_per_dim"], r["gap_bits_per_dim"]) for r in ds["rows"] if r.get("gap_bits_per_dim") is not None]
+    out += [f"ec gap to the bound: {m}: {b:.2f} bits/dim, gap {g:+.3f} bits/dim" for m, b, g in sorted(gaps, key=lambda v: v[1])]
+    return "\n".join(out)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--datasets", default="gm100k,fashion")
@@ -295,7 +308,7 @@ def main():
                 runs[part] = {**here, **info}
                 final = write(out + ".json", ds, rows, runs, mine, set(runs), a.merge, here)
         svg.plot_file(out + ".json", out + ".svg")
-        print(json.dumps(final["targets"]), file=sys.stderr, flush=True)
+        print(summary(final), file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":
