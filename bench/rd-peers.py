@@ -140,7 +140,7 @@ def imported(path, name, queries):
     return rows, {**info, "vlc": ds.get("vlc")}
 
 
-def run_faiss(cfg, x, queries, truth):
+def run_faiss(cfg, x, queries, truth, partial):
     keys = [(f"SQ{b}", f"SQ{b}", 1) for b in (4, 6, 8)]
     # "np": no polysemous training (a code reordering for Hamming filtering that leaves the decoded
     # vectors as they are, and took most of FAISS PQ's training time here).
@@ -152,6 +152,7 @@ def run_faiss(cfg, x, queries, truth):
         got = ecrd.faiss_measure(x, queries, truth, key, M)
         rows.append({"method": f"FAISS {label}", "params": {"factory": key, "padded_d": got.pop("padded_d")}, **got})
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
+        partial(rows)
     return rows
 
 
@@ -286,6 +287,15 @@ def main():
         print(f"{name}: {n} x {d}, parts {sorted(parts)}", file=sys.stderr, flush=True)
         ds = {"name": name, "n": n, "d": d, "queries": {"count": a.queries, "rule": "rows drawn from the data, numpy default_rng(1).choice(n, count, replace=False); truth: exact top-10 among the n originals, the query left out"}}
         rows, runs, mine = [], {}, {}
+
+        def save(part, got, info, t0, load0):
+            """Writes the file with this part's rows so far (a part stopped midway keeps what it measured)."""
+            here = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "commit": commit + ("+dirty" if dirty else ""),
+                    "host": platform.node(), "cpus": os.cpu_count(), "machine": f"{os.cpu_count()}-core CPU (shared)", "seconds": round(time.time() - t0, 1),
+                    "load_average_before": load0, "load_average_after": os.getloadavg(), "command": " ".join(["bench/rd-peers.py"] + sys.argv[1:])}
+            runs[part] = {**here, **info}
+            return write(out + ".json", ds, rows + [{**r, "part": part} for r in got], runs, mine, set(runs), a.merge, here)
+
         with tempfile.TemporaryDirectory() as tmp:
             for part in ("vlc", "vlc-imported", "faiss", "lancedb"):
                 if part not in parts and not (part == "vlc-imported" and name in imports):
@@ -297,16 +307,13 @@ def main():
                     got, mine = run_vlc(name, cfg, x, queries, a.iters, tmp)
                     info = {"iters": a.iters, "m": cfg["m"]}
                 elif part == "faiss":
-                    got, info = run_faiss(cfg, x, queries, truth), {"faiss": faiss.__version__, "blas": blas()}
+                    info = {"faiss": faiss.__version__, "blas": blas()}
+                    got = run_faiss(cfg, x, queries, truth, lambda partial: save("faiss", partial, {**info, "complete": False}, t0, load0))
                 else:
                     got, what = run_lancedb(cfg, x, queries, truth, tmp)
                     info = {"lancedb": what}
+                final = save(part, got, info, t0, load0)
                 rows += [{**r, "part": part} for r in got]
-                here = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "commit": commit + ("+dirty" if dirty else ""),
-                        "host": platform.node(), "cpus": os.cpu_count(), "machine": f"{os.cpu_count()}-core CPU (shared)", "seconds": round(time.time() - t0, 1),
-                        "load_average_before": load0, "load_average_after": os.getloadavg(), "command": " ".join(["bench/rd-peers.py"] + sys.argv[1:])}
-                runs[part] = {**here, **info}
-                final = write(out + ".json", ds, rows, runs, mine, set(runs), a.merge, here)
         svg.plot_file(out + ".json", out + ".svg")
         print(summary(final), file=sys.stderr, flush=True)
 
