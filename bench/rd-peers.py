@@ -149,8 +149,9 @@ def run_faiss(cfg, x, queries, truth, partial):
     keys += [(f"IVF{cfg['ivf']},PQ{M}", f"IVF{cfg['ivf']},PQ{M}np", M) for M in cfg["ivf_pq"]]
     rows = []
     for label, key, M in keys:
-        got = ecrd.faiss_measure(x, queries, truth, key, M)
-        rows.append({"method": f"FAISS {label}", "params": {"factory": key, "padded_d": got.pop("padded_d")}, **got})
+        k = cfg.get("pq_train_per_centroid") if M > 1 else None
+        got = ecrd.faiss_measure(x, queries, truth, key, M, k)
+        rows.append({"method": f"FAISS {label}", "params": {"factory": key, "padded_d": got.pop("padded_d"), "pq_train_points_per_centroid": k or (256 if M > 1 else None)}, **got})
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
         partial(rows)
     return rows
@@ -224,8 +225,10 @@ def write(path, ds, rows, runs, mine, parts, merge, last):
     ds["runs"] = {**prev.get("runs", {}), **runs}
     ds.update({k: last[k] for k in ("date", "commit", "machine", "host")})
     rows = [r for r in prev.get("rows", []) if r["part"] not in parts] + rows
-    fresh = {r["method"] for r in rows if r["part"] == "vlc"}
-    ds["rows"] = [r for r in rows if not (r["part"] == "vlc-imported" and r["method"] in fresh)]
+    # Rows taken from elsewhere (an ec-rd.py file; a stopped run's printed rows, part "*-log") give way to
+    # a fresh measurement of the same method.
+    fresh = {r["method"] for r in rows if r["part"] in ("vlc", "faiss", "lancedb")}
+    ds["rows"] = [r for r in rows if r["part"] in ("vlc", "faiss", "lancedb") or r["method"] not in fresh]
     bound_and_targets(ds)
     with open(path + ".tmp", "w") as f:
         json.dump(ds, f, indent=1)
@@ -256,6 +259,7 @@ def main():
     ap.add_argument("--out-dir", default=os.path.join(HERE, "results"))
     for key in BUDGETS:
         ap.add_argument(f"--{key.replace('_', '-')}", default=None, help=f"override the data set's {key} list (comma-separated; empty: none)")
+    ap.add_argument("--pq-train-per-centroid", type=int, default=None, help="FAISS PQ k-means sample a centroid (default FAISS's 256; 64 trains 4x faster)")
     ap.add_argument("--import-vlc", default=None, help="NAME=FILE[,NAME=FILE]: vlc rows measured by bench/ec-rd.py (same --queries) instead of the vlc part")
     a = ap.parse_args()
     imports = dict(kv.split("=", 1) for kv in a.import_vlc.split(",")) if a.import_vlc else {}
@@ -271,7 +275,7 @@ def main():
     for name in a.datasets.split(","):
         if name not in SETS:
             sys.exit(f"--datasets: unknown data set {name!r} ({', '.join(SETS)})")
-        cfg = dict(SETS[name])
+        cfg = dict(SETS[name], pq_train_per_centroid=a.pq_train_per_centroid)
         for key, conv in BUDGETS.items():
             v = getattr(a, key)
             if v is not None:
