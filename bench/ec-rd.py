@@ -74,21 +74,35 @@ def recall_mse(x, xh, queries, truth):
     return hits / (10 * len(queries)), float(((x - xh) ** 2).sum(1).mean())
 
 
-def faiss_rows(x, queries, truth, pqs):
+def faiss_measure(x, queries, truth, key, M, pq_train_per_centroid=None):
+    """One FAISS codec (index_factory key; M > 0: a PQ of M subspaces, d padded with zero columns up to
+    a multiple of M): whole-file bytes a vector (serialize_index / n), its code bytes, recall@10, MSE.
+    pq_train_per_centroid: the PQ's k-means sample, a centroid (FAISS's default 256; fewer trains faster)."""
     n, d = x.shape
+    pad = -d % M if M else 0
+    xp = np.ascontiguousarray(np.pad(x, ((0, 0), (0, pad)))) if pad else x
+    t = time.time()
+    index = faiss.index_factory(d + pad, key)
+    inner = faiss.downcast_index(index.index) if isinstance(index, faiss.IndexPreTransform) else index
+    if pq_train_per_centroid and hasattr(inner, "pq"):
+        inner.pq.cp.max_points_per_centroid = pq_train_per_centroid
+    index.train(xp)
+    index.add(xp)
+    whole = len(faiss.serialize_index(index))
+    xh = np.ascontiguousarray(index.sa_decode(index.sa_encode(xp))[:, :d])
+    recall, mse = recall_mse(x, xh, queries, truth)
+    return {"bytes_per_vector": whole / n, "code_bytes": index.sa_code_size(), "mse": mse, "recall_at_10": recall,
+            "seconds": time.time() - t, "padded_d": d + pad}
+
+
+def faiss_rows(x, queries, truth, pqs):
     rows = []
     for key, M in [("SQ4", 0), ("SQ6", 0), ("SQ8", 0)] + [(f"PQ{M}", M) for M in pqs or []]:
-        pad = -d % M if M else 0
-        xp = np.ascontiguousarray(np.pad(x, ((0, 0), (0, pad)))) if pad else x
-        t = time.time()
-        index = faiss.index_factory(d + pad, key)
-        index.train(xp)
-        index.add(xp)
-        whole = len(faiss.serialize_index(index))
-        xh = np.ascontiguousarray(index.sa_decode(index.sa_encode(xp))[:, :d])
-        recall, mse = recall_mse(x, xh, queries, truth)
-        rows.append({"method": f"FAISS {key}", "family": f"FAISS {key[:2]}", "bytes_per_vector": whole / n, "code_bytes": index.sa_code_size(),
-                     "mse": mse, "recall_at_10": recall, "seconds": time.time() - t})
+        # "np": no polysemous training, which only relabels the centroids (the decoded vectors are
+        # the same) and took most of FAISS PQ's time here (over 30 minutes for gm100k's PQ32).
+        got = faiss_measure(x, queries, truth, key + ("np" if M else ""), M)
+        got.pop("padded_d")
+        rows.append({"method": f"FAISS {key}", "family": f"FAISS {key[:2]}", **got})
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     return rows
 
