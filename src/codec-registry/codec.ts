@@ -145,7 +145,7 @@ export function largestFitting(max: number, fits: (k: number) => boolean): numbe
   let lo = 1; // fits
   let hi = max + 1; // first that does not fit, or past the max
   while (hi - lo > 1) {
-    const mid = (lo + hi) >> 1;
+    const mid = Math.floor((lo + hi) / 2); // (lo + hi) >> 1 wraps past 2^31: ec's payloads of large inputs
     if (fits(mid)) lo = mid;
     else hi = mid;
   }

@@ -6,6 +6,7 @@
 // The coded form and its section reader (residuals.ts) are what a reader loads; the encoder
 // (encode.ts) is loaded when a file is written.
 import { UsageError } from '../errors.js';
+import { log } from '../log.js';
 import { scalarPayloadBytes } from '../codecs/scalar.js';
 import { MAX_TYPED_ELEMENTS } from '../vectors/dataset.js';
 import { largestFitting, type Codec, type CodecPlan } from './codec.js';
@@ -33,6 +34,26 @@ export function ecMinPayload(n: number, d: number): number {
 }
 
 const plan = (payload: number, n: number): EcPlan => ({ mode: 'ec', payload, n });
+
+/**
+ * The automatic choice (--quality, the default, and --bytes) offers ec for inputs of up to this
+ * many values (n·d). Its encoder runs on one host thread, a cost that grows with n while the GPU
+ * encodes the fixed-rate codecs of tens of millions of rows in seconds
+ * (bench/results/2026-11-28-h100-r3k-ec-gpu.json: encode_s, one thread, 1M × 128); past it the
+ * chooser says so and measures the others. `--residual ec` codes any size.
+ */
+export const EC_AUTO_MAX_VALUES = 2 ** 27;
+
+/** Whether the automatic choice offers ec for n × d (and, the first time it does not for this n, why). */
+function offered(n: number, d: number): boolean {
+  if (n * d <= EC_AUTO_MAX_VALUES) return true;
+  if (leftOutFor !== n) {
+    leftOutFor = n;
+    log().info(`left out ec residuals from the choice: ${n} × ${d} values are more than its one-thread encoder takes in reasonable time (${EC_AUTO_MAX_VALUES}); --residual ec codes them anyway`);
+  }
+  return false;
+}
+let leftOutFor = -1;
 
 /** The largest payload for n × d whose file `fits` (null: not even the least one does). */
 function payloadFitting(n: number, d: number, fits: (payload: number) => boolean): number | null {
@@ -68,7 +89,7 @@ export const ecCodec: Codec<EcPlan> = {
    * payload bytes a vector on (bits' threshold: below it more anchors are what the chooser tries).
    */
   candidates(goal, { n, d }, perVector) {
-    if (goal.kind === 'quality') return []; // sized by the error the search asks for (atError)
+    if (goal.kind === 'quality' || !offered(n, d)) return []; // --quality: sized by the error the search asks for (atError)
     const P = payloadFitting(n, d, (payload) => perVector(plan(payload, n)) <= goal.perVector);
     return P === null || P < (n * d) / 8 ? [] : [plan(P, n)];
   },
@@ -78,6 +99,7 @@ export const ecCodec: Codec<EcPlan> = {
    * its section estimated for the whole file's n; undefined when it codes nothing.
    */
   atError(mse, input, { n }) {
+    if (!offered(n, input.d)) return undefined;
     const pr = ecPredictor(input);
     const at = pr.at(pr.stepFor(mse), n);
     return at.coded === 0 ? undefined : { mode: 'ec', payload: at.bytes, n, step: at.step, scaleBits: at.scaleBits };
