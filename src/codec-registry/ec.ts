@@ -108,8 +108,8 @@ export const ecCodec: Codec<EcPlan> = {
     const step = dims.length ? steps[dims[0]] : 0;
     return {
       key: 'ec',
-      json: { coded_dimensions: dims.length, step, block_rows: blockRows, blocks: r.blockCount, scale_bits: scaleBits },
-      line: `ec: ${dims.length} of ${r.d} dimensions coded, step ${step.toPrecision(4)}, ${r.blockCount} block${r.blockCount === 1 ? "" : "s"} of ${blockRows} rows`,
+      json: { coded_dimensions: dims.length, step, block_rows: blockRows, blocks: r.layout.blockAt.length - 1, scale_bits: scaleBits },
+      line: `ec: ${dims.length} of ${r.d} dimensions coded, step ${step.toPrecision(4)}, ${r.layout.blockAt.length - 1} block${r.layout.blockAt.length === 2 ? "" : "s"} of ${blockRows} rows`,
     };
   },
 };

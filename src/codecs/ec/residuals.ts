@@ -9,9 +9,8 @@
 // are denser toward 0 inside every cell, so the cell's centre is too far out. On Gaussian data it
 // keeps an entropy-coded uniform quantizer within ~0.25 bit of the bound at every rate, where the
 // centres alone drift to 0.44 bit at 1.2 bits a value (a step of 2σ).
-import { asPayload } from '../../io/vlc/payload.js';
-import { MAX_TYPED_ELEMENTS } from '../../vectors/dataset.js';
-import { decodeBlock, readSection, writeSection, type EcLayout } from './blocks.js';
+import { asPayload, type Payload } from '../../io/vlc/payload.js';
+import { decodeBlock, readSection, sectionHeadBytes, writeSection, type EcLayout } from './blocks.js';
 import { writeModels } from './model.js';
 import type { ResidualSection } from '../types.js';
 
@@ -122,27 +121,63 @@ export class EcResiduals {
   }
 }
 
+/**
+ * The section's header, models and offset table (one view: they are small), read from a payload
+ * of any size; the blocks stay where they lie, each reached through a view of its own bytes.
+ */
+function readLayout(payload: Payload, n: number, d: number, corrupt: (what: string) => Error): { layout: EcLayout; at: (b: number) => BlockRef } {
+  const head = payload.view(0, sectionHeadBytes(payload.view(0, Math.min(payload.length, 24)), payload.length, n, d));
+  const layout = readSection(head, n, d, corrupt, payload.length);
+  const at = (b: number): BlockRef => {
+    const size = layout.blockAt[b + 1] - layout.blockAt[b];
+    return { bytes: payload.view(layout.blockAt[b], size), at: 0, size };
+  };
+  return { layout, at };
+}
+
+/** Blocks b0 .. b1 − 1 decoded (their rows × coded dimensions each), a damaged one named by its number. */
+function decodeBlocks(layout: EcLayout, n: number, at: (b: number) => BlockRef, b0: number, b1: number, corrupt: (what: string) => Error): BlockCodes[] {
+  const D = layout.dims.length;
+  const scratch = new Int32Array(Math.min(n, layout.blockRows) * D);
+  const codes: BlockCodes[] = [];
+  for (let b = b0; b < b1; b++) {
+    const rows = Math.min(layout.blockRows, n - b * layout.blockRows);
+    const q = scratch.subarray(0, rows * D), { bytes, at: o, size } = at(b);
+    decodeBlock(bytes, o, size, rows, layout.alpha, layout.models, q, (what) => corrupt(`block ${b}: ${what}`));
+    codes.push(narrowed(q));
+  }
+  return codes;
+}
+
+/** Rows a block of rowBlocks() holds by default: whole ec blocks, about this many rows. */
+const ROWS_PER_READ = 1 << 16;
+
 /** The 'RSDE' section's reader: every block decoded at open (a damaged one fails there, with its number). */
 export const ecSection: ResidualSection = {
   tag: 'RSDE',
   payloadBytes: (): number | undefined => undefined, // the payload's own header and table say
   read(given, context, corrupt): EcResiduals {
     const { n, d } = context;
-    // The blocks are decoded from one view of the section: ec sections are read up to one array's size.
-    const whole = asPayload(given);
-    if (whole.length > MAX_TYPED_ELEMENTS) throw corrupt(`the ec section has ${whole.length} bytes; this vlc reads ec sections of at most ${MAX_TYPED_ELEMENTS}`);
-    const payload = whole.bytes();
-    const layout = readSection(payload, n, d, corrupt);
-    const at = (b: number): BlockRef => ({ bytes: payload, at: layout.blockAt[b], size: layout.blockAt[b + 1] - layout.blockAt[b] });
-    const D = layout.dims.length, blocks = layout.blockAt.length - 1;
-    const scratch = new Int32Array(Math.min(n, layout.blockRows) * D);
-    const codes: BlockCodes[] = [];
-    for (let b = 0; b < blocks; b++) {
-      const rows = Math.min(layout.blockRows, n - b * layout.blockRows);
-      const q = scratch.subarray(0, rows * D), { bytes, at: o, size } = at(b);
-      decodeBlock(bytes, o, size, rows, layout.alpha, layout.models, q, (what) => corrupt(`block ${b}: ${what}`));
-      codes.push(narrowed(q));
-    }
-    return new EcResiduals(n, d, layout, at, codes, corrupt);
+    // A payload of any size (past 4 GiB too): the head in one view, each block in a view of its own.
+    const payload = asPayload(given);
+    const { layout, at } = readLayout(payload, n, d, corrupt);
+    return new EcResiduals(n, d, layout, at, decodeBlocks(layout, n, at, 0, layout.blockAt.length - 1, corrupt), corrupt);
+  },
+  rowBlocks(payload, { n, d }, corrupt, rowsHint = ROWS_PER_READ) {
+    const { layout, at } = readLayout(payload, n, d, corrupt);
+    const per = Math.max(1, Math.round(rowsHint / layout.blockRows)); // ec blocks per block of rows
+    const rows = per * layout.blockRows, blocks = layout.blockAt.length - 1;
+    return {
+      rows,
+      block(b) {
+        const b0 = b * per, b1 = Math.min(blocks, b0 + per), r0 = b0 * layout.blockRows;
+        // The ec blocks' bytes in one read; block j of these rows is block b0 + j of the section.
+        const span = payload.view(layout.blockAt[b0], layout.blockAt[b1] - layout.blockAt[b0]);
+        const local = (j: number): BlockRef => ({ bytes: span, at: layout.blockAt[b0 + j] - layout.blockAt[b0], size: layout.blockAt[b0 + j + 1] - layout.blockAt[b0 + j] });
+        const m = Math.min(n, r0 + rows) - r0;
+        const codes = decodeBlocks(layout, n, (j) => local(j - b0), b0, b1, corrupt);
+        return new EcResiduals(m, d, layout, local, codes, corrupt);
+      },
+    };
   },
 };
