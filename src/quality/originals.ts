@@ -25,6 +25,12 @@ export function isRowsReader(x: Originals): x is RowsReader {
 
 /** Floats of the block a RowsReader's rows are read in (16 MiB). */
 const READ_FLOATS = 1 << 22;
+let readFloats = READ_FLOATS;
+
+/** Tests: read a RowsReader's rows in blocks of `floats` (undefined restores the default). */
+export function setReadFloatsForTests(floats?: number): void {
+  readFloats = floats ?? READ_FLOATS;
+}
 
 /** Row i of the originals into `out` (f32, length d); from a RowsReader, rows in ascending order read a block at a time. */
 export function rowGetter(x: Originals, n: number, d: number): (i: number, out: Float32Array) => void {
@@ -32,7 +38,7 @@ export function rowGetter(x: Originals, n: number, d: number): (i: number, out: 
     const rows = asRows(x, n, d);
     return (i, out) => void rowInto(rows, i, out);
   }
-  const per = Math.max(1, Math.floor(READ_FLOATS / d));
+  const per = Math.max(1, Math.floor(readFloats / d));
   let buf: Float32Array | undefined;
   let held = -1;
   return (i, out) => {

@@ -59,6 +59,13 @@ export class BlockedResiduals implements CodedResiduals {
   }
 }
 
+let rowsForTests: number | undefined;
+
+/** Tests: blocks of about `rows` rows by default (undefined: the codec's own default). */
+export function setOnDiskRowsForTests(rows?: number): void {
+  rowsForTests = rows;
+}
+
 /** A .vlc file checked from disk, its residuals read in blocks (BlockedResiduals); close() closes the file. */
 export interface VlcOnDisk {
   file: VlcFile;
@@ -86,7 +93,7 @@ export function openVlcOnDisk(path: string, onChecked?: (bytes: number, total: n
     const file = decodeVlc(whole, path, onChecked, [], true);
     for (const w of file.warnings) log().warn(w);
     const { residualPayload, ...rest } = file;
-    const residuals = residualPayload && blockedResiduals(rest, residualPayload, path, rowsHint);
+    const residuals = residualPayload && blockedResiduals(rest, residualPayload, path, rowsHint ?? rowsForTests);
     return { file: { ...rest, ...(residuals ? { residuals } : {}) }, close: () => fs.closeSync(fd) };
   } catch (e) {
     fs.closeSync(fd);
