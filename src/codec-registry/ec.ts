@@ -7,7 +7,6 @@
 // (encode.ts) is loaded when a file is written.
 import { UsageError } from '../errors.js';
 import { scalarPayloadBytes } from '../codecs/scalar.js';
-import { MAX_TYPED_ELEMENTS } from '../vectors/dataset.js';
 import { largestFitting, type Codec, type CodecPlan } from './codec.js';
 import { DEFAULT_BLOCK_ROWS, sectionBytes } from '../codecs/ec/blocks.js';
 import type { EcResiduals } from '../codecs/ec/residuals.js';
@@ -83,7 +82,9 @@ export const ecCodec: Codec<EcPlan> = {
 
   // A plan sized for n vectors, asked of another n (the chooser's sample): the same bytes a vector.
   payloadBytes: (p, n, d) => (n === p.n ? p.payload : Math.max(ecMinPayload(n, d), Math.floor((p.payload * n) / p.n))),
-  storable: (p, n, d) => n * d <= MAX_TYPED_ELEMENTS && ecCodec.payloadBytes(p, n, d, 0)! <= MAX_TYPED_ELEMENTS,
+  // Any n: the encoder codes a block of rows at a time, the payload is its head then the blocks
+  // (pieces), and a reader views each block where it lies (codecs/ec/residuals.ts), past 4 GiB too.
+  storable: () => true,
 
   async encode(p, input) {
     const { encodeEc } = await import('../codecs/ec/encode.js');

@@ -11,7 +11,7 @@ import { log } from '../../log.js';
 import { quoteName } from '../names.js';
 import { hasResiduals, sectionOf } from '../../codecs/sections.js';
 import type { CodedResiduals, RowBlocks } from '../../codecs/types.js';
-import { decodeVlc, decodeVlcHeader, FILE_HEADER_BYTES, type Assignments, type VlcFile } from './format.js';
+import { decodeVlc, FILE_HEADER_BYTES, type Assignments, type VlcFile } from './format.js';
 import { FilePayload, Payload } from './payload.js';
 
 /**
@@ -89,7 +89,6 @@ export function openVlcOnDisk(path: string, onChecked?: (bytes: number, total: n
   const fd = fs.openSync(path, 'r');
   try {
     const whole = new FilePayload(fd, 0, st.size);
-    decodeVlcHeader(whole, path); // a wrong or forged file fails on its first bytes
     const file = decodeVlc(whole, path, onChecked, [], true);
     for (const w of file.warnings) log().warn(w);
     const { residualPayload, ...rest } = file;
