@@ -172,7 +172,8 @@ export function sectionHeadBytes(first: Uint8Array, total: number, n: number, d:
   const rotated = v.getUint32(0, true) === ROTATED_LAYOUT_VERSION;
   const k = rotated ? Math.min(d, Math.max(1, v.getUint32(16, true))) : undefined;
   const blocks = Math.ceil(n / Math.max(1, blockRows));
-  return Math.min(total, preModelBytes(d, k) + align4(B) + 4 * blocks);
+  // Number arithmetic: a damaged B near 2^32 would wrap align4's 32-bit rounding negative.
+  return Math.min(total, preModelBytes(d, k) + Math.ceil(B / 4) * 4 + 4 * blocks);
 }
 
 /**
