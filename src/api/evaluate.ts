@@ -21,8 +21,13 @@ import { decodedRecall, recallOf, trueNeighbours, type DecodedRecall } from '../
 import { reconstructionQuality, type ReconstructionQuality } from '../quality/reconstruction.js';
 import { sampleIndices } from '../quality/sample.js';
 import { searchCompressed, vlcSearchIndex } from '../search/index.js';
-import { rowInto, type Dataset } from '../vectors/dataset.js';
-import { nameOf, vectorsOf, vlcOf, type VectorsInput, type VlcInput } from './inputs.js';
+import { asRows, rowInto, rowsF32, type Dataset } from '../vectors/dataset.js';
+import { isRowsReader, type Originals, type RowsReader } from '../quality/originals.js';
+import { openBlockReader } from '../io/readers/blocks.js';
+import { blockProblem } from '../io/readers/validate.js';
+import { badInput } from '../io/readers/source.js';
+import { maxAbsOf } from '../vectors/scale.js';
+import { nameOf, vectorsOf, vlcOf, vlcOnDiskOf, type VectorsInput, type VlcInput } from './inputs.js';
 import { withMetric } from '../search/metric.js';
 import type { Metric } from '../vectors/metric.js';
 import { searchMetric } from './search.js';
@@ -54,27 +59,85 @@ export async function evaluate(original: VectorsInput, vlc: VlcInput, o: Evaluat
   if (!Number.isInteger(queries) || queries < 1) throw new UsageError(`--queries must be a whole number of at least 1 (got ${queries})`);
   const progress = o.progress ?? silentReporter;
   const t0 = performance.now();
-  // The .vlc first: it is small and fully validated, so a damaged one fails before a large input is read.
-  const file = await vlcOf(vlc, progress);
-  const metric = searchMetric(file, o.metric, nameOf(vlc));
-  const ds = await vectorsOf(original, o, progress);
-  const { n, d } = file.manifest;
-  if (ds.n !== n || ds.d !== d)
-    throw new UsageError(
-      `${nameOf(original)} holds ${grouped(ds.n)} x ${ds.d} vectors but ${nameOf(vlc)} encodes ${grouped(n)} x ${d}; ` +
-        `give the file it was compressed from${file.manifest.input.dropped ? ' (with --drop-invalid, as compress had)' : ''}`,
-    );
-  // The exact searches (ground truth and over the decoded vectors) on the GPU when there is one.
-  const exact = await selectExactKnn({ device: o.device ?? 'auto', gpu: o.gpu ?? 0 });
-  let result: EvalResult;
+  // The .vlc first: small parts checked whole, so a damaged one fails before a large input is read.
+  // Its codes stay on disk (read a block of rows at a time) unless --nprobe's index search, which
+  // visits rows in any order, needs them in memory.
+  const { file, close } = o.nprobe === undefined ? await vlcOnDiskOf(vlc, progress) : { file: await vlcOf(vlc, progress), close: () => {} };
+  let originals: { x: Originals; n: number; d: number; close(): void } | undefined;
   try {
-    log().debug(`exact search on ${exact.label}`);
-    result = await evaluateFile(ds, file, { queries, seed: o.seed ?? 1, nprobe: o.nprobe, knn: exact.knn, metric }, progress);
+    const metric = searchMetric(file, o.metric, nameOf(vlc));
+    originals = await originalsOf(original, o, progress);
+    const { n, d } = file.manifest;
+    if (originals.n !== n || originals.d !== d)
+      throw new UsageError(
+        `${nameOf(original)} holds ${grouped(originals.n)} x ${originals.d} vectors but ${nameOf(vlc)} encodes ${grouped(n)} x ${d}; ` +
+          `give the file it was compressed from${file.manifest.input.dropped ? ' (with --drop-invalid, as compress had)' : ''}`,
+      );
+    // The exact searches (ground truth and over the decoded vectors) on the GPU when there is one.
+    const exact = await selectExactKnn({ device: o.device ?? 'auto', gpu: o.gpu ?? 0 });
+    let result: EvalResult;
+    try {
+      log().debug(`exact search on ${exact.label}`);
+      result = await evaluateFile(originals.x, file, { queries, seed: o.seed ?? 1, nprobe: o.nprobe, knn: exact.knn, metric }, progress);
+    } finally {
+      await exact.close();
+    }
+    return { ...result, seconds: (performance.now() - t0) / 1000 };
   } finally {
-    await exact.close();
+    originals?.close();
+    close();
   }
-  return { ...result, seconds: (performance.now() - t0) / 1000 };
 }
+
+/**
+ * The original vectors: a .npy (C order, f32/f16) or .fvecs path read where it lies, a block of
+ * rows at a time (io/readers/blocks.ts), every value checked first as reading it whole would
+ * (the largest |x| found on the way); anything else — other formats, several files,
+ * --drop-invalid (dropping renumbers rows), vectors in memory — read whole.
+ */
+async function originalsOf(input: VectorsInput, o: EvaluateOptions, progress: Reporter): Promise<{ x: Originals; n: number; d: number; close(): void }> {
+  const reader = typeof input === 'string' && !o.dropInvalid ? openBlockReader(input, o.format) : undefined;
+  if (!reader) {
+    const ds = await vectorsOf(input, o, progress);
+    return { x: ds, n: ds.n, d: ds.d, close: () => {} };
+  }
+  try {
+    const { n, d } = reader;
+    const per = Math.max(1, Math.floor(READ_BYTES / (d * (reader.dtype === 'f32' ? 4 : 2))));
+    const reading = progress.step(`reading ${nameOf(input)}`, 'vectors', n);
+    let top = 0;
+    let buf: Dataset | undefined;
+    for (let r0 = 0; r0 < n; r0 += per) {
+      const r1 = Math.min(n, r0 + per);
+      buf = reader.read(r0, r1, buf);
+      const problem = blockProblem(buf, r0);
+      if (problem !== undefined) throw badInput(reader.name, `${problem}; fix the data or pass --drop-invalid to skip such rows`);
+      top = Math.max(top, maxAbsOf(buf));
+      reading.update(r1, n);
+      await checkpoint();
+    }
+    reading.end();
+    const x: RowsReader = {
+      n, d,
+      maxAbs: () => top,
+      read: (r0, r1, out) => {
+        buf = reader.read(r0, r1, buf);
+        out.set(rowsF32(buf, 0, r1 - r0, out)); // f32: a view of the block, copied; f16: decoded into out already
+      },
+      gather: (list, out) => {
+        const rows = reader.gather(list);
+        for (let r = 0; r < list.length; r++) rowInto(rows, r, out.subarray(r * d, (r + 1) * d));
+      },
+    };
+    return { x, n, d, close: () => reader.close() };
+  } catch (e) {
+    reader.close();
+    throw e;
+  }
+}
+
+/** Input bytes one read of the checking pass takes. */
+const READ_BYTES = 16 << 20;
 
 export interface EvalResult extends SizeFigures, Omit<ReconstructionQuality, 'measured'> {
   n: number;
@@ -98,11 +161,12 @@ export interface EvalResult extends SizeFigures, Omit<ReconstructionQuality, 'me
 }
 
 /**
- * What evaluate() measures, on vectors and a .vlc file already read. o.knn: the exact search of
+ * What evaluate() measures, on vectors (in memory, or read by the caller in blocks) and a .vlc file
+ * already read (its residuals may be read from disk in blocks: each pass reads rows in order). o.knn: the exact search of
  * the ground truth and of the decoded vectors (default: the CPU's).
  */
 export async function evaluateFile(
-  ds: Dataset, file: VlcFile, o: { queries: number; seed: number; nprobe?: number; knn?: ExactKnn; metric?: Metric }, progress: Reporter = silentReporter,
+  ds: Originals, file: VlcFile, o: { queries: number; seed: number; nprobe?: number; knn?: ExactKnn; metric?: Metric }, progress: Reporter = silentReporter,
 ): Promise<EvalResult> {
   const metric = o.metric ?? file.manifest.metric;
   // ip / cosine: both exact searches rank by it (search/metric.ts); a cosine file decodes at the input's scale (its norms), as decompress does.
@@ -126,7 +190,7 @@ export async function evaluateFile(
   await checkpoint();
 
   const nprobe = o.nprobe;
-  const search = nprobe === undefined ? null : { nprobe, ...(await probedRecall(x, d, vlcSearchIndex(file, metric), plan.queries, truth, decoded.k, nprobe, progress)) };
+  const search = nprobe === undefined ? null : { nprobe, ...(await probedRecall(x, n, d, vlcSearchIndex(file, metric), plan.queries, truth, decoded.k, nprobe, progress)) };
   return {
     n,
     d,
@@ -148,13 +212,17 @@ export async function evaluateFile(
 
 /** Recall of the index-probing search (`vlc search`) against the true lists (k + 1 wide, self included). */
 async function probedRecall(
-  x: Dataset, d: number, index: ReturnType<typeof vlcSearchIndex>, sample: readonly number[], truth: Neighbours, k: number, nprobe: number,
+  x: Originals, n: number, d: number, index: ReturnType<typeof vlcSearchIndex>, sample: readonly number[], truth: Neighbours, k: number, nprobe: number,
   progress: Reporter,
 ): Promise<{ recall_at_1: number | null; recall_at_10: number | null }> {
   const nq = sample.length;
   if (k < 1 || nq === 0) return { recall_at_1: null, recall_at_10: null };
   const q = new Float32Array(nq * d);
-  sample.forEach((i, r) => rowInto(x, i, q.subarray(r * d, (r + 1) * d)));
+  if (isRowsReader(x)) x.gather(sample, q);
+  else {
+    const rows = asRows(x, n, d);
+    sample.forEach((i, r) => rowInto(rows, i, q.subarray(r * d, (r + 1) * d)));
+  }
   const searching = progress.step('compressed search', 'queries', nq);
   const got = await searchCompressed(index, q, nq, { k, nprobe, exclude: Int32Array.from(sample), onProgress: (done) => searching.update(done) }, cpuKnn);
   searching.end();

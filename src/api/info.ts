@@ -1,12 +1,18 @@
 // info(): what a .vlc file holds — header, section sizes, compression ratios, the quality compress
-// measured and the training statistics. Reading it validates the file (every checksum). What
-// `vlc info --json` prints after `schema` and `command`, and what `import { info } from 'vlc'` gives.
+// measured and the training statistics. Reading it validates the file: from a path, the header, the
+// manifest, every section header and padding, every payload's checksum (streamed a piece at a
+// time) and the anchors, assignments and norms, with the residual section's head and its first
+// rows (io/vlc/on-disk.ts) — the codes themselves are never loaded, and the values of codes past
+// the first rows are not checked (decompress, search and eval check every block they read). From
+// stdin, or a file already read, as readVlc read it (every code checked). What `vlc info --json`
+// prints after `schema` and `command`, and what `import { info } from 'vlc'` gives.
 import { factsOf } from '../codec-registry/index.js';
 import type { VlcFile } from '../io/vlc/format.js';
 import type { VlcManifest } from '../io/vlc/manifest.js';
 import { sizeFigures } from '../io/vlc/stats.js';
 import { silentReporter } from '../log.js';
-import { vlcOf, type VlcInput } from './inputs.js';
+import { vlcOnDiskOf, type VlcInput } from './inputs.js';
+import { BlockedResiduals } from '../io/vlc/on-disk.js';
 import { snakeKeys } from './json.js';
 
 export { fewIds } from '../vectors/row-ids.js';
@@ -16,13 +22,20 @@ export type InfoResult = ReturnType<typeof infoOf>;
 
 /** What the .vlc file `vlc` (a path, '-' for stdin, or one read already) holds. */
 export async function info(vlc: VlcInput): Promise<InfoResult> {
-  return infoOf(await vlcOf(vlc, silentReporter));
+  // Blocks of one row: the codec's facts need the section's head and nothing of its codes.
+  const { file, close } = await vlcOnDiskOf(vlc, silentReporter, 1);
+  try {
+    return infoOf(file);
+  } finally {
+    close();
+  }
 }
 
 /** What the .vlc file holds, from a file already read: info()'s result. */
 export function infoOf(file: VlcFile) {
   const mf = file.manifest;
-  const residualFacts = factsOf(file.residuals);
+  const r = file.residuals;
+  const residualFacts = factsOf(r instanceof BlockedResiduals ? r.block(0) : r);
   const { n, d, m } = mf;
   return {
     n,

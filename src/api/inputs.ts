@@ -3,6 +3,7 @@
 // each read as a step of the caller's progress display.
 import type { ReadOptions } from '../io/read.js';
 import { readVlc } from '../io/vlc/file.js';
+import { openVlcOnDisk } from '../io/vlc/on-disk.js';
 import type { VlcFile } from '../io/vlc/format.js';
 import { quoteName } from '../io/names.js';
 import type { Reporter, ReportStep } from '../log.js';
@@ -38,6 +39,24 @@ export async function vlcOf(vlc: VlcInput, progress: Reporter): Promise<VlcFile>
     reading.end();
     checking.end();
   }
+}
+
+/**
+ * The .vlc file with its codes left on disk when it is a path to a regular file (io/vlc/on-disk.ts:
+ * checked as vlcOf checks it, its residuals read a block of rows at a time, `rowsHint` rows about);
+ * otherwise as vlcOf reads it. close() closes the file.
+ */
+export async function vlcOnDiskOf(vlc: VlcInput, progress: Reporter, rowsHint?: number): Promise<{ file: VlcFile; close(): void }> {
+  if (typeof vlc === 'string') {
+    const checking = reportBytes(progress, vlc, 'checking');
+    try {
+      const opened = openVlcOnDisk(vlc, checking, rowsHint);
+      if (opened) return opened;
+    } finally {
+      checking.end();
+    }
+  }
+  return { file: await vlcOf(vlc, progress), close: () => {} };
 }
 
 /** The vectors as a Dataset: files read (NaN/Inf refused or dropped, as for compress), memory checked, a Dataset as it is. */

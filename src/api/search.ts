@@ -1,6 +1,8 @@
 // search(): the k nearest neighbours of each query over a .vlc file's vectors — on the CPU by
-// probing the nearest anchors' lists (search/index.ts); on a GPU (device 'cuda', or 'auto' with
-// one and no nprobe) by exhaustive exact search over every decoded vector (search/exhaustive.ts).
+// probing the nearest anchors' lists (search/index.ts; the file held whole); on a GPU (device
+// 'cuda', or 'auto' with one and no nprobe) by exhaustive exact search over every decoded vector
+// (search/exhaustive.ts), and with `exhaustive` on the CPU too, the file read a block of rows at a
+// time (io/vlc/on-disk.ts).
 // Distances are squared L2 to the reconstructions; under the metric ip or cosine (the file's, or
 // `metric`) the results are ranked by it, their distances −⟨q, x⟩ or 1 − cos (ascending still). What `vlc search` runs, and what
 // `import { search } from 'vlc'` gives a Node program.
@@ -18,17 +20,23 @@ import { defaultNprobe, searchCompressed, vlcSearchIndex } from '../search/index
 import { reportedInPlace } from '../search/metric.js';
 import { isMetric, METRICS, type Metric } from '../vectors/metric.js';
 import { pieceRows, rowsF32, type Dataset } from '../vectors/dataset.js';
-import { nameOf, vectorsOf, vlcOf, type VectorsInput, type VlcInput } from './inputs.js';
+import { nameOf, vectorsOf, vlcOf, vlcOnDiskOf, type VectorsInput, type VlcInput } from './inputs.js';
 
 export interface SearchOptions extends ReadOptions {
   /** Neighbours per query (default 10), at most n. */
   k?: number;
   /** The CPU index search: visit at least this many nearest anchors (default: 1, or 8 with residuals); not with device 'cuda'. */
   nprobe?: number;
-  /** 'auto' (default): exhaustive on a usable GPU, else the CPU's index search; 'cuda' never falls back. */
+  /** 'auto' (default): exhaustive on a usable GPU, else the CPU's index search (or exhaustive, with `exhaustive`); 'cuda' never falls back. */
   device?: DeviceChoice;
   /** GPU index (default 0; of a list, the first). */
   gpu?: number | number[];
+  /**
+   * Rank every decoded vector, as the GPU does, also without one: on the CPU the file is read where
+   * it lies, a block of rows at a time (memory: the anchors, one id per vector, one block), where
+   * the index search holds the whole file. Not with nprobe.
+   */
+  exhaustive?: boolean;
   /**
    * Rank by this instead of the file's metric (l2 for files written before the metric was
    * recorded): l2 and ip files take any; a cosine file, whose index holds unit vectors, only cosine.
@@ -43,7 +51,7 @@ export interface SearchResult {
   k: number;
   /** Number of queries. */
   queries: number;
-  /** Anchors probed at least (the CPU's index search), or null: exhaustive over every decoded vector on a GPU. */
+  /** Anchors probed at least (the CPU's index search), or null: exhaustive over every decoded vector (a GPU, or `exhaustive`). */
   nprobe: number | null;
   /** queries × k ids (row q: query q's neighbours, nearest first). */
   ids: Int32Array;
@@ -75,16 +83,22 @@ export async function search(index: VlcInput, queries: VectorsInput, o: SearchOp
   const k = o.k ?? 10;
   if (!Number.isInteger(k) || k < 1) throw new UsageError(`-k must be a whole number of at least 1 (got ${k})`);
   const progress = o.progress ?? silentReporter;
+  if (o.exhaustive && o.nprobe !== undefined)
+    throw new UsageError('--exhaustive ranks every decoded vector, --nprobe tunes the CPU index search: drop one of them');
   let gpu: OpenedKnn | undefined;
   let gpuOpening: Promise<OpenedKnn | undefined> | undefined;
+  let opened: { file: VlcFile; close(): void } | undefined;
   try {
-    const reading = vlcOf(index, progress);
-    reading.catch(() => {}); // awaited below
     // The GPU opens while a large file's checksums run on worker threads; its errors come after
     // the file's and the queries'.
     gpuOpening = exhaustiveOn(o.device ?? 'auto', { k, nprobe: o.nprobe, gpu: o.gpu ?? 0 });
     gpuOpening.catch(() => {}); // awaited below
-    const file = await reading;
+    // Exhaustive on the CPU: the file is read where it lies, its codes a block of rows at a time.
+    const onCpu = o.exhaustive === true && !(await gpuOpening.catch(() => undefined));
+    const reading = onCpu ? vlcOnDiskOf(index, progress) : vlcOf(index, progress).then((file) => ({ file, close: () => {} }));
+    reading.catch(() => {}); // awaited below
+    opened = await reading;
+    const { file } = opened;
     const qs = await vectorsOf(queries, o, progress);
     const { n, d } = file.manifest;
     if (qs.d !== d) throw new UsageError(`queries have ${qs.d} dimensions but ${nameOf(index)} holds ${d}-dimensional vectors`);
@@ -93,24 +107,24 @@ export async function search(index: VlcInput, queries: VectorsInput, o: SearchOp
     gpu = await gpuOpening;
     const t0 = performance.now();
     let res: Neighbours;
-    let nprobe: number | null;
-    if (gpu) {
-      nprobe = null;
-      // ip / cosine: the vectors decoded on the host, ranked on the GPU's k-NN over one more dimension (search/metric.ts).
-      res = await exhaustive(file, qs, k, gpu, progress, metric);
+    let nprobe: number | null = null;
+    if (gpu || onCpu) {
+      // ip / cosine: the vectors decoded on the host, ranked on the k-NN over one more dimension (search/metric.ts).
+      res = await exhaustive(file, qs, k, gpu ?? { knn: cpuKnn, label: 'the CPU' }, progress, metric);
     } else {
       prewarmKnn(); // the CPU's workers start while the index is built
       const built = vlcSearchIndex(file, metric);
       nprobe = o.nprobe ?? defaultNprobe(built);
       res = await probed(built, qs, k, nprobe, progress);
     }
-    const how = gpu ? `exhaustive over the decoded vectors on ${gpu.label}` : `probing at least ${nprobe} anchors`;
+    const how = gpu || onCpu ? `exhaustive over the decoded vectors on ${gpu ? gpu.label : 'the CPU'}` : `probing at least ${nprobe} anchors`;
     log().debug({ queries: qs.n, seconds: (performance.now() - t0) / 1000 }, `search done (${how})`);
     // Ids are input row numbers: with rows dropped by --drop-invalid, a kept row's position is not its id.
     const dropped = file.manifest.input.droppedRows ?? [];
     if (dropped.length) for (let t = 0; t < res.ids.length; t++) if (res.ids[t] >= 0) res.ids[t] = inputRowId(res.ids[t], dropped);
     return { k, queries: qs.n, nprobe, metric, ids: res.ids, distances: reportedInPlace(metric, res.dists) };
   } finally {
+    opened?.close();
     gpu ??= await gpuOpening?.catch(() => undefined); // opened, but an error came first
     await gpu?.close();
   }
@@ -137,8 +151,13 @@ async function exhaustiveOn(device: DeviceChoice, o: { k: number; nprobe?: numbe
   return undefined;
 }
 
-/** Exhaustive exact search of every query over every decoded vector (search/exhaustive.ts), the queries a view of rows at a time. */
-async function exhaustive(file: VlcFile, qs: Dataset, k: number, gpu: OpenedKnn, progress: Reporter, metric: Metric): Promise<Neighbours> {
+/**
+ * Exhaustive exact search of every query over every decoded vector (search/exhaustive.ts), the
+ * queries a view of rows at a time: the base decoded a block of rows at a time (on a GPU, on the
+ * device from the whole file; on the CPU, from a file whose codes stay on disk), each block ranked
+ * for every query and the lists merged (ties: the lower id).
+ */
+async function exhaustive(file: VlcFile, qs: Dataset, k: number, gpu: Pick<OpenedKnn, 'knn' | 'label'>, progress: Reporter, metric: Metric): Promise<Neighbours> {
   const found = { ids: new Int32Array(qs.n * k), dists: new Float32Array(qs.n * k) };
   const per = pieceRows(qs.d, 'f32');
   const { n } = file.manifest;

@@ -42,13 +42,15 @@ export async function blockKnn(
 
 /**
  * ExactKnn.knnDecoded on the host: the file's first nb vectors reconstructed a block of rows at a
- * time (io/vlc/reconstruct.ts; blocks as large as one view of rows: the fewer the blocks, the fewer
- * uploads of the queries to a device's knn) and each block handed with the queries to `knn`.
+ * time (io/vlc/reconstruct.ts) and each block handed with the queries to `knn`. Blocks of
+ * `blockFloats` (default: as large as one view of rows, so that a device's knn gets the queries
+ * uploaded as few times as may be; the host's k-NN takes BLOCK_FLOATS, so the decoded block is
+ * small beside a file whose codes stay on disk).
  */
-export function decodedKnn(knn: Pick<ExactKnn, 'knn'>): ExactKnn['knnDecoded'] {
+export function decodedKnn(knn: Pick<ExactKnn, 'knn'>, blockFloats?: number): ExactKnn['knnDecoded'] {
   return (file: Decodable, nb, queries, nq, k, onRows) => {
     const { d } = file.manifest;
     const decoded = (r0: number, r1: number, out: Float32Array) => reconstructRange(file, r0, r1, out);
-    return blockKnn(queries, nq, d, k, nb, decoded, knn, pieceRows(d, 'f32') * d, onRows);
+    return blockKnn(queries, nq, d, k, nb, decoded, knn, blockFloats ?? pieceRows(d, 'f32') * d, onRows);
   };
 }

@@ -8,7 +8,6 @@
 import { UsageError } from '../errors.js';
 import { log } from '../log.js';
 import { scalarPayloadBytes } from '../codecs/scalar.js';
-import { MAX_TYPED_ELEMENTS } from '../vectors/dataset.js';
 import { largestFitting, type Codec, type CodecPlan } from './codec.js';
 import { DEFAULT_BLOCK_ROWS, sectionBytes } from '../codecs/ec/blocks.js';
 import { ecPredictor } from '../codecs/ec/predict.js';
@@ -107,7 +106,9 @@ export const ecCodec: Codec<EcPlan> = {
 
   // A plan sized for n vectors, asked of another n (the chooser's sample): the same bytes a vector.
   payloadBytes: (p, n, d) => (n === p.n ? p.payload : Math.max(ecMinPayload(n, d), Math.floor((p.payload * n) / p.n))),
-  storable: (p, n, d) => n * d <= MAX_TYPED_ELEMENTS && ecCodec.payloadBytes(p, n, d, 0)! <= MAX_TYPED_ELEMENTS,
+  // Any n: the encoder codes a block of rows at a time, the payload is its head then the blocks
+  // (pieces), and a reader views each block where it lies (codecs/ec/residuals.ts), past 4 GiB too.
+  storable: () => true,
 
   async encode(p, input) {
     const { encodeEc } = await import('../codecs/ec/encode.js');
@@ -136,8 +137,8 @@ export const ecCodec: Codec<EcPlan> = {
     const step = dims.length ? steps[dims[0]] : 0;
     return {
       key: 'ec',
-      json: { coded_dimensions: dims.length, step, block_rows: blockRows, blocks: r.blockCount, scale_bits: scaleBits },
-      line: `ec: ${dims.length} of ${r.d} dimensions coded, step ${step.toPrecision(4)}, ${r.blockCount} block${r.blockCount === 1 ? "" : "s"} of ${blockRows} rows`,
+      json: { coded_dimensions: dims.length, step, block_rows: blockRows, blocks: r.layout.blockAt.length - 1, scale_bits: scaleBits },
+      line: `ec: ${dims.length} of ${r.d} dimensions coded, step ${step.toPrecision(4)}, ${r.layout.blockAt.length - 1} block${r.layout.blockAt.length === 2 ? "" : "s"} of ${blockRows} rows`,
     };
   },
 };

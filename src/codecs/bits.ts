@@ -23,7 +23,8 @@
 //     first (bit j of the row is bit j % 8 of byte j / 8); the bits past Σ b_k are 0
 import { asCodes, Codes } from '../vectors/codes.js';
 import type { CodedResiduals, ResidualSection, SectionContext } from './types.js';
-import { asPayload, type PayloadLike } from '../io/vlc/payload.js';
+import { asPayload, Payload, type PayloadLike } from '../io/vlc/payload.js';
+import { fixedRowBlocks } from './row-blocks.js';
 
 const HEADER_BYTES = 8;
 export const MAX_BITS = 8;
@@ -103,6 +104,14 @@ export class BitsResiduals implements CodedResiduals {
 export const bitsSection: ResidualSection = {
   tag: 'RSDB',
   payloadBytes: () => undefined, // R is in the payload's own header
+  rowBlocks(payload, context, corrupt, rowsHint) {
+    const { d } = context;
+    const head = payload.view(0, Math.min(payload.length, HEADER_BYTES));
+    const R = head.length === HEADER_BYTES ? new DataView(head.buffer, head.byteOffset, HEADER_BYTES).getUint32(0, true) : 0;
+    // A header read() would refuse: read() of the header alone says what is wrong.
+    if (!(R >= 1 && R <= d)) bitsSection.read(Payload.of(head), { ...context, assignments: [] }, corrupt);
+    return fixedRowBlocks(bitsSection, payload, context, corrupt, bitsPayloadBytes(0, d, R), R, rowsHint);
+  },
   read(input: PayloadLike, { n, d }: SectionContext, corrupt: (what: string) => Error) {
     const payload = asPayload(input); // a Payload from decodeVlc; bytes in one array from a test or a small caller
     if (payload.length < HEADER_BYTES) throw corrupt(`payload of ${payload.length} bytes is shorter than its ${HEADER_BYTES}-byte header`);

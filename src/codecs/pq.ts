@@ -33,7 +33,8 @@ import { f16ToF32, f32ToF16 } from '../vectors/dataset.js';
 import { asCodes, Codes, packNibbles, unpackNibbles } from '../vectors/codes.js';
 import { orthonormalize, projectRows } from './linear.js';
 import type { CodedResiduals, ResidualSection, SectionContext } from './types.js';
-import { asPayload, type PayloadLike } from '../io/vlc/payload.js';
+import { asPayload, Payload, type PayloadLike } from '../io/vlc/payload.js';
+import { fixedRowBlocks } from './row-blocks.js';
 
 export type PqBits = 8 | 4;
 export const PQ_BITS: readonly PqBits[] = [8, 4];
@@ -199,6 +200,19 @@ export function storedCodebook(values: Float32Array): Float32Array {
 export const pqSection: ResidualSection = {
   tag: 'RSPQ',
   payloadBytes: () => undefined,
+  rowBlocks(payload, context, corrupt, rowsHint) {
+    const { d, m } = context;
+    const head = payload.view(0, Math.min(payload.length, HEADER_BYTES));
+    if (head.length === HEADER_BYTES) {
+      const v = new DataView(head.buffer, head.byteOffset, HEADER_BYTES);
+      const M = v.getUint32(0, true), bits = v.getUint32(4, true), k = v.getUint32(12, true);
+      if ((bits === 8 || bits === 4) && M >= 1 && M <= (k || d) && k <= d && v.getUint32(8, true) === m)
+        return fixedRowBlocks(pqSection, payload, context, corrupt, pqPayloadBytes(0, d, m, M, bits, k), pqCodeBytes(M, bits), rowsHint);
+    }
+    // A header read() would refuse: read() of the header alone says what is wrong.
+    pqSection.read(Payload.of(head), { ...context, assignments: [] }, corrupt);
+    throw corrupt(`section 'residuals' (pq) has a header this vlc cannot read`);
+  },
   read(input: PayloadLike, { n, d, m, assignments, version }: SectionContext, corrupt: (what: string) => Error) {
     const payload = asPayload(input); // a Payload from decodeVlc; bytes in one array from a test or a small caller
     const bad = (what: string) => corrupt(`section 'residuals' (pq) ${what}`);

@@ -29,6 +29,7 @@ import { asRows } from '../vectors/dataset.js';
 import { allocCodes, asCodes, Codes, packNibbles, unpackNibbles } from '../vectors/codes.js';
 import type { CodedResiduals, ResidualInput, ResidualSection, SectionContext } from './types.js';
 import { asPayload, type PayloadLike } from '../io/vlc/payload.js';
+import { fixedRowBlocks } from './row-blocks.js';
 
 export type ScalarMode = 'int8' | 'int4';
 
@@ -332,10 +333,11 @@ function hasMinus128(codes: Codes<Int8Array>): boolean {
 
 /** Reader of the 'RSD8' / 'RSD4' section: lengths, scales and code range checked. */
 export function scalarSection(mode: ScalarMode): ResidualSection {
-  return {
+  const section: ResidualSection = {
+    rowBlocks: (payload, context, corrupt, rowsHint) =>
+      fixedRowBlocks(section, payload, context, corrupt, 4 * context.d, scalarRowBytes(mode, context.d), rowsHint),
     tag: mode === 'int8' ? 'RSD8' : 'RSD4',
     payloadBytes: (n, d) => 4 * d + n * scalarRowBytes(mode, d),
-    rowLayout: (d) => ({ head: 4 * d, rowBytes: scalarRowBytes(mode, d) }),
     read(input: PayloadLike, { n, d }: SectionContext, corrupt: (what: string) => Error) {
       const payload = asPayload(input); // a Payload from decodeVlc; bytes in one array from a test or a small caller
       const want = scalarPayloadBytes(mode, n, d);
@@ -356,4 +358,5 @@ export function scalarSection(mode: ScalarMode): ResidualSection {
       return new ScalarResiduals(mode, n, d, scales, codes);
     },
   };
+  return section;
 }

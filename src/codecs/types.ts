@@ -70,6 +70,14 @@ export interface SectionContext {
   version: number;
 }
 
+/** A section's rows in blocks: block b is rows [b·rows, min(n, (b + 1)·rows)). */
+export interface RowBlocks {
+  /** Rows per block (the last holds the rest). */
+  readonly rows: number;
+  /** Block b's residuals, its rows numbered from 0; `assignments`: those rows' anchors. */
+  block(b: number, assignments: ArrayLike<number>): CodedResiduals;
+}
+
 /** Reads one codec's section back. `corrupt(what)` builds the error for a payload that makes no sense. */
 export interface ResidualSection {
   /** The 4-character section tag in the file. */
@@ -80,11 +88,13 @@ export interface ResidualSection {
    */
   payloadBytes(n: number, d: number): number | undefined;
   /**
-   * When the payload is a fixed head then `rowBytes` per row (int8, int4): the sizes, so a reader
-   * can take rows [r0, r1) alone as the payload of r1 − r0 rows (head, then their bytes) and
-   * decode a file of any size a block at a time (io/vlc/file.ts openVlcRows). Undefined: read whole.
+   * The section read a block of rows at a time from a payload that stays where it lies (a file:
+   * io/vlc/payload.ts FilePayload), its head checked now and each block's codes when read — so a
+   * file of any size is decoded, searched and measured holding one block (io/vlc/blocks.ts).
+   * `rowsHint`: about how many rows a block should hold. Codecs whose payload is a head then fixed
+   * bytes per row get it from fixedRowBlocks (codecs/row-blocks.ts). Without it, a reader holds the payload whole.
    */
-  rowLayout?(d: number): { head: number; rowBytes: number };
+  rowBlocks?(payload: Payload, context: Omit<SectionContext, 'assignments'>, corrupt: (what: string) => Error, rowsHint?: number): RowBlocks;
   /**
    * The residuals from the section's payload, every field checked. The payload may be larger than
    * one typed array holds: read it through views (payload.view for fixed fields, pieces() or views

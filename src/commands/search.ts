@@ -1,6 +1,7 @@
 // `vlc search <in.vlc> --queries <file> -k 10`: k nearest neighbours of each query over the
 // compressed index — search() (api/search.ts): on the CPU by probing the nearest anchors' lists, on
-// a GPU (--device cuda, or auto with one and no --nprobe) exhaustive over every decoded vector.
+// a GPU (--device cuda, or auto with one and no --nprobe) exhaustive over every decoded vector, and
+// so on the CPU with --exhaustive (the file read a block of rows at a time).
 // Output on stdout: one JSON line per query, {"query": q, "ids": [...], "distances": [...]}
 // (squared L2 to the reconstructions; under the metric ip −⟨q, x⟩, under cosine 1 − cos: ascending
 // always), or with --json a single object holding them all.
@@ -19,6 +20,7 @@ interface SearchFlags extends InputFlags, OutputFlags, DeviceFlags {
   queries: string;
   k: number;
   nprobe?: number;
+  exhaustive?: boolean;
   metric?: Metric;
 }
 
@@ -30,6 +32,7 @@ export function register(program: Command): void {
     .requiredOption('--queries <file>', 'query vectors, any input format (- for stdin)')
     .option('-k <k>', 'neighbours per query', (v) => parseInteger('-k', v, 1), 10);
   addNprobeOption(cmd, 'CPU index search: visit at least this many nearest anchors (default: 1, or 8 with residuals); not with --device cuda');
+  cmd.option('--exhaustive', 'rank every decoded vector (what a GPU does) also on the CPU, reading the file a block of rows at a time instead of holding it; not with --nprobe');
   addMetricOption(cmd, "rank by l2 (distances: squared L2), ip (-<q, x>) or cosine (1 - cos); default: the file's metric (`vlc info`). A cosine file is searched by cosine only");
   addInputOptions(cmd, 'the queries');
   addDeviceOptions(cmd);
@@ -45,7 +48,7 @@ export function register(program: Command): void {
       const progress = progressFor(o);
       let res: SearchResult;
       try {
-        res = await search(vlcPath, o.queries, { ...readOptionsFrom(o), k: o.k, nprobe: o.nprobe, metric: o.metric, device: effectiveDevice(cmd, o), gpu: o.gpu, progress });
+        res = await search(vlcPath, o.queries, { ...readOptionsFrom(o), k: o.k, nprobe: o.nprobe, exhaustive: o.exhaustive, metric: o.metric, device: effectiveDevice(cmd, o), gpu: o.gpu, progress });
       } finally {
         progress.done();
       }

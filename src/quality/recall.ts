@@ -5,7 +5,8 @@
 // Each query is one of the base vectors and is left out of both result lists, so recall measures
 // finding its neighbours, not finding itself.
 import type { ExactKnn, Neighbours } from '../backend/device.js';
-import { asRows, rowInto, type Rows as VectorRows, type VectorsLike } from '../vectors/dataset.js';
+import { asRows, rowInto } from '../vectors/dataset.js';
+import { isRowsReader, rowGetter, type Originals } from './originals.js';
 import { maxAbsOf, scaleFor, scaleInPlace } from '../vectors/scale.js';
 import { BLOCK_FLOATS, blockKnn, type OnRows } from '../backend/block-knn.js';
 import type { DecodeRow } from './reconstruction.js';
@@ -34,36 +35,40 @@ export interface RecallPlan {
 }
 
 /** The true neighbours: exact k-NN (k + 1, self included) of the queries over the original base vectors. */
-export async function trueNeighbours(xs: VectorsLike, n: number, d: number, plan: RecallPlan, knn: ExactKnn, onRows?: OnRows): Promise<Neighbours> {
-  const x = asRows(xs, n, d);
+export async function trueNeighbours(x: Originals, n: number, d: number, plan: RecallPlan, knn: ExactKnn, onRows?: OnRows): Promise<Neighbours> {
   const nb = rowCount(plan.base, n);
-  const s = planScale(x, plan);
+  const s = planScale(x, n, d, plan);
+  const original = rowGetter(x, n, d);
   const block = (r0: number, r1: number, out: Float32Array) => {
-    for (let r = r0; r < r1; r++) rowInto(x, rowAt(plan.base, r), out.subarray((r - r0) * d, (r - r0 + 1) * d));
+    for (let r = r0; r < r1; r++) original(rowAt(plan.base, r), out.subarray((r - r0) * d, (r - r0 + 1) * d));
     return scaleInPlace(out.subarray(0, (r1 - r0) * d), s);
   };
   return blockKnn(queryVectors(x, n, d, plan, s), plan.queries.length, d, kOf(nb) + 1, nb, block, knn, BLOCK_FLOATS, onRows);
 }
 
 /** Scales found per plan and original vectors, so the truth and each decoding it is compared with search at one scale. */
-const scales = new WeakMap<RecallPlan, { x: VectorRows; s: number }>();
+const scales = new WeakMap<RecallPlan, { key: object; byteOffset: number; s: number }>();
 
 /**
  * The power of two both searches of a plan run at (vectors/scale.ts): chosen from the original
  * base vectors alone, and applied alike to the queries, the originals and the decoded vectors, so
  * that f32 distances of tiny or huge data neither underflow nor overflow and the recall is true.
  */
-function planScale(x: VectorRows, plan: RecallPlan): number {
+function planScale(xs: Originals, n: number, d: number, plan: RecallPlan): number {
+  const reader = isRowsReader(xs) ? xs : undefined;
+  const x = isRowsReader(xs) ? undefined : asRows(xs, n, d);
+  const key: object = reader ?? x!.buffer, byteOffset = x?.byteOffset ?? 0;
   const known = scales.get(plan);
-  if (known && known.x.buffer === x.buffer && known.x.byteOffset === x.byteOffset) return known.s;
-  const s = scaleFor(maxAbsOf(x, plan.base));
-  scales.set(plan, { x, s });
+  if (known && known.key === key && known.byteOffset === byteOffset) return known.s;
+  if (reader && plan.base !== null) throw new Error('recall over a sampled base reads the originals in memory');
+  const s = scaleFor(reader ? reader.maxAbs() : maxAbsOf(x!, plan.base));
+  scales.set(plan, { key, byteOffset, s });
   return s;
 }
 
 /** Recall of exact search over the decoded base against `truth` (from trueNeighbours). */
 export async function decodedRecall(
-  x: VectorsLike, n: number, d: number, decode: DecodeRow, plan: RecallPlan, truth: Neighbours, knn: ExactKnn, onRows?: OnRows,
+  x: Originals, n: number, d: number, decode: DecodeRow, plan: RecallPlan, truth: Neighbours, knn: ExactKnn, onRows?: OnRows,
 ): Promise<DecodedRecall> {
   const r = await decodedPerQuery(x, n, d, decode, plan, truth, knn, onRows);
   return { ...summarize(r.hits1, r.perQuery), k: r.k, queries: plan.queries.length, base: r.nb };
@@ -71,19 +76,18 @@ export async function decodedRecall(
 
 /** Each query's recall@k of exact search over the decoded base (empty when the base has < 2 vectors), and how many found the true nearest. */
 export async function decodedPerQuery(
-  x: VectorsLike, n: number, d: number, decode: DecodeRow, plan: RecallPlan, truth: Neighbours, knn: ExactKnn, onRows?: OnRows,
+  x: Originals, n: number, d: number, decode: DecodeRow, plan: RecallPlan, truth: Neighbours, knn: ExactKnn, onRows?: OnRows,
 ): Promise<{ perQuery: number[]; hits1: number; k: number; nb: number }> {
   const nb = rowCount(plan.base, n);
   const nq = plan.queries.length;
   const k = kOf(nb);
   if (k < 1 || nq === 0) return { perQuery: [], hits1: 0, k: Math.max(k, 0), nb };
-  const xr = asRows(x, n, d);
-  const s = planScale(xr, plan);
+  const s = planScale(x, n, d, plan);
   const decodedBlock = (r0: number, r1: number, out: Float32Array) => {
     for (let r = r0; r < r1; r++) decode(rowAt(plan.base, r), out.subarray((r - r0) * d, (r - r0 + 1) * d));
     return scaleInPlace(out.subarray(0, (r1 - r0) * d), s);
   };
-  const got = await blockKnn(queryVectors(xr, n, d, plan, s), nq, d, k + 1, nb, decodedBlock, knn, BLOCK_FLOATS, onRows);
+  const got = await blockKnn(queryVectors(x, n, d, plan, s), nq, d, k + 1, nb, decodedBlock, knn, BLOCK_FLOATS, onRows);
   return { ...perQueryRecall(truth, got, k + 1, plan.queries, k), k, nb };
 }
 
@@ -130,10 +134,14 @@ function kOf(nb: number): number {
   return Math.min(10, nb - 1);
 }
 
-function queryVectors(xs: VectorsLike, n: number, d: number, plan: RecallPlan, s: number): Float32Array {
-  const x = asRows(xs, n, d);
+function queryVectors(xs: Originals, n: number, d: number, plan: RecallPlan, s: number): Float32Array {
   const q = new Float32Array(new SharedArrayBuffer(Math.max(1, plan.queries.length * d) * 4));
-  plan.queries.forEach((p, r) => rowInto(x, rowAt(plan.base, p), q.subarray(r * d, (r + 1) * d)));
+  const list = plan.queries.map((p) => rowAt(plan.base, p));
+  if (isRowsReader(xs)) xs.gather(list, q); // the queries are out of order: one read each, not a block each
+  else {
+    const x = asRows(xs, n, d);
+    list.forEach((i, r) => rowInto(x, i, q.subarray(r * d, (r + 1) * d)));
+  }
   return scaleInPlace(q, s);
 }
 

@@ -1,6 +1,6 @@
 // How far a compressed file's reconstructions are from the original vectors: the figures every
 // command reports under the same names (compress, info, eval; docs/json.md).
-import { asRows, rowInto, type VectorsLike } from '../vectors/dataset.js';
+import { rowGetter, type Originals } from './originals.js';
 import { rowAt, rowCount, type Rows } from './sample.js';
 
 /** Writes vector i's reconstruction into `out` (length d). */
@@ -57,11 +57,11 @@ export function figuresFromRowSums(sums: Float64Array): ReconstructionQuality {
   return f.figures();
 }
 
-/** The figures over `rows` of the n×d vectors x (all rows when null), accumulated in f64. */
+/** The figures over `rows` of the n×d vectors x (all rows when null; in memory, or read by the caller in blocks), accumulated in f64. */
 export function reconstructionQuality(
-  xs: VectorsLike, n: number, d: number, decode: DecodeRow, rows: Rows = null, onRows?: (done: number, total: number) => void,
+  xs: Originals, n: number, d: number, decode: DecodeRow, rows: Rows = null, onRows?: (done: number, total: number) => void,
 ): ReconstructionQuality {
-  const x = asRows(xs, n, d);
+  const original = rowGetter(xs, n, d);
   const count = rowCount(rows, n);
   const r = new Float32Array(d);
   const xi = new Float32Array(d);
@@ -69,7 +69,7 @@ export function reconstructionQuality(
   for (let s = 0; s < count; s++) {
     const i = rowAt(rows, s);
     decode(i, r);
-    rowInto(x, i, xi);
+    original(i, xi);
     let e = 0;
     let xx = 0;
     let rr = 0;

@@ -12,7 +12,7 @@
 //
 // Every list stays ascending in a "distance": squared L2, −⟨q, x⟩ for ip, −cos(q, x) for cosine,
 // so merges, bounded lists and ties (the lower id) work as for L2; reportedDistance says them to users.
-import { decodedKnn } from '../backend/block-knn.js';
+import { BLOCK_FLOATS, decodedKnn } from '../backend/block-knn.js';
 import type { ExactKnn, Neighbours } from '../backend/device.js';
 import { normalizeRows, type Metric } from '../vectors/metric.js';
 
@@ -39,7 +39,7 @@ export function withMetric(exact: ExactKnn, metric: Metric): ExactKnn {
     // The pq pass ranks by L2: search/index.ts takes its generic steps under another metric.
     searchPq: () => Promise.reject(new Error(`the pq search pass ranks by l2, not ${metric}`)),
     // Decoded on the host a block at a time and ranked by the metric's k-NN (a device's decoder ranks by L2).
-    knnDecoded: decodedKnn({ knn }),
+    knnDecoded: decodedKnn({ knn }, BLOCK_FLOATS),
   };
 }
 

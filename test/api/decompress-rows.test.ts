@@ -1,7 +1,7 @@
 // Decompress of a large file reads its codes a block of rows at a time from the file
-// (io/vlc/file.ts openVlcRows): the same output bytes as reading the file whole, for every
-// codec (int8 and int4 from the file, the others read whole), and a damaged code byte is refused
-// by its checksum before anything is written.
+// (io/vlc/file.ts openVlcRows, io/vlc/on-disk.ts): the same output bytes as reading the file whole,
+// for every codec (each through its section's rowBlocks), and a damaged code byte is refused by
+// its checksum before anything is written.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -30,7 +30,7 @@ describe('decompress from the file, a block of rows at a time', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  for (const residual of ['int8', 'int4', 'none', 'pq']) {
+  for (const residual of ['int8', 'int4', 'none', 'pq', 'bits', 'ec']) {
     it(`writes the bytes of the whole-file read (${residual})`, async () => {
       const file = path.join(dir, `${residual}.vlc`);
       await compress(input, { output: file, device: 'cpu', anchors: 6, iters: 10, residual, ...(residual === 'pq' ? { pq: 3 } : {}) } as Parameters<typeof compress>[1]);

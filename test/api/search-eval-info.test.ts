@@ -66,6 +66,21 @@ describe('search()', () => {
     }
   }, 60_000);
 
+  it('is `vlc search --exhaustive --json` on the CPU (every decoded vector ranked, nprobe null); refused with --nprobe', async () => {
+    const want = cliJson(['search', file, '--queries', queriesPath, '-k', '6', '--device', 'cpu', '--exhaustive']);
+    const got = await search(file, queriesPath, { k: 6, device: 'cpu', exhaustive: true });
+    expect(roundFloats(rowsOf(got))).toEqual(want);
+    expect(got.nprobe).toBeNull();
+    // Exhaustive finds at least the index search's neighbours: its k-th distance is never larger
+    // (up to f32 rounding: the index search scores int8 codes in its own order of operations).
+    const probed = await search(file, queriesPath, { k: 6, device: 'cpu' });
+    for (let q = 0; q < nq; q++) expect(got.distances[q * 6 + 5]).toBeLessThanOrEqual(probed.distances[q * 6 + 5] * (1 + 1e-6));
+    const cli = vlc(['search', file, '--queries', queriesPath, '--device', 'cpu', '--exhaustive', '--nprobe', '3']);
+    expect(cli.code).toBe(2);
+    expect(cli.stderr).toMatch(/--exhaustive ranks every decoded vector, --nprobe tunes the CPU index search/);
+    await expect(search(file, queriesPath, { exhaustive: true, nprobe: 3 })).rejects.toBeInstanceOf(UsageError);
+  }, 60_000);
+
   it('takes queries in memory and a file opened already, with the same answer', async () => {
     const fromPaths = await search(file, queriesPath, { k: 4, device: 'cpu' });
     const fromMemory = await search(await openVlc(file), { data: queries, n: nq, d }, { k: 4, device: 'cpu' });
@@ -101,9 +116,26 @@ describe('evaluate()', () => {
     expect(want).toMatchObject({ n, d, queries: 40, search: { nprobe: 2 } });
   }, 60_000);
 
+  it('without --nprobe (the .vlc and the .npy read in blocks) is `vlc eval --json` and the whole reads', async () => {
+    const want = cliJson(['eval', input, file, '--queries', '40', '--seed', '4', '--device', 'cpu']);
+    delete want.seconds;
+    const o = { queries: 40, seed: 4, device: 'cpu' as const };
+    const { seconds: _a, ...fromDisk } = await evaluate(input, file, o);
+    const { seconds: _b, ...whole } = await evaluate(await readVectors(input), await openVlc(file), o);
+    expect(fromDisk).toEqual(whole);
+    expect(roundFloats(fromDisk)).toEqual(want);
+  }, 60_000);
+
   it('refuses vectors that are not the ones compressed', async () => {
     const other = writeNpy(path.join(dir, 'other.npy'), clustered(n - 1, d, 5), n - 1, d);
     await expect(evaluate(other, file, { device: 'cpu' })).rejects.toThrow(/holds 599 x 8 vectors but .* encodes 600 x 8; give the file it was compressed from/);
     await expect(evaluate(input, file, { queries: 0 })).rejects.toBeInstanceOf(UsageError);
+    // A NaN in an original read in blocks is refused as reading it whole refuses it.
+    const x = clustered(n, d, 3, 6);
+    x[417 * d + 5] = NaN;
+    const nan = writeNpy(path.join(dir, 'nan.npy'), x, n, d);
+    const whole = (await readVectors(nan).catch((e: unknown) => e)) as Error;
+    expect(whole).toBeInstanceOf(UsageError);
+    await expect(evaluate(nan, file, { device: 'cpu' })).rejects.toThrow(whole.message);
   });
 });

@@ -10,6 +10,8 @@ describe('codecs whose codes pass one array', () => {
     expect(storableCodec({ mode: 'int8' }, 50_000_000, 128, 65536)).toBe(true); // 6.4e9 codes: left out before
     expect(storableCodec({ mode: 'int4' }, 10_000_000, 768, 4096)).toBe(true);
     expect(storableCodec({ mode: 'pq', subspaces: 192, bits: 8 }, 30_000_000, 768, 4096)).toBe(true);
+    // ec: a 6.4e9-byte section (past 4 GiB) is written as its head and blocks, and read through views.
+    expect(storableCodec({ mode: 'ec', payload: 6_400_000_000, n: 50_000_000 }, 50_000_000, 128, 65536)).toBe(true);
     expect(storableCodec({ mode: 'bits', codeBytes: 384 }, 30_000_000, 768, 4096)).toBe(true);
   });
 });

@@ -2,7 +2,7 @@
 // ExactKnn (../device.ts), the host's (../host.ts), used by src/search/ and by `eval` (recall
 // against exact search).
 import os from 'node:os';
-import { decodedKnn } from '../block-knn.js';
+import { BLOCK_FLOATS, decodedKnn } from '../block-knn.js';
 import type { ExactKnn, Neighbours } from '../device.js';
 import { cpuWorkers } from './pool.js';
 import { searchPq } from './pq-search.js';
@@ -50,5 +50,5 @@ export function prewarmKnn(threads = os.availableParallelism()): void {
 export const cpuKnn: ExactKnn = {
   knn: (base, nb, queries, nq, d, k) => knn(base, nb, queries, nq, d, k),
   searchPq,
-  knnDecoded: decodedKnn({ knn: (base, nb, queries, nq, d, k) => knn(base, nb, queries, nq, d, k) }),
+  knnDecoded: decodedKnn({ knn: (base, nb, queries, nq, d, k) => knn(base, nb, queries, nq, d, k) }, BLOCK_FLOATS),
 };

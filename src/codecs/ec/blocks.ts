@@ -172,9 +172,29 @@ export function sectionBytes(d: number, blocks: number, modelBytes: number, bloc
   return preModelBytes(d, rotatedK) + align4(modelBytes) + 4 * blocks + blockBytes;
 }
 
-/** Reads and checks a section's header, models and offset table (the blocks are checked as they decode). */
-export function readSection(payload: Uint8Array, n: number, d: number, corrupt: (what: string) => Error): EcLayout {
-  if (payload.length < HEAD_BYTES) throw corrupt(`payload of ${payload.length} bytes is shorter than its ${HEAD_BYTES}-byte header`);
+/**
+ * The bytes of a section's header, models and offset table (all that readSection reads): from its
+ * first 24 bytes, unchecked (readSection checks them; a damaged field gives a length readSection
+ * refuses), at most `total`, the payload's length.
+ */
+export function sectionHeadBytes(first: Uint8Array, total: number, n: number, d: number): number {
+  if (first.length < ROTATED_HEAD_BYTES) return Math.min(total, first.length);
+  const v = new DataView(first.buffer, first.byteOffset, ROTATED_HEAD_BYTES);
+  const blockRows = v.getUint32(4, true), B = v.getUint32(12, true);
+  const rotated = v.getUint32(0, true) === ROTATED_LAYOUT_VERSION;
+  const k = rotated ? Math.min(d, Math.max(1, v.getUint32(16, true))) : undefined;
+  const blocks = Math.ceil(n / Math.max(1, blockRows));
+  // Number arithmetic: a damaged B near 2^32 would wrap align4's 32-bit rounding negative.
+  return Math.min(total, preModelBytes(d, k) + Math.ceil(B / 4) * 4 + 4 * blocks);
+}
+
+/**
+ * Reads and checks a section's header, models and offset table (the blocks are checked as they
+ * decode). `payload`: the section's first bytes, at least sectionHeadBytes of them (the whole
+ * payload, or its head when the blocks stay where they lie); `total`: the payload's length.
+ */
+export function readSection(payload: Uint8Array, n: number, d: number, corrupt: (what: string) => Error, total = payload.length): EcLayout {
+  if (total < HEAD_BYTES) throw corrupt(`payload of ${total} bytes is shorter than its ${HEAD_BYTES}-byte header`);
   const v = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
   const version = v.getUint32(0, true);
   if (version !== LAYOUT_VERSION && version !== ROTATED_LAYOUT_VERSION) throw corrupt(`layout version ${version} (this reader knows ${LAYOUT_VERSION} and ${ROTATED_LAYOUT_VERSION})`);
@@ -183,13 +203,13 @@ export function readSection(payload: Uint8Array, n: number, d: number, corrupt: 
   if (scaleBits < 8 || scaleBits > 16) throw corrupt(`scale bits ${scaleBits} (8 to 16)`);
   let rotation: EcRotation | undefined;
   let at = HEAD_BYTES, D = d;
-  if (version === LAYOUT_VERSION && payload.length < preModelBytes(d)) throw corrupt(`payload of ${payload.length} bytes is shorter than its ${preModelBytes(d)}-byte header`);
+  if (version === LAYOUT_VERSION && total < preModelBytes(d)) throw corrupt(`payload of ${total} bytes is shorter than its ${preModelBytes(d)}-byte header`);
   if (version === ROTATED_LAYOUT_VERSION) {
-    if (payload.length < ROTATED_HEAD_BYTES) throw corrupt(`payload of ${payload.length} bytes is shorter than its ${ROTATED_HEAD_BYTES}-byte header`);
+    if (total < ROTATED_HEAD_BYTES) throw corrupt(`payload of ${total} bytes is shorter than its ${ROTATED_HEAD_BYTES}-byte header`);
     const k = v.getUint32(16, true);
     if (k < 1 || k > d) throw corrupt(`${k} directions (1 to ${d})`);
     if (v.getUint32(20, true) !== 0) throw corrupt('reserved word is not zero');
-    if (payload.length < preModelBytes(d, k)) throw corrupt(`payload of ${payload.length} bytes is shorter than its ${preModelBytes(d, k)}-byte header`);
+    if (total < preModelBytes(d, k)) throw corrupt(`payload of ${total} bytes is shorter than its ${preModelBytes(d, k)}-byte header`);
     const f16 = new Uint16Array(k * d), values = new Float32Array(k * d);
     for (let i = 0; i < k * d; i++) {
       const h = v.getUint16(ROTATED_HEAD_BYTES + 2 * i, true), p = f16ToF32(h);
@@ -219,7 +239,7 @@ export function readSection(payload: Uint8Array, n: number, d: number, corrupt: 
   const mAt = at + 8 * D;
   const blocks = Math.ceil(n / blockRows);
   const table = mAt + align4(B);
-  if (table + 4 * blocks > payload.length) throw corrupt(`${B} model bytes and ${blocks} block sizes run past the ${payload.length}-byte payload`);
+  if (table + 4 * blocks > total) throw corrupt(`${B} model bytes and ${blocks} block sizes run past the ${total}-byte payload`);
   for (let i = mAt + B; i < table; i++) if (payload[i] !== 0) throw corrupt('padding after the models is not zero');
   const { alpha, models } = readModels(payload, mAt, mAt + B, dimList.length, scaleBits, corrupt);
   const blockAt = new Float64Array(blocks + 1);
@@ -229,6 +249,6 @@ export function readSection(payload: Uint8Array, n: number, d: number, corrupt: 
     if (s < BLOCK_HEAD || s % 4 !== 0) throw corrupt(`block ${b} has ${s} bytes (a multiple of 4, at least ${BLOCK_HEAD})`);
     blockAt[b + 1] = blockAt[b] + s;
   }
-  if (blockAt[blocks] !== payload.length) throw corrupt(`the blocks take ${blockAt[blocks] - blockAt[0]} bytes but ${payload.length - blockAt[0]} follow the table`);
+  if (blockAt[blocks] !== total) throw corrupt(`the blocks take ${blockAt[blocks] - blockAt[0]} bytes but ${total - blockAt[0]} follow the table`);
   return { ...(rotation ? { rotation } : {}), blockRows, scaleBits, steps, offsets, dims: Int32Array.from(dimList), alpha, models, blockAt };
 }

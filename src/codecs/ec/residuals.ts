@@ -9,9 +9,9 @@
 // are denser toward 0 inside every cell, so the cell's centre is too far out. On Gaussian data it
 // keeps an entropy-coded uniform quantizer within ~0.25 bit of the bound at every rate, where the
 // centres alone drift to 0.44 bit at 1.2 bits a value (a step of 2σ).
-import { asPayload } from '../../io/vlc/payload.js';
+import { asPayload, type Payload } from '../../io/vlc/payload.js';
 import { MAX_TYPED_ELEMENTS } from '../../vectors/dataset.js';
-import { readSection, writeSection, type EcLayout } from './blocks.js';
+import { readSection, sectionHeadBytes, writeSection, type EcLayout } from './blocks.js';
 import { decodeBlocksOnThreads, decodeThreadCount, PARALLEL_MIN_SYMBOLS } from './decode-threads.js';
 import { BlockDecoder } from './fast-decode.js';
 import { writeModels } from './model.js';
@@ -170,21 +170,68 @@ export class EcResiduals {
   }
 }
 
+/**
+ * The section's header, models and offset table (one view: they are small), read from a payload
+ * of any size; the blocks stay where they lie, each reached through a view of its own bytes.
+ */
+function readLayout(payload: Payload, n: number, d: number, corrupt: (what: string) => Error): { layout: EcLayout; at: (b: number) => BlockRef } {
+  const head = payload.view(0, sectionHeadBytes(payload.view(0, Math.min(payload.length, 24)), payload.length, n, d));
+  const layout = readSection(head, n, d, corrupt, payload.length);
+  const at = (b: number): BlockRef => {
+    const size = layout.blockAt[b + 1] - layout.blockAt[b];
+    return { bytes: payload.view(layout.blockAt[b], size), at: 0, size };
+  };
+  return { layout, at };
+}
+
+/** Blocks b0 .. b1 − 1 decoded on this thread (their rows × coded dimensions each), a damaged one named by its number. */
+function decodeRange(layout: EcLayout, n: number, at: (b: number) => BlockRef, b0: number, b1: number, corrupt: (what: string) => Error): BlockCodes[] {
+  const D = layout.dims.length;
+  const dec = new BlockDecoder(layout.alpha, layout.models);
+  const codes: BlockCodes[] = [];
+  for (let b = b0; b < b1; b++) {
+    const rows = Math.min(layout.blockRows, n - b * layout.blockRows), { bytes, at: o, size } = at(b);
+    const fail = (what: string) => corrupt(`block ${b}: ${what}`);
+    let q = dec.alloc(rows);
+    if (!dec.decode(bytes, o, size, rows, q, fail)) dec.decode(bytes, o, size, rows, (q = new Int32Array(rows * D)), fail); // a code wider than int16
+    codes.push(q);
+  }
+  return codes;
+}
+
+/** Rows a block of rowBlocks() holds by default: whole ec blocks, about this many rows. */
+const ROWS_PER_READ = 1 << 16;
+
 /** The 'RSDE' section's reader: every block decoded at open (a damaged one fails there, with its number). */
 export const ecSection: ResidualSection = {
   tag: 'RSDE',
   payloadBytes: (): number | undefined => undefined, // the payload's own header and table say
   read(given, context, corrupt): EcResiduals {
     const { n, d } = context;
-    // The blocks are decoded from one view of the section: ec sections are read up to one array's size.
-    const whole = asPayload(given);
-    if (whole.length > MAX_TYPED_ELEMENTS) throw corrupt(`the ec section has ${whole.length} bytes; this vlc reads ec sections of at most ${MAX_TYPED_ELEMENTS}`);
-    const payload = whole.bytes();
-    const layout = readSection(payload, n, d, corrupt);
-    const at = (b: number): BlockRef => ({ bytes: payload, at: layout.blockAt[b], size: layout.blockAt[b + 1] - layout.blockAt[b] });
-    const D = layout.dims.length;
-    const codes = decodeBlocks(payload, layout, n, n * D >= PARALLEL_MIN_SYMBOLS ? decodeThreadCount() : 1, corrupt);
+    // A payload of any size (past 4 GiB too): the head in one view, each block in a view of its own;
+    // a large section that one view holds is decoded on several threads.
+    const payload = asPayload(given);
+    const { layout, at } = readLayout(payload, n, d, corrupt);
+    const threads = n * layout.dims.length >= PARALLEL_MIN_SYMBOLS && payload.length <= MAX_TYPED_ELEMENTS ? decodeThreadCount() : 1;
+    const codes = threads > 1 ? decodeBlocks(payload.bytes(), layout, n, threads, corrupt) : decodeRange(layout, n, at, 0, layout.blockAt.length - 1, corrupt);
     return new EcResiduals(n, d, layout, at, codes, corrupt);
+  },
+  rowBlocks(payload, { n, d }, corrupt, rowsHint = ROWS_PER_READ) {
+    const { layout, at } = readLayout(payload, n, d, corrupt);
+    const per = Math.max(1, Math.round(rowsHint / layout.blockRows)); // ec blocks per block of rows
+    const rows = per * layout.blockRows, blocks = layout.blockAt.length - 1;
+    return {
+      rows,
+      block(b) {
+        const b0 = b * per, b1 = Math.min(blocks, b0 + per), r0 = b0 * layout.blockRows;
+        // The ec blocks' bytes in one read; block j of these rows is block b0 + j of the section.
+        const span = payload.view(layout.blockAt[b0], layout.blockAt[b1] - layout.blockAt[b0]);
+        const local = (j: number): BlockRef => ({ bytes: span, at: layout.blockAt[b0 + j] - layout.blockAt[b0], size: layout.blockAt[b0 + j + 1] - layout.blockAt[b0 + j] });
+        const m = Math.min(n, r0 + rows) - r0;
+        const codes = decodeRange(layout, n, (j) => local(j - b0), b0, b1, corrupt);
+        return new EcResiduals(m, d, layout, local, codes, corrupt);
+      },
+    };
   },
 };
 

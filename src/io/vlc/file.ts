@@ -10,8 +10,8 @@ import { openInput, streamBudget, type StreamInput } from '../readers/stream.js'
 import { parallelPayloadCrcs, parallelPiecesCrc, PARALLEL_CHECK_MIN_BYTES } from './checksums.js';
 import { encodeVlcParts, type PayloadTail } from './encode.js';
 import { decodeVlc, decodeVlcHeader, encodeVlc, expectedVlcBytes, FILE_HEADER_BYTES, type VlcContent, type VlcFile } from './format.js';
-import { FilePayload, Payload } from './payload.js';
-import { hasResiduals, sectionOf } from '../../codecs/sections.js';
+import { Payload } from './payload.js';
+import { openVlcOnDisk } from './on-disk.js';
 import { reconstructRange } from './reconstruct.js';
 
 /**
@@ -101,7 +101,7 @@ export function setRowsFromFileMinBytesForTests(bytes?: number): void {
 
 /** A .vlc file, validated, and its vectors rebuilt a block of rows at a time. */
 export interface VlcRows {
-  /** The file (without `residuals` when its codes stay on disk). */
+  /** The file (its `residuals` read from disk a block at a time when it is large: on-disk.ts). */
   file: VlcFile;
   /** Vectors r0 .. r1 − 1 (anchor + residual) into `out` ((r1 − r0) × d), which is returned. */
   rows(r0: number, r1: number, out: Float32Array): Float32Array;
@@ -109,61 +109,23 @@ export interface VlcRows {
 }
 
 /**
- * readVlc for reading the vectors of a file of any size: a large regular file whose residual
- * section is a head and fixed bytes per row (ResidualSection.rowLayout: int8, int4) is checked
- * from the file as readVlc checks it (every checksum, a piece at a time) and its codes are then
- * read a block of rows at a time, each block's through the section's own reader: memory holds
- * the anchors, the assignments and one block, never the codes. Any other input is read whole.
+ * readVlc for reading the vectors of a file of any size: a large regular file is checked from the
+ * file as readVlc checks it (every checksum, a piece at a time) and its codes are then read a block
+ * of rows at a time through its codec's own reader (on-disk.ts): memory holds the anchors, the
+ * assignments and one block, never the codes. Any other input is read whole.
  */
 export async function openVlcRows(path: string, onBytes?: (read: number, total?: number) => void, onChecked?: (bytes: number, total: number) => void): Promise<VlcRows> {
-  const lazy = path === '-' ? undefined : openFromFile(path, onChecked);
-  if (lazy) return lazy;
+  const lazy = largeFile(path) ? openVlcOnDisk(path, onChecked) : undefined;
+  if (lazy) return { file: lazy.file, rows: (r0, r1, out) => reconstructRange(lazy.file, r0, r1, out), close: lazy.close };
   const file = await readVlc(path, onBytes, onChecked);
   return { file, rows: (r0, r1, out) => reconstructRange(file, r0, r1, out), close: () => {} };
 }
 
-function openFromFile(path: string, onChecked?: (bytes: number, total: number) => void): VlcRows | undefined {
-  let st: fs.Stats;
+function largeFile(path: string): boolean {
   try {
-    st = fs.statSync(path);
+    return path !== '-' && fs.statSync(path).size >= rowsFromFileMin;
   } catch {
-    return undefined; // readVlc says why
-  }
-  if (!st.isFile() || st.size < Math.max(FILE_HEADER_BYTES, rowsFromFileMin)) return undefined;
-  const fd = fs.openSync(path, 'r');
-  try {
-    const whole = new FilePayload(fd, 0, st.size);
-    const { manifest } = decodeVlcHeader(whole, path);
-    const section = manifest && hasResiduals(manifest.residual) ? sectionOf(manifest.residual) : undefined;
-    const layout = section?.rowLayout?.(manifest!.d);
-    if (!manifest || (section && !layout)) {
-      fs.closeSync(fd);
-      return undefined;
-    }
-    const file = decodeVlc(whole, path, onChecked, [], true);
-    for (const w of file.warnings) log().warn(w);
-    const { d, m } = manifest;
-    const corrupt = (what: string) => new UsageError(`${quoteName(path)}: ${what}: file is corrupted`);
-    const head = layout && file.residualPayload!.view(0, layout.head);
-    return {
-      file,
-      rows(r0, r1, out) {
-        const assignments = file.assignments.subarray(r0, r1);
-        let residuals;
-        if (layout && section) {
-          // Rows [r0, r1) as the payload of r1 − r0 rows: the head, then their bytes.
-          const bytes = new Uint8Array(layout.head + (r1 - r0) * layout.rowBytes);
-          bytes.set(head!, 0);
-          bytes.set(file.residualPayload!.view(layout.head + r0 * layout.rowBytes, (r1 - r0) * layout.rowBytes), layout.head);
-          residuals = section.read(Payload.of(bytes), { n: r1 - r0, d, m, assignments, version: file.version }, corrupt);
-        }
-        return reconstructRange({ manifest: { d }, anchors: file.anchors, assignments, residuals }, 0, r1 - r0, out);
-      },
-      close: () => fs.closeSync(fd),
-    };
-  } catch (e) {
-    fs.closeSync(fd);
-    throw e;
+    return false; // readVlc says why
   }
 }
 

@@ -347,9 +347,10 @@ export function decodeVlc(
   for (let i = 0; i < n; i++)
     if (assignments[i] >= m) throw corrupt(`section 'assignments': vector ${i} names anchor ${assignments[i]} but m = ${m}`);
 
-  if (residualsLater) return { version, manifest, anchors, assignments, fileBytes: len, sections, warnings, ...(residualBytes ? { residualPayload: residualBytes } : {}) };
-  const residuals = !hasResiduals(manifest.residual) ? undefined : sectionOf(manifest.residual)!.read(residualBytes!, { n, d, m, assignments, version }, corrupt);
   const norms = normBytes ? decodeNorms(normBytes, n, corrupt) : undefined;
+  if (residualsLater)
+    return { version, manifest, anchors, assignments, ...(norms ? { norms } : {}), fileBytes: len, sections, warnings, ...(residualBytes ? { residualPayload: residualBytes } : {}) };
+  const residuals = !hasResiduals(manifest.residual) ? undefined : sectionOf(manifest.residual)!.read(residualBytes!, { n, d, m, assignments, version }, corrupt);
   return { version, manifest, anchors, assignments, residuals, ...(norms ? { norms } : {}), fileBytes: len, sections, warnings };
 }
 

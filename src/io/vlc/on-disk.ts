@@ -1,0 +1,115 @@
+// A .vlc file read where it lies: what info, search (exhaustive, CPU), eval and decompress use so
+// that nothing holds the codes. The file is checked as readVlc checks it — header, manifest, every
+// section header and padding, every payload's checksum (streamed a piece at a time through
+// FilePayload) and the small sections' values (anchors, assignments, norms, which are held) — and
+// its residual section is then read a block of rows at a time through its codec's rowBlocks
+// (codecs/types.ts), each block's codes checked as they are read. Memory: the anchors, one id and
+// (cosine) one norm per vector, and one block.
+import * as fs from 'node:fs';
+import { UsageError } from '../../errors.js';
+import { log } from '../../log.js';
+import { quoteName } from '../names.js';
+import { hasResiduals, sectionOf } from '../../codecs/sections.js';
+import type { CodedResiduals, RowBlocks } from '../../codecs/types.js';
+import { decodeVlc, FILE_HEADER_BYTES, type Assignments, type VlcFile } from './format.js';
+import { FilePayload, Payload } from './payload.js';
+
+/**
+ * Residuals whose rows are read from the file a block at a time: addTo(i) reads row i's block
+ * when it is not the one held. Rows asked in order (decoding, the exhaustive search, eval's
+ * passes) read each block once; rows in any order may read a block per row.
+ */
+export class BlockedResiduals implements CodedResiduals {
+  private held = -1;
+  private current?: CodedResiduals;
+  /** Blocks read so far (tests: a pass in row order reads each once). */
+  reads = 0;
+
+  constructor(
+    readonly mode: string,
+    private readonly blocks: RowBlocks,
+    private readonly assignments: Assignments,
+    private readonly n: number,
+  ) {}
+
+  /** Rows per block. */
+  get rows(): number {
+    return this.blocks.rows;
+  }
+
+  /** Block b's residuals (its rows numbered from 0), read unless it is the one held. */
+  block(b: number): CodedResiduals {
+    if (b !== this.held) {
+      const r0 = b * this.blocks.rows;
+      this.current = undefined; // the old block's memory goes before the next is read
+      this.current = this.blocks.block(b, this.assignments.subarray(r0, Math.min(this.n, r0 + this.blocks.rows)));
+      this.held = b;
+      this.reads++;
+    }
+    return this.current!;
+  }
+
+  addTo(i: number, out: Float32Array, at = 0): void {
+    const b = Math.floor(i / this.blocks.rows);
+    this.block(b).addTo(i - b * this.blocks.rows, out, at);
+  }
+
+  payload(): never {
+    throw new Error('the residuals of a file read in blocks are not written back: read the file whole (readVlc)');
+  }
+}
+
+let rowsForTests: number | undefined;
+
+/** Tests: blocks of about `rows` rows by default (undefined: the codec's own default). */
+export function setOnDiskRowsForTests(rows?: number): void {
+  rowsForTests = rows;
+}
+
+/** A .vlc file checked from disk, its residuals read in blocks (BlockedResiduals); close() closes the file. */
+export interface VlcOnDisk {
+  file: VlcFile;
+  close(): void;
+}
+
+/**
+ * `path` read where it lies, or undefined when it is not a regular file (stdin, a FIFO: read those
+ * whole with readVlc). `onChecked(bytes, total)` hears the checksums; `rowsHint`: about how many
+ * rows a block of residuals holds (default: the codec's, a few MiB of codes).
+ */
+export function openVlcOnDisk(path: string, onChecked?: (bytes: number, total: number) => void, rowsHint?: number): VlcOnDisk | undefined {
+  if (path === '-') return undefined;
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(path);
+  } catch {
+    return undefined; // readVlc says why
+  }
+  if (!st.isFile() || st.size < FILE_HEADER_BYTES) return undefined;
+  const fd = fs.openSync(path, 'r');
+  try {
+    const whole = new FilePayload(fd, 0, st.size);
+    const file = decodeVlc(whole, path, onChecked, [], true);
+    for (const w of file.warnings) log().warn(w);
+    const { residualPayload, ...rest } = file;
+    const residuals = residualPayload && blockedResiduals(rest, residualPayload, path, rowsHint ?? rowsForTests);
+    return { file: { ...rest, ...(residuals ? { residuals } : {}) }, close: () => fs.closeSync(fd) };
+  } catch (e) {
+    fs.closeSync(fd);
+    throw e;
+  }
+}
+
+function blockedResiduals(file: VlcFile, payload: Payload, path: string, rowsHint?: number): BlockedResiduals | undefined {
+  const { residual, n, d, m } = file.manifest;
+  if (!hasResiduals(residual)) return undefined;
+  const section = sectionOf(residual)!;
+  const corrupt = (what: string) => new UsageError(`${quoteName(path)}: ${what}: file is corrupted`);
+  const context = { n, d, m, version: file.version };
+  // A codec without rowBlocks (one registered by a program) is read whole: one block of n rows.
+  const blocks: RowBlocks = section.rowBlocks?.(payload, context, corrupt, rowsHint) ?? {
+    rows: Math.max(1, n),
+    block: (_b, assignments) => section.read(Payload.of(payload.view(0, payload.length)), { ...context, assignments }, corrupt),
+  };
+  return new BlockedResiduals(residual, blocks, file.assignments, n);
+}
