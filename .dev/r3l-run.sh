@@ -8,7 +8,7 @@ source .gpu/activate.sh
 OUT=${OUT:-/tmp/out}; W=/tmp/w; mkdir -p "$OUT" $W
 peak() { local tag=$1; shift; local t0=$(date +%s.%N); "$@" & local pid=$! hwm=0 h; while kill -0 $pid 2>/dev/null; do h=$(awk '/VmHWM/{print $2}' /proc/$pid/status 2>/dev/null); [ -n "$h" ] && hwm=$h; sleep 0.2; done; wait $pid; local rc=$?; echo "$tag rc $rc peak_rss_kb $hwm wall_s $(awk "BEGIN{print $(date +%s.%N) - $t0}")" | tee -a "$W/peaks.txt"; }
 C() { local tag=$1; shift; peak $tag node bin/vlc.js compress "$@" --json -v > $W/$tag.json 2> >(python3 -u .dev/ts.py > $W/$tag.err); }
-S() { python3 -c "import json; d=json.loads(open('$W/$1.json').readline()); print('$1', round(d['total_seconds'],2), d['codec'], d.get('iterations'), {k: round(v,2) for k,v in d['phases'].items()})" | tee -a $W/summary.txt; }
+S() { python3 -c "import json; d=json.loads(open('$W/$1.json').readline()); print('$1', round(d['total_seconds'],2), d['codec'], d.get('iterations'), {k: round(v,2) for k,v in d['phases'].items()})" | tee -a $W/summary.txt; tar czf $OUT/r3l.tgz -C $W .; }
 trap 'tar czf $OUT/r3l.tgz -C $W .' EXIT
 nvidia-smi -L > $W/gpus.txt
 timeout 200 node_modules/.bin/vitest run --config vitest.gpu.config.ts > $W/gpu-tests.log 2>&1; sed 's/\x1b\[[0-9;]*m//g' $W/gpu-tests.log | grep -E "FAIL|×" | head -20; sed 's/\x1b\[[0-9;]*m//g' $W/gpu-tests.log | grep -E "Test Files|Tests " | tee -a $W/summary.txt
@@ -23,5 +23,5 @@ peak m4 mpirun --allow-run-as-root -n 4 node bin/vlc.js compress /dev/shm/t.npy 
 cmp /dev/shm/t1.vlc /dev/shm/tm.vlc && echo "10M default: --gpu 0 = mpirun -n 4" | tee -a $W/summary.txt
 rm -f /dev/shm/t*.vlc /dev/shm/t.npy
 python3 .dev/r3-data.py 100000000 /dev/shm/h.npy /dev/shm/hq.npy > /dev/null 2>&1
-C h1 /dev/shm/h.npy -o /dev/shm/h1.vlc --anchors 65536 --residual none --gpu 0; S h1
+timeout 100 true; C h1 /dev/shm/h.npy -o /dev/shm/h1.vlc --anchors 65536 --residual none --gpu 0; S h1
 cat $W/peaks.txt
