@@ -118,12 +118,14 @@ describe('--gpu 0,1: the rows split over the GPUs listed, one CUDA context each'
     writeFileSync(big, Buffer.concat([Buffer.from(npyHeader('<f4', [2200, 8])), Buffer.from(body.buffer)]));
     // A fixed codec: the default search may train pq, whose engines do not fit the small VLC_CUDA_MAX_BYTES below.
     const resident = await onGpus('0', ['--sample', '400', '--residual', 'int8'], big);
-    expect(resident.fake.asyncCopies).toBe(0);
+    // Resident: its only asynchronous copies are the page-locked uploads (cuda/pin.ts: one piece each
+    // for the engine's rows and the residual encoder's), no tiles.
+    expect(resident.fake.asyncCopies).toBeLessThanOrEqual(2);
     process.env.VLC_CUDA_MAX_BYTES = String(engineBytes(1100, 8, 6, 'f32', 4, 256));
     try {
       const streamed = await onGpus('0,1', ['--sample', '400', '--residual', 'int8'], big);
       expect(streamed.r.code, streamed.r.err).toBe(0);
-      expect(streamed.fake.asyncCopies).toBeGreaterThanOrEqual(2 * 5);
+      expect(streamed.fake.asyncCopies - resident.fake.asyncCopies).toBeGreaterThanOrEqual(2 * 5); // tiles
       expect([streamed.fake.live, streamed.fake.livePinned]).toEqual([0, 0]);
       expect(readFileSync(streamed.out).equals(readFileSync(resident.out))).toBe(true);
     } finally {
