@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchInput } from './bench-input.mjs';
 import { cpus } from 'node:os';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -23,16 +24,7 @@ const PLAN = {
   clustered: [[], ['--bytes', '100']],
 };
 
-function input(name) {
-  if (name === 'demo') return join(ROOT, 'fixtures/demo-2000x64.npy');
-  const file = join(DATA, `${name}.npy`);
-  if (!existsSync(file)) {
-    mkdirSync(DATA, { recursive: true });
-    const r = spawnSync('python3', [join(ROOT, 'bench/datasets.py'), name, file], { stdio: 'inherit' });
-    if (r.status !== 0) throw new Error(`bench/datasets.py ${name} failed (python3 with numpy is needed)`);
-  }
-  return file;
-}
+const input = benchInput;
 
 function vlc(args) {
   const r = spawnSync(process.execPath, [join(ROOT, 'bin/vlc.js'), ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });

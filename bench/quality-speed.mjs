@@ -9,13 +9,13 @@
 // Usage: node bench/quality-speed.mjs [--repeats 3] [--data demo,clustered384] [--vlc ../main/bin/vlc.js] [--out FILE]
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { benchInput } from './bench-input.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const DATA = join(ROOT, 'bench/.data');
 const arg = (name, dflt) => {
   const i = process.argv.indexOf(name);
   return i > 0 ? process.argv[i + 1] : dflt;
@@ -26,16 +26,7 @@ const VLC = resolve(arg('--vlc', join(ROOT, 'bin/vlc.js')));
 const OPTIONS = [[], ['--quality', '0.9'], ['--quality', '0.8']];
 const OUT = arg('--out', join(ROOT, `bench/results/${new Date().toISOString().slice(0, 10)}-quality-speed.json`));
 
-function input(name) {
-  if (name === 'demo') return join(ROOT, 'fixtures/demo-2000x64.npy');
-  const file = join(DATA, `${name}.npy`);
-  if (!existsSync(file)) {
-    mkdirSync(DATA, { recursive: true });
-    const r = spawnSync('python3', [join(ROOT, 'bench/datasets.py'), name, file], { stdio: 'inherit' });
-    if (r.status !== 0) throw new Error(`bench/datasets.py ${name} failed (python3 with numpy is needed)`);
-  }
-  return file;
-}
+const input = benchInput;
 
 const git = (args, cwd) => spawnSync('git', args, { cwd, encoding: 'utf8' }).stdout.trim();
 const median = (v) => {
