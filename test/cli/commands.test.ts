@@ -421,7 +421,7 @@ describe('--quality, --bytes (and the default: --quality 0.9)', () => {
     expect(chosen.residual).toBe('ec');
     // its size an estimate (ec is variable-rate): the file within 1 % of it
     expect(Math.abs(s.bytes_per_vector / chosen.bytes_per_vector - 1)).toBeLessThan(0.01);
-    // n <= 20,000: the sample is every vector, nothing is extrapolated; the chosen codec's figure reaches the goal
+    // n <= 65,536: the sample is every vector, nothing is extrapolated; the chosen codec's figure reaches the goal
     expect(chosen.recall_at_10_all).toBe(chosen.recall_at_10);
     expect(lower(chosen)).toBeGreaterThanOrEqual(0.9);
     // every smaller codec measured missed it (the bisection measures out of size order: not only those before it)

@@ -176,7 +176,7 @@ describe('choosing the codec', () => {
     // the choice is made on the point figure over all n (its standard error is reported beside it, not subtracted)
     const lower = (r: { recall_at_10_all: number | null }) => r.recall_at_10_all!;
     const chosen = low.measured[low.tried.indexOf(low.codec)];
-    // n <= 20,000: the sample is every vector, so nothing is extrapolated
+    // n <= 65,536: the sample is every vector, so nothing is extrapolated
     expect(chosen.recall_at_10_all).toBe(chosen.recall_at_10);
     expect(lower(chosen)).toBeGreaterThanOrEqual(0.8);
     // every smaller codec measured missed the goal, and the largest of them is within the refinement's resolution (or one code byte)
