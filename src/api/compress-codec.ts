@@ -183,7 +183,7 @@ const r3 = (x: number | null) => (x === null ? 'n/a' : x.toFixed(3));
  * "chose bits 29B residuals for --quality 0.9: recall@10 0.911 ± 0.005 of exact search over the
  * decoded vectors, 1,000 queries among all 2,000 vectors, 38.95 bytes/vector (tried: none 0.412, …)".
  * When the sample is not every vector, the figures are those of the sample, encoded alone
- * ("1,000 queries among a sample of 20,000 encoded alone; its prediction over all 50,000, 0.912 ±
+ * ("1,000 queries among a sample of 65,536 encoded alone; its prediction over all 200,000, 0.912 ±
  * 0.003, reached 0.9"): the one figure over all n is the file's own, on the summary line.
  */
 export function choiceLine(goal: Goal, c: Choice, fileBytesPerVector?: number): string {
