@@ -10,7 +10,9 @@
 //                                  --residual ec|bits --bytes B, int4, int8, none);
 // then, for each R, the smallest sweep file whose eval recall reaches R, and the chosen file's
 // size over it (the goal: at most 1.05).
-// --sweep takes several folders (a,b); --cache FILE keeps each file's eval (JSON lines, by path, size
+// --sweep takes several folders (a,b); --sweep-from RESULT.json takes the sweep rows of an earlier
+// result instead (same data, queries and seed; the anchors train the same way: its commit is kept as
+// sweep_from); --cache FILE keeps each file's eval (JSON lines, by path, size
 // and time) so that files can be evaluated as they are written, and a later run reuses them.
 // Usage: node bench/quality-fmnist-ec.mjs --data bench/.data/fashion.npy --chosen 0.9=/tmp/a.vlc:/tmp/a.log
 //          --sweep /tmp/sweep [--cache /tmp/evals.jsonl] [--out bench/results/DATE-cpu-quality-fmnist-ec.json]
@@ -65,9 +67,14 @@ function evaluateNow(file) {
 }
 
 const git = (a) => spawnSync('git', a, { cwd: ROOT, encoding: 'utf8' }).stdout.trim();
-const sweep = (SWEEP ? SWEEP.split(',') : []).flatMap((dir) =>
-  readdirSync(dir).filter((f) => f.endsWith('.vlc')).sort().map((f) => ({ method: f.replace(/\.vlc$/, ''), ...evaluate(join(dir, f)) })),
-);
+const SWEEP_FROM = arg('--sweep-from');
+const earlier = SWEEP_FROM ? JSON.parse(readFileSync(SWEEP_FROM, 'utf8')) : null;
+const sweep = [
+  ...(SWEEP ? SWEEP.split(',') : []).flatMap((dir) =>
+    readdirSync(dir).filter((f) => f.endsWith('.vlc')).sort().map((f) => ({ method: f.replace(/\.vlc$/, ''), ...evaluate(join(dir, f)) })),
+  ),
+  ...(earlier?.sweep ?? []),
+];
 const chosen = CHOSEN.map(({ quality, file, log }) => {
   const row = { quality, ...evaluate(file) };
   if (log) {
@@ -97,6 +104,7 @@ const result = {
   dirty: git(['status', '--porcelain', '--untracked-files=no']) !== '',
   node: process.version,
   data: DATA,
+  sweep_from: earlier ? { file: basename(SWEEP_FROM), commit: earlier.commit, date: earlier.date, what: earlier.what } : null,
   chosen,
   sweep,
 };

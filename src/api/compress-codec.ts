@@ -181,10 +181,10 @@ const r3 = (x: number | null) => (x === null ? 'n/a' : x.toFixed(3));
 
 /**
  * "chose bits 29B residuals for --quality 0.9: recall@10 0.911 ± 0.005 of exact search over the
- * decoded vectors, 200 queries among all 2,000 vectors, 38.95 bytes/vector (tried: none 0.412, …)".
+ * decoded vectors, 1,000 queries among all 2,000 vectors, 38.95 bytes/vector (tried: none 0.412, …)".
  * When the sample is not every vector, the figures are those of the sample, encoded alone
- * ("200 queries among a sample of 20,000 encoded alone; its prediction over all 50,000 less two
- * standard errors reached 0.9"): the one figure over all n is the file's own, on the summary line.
+ * ("1,000 queries among a sample of 65,536 encoded alone; its prediction over all 200,000, 0.912 ±
+ * 0.003, reached 0.9"): the one figure over all n is the file's own, on the summary line.
  */
 export function choiceLine(goal: Goal, c: Choice, fileBytesPerVector?: number): string {
   const chosen = c.measured[c.tried.indexOf(c.codec)];
@@ -194,7 +194,7 @@ export function choiceLine(goal: Goal, c: Choice, fileBytesPerVector?: number): 
   const whole = c.sample === n;
   const others = c.measured.length > 1 ? ` (tried${whole ? '' : ', on the sample'}: ${c.measured.map((x, i) => `${codecName(c.tried[i])} ${r3(whole ? x.recall_at_10_all : x.recall_at_10)}`).join(', ')})` : '';
   const verdict =
-    goal.kind !== 'quality' ? '' : `; its prediction over all ${grouped(n)} less two standard errors ${c.met ? 'reached' : 'missed'} ${goal.recall}`;
+    goal.kind !== 'quality' ? '' : `; its prediction over all ${grouped(n)}, ${r3(chosen.recall_at_10_all)} ± ${r3(chosen.recall_at_10_all_se)}, ${c.met ? 'reached' : 'missed'} ${goal.recall}`;
   const where = whole
     ? `${grouped(c.queries)} queries among all ${grouped(n)} vectors`
     : `${grouped(c.queries)} queries among a sample of ${grouped(c.sample)} encoded alone${verdict}`;

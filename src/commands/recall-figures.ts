@@ -4,7 +4,7 @@ import { grouped } from '../io/vlc/stats.js';
 /**
  * The file's recall@10 as one figure over all n and its interval: "0.922 (95 % interval 0.909–0.935)"
  * when the sample's base is every vector; else the sample's figure, then the one over all n:
- * "0.444 among a sample of 20,000; ≈0.315 over all 50,000 (95 % interval 0.290–0.340)", or, when
+ * "0.444 among a sample of 65,536; ≈0.315 over all 200,000 (95 % interval 0.290–0.340)", or, when
  * that interval is wider than TOO_WIDE, that the sample cannot tell. Files of an older vlc have no interval.
  */
 export function recallFigures(f: {

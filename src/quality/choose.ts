@@ -5,10 +5,10 @@
 //
 //   before training  planChoice: the anchor count, and the codecs worth measuring;
 //   after training   choose: encode a sample with each codec, measure, pick:
-//     --quality R: the smallest codec whose recall@10 over all n (as the sample predicts it,
-//                  measure.ts) is at least R with 95% confidence (recall − 2 standard errors >= R),
-//                  found by search.ts without measuring every candidate; none reaching it: the
-//                  best one measured, met = false;
+//     --quality R: the smallest codec whose recall@10 over all n, as the sample predicts it
+//                  (measure.ts: a point estimate on SAMPLE.recallQueries queries, its standard
+//                  error reported beside it), is at least R, found by search.ts without measuring
+//                  every candidate; none reaching it: the best one measured, met = false;
 //     --bytes B:   the codec with the highest recall@10 among those whose file fits B bytes per vector
 //                  (pq only where int4 does not fit; the bits codec with the most code bytes that
 //                  fit, when 1 bit a dimension does).
@@ -23,9 +23,6 @@ import { searchQuality, type Probe } from './search.js';
 
 export type { CodecPlan, Goal };
 export { codecName };
-
-/** Standard errors below the target a measured recall may not reach (about 95% one-sided confidence). */
-const CONFIDENCE_SE = 2;
 
 /** Ids-only files with more anchors than n / this stop being a quantization: each anchor would stand for under 4 vectors. */
 const MIN_VECTORS_PER_ANCHOR = 4;
@@ -134,7 +131,7 @@ export async function choose(
     measured.push(row);
     tried.push(codec);
     log().debug(`measured ${codecName(codec)}: recall@10 ${row.recall_at_10_all?.toFixed(3)} over all, ${row.bytes_per_vector.toFixed(2)} bytes/vector, ${((performance.now() - t0) / 1000).toFixed(2)} s`);
-    return { lowerRecall: lowerRecall(row), mse: rec.mse };
+    return { recall: row.recall_at_10_all, mse: rec.mse };
   };
   const base = () => ({ tried, measured, sample: part.n, queries: sample.plan.queries.length, recall: sample });
   const codecOf = (m: Measured) => tried[measured.indexOf(m)];
@@ -159,11 +156,6 @@ export async function choose(
     log().debug(`--quality: left out ${codecName(s.codec)}: it leaves at least ${s.predictedMse.toPrecision(3)} squared error a vector, and ${codecName(s.beatenBy)} missed the goal with less`);
   if (found.chosen) return { codec: found.chosen, met: true, ...base() };
   return { codec: codecOf(best(measured)), met: false, ...base() };
-}
-
-/** Recall over all n less CONFIDENCE_SE standard errors: the goal is met when it is at least R; null when unmeasurable (n <= 1). */
-function lowerRecall(m: Measured): number | null {
-  return m.recall_at_10_all === null ? null : m.recall_at_10_all - CONFIDENCE_SE * (m.recall_at_10_all_se ?? 0);
 }
 
 /** Highest recall; ties (and unmeasurable recall) go to the later, larger codec, which keeps more. */

@@ -165,7 +165,7 @@ describe('choosing the codec', () => {
     expect([...sizes].sort((a, b) => a - b)).toEqual(sizes);
   });
 
-  it('--quality: the smallest codec measured that reaches the target with confidence, found without measuring every candidate; none reaching it: the best, not met', async () => {
+  it('--quality: the smallest codec measured whose predicted recall reaches the target, found without measuring every candidate; none reaching it: the best, not met', async () => {
     const goal = { kind: 'quality', recall: 0.8 } as const;
     const plan = planChoice(goal, n, d, m, false, perVector);
     const size = (c: { mode: string }) => perVector(c, m);
@@ -173,19 +173,24 @@ describe('choosing the codec', () => {
     expect(low.met).toBe(true);
     expect(low.measured.length).toBeLessThan(plan.options.length);
     expect(low.tried.some((c) => c.mode === 'pq')).toBe(false); // pq's predicted error could not beat a codec that failed
-    const lower = (r: { recall_at_10_all: number | null; recall_at_10_all_se: number | null }) => r.recall_at_10_all! - 2 * r.recall_at_10_all_se!;
+    // the choice is made on the point figure over all n (its standard error is reported beside it, not subtracted)
+    const lower = (r: { recall_at_10_all: number | null }) => r.recall_at_10_all!;
     const chosen = low.measured[low.tried.indexOf(low.codec)];
-    // n <= 20,000: the sample is every vector, so nothing is extrapolated
+    // n <= 65,536: the sample is every vector, so nothing is extrapolated
     expect(chosen.recall_at_10_all).toBe(chosen.recall_at_10);
     expect(lower(chosen)).toBeGreaterThanOrEqual(0.8);
     // every smaller codec measured missed the goal, and the largest of them is within the refinement's resolution (or one code byte)
     const smaller = low.measured.filter((r) => r.bytes_per_vector < chosen.bytes_per_vector);
     expect(smaller.length).toBeGreaterThan(0);
     expect(smaller.every((r) => lower(r) < 0.8)).toBe(true);
+    // (unless a codec that missed is larger than the choice: ec met below the bracket of the codecs sized by bytes, which
+    // step 3 then has nothing to refine; ec itself was narrowed by error, search.test.ts)
     const gap = chosen.bytes_per_vector - Math.max(...smaller.map((r) => r.bytes_per_vector));
-    expect(gap).toBeLessThanOrEqual(Math.max(RESOLUTION * chosen.bytes_per_vector, 1 + 1e-9));
+    const below = low.measured.some((r) => lower(r) < 0.8 && r.bytes_per_vector > chosen.bytes_per_vector);
+    if (!below) expect(gap).toBeLessThanOrEqual(Math.max(RESOLUTION * chosen.bytes_per_vector, 1 + 1e-9));
+    else expect(chosen.residual).toBe('ec');
     const high = await choose({ ...goal, recall: 1 }, plan, trained, encoderOn(backend, 1, {}), cpuKnn, size);
-    // Nothing meets recall 1 with confidence: the codec kept is the one measured best (int8, or ec at a finer step).
+    // Nothing meets recall 1: the codec kept is the one measured best (int8, or ec at a finer step).
     const kept = high.measured[high.tried.indexOf(high.codec)];
     expect(kept.recall_at_10_all).toBe(Math.max(...high.measured.map((r) => r.recall_at_10_all!)));
     expect(high.tried.some((c) => c.mode === 'int8')).toBe(true);

@@ -19,7 +19,7 @@ function fake(opts: { pqRecall?: number; pqPredicted?: number } = {}) {
     measure: async (c: Plan) => {
       measured.push(c);
       const s = size(c);
-      return { lowerRecall: c.mode === 'pq' ? opts.pqRecall ?? 0 : s / 100, mse: 1000 / s };
+      return { recall: c.mode === 'pq' ? opts.pqRecall ?? 0 : s / 100, mse: 1000 / s };
     },
     predictMse: (c: Plan) => (c.mode === 'pq' ? opts.pqPredicted : undefined),
     within: (budget: number) => (budget >= 11 ? [{ mode: 'bits', codeBytes: Math.floor(budget - 10) }] : []),
@@ -92,7 +92,7 @@ function withEc(gain: number, bias = 0) {
     measure: async (c: Plan & { s?: number }) => {
       if (c.mode !== 'ec') return f.hooks.measure(c);
       f.measured.push(c);
-      return { lowerRecall: (gain * c.s!) / 100 - bias, mse: 1000 / (gain * c.s!) };
+      return { recall: (gain * c.s!) / 100 - bias, mse: 1000 / (gain * c.s!) };
     },
     atError: (mse: number) => (ecSize(mse) > 1 ? [{ mode: 'ec', s: ecSize(mse) }] : []),
   };
@@ -135,7 +135,7 @@ describe('searchQuality with a codec sized by its error (step 2)', () => {
     const ecRecall = (s: number) => (s >= 15 ? 0.46 + (s - 15) * 1e-4 : 0.3);
     const hooks = {
       ...f.hooks,
-      measure: async (c: Plan & { s?: number }) => (c.mode === 'ec' ? (f.measured.push(c), { lowerRecall: ecRecall(c.s!), mse: 1000 / (1.5 * c.s!) }) : f.hooks.measure(c)),
+      measure: async (c: Plan & { s?: number }) => (c.mode === 'ec' ? (f.measured.push(c), { recall: ecRecall(c.s!), mse: 1000 / (1.5 * c.s!) }) : f.hooks.measure(c)),
     };
     const r = await searchQuality(0.455, f.options, hooks);
     expect(r.chosen!.mode).toBe('ec');
