@@ -69,6 +69,9 @@ export const bitsCodec: Codec<BitsPlan> = {
     return backend.encodeBits(input, p.codeBytes);
   },
 
+  // Rows spread over MPI ranks: each codes its own, the same bytes (loaded on use, as the encoder is).
+  spread: async (p, part, peers) => (await import('../codecs/spread.js')).spreadBits(p.codeBytes, part, peers),
+
   facts(res) {
     const r = res as BitsResiduals;
     const dimensions_by_bits = new Array<number>(9).fill(0);

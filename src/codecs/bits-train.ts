@@ -9,7 +9,7 @@ import type { ResidualInput } from './types.js';
 import { allocCodes } from '../vectors/codes.js';
 
 /** Rows of the sample the bits and steps are chosen on (all rows when fewer). */
-const SAMPLE_ROWS = 4096;
+export const SAMPLE_ROWS = 4096;
 /** Candidate ranges, in RMS residuals of the dimension (the largest |r| is tried too). */
 const RANGES = [1, 1.5, 2, 2.6, 3, 3.5, 4, 5, 6, 8];
 
@@ -116,7 +116,15 @@ function stepTableOf(rows: RowsInput, n: number, d: number): ReturnType<typeof s
 
 /** The bits and steps of every dimension for R code bytes a vector, chosen on the rows' sample (any encoder's first step). */
 export function bitsPlanOf(rows: RowsInput, n: number, d: number, R: number): BitsPlan {
-  const { err, step } = stepTableOf(rows, n, d);
+  return planOfTable(stepTableOf(rows, n, d), d, R);
+}
+
+/** bitsPlanOf's plan from the sample's residuals (residualSample's rows) given: an encoder whose rows are spread over processes (spread.ts). */
+export function bitsPlanOfSample(sample: Float64Array, d: number, R: number): BitsPlan {
+  return planOfTable(stepTable(sample, d), d, R);
+}
+
+function planOfTable({ err, step }: ReturnType<typeof stepTable>, d: number, R: number): BitsPlan {
   const bits = allocateBits(err, d, R);
   return { bits, steps: Float32Array.from(bits, (b, k) => step[k * (MAX_BITS + 1) + b]), R };
 }
