@@ -6,11 +6,12 @@
 // k-means++ picks and the assignments reach the ranks that need them through the Comm.
 //
 // Around training it is compress() itself (compress-steps.ts): every rank plans the run from the
-// whole data's figures; rank 0 gathers every rank's rows (rank-share.ts) and, once the anchors
-// are trained, chooses the codec, encodes, measures and writes exactly as one process would,
-// while the other ranks wait for its verdict. The sums are int64 fixed point, so the file is the
-// one a single process writes from the same input and seed, byte for byte, whatever the codec
-// (test/mpi). The cost: with residuals, rank 0 holds every row (docs/architecture.md).
+// whole data's figures; once the anchors are trained, rank 0 gathers the rows it measures, chooses
+// the codec, and every rank encodes its own rows with it (rank-finish.ts, rank-encode.ts) while
+// rank 0 gathers their codes, measures and writes exactly as one process would. The sums are
+// exact (int64 fixed point in training, one rank's figures per block in encoding), so the file is
+// the one a single process writes from the same input and seed, byte for byte, whatever the codec
+// (test/mpi). No rank holds every row, but for pq and ec residuals (docs/architecture.md).
 import { DEFAULT_CONFIG } from '../anneal/config.js';
 import { agree, everywhere, failedTogether, sameOnEveryRank } from '../backend/sharded/agree.js';
 import { VERSION } from '../version.js';

@@ -1,9 +1,9 @@
 // The steps of compress() around training, one copy for both ways it runs: in one process
 // (compress.ts) and as an MPI job (compress-mpi.ts). Before training, on every rank alike:
 // planCompress() sizes the file and decides the anchors and the codecs to measure (or the one
-// fixed). After training, where the whole data is (the process, or rank 0 once it has gathered
-// every rank's rows): finishCompress() chooses the codec, encodes the residuals, measures the
-// file's quality, writes it and reports. The same steps on the same rows, anchors and seed give the
+// fixed). After training, in the process (or at MPI rank 0, the rows it measures gathered from
+// the ranks and the residuals encoded on every rank: rank-finish.ts): finishCompress() chooses
+// the codec, encodes the residuals, measures the file's quality, writes it and reports. The same steps on the same rows, anchors and seed give the
 // same bytes, whichever way the anchors were trained.
 import { configFor, type AnnealConfig } from '../anneal/config.js';
 import type { AnnealHooks } from '../anneal/types.js';
