@@ -12,7 +12,7 @@ import { encodeScalar } from '../../dist/codecs/scalar.js';
 import { encodeBits } from '../../dist/codecs/bits-train.js';
 import { BLOCK_ROWS } from '../../dist/codecs/scalar-rows.js';
 import type { CodedResiduals } from '../../dist/codecs/types.js';
-import { allocDataset, datasetFromF32, f32ToF16, rowBytes, type Dataset } from '../../dist/vectors/dataset.js';
+import { allocDataset, datasetFromF32, f32ToF16, selectRows, type Dataset } from '../../dist/vectors/dataset.js';
 import { rng } from '../rng.js';
 
 const d = 5;
@@ -31,14 +31,10 @@ const f16: Dataset = { ...allocDataset(n, d, 'f16', 'f16'), inputDtype: 'f16' };
 const anchors = Float32Array.from({ length: m * d }, () => r() - 0.5);
 const assign = Uint32Array.from({ length: n }, () => Math.floor(r() * m));
 
+/** Each rank's rows: consecutive rows of `all`, copied. */
 function parts(all: Dataset, counts: number[]): Dataset[] {
-  let at = 0;
-  return counts.map((c, rank) => {
-    const ds = allocDataset(c, d, all.dtype, `part ${rank}`);
-    if (c > 0) rowBytes(ds, 0, c).set(rowBytes(all, at, at + c));
-    at += c;
-    return ds;
-  });
+  const starts = counts.map((_, r) => counts.slice(0, r).reduce((a, b) => a + b, 0));
+  return counts.map((c, r) => selectRows(all, Array.from({ length: c }, (_, i) => starts[r] + i)));
 }
 
 const bytesOf = (res: CodedResiduals) => {
