@@ -31,7 +31,7 @@ import { finishRanks } from './rank-finish.js';
 import { log, setVerbosity, silentReporter } from '../log.js';
 import type { OutputPlan } from './preflight.js';
 import { trainingSteps, unscaledResult, type CompressOptions, type CompressResult } from './compress.js';
-import { encodeAll, goalOf } from './compress-codec.js';
+import { goalOf } from './compress-codec.js';
 import { finishCompress, planCompress, storableAnchorDtype } from './compress-steps.js';
 import { resolveSample, sampleSize } from './sample.js';
 import { train, type TrainEngines } from './train.js';
@@ -86,9 +86,8 @@ export async function compressDistributed(input: string[], o: DistributedOptions
     // Rank 0 finishes as one process would, the rows it measures gathered and the residuals coded on
     // every rank (finishRanks); the others take part, then wait for its verdict, so every rank exits
     // with its code and only rank 0 speaks (agree.ts).
-    if (comm.rank !== 0) await backend.close();
-    handed = true;
-    return await finishRanks(comm, share, result, anchorDtype, (codec, t) => encodeAll(codec, t, backend, seed, hooks), (rankHooks) =>
+    handed = true; // closed by finishRanks (rank 0's by finishCompress)
+    return await finishRanks(comm, share, result, anchorDtype, { backend, seed, hooks }, (rankHooks) =>
       finishCompress({
         o, metric: 'l2', goal, planned, cfg, sampleRows: sampleSize(sample, share.n, m), seed, result, backend, hooks, progress, out: out!, anchorDtype,
         ds: wholeFigures(share), ...rankHooks,

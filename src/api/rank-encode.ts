@@ -11,7 +11,7 @@
 // (at most a block's worth a rank), and the rows before a rank's first block are coded by an
 // earlier rank.
 import type { Comm } from '../backend/sharded/comm.js';
-import { spreadEncoderOf, type CodecPlan } from '../codec-registry/index.js';
+import { spreadEncoderOf, type CodecPlan, type EncodeContext } from '../codec-registry/index.js';
 import type { EncodedResiduals, SpreadPart, SpreadPeers } from '../codecs/index.js';
 import { BLOCK_ROWS } from '../codecs/scalar-rows.js';
 import { encoderThreadCount } from '../codecs/scalar.js';
@@ -52,10 +52,10 @@ export function encodesOnRanks(codec: CodecPlan): boolean {
  * Encode every rank's rows with `codec` (the same on every rank; encodesOnRanks), each rank its
  * own; resolves at rank 0 to the residuals of all n rows and their error, elsewhere to undefined.
  * `assignments`: every row's anchor at rank 0 (training gathers them there), empty elsewhere;
- * `anchors` as stored.
+ * `anchors` as stored; `ctx`: this rank's device (a codec's kernel runs on its GPU when it has one).
  */
 export async function encodeOnRanks(
-  comm: Comm, share: RankShare, codec: CodecPlan, anchors: Float32Array, assignments: Uint32Array,
+  comm: Comm, share: RankShare, codec: CodecPlan, anchors: Float32Array, assignments: Uint32Array, ctx: EncodeContext,
 ): Promise<Partial<EncodedResiduals> | undefined> {
   const spread = spreadEncoderOf(codec);
   if (!spread) throw new Error(`encodeOnRanks: ${codec.mode} has no spread encoder`);
@@ -65,7 +65,7 @@ export async function encodeOnRanks(
   const assign = comm.rank === 0 ? assignments : new Uint32Array(got.buffer.slice(got.byteOffset, got.byteOffset + n * 4));
   const spans = blockSpans(share.starts);
   const part: SpreadPart = { n, d: local.d, anchors, assign, runs: await blockRuns(comm, share, spans), threads: threadsPerRank() };
-  const enc = await spread(part, peersOf(comm, share));
+  const enc = await spread(part, peersOf(comm, share), ctx);
   const codes = await gatherCodes(comm, spans, enc.codes, enc.kind, enc.width, n);
   return codes && { residuals: enc.residuals(codes), residualEnergy: enc.residualEnergy };
 }

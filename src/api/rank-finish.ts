@@ -11,13 +11,13 @@
 // one in the middle of a collective (gathering, encoding) ends the job through Comm.abort.
 import { agree } from '../backend/sharded/agree.js';
 import type { Comm } from '../backend/sharded/comm.js';
-import { isCoded, type CodecPlan } from '../codec-registry/index.js';
+import { isCoded, type CodecPlan, type EncodeContext } from '../codec-registry/index.js';
 import type { EncodedResiduals } from '../codecs/index.js';
 import { storedAnchors } from '../io/vlc/format.js';
 import { log } from '../log.js';
-import type { Trained } from '../quality/choose.js';
 import { measuredRows } from '../quality/measure.js';
 import type { CompressResult } from './compress.js';
+import { encodeAll } from './compress-codec.js';
 import type { Finish } from './compress-steps.js';
 import { encodeOnRanks, encodesOnRanks } from './rank-encode.js';
 import { gatherAtRankZero, type RankShare } from './rank-share.js';
@@ -32,23 +32,27 @@ const FAILED = 'failed';
 /**
  * Rank 0: `finish(hooks)` (finishCompress with the hooks); the other ranks: their part of its
  * collectives. Every rank then agrees on the outcome: rank 0 resolves to the result, the others to
- * undefined. `encodeHere`: encoding on rank 0 alone (every row held), for a codec without a spread
- * encoder. `anchorDtype`: the anchors' storage, decided on every rank.
+ * undefined. `ctx`: this rank's backend (rank 0's is finish's, which closes it; the others close
+ * theirs once they have encoded). `anchorDtype`: the anchors' storage, decided on every rank.
  */
 export async function finishRanks(
-  comm: Comm, share: RankShare, result: TrainResult, anchorDtype: 'f16' | 'f32',
-  encodeHere: (codec: CodecPlan, t: Trained) => Promise<Partial<EncodedResiduals>>,
+  comm: Comm, share: RankShare, result: TrainResult, anchorDtype: 'f16' | 'f32', ctx: EncodeContext,
   finish: (hooks: RankHooks) => Promise<CompressResult>,
 ): Promise<CompressResult | undefined> {
   const rows = measuredRows(share.n); // null: every row is measured (small inputs)
   const everyRow = async () => (await gatherAtRankZero(comm, share)).gathered;
   if (comm.rank !== 0) {
-    await gatherAtRankZero(comm, share, () => rows);
-    const said = new TextDecoder().decode(await comm.broadcast(undefined, 0));
-    if (said !== FAILED) {
-      const codec = JSON.parse(said) as CodecPlan;
-      if (encodesOnRanks(codec)) await encodeOnRanks(comm, share, codec, storedAnchors(result.anchors, anchorDtype), new Uint32Array(0));
-      else if (isCoded(codec) && rows !== null) await everyRow();
+    // This rank's backend codes its rows (its GPU, for a codec with a kernel), then closes.
+    try {
+      await gatherAtRankZero(comm, share, () => rows);
+      const said = new TextDecoder().decode(await comm.broadcast(undefined, 0));
+      if (said !== FAILED) {
+        const codec = JSON.parse(said) as CodecPlan;
+        if (encodesOnRanks(codec)) await encodeOnRanks(comm, share, codec, storedAnchors(result.anchors, anchorDtype), new Uint32Array(0), ctx);
+        else if (isCoded(codec) && rows !== null) await everyRow();
+      }
+    } finally {
+      await ctx.backend.close();
     }
     return agree(comm, async () => undefined);
   }
@@ -68,10 +72,10 @@ export async function finishRanks(
           stage = 'encoding';
           await comm.broadcast(new TextEncoder().encode(JSON.stringify(codec)), 0);
           let out: Partial<EncodedResiduals> = {};
-          if (encodesOnRanks(codec)) out = (await encodeOnRanks(comm, share, codec, t.anchors, t.assignments))!;
+          if (encodesOnRanks(codec)) out = (await encodeOnRanks(comm, share, codec, t.anchors, t.assignments, ctx))!;
           else if (isCoded(codec)) {
             if (rows !== null) log().debug(`rank 0 gathers every row: ${codec.mode} residuals are encoded in one place`);
-            out = await encodeHere(codec, rows === null ? t : { ...t, x: (await everyRow())! });
+            out = await encodeAll(codec, rows === null ? t : { ...t, x: (await everyRow())! }, ctx.backend, ctx.seed, ctx.hooks);
           }
           stage = 'after';
           return out;

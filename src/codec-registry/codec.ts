@@ -129,9 +129,10 @@ export interface Codec<P extends CodecPlan = CodecPlan> {
   /**
    * Encode rows spread over several processes (MPI ranks), each coding its own (`part`), the
    * processes talking through `peers`: the same parameters, codes and error as encode() over the
-   * whole data. Without it, an MPI compress gathers every row at rank 0 to encode this codec.
+   * whole data; on the process's device where the codec has a kernel for it (`ctx.backend`).
+   * Without it, an MPI compress gathers every row at rank 0 to encode this codec.
    */
-  spread?(p: P, part: SpreadPart, peers: SpreadPeers): Promise<SpreadEncoded>;
+  spread?(p: P, part: SpreadPart, peers: SpreadPeers, ctx: EncodeContext): Promise<SpreadEncoded>;
   /** Start what encoding will need (threads) while the GPU trains; `sure`: this codec is the only one that can be chosen. */
   prewarm?(p: P, n: number, d: number, sure: boolean): void;
   /** The options that keep more than this codec when its recall is weak (default: --residual int8 or --quality 0.9). */

@@ -84,9 +84,9 @@ export function blockEncoderFor(p: CodecPlan, n: number, d: number, anchors: Flo
 }
 
 /** The plan's encoder of rows spread over processes (MPI ranks), when its codec has one (Codec.spread). */
-export function spreadEncoderOf(p: CodecPlan): ((part: SpreadPart, peers: SpreadPeers) => Promise<SpreadEncoded>) | undefined {
+export function spreadEncoderOf(p: CodecPlan): ((part: SpreadPart, peers: SpreadPeers, ctx: EncodeContext) => Promise<SpreadEncoded>) | undefined {
   const c = codecFor(p.mode);
-  return c.coded && c.spread ? (part, peers) => c.spread!(p, part, peers) : undefined;
+  return c.coded && c.spread ? (part, peers, ctx) => c.spread!(p, part, peers, ctx) : undefined;
 }
 
 /** Encode every vector with the plan (the plan's codec trains what it learns first). */

@@ -6,7 +6,7 @@ import { blockBits, type BitsPlan } from './bits-rows.js';
 import { blocksOnThreads, encoderThreadCount, PARALLEL_MIN_VALUES, rowsInput } from './scalar.js';
 import { residualSample, type RowsInput } from './scalar-rows.js';
 import type { ResidualInput } from './types.js';
-import { allocCodes } from '../vectors/codes.js';
+import { allocCodes, type Codes } from '../vectors/codes.js';
 
 /** Rows of the sample the bits and steps are chosen on (all rows when fewer). */
 export const SAMPLE_ROWS = 4096;
@@ -145,4 +145,18 @@ export async function encodeBits(
   let sum = 0;
   for (const e of errs) sum += e;
   return { residuals: new BitsResiduals(n, d, R, plan.bits, plan.steps, codes), residualEnergy: n ? sum / n : 0 };
+}
+
+/**
+ * The rows' codes under a plan chosen elsewhere (bitsPlanOfSample: rows spread over MPI ranks,
+ * codecs/spread.ts), and each block's error in block order: encodeBits's loop without its plan.
+ */
+export async function bitsRows(
+  input: ResidualInput, plan: BitsPlan, threads = input.n * input.d < PARALLEL_MIN_VALUES ? 1 : encoderThreadCount(),
+): Promise<{ codes: Codes<Uint8Array>; blockErrs: Float64Array }> {
+  const { n } = input;
+  const rows = rowsInput(input, threads > 1);
+  const codes = allocCodes<Uint8Array>('u8', n, plan.R, threads > 1);
+  const blockErrs = await blocksOnThreads(rows, n, threads, { phase: 'bits', bitsPlan: plan, codes: codes.handle() }, (b) => blockBits(rows, n, b, plan, codes));
+  return { codes, blockErrs };
 }

@@ -1,5 +1,6 @@
 // The scalar (int8, int4) and bits encoders over rows spread across processes (MPI ranks:
-// api/rank-encode.ts), each process coding its own rows. Both encoders are built from fixed
+// api/rank-encode.ts), each process coding its own rows (bits on its device: a GPU's kernel or
+// the host's threads; int8 and int4 on the host's threads). Both encoders are built from fixed
 // blocks of rows (scalar-rows.ts BLOCK_ROWS) whose sums do not depend on who runs them, and from
 // a sample of fixed rows: each process runs the same block loops as encodeScalar / encodeBits on
 // the blocks in its runs, the per-block figures (each block's largest |r| and Σ r², each block's
@@ -8,11 +9,11 @@
 // or bits, the codes and the error are then the one-process encoder's, bit for bit.
 import { BitsResiduals } from './bits.js';
 import { bitsPlanOfSample, SAMPLE_ROWS as BITS_SAMPLE_ROWS } from './bits-train.js';
-import { blockBits } from './bits-rows.js';
+import type { BitsPlan } from './bits-rows.js';
 import { blocksOnThreads, CLIP_SAMPLE_ROWS, LEVELS, PARALLEL_MIN_VALUES, ScalarResiduals, scalesOf, type ScalarMode } from './scalar.js';
 import { BLOCK_ROWS, blockCodes, blockRanges, blocksOf, residualSample, type RowsInput } from './scalar-rows.js';
 import type { ScalarJob } from './scalar-worker.js';
-import type { SpreadEncoded, SpreadPart, SpreadPeers } from './types.js';
+import type { ResidualInput, SpreadEncoded, SpreadPart, SpreadPeers } from './types.js';
 import { allocCodes, type Codes } from '../vectors/codes.js';
 import type { Rows } from '../vectors/dataset.js';
 
@@ -35,17 +36,28 @@ export async function spreadScalar(mode: ScalarMode, part: SpreadPart, peers: Sp
   const all = await peers.sum(ranges);
   const clip = mode === 'int4' ? await sampleResiduals(part, peers, CLIP_SAMPLE_ROWS) : undefined;
   const scales = scalesOf(mode, n, d, blocks, all.subarray(0, blocks * d), all.subarray(blocks * d), clip);
-  const { codes, residualEnergy } = await codeRuns(part, peers, 'i8', d, (c) => ({ phase: 'codes', scales, levels: L, codes: c.handle() }),
-    (inp, nr, b, c) => blockCodes(inp, nr, b, scales, L, c as Codes<Int8Array>));
+  const { codes, residualEnergy } = await codeRuns(part, peers, async (run) => {
+    const c = allocCodes<Int8Array>('i8', run.x.n, d);
+    const job: Partial<ScalarJob> = { phase: 'codes', scales, levels: L, codes: c.handle() };
+    return { codes: c, errs: await onRun(part, run, job, (inp, b) => blockCodes(inp, run.x.n, b, scales, L, c)) };
+  });
   return { kind: 'i8', width: d, codes, residualEnergy, residuals: (c) => new ScalarResiduals(mode, n, d, scales, c as Codes<Int8Array>) };
 }
 
-/** bits with R code bytes a vector over the processes' rows: encodeBits's bits, steps, codes and error. */
-export async function spreadBits(R: number, part: SpreadPart, peers: SpreadPeers): Promise<SpreadEncoded> {
+/** The bits codec's rows under a plan, on the process's device (CodecDevice.encodeBitsRows: its GPU, when it has one), and each block's error. */
+export type BitsRowsOn = (input: ResidualInput, plan: BitsPlan) => Promise<{ codes: Codes<Uint8Array>; blockErrs: Float64Array }>;
+
+/**
+ * bits with R code bytes a vector over the processes' rows: encodeBits's bits, steps, codes and
+ * error, each run's rows coded by `rowsOn` (the process's device: a GPU's kernel, or its threads).
+ */
+export async function spreadBits(R: number, part: SpreadPart, peers: SpreadPeers, rowsOn: BitsRowsOn): Promise<SpreadEncoded> {
   const { n, d } = part;
   const plan = bitsPlanOfSample(await sampleResiduals(part, peers, BITS_SAMPLE_ROWS), d, R);
-  const { codes, residualEnergy } = await codeRuns(part, peers, 'u8', R, (c) => ({ phase: 'bits', bitsPlan: plan, codes: c.handle() }),
-    (inp, nr, b, c) => blockBits(inp, nr, b, plan, c as Codes<Uint8Array>));
+  const { codes, residualEnergy } = await codeRuns(part, peers, async (run) => {
+    const got = await rowsOn({ x: run.x, n: run.x.n, d, anchors: part.anchors, assign: part.assign.slice(run.r0, run.r0 + run.x.n) }, plan);
+    return { codes: got.codes, errs: got.blockErrs };
+  });
   return { kind: 'u8', width: R, codes, residualEnergy, residuals: (c) => new BitsResiduals(n, d, R, plan.bits, plan.steps, c as Codes<Uint8Array>) };
 }
 
@@ -71,17 +83,16 @@ function onRun(part: SpreadPart, run: { x: Rows; r0: number }, job: Partial<Scal
   return blocksOnThreads(inp, run.x.n, threads, job, (b) => here(inp, b));
 }
 
-/** Each run's codes (`width` bytes a row) and the whole data's error: the blocks' errors added over the processes, then in block order, over n. */
+/** Each run's codes (`codeRun`) and the whole data's error: the blocks' errors added over the processes, then in block order, over n. */
 async function codeRuns(
-  part: SpreadPart, peers: SpreadPeers, kind: 'i8' | 'u8', width: number,
-  job: (codes: Codes) => Partial<ScalarJob>, here: (inp: RowsInput, n: number, b: number, codes: Codes) => number,
+  part: SpreadPart, peers: SpreadPeers, codeRun: (run: { x: Rows; r0: number }) => Promise<{ codes: Codes; errs: Float64Array }>,
 ): Promise<{ codes: Codes[]; residualEnergy: number }> {
   const errs = new Float64Array(blocksOf(part.n));
   const codes: Codes[] = [];
   for (const run of part.runs) {
-    const c = allocCodes(kind, run.x.n, width);
-    errs.set(await onRun(part, run, job(c), (inp, b) => here(inp, run.x.n, b, c)), firstBlock(run));
-    codes.push(c);
+    const got = await codeRun(run);
+    errs.set(got.errs, firstBlock(run));
+    codes.push(got.codes);
   }
   let sum = 0;
   for (const e of await peers.sum(errs)) sum += e;

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { inProcessGroup } from '../../dist/backend/sharded/comm.js';
 import { blockSpans, encodeOnRanks } from '../../dist/api/rank-encode.js';
 import { shareOf } from '../../dist/api/rank-share.js';
+import { createCpuBackend } from '../../dist/backend/cpu/index.js';
 import { encodeScalar } from '../../dist/codecs/scalar.js';
 import { encodeBits } from '../../dist/codecs/bits-train.js';
 import { BLOCK_ROWS } from '../../dist/codecs/scalar-rows.js';
@@ -73,8 +74,10 @@ describe('encodeOnRanks', () => {
       const want = await alone(all);
       const group = inProcessGroup(counts.length);
       const locals = parts(all, counts);
+      const backend = createCpuBackend();
       const got = await Promise.all(group.map(async (comm, rank) =>
-        encodeOnRanks(comm, await shareOf(comm, locals[rank]), codec, anchors, rank === 0 ? assign : new Uint32Array(0))));
+        encodeOnRanks(comm, await shareOf(comm, locals[rank]), codec, anchors, rank === 0 ? assign : new Uint32Array(0), { backend, seed: 0, hooks: {} })));
+      await backend.close();
       expect(got.slice(1).every((g) => g === undefined)).toBe(true);
       expect(got[0]!.residualEnergy).toBe(want.residualEnergy);
       expect(bytesOf(got[0]!.residuals!).equals(bytesOf(want.residuals))).toBe(true);
