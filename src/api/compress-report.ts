@@ -100,11 +100,28 @@ export function compressStats(f: CompressFacts) {
 
 export type CompressStats = ReturnType<typeof compressStats>;
 
+/** compress()'s phases; `start`, the process's own start before compress() ran, is the command line's (commands/compress.ts). */
+export interface Phases {
+  start?: number;
+  read: number;
+  setup: number;
+  open: number;
+  init: number;
+  loop: number;
+  final_pass: number;
+  choose: number;
+  residual: number;
+  quality: number;
+  write: number;
+  teardown: number;
+  other: number;
+}
+
 /**
  * Where the wall time went, phase by phase, in the order they run; `other` is what no phase holds
  * (the total less their sum: log lines, the summary), so the phases add up to total_seconds.
  */
-function phasesOf(s: CompressFacts['seconds'], r: TrainResult) {
+function phasesOf(s: CompressFacts['seconds'], r: TrainResult): Phases {
   const phases = {
     read: s.read,
     setup: s.setup,

@@ -1,6 +1,6 @@
 // Shared memory whose pages are already mapped, for a large array a later step will fill at once.
 // A fresh SharedArrayBuffer's pages are mapped (and zeroed by the kernel) on first touch, which
-// costs about as much as a copy into them: 128 MB took 106 ms to fill fresh and 19 ms once touched
+// costs about as much as a copy into them (on 4 KiB pages; the buffers here ask for 2 MiB ones, vectors/huge-pages.ts): 128 MB took 106 ms to fill fresh and 19 ms once touched
 // on this repository's development machine, and 4.5 GB of bits codes took 3.2 s to download into
 // fresh memory on 4 x H100 (bench/results/2026-11-28-h100x4-r3i.json). A GPU run knows early how
 // large its residual codes will be; worker threads touch their pages while the GPU works, and the
@@ -8,6 +8,7 @@
 // a byte, so the encoder may write into pages the workers have not reached yet.
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
+import { adviseHugePages } from '../vectors/huge-pages.js';
 
 /** Below this, the first-touch cost is not worth a thread. */
 const MIN_BYTES = 16 << 20;
@@ -32,6 +33,7 @@ export function prefaultShared(bytes: number): void {
   ready = undefined;
   if (!(bytes >= MIN_BYTES)) return;
   const sab = new SharedArrayBuffer(bytes);
+  adviseHugePages(sab); // 2 MiB pages: a fault each 2 MiB instead of each 4 KiB (vectors/huge-pages.ts)
   const of = Math.max(1, Math.min(MAX_THREADS, availableParallelism() - 1));
   try {
     for (let i = 0; i < of; i++) {
@@ -49,5 +51,8 @@ export function prefaultShared(bytes: number): void {
 export function takeShared(bytes: number): SharedArrayBuffer {
   const sab = ready;
   ready = undefined;
-  return sab !== undefined && sab.byteLength === bytes ? sab : new SharedArrayBuffer(bytes);
+  if (sab !== undefined && sab.byteLength === bytes) return sab;
+  const fresh = new SharedArrayBuffer(bytes);
+  adviseHugePages(fresh);
+  return fresh;
 }

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { compress } from '../../dist/index.js';
-import { clustered, tempDir } from '../cli/helpers.js';
+import { clustered, DEMO, tempDir, vlc } from '../cli/helpers.js';
 
 describe('compress phases', () => {
   const dir = tempDir('phases');
@@ -24,5 +24,19 @@ describe('compress phases', () => {
     expect(other).toBeLessThan(0.02 * s.total_seconds + 0.05); // log lines and the summary: milliseconds
     if (extra.sample !== 'all') expect(phases.final_pass).toBeGreaterThan(0);
     expect(phases.open).toBeGreaterThan(0);
+  }, 60_000);
+
+  it("the command line's report starts at the process's start: a `start` phase, inside the process's wall", () => {
+    const t0 = performance.now();
+    const r = vlc(['compress', DEMO, '-o', path.join(dir, 'cli.vlc'), '--anchors', '16', '--residual', 'int8', '--device', 'cpu', '--json']);
+    const wall = (performance.now() - t0) / 1000;
+    expect(r.code, r.stderr).toBe(0);
+    const s = JSON.parse(r.stdout.split('\n')[0]);
+    const { start, other, ...rest } = s.phases;
+    expect(Object.keys(s.phases)[0]).toBe('start');
+    expect(start).toBeGreaterThan(0); // Node's start and vlc's modules take milliseconds at least
+    const sum = Object.values(rest as Record<string, number>).reduce((a, b) => a + b, 0);
+    expect(start + sum + other).toBeCloseTo(s.total_seconds, 6);
+    expect(s.total_seconds).toBeLessThan(wall); // the process's own time, within what the parent waited
   }, 60_000);
 });

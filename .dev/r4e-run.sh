@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Device run r4e (4 GPUs, final, after the session's merges): issue 32's 50M line — 50,000,000 x 128
+# f16, --anchors 65536 --residual int8 on --gpu 0 and --gpu 0,1,2,3 (the same bytes), then the file
+# read by info, search (10,000 queries, GPU), eval (1,000 queries, GPU) and decompress -o - | wc -c,
+# each with its peak RSS; and the default goal's file (bits) searched on the CPU by probing (the
+# index search now reads the file in blocks) with 1,000 queries.
+set -uo pipefail
+source .gpu/activate.sh
+OUT=${OUT:-/tmp/out}; W=/tmp/w; mkdir -p "$OUT" $W
+peak() { local tag=$1; shift; local t0=$(date +%s.%N); "$@" & local pid=$! hwm=0 h; while kill -0 $pid 2>/dev/null; do h=$(awk '/VmHWM/{print $2}' /proc/$pid/status 2>/dev/null); [ -n "$h" ] && hwm=$h; sleep 0.2; done; wait $pid; local rc=$?; echo "$tag rc $rc peak_rss_kb $hwm wall_s $(awk "BEGIN{print $(date +%s.%N) - $t0}")" | tee -a "$W/peaks.txt"; tar czf $OUT/r4e.tgz -C $W .; }
+C() { local tag=$1; shift; peak $tag node bin/vlc.js compress "$@" --json -v > $W/$tag.json 2> >(python3 -u .dev/ts.py > $W/$tag.err); }
+S() { python3 -c "import json; d=json.loads(open('$W/$1.json').readline()); print('$1', round(d['total_seconds'],2), d['codec'], d['bytes'], {k: round(v,2) for k,v in d['phases'].items()})" | tee -a $W/summary.txt; }
+trap 'tar czf $OUT/r4e.tgz -C $W .' EXIT
+nvidia-smi -L | tee $W/gpus.txt
+python3 .dev/r3-data.py 50000000 /dev/shm/x.npy /dev/shm/q.npy > /dev/null 2>&1
+python3 -c "import numpy as np; np.save('/dev/shm/q1k.npy', np.load('/dev/shm/q.npy')[:1000])"
+C i1 /dev/shm/x.npy -o /dev/shm/i1.vlc --anchors 65536 --residual int8 --gpu 0; S i1
+C i4 /dev/shm/x.npy -o /dev/shm/i4.vlc --anchors 65536 --residual int8 --gpu 0,1,2,3; S i4
+cmp /dev/shm/i1.vlc /dev/shm/i4.vlc && echo "50M int8: 1 GPU = 4 GPUs" | tee -a $W/summary.txt; sha256sum /dev/shm/i1.vlc | tee -a $W/summary.txt; rm -f /dev/shm/i4.vlc
+peak info timeout 60 node bin/vlc.js info /dev/shm/i1.vlc --json > $W/info.json 2> $W/info.err
+peak search timeout 120 node bin/vlc.js search /dev/shm/i1.vlc --queries /dev/shm/q.npy -k 10 --device cuda --json > $W/search.json 2> $W/search.err
+peak eval timeout 150 node bin/vlc.js eval /dev/shm/x.npy /dev/shm/i1.vlc --queries 1000 --device cuda --json > $W/eval.json 2> $W/eval.err
+peak decompress timeout 150 sh -c 'node bin/vlc.js decompress /dev/shm/i1.vlc -o - | wc -c > /tmp/w/decompress-bytes.txt'
+peak probe timeout 150 node bin/vlc.js search /dev/shm/i1.vlc --queries /dev/shm/q1k.npy -k 10 --device cpu --json > $W/probe.json 2> $W/probe.err
+tail -c 300 $W/eval.json; cat $W/decompress-bytes.txt; tail -2 $W/*.err | tail -20
+cat $W/peaks.txt

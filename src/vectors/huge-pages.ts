@@ -1,0 +1,64 @@
+// Large host buffers on 2 MiB pages (Linux transparent huge pages). Most distributions give huge
+// pages only to memory whose program asks for them (madvise mode), and V8 never asks. On 4 KiB pages
+// a buffer of tens of GiB costs a page fault per 4 KiB while the reader first fills it, a page
+// walked per 4 KiB while the GPU driver locks it for copies (backend/cuda/pin.ts), and a page freed
+// per 4 KiB when the process exits — after the last phase it reports, so a user's wall outgrew the
+// phases. Asked for with madvise(MADV_HUGEPAGE) before the first write, the kernel maps the buffer
+// 2 MiB at a time (bench/results/2026-11-28-h200x4-r4b.json measures the phases it changes).
+// Only advice: the bytes, and what any code reads, are the same either way. VLC_HUGE_PAGES=0 turns it off.
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+/** Buffers smaller than this stay as V8 made them: too few pages to matter, and no FFI loaded. */
+export const HUGE_PAGE_MIN_BYTES = 64 * 2 ** 20;
+const HUGE = 2n * 2n ** 20n;
+const MADV_HUGEPAGE = 14;
+
+type Advise = (buffer: ArrayBufferLike, bytes: number) => boolean;
+let advise: Advise | null | undefined;
+
+/** What VLC_HUGE_PAGES asks (unset: on where the kernel offers huge pages), read once. */
+function wanted(): boolean {
+  const v = process.env.VLC_HUGE_PAGES;
+  if (v === '0') return false;
+  if (process.platform !== 'linux') return false;
+  try {
+    return !/\[never\]/.test(readFileSync('/sys/kernel/mm/transparent_hugepage/enabled', 'utf8'));
+  } catch {
+    return false; // no THP in this kernel
+  }
+}
+
+/** madvise through libc (koffi, as the CUDA driver is reached), or null where it cannot be had. */
+function load(): Advise | null {
+  if (!wanted()) return null;
+  try {
+    const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi');
+    const libc = koffi.load('libc.so.6');
+    // memset(p, 0, 0) writes nothing and returns p: the buffer's address, which koffi does not otherwise give.
+    const addressOf = libc.func('uint64_t memset(void *p, int c, size_t n)') as (p: Uint8Array, c: number, n: number) => bigint | number;
+    const madvise = libc.func('int madvise(uint64_t addr, size_t len, int advice)') as (addr: bigint, len: number, advice: number) => number;
+    return (buffer, bytes) => {
+      const at = BigInt(addressOf(new Uint8Array(buffer, 0, 1), 0, 0));
+      const lo = (at + HUGE - 1n) & ~(HUGE - 1n), hi = (at + BigInt(bytes)) & ~(HUGE - 1n);
+      return hi > lo && madvise(lo, Number(hi - lo), MADV_HUGEPAGE) === 0;
+    };
+  } catch {
+    return null; // no koffi, no glibc: plain pages
+  }
+}
+
+/**
+ * Asks for `buffer`'s first `bytes` (fresh, not yet written) on huge pages where the buffer is
+ * large and the system offers them; whether the advice was taken. Never throws.
+ */
+export function adviseHugePages(buffer: ArrayBufferLike, bytes = buffer.byteLength): boolean {
+  if (bytes < HUGE_PAGE_MIN_BYTES) return false;
+  if (advise === undefined) advise = load();
+  if (!advise) return false;
+  try {
+    return advise(buffer, bytes);
+  } catch {
+    return false;
+  }
+}

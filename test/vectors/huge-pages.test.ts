@@ -1,0 +1,53 @@
+// Large vector stores are advised onto huge pages (src/vectors/huge-pages.ts): the kernel must have
+// recorded the advice on the store's mapping (VmFlags "hg" in /proc/self/smaps), the store reads and
+// writes as any other, small stores are left alone, and VLC_HUGE_PAGES=0 turns the advice off.
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { allocStore } from '../../dist/vectors/dataset.js';
+import { adviseHugePages, HUGE_PAGE_MIN_BYTES } from '../../dist/vectors/huge-pages.js';
+
+const THP = '/sys/kernel/mm/transparent_hugepage/enabled';
+const offered = process.platform === 'linux' && existsSync(THP) && !/\[never\]/.test(readFileSync(THP, 'utf8'));
+
+/** Sizes (bytes) of this process's mappings the kernel marks as advised for huge pages. */
+function advisedMappings(): number[] {
+  const out: number[] = [];
+  let size = 0;
+  for (const line of readFileSync('/proc/self/smaps', 'utf8').split('\n')) {
+    const m = /^Size:\s+(\d+) kB/.exec(line);
+    if (m) size = Number(m[1]) * 1024;
+    if (line.startsWith('VmFlags:') && line.split(/\s+/).includes('hg')) out.push(size);
+  }
+  return out;
+}
+
+describe('huge pages for large vector stores', () => {
+  it('leaves a store below the threshold alone', () => {
+    expect(adviseHugePages(new SharedArrayBuffer(1 << 20))).toBe(false);
+  });
+
+  it.runIf(offered)('advises a large store, whose mapping the kernel then marks, and whose bytes behave as any', () => {
+    // The advice covers the store's whole 2 MiB pages: its own mapping, up to 4 MiB short of the store.
+    const big = (sizes: number[]) => sizes.filter((b) => b >= HUGE_PAGE_MIN_BYTES - 4 * 2 ** 20).length;
+    const before = big(advisedMappings());
+    const s = allocStore(HUGE_PAGE_MIN_BYTES / 4 + 4099, 1, 'f32'); // not a multiple of anything
+    const after = big(advisedMappings());
+    expect(after).toBe(before + 1);
+    const v = new Float32Array(s.buffer);
+    expect(v[v.length - 1]).toBe(0);
+    v[12345] = 1.5;
+    v[v.length - 1] = -2;
+    expect([v[12345], v[v.length - 1], v[12346]]).toEqual([1.5, -2, 0]);
+  });
+
+  it.runIf(offered)('is off under VLC_HUGE_PAGES=0', () => {
+    const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+    const script = `import('${path.join(root, 'dist/vectors/huge-pages.js')}').then((m) => process.stdout.write(String(m.adviseHugePages(new SharedArrayBuffer(${HUGE_PAGE_MIN_BYTES})))))`;
+    const run = (v: string) => execFileSync(process.execPath, ['-e', script], { env: { ...process.env, VLC_HUGE_PAGES: v }, encoding: 'utf8' });
+    expect(run('0')).toBe('false');
+    expect(run('1')).toBe('true');
+  });
+});
