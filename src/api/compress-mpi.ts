@@ -6,11 +6,12 @@
 // k-means++ picks and the assignments reach the ranks that need them through the Comm.
 //
 // Around training it is compress() itself (compress-steps.ts): every rank plans the run from the
-// whole data's figures; rank 0 gathers every rank's rows (rank-share.ts) and, once the anchors
-// are trained, chooses the codec, encodes, measures and writes exactly as one process would,
-// while the other ranks wait for its verdict. The sums are int64 fixed point, so the file is the
-// one a single process writes from the same input and seed, byte for byte, whatever the codec
-// (test/mpi). The cost: with residuals, rank 0 holds every row (docs/architecture.md).
+// whole data's figures; once the anchors are trained, rank 0 gathers the rows it measures, chooses
+// the codec, and every rank encodes its own rows with it (rank-finish.ts, rank-encode.ts) while
+// rank 0 gathers their codes, measures and writes exactly as one process would. The sums are
+// exact (int64 fixed point in training, one rank's figures per block in encoding), so the file is
+// the one a single process writes from the same input and seed, byte for byte, whatever the codec
+// (test/mpi). No rank holds every row, but for pq and ec residuals (docs/architecture.md).
 import { DEFAULT_CONFIG } from '../anneal/config.js';
 import { agree, everywhere, failedTogether, sameOnEveryRank } from '../backend/sharded/agree.js';
 import { VERSION } from '../version.js';
@@ -21,19 +22,17 @@ import { probeCuda } from '../backend/cuda/index.js';
 import { selectBackend } from '../backend/select.js';
 import type { Backend, Engine } from '../backend/types.js';
 import { UsageError } from '../errors.js';
-import { isCoded } from '../codec-registry/index.js';
-import { measuredRows } from '../quality/measure.js';
 import { interruptSignal } from '../interrupt.js';
-import type { Dataset } from '../vectors/dataset.js';
 import { maxAbsOf, scaledDataset, scaleFor } from '../vectors/scale.js';
 import { quoteName } from '../io/names.js';
 import { readRankRows } from './rank-rows.js';
-import { gatherAtRankZero, shareOf, wholeFigures, type RankShare } from './rank-share.js';
+import { shareOf, wholeFigures, type RankShare } from './rank-share.js';
+import { finishRanks } from './rank-finish.js';
 import { log, setVerbosity, silentReporter } from '../log.js';
 import type { OutputPlan } from './preflight.js';
 import { trainingSteps, unscaledResult, type CompressOptions, type CompressResult } from './compress.js';
 import { goalOf } from './compress-codec.js';
-import { finishCompress, planCompress } from './compress-steps.js';
+import { finishCompress, planCompress, storableAnchorDtype } from './compress-steps.js';
 import { resolveSample, sampleSize } from './sample.js';
 import { train, type TrainEngines } from './train.js';
 
@@ -55,20 +54,12 @@ export async function compressDistributed(input: string[], o: DistributedOptions
   });
   const out = await agree(comm, async () => (comm.rank === 0 ? o.planOutput() : undefined)); // rank 0 writes: its checks count
 
-  // Reading: each rank its rows, then rank 0 all of them (the other ranks' arrive over MPI), once
-  // the plan from the whole data's figures has passed its checks.
-  const reading = progress.step(`reading ${input.map(quoteName).join(' ')} (rank ${comm.rank} of ${comm.size}: its rows, then rank 0 every rank's)`, '');
-  let share = await readShare(comm, input, o);
+  // Reading: each rank its rows; the plan from the whole data's figures, checked before any work.
+  const reading = progress.step(`reading ${input.map(quoteName).join(' ')} (rank ${comm.rank} of ${comm.size}: its rows)`, '');
+  const share = await readShare(comm, input, o);
   const tp = performance.now();
   const planned = await everywhere(comm, () => planCompress(wholeFigures(share), o, goal, seed, 'l2', input.join(' ')));
   const planSeconds = (performance.now() - tp) / 1000; // with the setup, as in one process
-  // A file of anchor ids alone needs at rank 0 only the rows its quality figures read. The rows
-  // as read are let go there once copied (`share` is replaced).
-  const idsAlone = goal.kind === 'fixed' && !isCoded({ mode: goal.choice.residual });
-  let gathered: Dataset | undefined;
-  const tg = performance.now();
-  ({ share, gathered } = await gatherAtRankZero(comm, share, (n) => (idsAlone ? measuredRows(n) : null)));
-  if (gathered) log().debug(`rank 0 gathered ${gathered.n} rows in ${((performance.now() - tg) / 1000).toFixed(2)} s`);
   reading.end();
   const readSeconds = (performance.now() - t0) / 1000 - planSeconds;
 
@@ -90,15 +81,16 @@ export async function compressDistributed(input: string[], o: DistributedOptions
     const steps = trainingSteps(o, progress, hooks.signal);
     const result = unscaledResult(scale, await train(rankEngines(backend, { ...share, local: scaledDataset(share.local, scale) }, m, comm), cfg, sample, steps.hooks));
     steps.end();
-    // Rank 0 finishes as one process would; the others wait for its verdict, so every rank exits
+    // Decided on every rank alike (a refusal is rank 0's one line): the anchors as stored are every rank's to encode with.
+    const anchorDtype = await everywhere(comm, () => storableAnchorDtype(result.anchors, o.anchorDtype));
+    // Rank 0 finishes as one process would, the rows it measures gathered and the residuals coded on
+    // every rank (finishRanks); the others take part, then wait for its verdict, so every rank exits
     // with its code and only rank 0 speaks (agree.ts).
-    if (comm.rank !== 0) await backend.close();
-    handed = true;
-    return await agree(comm, async () =>
-      gathered === undefined ? undefined : finishCompress({
-        o, metric: 'l2', goal, planned, cfg, sampleRows: sampleSize(sample, share.n, m), seed, result, backend, hooks, progress, out: out!,
-        // Every row, or the rows the figures of a file of anchor ids alone read.
-        ...(gathered.n === share.n ? { ds: gathered } : { ds: wholeFigures(share), measured: gathered }),
+    handed = true; // closed by finishRanks (rank 0's by finishCompress)
+    return await finishRanks(comm, share, result, anchorDtype, { backend, seed, hooks }, (rankHooks) =>
+      finishCompress({
+        o, metric: 'l2', goal, planned, cfg, sampleRows: sampleSize(sample, share.n, m), seed, result, backend, hooks, progress, out: out!, anchorDtype,
+        ds: wholeFigures(share), ...rankHooks,
         where: { kind: backend.kind, label: `${comm.size} MPI ranks (rank 0: ${backend.label})` },
         clock: { t0, read: readSeconds, setup: setupSeconds },
       }));

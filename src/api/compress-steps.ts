@@ -1,9 +1,9 @@
 // The steps of compress() around training, one copy for both ways it runs: in one process
 // (compress.ts) and as an MPI job (compress-mpi.ts). Before training, on every rank alike:
 // planCompress() sizes the file and decides the anchors and the codecs to measure (or the one
-// fixed). After training, where the whole data is (the process, or rank 0 once it has gathered
-// every rank's rows): finishCompress() chooses the codec, encodes the residuals, measures the
-// file's quality, writes it and reports. The same steps on the same rows, anchors and seed give the
+// fixed). After training, in the process (or at MPI rank 0, the rows it measures gathered from
+// the ranks and the residuals encoded on every rank: rank-finish.ts): finishCompress() chooses
+// the codec, encodes the residuals, measures the file's quality, writes it and reports. The same steps on the same rows, anchors and seed give the
 // same bytes, whichever way the anchors were trained.
 import { configFor, type AnnealConfig } from '../anneal/config.js';
 import type { AnnealHooks } from '../anneal/types.js';
@@ -16,10 +16,11 @@ import { storedAnchors } from '../io/vlc/format.js';
 import { grouped } from '../io/vlc/stats.js';
 import { log, type Reporter } from '../log.js';
 import { choose, planChoice, type ChoicePlan, type CodecPlan, type Trained } from '../quality/choose.js';
-import { measuredRows, measureQuality, measureQualityOfRows } from '../quality/measure.js';
+import { measureQuality, measureQualityOfRows, type HeldRows } from '../quality/measure.js';
 import { figuresFromRowSums } from '../quality/reconstruction.js';
 import { withMetric } from '../search/metric.js';
-import { forEachF32Rows, type Dataset } from '../vectors/dataset.js';
+import type { Dataset } from '../vectors/dataset.js';
+import type { EncodedResiduals } from '../codecs/index.js';
 import type { Metric } from '../vectors/metric.js';
 import { fewIds } from '../vectors/row-ids.js';
 import type { CompressOptions, CompressResult } from './compress.js';
@@ -78,11 +79,16 @@ export interface Finish {
   /** Every row, as training saw them (cosine: at unit length), with the whole data's dropped rows; with `measured`, its figures alone. */
   ds: Dataset;
   /**
-   * For a file of anchor ids alone, which reads no row but to measure it: the rows its quality
-   * figures read (quality/measure.ts measuredRows(n)), in that order, where they are all that is
-   * held (an MPI rank 0); `ds` then gives only the whole data's figures.
+   * Under MPI (compress-mpi.ts): rank 0's rows, gathered from every rank when choosing begins —
+   * the rows the chooser and the quality figures read (quality/measure.ts measuredRows(n), `rows`
+   * ascending, held in that order), or every row (`rows` null) where they read every row. `ds` then
+   * gives only the whole data's figures.
    */
-  measured?: Dataset;
+  gather?: () => Promise<{ x: Dataset; rows: number[] | null }>;
+  /** How the residuals are encoded (MPI: each rank its own rows, rank-encode.ts); default: here, on every row of `ds` (encodeAll). */
+  encode?: (codec: CodecPlan, t: Trained) => Promise<Partial<EncodedResiduals>>;
+  /** The anchors' storage, when decided before (MPI: on every rank); default storableAnchorDtype's. */
+  anchorDtype?: 'f16' | 'f32';
   metric: Metric;
   /** Cosine: the norms of the vectors as read. */
   norms?: Float32Array;
@@ -113,14 +119,16 @@ export async function finishCompress(f: Finish): Promise<CompressResult> {
     // Exact search for the quality figures and the codec choice: on the GPU when the run has one.
     // ip / cosine: ranked by the metric (search/metric.ts), the ground truth and the decoded vectors alike.
     const knn = withMetric(backend.exactKnn, f.metric);
-    const anchorDtype = storableAnchorDtype(result.anchors, f.o.anchorDtype);
-    if (f.measured && (goal.kind !== 'fixed' || isCoded(plan.options[0]))) throw new Error('finishCompress: only a file of anchor ids alone is measured from some rows');
-    const trained: Trained = { x: ds, n: ds.n, d: ds.d, anchors: storedAnchors(result.anchors, anchorDtype), assignments: result.assignments };
+    const anchorDtype = f.anchorDtype ?? storableAnchorDtype(result.anchors, f.o.anchorDtype);
 
     const tc = performance.now();
     const choosing = progress.step('choosing the codec: exact neighbours of the sample', 'codecs measured');
+    // Under MPI the rows to measure come from the ranks now (counted with choosing).
+    const got = f.gather ? await f.gather() : undefined;
+    const held: HeldRows | undefined = got?.rows ? { x: got.x, rows: got.rows } : undefined;
+    const trained: Trained = { x: got && !got.rows ? got.x : ds, n: ds.n, d: ds.d, anchors: storedAnchors(result.anchors, anchorDtype), assignments: result.assignments };
     const onMeasure = (name: string, done: number, expected: number) => choosing.update(done, expected, `choosing the codec: measuring ${name}`);
-    const choice = goal.kind === 'fixed' ? undefined : await choose(goal, plan, trained, encoderOn(backend, seed, hooks), knn, (c) => size.perVector(c, m), onMeasure);
+    const choice = goal.kind === 'fixed' ? undefined : await choose(goal, plan, trained, encoderOn(backend, seed, hooks), knn, (c) => size.perVector(c, m), onMeasure, held);
     const codec: CodecPlan = choice?.codec ?? plan.options[0];
     choosing.end();
     const chooseSeconds = (performance.now() - tc) / 1000;
@@ -128,7 +136,7 @@ export async function finishCompress(f: Finish): Promise<CompressResult> {
     const tr = performance.now();
     // One step, its elapsed time shown: the encoders report no count of their own.
     const encoding = progress.step(`encoding ${codecName(codec)} residuals`, '');
-    const { residuals, residualEnergy, rowSums } = await encodeAll(codec, trained, backend, seed, hooks);
+    const { residuals, residualEnergy, rowSums } = await (f.encode ?? ((c, t) => encodeAll(c, t, backend, seed, hooks)))(codec, trained);
     encoding.end();
     const residualSeconds = (performance.now() - tr) / 1000;
 
@@ -136,9 +144,9 @@ export async function finishCompress(f: Finish): Promise<CompressResult> {
     const measuring = progress.step('measuring the quality of the file', '');
     // The reconstruction figures from the encoder's row sums when it made them (the GPU's), else measured here.
     const decode = decoderOf(trained, residuals);
-    const quality = f.measured
-      ? await measureQualityOfRows(f32Of(f.measured), measuredRows(ds.n)!, ds.n, ds.d, decode, knn)
-      : await measureQuality(ds, ds.n, ds.d, decode, knn, choice?.recall, rowSums && figuresFromRowSums(rowSums));
+    const quality = held
+      ? await measureQualityOfRows(held.x, held.rows, ds.n, ds.d, decode, knn, choice?.recall)
+      : await measureQuality(trained.x, ds.n, ds.d, decode, knn, choice?.recall, rowSums && figuresFromRowSums(rowSums));
     measuring.end();
     const qualitySeconds = (performance.now() - tq) / 1000;
 
@@ -171,13 +179,6 @@ export async function finishCompress(f: Finish): Promise<CompressResult> {
   } finally {
     if (!closed) await backend.close();
   }
-}
-
-/** The rows of x as one f32 array (measureQualityOfRows's input: rows the figures read, a sample). */
-function f32Of(x: Dataset): Float32Array {
-  const out = new Float32Array(x.n * x.d);
-  forEachF32Rows(x, 0, x.n, (v, c0) => out.set(v, c0 * x.d));
-  return out;
 }
 
 /**

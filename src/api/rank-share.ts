@@ -1,7 +1,7 @@
 // The whole data as MPI ranks hold it (api/compress-mpi.ts): each rank its rows (rank-rows.ts),
-// every rank the whole data's figures (row counts, dimension, dropped rows), and — since compress
-// needs every row in one place to encode and measure — every rank's rows gathered at rank 0 in
-// row order, the rows one process would hold (or only those a file of anchor ids alone measures).
+// every rank the whole data's figures (row counts, dimension, dropped rows), and rows gathered at
+// rank 0 in row order: those its codec choice and quality figures read (rank-finish.ts), or every
+// row for a codec encoded in one place.
 import { everywhere } from '../backend/sharded/agree.js';
 import type { Comm } from '../backend/sharded/comm.js';
 import { UsageError } from '../errors.js';

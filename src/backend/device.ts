@@ -8,6 +8,7 @@ import type { Decodable } from '../io/vlc/reconstruct.js';
 import type { EncodedResiduals, ResidualInput } from '../codecs/types.js';
 import type { EcResiduals } from '../codecs/ec/residuals.js';
 import type { Codes } from '../vectors/codes.js';
+import type { BitsPlan } from '../codecs/bits-rows.js';
 
 /**
  * A codec's and the search's kernels on a device. The host's (host.ts) is every backend's
@@ -22,6 +23,12 @@ export interface CodecDevice {
   encodeScalar(mode: 'int8' | 'int4', input: ResidualInput): Promise<EncodedResiduals>;
   /** The bits codec's rows (codecs/bits-train.ts encodeBits), R code bytes a vector: the same residuals and error on the device or the host. */
   encodeBits(input: ResidualInput, R: number): Promise<EncodedResiduals>;
+  /**
+   * The bits codec's rows under a plan chosen elsewhere (codecs/bits-train.ts bitsRows: an MPI
+   * rank's rows, the plan from the whole data's sample), and each block's error in block order:
+   * the same codes and errors on the device or the host.
+   */
+  encodeBitsRows(input: ResidualInput, plan: BitsPlan): Promise<{ codes: Codes<Uint8Array>; blockErrs: Float64Array }>;
   /**
    * Rows r0 .. r1 − 1 of a file whose residuals are entropy-coded (codecs/ec), reconstructed into
    * out (row-major from its start; returned): bit for bit io/vlc/reconstruct.ts reconstructRange,

@@ -69,6 +69,10 @@ export const bitsCodec: Codec<BitsPlan> = {
     return backend.encodeBits(input, p.codeBytes);
   },
 
+  // Rows spread over MPI ranks: each codes its own (on its GPU when it has one), the same bytes (loaded on use, as the encoder is).
+  spread: async (p, part, peers, { backend }) =>
+    (await import('../codecs/spread.js')).spreadBits(p.codeBytes, part, peers, (input, plan) => backend.encodeBitsRows(input, plan)),
+
   facts(res) {
     const r = res as BitsResiduals;
     const dimensions_by_bits = new Array<number>(9).fill(0);

@@ -10,7 +10,7 @@ import type { Backend } from '../backend/types.js';
 import type { Decodable } from '../io/vlc/reconstruct.js';
 import type { CandidateScorer, SearchIndex } from '../search/types.js';
 import type { CodedResiduals, EncodedResiduals, ResidualInput, ResidualMode } from '../codecs/types.js';
-import type { BlockEncoder } from '../codecs/types.js';
+import type { BlockEncoder, SpreadEncoded, SpreadPart, SpreadPeers } from '../codecs/types.js';
 
 export type { BlockEncoder };
 
@@ -126,6 +126,13 @@ export interface Codec<P extends CodecPlan = CodecPlan> {
    * compress then streams inputs of any size through it; without one they are held in memory.
    */
   blocks?(p: P, n: number, d: number, anchors: Float32Array): BlockEncoder;
+  /**
+   * Encode rows spread over several processes (MPI ranks), each coding its own (`part`), the
+   * processes talking through `peers`: the same parameters, codes and error as encode() over the
+   * whole data; on the process's device where the codec has a kernel for it (`ctx.backend`).
+   * Without it, an MPI compress gathers every row at rank 0 to encode this codec.
+   */
+  spread?(p: P, part: SpreadPart, peers: SpreadPeers, ctx: EncodeContext): Promise<SpreadEncoded>;
   /** Start what encoding will need (threads) while the GPU trains; `sure`: this codec is the only one that can be chosen. */
   prewarm?(p: P, n: number, d: number, sure: boolean): void;
   /** The options that keep more than this codec when its recall is weak (default: --residual int8 or --quality 0.9). */

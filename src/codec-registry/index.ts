@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js';
 import type { Decodable } from '../io/vlc/reconstruct.js';
 import type { SearchIndex } from '../search/types.js';
 import { registerSection } from '../codecs/sections.js';
-import type { CodedResiduals, EncodedResiduals, ResidualInput, ResidualMode, ResidualSection } from '../codecs/types.js';
+import type { CodedResiduals, EncodedResiduals, ResidualInput, ResidualMode, ResidualSection, SpreadEncoded, SpreadPart, SpreadPeers } from '../codecs/types.js';
 import { bitsCodec } from './bits.js';
 import { ecCodec } from './ec.js';
 import type { BlockEncoder, Codec, CodecFacts, CodecPlan, EncodeContext, Goal, IndexBase, ResidualChoice, Shape } from './codec.js';
@@ -81,6 +81,12 @@ export function blockEncoderFor(p: CodecPlan, n: number, d: number, anchors: Flo
   if (!c.coded) return undefined;
   if (!c.blocks) throw new Error(`${c.name(p)}: no block encoder`);
   return c.blocks(p, n, d, anchors);
+}
+
+/** The plan's encoder of rows spread over processes (MPI ranks), when its codec has one (Codec.spread). */
+export function spreadEncoderOf(p: CodecPlan): ((part: SpreadPart, peers: SpreadPeers, ctx: EncodeContext) => Promise<SpreadEncoded>) | undefined {
+  const c = codecFor(p.mode);
+  return c.coded && c.spread ? (part, peers, ctx) => c.spread!(p, part, peers, ctx) : undefined;
 }
 
 /** Encode every vector with the plan (the plan's codec trains what it learns first). */

@@ -33,6 +33,8 @@ function scalarCodec(kind: ScalarMode): Codec<CodecPlan> {
     encode: (_p, input, { backend }) => backend.encodeScalar(kind, input),
     // Inputs larger than memory: the same bytes, a block of rows at a time.
     blocks: (_p, n, d, anchors) => scalarBlockEncoder(kind, n, d, anchors),
+    // Rows spread over MPI ranks: each codes its own, the same bytes (loaded on use: reading a file never loads an encoder).
+    spread: async (_p, part, peers) => (await import('../codecs/spread.js')).spreadScalar(kind, part, peers),
     prewarm: prewarmScalar,
     // int8 keeps nearly everything of the residual: what is left to gain is in smaller cells.
     ...(kind === 'int8' ? { keepsMore: (moreAnchors: number) => `--anchors ${moreAnchors}` } : {}),

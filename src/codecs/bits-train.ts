@@ -6,10 +6,10 @@ import { blockBits, type BitsPlan } from './bits-rows.js';
 import { blocksOnThreads, encoderThreadCount, PARALLEL_MIN_VALUES, rowsInput } from './scalar.js';
 import { residualSample, type RowsInput } from './scalar-rows.js';
 import type { ResidualInput } from './types.js';
-import { allocCodes } from '../vectors/codes.js';
+import { allocCodes, type Codes } from '../vectors/codes.js';
 
 /** Rows of the sample the bits and steps are chosen on (all rows when fewer). */
-const SAMPLE_ROWS = 4096;
+export const SAMPLE_ROWS = 4096;
 /** Candidate ranges, in RMS residuals of the dimension (the largest |r| is tried too). */
 const RANGES = [1, 1.5, 2, 2.6, 3, 3.5, 4, 5, 6, 8];
 
@@ -116,7 +116,15 @@ function stepTableOf(rows: RowsInput, n: number, d: number): ReturnType<typeof s
 
 /** The bits and steps of every dimension for R code bytes a vector, chosen on the rows' sample (any encoder's first step). */
 export function bitsPlanOf(rows: RowsInput, n: number, d: number, R: number): BitsPlan {
-  const { err, step } = stepTableOf(rows, n, d);
+  return planOfTable(stepTableOf(rows, n, d), d, R);
+}
+
+/** bitsPlanOf's plan from the sample's residuals (residualSample's rows) given: an encoder whose rows are spread over processes (spread.ts). */
+export function bitsPlanOfSample(sample: Float64Array, d: number, R: number): BitsPlan {
+  return planOfTable(stepTable(sample, d), d, R);
+}
+
+function planOfTable({ err, step }: ReturnType<typeof stepTable>, d: number, R: number): BitsPlan {
   const bits = allocateBits(err, d, R);
   return { bits, steps: Float32Array.from(bits, (b, k) => step[k * (MAX_BITS + 1) + b]), R };
 }
@@ -137,4 +145,18 @@ export async function encodeBits(
   let sum = 0;
   for (const e of errs) sum += e;
   return { residuals: new BitsResiduals(n, d, R, plan.bits, plan.steps, codes), residualEnergy: n ? sum / n : 0 };
+}
+
+/**
+ * The rows' codes under a plan chosen elsewhere (bitsPlanOfSample: rows spread over MPI ranks,
+ * codecs/spread.ts), and each block's error in block order: encodeBits's loop without its plan.
+ */
+export async function bitsRows(
+  input: ResidualInput, plan: BitsPlan, threads = input.n * input.d < PARALLEL_MIN_VALUES ? 1 : encoderThreadCount(),
+): Promise<{ codes: Codes<Uint8Array>; blockErrs: Float64Array }> {
+  const { n } = input;
+  const rows = rowsInput(input, threads > 1);
+  const codes = allocCodes<Uint8Array>('u8', n, plan.R, threads > 1);
+  const blockErrs = await blocksOnThreads(rows, n, threads, { phase: 'bits', bitsPlan: plan, codes: codes.handle() }, (b) => blockBits(rows, n, b, plan, codes));
+  return { codes, blockErrs };
 }

@@ -4,7 +4,7 @@
 import { asRows, forEachF32Rows } from '../vectors/dataset.js';
 import type { CodedResiduals, ResidualInput } from './types.js';
 
-export type { CodedMode, CodedResiduals, EncodedResiduals, ResidualInput, ResidualMode, ResidualSection, SectionContext } from './types.js';
+export type { CodedMode, CodedResiduals, EncodedResiduals, ResidualInput, ResidualMode, ResidualSection, SectionContext, SpreadEncoded, SpreadPart, SpreadPeers } from './types.js';
 export { hasResiduals, knownModes, NO_RESIDUAL, registerSection, sectionOf } from './sections.js';
 
 /** Mean over vectors of ‖x − (anchor + decoded residual)‖², in f64: the file's true error. */

@@ -5,6 +5,7 @@
 
 import type { Rows, VectorsLike } from '../vectors/dataset.js';
 import type { Payload } from '../io/vlc/payload.js';
+import type { Codes } from '../vectors/codes.js';
 
 /**
  * A residual mode: 'none' (anchor ids alone) or a codec's name (codecs/sections.ts lists those a
@@ -122,4 +123,44 @@ export interface BlockEncoder {
   residualEnergy(): number;
   /** The coded residuals of a few rows (x, their anchors `assign`): decoding the quality sample. */
   residualsOf(x: Rows, assign: Uint32Array): CodedResiduals;
+}
+
+/**
+ * One process's share of an encode whose rows are spread over several processes (MPI ranks:
+ * api/rank-encode.ts): the whole data's shape, the anchors as stored and every row's anchor, and
+ * this process's rows as runs of whole encoder blocks (codecs/scalar-rows.ts BLOCK_ROWS), each
+ * starting at a multiple of BLOCK_ROWS (the last block of the data ends at n). Every block is in
+ * exactly one process's runs, so the per-block sums each makes are the one-process encoder's.
+ */
+export interface SpreadPart {
+  n: number;
+  d: number;
+  anchors: Float32Array;
+  /** Every row's anchor (n). */
+  assign: Uint32Array;
+  /** This process's runs, ascending: rows [r0, r0 + x.n) of the whole data. */
+  runs: Array<{ x: Rows; r0: number }>;
+  /** Worker threads this process may use. */
+  threads: number;
+}
+
+/** What a spread encoder asks of the other processes: collectives every process calls in the same order. */
+export interface SpreadPeers {
+  /** The element-wise sum over every process (each fills the entries of its own blocks or rows, zero elsewhere). */
+  sum(a: Float64Array): Promise<Float64Array>;
+  /** The listed rows of the whole data (global ids), in that order, as f32, from the processes that hold them. */
+  rows(list: readonly number[]): Promise<Rows>;
+}
+
+/** A spread encoder's answer on each process: its runs' codes, and the whole data's error. */
+export interface SpreadEncoded {
+  /** Kind and bytes of each row's codes as held in memory (int4: one code a byte, packed only in the file). */
+  kind: 'i8' | 'u8';
+  width: number;
+  /** The codes of each run's rows, in run order. */
+  codes: Codes[];
+  /** Mean squared error over every row of every process (the encoder's sums, in its order). */
+  residualEnergy: number;
+  /** The coded residuals of all n rows from their codes in row order (where they are gathered). */
+  residuals(codes: Codes): CodedResiduals;
 }

@@ -17,7 +17,7 @@ import { UsageError } from '../errors.js';
 import { allocStore, asRows, rowInto, rows as rowView, type Rows, type VectorsLike } from '../vectors/dataset.js';
 import { candidatesFor, codecName, isCoded, jsonFieldsOf, largestFitting, plansAtError, plansWithin, predictedMse, trainsFirst, type CodecPlan, type Goal } from '../codec-registry/index.js';
 import { log } from '../log.js';
-import { recallPlan, recallSample, sampledRecall, type RecallSample } from './measure.js';
+import { heldRecallPlan, recallPlan, recallSample, sampledRecall, type HeldRows, type RecallSample } from './measure.js';
 import { reconstructionQuality, type DecodeRow } from './reconstruction.js';
 import { searchQuality, type Probe } from './search.js';
 
@@ -103,20 +103,28 @@ export interface Choice {
 /** Before each measurement: the codec's name, how many were measured, how many the search expects in all. */
 export type OnMeasure = (codec: string, done: number, expected: number) => void;
 
+/**
+ * `held`: where `all.x` does not hold every row (an MPI rank 0), the rows it does hold (measure.ts
+ * HeldRows: measuredRows(n), which has the recall sample's): the same sample, so the same choice.
+ * The choice's recall sample is then over the held rows' positions.
+ */
 export async function choose(
   goal: Goal, plan: ChoicePlan, all: Trained, encode: Encoder, knn: ExactKnn, bytesPerVector: (c: CodecPlan) => number, onMeasure?: OnMeasure,
+  held?: HeldRows,
 ): Promise<Choice> {
-  const { x, n, d } = all;
-  const sample = await recallSample(x, n, d, recallPlan(n), n, knn);
-  const part = partOf(all, sample.plan.base);
+  const { n, d } = all;
+  const local = held ? heldPart(all, held) : all;
+  const { x, n: nx } = local;
+  const sample = await recallSample(x, nx, d, held ? heldRecallPlan(n, held.rows) : recallPlan(n), n, knn);
+  const part = partOf(local, sample.plan.base);
   const measured: Measured[] = [];
   const tried: CodecPlan[] = [];
   const measure = async (codec: CodecPlan): Promise<Probe> => {
     const t0 = performance.now();
     const decodePart = isCoded(codec) ? await encode(codec, part) : anchorOnly(part);
     const decode: DecodeRow = (i, out) => decodePart(part.position(i), out);
-    const rec = reconstructionQuality(x, n, d, decode, sample.plan.base);
-    const r = await sampledRecall(x, n, d, decode, sample, knn);
+    const rec = reconstructionQuality(x, nx, d, decode, sample.plan.base);
+    const r = await sampledRecall(x, nx, d, decode, sample, knn);
     const row: Measured = {
       residual: codec.mode,
       ...jsonFieldsOf(codec),
@@ -181,6 +189,11 @@ function partOf(all: Trained, rows: readonly number[] | null): Trained & { posit
     at.set(i, r);
   });
   return { x: xs, n: rows.length, d, anchors, assignments: as, position: (i) => at.get(i)! };
+}
+
+/** The held rows as a data set of their own, each with its anchor. */
+function heldPart(all: Trained, held: HeldRows): Trained {
+  return { x: held.x, n: held.rows.length, d: all.d, anchors: all.anchors, assignments: Uint32Array.from(held.rows, (i) => all.assignments[i]) };
 }
 
 function anchorOnly(t: Trained): DecodeRow {

@@ -201,16 +201,33 @@ export function measuredRows(n: number): number[] | null {
 }
 
 /**
+ * Some rows of n held where the rest are not (an MPI rank 0: api/compress-mpi.ts): `x` holds rows
+ * `rows` (measuredRows(n), ascending) in that order.
+ */
+export interface HeldRows {
+  x: VectorsLike;
+  rows: readonly number[];
+}
+
+/** recallPlan(n) over held rows: its base as positions among them (the base is a sample of n: measuredRows holds it). */
+export function heldRecallPlan(n: number, rows: readonly number[]): RecallPlan {
+  const plan = recallPlan(n);
+  if (plan.base === null) throw new Error('heldRecallPlan: the recall base is every row; hold every row');
+  const at = new Map(rows.map((r, k) => [r, k]));
+  return { base: plan.base.map((r) => at.get(r)!), queries: plan.queries };
+}
+
+/**
  * measureQuality's figures from only the rows it reads: `xs` holds rows `rows` (measuredRows(n))
  * in that order; decode takes global row numbers. The same rows in the same order, so the same
- * figures, to the bit.
+ * figures, to the bit. `sample`: the recall sample over these rows, when already known (the chooser's).
  */
-export async function measureQualityOfRows(xs: Float32Array, rows: number[], n: number, d: number, decode: DecodeRow, knn: ExactKnn): Promise<FileQuality> {
+export async function measureQualityOfRows(
+  xs: VectorsLike, rows: readonly number[], n: number, d: number, decode: DecodeRow, knn: ExactKnn, sample?: RecallSample,
+): Promise<FileQuality> {
   const at = new Map(rows.map((r, k) => [r, k]));
-  const local = (list: readonly number[]) => list.map((r) => at.get(r)!);
   const decodeLocal: DecodeRow = (k, out) => decode(rows[k], out);
-  const rec = reconstructionQuality(xs, rows.length, d, decodeLocal, local(reconstructionRows(n)!));
-  const plan = recallPlan(n);
-  const sample = await recallSample(xs, rows.length, d, { base: local(plan.base!), queries: plan.queries }, n, knn);
+  const rec = reconstructionQuality(xs, rows.length, d, decodeLocal, reconstructionRows(n)!.map((r) => at.get(r)!));
+  sample ??= await recallSample(xs, rows.length, d, heldRecallPlan(n, rows), n, knn);
   return { ...rec, recall: await sampledRecall(xs, rows.length, d, decodeLocal, sample, knn, true) };
 }

@@ -6,7 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
 import { createCudaBackend } from '../../dist/backend/cuda/index.js';
 import { encodeScalar } from '../../dist/codecs/scalar.js';
-import { encodeBits } from '../../dist/codecs/bits-train.js';
+import { bitsPlanOf, bitsRows, encodeBits } from '../../dist/codecs/bits-train.js';
+import { rowsInput } from '../../dist/codecs/scalar.js';
 import { crc32c } from '../../dist/io/vlc/crc32c.js';
 import { FakeCuda } from './fake-driver.js';
 import { bytes, hostFigures, problem } from './residual-problem.js';
@@ -63,6 +64,17 @@ describe('scalar residuals on the GPU (fake driver) = on the host', () => {
 });
 
 describe('bits residuals on the GPU (fake driver) = on the host', () => {
+  /** `run` on a CUDA backend over a fresh fake driver (poisoned allocations), the backend closed after. */
+  async function onFakeGpu<T>(run: (backend: Awaited<ReturnType<typeof createCudaBackend>>) => Promise<T>): Promise<{ got: T; fake: FakeCuda }> {
+    const fake = new FakeCuda({ poison: true });
+    setDriverForTests(fake.api);
+    const backend = await createCudaBackend(0, {});
+    const got = await run(backend);
+    await backend.close();
+    expect(fake.launches.some((k) => k.startsWith('residual_bits_rows'))).toBe(true);
+    return { got, fake };
+  }
+
   for (const [n, d, m, dtype, offset, R] of [
     [1001, 13, 5, 'f32', 0, 5],
     [2999, 7, 11, 'f16', 0, 2],
@@ -70,15 +82,22 @@ describe('bits residuals on the GPU (fake driver) = on the host', () => {
   ] as const) {
     it(`${n} × ${d} ${dtype}, offset ${offset}, ${R} code bytes`, async () => {
       const input = problem(n, d, m, dtype, offset, n + d + R);
-      const fake = new FakeCuda({ poison: true });
-      setDriverForTests(fake.api);
-      const backend = await createCudaBackend(0, {});
-      const gpu = await backend.encodeBits(input, R);
-      await backend.close();
+      const { got: gpu, fake } = await onFakeGpu((backend) => backend.encodeBits(input, R));
       const cpu = await encodeBits(input, R, 1);
-      expect(fake.launches.some((k) => k.startsWith('residual_bits_rows'))).toBe(true);
       expect(gpu.residualEnergy).toBe(cpu.residualEnergy);
       expect(bytes(gpu.residuals.payload()).equals(bytes(cpu.residuals.payload()))).toBe(true);
+      expect(fake.live).toBe(0);
+    });
+
+    // An MPI rank's rows under a plan made elsewhere (CodecDevice.encodeBitsRows: api/rank-encode.ts).
+    it(`${n} × ${d} ${dtype}, offset ${offset}, ${R} code bytes, a plan given: the host's codes and block errors`, async () => {
+      const input = problem(n, d, m, dtype, offset, n + d + R);
+      const plan = bitsPlanOf(rowsInput(input, false), n, d, R);
+      const { got: gpu, fake } = await onFakeGpu((backend) => backend.encodeBitsRows(input, plan));
+      const cpu = await bitsRows(input, plan, 1);
+      expect(Array.from(gpu.blockErrs)).toEqual(Array.from(cpu.blockErrs));
+      expect(gpu.blockErrs.length).toBe(Math.ceil(n / 16384));
+      expect(Buffer.concat(gpu.codes.bytePieces()).equals(Buffer.concat(cpu.codes.bytePieces()))).toBe(true);
       expect(fake.live).toBe(0);
     });
   }

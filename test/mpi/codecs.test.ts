@@ -1,11 +1,12 @@
-// Every residual codec under MPI (api/compress-mpi.ts: the ranks train, rank 0 gathers the rows and
-// finishes as one process does, compress-steps.ts): `mpirun -n 2` and `-n 3` write the file one
-// process writes from the same input and seed, byte for byte (sha256), for each fixed codec, the
-// default goal (--quality 0.9) and a --bytes budget, on an input of odd sizes (n and d divide into
-// nothing: the ranks' shares differ). Also: data of tiny magnitude (trained at a power-of-two
-// scale, the same over the ranks as in one process), --json's phases adding up under MPI (the
-// gathering counted with reading), and a failure after training (at rank 0 alone) ending every
-// rank with rank 0's one line and exit 2.
+// Every residual codec under MPI (api/compress-mpi.ts: the ranks train; rank 0 gathers the rows
+// it measures and chooses as one process does, compress-steps.ts; the ranks code their own rows,
+// rank-encode.ts): `mpirun -n 2` and `-n 3` write the file one process writes from the same input
+// and seed, byte for byte (sha256), for each fixed codec, the default goal (--quality 0.9) and a
+// --bytes budget, on an input of odd sizes (n and d divide into nothing: the ranks' shares
+// differ), and on an input past the rows rank 0 measures, where rank 0 must gather only those.
+// Also: data of tiny magnitude (trained at a power-of-two scale, the same over the ranks as in one
+// process), --json's phases adding up under MPI (the gathering counted with choosing), and a
+// failure after training (at rank 0 alone) ending every rank with rank 0's one line and exit 2.
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -75,6 +76,32 @@ describe.skipIf(!MPIRUN)(`mpirun vlc compress with residuals, --device cpu${SKIP
     expect(sha256(r.many)).toBe(sha256(r.one));
     phasesAddUp(r.ranks);
   }, 240_000);
+
+  // Past the rows rank 0 measures (100,000 for the reconstruction figures, a recall sample of 65,536: at most 165,536),
+  // and over several encoder blocks (16,384 rows) that the ranks' edges cut: rank 0 gathers only
+  // the rows it measures, the ranks code their own rows (int8, int4, bits), and a codec coded in one
+  // place (ec, pq) has every row gathered at rank 0 once it is chosen.
+  const big = 300_000;
+  it.each([
+    ['bits', ['--residual', 'bits'], 3, true],
+    ['int4', ['--residual', 'int4'], 2, true],
+    ['ec', ['--residual', 'ec'], 2, false],
+  ])('%s on 300,000 rows: the same bytes; rank 0 gathers every row only for a codec coded in one place', (what, extra, ranks, spread) => {
+    const bigNpy = path.join(dir, 'big.npy');
+    if (!fs.existsSync(bigNpy)) writeNpy(bigNpy, clustered(big, 6, 9, 40), big, 6);
+    const one = path.join(dir, `big-${what}-1.vlc`);
+    const many = path.join(dir, `big-${what}-${ranks}.vlc`);
+    const s = vlc(['compress', bigNpy, '-o', one, ...COMMON, ...(extra as string[])]);
+    expect(s.code).toBe(0);
+    // -v: rank 0 says how many rows it gathered.
+    const m = mpirun(['compress', bigNpy, '-o', many, ...COMMON.filter((a) => a !== '-q'), '-v', ...(extra as string[])], ranks as number);
+    expect(m.code).toBe(0);
+    expect(sha256(many)).toBe(sha256(one));
+    const gathered = Number(/rank 0 gathered (\d+) of the 300000 rows/.exec(m.stderr)?.[1]);
+    expect(gathered).toBeGreaterThan(100_000); // the reconstruction rows and the recall sample
+    expect(gathered).toBeLessThanOrEqual(165_536);
+    expect(/rank 0 gathers every row/.test(m.stderr)).toBe(!spread);
+  }, 300_000);
 
   it('vectors of magnitude 1e-30 (trained at a power-of-two scale over the whole data): the same bytes', () => {
     const tiny = writeNpy(path.join(dir, 'tiny.npy'), noise.map((v) => v * 1e-30), n, d);

@@ -16,12 +16,14 @@ import { CudaEngine } from './engine.js';
 import { HostRows } from './host-rows.js';
 import { CudaError } from './check.js';
 import { cudaOptions, cudaOptionsFromEnv, type CudaOptions } from './options.js';
-import { encodeBitsOnGpu, encodeScalarOnGpu } from './residual.js';
+import { bitsRowsOnGpu, blockErrsOf, encodeBitsOnGpu, encodeScalarOnGpu } from './residual.js';
 import { CudaKnn, gpuOrHostKnn } from './knn.js';
 import { decodeRowsOnGpu } from './decode.js';
 import { ecDeviceBytes } from './ec.js';
 import { memInfo } from './pool.js';
 import type { EncodedResiduals, ResidualInput } from '../../codecs/types.js';
+import type { BitsPlan } from '../../codecs/bits-rows.js';
+import type { Codes } from '../../vectors/codes.js';
 import { log } from '../../log.js';
 
 export { probeCuda, CudaEngine, CudaContext, CudaError, cudaOptionsFromEnv };
@@ -85,6 +87,15 @@ export class CudaBackend implements Backend {
     const { n, d } = input;
     const need = n * d * (asRows(input.x, n, d).dtype === 'f16' ? 2 : 4) + n * (R + 12) + input.anchors.length * 4;
     return this.residualsFit(need, 'bits residuals') ? encodeBitsOnGpu(this.ctx, input, R) : hostDevice.encodeBits(input, R);
+  }
+
+  /** The bits codec's rows under a given plan on this GPU (residual.ts) when they fit, as encodeBits; else on the host's threads. */
+  async encodeBitsRows(input: ResidualInput, plan: BitsPlan): Promise<{ codes: Codes<Uint8Array>; blockErrs: Float64Array }> {
+    const { n, d } = input;
+    const need = n * d * (asRows(input.x, n, d).dtype === 'f16' ? 2 : 4) + n * (plan.R + 12) + input.anchors.length * 4;
+    if (!this.residualsFit(need, 'bits residuals')) return hostDevice.encodeBitsRows(input, plan);
+    const { codes, rowErr } = await bitsRowsOnGpu(this.ctx, input, plan);
+    return { codes, blockErrs: blockErrsOf(rowErr, n) };
   }
 
   /**

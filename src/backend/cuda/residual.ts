@@ -7,6 +7,7 @@
 // row sums are made while the vectors and codes are on the device, and come back with the residuals.
 import { BitsResiduals } from '../../codecs/bits.js';
 import { bitsPlanOf } from '../../codecs/bits-train.js';
+import type { BitsPlan } from '../../codecs/bits-rows.js';
 import { CLIP_SAMPLE_ROWS, LEVELS, ScalarResiduals, rowsInput, scalesOf, type ScalarMode } from '../../codecs/scalar.js';
 import { crc32c, crc32cJoin } from '../../io/vlc/crc32c.js';
 import { BLOCK_ROWS, blocksOf, residualSample } from '../../codecs/scalar-rows.js';
@@ -107,9 +108,20 @@ async function uploadInput(ctx: CudaContext, input: ResidualInput, alloc: (name:
 export async function encodeBitsOnGpu(ctx: CudaContext, input: ResidualInput, R: number): Promise<EncodedResiduals<BitsResiduals>> {
   const { n, d } = input;
   prefaultShared(n * R); // the codes' pages, touched on other threads while the plan is made and the GPU codes
-  const t: number[] = [performance.now()]; // plan, upload, codes, download (-v)
+  const t0 = performance.now();
   const plan = bitsPlanOf(rowsInput(input, false), n, d, R);
-  t.push(performance.now());
+  const { codes, rowErr } = await bitsRowsOnGpu(ctx, input, plan, performance.now() - t0);
+  return { residuals: new BitsResiduals(n, d, R, plan.bits, plan.steps, codes), residualEnergy: blockSums(rowErr, n) / Math.max(1, n) };
+}
+
+/**
+ * The bits codec's rows under `plan` on the GPU (residual_bits_rows): the codes and each row's
+ * error, as blockBits makes them. `planMs`: the time the plan took, for -v.
+ */
+export async function bitsRowsOnGpu(ctx: CudaContext, input: ResidualInput, plan: BitsPlan, planMs = 0): Promise<{ codes: Codes<Uint8Array>; rowErr: Float64Array }> {
+  const { n, d } = input;
+  const R = plan.R;
+  const t: number[] = [performance.now()]; // upload, codes, download (-v)
   const held = new HeldBuffers(ctx.pool);
   const { alloc } = held;
   try {
@@ -133,8 +145,8 @@ export async function encodeBitsOnGpu(ctx: CudaContext, input: ResidualInput, R:
     ctx.download(rowErr, rowErrBuf);
     t.push(performance.now());
     const ms = t.slice(1).map((v, k) => (v - t[k]).toFixed(1));
-    log().debug(`bits ${R}B residuals on the GPU: plan ${ms[0]} ms, upload ${ms[1]} ms, codes ${ms[2]} ms, download ${ms[3]} ms`);
-    return { residuals: new BitsResiduals(n, d, R, plan.bits, plan.steps, codes), residualEnergy: blockSums(rowErr, n) / Math.max(1, n) };
+    log().debug(`bits ${R}B residuals on the GPU: plan ${planMs.toFixed(1)} ms, upload ${ms[0]} ms, codes ${ms[1]} ms, download ${ms[2]} ms`);
+    return { codes, rowErr };
   } finally {
     held.free();
   }
@@ -143,12 +155,19 @@ export async function encodeBitsOnGpu(ctx: CudaContext, input: ResidualInput, R:
 /** Σ of the rows' errors as the host encoders sum them: the rows of each block in order, then the blocks in order. */
 function blockSums(rowErr: Float64Array, n: number): number {
   let err = 0;
-  for (let b = 0; b < blocksOf(n); b++) {
+  for (const e of blockErrsOf(rowErr, n)) err += e;
+  return err;
+}
+
+/** Each block's error, its rows' errors summed in order (as blockCodes and blockBits sum them). */
+export function blockErrsOf(rowErr: Float64Array, n: number): Float64Array {
+  const out = new Float64Array(blocksOf(n));
+  for (let b = 0; b < out.length; b++) {
     let e = 0;
     for (let i = b * BLOCK_ROWS, i1 = Math.min(n, i + BLOCK_ROWS); i < i1; i++) e += rowErr[i];
-    err += e;
+    out[b] = e;
   }
-  return err;
+  return out;
 }
 
 /**
