@@ -10,6 +10,7 @@
 // that holds its first row: the rows of a block that cross into the next ranks are sent to it
 // (at most a block's worth a rank), and the rows before a rank's first block are coded by an
 // earlier rank.
+import { availableParallelism } from 'node:os';
 import type { Comm } from '../backend/sharded/comm.js';
 import { spreadEncoderOf, type CodecPlan, type EncodeContext } from '../codec-registry/index.js';
 import type { EncodedResiduals, SpreadPart, SpreadPeers } from '../codecs/index.js';
@@ -159,8 +160,12 @@ function copyRunRows(runs: Codes[], r0: number, r1: number, out: Uint8Array): vo
   }
 }
 
-/** The encoder threads of one rank: the machine's share of the ranks started on it. */
+/**
+ * The encoder threads of one rank: its share of the machine's cores among the ranks started on it,
+ * at most what one process takes (4 ranks on 64 cores: 16 each, not a quarter of one process's 16).
+ */
 function threadsPerRank(env: NodeJS.ProcessEnv = process.env): number {
   const local = Number(env.OMPI_COMM_WORLD_LOCAL_SIZE ?? env.MPI_LOCALNRANKS ?? 1);
-  return Math.max(1, Math.floor(encoderThreadCount() / (Number.isInteger(local) && local > 0 ? local : 1)));
+  const share = Math.floor(availableParallelism() / (Number.isInteger(local) && local > 0 ? local : 1));
+  return Math.max(1, Math.min(encoderThreadCount(), share));
 }
