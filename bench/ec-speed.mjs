@@ -3,6 +3,7 @@
 // then codes to f32 rows), on a Gaussian-mixture residual, reported as MB/s of f32 rows (n·d·4
 // bytes) of CPU time on one core, with the coded size against the codes' empirical entropy; and
 // the section reader's wall time on its default threads (decode_threads).
+// The decoder's loops run in WebAssembly unless VLC_EC_WASM=0 (the JS loops, for a before/after in one build).
 // Usage: node bench/ec-speed.mjs [n] [d] [bytes-per-vector] [--rotate auto|axis|rot] [--dist DIR]
 //   --rotate: the layout (default auto: the encoder's choice); --dist: the build whose decoder is
 //   timed (another checkout's dist/, for a before/after on the same input; encoded by this one's).
@@ -63,12 +64,22 @@ for (let r = 0; r < 5; r++) {
   wallS = Math.min(wallS, (performance.now() - t0) / 1000);
 }
 const rows = new Float32Array(n * d);
-const [rowsS] = best(() => {
+// Codes to rows as decompress makes them (io/vlc/reconstruct.ts reconstructRange): addRange over
+// chunks of rows where the build has it, else addTo row by row; and addTo row by row (random access).
+const CHUNK = 65536;
+const addRows = res.addRange
+  ? () => { for (let i = 0; i < n; i += CHUNK) res.addRange(i, Math.min(n, i + CHUNK), rows, i * d); }
+  : () => { for (let i = 0; i < n; i++) res.addTo(i, rows, i * d); };
+const [rowsS] = best(addRows, 5);
+const [rowByRowS] = best(() => {
   for (let i = 0; i < n; i++) res.addTo(i, rows, i * d);
-}, 5);
+}, 3);
 // The residuals' bits (added to 0 once), to check that two builds decode the same.
 rows.fill(0);
-for (let i = 0; i < n; i++) res.addTo(i, rows, i * d);
+addRows();
+const check = new Float32Array(n * d);
+for (let i = 0; i < n; i++) res.addTo(i, check, i * d);
+if (Buffer.compare(Buffer.from(rows.buffer), Buffer.from(check.buffer)) !== 0) throw new Error('addRange and addTo differ');
 const bits = new Int32Array(rows.buffer);
 let rowsHash = 0;
 for (let i = 0; i < bits.length; i++) rowsHash = (Math.imul(rowsHash, 31) + bits[i]) | 0;
@@ -84,7 +95,7 @@ const mb = (n * d * 4) / 1e6;
 console.log(JSON.stringify({
   n, d, layout: res.layout.rotation ? 'rotated' : 'axes', dist, scale_bits: res.layout.scaleBits, payload_bytes: payload.length, bytes_per_vector: payload.length / n, coded_dimensions: D, entropy_bytes: Math.round(h / 8),
   over_entropy: payload.length / (h / 8) - 1, mse: enc.residualEnergy,
-  encode_s: encS, encode_MBps: mb / encS, decode_codes_s: readS, decode_codes_MBps: mb / readS, codes_to_rows_MBps: mb / rowsS,
+  encode_s: encS, encode_MBps: mb / encS, decode_codes_s: readS, decode_codes_MBps: mb / readS, codes_to_rows_MBps: mb / rowsS, codes_to_rows_addTo_MBps: mb / rowByRowS, wasm: process.env.VLC_EC_WASM !== '0',
   decode_MBps: mb / (readS + rowsS), symbols_per_s: (n * D) / readS,
   decode_threads_wall_MBps: mb / wallS, rows_hash: rowsHash, load: (await import('node:os')).loadavg(),
 }));
