@@ -71,10 +71,15 @@ EXPORT void ec_symbols(int count, int dims, int S, int R, const uint16_t *bucket
   const v128_t L = wasm_i32x4_splat(0x10000), escv = wasm_i32x4_splat(ESCAPE);
   const int count4 = count & ~3;
   while (t < count4) {
+    // The shift counts made opaque inside the loop: clang 14 hoists a loop-invariant count's splat
+    // out of the loop, and the wasm backend, no longer seeing a splat, shifts lane by lane.
+    int sS = S, sSH = SH;
+    __asm__("" : "+r"(sS));
+    __asm__("" : "+r"(sSH));
     uint32_t *xp = x + (t & (LANES - 1));
     v128_t X = wasm_v128_load(xp);
     const v128_t slot = wasm_v128_and(X, maskv);
-    const v128_t bi = wasm_i32x4_add(wasm_v128_load(kExt + k), wasm_u32x4_shr(slot, SH));
+    const v128_t bi = wasm_i32x4_add(wasm_v128_load(kExt + k), wasm_u32x4_shr(slot, sSH));
     const v128_t ss = wasm_v128_load(ssExt + k);
     const int32_t *e0 = entry(bucket, symTab, wasm_i32x4_extract_lane(ss, 0), wasm_i32x4_extract_lane(bi, 0), wasm_i32x4_extract_lane(slot, 0));
     const int32_t *e1 = entry(bucket, symTab, wasm_i32x4_extract_lane(ss, 1), wasm_i32x4_extract_lane(bi, 1), wasm_i32x4_extract_lane(slot, 1));
@@ -85,7 +90,7 @@ EXPORT void ec_symbols(int count, int dims, int S, int R, const uint16_t *bucket
     const v128_t fc = wasm_i32x4_shuffle(a, b, 0, 1, 4, 5), q = wasm_i32x4_shuffle(a, b, 2, 3, 6, 7);
     // x <- f · (x >> S) + slot − c, f and c from fc = (f − 1) << 16 | c.
     const v128_t f = wasm_i32x4_add(wasm_u32x4_shr(fc, 16), one);
-    X = wasm_i32x4_sub(wasm_i32x4_add(wasm_i32x4_mul(f, wasm_u32x4_shr(X, S)), slot), wasm_v128_and(fc, low16));
+    X = wasm_i32x4_sub(wasm_i32x4_add(wasm_i32x4_mul(f, wasm_u32x4_shr(X, sS)), slot), wasm_v128_and(fc, low16));
     const v128_t need = wasm_u32x4_lt(X, L);
     const int m = wasm_i32x4_bitmask(need);
     const v128_t w = wasm_i8x16_swizzle(wasm_u32x4_load16x4(words + p), wasm_v128_load(spread[m]));

@@ -33,10 +33,13 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /** Marks the escape symbol in the symbol table: never a code (|q| ≤ 2^24). */
 const ESCAPE = 2 ** 30;
+/** log2 of the buckets a model of the WebAssembly loop (the JS loop's R is min(S, 8)). */
+const WASM_BUCKET_BITS = 10;
 
 /** The tables of one section's models, and the scratch one thread decodes its blocks with. */
 export class BlockDecoder {
-  private readonly bucket: Uint16Array;
+  /** The JS loop's bucket table, made when that loop first runs. */
+  private bucket?: Uint16Array;
   private readonly symTab: Int32Array;
   private readonly symStart: Int32Array;
   private readonly R: number;
@@ -52,25 +55,39 @@ export class BlockDecoder {
 
   constructor(readonly alpha: Alphabet, readonly models: RansModels, useWasm = ecWasmEnabled()) {
     const { scaleBits: S, start, freq, cum } = models, dims = alpha.lo.length;
-    const R = (this.R = Math.min(S, 8)), SH = S - R;
+    this.R = Math.min(S, 8);
     let narrow = true;
     for (let k = 0; k < dims; k++) if (alpha.lo[k] < -32768 || alpha.lo[k] + alpha.size[k] - 1 > 32767) narrow = false;
     this.narrow = narrow;
-    this.bucket = new Uint16Array(dims << R);
     this.symStart = Int32Array.from(start.subarray(0, dims));
     this.symTab = new Int32Array(4 * start[dims]);
     for (let k = 0; k < dims; k++) {
       const A = alpha.size[k];
-      for (let s = 0, b = 0; s <= A; s++) {
-        const i = start[k] + s, hi = cum[i] + freq[i];
-        // Buckets whose first slot this symbol owns.
-        for (; b < 1 << R && b << SH < hi; b++) this.bucket[(k << R) + b] = s;
+      for (let s = 0; s <= A; s++) {
+        const i = start[k] + s;
         this.symTab[4 * i] = freq[i] === 0 ? 0 : ((freq[i] - 1) << 16) | cum[i];
         this.symTab[4 * i + 1] = s === A ? ESCAPE : alpha.lo[k] + s;
-        this.symTab[4 * i + 2] = hi;
+        this.symTab[4 * i + 2] = cum[i] + freq[i];
       }
     }
-    if (useWasm && ecWasmAvailable()) this.wasm = new WasmSymbols(S, R, this.bucket, this.symTab, this.symStart);
+    if (useWasm && ecWasmAvailable()) {
+      // Finer buckets for the WebAssembly loop: its time goes to the steps past a bucket's first
+      // symbol (a mispredicted branch each), not to the cache the larger table takes.
+      const RW = Math.min(S, WASM_BUCKET_BITS);
+      this.wasm = new WasmSymbols(S, RW, this.buckets(RW), this.symTab, this.symStart);
+    }
+  }
+
+  /** The bucket table at 2^R buckets a model: bucket b → the symbol owning its first slot, b · 2^(S−R). */
+  private buckets(R: number): Uint16Array {
+    const { symTab, symStart } = this, dims = symStart.length, SH = this.models.scaleBits - R;
+    const bucket = new Uint16Array(dims << R);
+    for (let k = 0; k < dims; k++)
+      for (let s = 0, b = 0; s <= this.alpha.size[k]; s++) {
+        const hi = symTab[4 * (symStart[k] + s) + 2];
+        for (; b < 1 << R && b << SH < hi; b++) bucket[(k << R) + b] = s;
+      }
+    return bucket;
   }
 
   /** Whether the symbol loop runs in WebAssembly (worker threads decode as the caller's decoder does). */
@@ -110,7 +127,7 @@ export class BlockDecoder {
     if (LITTLE_ENDIAN && (bytes.byteOffset + wAt) % 2 === 0) words.set(new Uint16Array(bytes.buffer, bytes.byteOffset + wAt, W));
     else for (let i = 0; i < W; i++) words[i] = bytes[wAt + 2 * i] | (bytes[wAt + 2 * i + 1] << 8);
     const res = this.res;
-    decodeSymbols(count, dims, this.models.scaleBits, this.R, this.bucket, this.symTab, this.symStart, st, words, this.escAt, out, res);
+    decodeSymbols(count, dims, this.models.scaleBits, this.R, (this.bucket ??= this.buckets(this.R)), this.symTab, this.symStart, st, words, this.escAt, out, res);
     return this.finish(res[0], W, res[1], this.escAt, bytes, wAt, E, dims, out, fail);
   }
 
