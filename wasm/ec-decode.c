@@ -7,8 +7,8 @@
 //  - ec_add_axes: residuals.ts addTo on the axis layout, rows at a time:
 //    out_k = f32(f64(out_k) + (step_c · q − sgn(q) · c_c)), the value in f64;
 //  - ec_add_rotated: addTo on the rotated layout: acc = Σ_c ŷ_c · p_c in f64, coordinates in order,
-//    each product rounded then added (no fused multiply-add: clang does not contract without
-//    -ffp-contract, and WebAssembly SIMD128 has no fma), then out_j = f32(f64(out_j) + acc_j).
+//    each product rounded then added (WebAssembly has no fused multiply-add, so clang cannot
+//    contract one), then out_j = f32(f64(out_j) + acc_j).
 //
 // Safety: JS lays out every buffer in this instance's memory and passes offsets; the loops read only
 // what those buffers hold. The one read a damaged stream steers is the words at the stream's
@@ -143,12 +143,15 @@ static inline v128_t deq2(v128_t q, v128_t s, v128_t c) {
 }
 
 // Rows of codes (rows × D, int16 when narrow else int32) added to out (rows × d f32, the anchors),
-// coordinate c to dimension dims[c], on the axis layout. step and off: D f64 each. When D = d the
-// dimensions are 0 .. d − 1 (every one coded) and go two at a time; else one at a time.
+// coordinate c to dimension dims[c], on the axis layout. step and off: D f64 each; res: d f64 of
+// scratch. When D = d the dimensions are 0 .. d − 1 (every one coded) and go two at a time. Else a
+// row's values are scattered into res, −0 where a dimension is not coded (x + −0 = x for every
+// finite x, −0 included: the anchor stays as addTo leaves it), and res added two at a time.
 EXPORT void ec_add_axes(int rows, int D, int d, int narrow, const void *codes, const int32_t *dims,
-                        const double *step, const double *off, float *out) {
+                        const double *step, const double *off, double *res, float *out) {
   const int16_t *c16 = (const int16_t *)codes;
   const int32_t *c32 = (const int32_t *)codes;
+  const v128_t negZero = wasm_f64x2_splat(-0.0);
   for (int r = 0; r < rows; r++) {
     float *o = out + (long)r * d;
     const long at = (long)r * D;
@@ -159,72 +162,162 @@ EXPORT void ec_add_axes(int rows, int D, int d, int narrow, const void *codes, c
                           : wasm_f64x2_convert_low_i32x4(wasm_v128_load64_zero(c32 + at + c));
         v128_t v = deq2(q, wasm_v128_load(step + c), wasm_v128_load(off + c));
         v128_t a = wasm_f64x2_promote_low_f32x4(wasm_v128_load64_zero(o + c));
-        v128_t y = wasm_f32x4_demote_f64x2_zero(wasm_f64x2_add(a, v));
-        wasm_v128_store64_lane(o + c, y, 0);
+        wasm_v128_store64_lane(o + c, wasm_f32x4_demote_f64x2_zero(wasm_f64x2_add(a, v)), 0);
       }
+      for (; c < D; c++) {
+        const int32_t q = narrow ? c16[at + c] : c32[at + c];
+        const double v = q > 0 ? step[c] * q - off[c] : q < 0 ? step[c] * q + off[c] : 0.0;
+        o[c] = (float)((double)o[c] + v);
+      }
+      continue;
     }
-    for (; c < D; c++) {
+    int k = 0;
+    for (; k + 2 <= d; k += 2) wasm_v128_store(res + k, negZero);
+    for (; k < d; k++) res[k] = -0.0;
+    for (c = 0; c < D; c++) {
       const int32_t q = narrow ? c16[at + c] : c32[at + c];
-      const double v = q > 0 ? step[c] * q - off[c] : q < 0 ? step[c] * q + off[c] : 0.0;
-      float *y = o + dims[c];
-      *y = (float)((double)*y + v);
+      res[dims[c]] = q > 0 ? step[c] * q - off[c] : q < 0 ? step[c] * q + off[c] : 0.0;
     }
+    for (k = 0; k + 2 <= d; k += 2) {
+      v128_t a = wasm_f64x2_promote_low_f32x4(wasm_v128_load64_zero(o + k));
+      wasm_v128_store64_lane(o + k, wasm_f32x4_demote_f64x2_zero(wasm_f64x2_add(a, wasm_v128_load(res + k))), 0);
+    }
+    for (; k < d; k++) o[k] = (float)((double)o[k] + res[k]);
   }
 }
 
+// The value of code q of coordinate c (0 for q = 0), as addTo computes it.
+static inline double value(int32_t q, double step, double off) {
+  return q > 0 ? step * q - off : q < 0 ? step * q + off : 0.0;
+}
+
+static inline int32_t code(int narrow, const int16_t *c16, const int32_t *c32, long i) {
+  return narrow ? c16[i] : c32[i];
+}
+
+// out_j = f32(f64(out_j) + acc_j) for two dimensions at o.
+static inline void addOut2(float *o, v128_t acc) {
+  v128_t a = wasm_f64x2_promote_low_f32x4(wasm_v128_load64_zero(o));
+  wasm_v128_store64_lane(o, wasm_f32x4_demote_f64x2_zero(wasm_f64x2_add(a, acc)), 0);
+}
+
+// One row: its nonzero coordinates gathered, then acc_j takes them in order, sixteen dimensions at a
+// time held in eight registers while the coordinates stream past.
+static void rotatedRow(int D, int d, int narrow, const int16_t *c16, const int32_t *c32, long at, const int32_t *dims,
+                       const double *step, const double *off, const double *P, double *acc, double *ys, int32_t *ps, float *o) {
+  int m = 0;
+  for (int c = 0; c < D; c++) {
+    const int32_t q = code(narrow, c16, c32, at + c);
+    if (q == 0) continue;
+    ys[m] = value(q, step[c], off[c]);
+    ps[m++] = dims[c] * d;
+  }
+  int j = 0;
+  for (; j + 16 <= d; j += 16) {
+    v128_t a0 = wasm_f64x2_splat(0.0), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    for (int g = 0; g < m; g++) {
+      const v128_t y = wasm_f64x2_splat(ys[g]);
+      const double *p = P + ps[g] + j;
+      a0 = wasm_f64x2_add(a0, wasm_f64x2_mul(y, wasm_v128_load(p)));
+      a1 = wasm_f64x2_add(a1, wasm_f64x2_mul(y, wasm_v128_load(p + 2)));
+      a2 = wasm_f64x2_add(a2, wasm_f64x2_mul(y, wasm_v128_load(p + 4)));
+      a3 = wasm_f64x2_add(a3, wasm_f64x2_mul(y, wasm_v128_load(p + 6)));
+      a4 = wasm_f64x2_add(a4, wasm_f64x2_mul(y, wasm_v128_load(p + 8)));
+      a5 = wasm_f64x2_add(a5, wasm_f64x2_mul(y, wasm_v128_load(p + 10)));
+      a6 = wasm_f64x2_add(a6, wasm_f64x2_mul(y, wasm_v128_load(p + 12)));
+      a7 = wasm_f64x2_add(a7, wasm_f64x2_mul(y, wasm_v128_load(p + 14)));
+    }
+    wasm_v128_store(acc + j, a0);
+    wasm_v128_store(acc + j + 2, a1);
+    wasm_v128_store(acc + j + 4, a2);
+    wasm_v128_store(acc + j + 6, a3);
+    wasm_v128_store(acc + j + 8, a4);
+    wasm_v128_store(acc + j + 10, a5);
+    wasm_v128_store(acc + j + 12, a6);
+    wasm_v128_store(acc + j + 14, a7);
+  }
+  for (; j + 2 <= d; j += 2) {
+    v128_t a0 = wasm_f64x2_splat(0.0);
+    for (int g = 0; g < m; g++) a0 = wasm_f64x2_add(a0, wasm_f64x2_mul(wasm_f64x2_splat(ys[g]), wasm_v128_load(P + ps[g] + j)));
+    wasm_v128_store(acc + j, a0);
+  }
+  for (; j < d; j++) {
+    double a = 0.0;
+    for (int g = 0; g < m; g++) a += ys[g] * P[ps[g] + j];
+    acc[j] = a;
+  }
+  for (j = 0; j < d; j++) o[j] = (float)((double)o[j] + acc[j]);
+}
+
 // Rows of codes added to out on the rotated layout: P is D × d f64 (coordinate c's direction at
-// P + c·d), acc d f64 of scratch, ys and ps D each of scratch. A row's nonzero coordinates are
-// gathered first (zero ones add nothing: acc never holds −0); then acc_j takes them in order,
-// sixteen dimensions at a time held in eight registers while the coordinates stream past.
+// P + c·d), acc d f64, ys 4·D f64 and ps D i32 of scratch.
+//
+// A row costs 2·(its nonzero coordinates) flops a dimension, in f64 two to an instruction; a row at a
+// time, it also reads those coordinates' directions whole (8·d bytes each: past the cache for large
+// d). So four rows that are mostly nonzero go together: each direction's four dimensions are loaded
+// once for the four rows (eight accumulators: 4 rows × 4 dimensions), their coordinates in order
+// with a row's zero codes taken as 0 — exact, as zero terms add nothing to an acc that is never −0.
 EXPORT void ec_add_rotated(int rows, int D, int d, int narrow, const void *codes, const int32_t *dims,
                            const double *step, const double *off, const double *P, double *acc,
                            double *ys, int32_t *ps, float *out) {
   const int16_t *c16 = (const int16_t *)codes;
   const int32_t *c32 = (const int32_t *)codes;
-  for (int r = 0; r < rows; r++) {
+  int r = 0;
+  for (; r + 4 <= rows; r += 4) {
     float *o = out + (long)r * d;
     const long at = (long)r * D;
-    int m = 0;
+    // The coordinates nonzero in any of the four rows, and the rows' values of each.
+    int m = 0, nonzero = 0;
     for (int c = 0; c < D; c++) {
-      const int32_t q = narrow ? c16[at + c] : c32[at + c];
-      if (q == 0) continue;
-      ys[m] = q > 0 ? step[c] * q - off[c] : step[c] * q + off[c];
+      const int32_t q0 = code(narrow, c16, c32, at + c), q1 = code(narrow, c16, c32, at + D + c);
+      const int32_t q2 = code(narrow, c16, c32, at + 2 * D + c), q3 = code(narrow, c16, c32, at + 3 * D + c);
+      if ((q0 | q1 | q2 | q3) == 0) continue;
+      nonzero += (q0 != 0) + (q1 != 0) + (q2 != 0) + (q3 != 0);
+      ys[4 * m] = value(q0, step[c], off[c]);
+      ys[4 * m + 1] = value(q1, step[c], off[c]);
+      ys[4 * m + 2] = value(q2, step[c], off[c]);
+      ys[4 * m + 3] = value(q3, step[c], off[c]);
       ps[m++] = dims[c] * d;
     }
+    // Together they take 22 instructions a coordinate for 16 values (a row alone: 25, for its
+    // nonzero coordinates only), and read each direction once instead of four times.
+    if (4 * nonzero < 3 * 4 * m) {
+      for (int i = 0; i < 4; i++) rotatedRow(D, d, narrow, c16, c32, at + (long)i * D, dims, step, off, P, acc, ys, ps, o + (long)i * d);
+      continue;
+    }
     int j = 0;
-    for (; j + 16 <= d; j += 16) {
-      v128_t a0 = wasm_f64x2_splat(0.0), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+    for (; j + 4 <= d; j += 4) {
+      v128_t a0 = wasm_f64x2_splat(0.0), b0 = a0, a1 = a0, b1 = a0, a2 = a0, b2 = a0, a3 = a0, b3 = a0;
       for (int g = 0; g < m; g++) {
-        const v128_t y = wasm_f64x2_splat(ys[g]);
-        const double *p = P + ps[g] + j;
-        a0 = wasm_f64x2_add(a0, wasm_f64x2_mul(y, wasm_v128_load(p)));
-        a1 = wasm_f64x2_add(a1, wasm_f64x2_mul(y, wasm_v128_load(p + 2)));
-        a2 = wasm_f64x2_add(a2, wasm_f64x2_mul(y, wasm_v128_load(p + 4)));
-        a3 = wasm_f64x2_add(a3, wasm_f64x2_mul(y, wasm_v128_load(p + 6)));
-        a4 = wasm_f64x2_add(a4, wasm_f64x2_mul(y, wasm_v128_load(p + 8)));
-        a5 = wasm_f64x2_add(a5, wasm_f64x2_mul(y, wasm_v128_load(p + 10)));
-        a6 = wasm_f64x2_add(a6, wasm_f64x2_mul(y, wasm_v128_load(p + 12)));
-        a7 = wasm_f64x2_add(a7, wasm_f64x2_mul(y, wasm_v128_load(p + 14)));
+        const double *p = P + ps[g] + j, *y = ys + 4 * g;
+        const v128_t p0 = wasm_v128_load(p), p1 = wasm_v128_load(p + 2);
+        v128_t y0 = wasm_v128_load64_splat(y), y1 = wasm_v128_load64_splat(y + 1);
+        a0 = wasm_f64x2_add(a0, wasm_f64x2_mul(y0, p0));
+        b0 = wasm_f64x2_add(b0, wasm_f64x2_mul(y0, p1));
+        a1 = wasm_f64x2_add(a1, wasm_f64x2_mul(y1, p0));
+        b1 = wasm_f64x2_add(b1, wasm_f64x2_mul(y1, p1));
+        y0 = wasm_v128_load64_splat(y + 2);
+        y1 = wasm_v128_load64_splat(y + 3);
+        a2 = wasm_f64x2_add(a2, wasm_f64x2_mul(y0, p0));
+        b2 = wasm_f64x2_add(b2, wasm_f64x2_mul(y0, p1));
+        a3 = wasm_f64x2_add(a3, wasm_f64x2_mul(y1, p0));
+        b3 = wasm_f64x2_add(b3, wasm_f64x2_mul(y1, p1));
       }
-      wasm_v128_store(acc + j, a0);
-      wasm_v128_store(acc + j + 2, a1);
-      wasm_v128_store(acc + j + 4, a2);
-      wasm_v128_store(acc + j + 6, a3);
-      wasm_v128_store(acc + j + 8, a4);
-      wasm_v128_store(acc + j + 10, a5);
-      wasm_v128_store(acc + j + 12, a6);
-      wasm_v128_store(acc + j + 14, a7);
+      addOut2(o + j, a0);
+      addOut2(o + j + 2, b0);
+      addOut2(o + d + j, a1);
+      addOut2(o + d + j + 2, b1);
+      addOut2(o + 2 * d + j, a2);
+      addOut2(o + 2 * d + j + 2, b2);
+      addOut2(o + 3 * d + j, a3);
+      addOut2(o + 3 * d + j + 2, b3);
     }
-    for (; j + 2 <= d; j += 2) {
-      v128_t a0 = wasm_f64x2_splat(0.0);
-      for (int g = 0; g < m; g++) a0 = wasm_f64x2_add(a0, wasm_f64x2_mul(wasm_f64x2_splat(ys[g]), wasm_v128_load(P + ps[g] + j)));
-      wasm_v128_store(acc + j, a0);
-    }
-    for (; j < d; j++) {
-      double a = 0.0;
-      for (int g = 0; g < m; g++) a += ys[g] * P[ps[g] + j];
-      acc[j] = a;
-    }
-    for (j = 0; j < d; j++) o[j] = (float)((double)o[j] + acc[j]);
+    for (; j < d; j++)
+      for (int i = 0; i < 4; i++) {
+        double a = 0.0;
+        for (int g = 0; g < m; g++) a += ys[4 * g + i] * P[ps[g] + j];
+        o[(long)i * d + j] = (float)((double)o[(long)i * d + j] + a);
+      }
   }
+  for (; r < rows; r++) rotatedRow(D, d, narrow, c16, c32, (long)r * D, dims, step, off, P, acc, ys, ps, out + (long)r * d);
 }

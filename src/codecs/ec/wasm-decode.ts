@@ -16,7 +16,7 @@ interface Exports {
   memory: WebAssembly.Memory;
   __heap_base: WebAssembly.Global;
   ec_symbols(count: number, dims: number, S: number, R: number, bucket: number, symTab: number, kExt: number, ssExt: number, st: number, words: number, W: number, escAt: number, narrow: number, out16: number, out32: number, res: number): void;
-  ec_add_axes(rows: number, D: number, d: number, narrow: number, codes: number, dims: number, step: number, off: number, out: number): void;
+  ec_add_axes(rows: number, D: number, d: number, narrow: number, codes: number, dims: number, step: number, off: number, res: number, out: number): void;
   ec_add_rotated(rows: number, D: number, d: number, narrow: number, codes: number, dims: number, step: number, off: number, P: number, acc: number, ys: number, ps: number, out: number): void;
 }
 
@@ -155,12 +155,15 @@ export class WasmSymbols {
 /** residuals.ts addTo, rows at a time, in WebAssembly: one section's steps, offsets and (rotated) directions. */
 export class WasmRows {
   private readonly consts: ArrayBufferView[];
+  private readonly rotated: boolean;
   /** Rows per call: the codes and rows copied in stay within a few MiB. */
   private readonly perCall: number;
 
   constructor(private readonly D: number, private readonly d: number, dims: Int32Array, step: Float32Array, off: Float32Array, directions?: Float32Array) {
     this.consts = [dims, Float64Array.from(step), Float64Array.from(off)];
-    if (directions) this.consts.push(Float64Array.from(directions), new Float64Array(d), new Float64Array(D), new Int32Array(D));
+    this.rotated = directions !== undefined;
+    if (directions) this.consts.push(Float64Array.from(directions), new Float64Array(d), new Float64Array(4 * D), new Int32Array(D));
+    else this.consts.push(new Float64Array(d));
     this.perCall = Math.max(1, Math.floor((4 << 20) / (4 * (D + d))));
   }
 
@@ -182,8 +185,8 @@ export class WasmRows {
       (narrow ? new Int16Array(buf, qAt, k * D) : new Int32Array(buf, qAt, k * D)).set(qs);
       const ov = new Float32Array(buf, outAt, k * d);
       ov.set(os);
-      if (c.length > 3) a.ex.ec_add_rotated(k, D, d, narrow ? 1 : 0, qAt, c[0], c[1], c[2], c[3], c[4], c[5], c[6], outAt);
-      else a.ex.ec_add_axes(k, D, d, narrow ? 1 : 0, qAt, c[0], c[1], c[2], outAt);
+      if (this.rotated) a.ex.ec_add_rotated(k, D, d, narrow ? 1 : 0, qAt, c[0], c[1], c[2], c[3], c[4], c[5], c[6], outAt);
+      else a.ex.ec_add_axes(k, D, d, narrow ? 1 : 0, qAt, c[0], c[1], c[2], c[3], outAt);
       os.set(ov);
     }
     return true;
