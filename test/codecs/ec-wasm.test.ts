@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { encodeBlock, readSection } from '../../dist/codecs/ec/blocks.js';
 import { encodeEc } from '../../dist/codecs/ec/encode.js';
 import { BlockDecoder } from '../../dist/codecs/ec/fast-decode.js';
-import { decodeBlocks, ecSection } from '../../dist/codecs/ec/residuals.js';
+import { decodeBlocks, ecSection, type EcResiduals } from '../../dist/codecs/ec/residuals.js';
 import { ecWasmAvailable, setEcWasm } from '../../dist/codecs/ec/wasm-decode.js';
 import { joined, mixture, randomBlock } from './ec-helpers.js';
 import { rng } from '../rng.js';
@@ -102,7 +102,8 @@ describe('ec WebAssembly decoder', () => {
         // Anchors of −0: a dimension that is not coded must leave −0 as addTo does.
         for (let k = 0; k < input.anchors.length; k += 5) input.anchors[k] = -0;
         const payload = joined(encodeEc(input, target, { blockRows, rotate }).residuals);
-        const res = ecSection.read(payload, { n, d, m: 4, assignments: input.assign, version: 5 }, fail);
+        // The reader takes a Payload or, as here, the bytes (io/vlc/payload.ts asPayload).
+        const res = ecSection.read(payload as never, { n, d, m: 4, assignments: input.assign, version: 5 }, fail) as EcResiduals;
         expect(Boolean(res.layout.rotation)).toBe(rotate);
         if (res.layout.dims.length < d) uncoded++;
         if (decodeBlocks(payload, readSection(payload, n, d, fail), n, 1, fail).some((q) => q instanceof Int32Array)) wide++;
