@@ -49,6 +49,11 @@ export interface CodedResiduals {
    */
   addTo(i: number, out: Float32Array, at?: number): void;
   /**
+   * addTo of vectors i0 .. i1 − 1 into out[at ..), row after row (d values each): the same bits,
+   * for a codec that decodes rows faster together (ec). Absent: addTo row by row.
+   */
+  addRange?(i0: number, i1: number, out: Float32Array, at?: number): void;
+  /**
    * The section payload (deterministic: the same residuals give the same bytes), as one array or a
    * list of pieces written in turn: the codes come as pieces of at most viewLimitBytes() (1 GiB),
    * so a payload of any size is never copied into one buffer.

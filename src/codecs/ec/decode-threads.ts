@@ -43,6 +43,8 @@ export interface DecodeJob {
   /** Block b's codes: int16 (narrow) or int32, rows × coded dimensions. */
   outs: SharedArrayBuffer[];
   narrow: boolean;
+  /** The symbol loop in WebAssembly (the caller's decoder's choice). */
+  wasm: boolean;
   /** i32: the next block to claim, the blocks done, then each block's status. */
   ctrl: SharedArrayBuffer;
 }
@@ -89,7 +91,7 @@ export function decodeBlocksOnThreads(
   const job: DecodeJob = {
     payload: shared.buffer as SharedArrayBuffer, byteOffset: shared.byteOffset, length: shared.length,
     lo: alpha.lo, size: alpha.size, scaleBits: models.scaleBits, start: models.start, freq: models.freq,
-    blockRows, n, blockAt, outs, narrow: dec.narrow, ctrl: new SharedArrayBuffer(4 * (STATUS + blocks)),
+    blockRows, n, blockAt, outs, narrow: dec.narrow, wasm: dec.usesWasm, ctrl: new SharedArrayBuffer(4 * (STATUS + blocks)),
   };
   for (const w of decodeWorkers(Math.min(threads, blocks) - 1)) w.postMessage(job);
   if (callerClaims) claimBlocks(job, dec);

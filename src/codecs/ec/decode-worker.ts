@@ -9,7 +9,7 @@ parentPort?.on('message', (job: DecodeJob) => {
   // The models were checked by the reader; a failure here leaves the blocks to the other threads.
   let dec: BlockDecoder;
   try {
-    dec = new BlockDecoder({ lo: job.lo, size: job.size }, new RansModels(job.scaleBits, job.start, job.freq));
+    dec = new BlockDecoder({ lo: job.lo, size: job.size }, new RansModels(job.scaleBits, job.start, job.freq), job.wasm);
   } catch {
     return;
   }

@@ -19,20 +19,27 @@
 // Damage is found at the same points and reported in the same words as the reference: the loop
 // itself never throws (a position past the words reads nothing: undefined, masked to 0), the
 // checks at the end say what was wrong.
+//
+// The symbol loop runs in WebAssembly where it can (wasm-decode.ts: the same loop, the same codes,
+// the same refusals), this one otherwise.
 import { blockHead } from './blocks.js';
 import { LANES, RANS_L } from './rans.js';
 import { MAX_CODE, VarintReader, type Alphabet } from './model.js';
 import type { RansModels } from './rans.js';
+import { ecWasmAvailable, ecWasmEnabled, WasmSymbols } from './wasm-decode.js';
 
 /** The host's byte order is the stream's: its words can be copied as u16 when aligned. */
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /** Marks the escape symbol in the symbol table: never a code (|q| ≤ 2^24). */
 const ESCAPE = 2 ** 30;
+/** log2 of the buckets a model of the WebAssembly loop (the JS loop's R is min(S, 8)). */
+const WASM_BUCKET_BITS = 10;
 
 /** The tables of one section's models, and the scratch one thread decodes its blocks with. */
 export class BlockDecoder {
-  private readonly bucket: Uint16Array;
+  /** The JS loop's bucket table, made when that loop first runs. */
+  private bucket?: Uint16Array;
   private readonly symTab: Int32Array;
   private readonly symStart: Int32Array;
   private readonly R: number;
@@ -43,27 +50,49 @@ export class BlockDecoder {
   private readonly st = new Int32Array(LANES);
   /** decodeSymbols' answer: the words read, the escapes noted. */
   private readonly res = new Int32Array(2);
+  /** The WebAssembly symbol loop, unless it is off or missing. */
+  private readonly wasm?: WasmSymbols;
 
-  constructor(readonly alpha: Alphabet, readonly models: RansModels) {
+  constructor(readonly alpha: Alphabet, readonly models: RansModels, useWasm = ecWasmEnabled()) {
     const { scaleBits: S, start, freq, cum } = models, dims = alpha.lo.length;
-    const R = (this.R = Math.min(S, 8)), SH = S - R;
+    this.R = Math.min(S, 8);
     let narrow = true;
     for (let k = 0; k < dims; k++) if (alpha.lo[k] < -32768 || alpha.lo[k] + alpha.size[k] - 1 > 32767) narrow = false;
     this.narrow = narrow;
-    this.bucket = new Uint16Array(dims << R);
     this.symStart = Int32Array.from(start.subarray(0, dims));
     this.symTab = new Int32Array(4 * start[dims]);
     for (let k = 0; k < dims; k++) {
       const A = alpha.size[k];
-      for (let s = 0, b = 0; s <= A; s++) {
-        const i = start[k] + s, hi = cum[i] + freq[i];
-        // Buckets whose first slot this symbol owns.
-        for (; b < 1 << R && b << SH < hi; b++) this.bucket[(k << R) + b] = s;
+      for (let s = 0; s <= A; s++) {
+        const i = start[k] + s;
         this.symTab[4 * i] = freq[i] === 0 ? 0 : ((freq[i] - 1) << 16) | cum[i];
         this.symTab[4 * i + 1] = s === A ? ESCAPE : alpha.lo[k] + s;
-        this.symTab[4 * i + 2] = hi;
+        this.symTab[4 * i + 2] = cum[i] + freq[i];
       }
     }
+    if (useWasm && ecWasmAvailable()) {
+      // Finer buckets for the WebAssembly loop: its time goes to the steps past a bucket's first
+      // symbol (a mispredicted branch each), not to the cache the larger table takes.
+      const RW = Math.min(S, WASM_BUCKET_BITS);
+      this.wasm = new WasmSymbols(S, RW, this.buckets(RW), this.symTab, this.symStart);
+    }
+  }
+
+  /** The bucket table at 2^R buckets a model: bucket b → the symbol owning its first slot, b · 2^(S−R). */
+  private buckets(R: number): Uint16Array {
+    const { symTab, symStart } = this, dims = symStart.length, SH = this.models.scaleBits - R;
+    const bucket = new Uint16Array(dims << R);
+    for (let k = 0; k < dims; k++)
+      for (let s = 0, b = 0; s <= this.alpha.size[k]; s++) {
+        const hi = symTab[4 * (symStart[k] + s) + 2];
+        for (; b < 1 << R && b << SH < hi; b++) bucket[(k << R) + b] = s;
+      }
+    return bucket;
+  }
+
+  /** Whether the symbol loop runs in WebAssembly (worker threads decode as the caller's decoder does). */
+  get usesWasm(): boolean {
+    return this.wasm !== undefined;
   }
 
   /** An array of the right width for `rows` rows' codes. */
@@ -86,31 +115,39 @@ export class BlockDecoder {
       if (x < RANS_L) throw fail(`lane ${l}'s state ${x} is outside [2^16, 2^32)`);
       st[l] = x | 0;
     }
+    const wAt = at + 4 * LANES + 8;
+    const fast = this.wasm?.run(count, dims, st, bytes, wAt, W, out);
+    if (fast) return this.finish(fast.p, W, fast.escapes, fast.escAt, bytes, wAt, E, dims, out, fail);
     // The words copied into scratch with one to spare (the loop reads the word at its position even
     // when it keeps none). A damaged stream can run further: reads past the end give undefined, 0
     // once masked, and the position's check below refuses the block.
     if (this.words.length < W + 1) this.words = new Uint16Array(W + 1);
     if (this.escAt.length <= count) this.escAt = new Int32Array(count + 1);
-    const words = this.words, wAt = at + 4 * LANES + 8;
+    const words = this.words;
     if (LITTLE_ENDIAN && (bytes.byteOffset + wAt) % 2 === 0) words.set(new Uint16Array(bytes.buffer, bytes.byteOffset + wAt, W));
     else for (let i = 0; i < W; i++) words[i] = bytes[wAt + 2 * i] | (bytes[wAt + 2 * i + 1] << 8);
     const res = this.res;
-    decodeSymbols(count, dims, this.models.scaleBits, this.R, this.bucket, this.symTab, this.symStart, st, words, this.escAt, out, res);
-    const p = res[0], escapes = res[1];
+    decodeSymbols(count, dims, this.models.scaleBits, this.R, (this.bucket ??= this.buckets(this.R)), this.symTab, this.symStart, st, words, this.escAt, out, res);
+    return this.finish(res[0], W, res[1], this.escAt, bytes, wAt, E, dims, out, fail);
+  }
+
+  /** The checks after the symbol loop (p words read, the lanes' states in this.st), then the escapes filled in. */
+  private finish(p: number, W: number, escapes: number, escAt: Int32Array, bytes: Uint8Array, wAt: number, E: number, dims: number, out: Int16Array | Int32Array, fail: (what: string) => Error): boolean {
+    const st = this.st;
     if (p > W) throw fail('the stream ends before its symbols do');
     if (p < W) throw fail(`${W - p} words left after the last symbol`);
     for (let l = 0; l < LANES; l++) if (st[l] >>> 0 !== RANS_L) throw fail(`lane ${l} ends in state ${st[l] >>> 0}, not 2^16`);
-    return this.fillEscapes(bytes, wAt + 2 * W, E, escapes, dims, out, fail);
+    return this.fillEscapes(bytes, wAt + 2 * W, E, escapes, escAt, dims, out, fail);
   }
 
   /** The escaped codes, in symbol order, from the escape bytes; false when one does not fit an Int16Array out. */
-  private fillEscapes(bytes: Uint8Array, eAt: number, E: number, escapes: number, dims: number, out: Int16Array | Int32Array, fail: (what: string) => Error): boolean {
+  private fillEscapes(bytes: Uint8Array, eAt: number, E: number, escapes: number, escAt: Int32Array, dims: number, out: Int16Array | Int32Array, fail: (what: string) => Error): boolean {
     const r = new VarintReader(bytes, eAt, eAt + E, (what) => fail(`escape bytes: ${what}`));
     const { lo, size: A } = this.alpha;
     const narrow = out instanceof Int16Array;
     let fits = true;
     for (let e = 0; e < escapes; e++) {
-      const t = this.escAt[e], k = t % dims;
+      const t = escAt[e], k = t % dims;
       const q = r.int();
       if (q >= lo[k] && q < lo[k] + A[k]) throw fail(`escaped code ${q} of dimension ${k} is inside its alphabet`);
       if (Math.abs(q) > MAX_CODE) throw fail(`escaped code ${q} is beyond ±2^24`);

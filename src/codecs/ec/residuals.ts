@@ -15,6 +15,7 @@ import { readSection, sectionHeadBytes, writeSection, type EcLayout } from './bl
 import { decodeBlocksOnThreads, decodeThreadCount, PARALLEL_MIN_SYMBOLS } from './decode-threads.js';
 import { BlockDecoder } from './fast-decode.js';
 import { writeModels } from './model.js';
+import { ecWasmEnabled, WasmRows } from './wasm-decode.js';
 import type { ResidualSection } from '../types.js';
 
 /** A block's bytes: bytes[at .. at + size). */
@@ -77,6 +78,23 @@ export class EcResiduals {
     const { bytes, at, size } = this.blocks(b);
     (this.decoder ??= new BlockDecoder(alpha, models)).decode(bytes, at, size, rows, q, (what) => this.corrupt(`block ${b}: ${what}`));
     return q;
+  }
+
+  /** rows in WebAssembly (undefined: not yet made; null: off, or the module is missing). */
+  private wasmRows?: WasmRows | null;
+
+  /**
+   * Adds the decoded residuals of vectors i0 .. i1 − 1 to out[at ..) (row after row, d values each,
+   * holding their anchors): addTo's bits, a block's rows at a time in WebAssembly where it can.
+   */
+  addRange(i0: number, i1: number, out: Float32Array, at = 0): void {
+    const { blockRows, dims, rotation } = this.layout, D = dims.length, d = this.d;
+    if (this.wasmRows === undefined) this.wasmRows = ecWasmEnabled() ? new WasmRows(D, d, dims, this.stepOf, this.offsetOf, rotation?.values) : null;
+    for (let i = i0; i < i1; ) {
+      const b = Math.floor(i / blockRows), e = Math.min(i1, (b + 1) * blockRows), o = at + (i - i0) * d;
+      if (!this.wasmRows?.add(this.codes[b], (i - b * blockRows) * D, e - i, out, o)) for (let r = i; r < e; r++) this.addTo(r, out, o + (r - i) * d);
+      i = e;
+    }
   }
 
   /** Adds vector i's decoded residual to out[at .. at + d), which holds its anchor. */

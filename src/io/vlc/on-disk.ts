@@ -30,6 +30,8 @@ export class BlockedResiduals implements CodedResiduals {
     private readonly blocks: RowBlocks,
     private readonly assignments: Assignments,
     private readonly n: number,
+    /** Values a row. */
+    private readonly d: number,
   ) {}
 
   /** Rows per block. */
@@ -52,6 +54,16 @@ export class BlockedResiduals implements CodedResiduals {
   addTo(i: number, out: Float32Array, at = 0): void {
     const b = Math.floor(i / this.blocks.rows);
     this.block(b).addTo(i - b * this.blocks.rows, out, at);
+  }
+
+  addRange(i0: number, i1: number, out: Float32Array, at = 0): void {
+    for (let i = i0, o = at; i < i1; ) {
+      const b = Math.floor(i / this.blocks.rows), r0 = b * this.blocks.rows, e = Math.min(i1, r0 + this.blocks.rows), held = this.block(b);
+      if (held.addRange) held.addRange(i - r0, e - r0, out, o);
+      else for (let r = i; r < e; r++) held.addTo(r - r0, out, o + (r - i) * this.d);
+      o += (e - i) * this.d;
+      i = e;
+    }
   }
 
   payload(): never {
@@ -111,5 +123,5 @@ function blockedResiduals(file: VlcFile, payload: Payload, path: string, rowsHin
     rows: Math.max(1, n),
     block: (_b, assignments) => section.read(Payload.of(payload.view(0, payload.length)), { ...context, assignments }, corrupt),
   };
-  return new BlockedResiduals(residual, blocks, file.assignments, n);
+  return new BlockedResiduals(residual, blocks, file.assignments, n, d);
 }

@@ -23,11 +23,16 @@ export function reconstructRange(file: Decodable, r0: number, r1: number, out: F
   const { d } = file.manifest;
   const { anchors, assignments, residuals } = file;
   // One loop over the block, no view per row: what decompress and exhaustive search spend their time in.
+  const together = residuals?.addRange !== undefined;
   for (let i = r0, o = 0; i < r1; i++, o += d) {
     const a = assignments[i] * d;
     for (let k = 0; k < d; k++) out[o + k] = anchors[a + k];
-    residuals?.addTo(i, out, o);
-    if (file.norms) scaleRow(out, o, d, file.norms[i]);
+    if (!together) residuals?.addTo(i, out, o);
+    if (file.norms && !together) scaleRow(out, o, d, file.norms[i]);
+  }
+  if (together) {
+    residuals!.addRange!(r0, r1, out, 0);
+    if (file.norms) for (let i = r0, o = 0; i < r1; i++, o += d) scaleRow(out, o, d, file.norms[i]);
   }
   return out;
 }
