@@ -257,6 +257,7 @@ def main():
     ap.add_argument("--iters", type=int, default=20, help="cap on the anchors' annealing iterations")
     ap.add_argument("--merge", action="store_true", help="keep the rows of parts not run from the existing results file")
     ap.add_argument("--out-dir", default=os.path.join(HERE, "results"))
+    ap.add_argument("--as-part", default=None, help="store the one part run under this name (e.g. faiss-opq with --merge: OPQ added beside the faiss part's rows)")
     for key in BUDGETS:
         ap.add_argument(f"--{key.replace('_', '-')}", default=None, help=f"override the data set's {key} list (comma-separated; empty: none)")
     ap.add_argument("--pq-train-per-centroid", type=int, default=None, help="FAISS PQ k-means sample a centroid (default FAISS's 256; 64 trains 4x faster)")
@@ -264,6 +265,8 @@ def main():
     a = ap.parse_args()
     imports = dict(kv.split("=", 1) for kv in a.import_vlc.split(",")) if a.import_vlc else {}
     parts = set(a.parts.split(","))
+    if a.as_part and len(parts) != 1:
+        sys.exit("--as-part names one part: give --parts one part")
     if not parts <= {"vlc", "faiss", "lancedb"}:
         sys.exit(f"--parts: unknown part in {a.parts!r} (vlc, faiss, lancedb)")
     if faiss is None:
@@ -297,6 +300,7 @@ def main():
             here = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "commit": commit + ("+dirty" if dirty else ""),
                     "host": platform.node(), "cpus": os.cpu_count(), "machine": f"{os.cpu_count()}-core CPU (shared)", "seconds": round(time.time() - t0, 1),
                     "load_average_before": load0, "load_average_after": os.getloadavg(), "command": " ".join(["bench/rd-peers.py"] + sys.argv[1:])}
+            part = a.as_part or part
             runs[part] = {**here, **info}
             return write(out + ".json", ds, rows + [{**r, "part": part} for r in got], runs, mine, set(runs), a.merge, here)
 
@@ -317,7 +321,7 @@ def main():
                     got, what = run_lancedb(cfg, x, queries, truth, tmp)
                     info = {"lancedb": what}
                 final = save(part, got, info, t0, load0)
-                rows += [{**r, "part": part} for r in got]
+                rows += [{**r, "part": a.as_part or part} for r in got]
         svg.plot_file(out + ".json", out + ".svg")
         print(summary(final), file=sys.stderr, flush=True)
 
