@@ -4,8 +4,9 @@
 // A dimension's alphabet is a contiguous range of codes lo .. lo + A − 1 (symbols 0 .. A − 1) plus
 // one escape symbol, A. A code outside the range is coded as the escape symbol in the rANS stream and
 // its value, zigzag LEB128, in the block's escape bytes (blocks.ts). The range is what is left of the
-// counted codes once the tails' rare codes are cut: a code seen fewer than N / 2^S times would get a
-// frequency of 1 (probability 2^−S, more than it occurs) and costs less escaped.
+// counted codes once the tails' rare codes are cut where that saves bits (alphabetOf): kept, a code
+// costs a model byte and, seen fewer than N / 2^S times, a frequency of 1 (probability 2^−S, more
+// than it occurs); escaped, its varint and the escape symbol each time it occurs.
 //
 // Stored form (the section's model bytes), per coded dimension in order, LEB128 varints:
 //   zigzag(lo), A, then A + 1 frequencies (the A codes', then the escape's; they sum to 2^S)
