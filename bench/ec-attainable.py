@@ -182,8 +182,12 @@ def main():
         cands = {c: v for c, v in cands.items() if v}
         hit = [r for r in rows if curve(r["method"]) in FIXED and r["recall_at_10"] >= t]
         if not cands:
+            top = max((r for r in rows if curve(r["method"]) in FIXED), key=lambda r: r["recall_at_10"])
             entry["fixed_rate"] = None
-            entry["note"] = "no fixed-rate vlc file measured reaches this recall"
+            entry["best_fixed_rate"] = {k: top[k] for k in ("method", "bytes_per_vector", "mse", "recall_at_10")}
+            entry["ec_interpolated"] = {"bytes": ec[0], "mse": ec[1]} if ec else None
+            entry["conclusion"] = (f"no fixed-rate vlc file measured reaches recall {t} (the best: {top['method']}, recall {top['recall_at_10']:.4f} at "
+                                   f"{top['bytes_per_vector']:.1f} B)" + (f"; ec reaches it at {ec[0]:.1f} B" if ec else "") + ": no comparison at this target")
             out["targets"][str(t)] = entry
             continue
         best = min(cands, key=lambda c: cands[c][0])
@@ -208,8 +212,15 @@ def main():
                 e["curve"] = best
             entry[label] = e
         entry["ec_interpolated"] = {"bytes": ec[0], "mse": ec[1], "vs_fixed_rate": ec[0] / cands[best][0] - 1} if ec else None
-        out["targets"][str(t)] = entry
         i = entry["interpolated"]
+        entry["conclusion"] = (
+            f"at the fixed-rate file's MSE {i['mse']:.3g} ({i['fixed_rate_bytes']:.2f} B, {best} interpolated at recall {t}; fixed costs {fixed_costs:.2f} B), "
+            f"the Gaussian rate-distortion bound needs {i['bound_bytes']:.2f} B ({100 * i['bound_vs_fixed_rate']:+.1f} %) and an ideal ECSQ "
+            f"{i['ecsq_gaussian_bytes']:.2f} B ({100 * i['ecsq_gaussian_vs_fixed_rate']:+.1f} %)"
+            + (f", {i['ecsq_measured_bytes']:.2f} B on the measured residual ({100 * i['ecsq_measured_vs_fixed_rate']:+.1f} %)" if "ecsq_measured_bytes" in i else "")
+            + f"; -25 % is {i['target_bytes_minus_25pct']:.2f} B: "
+            + ("within the bound" if i["bound_reaches_minus_25pct"] else f"{i['bound_bytes'] - i['target_bytes_minus_25pct']:.2f} B below the bound: no codec reaches it at equal MSE"))
+        out["targets"][str(t)] = entry
         print(f"recall {t}: fixed-rate {best} {i['fixed_rate_bytes']:.2f} B (MSE {i['mse']:.3g}); bound {i['bound_bytes']:.2f} ({100 * i['bound_vs_fixed_rate']:+.1f} %), "
               f"ECSQ gaussian {i['ecsq_gaussian_bytes']:.2f} ({100 * i['ecsq_gaussian_vs_fixed_rate']:+.1f} %)"
               + (f", ECSQ measured {i['ecsq_measured_bytes']:.2f} ({100 * i['ecsq_measured_vs_fixed_rate']:+.1f} %)" if "ecsq_measured_bytes" in i else "")

@@ -31,9 +31,11 @@ one that never reaches it gives none. Per group (vlc ec; vlc fixed-rate; FAISS; 
 smallest over its curves, beside the smallest measured file reaching the target.
 
 Usage: nice -n 10 /usr/bin/python3 bench/rd-peers.py [--datasets gm100k,fashion] [--parts vlc,faiss,lancedb]
-         [--queries 500] [--iters 20] [--merge] [--out-dir bench/results]
+         [--queries 500] [--iters 20] [--merge] [--as-part NAME] [--out-dir bench/results]
 --parts runs only those parts; with --merge the rows of the parts not run are kept from the existing
-results file (so parts can run as separate processes). Then `bench/rd-svg.py` draws the plot
+results file (so parts can run as separate processes); --as-part NAME stores the one part run under
+NAME (e.g. `--parts faiss --as-part faiss-opq --opq 64 --faiss-pq '' --ivf-pq ''` adds OPQ beside the
+faiss part's rows; a method measured by a part of the plain name keeps that row). Then `bench/rd-svg.py` draws the plot
 (rd-peers.py calls it after each data set). FAISS as Debian ships it links the reference BLAS
 (training 20x slower): LD_LIBRARY_PATH=<dir of an OpenBLAS libblas.so.3> makes it use OpenBLAS;
 the results say which libblas was loaded.
@@ -68,7 +70,7 @@ faiss = ecrd.faiss
 # at the same bytes in bench/results/rate-distortion-gm100k.json: `--pq 34,66` adds it).
 SETS = {
     "gm100k": dict(make=lambda: gm(n=100000, k=1000), m=1024,
-                   ec=[52, 68, 84, 104, 124, 144], bits=[76, 100, 120], pq=[], dims=[],
+                   ec=[44, 52, 60, 68, 84, 104, 124, 144], bits=[56, 76, 100, 120, 130], pq=[], dims=[],
                    faiss_pq=["32", "64"], opq=[64], ivf=1024, ivf_pq=[32, 64], lance_bits=[1, 2, 4, 8], partitions=1024),
     "fashion": dict(make=ecrd.fashion, m=256,
                     ec=[150, 230, 330, 450], bits=[320, 450, 600], pq=[], dims=[],
