@@ -23,7 +23,7 @@ it wrote (--residual R.f32, n × d f32: x − anchor) for the empirical ECSQ.
 Usage: /usr/bin/python3 bench/ec-attainable.py bench/results/2026-11-28-rd-peers-gm100k.json
          [--rows more.json] [--residual r.f32] [--out bench/results/DATE-ec-attainable-gm100k.json]
 """
-import argparse, datetime, json, math, os, platform, subprocess, sys
+import argparse, datetime, importlib.util, json, math, os, platform, subprocess, sys
 
 import numpy as np
 
@@ -63,19 +63,25 @@ def at_recall(env, t):
     return None
 
 
-def water_filling_bits(lam, D):
-    lam = lam[lam > 0]
-    if D >= lam.sum():
-        return 0.0
-    lo, hi = 0.0, float(lam.max())
-    for _ in range(200):
-        th = (lo + hi) / 2
-        if np.minimum(th, lam).sum() > D:
-            hi = th
+def _load(name, file):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(HERE, file))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+water_filling_bits = _load("ecrd", "ec-rd.py").water_filling_bits
+
+
+def bits_at_mse(point, D, lo, hi, iters):
+    """point(step) -> (bits, MSE) at the largest step whose MSE is at most D: bisection on log step in [lo, hi]."""
+    for _ in range(iters):
+        mid = (lo + hi) / 2
+        if point(math.exp(mid))[1] > D:
+            hi = mid
         else:
-            lo = th
-    th = (lo + hi) / 2
-    return float(0.5 * np.log2(lam[lam > th] / th).sum())
+            lo = mid
+    return point(math.exp(lo))[0]
 
 
 _erf = np.frompyfunc(math.erf, 1, 1)
@@ -110,14 +116,7 @@ def ecsq_gaussian_bits(lam, D):
             else:
                 mse += v
         return bits, mse
-    lo, hi = math.log(math.sqrt(12 * D / len(lam)) / 8), math.log(math.sqrt(12 * lam.max()) * 4)
-    for _ in range(50):
-        mid = (lo + hi) / 2
-        if point(math.exp(mid))[1] > D:
-            hi = mid
-        else:
-            lo = mid
-    return point(math.exp(lo))[0]
+    return bits_at_mse(point, D, math.log(math.sqrt(12 * D / len(lam)) / 8), math.log(math.sqrt(12 * lam.max()) * 4), 50)
 
 
 def ecsq_measured_bits(r, D):
@@ -142,14 +141,7 @@ def ecsq_measured_bits(r, D):
             p = cnt[cnt > 0] / n
             bits += float(-(p * np.log2(p)).sum())
         return bits, mse
-    lo, hi = math.log(math.sqrt(12 * D / d) / 4), math.log(math.sqrt(12 * D / d) * 4)
-    for _ in range(30):
-        mid = (lo + hi) / 2
-        if point(math.exp(mid))[1] > D:
-            hi = mid
-        else:
-            lo = mid
-    return point(math.exp(lo))[0]
+    return bits_at_mse(point, D, math.log(math.sqrt(12 * D / d) / 4), math.log(math.sqrt(12 * D / d) * 4), 30)
 
 
 def main():
