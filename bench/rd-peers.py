@@ -31,9 +31,11 @@ one that never reaches it gives none. Per group (vlc ec; vlc fixed-rate; FAISS; 
 smallest over its curves, beside the smallest measured file reaching the target.
 
 Usage: nice -n 10 /usr/bin/python3 bench/rd-peers.py [--datasets gm100k,fashion] [--parts vlc,faiss,lancedb]
-         [--queries 500] [--iters 20] [--merge] [--out-dir bench/results]
+         [--queries 500] [--iters 20] [--merge] [--as-part NAME] [--out-dir bench/results]
 --parts runs only those parts; with --merge the rows of the parts not run are kept from the existing
-results file (so parts can run as separate processes). Then `bench/rd-svg.py` draws the plot
+results file (so parts can run as separate processes); --as-part NAME stores the one part run under
+NAME (e.g. `--parts faiss --as-part faiss-opq --opq 64 --faiss-pq '' --ivf-pq ''` adds OPQ beside the
+faiss part's rows; a method measured by a part of the plain name keeps that row). Then `bench/rd-svg.py` draws the plot
 (rd-peers.py calls it after each data set). FAISS as Debian ships it links the reference BLAS
 (training 20x slower): LD_LIBRARY_PATH=<dir of an OpenBLAS libblas.so.3> makes it use OpenBLAS;
 the results say which libblas was loaded.
@@ -68,7 +70,7 @@ faiss = ecrd.faiss
 # at the same bytes in bench/results/rate-distortion-gm100k.json: `--pq 34,66` adds it).
 SETS = {
     "gm100k": dict(make=lambda: gm(n=100000, k=1000), m=1024,
-                   ec=[52, 68, 84, 104, 124, 144], bits=[76, 100, 120], pq=[], dims=[],
+                   ec=[44, 52, 60, 68, 84, 104, 124, 144], bits=[56, 76, 100, 120, 130], pq=[], dims=[],
                    faiss_pq=["32", "64"], opq=[64], ivf=1024, ivf_pq=[32, 64], lance_bits=[1, 2, 4, 8], partitions=1024),
     "fashion": dict(make=ecrd.fashion, m=256,
                     ec=[150, 230, 330, 450], bits=[320, 450, 600], pq=[], dims=[],
@@ -257,6 +259,7 @@ def main():
     ap.add_argument("--iters", type=int, default=20, help="cap on the anchors' annealing iterations")
     ap.add_argument("--merge", action="store_true", help="keep the rows of parts not run from the existing results file")
     ap.add_argument("--out-dir", default=os.path.join(HERE, "results"))
+    ap.add_argument("--as-part", default=None, help="store the one part run under this name (e.g. faiss-opq with --merge: OPQ added beside the faiss part's rows)")
     for key in BUDGETS:
         ap.add_argument(f"--{key.replace('_', '-')}", default=None, help=f"override the data set's {key} list (comma-separated; empty: none)")
     ap.add_argument("--pq-train-per-centroid", type=int, default=None, help="FAISS PQ k-means sample a centroid (default FAISS's 256; 64 trains 4x faster)")
@@ -264,6 +267,8 @@ def main():
     a = ap.parse_args()
     imports = dict(kv.split("=", 1) for kv in a.import_vlc.split(",")) if a.import_vlc else {}
     parts = set(a.parts.split(","))
+    if a.as_part and len(parts) != 1:
+        sys.exit("--as-part names one part: give --parts one part")
     if not parts <= {"vlc", "faiss", "lancedb"}:
         sys.exit(f"--parts: unknown part in {a.parts!r} (vlc, faiss, lancedb)")
     if faiss is None:
@@ -297,6 +302,7 @@ def main():
             here = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"), "commit": commit + ("+dirty" if dirty else ""),
                     "host": platform.node(), "cpus": os.cpu_count(), "machine": f"{os.cpu_count()}-core CPU (shared)", "seconds": round(time.time() - t0, 1),
                     "load_average_before": load0, "load_average_after": os.getloadavg(), "command": " ".join(["bench/rd-peers.py"] + sys.argv[1:])}
+            part = a.as_part or part
             runs[part] = {**here, **info}
             return write(out + ".json", ds, rows + [{**r, "part": part} for r in got], runs, mine, set(runs), a.merge, here)
 
@@ -317,7 +323,7 @@ def main():
                     got, what = run_lancedb(cfg, x, queries, truth, tmp)
                     info = {"lancedb": what}
                 final = save(part, got, info, t0, load0)
-                rows += [{**r, "part": part} for r in got]
+                rows += [{**r, "part": a.as_part or part} for r in got]
         svg.plot_file(out + ".json", out + ".svg")
         print(summary(final), file=sys.stderr, flush=True)
 

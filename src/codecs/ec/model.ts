@@ -4,8 +4,9 @@
 // A dimension's alphabet is a contiguous range of codes lo .. lo + A − 1 (symbols 0 .. A − 1) plus
 // one escape symbol, A. A code outside the range is coded as the escape symbol in the rANS stream and
 // its value, zigzag LEB128, in the block's escape bytes (blocks.ts). The range is what is left of the
-// counted codes once the tails' rare codes are cut: a code seen fewer than N / 2^S times would get a
-// frequency of 1 (probability 2^−S, more than it occurs) and costs less escaped.
+// counted codes once the tails' rare codes are cut where that saves bits (alphabetOf): kept, a code
+// costs a model byte and, seen fewer than N / 2^S times, a frequency of 1 (probability 2^−S, more
+// than it occurs); escaped, its varint and the escape symbol each time it occurs.
 //
 // Stored form (the section's model bytes), per coded dimension in order, LEB128 varints:
 //   zigzag(lo), A, then A + 1 frequencies (the A codes', then the escape's; they sum to 2^S)
@@ -70,20 +71,62 @@ export class CodeHistogram {
   }
 }
 
+/** Bytes of v as an LEB128 varint. */
+export const varintBytes = (v: number) => (v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5);
+
 /**
- * Each dimension's alphabet from its histogram: the window with its tails cut while their end code
- * is seen fewer than total / 2^scaleBits times (never below one code), at most MAX_SYMBOLS − 1 codes.
+ * Bits that `count` occurrences of one symbol cost under frequencies of precision 2^S (M) among
+ * `total` values: its own codes at the frequency it will get (at least 1, so a symbol rarer than
+ * 1/M costs log2 M), plus what that floor takes from the others (they lose f/M − count/total of
+ * probability: about total · that · log2 e bits).
  */
-export function alphabetOf(h: CodeHistogram, scaleBits: number): Alphabet {
+export function symbolBits(count: number, total: number, M: number): number {
+  if (!(count > 0)) return 0;
+  const f = Math.max(1, Math.round((count * M) / total));
+  return count * Math.log2(M / f) + total * Math.max(0, f / M - count / total) * Math.LOG2E;
+}
+
+/**
+ * Each dimension's alphabet from its histogram: the window less the tails whose escape costs fewest
+ * bits — escaped, a code's occurrences cost the escape symbol's bits and their zigzag varints in
+ * the escape bytes; kept, their own bits and its frequency's varint in the models (symbolBits) — at
+ * most MAX_SYMBOLS − 1 codes. `rows`: the rows
+ * the counts stand for (more than were counted when a sample sizes a whole set): the codes' bits
+ * scale with it, the models' bytes do not. Deterministic: the same counts give the same alphabet.
+ */
+export function alphabetOf(h: CodeHistogram, scaleBits: number, rows = h.total): Alphabet {
   const dims = h.lo.length;
   const lo = new Int32Array(dims), size = new Uint32Array(dims);
-  const rare = h.total / 2 ** scaleBits;
-  const cap = Math.min(MAX_SYMBOLS, 2 ** scaleBits) - 1;
+  const N = h.total, M = 2 ** scaleBits, per = N > 0 ? rows / N : 0;
+  const cap = Math.min(MAX_SYMBOLS, M) - 1;
   for (let k = 0; k < dims; k++) {
     const c = h.counts.subarray(h.start[k], h.start[k + 1]);
     let a = 0, b = c.length - 1;
-    while (a < b && c[a] < rare) a++;
-    while (b > a && c[b] < rare) b--;
+    if (N > 0) {
+      // The tails' end codes are escaped one by one, the rarer end first, down to one code; the cut
+      // kept is the one with the fewest bits in all (the first escape pays for the escape symbol
+      // the later ones share, so the best cut can lie past a step that costs more than it saves).
+      const zeros = () => {
+        const was = b - a;
+        while (a < b && c[a] === 0) a++;
+        while (b > a && c[b] === 0) b--;
+        return was - (b - a);
+      };
+      zeros();
+      let esc = h.escapes[k], delta = 0, best = 0, bestA = a, bestB = b;
+      while (a < b) {
+        const end = c[a] <= c[b] ? a : b, cnt = c[end], code = h.lo[k] + end;
+        const keep = per * symbolBits(cnt, N, M) + 8 * varintBytes(Math.max(1, Math.round((cnt * M) / N)));
+        const escape = per * (cnt * 8 * varintBytes(code < 0 ? -2 * code - 1 : 2 * code) + symbolBits(esc + cnt, N, M) - symbolBits(esc, N, M));
+        delta += escape - keep;
+        esc += cnt;
+        if (end === a) a++;
+        else b--;
+        delta -= 8 * zeros(); // a code never seen, kept inside the alphabet, costs its frequency's byte
+        if (delta < best) (best = delta), (bestA = a), (bestB = b);
+      }
+      (a = bestA), (b = bestB);
+    }
     // Too wide: keep the busiest window of cap codes (ties: the lower one).
     if (b - a + 1 > cap) {
       let sum = 0;

@@ -3,7 +3,7 @@
 // precision (scaleOf), and the search for the step whose estimate meets a byte target
 // (searchStep), for the plain axes (encode.ts) and the principal directions (encode-rotated.ts).
 import { sectionBytes } from './blocks.js';
-import { CodeHistogram, MAX_CODE, alphabetOf } from './model.js';
+import { CodeHistogram, MAX_CODE, alphabetOf, symbolBits, varintBytes } from './model.js';
 import { LANES } from './rans.js';
 import { planStep, stepPoint, type Columns, type StepPoint } from './steps.js';
 
@@ -68,11 +68,12 @@ export function histogramFor(steps: Float32Array, moments: Float64Array): CodeHi
  * heads and the table. Cheaper than building the models, which the search would do at every step.
  */
 function estimateBytes(h: CodeHistogram, n: number, d: number, blockRows: number, scaleBits: number, rotatedK?: number): number {
-  const alpha = alphabetOf(h, scaleBits);
+  const alpha = alphabetOf(h, scaleBits, n);
   const N = h.total, M = 2 ** scaleBits;
-  const vlen = (v: number) => (v < 128 ? 1 : v < 16384 ? 2 : 3);
+  const vlen = varintBytes;
   let bits = 0, escBytes = 0, modelBytes = 0;
-  const term = (c: number) => (c > 0 ? c * Math.log2(N / c) : 0);
+  // A code rarer than 1/M gets frequency 1 (alphabetOf keeps such codes where escaping costs more).
+  const term = (c: number) => (c > 0 ? ((c * M) / N < 1 ? symbolBits(c, N, M) : c * Math.log2(N / c)) : 0);
   for (let k = 0; k < alpha.lo.length; k++) {
     const off = alpha.lo[k] - h.lo[k], A = alpha.size[k];
     const win = h.counts.subarray(h.start[k], h.start[k + 1]);
