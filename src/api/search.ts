@@ -1,8 +1,8 @@
 // search(): the k nearest neighbours of each query over a .vlc file's vectors — on the CPU by
-// probing the nearest anchors' lists (search/index.ts; the file held whole); on a GPU (device
-// 'cuda', or 'auto' with one and no nprobe) by exhaustive exact search over every decoded vector
-// (search/exhaustive.ts), and with `exhaustive` on the CPU too, the file read a block of rows at a
-// time (io/vlc/on-disk.ts).
+// probing the nearest anchors' lists (search/index.ts); on a GPU (device 'cuda', or 'auto' with
+// one and no nprobe) by exhaustive exact search over every decoded vector (search/exhaustive.ts),
+// and with `exhaustive` on the CPU too. On the CPU the file is read where it lies, a block of rows
+// at a time (io/vlc/on-disk.ts; a pq file's codes whole for the index search).
 // Distances are squared L2 to the reconstructions; under the metric ip or cosine (the file's, or
 // `metric`) the results are ranked by it, their distances −⟨q, x⟩ or 1 − cos (ascending still). What `vlc search` runs, and what
 // `import { search } from 'vlc'` gives a Node program.
@@ -93,9 +93,11 @@ export async function search(index: VlcInput, queries: VectorsInput, o: SearchOp
     // the file's and the queries'.
     gpuOpening = exhaustiveOn(o.device ?? 'auto', { k, nprobe: o.nprobe, gpu: o.gpu ?? 0 });
     gpuOpening.catch(() => {}); // awaited below
-    // Exhaustive on the CPU: the file is read where it lies, its codes a block of rows at a time.
-    const onCpu = o.exhaustive === true && !(await gpuOpening.catch(() => undefined));
-    const reading = onCpu ? vlcOnDiskOf(index, progress) : vlcOf(index, progress).then((file) => ({ file, close: () => {} }));
+    // On the CPU the file is read where it lies, its codes a block of rows at a time (exhaustive,
+    // and the index search: search/block-scan.ts).
+    const cpu = !(await gpuOpening.catch(() => undefined));
+    const onCpu = o.exhaustive === true && cpu;
+    const reading = cpu ? vlcOnDiskOf(index, progress) : vlcOf(index, progress).then((file) => ({ file, close: () => {} }));
     reading.catch(() => {}); // awaited below
     opened = await reading;
     const { file } = opened;

@@ -12,14 +12,17 @@
 // host's runs the same steps fused per block of queries on the SIMD kernel and every core), with
 // the same ids and distances as the steps above; the scorer (pq-adc.ts) serves an index without it.
 // Under ip / cosine (the index's metric) no pq pass: the scorer's L2 becomes the metric's distance (metric.ts).
+// An index read from a file in blocks (SearchIndex.blocks) takes steps 2 and 3 block by block
+// (block-scan.ts): each row read once, the same results.
 // The index comes from an adapter (vlc.ts); the search knows no file format and no device.
 import type { ExactKnn } from '../backend/device.js';
 import { checkpoint } from '../interrupt.js';
 import { withMetric } from './metric.js';
+import { scanBlocks } from './block-scan.js';
 import { scanQueries } from './scan.js';
 import type { SearchIndex, SearchOptions, SearchResult } from './types.js';
 
-export type { CandidateScorer, InvertedLists, SearchIndex, SearchOptions, SearchResult } from './types.js';
+export type { CandidateScorer, InvertedLists, ScanBlocks, SearchIndex, SearchOptions, SearchResult } from './types.js';
 export { invertedLists } from './lists.js';
 export { vlcSearchIndex } from './vlc.js';
 
@@ -60,6 +63,12 @@ export async function searchCompressed(
   }
   const width = Math.min(m, Math.max(nprobe, FIRST_RANKING));
   const ranked = { ...(await exact.knn(anchors, m, queries, nq, d, width)), width };
+  if (index.blocks) {
+    // Read in blocks: every row once, in order, scored against the queries visiting its anchor.
+    await scanBlocks(index, queries, nq, ranked, options, out, async (sub, count) => ({ ...(await exact.knn(anchors, m, sub, count, d, m)), width: m }));
+    o.onProgress?.(nq);
+    return out;
+  }
   const retry: number[] = [];
   for (let q0 = 0; q0 < nq; q0 += QUERIES_PER_REPORT) {
     const q1 = Math.min(nq, q0 + QUERIES_PER_REPORT);

@@ -30,7 +30,15 @@ export class BlockedResiduals implements CodedResiduals {
     private readonly blocks: RowBlocks,
     private readonly assignments: Assignments,
     private readonly n: number,
+    private readonly readWhole: () => CodedResiduals,
   ) {}
+
+  /** Every row's residuals in memory, read and checked as a whole-file read does (a search whose scorer needs them all). */
+  whole(): CodedResiduals {
+    this.current = undefined;
+    this.held = -1;
+    return this.readWhole();
+  }
 
   /** Rows per block. */
   get rows(): number {
@@ -106,10 +114,8 @@ function blockedResiduals(file: VlcFile, payload: Payload, path: string, rowsHin
   const section = sectionOf(residual)!;
   const corrupt = (what: string) => new UsageError(`${quoteName(path)}: ${what}: file is corrupted`);
   const context = { n, d, m, version: file.version };
+  const whole = () => section.read(Payload.of(payload.view(0, payload.length)), { ...context, assignments: file.assignments }, corrupt);
   // A codec without rowBlocks (one registered by a program) is read whole: one block of n rows.
-  const blocks: RowBlocks = section.rowBlocks?.(payload, context, corrupt, rowsHint) ?? {
-    rows: Math.max(1, n),
-    block: (_b, assignments) => section.read(Payload.of(payload.view(0, payload.length)), { ...context, assignments }, corrupt),
-  };
-  return new BlockedResiduals(residual, blocks, file.assignments, n);
+  const blocks: RowBlocks = section.rowBlocks?.(payload, context, corrupt, rowsHint) ?? { rows: Math.max(1, n), block: () => whole() };
+  return new BlockedResiduals(residual, blocks, file.assignments, n, whole);
 }
