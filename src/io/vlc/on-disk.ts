@@ -33,6 +33,15 @@ export class BlockedResiduals implements CodedResiduals {
     private readonly readWhole: () => CodedResiduals,
   ) {}
 
+  /**
+   * Every row's residuals in their coded form, read from the file when asked and not decoded on the
+   * host (RowBlocks.coded: ec, for a GPU that decodes its blocks itself), or undefined: the codec
+   * gives none, and a device takes the codes a block at a time (block()).
+   */
+  coded(): CodedResiduals | undefined {
+    return this.blocks.coded?.(this.assignments);
+  }
+
   /** Every row's residuals in memory, read and checked as a whole-file read does (a search whose scorer needs them all). */
   whole(): CodedResiduals {
     this.current = undefined;
