@@ -37,6 +37,18 @@ export function defaultNprobe(index: SearchIndex): number {
  */
 const FIRST_RANKING = 32;
 
+/**
+ * Queries per pass over an index read in blocks: their visits and k best are held through the pass
+ * (a few hundred bytes a query), and each batch reads the file once.
+ */
+const BLOCK_SCAN_QUERIES = 65_536;
+let blockScanQueries = BLOCK_SCAN_QUERIES;
+
+/** Tests: queries per pass over an index read in blocks (undefined: the default). */
+export function setBlockScanQueriesForTests(queries?: number): void {
+  blockScanQueries = queries ?? BLOCK_SCAN_QUERIES;
+}
+
 /** On the calling thread, queries scored between progress reports and Ctrl-C checks. */
 const QUERIES_PER_REPORT = 16;
 
@@ -64,8 +76,16 @@ export async function searchCompressed(
   const width = Math.min(m, Math.max(nprobe, FIRST_RANKING));
   const ranked = { ...(await exact.knn(anchors, m, queries, nq, d, width)), width };
   if (index.blocks) {
-    // Read in blocks: every row once, in order, scored against the queries visiting its anchor.
-    await scanBlocks(index, queries, nq, ranked, options, out, async (sub, count) => ({ ...(await exact.knn(anchors, m, sub, count, d, m)), width: m }));
+    // Read in blocks: every row once per batch of queries, in order, scored against the queries visiting its anchor.
+    const rankAll = async (sub: Float32Array, count: number) => ({ ...(await exact.knn(anchors, m, sub, count, d, m)), width: m });
+    const { k } = o;
+    for (let q0 = 0; q0 < nq; q0 += blockScanQueries) {
+      const q1 = Math.min(nq, q0 + blockScanQueries);
+      const part = { ids: ranked.ids.subarray(q0 * width, q1 * width), dists: ranked.dists.subarray(q0 * width, q1 * width), width };
+      const into = { ids: out.ids.subarray(q0 * k, q1 * k), dists: out.dists.subarray(q0 * k, q1 * k) };
+      const exclude = o.exclude?.subarray(q0, q1);
+      await scanBlocks(index, queries.subarray(q0 * d, q1 * d), q1 - q0, part, { ...options, exclude, onProgress: (done) => o.onProgress?.(q0 + done) }, into, rankAll);
+    }
     o.onProgress?.(nq);
     return out;
   }
