@@ -89,7 +89,7 @@ describe.skipIf(!MPIRUN)(`mpirun vlc compress with residuals, --device cpu${SKIP
     expect(sha256(r.many)).toBe(sha256(r.one));
   }, 240_000);
 
-  it('--metric cosine with zero rows and anchor ids alone (every row's norm gathered at rank 0): the same bytes, the zero rows told once', () => {
+  it('--metric cosine with zero rows and anchor ids alone (every norm gathered at rank 0): the same bytes, the zero rows told once', () => {
     const withZeros = noise.slice();
     for (const i of [0, 700, 1236]) withZeros.fill(0, i * d, (i + 1) * d); // in the first and the last rank's rows
     const zeros = writeNpy(path.join(dir, 'zeros.npy'), withZeros, n, d);
