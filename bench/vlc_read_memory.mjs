@@ -1,7 +1,9 @@
 // Peak RSS of `vlc info`, `vlc search` and `vlc eval` reading one large .vlc, before (a build of an
 // earlier commit) and after (this checkout), each command run by `/usr/bin/time -v` one at a time,
 // and whether the two builds print the same answer (eval: every figure but `seconds`).
-// Usage: node bench/vlc_read_memory.mjs <before-bin/vlc.js> <x.npy> <x.vlc> <q.npy> <out.json> [queries=200]
+// Usage: node bench/vlc_read_memory.mjs <before-bin/vlc.js> <x.npy> <x.vlc> <q.npy> <out.json> [queries=200] [runs]
+// runs: a comma-separated list of the runs below (default: info,search_index,search_exhaustive,eval;
+// eval_nprobe is `vlc eval --nprobe 8`, the index search's recall).
 // The files are made beforehand (see bench/results/2026-11-28-cpu-read-memory.json: numpy writes
 // the .npy, `vlc compress` the .vlc); this script only reads them.
 import { spawnSync } from 'node:child_process';
@@ -10,7 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const [beforeBin, npy, file, queries, out, nq = '200'] = process.argv.slice(2);
+const [beforeBin, npy, file, queries, out, nq = '200', chosen = 'info,search_index,search_exhaustive,eval'] = process.argv.slice(2);
 const afterBin = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'vlc.js');
 
 /** One command under /usr/bin/time -v: its peak RSS, wall time and stdout. */
@@ -27,17 +29,20 @@ const runs = {
   search_index: ['search', file, '--queries', queries, '-k', '10', '--device', 'cpu', '--json'],
   search_exhaustive: ['search', file, '--queries', queries, '-k', '10', '--device', 'cpu', '--exhaustive', '--json'],
   eval: ['eval', npy, file, '--device', 'cpu', '--queries', nq, '--json'],
+  eval_nprobe: ['eval', npy, file, '--device', 'cpu', '--queries', nq, '--nprobe', '8', '--json'],
 };
 const strip = (text) => JSON.stringify({ ...JSON.parse(text), seconds: undefined });
 const result = {};
-for (const [name, args] of Object.entries(runs)) {
+for (const name of chosen.split(',')) {
+  const args = runs[name];
+  if (!args) throw new Error(`no run named ${name}: ${Object.keys(runs).join(', ')}`);
   const entry = { command: `vlc ${args.join(' ')}` };
   const before = name === 'search_exhaustive' ? undefined : timed(beforeBin, args); // no CPU exhaustive search before
   const after = timed(afterBin, args);
   if (before) entry.before = { peak_rss_bytes: before.peak_rss_bytes, wall_seconds: before.wall_seconds };
   entry.after = { peak_rss_bytes: after.peak_rss_bytes, wall_seconds: after.wall_seconds };
   if (before) entry.same_answer = strip(before.stdout) === strip(after.stdout);
-  if (name === 'eval') entry.answer = JSON.parse(after.stdout);
+  if (name.startsWith('eval')) entry.answer = JSON.parse(after.stdout);
   if (name === 'search_exhaustive') entry.answer_sha = (await import('node:crypto')).createHash('sha256').update(after.stdout).digest('hex');
   result[name] = entry;
   console.log(name, JSON.stringify(entry.before ?? {}), JSON.stringify(entry.after), entry.same_answer ?? '');

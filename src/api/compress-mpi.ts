@@ -23,14 +23,16 @@ import { selectBackend } from '../backend/select.js';
 import type { Backend, Engine } from '../backend/types.js';
 import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
+import { datasetFromF32, rowsF32 } from '../vectors/dataset.js';
+import { unitDataset, type Metric } from '../vectors/metric.js';
 import { maxAbsOf, scaledDataset, scaleFor } from '../vectors/scale.js';
 import { quoteName } from '../io/names.js';
 import { readRankRows } from './rank-rows.js';
-import { shareOf, wholeFigures, type RankShare } from './rank-share.js';
+import { gatherAtRankZero, shareOf, wholeFigures, type RankShare } from './rank-share.js';
 import { finishRanks } from './rank-finish.js';
 import { log, setVerbosity, silentReporter } from '../log.js';
 import type { OutputPlan } from './preflight.js';
-import { trainingSteps, unscaledResult, type CompressOptions, type CompressResult } from './compress.js';
+import { metricOf, tellZeroVectors, trainingSteps, unscaledResult, type CompressOptions, type CompressResult } from './compress.js';
 import { goalOf } from './compress-codec.js';
 import { finishCompress, planCompress, storableAnchorDtype } from './compress-steps.js';
 import { resolveSample, sampleSize } from './sample.js';
@@ -56,10 +58,18 @@ export async function compressDistributed(input: string[], o: DistributedOptions
 
   // Reading: each rank its rows; the plan from the whole data's figures, checked before any work.
   const reading = progress.step(`reading ${input.map(quoteName).join(' ')} (rank ${comm.rank} of ${comm.size}: its rows)`, '');
-  const share = await readShare(comm, input, o);
+  const metric = metricOf(o.metric);
+  const { share, norms } = await readShare(comm, input, o, metric);
+  if (norms) {
+    // Cosine: every rank's rows at unit length (row by row, as one process makes them); rank 0 says how many are zero.
+    const zero = (await comm.allreduce(Float64Array.of(norms.zero), 'sum'))[0];
+    if (comm.rank === 0) tellZeroVectors(zero);
+  }
   const tp = performance.now();
-  const planned = await everywhere(comm, () => planCompress(wholeFigures(share), o, goal, seed, 'l2', input.join(' ')));
+  const planned = await everywhere(comm, () => planCompress(wholeFigures(share), o, goal, seed, metric, input.join(' ')));
   const planSeconds = (performance.now() - tp) / 1000; // with the setup, as in one process
+  // Cosine: the norms of every row (the file stores them all), gathered at rank 0 as rows of one value.
+  const allNorms = norms && (await gatherAtRankZero(comm, { ...share, local: datasetFromF32(norms.local, norms.local.length, 1) })).gathered;
   reading.end();
   const readSeconds = (performance.now() - t0) / 1000 - planSeconds;
 
@@ -89,7 +99,7 @@ export async function compressDistributed(input: string[], o: DistributedOptions
     handed = true; // closed by finishRanks (rank 0's by finishCompress)
     return await finishRanks(comm, share, result, anchorDtype, { backend, seed, hooks }, (rankHooks) =>
       finishCompress({
-        o, metric: 'l2', goal, planned, cfg, sampleRows: sampleSize(sample, share.n, m), seed, result, backend, hooks, progress, out: out!, anchorDtype,
+        o, metric, norms: allNorms && (rowsF32(allNorms, 0, allNorms.n) as Float32Array), goal, planned, cfg, sampleRows: sampleSize(sample, share.n, m), seed, result, backend, hooks, progress, out: out!, anchorDtype,
         ds: wholeFigures(share), ...rankHooks,
         where: { kind: backend.kind, label: `${comm.size} MPI ranks (rank 0: ${backend.label})` },
         clock: { t0, read: readSeconds, setup: setupSeconds },
@@ -104,11 +114,16 @@ export async function compressDistributed(input: string[], o: DistributedOptions
   }
 }
 
-/** This rank's rows (rank-rows.ts) and the whole data's figures. */
-async function readShare(comm: Comm, input: string[], o: DistributedOptions): Promise<RankShare> {
+/**
+ * This rank's rows (rank-rows.ts) and the whole data's figures; cosine: the rows at unit length,
+ * with their norms and how many are zero (the rows as read let go).
+ */
+async function readShare(comm: Comm, input: string[], o: DistributedOptions, metric: Metric): Promise<{ share: RankShare; norms?: { local: Float32Array; zero: number } }> {
   const read = await agree(comm, () => readRankRows(input, comm.rank, comm.size, o));
   log().debug(`rank ${comm.rank}: ${read.ds.n} rows (${read.how})`);
-  return shareOf(comm, read.ds);
+  if (metric !== 'cosine') return { share: await shareOf(comm, read.ds) };
+  const unit = unitDataset(read.ds);
+  return { share: await shareOf(comm, unit.ds), norms: { local: unit.norms, zero: unit.zero } };
 }
 
 /** compress()'s options; the output as given, and how rank 0 checks it (preflight.ts) before any work. */
@@ -160,8 +175,7 @@ export function distributedRun(flag: boolean | undefined): boolean {
  * it), to undefined on the other ranks.
  */
 export async function runDistributed(input: string[], o: DistributedOptions): Promise<CompressResult | undefined> {
-  if (o.metric !== undefined && o.metric !== 'l2')
-    throw new UsageError(`--distributed writes l2 files only: compress with --metric ${o.metric} in one process (one or several GPUs: --gpu 0,1)`);
+  metricOf(o.metric); // a bad value fails before MPI starts
   const comm = openWorld();
   if (comm.rank > 0) setVerbosity('quiet');
   try {

@@ -159,10 +159,7 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   const unit = metric === 'cosine' ? unitDataset(read) : undefined;
   const ds: Dataset = unit?.ds ?? read;
   read = undefined;
-  if (unit?.zero) {
-    const one = unit.zero === 1;
-    log().info(`${grouped(unit.zero)} vector${one ? ' is' : 's are'} zero: ${one ? 'its' : 'their'} cosine to any query is 0, and ${one ? 'it decodes' : 'they decode'} to zero (--metric cosine)`);
-  }
+  if (unit) tellZeroVectors(unit.zero);
   const readSeconds = (performance.now() - t0) / 1000;
   const source = typeof input === 'string' ? input : Array.isArray(input) ? input.join(' ') : 'the vectors given';
   const planned = planCompress(ds, o, goal, seed, metric, source);
@@ -197,6 +194,13 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   } finally {
     if (!handed) await backend.close();
   }
+}
+
+/** Cosine: says how many vectors are zero (their cosine to anything is 0), when any are. */
+export function tellZeroVectors(zero: number): void {
+  if (!zero) return;
+  const one = zero === 1;
+  log().info(`${grouped(zero)} vector${one ? ' is' : 's are'} zero: ${one ? 'its' : 'their'} cosine to any query is 0, and ${one ? 'it decodes' : 'they decode'} to zero (--metric cosine)`);
 }
 
 /** The metric option checked (library callers pass any value): l2 when not given. */

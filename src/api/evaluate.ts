@@ -27,7 +27,7 @@ import { openBlockReader } from '../io/readers/blocks.js';
 import { blockProblem } from '../io/readers/validate.js';
 import { badInput } from '../io/readers/source.js';
 import { maxAbsOf } from '../vectors/scale.js';
-import { nameOf, vectorsOf, vlcOf, vlcOnDiskOf, type VectorsInput, type VlcInput } from './inputs.js';
+import { nameOf, vectorsOf, vlcOnDiskOf, type VectorsInput, type VlcInput } from './inputs.js';
 import { withMetric } from '../search/metric.js';
 import type { Metric } from '../vectors/metric.js';
 import { searchMetric } from './search.js';
@@ -60,9 +60,9 @@ export async function evaluate(original: VectorsInput, vlc: VlcInput, o: Evaluat
   const progress = o.progress ?? silentReporter;
   const t0 = performance.now();
   // The .vlc first: small parts checked whole, so a damaged one fails before a large input is read.
-  // Its codes stay on disk (read a block of rows at a time) unless --nprobe's index search, which
-  // visits rows in any order, needs them in memory.
-  const { file, close } = o.nprobe === undefined ? await vlcOnDiskOf(vlc, progress) : { file: await vlcOf(vlc, progress), close: () => {} };
+  // Its codes stay on disk, read a block of rows at a time (--nprobe's index search too:
+  // search/block-scan.ts; a pq file's codes whole for it).
+  const { file, close } = await vlcOnDiskOf(vlc, progress);
   let originals: { x: Originals; n: number; d: number; close(): void } | undefined;
   try {
     const metric = searchMetric(file, o.metric, nameOf(vlc));

@@ -1,8 +1,8 @@
 // search(): the k nearest neighbours of each query over a .vlc file's vectors — on the CPU by
-// probing the nearest anchors' lists (search/index.ts; the file held whole); on a GPU (device
-// 'cuda', or 'auto' with one and no nprobe) by exhaustive exact search over every decoded vector
-// (search/exhaustive.ts), and with `exhaustive` on the CPU too, the file read a block of rows at a
-// time (io/vlc/on-disk.ts).
+// probing the nearest anchors' lists (search/index.ts); on a GPU (device 'cuda', or 'auto' with
+// one and no nprobe) by exhaustive exact search over every decoded vector (search/exhaustive.ts),
+// and with `exhaustive` on the CPU too. The file is read where it lies, a block of rows at a time
+// (io/vlc/on-disk.ts; a pq file's codes whole for the CPU's index search).
 // Distances are squared L2 to the reconstructions; under the metric ip or cosine (the file's, or
 // `metric`) the results are ranked by it, their distances −⟨q, x⟩ or 1 − cos (ascending still). What `vlc search` runs, and what
 // `import { search } from 'vlc'` gives a Node program.
@@ -20,7 +20,7 @@ import { defaultNprobe, searchCompressed, vlcSearchIndex } from '../search/index
 import { reportedInPlace } from '../search/metric.js';
 import { isMetric, METRICS, type Metric } from '../vectors/metric.js';
 import { pieceRows, rowsF32, type Dataset } from '../vectors/dataset.js';
-import { nameOf, vectorsOf, vlcOf, vlcOnDiskOf, type VectorsInput, type VlcInput } from './inputs.js';
+import { nameOf, vectorsOf, vlcOnDiskOf, type VectorsInput, type VlcInput } from './inputs.js';
 
 export interface SearchOptions extends ReadOptions {
   /** Neighbours per query (default 10), at most n. */
@@ -93,9 +93,10 @@ export async function search(index: VlcInput, queries: VectorsInput, o: SearchOp
     // the file's and the queries'.
     gpuOpening = exhaustiveOn(o.device ?? 'auto', { k, nprobe: o.nprobe, gpu: o.gpu ?? 0 });
     gpuOpening.catch(() => {}); // awaited below
-    // Exhaustive on the CPU: the file is read where it lies, its codes a block of rows at a time.
-    const onCpu = o.exhaustive === true && !(await gpuOpening.catch(() => undefined));
-    const reading = onCpu ? vlcOnDiskOf(index, progress) : vlcOf(index, progress).then((file) => ({ file, close: () => {} }));
+    // The file is read where it lies, its codes a block of rows at a time: the exhaustive search
+    // and the index search (search/block-scan.ts) on the CPU; on a GPU the codes go up block by
+    // block (ec's blocks' bytes, decoded on the device alone: backend/cuda/decode.ts).
+    const reading = vlcOnDiskOf(index, progress);
     reading.catch(() => {}); // awaited below
     opened = await reading;
     const { file } = opened;
@@ -105,6 +106,7 @@ export async function search(index: VlcInput, queries: VectorsInput, o: SearchOp
     if (k > n) throw new UsageError(`-k ${k} is more than the ${n} vectors in ${nameOf(index)}; use at most ${n}`);
     const metric = searchMetric(file, o.metric, nameOf(index));
     gpu = await gpuOpening;
+    const onCpu = o.exhaustive === true && !gpu;
     const t0 = performance.now();
     let res: Neighbours;
     let nprobe: number | null = null;
@@ -154,8 +156,8 @@ async function exhaustiveOn(device: DeviceChoice, o: { k: number; nprobe?: numbe
 /**
  * Exhaustive exact search of every query over every decoded vector (search/exhaustive.ts), the
  * queries a view of rows at a time: the base decoded a block of rows at a time (on a GPU, on the
- * device from the whole file; on the CPU, from a file whose codes stay on disk), each block ranked
- * for every query and the lists merged (ties: the lower id).
+ * device, its codes uploaded from the file a block at a time; on the CPU, on the host), each block
+ * ranked for every query and the lists merged (ties: the lower id).
  */
 async function exhaustive(file: VlcFile, qs: Dataset, k: number, gpu: Pick<OpenedKnn, 'knn' | 'label'>, progress: Reporter, metric: Metric): Promise<Neighbours> {
   const found = { ids: new Int32Array(qs.n * k), dists: new Float32Array(qs.n * k) };

@@ -143,6 +143,12 @@ export interface Codec<P extends CodecPlan = CodecPlan> {
   readonly factsKey?: string;
   /** Search: distances to candidates from this codec's residuals (default: decode each candidate's row). */
   scorer?(base: IndexBase, r: CodedResiduals, file: Decodable): Pick<SearchIndex, 'scorer' | 'pq'>;
+  /**
+   * true when the scorer needs every row's codes at once (pq: its codes in list order, for the
+   * device's pass): a search of a file read where it lies reads this codec's section whole. Else
+   * the scorer is built per block of rows and the search reads each block once (search/block-scan.ts).
+   */
+  readonly scoresWhole?: boolean;
 }
 
 export type { CandidateScorer };

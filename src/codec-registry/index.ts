@@ -176,6 +176,11 @@ export function factsOf(r: CodedResiduals | undefined): { json: Record<string, u
   return { json, line: facts?.line };
 }
 
+/** Whether a search can score a file's residuals of `mode` a block of rows at a time (Codec.scoresWhole). */
+export function scoresInBlocks(mode: ResidualMode): boolean {
+  return codecFor(mode).scoresWhole !== true;
+}
+
 /** The search's scorer for a file's residuals (undefined: the codec has none of its own; the search decodes rows). */
 export function scorerOf(file: Decodable, base: IndexBase): Pick<SearchIndex, 'scorer' | 'pq'> | undefined {
   const r = file.residuals;

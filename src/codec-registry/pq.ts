@@ -122,6 +122,8 @@ export const pqCodec: Codec<PqPlan> = {
     return { key: 'pq', json, line };
   },
 
+  // Its device pass scans the codes in list order, all of them at once.
+  scoresWhole: true,
   scorer(base, res, file) {
     const pq = pqAdcData(res as PqResiduals, file.anchors, file.assignments, base.lists);
     return { pq, scorer: pqAdcScorer(pq, base.lists, file.assignments) };

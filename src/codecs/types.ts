@@ -82,6 +82,12 @@ export interface RowBlocks {
   readonly rows: number;
   /** Block b's residuals, its rows numbered from 0; `assignments`: those rows' anchors. */
   block(b: number, assignments: ArrayLike<number>): CodedResiduals;
+  /**
+   * Every row's residuals in their coded form, their bytes read from the payload when asked and
+   * not decoded on the host: for a device that decodes them itself (ec: a GPU's decoder over its
+   * blocks' bytes, backend/cuda/ec.ts). Absent: a device takes the codes block by block.
+   */
+  coded?(assignments: ArrayLike<number>): CodedResiduals;
 }
 
 /** Reads one codec's section back. `corrupt(what)` builds the error for a payload that makes no sense. */

@@ -12,14 +12,17 @@
 // host's runs the same steps fused per block of queries on the SIMD kernel and every core), with
 // the same ids and distances as the steps above; the scorer (pq-adc.ts) serves an index without it.
 // Under ip / cosine (the index's metric) no pq pass: the scorer's L2 becomes the metric's distance (metric.ts).
+// An index read from a file in blocks (SearchIndex.blocks) takes steps 2 and 3 block by block
+// (block-scan.ts): each row read once, the same results.
 // The index comes from an adapter (vlc.ts); the search knows no file format and no device.
 import type { ExactKnn } from '../backend/device.js';
 import { checkpoint } from '../interrupt.js';
 import { withMetric } from './metric.js';
+import { scanBlocks } from './block-scan.js';
 import { scanQueries } from './scan.js';
 import type { SearchIndex, SearchOptions, SearchResult } from './types.js';
 
-export type { CandidateScorer, InvertedLists, SearchIndex, SearchOptions, SearchResult } from './types.js';
+export type { CandidateScorer, InvertedLists, ScanBlocks, SearchIndex, SearchOptions, SearchResult } from './types.js';
 export { invertedLists } from './lists.js';
 export { vlcSearchIndex } from './vlc.js';
 
@@ -33,6 +36,18 @@ export function defaultNprobe(index: SearchIndex): number {
  * the rare query that runs short (many empty or tiny anchors) is ranked again against all m.
  */
 const FIRST_RANKING = 32;
+
+/**
+ * Queries per pass over an index read in blocks: their visits and k best are held through the pass
+ * (a few hundred bytes a query), and each batch reads the file once.
+ */
+const BLOCK_SCAN_QUERIES = 65_536;
+let blockScanQueries = BLOCK_SCAN_QUERIES;
+
+/** Tests: queries per pass over an index read in blocks (undefined: the default). */
+export function setBlockScanQueriesForTests(queries?: number): void {
+  blockScanQueries = queries ?? BLOCK_SCAN_QUERIES;
+}
 
 /** On the calling thread, queries scored between progress reports and Ctrl-C checks. */
 const QUERIES_PER_REPORT = 16;
@@ -60,6 +75,20 @@ export async function searchCompressed(
   }
   const width = Math.min(m, Math.max(nprobe, FIRST_RANKING));
   const ranked = { ...(await exact.knn(anchors, m, queries, nq, d, width)), width };
+  if (index.blocks) {
+    // Read in blocks: every row once per batch of queries, in order, scored against the queries visiting its anchor.
+    const rankAll = async (sub: Float32Array, count: number) => ({ ...(await exact.knn(anchors, m, sub, count, d, m)), width: m });
+    const { k } = o;
+    for (let q0 = 0; q0 < nq; q0 += blockScanQueries) {
+      const q1 = Math.min(nq, q0 + blockScanQueries);
+      const part = { ids: ranked.ids.subarray(q0 * width, q1 * width), dists: ranked.dists.subarray(q0 * width, q1 * width), width };
+      const into = { ids: out.ids.subarray(q0 * k, q1 * k), dists: out.dists.subarray(q0 * k, q1 * k) };
+      const exclude = o.exclude?.subarray(q0, q1);
+      await scanBlocks(index, queries.subarray(q0 * d, q1 * d), q1 - q0, part, { ...options, exclude, onProgress: (done) => o.onProgress?.(q0 + done) }, into, rankAll);
+    }
+    o.onProgress?.(nq);
+    return out;
+  }
   const retry: number[] = [];
   for (let q0 = 0; q0 < nq; q0 += QUERIES_PER_REPORT) {
     const q1 = Math.min(nq, q0 + QUERIES_PER_REPORT);

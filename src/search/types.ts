@@ -45,6 +45,21 @@ export interface SearchIndex {
    * (a cosine file's: the vectors at unit length, before their stored norms).
    */
   normSq?: (id: number) => number;
+  /**
+   * Rows read from a file a block at a time (a .vlc read where it lies): the search scores each
+   * block's rows against the queries that visit their anchors, in row order (block-scan.ts), with
+   * the results of the list-order scan. `scorer` then serves rows asked in any order.
+   */
+  blocks?: ScanBlocks;
+}
+
+/** An index's rows a block at a time: rows [b·rows, min(n, (b + 1)·rows)) form block b. */
+export interface ScanBlocks {
+  rows: number;
+  /** Each vector's anchor. */
+  assignments: ArrayLike<number>;
+  /** Block b's scorer (ids: the index's row numbers, within the block), reading the block unless it is the one held. */
+  scorer(b: number): CandidateScorer;
 }
 
 export interface SearchOptions {

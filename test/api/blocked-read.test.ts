@@ -9,6 +9,10 @@ import { compress, evaluate, info, openVlc, readVectors, search } from '../../di
 import { setOnDiskRowsForTests, openVlcOnDisk, BlockedResiduals } from '../../dist/io/vlc/on-disk.js';
 import { setReadFloatsForTests } from '../../dist/quality/originals.js';
 import { reconstructRange } from '../../dist/io/vlc/reconstruct.js';
+import { readVlc } from '../../dist/io/vlc/file.js';
+import { searchCompressed, setBlockScanQueriesForTests, vlcSearchIndex } from '../../dist/search/index.js';
+import { cpuKnn } from '../../dist/backend/cpu/index.js';
+import { rowsF32 } from '../../dist/vectors/dataset.js';
 
 const dir = tempDir('blocked-read');
 const n = 1337, d = 13, nq = 23, k = 7;
@@ -44,12 +48,59 @@ describe.each(codecs)('%s', (codec) => {
     expect(fromDisk.ids.every((id) => id >= 0 && id < n)).toBe(true);
   });
 
+  it.each(metrics)('%s: the index search from disk (rows in blocks, block-scan.ts) = from the file read whole, at every nprobe', async (metric) => {
+    const file = fileOf(codec, metric);
+    for (const nprobe of [undefined, 1, 4, 9]) {
+      const fromDisk = await search(file, queriesPath, { k, nprobe, device: 'cpu' });
+      const whole = await search(await openVlc(file), queriesPath, { k, nprobe, device: 'cpu' });
+      expect(fromDisk.nprobe).toBe(whole.nprobe);
+      expect(Array.from(fromDisk.ids)).toEqual(Array.from(whole.ids));
+      expect(Array.from(fromDisk.distances)).toEqual(Array.from(whole.distances));
+      expect(fromDisk.ids.every((id) => id >= 0 && id < n)).toBe(true);
+    }
+  });
+
+  it.each(metrics)('%s: eval --nprobe from disk = from both read whole (the queries in passes of 7)', async (metric) => {
+    const file = fileOf(codec, metric);
+    setBlockScanQueriesForTests(7);
+    let disk;
+    try {
+      disk = await evaluate(input, file, { device: 'cpu', queries: 60, seed: 3, nprobe: 2 });
+    } finally {
+      setBlockScanQueriesForTests();
+    }
+    const { seconds: _a, ...fromDisk } = disk;
+    const { seconds: _b, ...whole } = await evaluate(await readVectors(input), await openVlc(file), { device: 'cpu', queries: 60, seed: 3, nprobe: 2 });
+    expect(fromDisk).toEqual(whole);
+    expect(fromDisk.search!.recall_at_10).toBeGreaterThan(0);
+  });
+
   it.each(metrics)('%s: eval from disk (vlc and .npy in blocks) = from both read whole', async (metric) => {
     const file = fileOf(codec, metric);
     const { seconds: _a, ...fromDisk } = await evaluate(input, file, { device: 'cpu', queries: 60, seed: 3 });
     const { seconds: _b, ...whole } = await evaluate(await readVectors(input), await openVlc(file), { device: 'cpu', queries: 60, seed: 3 });
     expect(fromDisk).toEqual(whole);
     expect(fromDisk.recall_at_10).toBeGreaterThan(0);
+  });
+
+  it('the index search from disk reads each block of rows once (pq: its section whole)', async () => {
+    const opened = openVlcOnDisk(fileOf(codec, 'l2'))!;
+    try {
+      const queries = await readVectors(queriesPath);
+      const index = vlcSearchIndex(opened.file);
+      const got = await searchCompressed(index, rowsF32(queries, 0, nq), nq, { k, nprobe: 9 }, cpuKnn);
+      const want = await searchCompressed(vlcSearchIndex(await openVlc(fileOf(codec, 'l2'))), rowsF32(queries, 0, nq), nq, { k, nprobe: 9 }, cpuKnn);
+      expect(Array.from(got.ids)).toEqual(Array.from(want.ids));
+      const r = opened.file.residuals as InstanceType<typeof BlockedResiduals> | undefined;
+      if (codec === 'none') expect(r).toBeUndefined();
+      else if (codec === 'pq') expect(index.blocks).toBeUndefined();
+      else {
+        expect(index.blocks).toBeDefined();
+        expect(r!.reads).toBe(codec === 'ec' ? 1 : Math.ceil(n / 50)); // nprobe 9 = every anchor: every block, once
+      }
+    } finally {
+      opened.close();
+    }
   });
 
   it('info from disk = from the file read whole, and reads no block past the first', async () => {
@@ -73,5 +124,26 @@ describe.each(codecs)('%s', (codec) => {
     } finally {
       opened.close();
     }
+  });
+});
+
+describe('the index search from disk when queries run short of k in their first ranking (ranked again against every anchor)', () => {
+  const many = path.join(dir, 'x-many-anchors.vlc');
+  it.each(['int8', 'bits', 'ec'] as const)('%s', async (residual) => {
+    await compress(input, { output: many, anchors: 64, iters: 6, residual, device: 'cpu', force: true });
+    const kk = 700; // more than the first ranking's 32 anchors hold for some queries:
+    const index = vlcSearchIndex(await readVlc(many));
+    const qs = rowsF32(await readVectors(queriesPath), 0, nq);
+    const first = await cpuKnn.knn(index.anchors, index.m, qs, nq, d, 32);
+    const held = (q: number) => Array.from(first.ids.subarray(q * 32, (q + 1) * 32)).reduce((s, j) => s + index.lists.start[j + 1] - index.lists.start[j], 0);
+    expect(Array.from({ length: nq }, (_, q) => held(q)).some((h) => h < kk)).toBe(true);
+    const fromDisk = await search(many, queriesPath, { k: kk, nprobe: 2, device: 'cpu' });
+    const whole = await search(await openVlc(many), queriesPath, { k: kk, nprobe: 2, device: 'cpu' });
+    expect(Array.from(fromDisk.ids)).toEqual(Array.from(whole.ids));
+    expect(Array.from(fromDisk.distances)).toEqual(Array.from(whole.distances));
+    expect(fromDisk.ids.every((id) => id >= 0 && id < n)).toBe(true);
+    const evalDisk = await evaluate(input, many, { device: 'cpu', queries: 40, seed: 5, nprobe: 1 });
+    const evalWhole = await evaluate(await readVectors(input), await openVlc(many), { device: 'cpu', queries: 40, seed: 5, nprobe: 1 });
+    expect({ ...evalDisk, seconds: 0 }).toEqual({ ...evalWhole, seconds: 0 });
   });
 });

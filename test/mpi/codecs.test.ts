@@ -103,6 +103,36 @@ describe.skipIf(!MPIRUN)(`mpirun vlc compress with residuals, --device cpu${SKIP
     expect(/rank 0 gathers every row/.test(m.stderr)).toBe(!spread);
   }, 300_000);
 
+  it.each([
+    ['ip, int8', ['--metric', 'ip', '--residual', 'int8'], 2],
+    ['cosine, int4', ['--metric', 'cosine', '--residual', 'int4'], 3],
+    ['cosine, the default goal', ['--metric', 'cosine'], 2],
+    ['ip, anchor ids alone', ['--metric', 'ip', '--residual', 'none'], 3],
+  ])('--metric %s over the ranks: the same bytes as one process', (what, extra, ranks) => {
+    const r = bothWays(npy, extra as string[], ranks as number, `metric_${what.replace(/\W+/g, '_')}`);
+    expect(r.single.metric).toBe(extra[1]);
+    expect(r.ranks.metric).toBe(extra[1]);
+    expect(r.ranks.codec).toBe(r.single.codec);
+    expect(sha256(r.many)).toBe(sha256(r.one));
+  }, 240_000);
+
+  it('--metric cosine with zero rows and anchor ids alone (every norm gathered at rank 0): the same bytes, the zero rows told once', () => {
+    const withZeros = noise.slice();
+    for (const i of [0, 700, 1236]) withZeros.fill(0, i * d, (i + 1) * d); // in the first and the last rank's rows
+    const zeros = writeNpy(path.join(dir, 'zeros.npy'), withZeros, n, d);
+    const one = path.join(dir, 'zeros-1.vlc');
+    const many = path.join(dir, 'zeros-3.vlc');
+    const args = [...COMMON.filter((a) => a !== '-q'), '--metric', 'cosine', '--residual', 'none'];
+    const s = vlc(['compress', zeros, '-o', one, ...args]);
+    expect(s.code).toBe(0);
+    const m = mpirun(['compress', zeros, '-o', many, ...args], 3);
+    expect(m.code).toBe(0);
+    const told = (text: string) => text.split('\n').filter((l) => l.includes('3 vectors are zero'));
+    expect(told(s.stderr)).toHaveLength(1);
+    expect(told(m.stderr)).toEqual(told(s.stderr));
+    expect(sha256(many)).toBe(sha256(one));
+  }, 240_000);
+
   it('vectors of magnitude 1e-30 (trained at a power-of-two scale over the whole data): the same bytes', () => {
     const tiny = writeNpy(path.join(dir, 'tiny.npy'), noise.map((v) => v * 1e-30), n, d);
     const r = bothWays(tiny, ['--residual', 'int8'], 2, 'tiny');

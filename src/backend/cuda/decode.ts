@@ -1,12 +1,15 @@
 // A .vlc's vectors decoded on the GPU (cuda/decode.cu) for `vlc search --device cuda`: what the
 // file holds goes up once (anchors, assignments, codes, scales, codebooks: for int8 a quarter of
-// the f32 rows, for pq and bits far less), and the k-NN (knn.ts knnRows) has any range of rows written
+// the f32 rows, for pq and bits far less; from a file read where it lies, a block of rows at a
+// time, or for ec its blocks' bytes one at a time, never decoded on the host), and the k-NN (knn.ts knnRows) has any range of rows written
 // straight into its device buffer, bit for bit as io/vlc/reconstruct.ts writes them on the host.
 import { BitsResiduals } from '../../codecs/bits.js';
 import { EcResiduals } from '../../codecs/ec/residuals.js';
 import { PqResiduals } from '../../codecs/pq.js';
 import { ScalarResiduals } from '../../codecs/scalar.js';
+import type { CodedResiduals } from '../../codecs/types.js';
 import type { Codes } from '../../vectors/codes.js';
+import { BlockedResiduals } from '../../io/vlc/on-disk.js';
 import type { Decodable } from '../../io/vlc/reconstruct.js';
 import type { CudaContext } from './context.js';
 import { ecRows } from './ec.js';
@@ -26,8 +29,17 @@ const UPLOAD_CHUNK = 64 << 20;
 
 /** Whether decodeOnDevice handles this file's residuals (none, int8, int4, pq with or without a projection, bits, ec). */
 export function decodableOnDevice(file: Decodable): boolean {
-  const r = file.residuals;
+  const r = deviceForm(file.residuals);
   return r === undefined || r instanceof ScalarResiduals || r instanceof PqResiduals || r instanceof BitsResiduals || r instanceof EcResiduals;
+}
+
+/**
+ * The residuals whose form the device takes: a file read where it lies (io/vlc/on-disk.ts) gives
+ * its coded form when its codec has one (ec: the blocks' bytes, decoded on the device alone), else
+ * its first block (the codec's parameters; the codes go up a block at a time).
+ */
+function deviceForm(r: CodedResiduals | undefined): CodedResiduals | undefined {
+  return r instanceof BlockedResiduals ? (r.coded() ?? r.block(0)) : r;
 }
 
 /** Options of decodeOnDevice for tests: an ec section decoded at most `ecSpanBlocks` blocks a launch (ec.ts). */
@@ -45,14 +57,22 @@ export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number, o: 
     for (let off = 0; off < bytes.length; off += UPLOAD_CHUNK) ctx.upload(buf, bytes.subarray(off, Math.min(bytes.length, off + UPLOAD_CHUNK)), off);
     return buf;
   };
-  // Rows [0, n) of the codes, a piece at a time, each at its offset in one device buffer.
-  const upCodes = (name: string, codes: Codes): DeviceBuffer => {
-    const buf = held.alloc(name, n * codes.width);
-    let at = 0;
-    codes.forEachRun(0, n, (bytes) => {
-      for (let off = 0; off < bytes.length; off += UPLOAD_CHUNK) ctx.upload(buf, bytes.subarray(off, Math.min(bytes.length, off + UPLOAD_CHUNK)), at + off);
-      at += bytes.length;
-    });
+  const r = deviceForm(file.residuals);
+  // A file read where it lies, its codes a block of rows at a time (none when its codec gives its coded form: ec).
+  const blocked = file.residuals instanceof BlockedResiduals && !(r instanceof EcResiduals) ? file.residuals : undefined;
+  // Rows [0, n) of the codes, a piece at a time (a block of the file at a time), each at its offset in one device buffer.
+  const upCodes = (name: string, codesOf: (res: CodedResiduals) => Codes): DeviceBuffer => {
+    const width = codesOf(r!).width;
+    const buf = held.alloc(name, n * width);
+    const per = blocked ? blocked.rows : n;
+    for (let r0 = 0; r0 < n; r0 += per) {
+      const codes = codesOf(blocked ? blocked.block(r0 / per) : r!);
+      let at = r0 * width;
+      codes.forEachRun(blocked ? 0 : r0, blocked ? Math.min(per, n - r0) : n, (bytes) => {
+        for (let off = 0; off < bytes.length; off += UPLOAD_CHUNK) ctx.upload(buf, bytes.subarray(off, Math.min(bytes.length, off + UPLOAD_CHUNK)), at + off);
+        at += bytes.length;
+      });
+    }
     return buf;
   };
   const free = () => held.free();
@@ -60,10 +80,9 @@ export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number, o: 
     ctx.makeCurrent();
     const anchors = up('decode anchors', file.anchors);
     const assign = up('decode assignments', u32Prefix(file.assignments, n));
-    const r = file.residuals;
     const blocks = (rows: number) => Math.max(1, Math.min(Math.ceil((rows * d) / 256), Math.max(1, ctx.info.multiprocessors) * BLOCKS_PER_SM));
     if (r instanceof PqResiduals) {
-      const codes = upCodes('decode pq codes', r.codes);
+      const codes = upCodes('decode pq codes', (x) => (x as PqResiduals).codes);
       const bounds = up('decode pq bounds', r.bounds);
       const codebooks = up('decode pq codebooks', r.codebooks);
       const scales = up('decode pq scales', r.scales);
@@ -86,7 +105,7 @@ export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number, o: 
       };
     }
     if (r instanceof BitsResiduals) {
-      const codes = upCodes('decode bits codes', r.codes);
+      const codes = upCodes('decode bits codes', (x) => (x as BitsResiduals).codes);
       const bits = up('decode bits per dimension', r.bits);
       const start = up('decode bit starts', r.starts());
       const steps = up('decode bits steps', r.steps);
@@ -100,7 +119,7 @@ export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number, o: 
     if (r instanceof EcResiduals) return { fill: ecRows(ctx, r, n, up, held.alloc, anchors, assign, blocks, o.ecSpanBlocks), free };
     if (r !== undefined && !(r instanceof ScalarResiduals)) throw new Error(`decode on the GPU: no kernel for residual mode ${r.mode}`);
     // No residuals: a null codes pointer, and the kernel copies the anchors.
-    const codes = r ? upCodes('decode codes', r.codes).ptr : 0n;
+    const codes = r ? upCodes('decode codes', (x) => (x as ScalarResiduals).codes).ptr : 0n;
     const scales = r ? up('decode scales', r.scales).ptr : 0n;
     return {
       fill: (out, r0, rows) => launch(ctx, 'decode_scalar', 'f32', blocks(rows), {

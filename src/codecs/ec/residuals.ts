@@ -41,8 +41,9 @@ export function narrowed(q: Int32Array): BlockCodes {
 
 /**
  * Every row's codes are held decoded (2 bytes a coded value, n·D in all: the encoder has them, the
- * reader decodes every block once at open), so a row is reached in O(d) in any order: search visits
- * rows anchor list by anchor list, which a block-at-a-time cache would decode a block for each.
+ * reader decodes every block once at open), so a row is reached in O(d) in any order. The coded
+ * form of a file read where it lies (rowBlocks().coded) holds none: a GPU decodes the blocks'
+ * bytes itself, and a row asked for on the host decodes its block (one kept).
  */
 export class EcResiduals {
   readonly mode = 'ec';
@@ -55,16 +56,26 @@ export class EcResiduals {
     readonly layout: EcLayout,
     /** Block b's bytes (a GPU decodes them itself: backend/cuda/ec.ts). */
     readonly blocks: (b: number) => BlockRef,
-    /** Block b's codes (rows × coded dimensions). */
-    private readonly codes: readonly BlockCodes[],
+    /**
+     * Block b's codes (rows × coded dimensions); a block left out (coded(): a device decodes the
+     * bytes itself) is decoded when a row of it is asked for, and kept until another is.
+     */
+    private readonly codes: ReadonlyArray<BlockCodes | undefined>,
     /** The error a damaged block is reported with. */
-    private readonly corrupt: (what: string) => Error = (what) => new Error(`ec residuals: ${what}`),
+    readonly corrupt: (what: string) => Error = (what) => new Error(`ec residuals: ${what}`),
   ) {
     this.stepOf = Float32Array.from(layout.dims, (k) => layout.steps[k]);
     this.offsetOf = Float32Array.from(layout.dims, (k) => layout.offsets[k]);
   }
 
   private decoder?: BlockDecoder;
+  /** A block decoded on demand (one held), for codes left out. */
+  private held?: { b: number; q: Int32Array };
+
+  /** Whether every block was decoded (so checked) on the host when read; false for coded(). */
+  get decodedOnHost(): boolean {
+    return this.codes.every((q) => q !== undefined);
+  }
 
   get blockCount(): number {
     return this.codes.length;
@@ -92,16 +103,21 @@ export class EcResiduals {
     if (this.wasmRows === undefined) this.wasmRows = ecWasmEnabled() ? new WasmRows(D, d, dims, this.stepOf, this.offsetOf, rotation?.values) : null;
     for (let i = i0; i < i1; ) {
       const b = Math.floor(i / blockRows), e = Math.min(i1, (b + 1) * blockRows), o = at + (i - i0) * d;
-      if (!this.wasmRows?.add(this.codes[b], (i - b * blockRows) * D, e - i, out, o)) for (let r = i; r < e; r++) this.addTo(r, out, o + (r - i) * d);
+      if (!this.wasmRows?.add(this.codes[b] ?? this.heldBlock(b), (i - b * blockRows) * D, e - i, out, o)) for (let r = i; r < e; r++) this.addTo(r, out, o + (r - i) * d);
       i = e;
     }
+  }
+
+  private heldBlock(b: number): Int32Array {
+    if (this.held?.b !== b) this.held = { b, q: this.decodeBlock(b) };
+    return this.held.q;
   }
 
   /** Adds vector i's decoded residual to out[at .. at + d), which holds its anchor. */
   addTo(i: number, out: Float32Array, at = 0): void {
     const { blockRows, dims, rotation } = this.layout;
     const b = Math.floor(i / blockRows);
-    const D = dims.length, o = (i - b * blockRows) * D, q = this.codes[b], s = this.stepOf, off = this.offsetOf;
+    const D = dims.length, o = (i - b * blockRows) * D, q = this.codes[b] ?? this.heldBlock(b), s = this.stepOf, off = this.offsetOf;
     if (rotation) {
       // r̂ = Σ_c ŷ_c · p_c in f64, coordinates in order (0 codes add nothing), then one f32 rounding.
       // Four coordinates a pass over acc: each acc[j] still takes its terms one by one in order (the
@@ -248,6 +264,16 @@ export const ecSection: ResidualSection = {
         const m = Math.min(n, r0 + rows) - r0;
         const codes = decodeRange(layout, n, (j) => local(j - b0), b0, b1, corrupt);
         return new EcResiduals(m, d, layout, local, codes, corrupt);
+      },
+      // The blocks' bytes read from the payload one at a time (the last kept: a device's upload asks
+      // for a block twice), none decoded here.
+      coded() {
+        let last: { b: number; ref: BlockRef } | undefined;
+        const ref = (b: number): BlockRef => {
+          if (last?.b !== b) last = { b, ref: at(b) };
+          return last.ref;
+        };
+        return new EcResiduals(n, d, layout, ref, Array.from<undefined>({ length: blocks }), corrupt);
       },
     };
   },

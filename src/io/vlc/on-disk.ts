@@ -32,7 +32,24 @@ export class BlockedResiduals implements CodedResiduals {
     private readonly n: number,
     /** Values a row. */
     private readonly d: number,
+    private readonly readWhole: () => CodedResiduals,
   ) {}
+
+  /**
+   * Every row's residuals in their coded form, read from the file when asked and not decoded on the
+   * host (RowBlocks.coded: ec, for a GPU that decodes its blocks itself), or undefined: the codec
+   * gives none, and a device takes the codes a block at a time (block()).
+   */
+  coded(): CodedResiduals | undefined {
+    return this.blocks.coded?.(this.assignments);
+  }
+
+  /** Every row's residuals in memory, read and checked as a whole-file read does (a search whose scorer needs them all). */
+  whole(): CodedResiduals {
+    this.current = undefined;
+    this.held = -1;
+    return this.readWhole();
+  }
 
   /** Rows per block. */
   get rows(): number {
@@ -118,10 +135,8 @@ function blockedResiduals(file: VlcFile, payload: Payload, path: string, rowsHin
   const section = sectionOf(residual)!;
   const corrupt = (what: string) => new UsageError(`${quoteName(path)}: ${what}: file is corrupted`);
   const context = { n, d, m, version: file.version };
+  const whole = () => section.read(Payload.of(payload.view(0, payload.length)), { ...context, assignments: file.assignments }, corrupt);
   // A codec without rowBlocks (one registered by a program) is read whole: one block of n rows.
-  const blocks: RowBlocks = section.rowBlocks?.(payload, context, corrupt, rowsHint) ?? {
-    rows: Math.max(1, n),
-    block: (_b, assignments) => section.read(Payload.of(payload.view(0, payload.length)), { ...context, assignments }, corrupt),
-  };
-  return new BlockedResiduals(residual, blocks, file.assignments, n, d);
+  const blocks: RowBlocks = section.rowBlocks?.(payload, context, corrupt, rowsHint) ?? { rows: Math.max(1, n), block: () => whole() };
+  return new BlockedResiduals(residual, blocks, file.assignments, n, d, whole);
 }
