@@ -6,12 +6,14 @@
 # index search now reads the file in blocks) with 1,000 queries.
 set -uo pipefail
 source .gpu/activate.sh
-OUT=${OUT:-/tmp/out}; W=/tmp/w; mkdir -p "$OUT" $W
-peak() { local tag=$1; shift; local t0=$(date +%s.%N); "$@" & local pid=$! hwm=0 h; while kill -0 $pid 2>/dev/null; do h=$(awk '/VmHWM/{print $2}' /proc/$pid/status 2>/dev/null); [ -n "$h" ] && hwm=$h; sleep 0.2; done; wait $pid; local rc=$?; echo "$tag rc $rc peak_rss_kb $hwm wall_s $(awk "BEGIN{print $(date +%s.%N) - $t0}")" | tee -a "$W/peaks.txt"; tar czf $OUT/r4e.tgz -C $W .; }
+OUT=${OUT:-/tmp/out}; W=/tmp/w4e; mkdir -p "$OUT" $W
+# Peak RSS (VmHWM) of the largest node process under the command (timeout and sh wrap it), polled.
+peak() { local tag=$1; shift; local t0=$(date +%s.%N); "$@" & local pid=$! hwm=0 h p; while kill -0 $pid 2>/dev/null; do for p in $(pgrep -f "node bin/vlc.js"); do h=$(awk '/VmHWM/{print $2}' /proc/$p/status 2>/dev/null); [ -n "$h" ] && [ "$h" -gt "$hwm" ] && hwm=$h; done; sleep 0.2; done; wait $pid; local rc=$?; echo "$tag rc $rc peak_rss_kb $hwm wall_s $(awk "BEGIN{print $(date +%s.%N) - $t0}")" | tee -a "$W/peaks.txt"; tar czf $OUT/r4e.tgz -C $W .; }
 C() { local tag=$1; shift; peak $tag node bin/vlc.js compress "$@" --json -v > $W/$tag.json 2> >(python3 -u .dev/ts.py > $W/$tag.err); }
 S() { python3 -c "import json; d=json.loads(open('$W/$1.json').readline()); print('$1', round(d['total_seconds'],2), d['codec'], d['bytes'], {k: round(v,2) for k,v in d['phases'].items()})" | tee -a $W/summary.txt; }
 trap 'tar czf $OUT/r4e.tgz -C $W .' EXIT
 nvidia-smi -L | tee $W/gpus.txt
+rm -f /dev/shm/*.vlc /dev/shm/*.npy
 python3 .dev/r3-data.py 50000000 /dev/shm/x.npy /dev/shm/q.npy > /dev/null 2>&1
 python3 -c "import numpy as np; np.save('/dev/shm/q1k.npy', np.load('/dev/shm/q.npy')[:1000])"
 C i4 /dev/shm/x.npy -o /dev/shm/i1.vlc --anchors 65536 --residual int8 --gpu 0,1,2,3; S i4
@@ -19,7 +21,7 @@ sha256sum /dev/shm/i1.vlc | tee -a $W/summary.txt
 peak info timeout 60 node bin/vlc.js info /dev/shm/i1.vlc --json > $W/info.json 2> $W/info.err
 peak search timeout 120 node bin/vlc.js search /dev/shm/i1.vlc --queries /dev/shm/q.npy -k 10 --device cuda --json > $W/search.json 2> $W/search.err
 peak eval timeout 120 node bin/vlc.js eval /dev/shm/x.npy /dev/shm/i1.vlc --queries 1000 --device cuda --json > $W/eval.json 2> $W/eval.err
-peak decompress timeout 120 sh -c 'node bin/vlc.js decompress /dev/shm/i1.vlc -o - | wc -c > /tmp/w/decompress-bytes.txt'
+peak decompress timeout 120 sh -c 'node bin/vlc.js decompress /dev/shm/i1.vlc -o - --format npy | wc -c > /tmp/w4e/decompress-bytes.txt'
 peak probe timeout 90 node bin/vlc.js search /dev/shm/i1.vlc --queries /dev/shm/q1k.npy -k 10 --device cpu --json > $W/probe.json 2> $W/probe.err
-tail -c 300 $W/eval.json; cat $W/decompress-bytes.txt; tail -2 $W/*.err | tail -20
+tail -c 400 $W/eval.json; cat $W/decompress-bytes.txt; for f in $W/*.err; do echo $f; tail -n 2 $f; done
 cat $W/peaks.txt
