@@ -133,6 +133,8 @@ export async function scanBlocks(
         return pm ? (id: number, anchorDist: number) => pm.distance(id, l2To(id, pm.anchorL2(assignments[id], anchorDist))) : l2To;
       };
       for (let i = r0; i < r1; i++) {
+        // A block's rows can meet many queries each (every query probing their anchor): yield within it too.
+        if ((i & 255) === 255) await checkpoint();
         const j = assignments[i];
         for (let p = probeStart[j]; p < probeStart[j + 1]; p++) {
           const q = probeQuery[p];
