@@ -134,7 +134,7 @@ export async function scanBlocks(
       };
       for (let i = r0; i < r1; i++) {
         // A block's rows can meet many queries each (every query probing their anchor): yield within it too.
-        if ((i & 255) === 255) await checkpoint();
+        if ((i & 31) === 31) await checkpoint();
         const j = assignments[i];
         for (let p = probeStart[j]; p < probeStart[j + 1]; p++) {
           const q = probeQuery[p];
