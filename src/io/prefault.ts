@@ -8,7 +8,7 @@
 // a byte, so the encoder may write into pages the workers have not reached yet.
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { adviseHugePages } from '../vectors/huge-pages.js';
+import { hugeSharedBuffer } from '../vectors/huge-pages.js';
 
 /** Below this, the first-touch cost is not worth a thread. */
 const MIN_BYTES = 16 << 20;
@@ -32,8 +32,7 @@ for (let p = p0; p < p1; ) {
 export function prefaultShared(bytes: number): void {
   ready = undefined;
   if (!(bytes >= MIN_BYTES)) return;
-  const sab = new SharedArrayBuffer(bytes);
-  adviseHugePages(sab); // 2 MiB pages: a fault each 2 MiB instead of each 4 KiB (vectors/huge-pages.ts)
+  const sab = hugeSharedBuffer(bytes); // 2 MiB pages: a fault each 2 MiB instead of each 4 KiB
   const of = Math.max(1, Math.min(MAX_THREADS, availableParallelism() - 1));
   try {
     for (let i = 0; i < of; i++) {
@@ -51,8 +50,5 @@ export function prefaultShared(bytes: number): void {
 export function takeShared(bytes: number): SharedArrayBuffer {
   const sab = ready;
   ready = undefined;
-  if (sab !== undefined && sab.byteLength === bytes) return sab;
-  const fresh = new SharedArrayBuffer(bytes);
-  adviseHugePages(fresh);
-  return fresh;
+  return sab !== undefined && sab.byteLength === bytes ? sab : hugeSharedBuffer(bytes);
 }

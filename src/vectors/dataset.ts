@@ -9,7 +9,7 @@
 // size, but a typed array over more than 4 GiB of one arrives truncated (V8's serializer keeps 32
 // bits of its length): workers get the buffer and offsets, and make their own views.
 
-import { adviseHugePages } from './huge-pages.js';
+import { hugeSharedBuffer } from './huge-pages.js';
 
 export type VectorDtype = 'f32' | 'f16';
 
@@ -89,11 +89,10 @@ export function allocStore(n: number, d: number, dtype: VectorDtype): VectorStor
   if (!Number.isSafeInteger(bytes) || bytes < 0) throw new RangeError(`cannot hold ${n} × ${d} ${dtype} values`);
   let buffer: SharedArrayBuffer;
   try {
-    buffer = new SharedArrayBuffer(Math.max(1, bytes));
+    buffer = hugeSharedBuffer(Math.max(1, bytes)); // before the reader's first write: see huge-pages.ts
   } catch {
     throw new RangeError(`not enough memory for ${n} × ${d} ${dtype} vectors (${fmtGB(bytes)})`);
   }
-  adviseHugePages(buffer, bytes); // before the reader's first write: see huge-pages.ts
   storeBytes += bytes;
   return { dtype, buffer, byteOffset: 0 };
 }

@@ -62,3 +62,10 @@ export function adviseHugePages(buffer: ArrayBufferLike, bytes = buffer.byteLeng
     return false;
   }
 }
+
+/** A fresh shared buffer of `bytes`, advised onto huge pages before anything writes it (adviseHugePages). */
+export function hugeSharedBuffer(bytes: number): SharedArrayBuffer {
+  const buffer = new SharedArrayBuffer(bytes);
+  adviseHugePages(buffer, bytes);
+  return buffer;
+}
