@@ -148,15 +148,15 @@ export async function encodeBits(
 }
 
 /**
- * The rows' codes under a plan chosen elsewhere (bitsPlanOfSample: rows spread over MPI ranks,
- * codecs/spread.ts), and each block's error in block order: encodeBits's loop without its plan.
+ * The rows' codes under a plan chosen elsewhere (the whole data's sample: rows split over devices or
+ * spread over MPI ranks, split.ts, spread.ts) into `codes` (n × R, zero), and each block's error in
+ * block order: encodeBits's loop without its plan.
  */
 export async function bitsRows(
-  input: ResidualInput, plan: BitsPlan, threads = input.n * input.d < PARALLEL_MIN_VALUES ? 1 : encoderThreadCount(),
-): Promise<{ codes: Codes<Uint8Array>; blockErrs: Float64Array }> {
+  input: ResidualInput, plan: BitsPlan, codes: Codes<Uint8Array>,
+  threads = input.n * input.d < PARALLEL_MIN_VALUES || !(codes.buffer instanceof SharedArrayBuffer) ? 1 : encoderThreadCount(),
+): Promise<Float64Array> {
   const { n } = input;
   const rows = rowsInput(input, threads > 1);
-  const codes = allocCodes<Uint8Array>('u8', n, plan.R, threads > 1);
-  const blockErrs = await blocksOnThreads(rows, n, threads, { phase: 'bits', bitsPlan: plan, codes: codes.handle() }, (b) => blockBits(rows, n, b, plan, codes));
-  return { codes, blockErrs };
+  return blocksOnThreads(rows, n, threads, { phase: 'bits', bitsPlan: plan, codes: codes.handle() }, (b) => blockBits(rows, n, b, plan, codes));
 }
