@@ -75,7 +75,7 @@ export function rangesMeeting(
 }
 
 /** Each part's promise, its failure told to `fail` first; every part settled, the first failure thrown, else the answers in order. */
-async function settled<T>(parts: Array<Promise<T>>, fail: (e: unknown) => void): Promise<T[]> {
+export async function settled<T>(parts: Array<Promise<T>>, fail: (e: unknown) => void): Promise<T[]> {
   const got = await Promise.allSettled(parts.map((p) => p.catch((e) => (fail(e), Promise.reject(e)))));
   const bad = got.find((g) => g.status === 'rejected');
   if (bad) throw (bad as PromiseRejectedResult).reason;

@@ -11,7 +11,7 @@ import { BitsResiduals } from './bits.js';
 import { bitsPlanOfSample, SAMPLE_ROWS as BITS_SAMPLE_ROWS } from './bits-train.js';
 import { CLIP_SAMPLE_ROWS, ScalarResiduals, scalesOf, type ScalarMode } from './scalar.js';
 import { BLOCK_ROWS, blocksOf, residualSample } from './scalar-rows.js';
-import { rangesMeeting, type BitsRowsOn, type ScalarRowsOn } from './split.js';
+import { rangesMeeting, settled, type BitsRowsOn, type ScalarRowsOn } from './split.js';
 import type { ResidualInput, SpreadEncoded, SpreadPart, SpreadPeers } from './types.js';
 import { allocCodes, type Codes } from '../vectors/codes.js';
 import type { Rows } from '../vectors/dataset.js';
@@ -33,21 +33,14 @@ export async function spreadScalar(mode: ScalarMode, part: SpreadPart, peers: Sp
     const clip = mode === 'int4' ? await sampleResiduals(part, peers, CLIP_SAMPLE_ROWS) : undefined;
     return scalesOf(mode, n, d, blocks, all.subarray(0, blocks * d), all.subarray(blocks * d), clip);
   });
-  const coded = part.runs.map(async (run, k) => {
-    const codes = allocCodes<Int8Array>('i8', run.x.n, d);
-    const errs = await rowsOn(runInput(part, run), meet.part(k), codes).catch((e) => {
-      meet.fail(e);
-      throw e;
-    });
-    return { codes, errs };
-  });
   // Every run settled before a failure is thrown (none left coding); a process with no run still
   // takes part in the sums (rangesMeeting combines at once: its ranges are zero).
-  const settled = await Promise.allSettled(coded);
-  const bad = settled.find((r) => r.status === 'rejected');
-  if (bad) throw (bad as PromiseRejectedResult).reason;
+  const coded = await settled(part.runs.map(async (run, k) => {
+    const codes = allocCodes<Int8Array>('i8', run.x.n, d);
+    return { codes, errs: await rowsOn(runInput(part, run), meet.part(k), codes) };
+  }), meet.fail);
   const scales = await meet.scales;
-  const { codes, residualEnergy } = await errorsOf(part, peers, settled.map((r) => (r as PromiseFulfilledResult<{ codes: Codes; errs: Float64Array }>).value));
+  const { codes, residualEnergy } = await errorsOf(part, peers, coded);
   return { kind: 'i8', width: d, codes, residualEnergy, residuals: (c) => new ScalarResiduals(mode, n, d, scales, c as Codes<Int8Array>) };
 }
 
