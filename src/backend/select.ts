@@ -30,10 +30,14 @@ export function setShardsForTests(shards = 1): void {
   shardsForTests = shards;
 }
 
-function cpuBackend(o: SelectOptions): Backend {
-  if (shardsForTests <= 1) return createCpuBackend({ threads: o.threads });
+function cpuBackend(o: SelectOptions): BackendParts {
+  if (shardsForTests <= 1) {
+    const one = createCpuBackend({ threads: o.threads });
+    return { backend: one, parts: [one] };
+  }
   const threads = o.threads === undefined ? undefined : Math.max(1, Math.floor(o.threads / shardsForTests));
-  return shardedBackend(Array.from({ length: shardsForTests }, () => createCpuBackend({ threads })));
+  const members = Array.from({ length: shardsForTests }, () => createCpuBackend({ threads }));
+  return { backend: shardedBackend(members), parts: members };
 }
 
 /** The CUDA backend, and the backends of its GPUs (its members when several, which it closes; else itself). */
@@ -73,7 +77,7 @@ export function cudaUsable(device: DeviceChoice): boolean {
   return device !== 'cpu' && probeCuda().ok;
 }
 
-/** A backend, and the backends it runs on: each GPU's own for several GPUs (a streamed compress spreads blocks of rows over them), else the backend itself. */
+/** A backend, and the backends it runs on: each GPU's own for several GPUs (a streamed compress spreads blocks of rows over them; tests' shards too), else the backend itself. */
 export interface BackendParts {
   backend: Backend;
   /** Closed by backend.close(). */
@@ -82,10 +86,7 @@ export interface BackendParts {
 
 /** selectBackend, with the backends of its GPUs. */
 export async function selectBackendParts(o: SelectOptions): Promise<BackendParts> {
-  const cpu = (): BackendParts => {
-    const b = cpuBackend(o);
-    return { backend: b, parts: [b] };
-  };
+  const cpu = () => cpuBackend(o);
   if (o.device === 'cpu') return cpu();
   const probe = probeCuda();
   if (!probe.ok) {

@@ -68,7 +68,9 @@ export function scalarBlockEncoder(mode: ScalarMode, n: number, d: number, ancho
       // The threads write each encoder block's figures into shared memory of the block's own.
       const mx = new Float64Array(new SharedArrayBuffer(local * d * 8));
       const sq = new Float64Array(new SharedArrayBuffer(local * d * 8));
-      await blocksOnThreads(threaded(x, assign), x.n, t, { phase: 'ranges', maxAbs: mx.buffer as SharedArrayBuffer, sumSq: sq.buffer as SharedArrayBuffer }, () => 0);
+      const inp = threaded(x, assign);
+      const here = (b: number) => (blockRanges(inp, x.n, b, mx, sq), 0); // a block of one encoder block stays on this thread
+      await blocksOnThreads(inp, x.n, t, { phase: 'ranges', maxAbs: mx.buffer as SharedArrayBuffer, sumSq: sq.buffer as SharedArrayBuffer }, here);
       maxAbs.set(mx, b0 * d);
       sumSq.set(sq, b0 * d);
     },
