@@ -73,8 +73,12 @@ export function setStreamBlockRowsForTests(rows?: number): void {
   blockRows = rows;
 }
 
-/** Blocks in flight at once in the checking and encoding passes (each read on threads): reading overlaps the work. */
-const LANES = 2;
+/**
+ * Blocks in flight at once in the checking and encoding passes: each read on up to 8 threads
+ * (parallel-read.ts), so that reading one overlaps the work on another and a large host's cores
+ * share the copying from the page cache.
+ */
+const LANES = 4;
 
 /**
  * compress() of `input` streamed, or undefined when this run is not one the streamed path takes
