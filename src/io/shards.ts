@@ -11,7 +11,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { UsageError } from '../errors.js';
 import { log } from '../log.js';
-import { allocStore, elements, forEachPiece, inputDtypeOf, type Dataset, type InputDtype } from '../vectors/dataset.js';
+import { allocStore, elementBytes, elements, forEachPiece, inputDtypeOf, type Dataset, type InputDtype } from '../vectors/dataset.js';
+import { badInput } from './readers/source.js';
 import { probeRows, readDataset, type ReadOptions } from './read.js';
 import { concatBlockReaders, openBlockReader, type BlockReader } from './readers/blocks.js';
 import { quoteName } from './names.js';
@@ -151,6 +152,8 @@ function globRegExp(part: string): RegExp {
 export async function readInputs(input: string | string[], o: ReadOptions = {}): Promise<Dataset> {
   const files = expandInputs(Array.isArray(input) ? input : [input], o.allowDuplicateInputs);
   if (files.length === 1) return readDataset(files[0], o);
+  const inPlace = await readInPlace(files, o);
+  if (inPlace) return inPlace;
   const first = await readDataset(files[0], o);
   const counts = await Promise.all(files.slice(1).map((f) => probeRows(f, o)));
   // Room for every row when the counts are known (a file may still come out shorter: rows dropped).
@@ -185,6 +188,41 @@ export async function readInputs(input: string | string[], o: ReadOptions = {}):
   const out: Dataset = { ...first, ...allocStore(parts.reduce((s, p) => s + p.n, 0), first.d, first.dtype), n: 0, format, ...rowFacts };
   for (const p of parts) append(out, p);
   return out;
+}
+
+/** Rows a piece of the in-place read holds: the threads' share is large, and progress moves. */
+const PIECE_BYTES = 1 << 30;
+
+/**
+ * Fixed-layout files (.npy f32/f16 in C order, .fvecs: io/readers/blocks.ts) read straight into
+ * their rows of the one dataset, a piece at a time on the reader threads, each value checked as it
+ * arrives: one copy of the bytes, where reading each file into memory of its own and copying it
+ * over made two (and faulted in a file's worth of fresh pages each time). Undefined when a file is
+ * not of such a layout, or a bad value meets --drop-invalid (dropping renumbers the rows: the
+ * file-by-file path does it). A bad value otherwise is the file-by-file path's error.
+ */
+async function readInPlace(files: string[], o: ReadOptions): Promise<Dataset | undefined> {
+  const reader = openInputBlocks(files, o);
+  if (!reader) return undefined;
+  try {
+    const { n, d, dtype } = reader;
+    const ds: Dataset = { ...allocStore(n, d, dtype), n, d, format: reader.format, dropped: 0, inputDtype: reader.inputDtype };
+    const rowBytes = d * elementBytes(dtype);
+    const per = Math.max(1, Math.floor(PIECE_BYTES / rowBytes));
+    for (let r0 = 0; r0 < n; r0 += per) {
+      const r1 = Math.min(n, r0 + per);
+      const got = await reader.readChecked(r0, r1, { ...ds, byteOffset: ds.byteOffset + r0 * rowBytes, n: r1 - r0 });
+      if (got.ds.buffer !== ds.buffer) throw new Error('readInPlace: a piece was read outside the dataset');
+      if (got.problem) {
+        if (o.dropInvalid) return undefined;
+        throw badInput(got.problem.file, `${got.problem.what}; fix the data or pass --drop-invalid to skip such rows`);
+      }
+      o.onBytes?.(r1 * rowBytes, n * rowBytes);
+    }
+    return ds;
+  } finally {
+    reader.close();
+  }
 }
 
 /** A usage error unless file f's vectors have the first file's dimension and element type. */
