@@ -153,7 +153,10 @@ export async function readInputs(input: string | string[], o: ReadOptions = {}):
   const files = expandInputs(Array.isArray(input) ? input : [input], o.allowDuplicateInputs);
   if (files.length === 1) return readDataset(files[0], o);
   const inPlace = await readInPlace(files, o);
-  if (inPlace) return inPlace;
+  if (inPlace) {
+    const { r0: _r0, of: _of, ...ds } = inPlace;
+    return ds;
+  }
   const first = await readDataset(files[0], o);
   const counts = await Promise.all(files.slice(1).map((f) => probeRows(f, o)));
   // Room for every row when the counts are known (a file may still come out shorter: rows dropped).
@@ -195,31 +198,34 @@ const PIECE_BYTES = 1 << 30;
 
 /**
  * Fixed-layout files (.npy f32/f16 in C order, .fvecs: io/readers/blocks.ts) read straight into
- * their rows of the one dataset, a piece at a time on the reader threads, each value checked as it
+ * their rows of one dataset, a piece at a time on the reader threads, each value checked as it
  * arrives: one copy of the bytes, where reading each file into memory of its own and copying it
- * over made two (and faulted in a file's worth of fresh pages each time). Undefined when a file is
- * not of such a layout, or a bad value meets --drop-invalid (dropping renumbers the rows: the
- * file-by-file path does it). A bad value otherwise is the file-by-file path's error.
+ * over made two (and faulted in a file's worth of fresh pages each time). `range` picks rows
+ * [r0, r1) of the files' n rows (an MPI rank's share); default all. Undefined when a file is not of
+ * such a layout, or a bad value meets --drop-invalid (dropping renumbers the rows: the file-by-file
+ * path does it). A bad value otherwise is the file-by-file path's error.
  */
-async function readInPlace(files: string[], o: ReadOptions): Promise<Dataset | undefined> {
+export async function readInPlace(files: string[], o: ReadOptions, range?: (n: number) => { r0: number; r1: number }): Promise<(Dataset & { r0: number; of: number }) | undefined> {
   const reader = openInputBlocks(files, o);
   if (!reader) return undefined;
   try {
-    const { n, d, dtype } = reader;
+    const { d, dtype } = reader;
+    const { r0, r1 } = range ? range(reader.n) : { r0: 0, r1: reader.n };
+    const n = r1 - r0;
     const ds: Dataset = { ...allocStore(n, d, dtype), n, d, format: reader.format, dropped: 0, inputDtype: reader.inputDtype };
     const rowBytes = d * elementBytes(dtype);
     const per = Math.max(1, Math.floor(PIECE_BYTES / rowBytes));
-    for (let r0 = 0; r0 < n; r0 += per) {
-      const r1 = Math.min(n, r0 + per);
-      const got = await reader.readChecked(r0, r1, { ...ds, byteOffset: ds.byteOffset + r0 * rowBytes, n: r1 - r0 });
+    for (let a = 0; a < n; a += per) {
+      const b = Math.min(n, a + per);
+      const got = await reader.readChecked(r0 + a, r0 + b, { ...ds, byteOffset: ds.byteOffset + a * rowBytes, n: b - a });
       if (got.ds.buffer !== ds.buffer) throw new Error('readInPlace: a piece was read outside the dataset');
       if (got.problem) {
         if (o.dropInvalid) return undefined;
         throw badInput(got.problem.file, `${got.problem.what}; fix the data or pass --drop-invalid to skip such rows`);
       }
-      o.onBytes?.(r1 * rowBytes, n * rowBytes);
+      o.onBytes?.(b * rowBytes, n * rowBytes);
     }
-    return ds;
+    return { ...ds, r0, of: reader.n };
   } finally {
     reader.close();
   }
