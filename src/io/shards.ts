@@ -64,13 +64,17 @@ function hasWildcard(p: string): boolean {
   return WILDCARD.test(p) && !fs.existsSync(p);
 }
 
-function isDirectory(p: string): boolean {
+/** What p names, links followed; undefined where it cannot be stat'ed (absent, no permission). */
+function statOf(p: string): fs.Stats | undefined {
   try {
-    return fs.statSync(p).isDirectory();
+    return fs.statSync(p);
   } catch {
-    return false;
+    return undefined;
   }
 }
+
+const isDirectory = (p: string) => statOf(p)?.isDirectory() === true;
+const isFile = (p: string) => statOf(p)?.isFile() === true;
 
 function expandOne(arg: string): string[] {
   if (isDirectory(arg)) {
@@ -86,14 +90,6 @@ function expandOne(arg: string): string[] {
   const matches = glob(arg);
   if (matches.length === 0) throw new UsageError(`${quoteName(arg)}: no file matches this pattern`);
   return matches;
-}
-
-function isFile(p: string): boolean {
-  try {
-    return fs.statSync(p).isFile();
-  } catch {
-    return false;
-  }
 }
 
 /** Files matching a pattern with wildcards, walking one path component at a time. */
