@@ -114,14 +114,18 @@ export interface PqAdcData {
   projection?: Float32Array;
 }
 
-/** A pq-coded index as ExactKnn.searchPq takes it. */
-export interface PqIndex {
+/** n vectors of d dimensions grouped by the nearest of m anchors: what a search over inverted lists probes. */
+export interface ListedIndex {
   n: number;
   d: number;
   m: number;
-  /** m × d anchors (f32). */
+  /** m × d anchors as the decoder uses them (f32). */
   anchors: Float32Array;
   lists: InvertedLists;
+}
+
+/** A pq-coded index as ExactKnn.searchPq takes it. */
+export interface PqIndex extends ListedIndex {
   pq: PqAdcData;
 }
 
