@@ -1,9 +1,14 @@
 # Helpers the device-run scripts share (source .dev/lib.sh after setting W, the run's work folder,
-# OUT, where its results go, and RUN, its name: the results are $OUT/$RUN.tgz).
+# and RUN, its name: the results are $OUT/$RUN.tgz, OUT /tmp/out unless set). Sourcing it makes
+# both folders and packs the results when the script exits.
 #   PEAK_OF   (optional) a pgrep -f pattern, {} standing for the tag: peak then reports the largest
 #             VmHWM among the matching processes (timeout and sh wrap the node process, and
 #             background peaks run side by side) instead of the command's own;
 #   PEAK_POLL seconds between polls (default 0.2).
+
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT" "$W"
+trap pack EXIT
 
 # pack: the work folder as $OUT/$RUN.tgz (again after each step, so a run cut short keeps its results).
 pack() { tar czf "$OUT/$RUN.tgz" -C "$W" .; }

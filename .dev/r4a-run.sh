@@ -4,8 +4,7 @@
 # --residual none on one GPU (issue 31's "every phase but reading under 20 s").
 set -uo pipefail
 source .gpu/activate.sh
-OUT=${OUT:-/tmp/out}; W=/tmp/w; mkdir -p "$OUT" $W
-RUN=r4a
+W=/tmp/w; RUN=r4a
 source .dev/lib.sh
 trap 'cp $W/*.json $OUT/ 2>/dev/null; pack' EXIT
 nvidia-smi -L | tee $W/gpus.txt; nproc

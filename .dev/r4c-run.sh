@@ -5,10 +5,8 @@
 # against the JSON's total_seconds (the exit's page freeing is after the last phase).
 set -uo pipefail
 source .gpu/activate.sh
-OUT=${OUT:-/tmp/out}; W=/tmp/w; mkdir -p "$OUT" $W
-RUN=r4c
+W=/tmp/w; RUN=r4c
 source .dev/lib.sh
-trap 'pack' EXIT
 nvidia-smi -L | tee $W/gpus.txt; grep -H . /sys/kernel/mm/transparent_hugepage/enabled /sys/kernel/mm/transparent_hugepage/defrag | tee $W/thp.txt
 [ -f /dev/shm/x.npy ] || python3 .dev/r3-data.py 50000000 /dev/shm/x.npy /dev/shm/q.npy > /dev/null 2>&1
 C h4a /dev/shm/x.npy -o /dev/shm/h4a.vlc --anchors 65536 --gpu 0,1,2,3; S h4a iterations; rm -f /dev/shm/h4a.vlc

@@ -6,11 +6,9 @@
 # index search now reads the file in blocks) with 1,000 queries.
 set -uo pipefail
 source .gpu/activate.sh
-OUT=${OUT:-/tmp/out}; W=/tmp/w4e; mkdir -p "$OUT" $W
-RUN=r4e
+W=/tmp/w4e; RUN=r4e
 PEAK_OF="node bin/vlc.js"
 source .dev/lib.sh
-trap 'pack' EXIT
 nvidia-smi -L | tee $W/gpus.txt
 rm -f /dev/shm/*.vlc /dev/shm/*.npy
 python3 .dev/r3-data.py 50000000 /dev/shm/x.npy /dev/shm/q.npy > /dev/null 2>&1

@@ -3,10 +3,8 @@
 # against mpirun -n 4 again (each rank now encodes on its share of the cores).
 set -uo pipefail
 source .gpu/activate.sh
-OUT=${OUT:-/tmp/out}; W=/tmp/w; mkdir -p "$OUT" $W
-RUN=r4f
+W=/tmp/w; RUN=r4f
 source .dev/lib.sh
-trap 'pack' EXIT
 nvidia-smi -L | tee $W/gpus.txt
 (python3 .dev/r3-data.py 10000000 /dev/shm/t.npy /dev/shm/q.npy > /dev/null 2>&1; echo data) &
 timeout 330 node_modules/.bin/vitest run --config vitest.gpu.config.ts > $W/gpu-tests.log 2>&1; sed 's/\x1b\[[0-9;]*m//g' $W/gpu-tests.log | grep -E "FAIL|×|AssertionError" | head -20; sed 's/\x1b\[[0-9;]*m//g' $W/gpu-tests.log | grep -E "Test Files|Tests " | tee $W/gpu-summary.txt

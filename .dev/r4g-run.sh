@@ -3,11 +3,9 @@
 # queries, GPU) of r4e's 50M int8 file, side by side, with the time they need (r4e stopped them at 120 s).
 set -uo pipefail
 source .gpu/activate.sh
-OUT=${OUT:-/tmp/out}; W=/tmp/w4g; mkdir -p "$OUT" $W
-RUN=r4g
+W=/tmp/w4g; RUN=r4g
 PEAK_OF="node bin/vlc.js {}" PEAK_POLL=0.5
 source .dev/lib.sh
-trap 'pack' EXIT
 ls -la /dev/shm/ | tee $W/shm.txt
 peak decompress timeout 280 sh -c 'node bin/vlc.js decompress /dev/shm/i1.vlc -o - --format npy | wc -c > /tmp/w4g/decompress-bytes.txt' &
 peak eval timeout 280 node bin/vlc.js eval /dev/shm/x.npy /dev/shm/i1.vlc --queries 1000 --device cuda --json > $W/eval.json 2> $W/eval.err &
