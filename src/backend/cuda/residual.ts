@@ -110,15 +110,20 @@ export async function encodeBitsOnGpu(ctx: CudaContext, input: ResidualInput, R:
   prefaultShared(n * R); // the codes' pages, touched on other threads while the plan is made and the GPU codes
   const t0 = performance.now();
   const plan = bitsPlanOf(rowsInput(input, false), n, d, R);
-  const { codes, rowErr } = await bitsRowsOnGpu(ctx, input, plan, performance.now() - t0);
-  return { residuals: new BitsResiduals(n, d, R, plan.bits, plan.steps, codes), residualEnergy: blockSums(rowErr, n) / Math.max(1, n) };
+  const { codes, rowErr, sliceCrcs } = await bitsRowsOnGpu(ctx, input, plan, performance.now() - t0, true);
+  // The payload's checksum from the codes' pieces checksummed on the device: the writer need not read 4.5 GB again.
+  const head = new BitsResiduals(n, d, R, plan.bits, plan.steps, codes).head();
+  const crc = sliceCrcs && crc32cJoin(crc32c(head), sliceCrcs, CRC_SLICE, n * R);
+  return { residuals: new BitsResiduals(n, d, R, plan.bits, plan.steps, codes, crc), residualEnergy: blockSums(rowErr, n) / Math.max(1, n) };
 }
 
 /**
  * The bits codec's rows under `plan` on the GPU (residual_bits_rows): the codes and each row's
  * error, as blockBits makes them. `planMs`: the time the plan took, for -v.
  */
-export async function bitsRowsOnGpu(ctx: CudaContext, input: ResidualInput, plan: BitsPlan, planMs = 0): Promise<{ codes: Codes<Uint8Array>; rowErr: Float64Array }> {
+export async function bitsRowsOnGpu(
+  ctx: CudaContext, input: ResidualInput, plan: BitsPlan, planMs = 0, checksum = false,
+): Promise<{ codes: Codes<Uint8Array>; rowErr: Float64Array; sliceCrcs?: Uint32Array }> {
   const { n, d } = input;
   const R = plan.R;
   const t: number[] = [performance.now()]; // upload, codes, download (-v)
@@ -138,15 +143,17 @@ export async function bitsRowsOnGpu(ctx: CudaContext, input: ResidualInput, plan
     });
     await ctx.finish();
     t.push(performance.now());
-    // Shared memory: the writer checksums large payloads on worker threads (io/vlc/checksums.ts).
     const codes = allocCodes<Uint8Array>('u8', n, R, true, takeShared(Math.max(1, n * R)));
     await downloadCodes(ctx, codes, codesBuf);
     const rowErr = new Float64Array(n);
     ctx.download(rowErr, rowErrBuf);
     t.push(performance.now());
+    // Each CRC_SLICE piece's checksum, for the whole payload's (a rank's rows of an MPI run are not a payload: none).
+    const sliceCrcs = checksum ? await codesCrcs(ctx, codesBuf, n * R, alloc) : undefined;
+    t.push(performance.now());
     const ms = t.slice(1).map((v, k) => (v - t[k]).toFixed(1));
-    log().debug(`bits ${R}B residuals on the GPU: plan ${planMs.toFixed(1)} ms, upload ${ms[0]} ms, codes ${ms[1]} ms, download ${ms[2]} ms`);
-    return { codes, rowErr };
+    log().debug(`bits ${R}B residuals on the GPU: plan ${planMs.toFixed(1)} ms, upload ${ms[0]} ms, codes ${ms[1]} ms, download ${ms[2]} ms, checksum ${ms[3]} ms`);
+    return { codes, rowErr, sliceCrcs };
   } finally {
     held.free();
   }
