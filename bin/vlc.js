@@ -84,5 +84,21 @@ if (!wasmMemoryWorks() && !process.env.VLC_REEXEC && !process.execArgv.includes(
     );
     process.exit(1);
   }
-  process.exitCode = await main(process.argv);
+  const code = await main(process.argv);
+  // Leave as soon as what was printed has left: a natural exit first tears down V8's heaps, the
+  // worker threads and every large buffer one by one (seconds after a multi-GB compress, after its
+  // report), which the operating system does at once for a process that exits. Every output file is
+  // closed by now (the commands await their writes); only stdout and stderr may still hold bytes.
+  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+  process.exit(code);
+}
+
+/** Resolves once `stream` has handed every byte written to it to the system (or cannot: closed, failed). */
+function flushed(stream) {
+  return new Promise((resolve) => {
+    if (!stream.writableLength || stream.destroyed) return resolve();
+    stream.once('drain', resolve);
+    stream.once('close', resolve);
+    stream.once('error', resolve);
+  });
 }
