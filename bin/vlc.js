@@ -85,10 +85,11 @@ if (!wasmMemoryWorks() && !process.env.VLC_REEXEC && !process.execArgv.includes(
     process.exit(1);
   }
   const code = await main(process.argv);
-  // Leave as soon as what was printed has left: a natural exit first tears down V8's heaps, the
-  // worker threads and every large buffer one by one (seconds after a multi-GB compress, after its
-  // report), which the operating system does at once for a process that exits. Every output file is
-  // closed by now (the commands await their writes); only stdout and stderr may still hold bytes.
+  // Leave as soon as what was printed has left: a natural exit first tears down V8's heaps and
+  // every large buffer one by one, after the report (a wall no phase holds), where the operating
+  // system frees a process's memory at once (.dev/exit-cost.py; bench/results/2026-11-28-write31-local.json).
+  // Every output file is closed by now (the commands await their writes); only stdout and stderr may
+  // still hold bytes. A program using vlc as a library frees what it holds as before.
   await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
   process.exit(code);
 }
