@@ -1,85 +1,103 @@
 // compress() for inputs larger than memory: nothing holds n·d values. A fixed-layout file (.npy,
-// .fvecs: io/readers/blocks.ts) is read where it lies, a block of rows at a time:
+// .fvecs: io/readers/blocks.ts), or several (a sharded input: their rows concatenated in the order
+// the whole-file reader takes them, io/shards.ts), is read where it lies, a block of rows at a time:
 //
-//   1. one pass checks every value (NaN, Inf, too large: the readers' words) and finds the largest |x|;
-//   2. the training sample is read row by row, and the loop trains on it (api/train.ts);
-//   3. the final pass assigns each block of rows on an engine of its own, told the whole data's
-//      figures (as a shard of a sharded engine is, so the energy is the one engine's, to the bit),
-//      while the codec's block encoder scans the block (codecs/registry/codec.ts BlockEncoder);
+//   1. one pass checks every value (NaN, Inf, too large: the readers' words) and finds the largest
+//      |x| (threads reading and checking their ranges), gathering the training sample's rows from
+//      the blocks as they pass;
+//   2. the loop trains on the sample (api/train.ts: on every GPU of the backend, as in memory);
+//   3. the final pass assigns each block of rows on an engine of its own (on a GPU, blocks of
+//      millions of rows, one GPU a lane, several GPUs at once: stream-blocks.ts), told the whole
+//      data's figures (as a shard of a sharded engine is, so the energy is the one engine's, to the
+//      bit), while the codec's block encoder scans the block (codecs/registry/codec.ts BlockEncoder);
 //   4. the quality figures are measured on the rows they read (quality/measure.ts measuredRows);
-//   5. one more pass encodes each block and spills its codes to a temp file beside the output,
-//      then the file is written (atomically) with the codes copied in after its head.
+//   5. one more pass encodes each block (on the encoder's threads) into host memory, or a temp
+//      file beside the output when memory is short, then the file is written (atomically).
 //
-// The bytes are those of the in-memory path (test/api/compress-stream.test.ts compares them).
-// Memory: a block of rows (STREAM_BLOCK_ROWS) and its engine, the training sample, the quality
-// rows (at most 120,000), the anchors and n assignment ids. Used for a CPU run with a fixed
-// residual whose codec has a block encoder (none, int8, int4); other runs read the input whole.
-import * as fs from 'node:fs';
+// The bytes are those of the in-memory path (test/api/compress-stream.test.ts, test/gpu/stream.test.ts).
+// Memory: a few blocks of rows and their engines, the training sample, the quality rows (at most
+// 120,000), the anchors, n assignment ids, and the codes (unless spilled). Used for a run with a
+// fixed residual whose codec has a block encoder (none, int8, int4) and the l2 metric, on the CPU
+// from 2 GiB of input, on a GPU from a quarter of the host's memory (below that the whole-file
+// path, which keeps the rows on the GPUs, is faster), or whatever the size with `stream`.
 import * as os from 'node:os';
-import * as path from 'node:path';
 import { configFor, DEFAULT_CONFIG } from '../anneal/config.js';
-import { addInt64, maxInt64 } from '../backend/fixed.js';
-import { selectBackend } from '../backend/select.js';
-import type { Backend, IterParams, Partials } from '../backend/types.js';
+import { cudaUsable, selectBackendParts } from '../backend/select.js';
+import { firstAtLeast } from '../backend/sharded/engine.js';
 import { blockEncoderFor, codecName, fixedPlan, storable, streamable, type BlockEncoder } from '../codec-registry/index.js';
 import { STREAM_BLOCK_ROWS } from '../codecs/scalar-blocks.js';
 import { UsageError } from '../errors.js';
-import { checkpoint, interruptSignal, onCleanup } from '../interrupt.js';
+import { interruptSignal } from '../interrupt.js';
 import { quoteName } from '../io/names.js';
 import type { OutputPlan } from '../io/output.js';
-import { openBlockReader, type BlockReader } from '../io/readers/blocks.js';
+import type { BlockReader } from '../io/readers/blocks.js';
 import { badInput } from '../io/readers/source.js';
-import { blockProblem } from '../io/readers/validate.js';
+import { openInputBlocks } from '../io/shards.js';
 import { crc32c } from '../io/vlc/crc32c.js';
-import { writeVlcStreamed } from '../io/vlc/file.js';
+import { writeVlc, writeVlcStreamed } from '../io/vlc/file.js';
 import { storedAnchors } from '../io/vlc/format.js';
 import { log, silentReporter } from '../log.js';
 import { measuredRows, measureQuality, measureQualityOfRows } from '../quality/measure.js';
 import type { CodedResiduals } from '../codecs/types.js';
-import { rowsF32, type Dataset } from '../vectors/dataset.js';
-import { maxAbsOf, scaledDataset, scaleFor, scaleInPlace } from '../vectors/scale.js';
+import { allocDataset, rowsF32, type Dataset } from '../vectors/dataset.js';
+import { scaledDataset, scaleFor, scaleInPlace } from '../vectors/scale.js';
 import { goalOf, qualityWarning, sizer } from './compress-codec.js';
 import { vlcContent } from './compress-file.js';
 import { compressStats } from './compress-report.js';
 import { trainingSteps, unscaledResult, type CompressOptions, type CompressResult } from './compress.js';
 import { defaultAnchors, storableAnchorDtype } from './compress-steps.js';
 import { resolveSample, sampleSize } from './sample.js';
-import { train, type TrainEngines } from './train.js';
+import { finalPass, openCodesStore, overBlocks, type CodesStore } from './stream-blocks.js';
+import { train, trainingSample, type TrainEngines } from './train.js';
 
-/** Inputs of at least this many bytes are streamed (when they can be); smaller ones are read whole, which is faster. */
+/** Inputs of at least this many bytes are streamed on the CPU (when they can be); smaller ones are read whole, which is faster. */
 const STREAM_MIN_BYTES = 2 ** 31;
-let streamMinBytes = STREAM_MIN_BYTES;
+let streamMinBytes: number | undefined;
 
-/** Tests: stream inputs of at least `bytes` (undefined restores the default). */
+/** Tests: stream inputs of at least `bytes`, on any device (undefined restores the defaults). */
 export function setStreamMinBytesForTests(bytes?: number): void {
-  streamMinBytes = bytes ?? STREAM_MIN_BYTES;
+  streamMinBytes = bytes;
 }
 
-let blockRows = STREAM_BLOCK_ROWS;
+/** On a GPU, inputs of at least this share of the host's memory: the whole-file path holds them twice at its peak. */
+const GPU_STREAM_MEMORY_SHARE = 0.25;
 
-/** Tests: blocks of `rows` rows (a multiple of the encoders' 16,384), so that small inputs span several; undefined restores the default. */
+/** Rows of a GPU's block: millions, so that opening an engine, uploading the anchors and screening them are amortised. */
+const GPU_BLOCK_ROWS = 256 * STREAM_BLOCK_ROWS;
+
+let blockRows: number | undefined;
+
+/** Tests: blocks of `rows` rows on every device (a multiple of the encoders' 16,384), so that small inputs span several; undefined restores the defaults. */
 export function setStreamBlockRowsForTests(rows?: number): void {
   if (rows !== undefined && (rows <= 0 || rows % (STREAM_BLOCK_ROWS / 4) !== 0)) throw new RangeError(`block rows ${rows}: a multiple of ${STREAM_BLOCK_ROWS / 4}`);
-  blockRows = rows ?? STREAM_BLOCK_ROWS;
+  blockRows = rows;
 }
 
-const FINAL: IterParams = { temperature: 0, step: 0, huber: 0 };
+/**
+ * Blocks in flight at once in the checking and encoding passes: each read on up to 8 threads
+ * (parallel-read.ts), so that reading one overlaps the work on another and a large host's cores
+ * share the copying from the page cache.
+ */
+const LANES = 4;
 
 /**
  * compress() of `input` streamed, or undefined when this run is not one the streamed path takes
  * (then nothing was written and compress() reads the input whole).
  */
-export async function compressStreamed(input: string, o: CompressOptions, out: OutputPlan, t0: number): Promise<CompressResult | undefined> {
+export async function compressStreamed(input: string | string[], o: CompressOptions, out: OutputPlan, t0: number): Promise<CompressResult | undefined> {
   const goal = goalOf(o);
   // ip and cosine (a unit copy of the rows, their norms) read the input whole so far.
-  if (goal.kind !== 'fixed' || o.device === 'cuda' || (Array.isArray(o.gpu) && o.gpu.length > 1) || (o.metric ?? 'l2') !== 'l2') return undefined;
+  if (goal.kind !== 'fixed' || (o.metric ?? 'l2') !== 'l2') return undefined;
   if (!streamable({ mode: goal.choice.residual })) return undefined;
-  const reader = openBlockReader(input, o.format);
+  if (input === '-' || (Array.isArray(input) && input.includes('-'))) return undefined;
+  const reader = openInputBlocks(input, o);
   if (!reader) return undefined;
   try {
     const bytes = reader.n * reader.d * (reader.dtype === 'f32' ? 4 : 2);
-    if (bytes < streamMinBytes) return undefined;
-    return await streamed(reader, input, o, out, t0, goal.choice);
+    const gpu = cudaUsable(o.device ?? 'auto');
+    const least = o.stream ? 0 : streamMinBytes ?? (gpu ? Math.max(STREAM_MIN_BYTES, GPU_STREAM_MEMORY_SHARE * os.totalmem()) : STREAM_MIN_BYTES);
+    if (bytes < least) return undefined;
+    return await streamed(reader, Array.isArray(input) ? input.join(' ') : input, o, out, t0, goal.choice);
   } finally {
     reader.close();
   }
@@ -92,18 +110,6 @@ async function streamed(
   const seed = o.seed ?? DEFAULT_CONFIG.seed;
   const progress = o.progress ?? silentReporter;
   const signal = o.signal ?? interruptSignal;
-  const per = blockRows;
-  const blocks = Math.ceil(n / per);
-  const each = async (f: (x: Dataset, r0: number, r1: number) => Promise<void> | void, step: { update(k: number, t?: number): void }) => {
-    let buf: Dataset | undefined;
-    for (let b = 0; b < blocks; b++) {
-      await checkpoint();
-      const r0 = b * per, r1 = Math.min(n, r0 + per);
-      buf = reader.read(r0, r1, buf);
-      await f(buf, r0, r1);
-      step.update(r1, n);
-    }
-  };
 
   // The shape alone (no rows): what sizing, the manifest and the report read of a dataset.
   const ds: Dataset = { n, d, dtype: reader.dtype, buffer: new SharedArrayBuffer(8), byteOffset: 0, format: reader.format, dropped: 0, inputDtype: reader.inputDtype };
@@ -115,34 +121,43 @@ async function streamed(
   const size = sizer({ ds, anchorDtype: anchorDtype0, cfg: configOf('cuda'), sampleRows: n, seed, device: 'cuda' });
   const plan = fixedPlan(choice, { n, d, m, fileBytes: (payload) => size.withPayload(payload, m, choice.residual) });
   if (!storable(plan, n, d, m)) return undefined;
-  const backend = await selectBackend({ device: o.device ?? 'auto', gpu: Array.isArray(o.gpu) ? o.gpu[0] ?? 0 : o.gpu ?? 0 });
+  const { backend, parts } = await selectBackendParts({ device: o.device ?? 'auto', gpu: o.gpu ?? 0 });
   let closed = false;
   try {
-    if (backend.kind !== 'cpu') return undefined;
     const sample = resolveSample(o.sample ?? 'auto', backend.kind, n, d, m);
     const sampleRows = sampleSize(sample, n, m);
     if (sampleRows >= n) return undefined; // training on every row holds them all: the whole-file path
-    // 1. Every value checked, the largest |x| found.
+    const cfg = configOf(backend.kind);
+    const per = blockRows ?? (backend.kind === 'cuda' ? GPU_BLOCK_ROWS : STREAM_BLOCK_ROWS);
+    log().debug(`streaming ${n} rows in blocks of ${per} (${parts.length} ${parts.length === 1 ? 'lane' : 'lanes'} in the final pass)`);
+
+    // 1. Every value checked, the largest |x| found, the training sample's rows taken as they pass.
     const reading = progress.step(`reading ${quoteName(input)}`, 'vectors', n);
+    const list = trainingSample(cfg.seed, n, sampleRows);
+    const held = allocDataset(sampleRows, d, reader.dtype, `${sampleRows} rows of ${reader.format}`);
+    const rowBytes = d * (reader.dtype === 'f32' ? 4 : 2);
+    const heldBytes = new Uint8Array(held.buffer, held.byteOffset, sampleRows * rowBytes);
     let top = 0;
-    const dropping = new Error('rows to drop');
-    try {
-      await each((x, r0) => {
-        const problem = blockProblem(x, r0);
-        if (problem !== undefined) {
-          if (o.dropInvalid) throw dropping; // dropping rows renumbers them: the whole-file path does it
-          throw badInput(reader.name, `${problem}; fix the data or pass --drop-invalid to skip such rows`);
-        }
-        top = Math.max(top, maxAbsOf(x));
-      }, reading);
-    } catch (e) {
-      if (e === dropping) return undefined;
-      throw e;
+    let firstBad = Infinity;
+    let problem: { file: string; what: string } | undefined;
+    let checked = 0;
+    await overBlocks({ n, per, lanes: LANES, read: (r0, r1, into) => reader.readChecked(r0, r1, into).then((g) => {
+      if (g.problem && r0 < firstBad) [firstBad, problem] = [r0, g.problem];
+      top = Math.max(top, g.maxAbs);
+      return g.ds;
+    }), wanted: (b) => b * per < firstBad }, async (_, x, r0, r1) => {
+      if (r0 >= firstBad) return;
+      const from = new Uint8Array(x.buffer, x.byteOffset, (r1 - r0) * rowBytes);
+      for (let k = firstAtLeast(list, r0); k < list.length && list[k] < r1; k++) heldBytes.set(from.subarray((list[k] - r0) * rowBytes, (list[k] - r0 + 1) * rowBytes), k * rowBytes);
+      reading.update((checked += r1 - r0), n);
+    });
+    if (problem) {
+      if (o.dropInvalid) return undefined; // dropping rows renumbers them: the whole-file path does it
+      throw badInput(problem.file, `${problem.what}; fix the data or pass --drop-invalid to skip such rows`);
     }
     reading.end();
     const readSeconds = (performance.now() - t0) / 1000;
     const knn = backend.exactKnn;
-    const cfg = configOf(backend.kind);
     const scale = scaleFor(top);
     const setupSeconds = 0; // sizing and the backend come before the checking pass, counted with it
     if (scale !== 1) log().debug(`the vectors' largest magnitude is ${(1 / scale).toPrecision(3)}-scale: training on them multiplied by 2^${Math.log2(scale)} (exact)`);
@@ -155,20 +170,24 @@ async function streamed(
     const engines: TrainEngines = {
       n,
       whole: () => Promise.reject(new Error('streamed compress: no engine holds every row')),
-      rows: (list) => backend.open(scaledDataset(reader.gather(list), scale), m),
+      rows: (rows) => {
+        if (rows.length !== list.length || rows.some((r, k) => r !== list[k])) return Promise.reject(new Error('streamed compress: training asked for other rows than the sample read'));
+        return backend.open(scaledDataset(held, scale), m);
+      },
       finalPass: async (anchors) => {
         const unscaled = scale === 1 ? anchors : scaleInPlace(anchors.slice(), 1 / scale);
         anchorDtype = storableAnchorDtype(unscaled, o.anchorDtype);
         stored = storedAnchors(unscaled, anchorDtype);
         encoder = blockEncoderFor(plan, n, d, stored);
-        return finalPass(backend, n, m, top * scale, anchors, (f) => each(async (x, r0, r1) => f(x, scaledDataset(x, scale), r0, r1), { update: () => {} }), (x, r0, assign) => encoder?.scan(x, r0, assign));
+        const read = (r0: number, r1: number, into?: Dataset) => reader.readAsync(r0, r1, into);
+        return finalPass(parts, { n, per, read }, m, top * scale, anchors, (x) => scaledDataset(x, scale), async (x, r0, assign) => encoder?.scan(x, r0, assign));
       },
     };
     const trained = await train(engines, cfg, sample, steps.hooks);
     steps.end();
     const result = unscaledResult(scale, trained);
     const assignments = result.assignments;
-    const gatherWithAnchors = (list: number[]) => ({ x: reader.gather(list), assign: Uint32Array.from(list, (r) => assignments[r]) });
+    const gatherWithAnchors = (rows: number[]) => ({ x: reader.gather(rows), assign: Uint32Array.from(rows, (r) => assignments[r]) });
     encoder?.finish(gatherWithAnchors);
 
     // 4. The quality figures, on the rows they read.
@@ -176,7 +195,7 @@ async function streamed(
     const measuring = progress.step('measuring the quality of the file', '');
     const rows = measuredRows(n);
     const got = gatherWithAnchors(rows ?? Array.from({ length: n }, (_, i) => i));
-    const res: CodedResiduals | undefined = encoder?.residualsOf(got.x, got.assign);
+    const res: CodedResiduals | undefined = await encoder?.residualsOf(got.x, got.assign);
     const local = rows ? new Map(rows.map((r, k) => [r, k])) : undefined;
     const decode = (i: number, outRow: Float32Array) => {
       const k = local ? local.get(i)! : i;
@@ -189,26 +208,25 @@ async function streamed(
     measuring.end();
     const qualitySeconds = (performance.now() - tq) / 1000;
 
-    // 5. The codes, block by block, spilled beside the output; then the file.
+    // 5. The codes, block by block, kept until the file is written; then the file.
     const tr = performance.now();
-    let spill: Spill | undefined;
+    let codes: CodesStore | undefined;
     let head: Uint8Array | undefined;
-    let crc = 0;
     if (encoder) {
       const enc = encoder;
       const encoding = progress.step(`encoding ${codecName(plan)} residuals`, 'vectors', n);
       head = enc.head();
-      crc = crc32c(head);
-      spill = openSpill(out);
-      const sp = spill;
+      const store = (codes = openCodesStore(out, n, plan.mode === 'int4' ? n * Math.ceil(d / 2) : n * d));
+      log().debug(`the codes are kept in ${store.where} until the file is written`);
+      let encoded = 0;
       try {
-        await each((x, r0) => {
-          const bytes = enc.encode(x, r0, assignments.subarray(r0, r0 + x.n));
-          crc = crc32c(bytes, crc);
-          sp.write(bytes);
-        }, encoding);
+        await overBlocks({ n, per, lanes: LANES, read: (r0, r1, into) => reader.readAsync(r0, r1, into) }, async (_, x, r0, r1) => {
+          const { bytes, crc } = await enc.encode(x, r0, assignments.subarray(r0, r1));
+          store.put(r0, r1 - r0, bytes, crc);
+          encoding.update((encoded += r1 - r0), n);
+        });
       } catch (e) {
-        sp.discard();
+        store.discard();
         throw e;
       }
       encoding.end();
@@ -227,11 +245,9 @@ async function streamed(
         ds, m, anchorDtype, residual: plan.mode, residualEnergy: encoder?.residualEnergy(), residuals, cfg, sampleRows, seed, device: backend.kind, result, quality,
       });
       const onBytes = (w: number, total: number) => writing.update(w, total);
-      written = spill
-        ? await writeVlcStreamed(out, content, { bytes: spill.bytes, crc, write: (sink) => spill!.copyTo(sink) }, onBytes)
-        : await (await import('../io/vlc/file.js')).writeVlc(out, content, onBytes);
+      written = codes && head ? await writeVlcStreamed(out, content, codes.tail(crc32c(head)), onBytes) : await writeVlc(out, content, onBytes);
     } finally {
-      spill?.discard();
+      codes?.discard();
     }
     writing.end();
     const writeSeconds = (performance.now() - tw) / 1000;
@@ -250,99 +266,4 @@ async function streamed(
   } finally {
     if (!closed) await backend.close();
   }
-}
-
-type BlockVisitor = (x: Dataset, scaled: Dataset, r0: number, r1: number) => Promise<void>;
-
-/**
- * The exact hard pass over every row, a block at a time: each block on an engine of its own that
- * holds rows [r0, r1) of the whole (setGlobal: the whole data's n and largest |x|, so its
- * fixed-point sums are the one engine's), their partial sums added exactly, the energy taken from
- * the total (as a sharded engine does). `scan` sees each block (as read) with its anchors.
- */
-async function finalPass(
-  backend: Backend, n: number, m: number, maxAbs: number, anchors: Float32Array,
-  blocks: (f: BlockVisitor) => Promise<void>, scan: (x: Dataset, r0: number, assign: Uint32Array) => void,
-): Promise<{ energy: number; assignments: Uint32Array }> {
-  const assignments = new Uint32Array(n);
-  let total: Partials | undefined;
-  let energy = NaN;
-  let seen = 0;
-  let done = 0;
-  await blocks(async (x, scaled, r0, r1) => {
-    const engine = await backend.open(scaled, m);
-    try {
-      engine.setGlobal({ n, maxAbs, rowOffset: r0 });
-      await engine.setAnchors(anchors);
-      const part = await engine.accumulate(FINAL);
-      if (!total) total = part;
-      else {
-        addInt64(total.sums, part.sums);
-        maxInt64(total.far, part.far);
-      }
-      seen = Math.max(seen, engine.maxAbs);
-      const assign = await engine.assignments();
-      assignments.set(assign, r0);
-      scan(x, r0, assign);
-      done = r1;
-      if (r1 === n) energy = (await engine.applyUpdate(total, FINAL)).energy;
-    } finally {
-      await engine.dispose();
-    }
-  });
-  if (done !== n) throw new Error(`streamed final pass: ${done} of ${n} rows`);
-  // The shards were told the largest |x| the first pass found: it must be theirs.
-  if (seen !== maxAbs) throw new Error(`streamed final pass: the blocks' largest |x| is ${seen}, the first pass found ${maxAbs}`);
-  return { energy, assignments };
-}
-
-interface Spill {
-  readonly bytes: number;
-  write(bytes: Uint8Array): void;
-  copyTo(sink: { write(chunk: Uint8Array): Promise<void> }): Promise<void>;
-  discard(): void;
-}
-
-const COPY_CHUNK = 16 << 20;
-
-/** A temp file for the codes: beside the output file (the same disk), or in the temp directory for stdout and devices. */
-function openSpill(out: OutputPlan): Spill {
-  const dir = out.kind === 'file' ? path.dirname(path.resolve(out.path)) : os.tmpdir();
-  const file = path.join(dir, `.vlc-codes-${process.pid}-${Date.now().toString(36)}.tmp`);
-  let fd: number | undefined = fs.openSync(file, 'wx+', 0o600);
-  let bytes = 0;
-  const discard = () => {
-    if (fd !== undefined) fs.closeSync(fd);
-    fd = undefined;
-    fs.rmSync(file, { force: true });
-  };
-  const unregister = onCleanup(discard);
-  return {
-    get bytes() {
-      return bytes;
-    },
-    write(b) {
-      let at = 0;
-      while (at < b.length) at += fs.writeSync(fd!, b, at, b.length - at, bytes + at);
-      bytes += b.length;
-    },
-    async copyTo(sink) {
-      const buf = new Uint8Array(Math.min(COPY_CHUNK, Math.max(1, bytes)));
-      for (let at = 0; at < bytes; ) {
-        const want = Math.min(buf.length, bytes - at);
-        let got = 0;
-        while (got < want) {
-          const k = fs.readSync(fd!, buf, got, want - got, at + got);
-          if (k === 0) throw new Error(`the codes' temp file ended at ${at + got} of ${bytes} bytes`);
-          got += k;
-        }
-        await sink.write(buf.slice(0, want));
-        at += want;
-      }
-    },
-    discard() {
-      unregister();
-      discard();
-    },
-  };
 }

@@ -72,6 +72,13 @@ export interface CompressOptions extends ReadOptions, CodecOptions {
    * same bytes as one GPU. Of several, only as many as are predicted to pay are used (api/gpu-count.ts), unless allGpus.
    */
   gpu?: number | number[];
+  /**
+   * Read a fixed-layout input (.npy, .fvecs, or several: io/shards.ts) a block of rows at a time
+   * whatever its size, where the run allows it (api/compress-stream.ts: a fixed int8, int4 or none
+   * residual, the l2 metric); by default only inputs of 2 GiB (the CPU) or a quarter of the host's
+   * memory (a GPU) are. The same bytes either way.
+   */
+  stream?: boolean;
   /** Use every GPU of `gpu`, even where fewer are predicted to finish sooner. */
   allGpus?: boolean;
   /** Called after every annealing pass, init's polishing passes included (the CLI draws its training line from it). */
@@ -144,8 +151,8 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
   const t0 = performance.now();
 
   const progress = o.progress ?? silentReporter;
-  // A fixed-layout file too large to hold goes through in blocks (compress-stream.ts), when the run is one that can.
-  if (typeof input === 'string') {
+  // A fixed-layout input too large to hold goes through in blocks (compress-stream.ts), when the run is one that can.
+  if (typeof input === 'string' || Array.isArray(input)) {
     const streamed = await compressStreamed(input, o, out, t0);
     if (streamed) return streamed;
   }

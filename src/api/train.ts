@@ -61,6 +61,11 @@ export function enginesOn(backend: Backend, ds: Dataset, m: number): TrainEngine
   };
 }
 
+/** The rows (ascending) train() trains on: s of n drawn with the run's seed. */
+export function trainingSample(seed: number, n: number, s: number): Int32Array {
+  return sampleRows(new Rng((seed ^ SAMPLE_STREAM) >>> 0), n, s);
+}
+
 export async function train(engines: TrainEngines, cfg: AnnealConfig, sample: SampleSpec, hooks: AnnealHooks): Promise<TrainResult> {
   const start = performance.now();
   let t = start; // loading the training code counts with opening the engine
@@ -83,7 +88,7 @@ export async function train(engines: TrainEngines, cfg: AnnealConfig, sample: Sa
   log().info(`training on a sample of ${s} of the ${engines.n} vectors (--sample), then assigning every vector in one exact pass`);
   // Drawing the sample counts with opening its engine (t runs on), and so does opening the engine
   // over every row when it opens first.
-  const rows = sampleRows(new Rng((cfg.seed ^ SAMPLE_STREAM) >>> 0), engines.n, s);
+  const rows = trainingSample(cfg.seed, engines.n, s);
   let trained: AnnealResult;
   let engine = engines.wholeFirst && !engines.finalPass ? await engines.whole() : undefined;
   try {

@@ -30,19 +30,27 @@ export function setShardsForTests(shards = 1): void {
   shardsForTests = shards;
 }
 
-function cpuBackend(o: SelectOptions): Backend {
-  if (shardsForTests <= 1) return createCpuBackend({ threads: o.threads });
+function cpuBackend(o: SelectOptions): BackendParts {
+  if (shardsForTests <= 1) {
+    const one = createCpuBackend({ threads: o.threads });
+    return { backend: one, parts: [one] };
+  }
   const threads = o.threads === undefined ? undefined : Math.max(1, Math.floor(o.threads / shardsForTests));
-  return shardedBackend(Array.from({ length: shardsForTests }, () => createCpuBackend({ threads })));
+  const members = Array.from({ length: shardsForTests }, () => createCpuBackend({ threads }));
+  return { backend: shardedBackend(members), parts: members };
 }
 
-async function cudaBackend(o: SelectOptions, probe: CudaProbe & { ok: true }): Promise<Backend> {
+/** The CUDA backend, and the backends of its GPUs (its members when several, which it closes; else itself). */
+async function cudaParts(o: SelectOptions, probe: CudaProbe & { ok: true }): Promise<BackendParts> {
   let listed = Array.isArray(o.gpu) ? o.gpu : [o.gpu];
   if (listed.length > 1 && o.worthUsing) {
     for (const id of listed) checkGpuIndex(id, probe); // a GPU that does not exist is an error even where fewer would be used
     listed = o.worthUsing(listed);
   }
-  if (listed.length === 1 && shardsForTests <= 1) return createCudaBackend(listed[0]);
+  if (listed.length === 1 && shardsForTests <= 1) {
+    const one = await createCudaBackend(listed[0]);
+    return { backend: one, parts: [one] };
+  }
   const ids = listed.length > 1 ? listed : Array.from({ length: shardsForTests }, (_, k) => (k === 0 ? listed[0] : (listed[0] + k) % probe.devices.length));
   const members: Backend[] = [];
   try {
@@ -51,7 +59,7 @@ async function cudaBackend(o: SelectOptions, probe: CudaProbe & { ok: true }): P
     await Promise.allSettled(members.map((b) => b.close()));
     throw e;
   }
-  return shardedBackend(members, undefined, peerGroup);
+  return { backend: shardedBackend(members, undefined, peerGroup), parts: members };
 }
 
 const FALLBACK = {
@@ -61,24 +69,42 @@ const FALLBACK = {
 } as const;
 
 export async function selectBackend(o: SelectOptions): Promise<Backend> {
-  if (o.device === 'cpu') return cpuBackend(o);
+  return (await selectBackendParts(o)).backend;
+}
+
+/** Whether `device` would give a GPU: auto or cuda, with a CUDA device present (before any is opened). */
+export function cudaUsable(device: DeviceChoice): boolean {
+  return device !== 'cpu' && probeCuda().ok;
+}
+
+/** A backend, and the backends it runs on: each GPU's own for several GPUs (a streamed compress spreads blocks of rows over them; tests' shards too), else the backend itself. */
+export interface BackendParts {
+  backend: Backend;
+  /** Closed by backend.close(). */
+  parts: Backend[];
+}
+
+/** selectBackend, with the backends of its GPUs. */
+export async function selectBackendParts(o: SelectOptions): Promise<BackendParts> {
+  const cpu = () => cpuBackend(o);
+  if (o.device === 'cpu') return cpu();
   const probe = probeCuda();
   if (!probe.ok) {
     if (o.device === 'cuda') throw new DeviceError(`--device cuda: ${probe.reason}, or use --device cpu`);
     // Most machines without a GPU never had one: one short line (the whole reason under -v).
     log().info(`${FALLBACK[probe.kind]}: using the CPU (-v says why)`);
     log().debug(probe.reason);
-    return cpuBackend(o);
+    return cpu();
   }
-  if (o.device === 'cuda') return cudaBackend(o, probe);
+  if (o.device === 'cuda') return cudaParts(o, probe);
   // auto: a GPU that is seen but cannot be used (PTX too new for the driver, no memory...) also
   // falls back, with one line saying why; a bad --gpu index stays a usage error.
   try {
-    return await cudaBackend(o, probe);
+    return await cudaParts(o, probe);
   } catch (e) {
     if (!(e instanceof DeviceError)) throw e;
     log().info(`using the CPU: ${e.message}`);
-    return cpuBackend(o);
+    return cpu();
   }
 }
 

@@ -144,9 +144,11 @@ export function rowsInput(input: ResidualInput, threads: boolean): RowsInput {
 /**
  * One phase of an encoder over every block of rows, on `threads` kept worker threads (its job names
  * the phase: scalar-worker.ts) or, with one, here (`here(b)`, a Ctrl-C heard between blocks); each
- * block's error, in block order.
+ * block's error, in block order (a codes phase on threads: each block's checksum into `crcs`).
  */
-export async function blocksOnThreads(rows: RowsInput, n: number, threads: number, job: Partial<ScalarJob>, here: (b: number) => number): Promise<Float64Array> {
+export async function blocksOnThreads(
+  rows: RowsInput, n: number, threads: number, job: Partial<ScalarJob>, here: (b: number) => number, crcs = new Float64Array(blocksOf(n)),
+): Promise<Float64Array> {
   const blocks = blocksOf(n);
   const t = Math.max(1, Math.min(threads, blocks));
   const errs = new Float64Array(blocks);
@@ -160,7 +162,7 @@ export async function blocksOnThreads(rows: RowsInput, n: number, threads: numbe
   const release = await takeThreads();
   const workers = new ScalarWorkers(t, rows, n);
   try {
-    workers.answersInto(errs, new Float64Array(blocks), await workers.run(job));
+    workers.answersInto(errs, crcs, await workers.run(job));
     return errs;
   } finally {
     await workers.close();

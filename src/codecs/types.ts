@@ -122,18 +122,21 @@ export interface ResidualSection {
  * (what the codes' parameters need), then encode() gives each block's file bytes.
  */
 export interface BlockEncoder {
-  /** First pass: rows [r0, r0 + x.n), their anchors `assign`. */
-  scan(x: Rows, r0: number, assign: Uint32Array): void;
+  /** First pass: rows [r0, r0 + x.n), their anchors `assign` (blocks in any order, several at once). */
+  scan(x: Rows, r0: number, assign: Uint32Array): Promise<void>;
   /** After the scan: fixes the parameters; `sample(list)` reads the listed rows and their anchors. */
   finish(sample: (list: number[]) => { x: Rows; assign: Uint32Array }): void;
   /** The section payload's bytes before the rows' codes. */
   head(): Uint8Array;
-  /** Second pass: the payload bytes of rows [r0, r0 + x.n)'s codes; their error is summed in row order. */
-  encode(x: Rows, r0: number, assign: Uint32Array): Uint8Array;
+  /**
+   * Second pass: the payload bytes of rows [r0, r0 + x.n)'s codes and their CRC32C (blocks in any
+   * order, several at once; the error is summed in row order all the same).
+   */
+  encode(x: Rows, r0: number, assign: Uint32Array): Promise<{ bytes: Uint8Array; crc: number }>;
   /** Mean squared error of every row encoded (after the second pass), as encode() measures it. */
   residualEnergy(): number;
   /** The coded residuals of a few rows (x, their anchors `assign`): decoding the quality sample. */
-  residualsOf(x: Rows, assign: Uint32Array): CodedResiduals;
+  residualsOf(x: Rows, assign: Uint32Array): Promise<CodedResiduals>;
 }
 
 /**
@@ -151,8 +154,6 @@ export interface SpreadPart {
   assign: Uint32Array;
   /** This process's runs, ascending: rows [r0, r0 + x.n) of the whole data. */
   runs: Array<{ x: Rows; r0: number }>;
-  /** Worker threads this process may use. */
-  threads: number;
 }
 
 /** What a spread encoder asks of the other processes: collectives every process calls in the same order. */

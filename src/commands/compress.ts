@@ -35,6 +35,7 @@ interface CompressFlags extends CommonOptions, InputFlags, ResidualFlags {
   distributed?: boolean;
   metric?: Metric;
   allGpus?: boolean;
+  stream?: boolean;
 }
 
 export function register(program: Command): void {
@@ -80,6 +81,7 @@ export function register(program: Command): void {
   addForceOption(cmd);
   addDeviceOptions(cmd, { gpuList: true });
   cmd.option('--all-gpus', 'use every GPU of --gpu even where vlc predicts that fewer finish sooner (it says so when it uses fewer)');
+  cmd.option('--stream', 'read a .npy/.fvecs input (or shards of one) a block of rows at a time whatever its size, where the run allows it (a fixed --residual int8, int4 or none; l2): the same file, less memory');
   addOutputOptions(cmd);
   addExamples(cmd, [
     ['vlc compress emb.npy -o emb.vlc', `the smallest file that keeps recall@10 >= ${DEFAULT_QUALITY} (what it chose and measured goes to stderr)`],
@@ -122,6 +124,7 @@ async function runCompress(input: string[], o: CompressFlags, cmd: Command): Pro
       // Under MPI no --gpu means one GPU per rank on each machine (api/compress-mpi.ts rankGpu).
       gpu: distributedRun(o.distributed) && cmd.getOptionValueSource('gpu') !== 'cli' ? undefined : o.gpu,
       allGpus: o.allGpus,
+      stream: o.stream,
       onIter: (rec: IterRecord, maxIters: number) => progress.onIter(rec, maxIters),
       progress,
   };

@@ -13,6 +13,7 @@ import { UsageError } from '../errors.js';
 import { log } from '../log.js';
 import { allocStore, elements, forEachPiece, inputDtypeOf, type Dataset, type InputDtype } from '../vectors/dataset.js';
 import { probeRows, readDataset, type ReadOptions } from './read.js';
+import { concatBlockReaders, openBlockReader, type BlockReader } from './readers/blocks.js';
 import { quoteName } from './names.js';
 
 const WILDCARD = /[*?[]/;
@@ -175,10 +176,7 @@ export async function readInputs(input: string | string[], o: ReadOptions = {}):
   take(first);
   for (const f of files.slice(1)) {
     const part = await readDataset(f, o);
-    if (part.d !== first.d)
-      throw new UsageError(`${quoteName(f)}: ${part.d}-dimensional vectors, but ${quoteName(files[0])} holds ${first.d}; every file of a sharded input must have the same dimension`);
-    if (part.dtype !== first.dtype)
-      throw new UsageError(`${quoteName(f)}: ${part.dtype} vectors, but ${quoteName(files[0])} holds ${first.dtype}; every file of a sharded input must have the same element type`);
+    sameShape(f, part, files[0], first);
     take(part);
   }
   const format = `${files.length} files, ${first.format}`;
@@ -189,9 +187,43 @@ export async function readInputs(input: string | string[], o: ReadOptions = {}):
   return out;
 }
 
+/** A usage error unless file f's vectors have the first file's dimension and element type. */
+function sameShape(f: string, part: { d: number; dtype: string }, first: string, of: { d: number; dtype: string }): void {
+  if (part.d !== of.d)
+    throw new UsageError(`${quoteName(f)}: ${part.d}-dimensional vectors, but ${quoteName(first)} holds ${of.d}; every file of a sharded input must have the same dimension`);
+  if (part.dtype !== of.dtype)
+    throw new UsageError(`${quoteName(f)}: ${part.dtype} vectors, but ${quoteName(first)} holds ${of.dtype}; every file of a sharded input must have the same element type`);
+}
+
 /** Copy `part`'s rows after the `into.n` rows `into` already holds, a view at a time. */
 function append(into: Dataset, part: Dataset): void {
   const d = into.d;
   forEachPiece(part, (v, r0, r1) => elements(into, (into.n + r0) * d, (r1 - r0) * d).set(v));
   into.n += part.n;
+}
+
+/**
+ * Every file an input names (expandInputs) read where it lies, a block of rows at a time, as one
+ * reader whose rows are the files' rows concatenated in the order readInputs reads them; undefined
+ * when some file is not in a layout that allows it (io/readers/blocks.ts: the whole-file readers
+ * then read the input and say what is wrong, if anything).
+ */
+export function openInputBlocks(input: string | string[], o: Pick<ReadOptions, 'format' | 'allowDuplicateInputs'> = {}): BlockReader | undefined {
+  const files = expandInputs(Array.isArray(input) ? input : [input], o.allowDuplicateInputs);
+  const parts: BlockReader[] = [];
+  try {
+    for (const f of files) {
+      const r = openBlockReader(f, o.format);
+      if (!r) {
+        parts.forEach((p) => p.close());
+        return undefined;
+      }
+      parts.push(r);
+    }
+    for (const [k, p] of parts.entries()) if (k > 0) sameShape(files[k], p, files[0], parts[0]);
+    return concatBlockReaders(parts);
+  } catch (e) {
+    parts.forEach((p) => p.close());
+    throw e;
+  }
 }

@@ -49,6 +49,12 @@ export function datasetScale(x: Rows): number {
 /** SAFE_BAND.lo (2^-16) as f16 bits: a subnormal, 256 × 2^-24 (f16 bit patterns of |x| grow with |x|). */
 const F16_BITS_OF_SAFE_LO = 256;
 
+/** The value of a largest |x| found as a bit pattern with the sign cleared (f16 or f32 bits). */
+export function topValue(top: number, dtype: 'f16' | 'f32'): number {
+  if (dtype === 'f16') return f16ToF32(top);
+  return new Float32Array(new Int32Array([top]).buffer)[0];
+}
+
 /** The largest |x| over rows `list` of x (all n rows when null). */
 export function maxAbsOf(x: Rows, list: readonly number[] | null = null): number {
   let max = 0;
@@ -65,9 +71,7 @@ export function maxAbsOf(x: Rows, list: readonly number[] | null = null): number
         for (let i = 0; i < bits.length; i++) if ((bits[i] & 0x7fffffff) > top) top = bits[i] & 0x7fffffff;
       }
     });
-    if (x.dtype === 'f16') return f16ToF32(top);
-    const f = new Float32Array(new Int32Array([top]).buffer);
-    return f[0];
+    return topValue(top, x.dtype);
   }
   const row = new Float32Array(x.d);
   for (const r of list) {

@@ -5,6 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { readDataset } from '../../dist/io/read.js';
 import { setParallelReadForTests } from '../../dist/io/readers/parallel-read.js';
 import { viewAll } from '../../dist/vectors/dataset.js';
+import { maxAbsOf } from '../../dist/vectors/scale.js';
+import { openBlockReader } from '../../dist/io/readers/blocks.js';
 import { encodeValues, npyBytes, scratchDir, writeFile } from './helpers.js';
 
 const dir = scratchDir('parallel');
@@ -37,6 +39,44 @@ describe('reading with several threads', () => {
       const { one, many } = await both(writeFile(dir, `bad${descr.slice(1)}.npy`, npyBytes({ descr, shape: [3001, 7], body })));
       expect(one).toMatch(/row 1777 has a non-finite value/);
       expect(many).toEqual(one);
+    });
+  }
+
+  for (const descr of ['<f4', '<f2']) {
+    it(`${descr}: a block read and checked on threads (a streamed compress) has one thread's values, largest |x| and problem`, async () => {
+      const body = encodeValues(descr, [3001, 7]);
+      const eb = descr === '<f4' ? 4 : 2;
+      const file = writeFile(dir, `block${descr.slice(1)}.npy`, npyBytes({ descr, shape: [3001, 7], body }));
+      const reader = openBlockReader(file)!;
+      try {
+        const cases: Array<[number, number]> = [[0, 3001], [123, 2999]];
+        for (const [r0, r1] of cases) {
+          setParallelReadForTests(2 ** 50);
+          const one = await reader.readChecked(r0, r1);
+          setParallelReadForTests(0, 4096 + 12);
+          const many = await reader.readChecked(r0, r1);
+          expect(Array.from(viewAll(many.ds))).toEqual(Array.from(viewAll(one.ds)));
+          expect(one.maxAbs).toBe(maxAbsOf(one.ds));
+          expect(one.maxAbs).toBeGreaterThan(0);
+          expect([many.maxAbs, many.problem]).toEqual([one.maxAbs, undefined]);
+        }
+      } finally {
+        reader.close();
+      }
+      // A NaN in row 2500: both name it, numbered in the file.
+      if (eb === 4) new DataView(body.buffer).setFloat32((2500 * 7 + 3) * eb, NaN, true);
+      else new DataView(body.buffer).setUint16((2500 * 7 + 3) * eb, 0x7e00, true);
+      const bad = openBlockReader(writeFile(dir, `block-bad${descr.slice(1)}.npy`, npyBytes({ descr, shape: [3001, 7], body })))!;
+      try {
+        setParallelReadForTests(2 ** 50);
+        const one = await bad.readChecked(2000, 3001);
+        setParallelReadForTests(0, 4096 + 12);
+        const many = await bad.readChecked(2000, 3001);
+        expect(one.problem?.what).toMatch(/row 2500 has a non-finite value/);
+        expect(many.problem).toEqual(one.problem);
+      } finally {
+        bad.close();
+      }
     });
   }
 });

@@ -286,7 +286,7 @@ function bytes(a: ArrayBufferView): Uint8Array {
 }
 
 /** The first index of ascending `rows` whose value is at least `v` (rows.length if none). */
-function firstAtLeast(rows: Int32Array, v: number): number {
+export function firstAtLeast(rows: Int32Array, v: number): number {
   let lo = 0, hi = rows.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;

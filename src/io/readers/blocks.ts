@@ -5,8 +5,11 @@
 // is one read per row. Other formats (and these in another layout) are read whole by io/read.ts.
 import * as fs from 'node:fs';
 import { allocDataset, type Dataset, type InputDtype, type VectorDtype } from '../../vectors/dataset.js';
+import { maxAbsOf, topValue } from '../../vectors/scale.js';
 import { NPY_MAGIC, npyHeaderOf } from './npy.js';
+import { parallelReadable, readParallel, readParallelTop } from './parallel-read.js';
 import { badInput, fdSource, type ByteSource } from './source.js';
+import { blockProblem } from './validate.js';
 
 export interface BlockReader {
   readonly name: string;
@@ -21,6 +24,14 @@ export interface BlockReader {
   readonly size: number;
   /** Rows [r0, r1) as a dataset of their own, in fresh shared memory (or in `into`'s, when it has room). */
   read(r0: number, r1: number, into?: Dataset): Dataset;
+  /**
+   * read() on threads where the layout allows (a .npy's rows: io/readers/parallel-read.ts), else
+   * on this thread; readChecked also gives the first bad row's problem (validate.ts's words, and
+   * the file it is in: a sharded input's rows numbered in their file, as the whole-file readers
+   * number them) and the largest |x|, found by the threads as they read.
+   */
+  readAsync(r0: number, r1: number, into?: Dataset): Promise<Dataset>;
+  readChecked(r0: number, r1: number, into?: Dataset): Promise<{ ds: Dataset; problem: { file: string; what: string } | undefined; maxAbs: number }>;
   /** The listed rows (any order, each in range), in that order, as a dataset of their own. */
   gather(list: ArrayLike<number>): Dataset;
   close(): void;
@@ -62,7 +73,7 @@ function npyBlocks(src: ByteSource): BlockReader | undefined {
   const dtype: VectorDtype = h.elem;
   const rowBytes = d * (dtype === 'f32' ? 4 : 2);
   const format = `npy ${h.elem}`;
-  return rowsReader(src, n, d, dtype, h.elem, format, (r0, r1, dst) => src.readInto(dst, h.dataOffset + r0 * rowBytes));
+  return rowsReader(src, n, d, dtype, h.elem, format, (r0, r1, dst) => src.readInto(dst, h.dataOffset + r0 * rowBytes), h.dataOffset);
 }
 
 function fvecsBlocks(src: ByteSource): BlockReader | undefined {
@@ -87,22 +98,46 @@ function fvecsBlocks(src: ByteSource): BlockReader | undefined {
   });
 }
 
-/** A reader from `fill(r0, r1, dst)`, which puts the raw row bytes of rows [r0, r1) into dst. */
+/**
+ * A reader from `fill(r0, r1, dst)`, which puts the raw row bytes of rows [r0, r1) into dst; rows
+ * that lie in the file as they are held, from byte `direct` on, are read on threads when a block is large.
+ */
 function rowsReader(
   src: ByteSource, n: number, d: number, dtype: VectorDtype, inputDtype: InputDtype, format: string,
-  fill: (r0: number, r1: number, dst: Uint8Array) => void,
+  fill: (r0: number, r1: number, dst: Uint8Array) => void, direct?: number,
 ): BlockReader {
-  const rowBytes = d * (dtype === 'f32' ? 4 : 2);
+  const eb = dtype === 'f32' ? 4 : 2;
+  const rowBytes = d * eb;
   const bytesOf = (ds: Dataset, rows: number) => new Uint8Array(ds.buffer, ds.byteOffset, rows * rowBytes);
-  return {
+  const target = (r0: number, r1: number, into?: Dataset): Dataset => {
+    if (!(Number.isInteger(r0) && Number.isInteger(r1) && 0 <= r0 && r0 <= r1 && r1 <= n)) throw new RangeError(`rows ${r0}..${r1} of ${n}`);
+    return into && into.dtype === dtype && into.buffer.byteLength - into.byteOffset >= (r1 - r0) * rowBytes
+      ? { ...into, n: r1 - r0 }
+      : allocDataset(r1 - r0, d, dtype, format);
+  };
+  const threaded = (r0: number, r1: number) => direct !== undefined && parallelReadable(src, (r1 - r0) * rowBytes);
+  const reader: BlockReader = {
     name: src.name, n, d, dtype, inputDtype, format, size: src.size,
     read(r0, r1, into) {
-      if (!(Number.isInteger(r0) && Number.isInteger(r1) && 0 <= r0 && r0 <= r1 && r1 <= n)) throw new RangeError(`rows ${r0}..${r1} of ${n}`);
-      const ds = into && into.dtype === dtype && into.buffer.byteLength - into.byteOffset >= (r1 - r0) * rowBytes
-        ? { ...into, n: r1 - r0 }
-        : allocDataset(r1 - r0, d, dtype, format);
+      const ds = target(r0, r1, into);
       fill(r0, r1, bytesOf(ds, r1 - r0));
       return ds;
+    },
+    async readAsync(r0, r1, into) {
+      if (!threaded(r0, r1)) return reader.read(r0, r1, into);
+      const ds = target(r0, r1, into);
+      await readParallel(src, direct! + r0 * rowBytes, (r1 - r0) * d, eb, ds, 0);
+      return ds;
+    },
+    async readChecked(r0, r1, into) {
+      if (!threaded(r0, r1)) {
+        const ds = reader.read(r0, r1, into);
+        return { ds, problem: problemIn(src.name, blockProblem(ds, r0)), maxAbs: maxAbsOf(ds) };
+      }
+      const ds = target(r0, r1, into);
+      const { firstBad, top } = await readParallelTop(src, direct! + r0 * rowBytes, (r1 - r0) * d, eb, ds, 0);
+      // A suspect value (NaN, Inf, or merely large) is judged by the readers' own rules.
+      return { ds, problem: firstBad >= 0 ? problemIn(src.name, blockProblem(ds, r0)) : undefined, maxAbs: topValue(top, dtype) };
     },
     gather(list) {
       const ds = allocDataset(list.length, d, dtype, `${list.length} rows of ${format}`);
@@ -119,5 +154,96 @@ function rowsReader(
       return ds;
     },
     close: () => src.close(),
+  };
+  return reader;
+}
+
+function problemIn(file: string, what: string | undefined): { file: string; what: string } | undefined {
+  return what === undefined ? undefined : { file, what };
+}
+
+/**
+ * Several block readers as one whose rows are theirs concatenated in the order given (a sharded
+ * input: io/shards.ts expandInputs gives the files in the order the whole-file reader reads them).
+ * Every part holds rows of the same dimension and element type (io/shards.ts openInputBlocks checks).
+ */
+export function concatBlockReaders(parts: BlockReader[]): BlockReader {
+  if (parts.length === 1) return parts[0];
+  const first = parts[0];
+  if (parts.some((p) => p.d !== first.d || p.dtype !== first.dtype)) throw new Error('concatBlockReaders: parts of different shapes');
+  const starts = [0];
+  for (const p of parts) starts.push(starts[starts.length - 1] + p.n);
+  const n = starts[parts.length];
+  const { d, dtype } = first;
+  const rowBytes = d * (dtype === 'f32' ? 4 : 2);
+  const format = `${parts.length} files, ${first.format}`;
+  /** The part holding row r (the last part whose first row is at most r). */
+  const partOf = (r: number) => {
+    let lo = 0, hi = parts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (starts[mid] <= r) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  };
+  const inputDtype = parts.every((p) => p.inputDtype === first.inputDtype) ? first.inputDtype : first.dtype;
+  const target = (r0: number, r1: number, into?: Dataset): Dataset => {
+    if (!(Number.isInteger(r0) && Number.isInteger(r1) && 0 <= r0 && r0 <= r1 && r1 <= n)) throw new RangeError(`rows ${r0}..${r1} of ${n}`);
+    return into && into.dtype === dtype && into.buffer.byteLength - into.byteOffset >= (r1 - r0) * rowBytes
+      ? { ...into, n: r1 - r0, format }
+      : allocDataset(r1 - r0, d, dtype, format);
+  };
+  /** Rows [r0, r1) as runs of one part each: part k's rows [a, b), read in place into `view` of ds. */
+  const runs = (ds: Dataset, r0: number, r1: number) => {
+    const out: Array<{ k: number; a: number; b: number; view: Dataset }> = [];
+    for (let r = r0; r < r1; ) {
+      const k = partOf(r);
+      const e = Math.min(r1, starts[k + 1]);
+      out.push({ k, a: r - starts[k], b: e - starts[k], view: { ...ds, byteOffset: ds.byteOffset + (r - r0) * rowBytes, n: e - r } });
+      r = e;
+    }
+    return out;
+  };
+  const same = (ds: Dataset, got: Dataset) => {
+    if (got.buffer !== ds.buffer) throw new Error('concatBlockReaders: a part read outside the block');
+  };
+  return {
+    name: first.name, n, d, dtype, inputDtype, format, size: parts.reduce((s, p) => s + p.size, 0),
+    read(r0, r1, into) {
+      const ds = target(r0, r1, into);
+      for (const { k, a, b, view } of runs(ds, r0, r1)) same(ds, parts[k].read(a, b, view));
+      return ds;
+    },
+    async readAsync(r0, r1, into) {
+      const ds = target(r0, r1, into);
+      for (const got of await Promise.all(runs(ds, r0, r1).map(({ k, a, b, view }) => parts[k].readAsync(a, b, view)))) same(ds, got);
+      return ds;
+    },
+    async readChecked(r0, r1, into) {
+      const ds = target(r0, r1, into);
+      const got = await Promise.all(runs(ds, r0, r1).map(({ k, a, b, view }) => parts[k].readChecked(a, b, view)));
+      got.forEach((g) => same(ds, g.ds));
+      // The parts in row order: the first problem found is the first of the block.
+      return { ds, problem: got.find((g) => g.problem)?.problem, maxAbs: got.reduce((t, g) => Math.max(t, g.maxAbs), 0) };
+    },
+    gather(list) {
+      const ds = allocDataset(list.length, d, dtype, `${list.length} rows of ${format}`);
+      const all = new Uint8Array(ds.buffer, ds.byteOffset, list.length * rowBytes);
+      // Consecutive entries of one part are one gather of that part.
+      for (let k = 0; k < list.length; ) {
+        const r = list[k];
+        if (!(Number.isInteger(r) && r >= 0 && r < n)) throw new RangeError(`row ${r} out of range 0..${n - 1}`);
+        const p = partOf(r);
+        let e = k + 1;
+        while (e < list.length && list[e] >= starts[p] && list[e] < starts[p + 1]) e++;
+        const local = Array.from({ length: e - k }, (_, j) => list[k + j] - starts[p]);
+        const got = parts[p].gather(local);
+        all.set(new Uint8Array(got.buffer, got.byteOffset, (e - k) * rowBytes), k * rowBytes);
+        k = e;
+      }
+      return ds;
+    },
+    close: () => parts.forEach((p) => p.close()),
   };
 }

@@ -42,6 +42,8 @@ export interface RangeJob {
   byteOffset: number;
   elementBytes: 2 | 4;
   chunk: number;
+  /** Also find the largest |x|'s bit pattern (sign cleared) of the range: a streamed compress's checking pass. */
+  top?: boolean;
 }
 
 /** Whether readParallel applies: a file descriptor source, a direct element type, enough bytes, more than one core. */
@@ -55,6 +57,20 @@ export function parallelReadable(src: ByteSource, bytes: number): boolean {
  * `at`, on several threads. Returns the index (from `at`) of the first suspect element, or -1.
  */
 export async function readParallel(src: ByteSource, offset: number, count: number, elementBytes: 2 | 4, dst: VectorStore, at: number): Promise<number> {
+  return (await readRanges(src, offset, count, elementBytes, dst, at, false)).firstBad;
+}
+
+/**
+ * readParallel that also finds the largest |x| as a bit pattern with the sign cleared (f16 or f32
+ * bits, as vectors/scale.ts maxAbsOf takes them): the threads scan what they read while it is in cache.
+ */
+export async function readParallelTop(src: ByteSource, offset: number, count: number, elementBytes: 2 | 4, dst: VectorStore, at: number): Promise<{ firstBad: number; top: number }> {
+  return readRanges(src, offset, count, elementBytes, dst, at, true);
+}
+
+async function readRanges(
+  src: ByteSource, offset: number, count: number, elementBytes: 2 | 4, dst: VectorStore, at: number, top: boolean,
+): Promise<{ firstBad: number; top: number }> {
   if (!('fd' in src.ref)) throw new Error('readParallel needs a file descriptor source');
   const fd = src.ref.fd;
   const threads = Math.max(1, Math.min(maxThreads, os.availableParallelism(), Math.floor((count * elementBytes) / perThread)));
@@ -64,14 +80,14 @@ export async function readParallel(src: ByteSource, offset: number, count: numbe
     const e1 = starts[k + 1];
     const job: RangeJob = {
       fd, position: offset + e0 * elementBytes, bytes: (e1 - e0) * elementBytes, buffer: dst.buffer as SharedArrayBuffer,
-      byteOffset: dst.byteOffset + (at + e0) * elementBytes, elementBytes, chunk: Math.max(4, Math.min(CHUNK_BYTES, perThread) & ~3),
+      byteOffset: dst.byteOffset + (at + e0) * elementBytes, elementBytes, chunk: Math.max(4, Math.min(CHUNK_BYTES, perThread) & ~3), top,
     };
     const w = new Worker(new URL('./read-worker.js', import.meta.url), { workerData: job, execArgv: [] });
     workers.push(w);
-    return new Promise<number>((resolve, reject) => {
-      w.on('message', (m: { type: string; bytes?: number; firstBad?: number; message?: string }) => {
+    return new Promise<{ firstBad: number; top: number }>((resolve, reject) => {
+      w.on('message', (m: { type: string; bytes?: number; firstBad?: number; top?: number; message?: string }) => {
         if (m.bytes) src.counted!(m.bytes);
-        if (m.type === 'done') resolve(m.firstBad! < 0 ? -1 : e0 + m.firstBad!);
+        if (m.type === 'done') resolve({ firstBad: m.firstBad! < 0 ? -1 : e0 + m.firstBad!, top: m.top ?? 0 });
         else if (m.type === 'error') reject(badInput(src, m.message!));
       });
       w.on('error', reject);
@@ -81,9 +97,10 @@ export async function readParallel(src: ByteSource, offset: number, count: numbe
   const stop = () => workers.forEach((w) => void w.terminate());
   interruptSignal.addEventListener('abort', stop);
   try {
-    const firsts = await Promise.all(results);
+    const got = await Promise.all(results);
     if (interruptSignal.aborted) throw new InterruptedError();
-    return firsts.find((b) => b >= 0) ?? -1; // ranges in order: the first found is the first overall
+    // Ranges in order: the first found is the first overall.
+    return { firstBad: got.find((g) => g.firstBad >= 0)?.firstBad ?? -1, top: got.reduce((t, g) => Math.max(t, g.top), 0) };
   } catch (e) {
     if (interruptSignal.aborted) throw new InterruptedError();
     throw e;

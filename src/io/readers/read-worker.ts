@@ -13,6 +13,7 @@ const REPORT_BYTES = 64 << 20;
 
 try {
   let firstBad = -1;
+  let top = 0;
   let reported = 0;
   for (let done = 0; done < job.bytes; ) {
     const len = Math.min(job.chunk, job.bytes - done);
@@ -27,13 +28,27 @@ try {
       const bad = firstSuspect(view, 0, view.length);
       if (bad >= 0) firstBad = done / job.elementBytes + bad;
     }
+    if (job.top) top = Math.max(top, topBits(job.buffer, job.byteOffset + done, len, job.elementBytes));
     done += len;
     if (done - reported >= REPORT_BYTES) {
       port.postMessage({ type: 'bytes', bytes: done - reported });
       reported = done;
     }
   }
-  port.postMessage({ type: 'done', bytes: job.bytes - reported, firstBad });
+  port.postMessage({ type: 'done', bytes: job.bytes - reported, firstBad, top });
 } catch (e) {
   port.postMessage({ type: 'error', message: (e as Error).message });
+}
+
+/** The largest bit pattern with the sign cleared among `len` bytes of f16 or f32 values (vectors/scale.ts maxAbsOf's integer max). */
+function topBits(buffer: SharedArrayBuffer, byteOffset: number, len: number, elementBytes: 2 | 4): number {
+  let top = 0;
+  if (elementBytes === 2) {
+    const v = new Uint16Array(buffer, byteOffset, len / 2);
+    for (let i = 0; i < v.length; i++) if ((v[i] & 0x7fff) > top) top = v[i] & 0x7fff;
+  } else {
+    const v = new Int32Array(buffer, byteOffset, len / 4);
+    for (let i = 0; i < v.length; i++) if ((v[i] & 0x7fffffff) > top) top = v[i] & 0x7fffffff;
+  }
+  return top;
 }
