@@ -10,9 +10,10 @@ def stamp():
     with open(out + '.err', 'w') as f:
         for line in p.stderr:
             f.write(f'{time.time() - t0:8.3f} {line.decode(errors="replace")}')
-threading.Thread(target=stamp, daemon=True).start()
+th = threading.Thread(target=stamp); th.start()
 line = p.stdout.readline(); t1 = time.time()
 rest = p.stdout.read(); p.wait(); t2 = time.time()
+th.join() # stderr ends with the process: every line written
 open(out + '.json', 'wb').write(line + rest)
 try:
     d = json.loads(line)
