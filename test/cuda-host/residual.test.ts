@@ -87,6 +87,9 @@ describe('bits residuals on the GPU (fake driver) = on the host', () => {
       const cpu = await encodeBits(input, R, 1);
       expect(gpu.residualEnergy).toBe(cpu.residualEnergy);
       expect(bytes(gpu.residuals.payload()).equals(bytes(cpu.residuals.payload()))).toBe(true);
+      // The payload's checksum from the device's pieces (crc_slices, joined on the host): the writer's one pass.
+      expect(fake.launches.some((k) => k.startsWith('crc_slices'))).toBe(true);
+      expect(gpu.residuals.payloadCrc).toBe(crc32c(bytes(gpu.residuals.payload())));
       expect(fake.live).toBe(0);
     });
 

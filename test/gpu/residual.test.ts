@@ -61,6 +61,7 @@ describe.skipIf(!hasGpu)('bits residuals on the GPU = on the host', () => {
         const cpu = await encodeBits(input, R);
         expect(gpu.residualEnergy).toBe(cpu.residualEnergy);
         expect(bytes(gpu.residuals.payload()).equals(bytes(cpu.residuals.payload()))).toBe(true);
+        expect(gpu.residuals.payloadCrc).toBe(crc32c(bytes(gpu.residuals.payload()))); // the device's pieces' checksums, joined
       } finally {
         await backend.close();
       }

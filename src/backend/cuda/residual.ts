@@ -137,8 +137,11 @@ export async function encodeBitsOnGpu(ctx: CudaContext, input: ResidualInput, R:
   prefaultShared(n * R); // the codes' pages, touched on other threads while the plan is made and the GPU codes
   const codes = allocCodes<Uint8Array>('u8', n, R, true, takeShared(Math.max(1, n * R)));
   let plan!: BitsPlan;
-  const rowErr = await bitsRowsOnGpu(ctx, input, () => (plan = bitsPlanOf(rowsInput(input, false), n, d, R)), codes);
-  return { residuals: new BitsResiduals(n, d, R, plan.bits, plan.steps, codes), residualEnergy: blockSums(rowErr, n) / Math.max(1, n) };
+  const { rowErr, sliceCrcs } = await bitsOnGpu(ctx, input, () => (plan = bitsPlanOf(rowsInput(input, false), n, d, R)), codes, true);
+  // The payload's checksum from the codes' pieces checksummed on the device: the writer need not read 4.5 GB again.
+  const head = new BitsResiduals(n, d, R, plan.bits, plan.steps, codes).head();
+  const crc = sliceCrcs && crc32cJoin(crc32c(head), sliceCrcs, CRC_SLICE, n * R);
+  return { residuals: new BitsResiduals(n, d, R, plan.bits, plan.steps, codes, crc), residualEnergy: blockSums(rowErr, n) / Math.max(1, n) };
 }
 
 /**
@@ -147,8 +150,15 @@ export async function encodeBitsOnGpu(ctx: CudaContext, input: ResidualInput, R:
  * vectors' copies (already queued when their pages are locked: pin.ts) run.
  */
 export async function bitsRowsOnGpu(ctx: CudaContext, input: ResidualInput, plan: BitsPlan | (() => BitsPlan), codes: Codes<Uint8Array>): Promise<Float64Array> {
+  return (await bitsOnGpu(ctx, input, plan, codes, false)).rowErr;
+}
+
+/** bitsRowsOnGpu's kernels; with `checksum` the codes' checksum per CRC_SLICE piece (a whole payload's codes: not a range of rows). */
+async function bitsOnGpu(
+  ctx: CudaContext, input: ResidualInput, plan: BitsPlan | (() => BitsPlan), codes: Codes<Uint8Array>, checksum: boolean,
+): Promise<{ rowErr: Float64Array; sliceCrcs?: Uint32Array }> {
   const { n, d } = input;
-  const t: number[] = [performance.now()]; // plan, upload, codes, download (-v)
+  const t: number[] = [performance.now()]; // plan, upload, codes, download, checksum (-v)
   const held = new HeldBuffers(ctx.pool);
   const { alloc } = held;
   try {
@@ -177,9 +187,11 @@ export async function bitsRowsOnGpu(ctx: CudaContext, input: ResidualInput, plan
     const rowErr = new Float64Array(n);
     await downloadCodes(ctx, codes, codesBuf, rowErr, rowErrBuf);
     t.push(performance.now());
+    const sliceCrcs = checksum ? await codesCrcs(ctx, codesBuf, n * p.R, alloc) : undefined;
+    t.push(performance.now());
     const ms = t.slice(1).map((v, k) => (v - t[k]).toFixed(1));
-    log().debug(`bits ${p.R}B residuals of ${n} rows on ${ctx.where}: plan ${ms[0]} ms, upload (after the plan) ${ms[1]} ms, codes ${ms[2]} ms, download ${ms[3]} ms`);
-    return rowErr;
+    log().debug(`bits ${p.R}B residuals of ${n} rows on ${ctx.where}: plan ${ms[0]} ms, upload (after the plan) ${ms[1]} ms, codes ${ms[2]} ms, download ${ms[3]} ms, checksum ${ms[4]} ms`);
+    return { rowErr, sliceCrcs };
   } finally {
     held.free();
   }
