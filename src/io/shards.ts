@@ -3,9 +3,11 @@
 // are concatenated in name order (plain code-point order of the paths: zero-padded shard names
 // sort as written), and every file must hold vectors of the same dimension and element type.
 //
-// Memory: when every file's row count can be read from its header or footer (npy, safetensors,
-// fvecs, bvecs, raw, Parquet), the whole dataset is allocated once and each file, read on its own,
-// is copied into its rows and dropped: the peak is the dataset plus one file. Otherwise (CSV,
+// Memory: files that are all .npy (f32/f16, C order) or .fvecs are read straight into their rows of
+// the one dataset on the reader threads (readInPlace): the peak is the dataset. Otherwise, when every
+// file's row count can be read from its header or footer (safetensors, bvecs, raw, Parquet, or those
+// mixed in), the whole dataset is allocated once and each file, read on its own, is copied into its
+// rows and dropped: the peak is the dataset plus one file. Otherwise (CSV,
 // JSONL, Arrow, HDF5, npz) the files are read first and then copied together (twice the vectors).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
