@@ -64,13 +64,14 @@ describe('ec WebAssembly decoder', () => {
     }
   });
 
-  it('decodes random sections (odd n, d, block sizes, steps) to the JS loop\'s codes and addTo\'s rows', () => {
+  it('decodes random sections (odd n, d, block sizes, steps, both layouts) to the JS loop\'s codes and addTo\'s rows', () => {
     const r = rng(2028);
+    let rotated = 0;
     for (let trial = 0; trial < 12; trial++) {
       const n = 1 + Math.floor(r() * 700), d = 1 + Math.floor(r() * 45), blockRows = 1 + Math.floor(r() * 300);
       const input = mixture(n, d, 3, 31 + trial, 0.003);
       const target = { step: 10 ** (-1 - 3 * r()) };
-      const payload = joined(encodeEc(input, target, { blockRows, rotate: false }).residuals);
+      const payload = joined(encodeEc(input, target, { blockRows, rotate: trial % 2 === 1 }).residuals);
       const L = readSection(payload, n, d, fail);
       setEcWasm(false);
       const js = decodeBlocks(payload, L, n, 1, fail);
@@ -78,12 +79,14 @@ describe('ec WebAssembly decoder', () => {
       const wasm = decodeBlocks(payload, L, n, 1, fail);
       expect(wasm.map((q) => [q.constructor.name, ...q])).toEqual(js.map((q) => [q.constructor.name, ...q]));
       const res = ecSection.read(payload as never, { n, d, m: 3, assignments: input.assign, version: 5 }, fail) as EcResiduals;
+      if (res.layout.rotation) rotated++;
       const want = new Float32Array(n * d), got = new Float32Array(n * d);
       for (let i = 0; i < n * d; i++) want[i] = got[i] = input.x[i];
       for (let i = 0; i < n; i++) res.addTo(i, want, i * d);
       res.addRange(0, n, got, 0);
       expect(Buffer.from(got.buffer).equals(Buffer.from(want.buffer))).toBe(true);
     }
+    expect(rotated).toBeGreaterThan(2);
   });
 
   it('refuses damaged and random blocks as the JS loop does, in the same words', () => {
