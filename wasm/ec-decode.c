@@ -1,9 +1,9 @@
 // The 'ec' residual codec's decoder loops, compiled to WebAssembly SIMD (npm run build:wasm ->
-// build/ec-decode.wasm), called by src/codecs/ec/wasm-decode.ts. Each is the JS loop it replaces,
-// operation for operation, so the results are the same bits:
+// build/ec-decode.wasm), called by src/codecs/ec/wasm-decode.ts. Each gives the bits of the JS loop
+// it replaces (where an operation differs from the JS one, the comment there says why the bits agree):
 //
 //  - ec_symbols: fast-decode.ts decodeSymbols, the rANS symbol loop of the 32 interleaved lanes
-//    through the bucket and symbol tables;
+//    through the bucket and symbol tables, four lanes' lookups checked at once in SIMD;
 //  - ec_add_axes: residuals.ts addTo on the axis layout, rows at a time:
 //    out_k = f32(f64(out_k) + (step_c · q − sgn(q) · c_c)), the value in f64;
 //  - ec_add_rotated: addTo on the rotated layout: acc = Σ_c ŷ_c · p_c in f64, coordinates in order,
