@@ -4,10 +4,11 @@
 // bytes) of CPU time on one core, with the coded size against the codes' empirical entropy; and
 // the section reader's wall time on its default threads (decode_threads).
 // The decoder's loops run in WebAssembly unless VLC_EC_WASM=0 (the JS loops, for a before/after in one build).
-// Usage: node bench/ec-speed.mjs [n] [d] [bytes-per-vector] [--rotate auto|axis|rot] [--dist DIR] [--compare] [--against DIR]
+// Usage: node bench/ec-speed.mjs [n] [d] [bytes-per-vector] [--rotate auto|axis|rot] [--dist DIR] [--compare] [--against DIR] [--rounds R]
 //   --compare: the JS and the WebAssembly loops of one build on the same payload, rounds interleaved.
 //   --against DIR: another build's decoder (DIR: its dist/, beside its build/) on the same payload,
-//   rounds interleaved with this one's in one process (a before/after under the same load).
+//   rounds interleaved with this one's in one process (a before/after under the same load);
+//   --rounds: how many (default 4), each the best of two runs.
 //   --rotate: the layout (default auto: the encoder's choice); --dist: the build whose decoder is
 //   timed (another checkout's dist/, for a before/after on the same input; encoded by this one's).
 // (needs npx tsc -p . first)
@@ -24,6 +25,7 @@ if (compare) process.argv.splice(compareAt, 1);
 const compareRounds = 3;
 const rotateFlag = flag('--rotate', 'auto'), dist = path.resolve(flag('--dist', path.join(root, 'dist')));
 const againstFlag = flag('--against', undefined), against = againstFlag && path.resolve(againstFlag);
+const againstRounds = Number(flag('--rounds', 4));
 const { encodeEc } = await import(path.join(root, 'dist/codecs/ec/encode.js'));
 /** A build's section reader and block decoder (dir: its dist/). */
 const build = async (dir) => ({ decoder: await import(path.join(dir, 'codecs/ec/residuals.js')), readSection: (await import(path.join(dir, 'codecs/ec/blocks.js'))).readSection });
@@ -105,7 +107,6 @@ function measure(runs, { decoder, readSection } = mine) {
 }
 /** Two runs' figures, each the better of the two (time: the least; rates: the most). */
 const bestOf = (a, b) => (a ? Object.fromEntries(Object.entries(b).map(([k, v]) => [k, k === 'decode_codes_s' ? Math.min(a[k], v) : k === 'rows_hash' ? v : Math.max(a[k], v)])) : b);
-const againstRounds = 4;
 let res, figures;
 if (compare) {
   // The JS loops and the WebAssembly ones on the same payload, rounds interleaved (a shared machine's
