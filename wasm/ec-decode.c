@@ -61,7 +61,7 @@ static inline __attribute__((always_inline)) void symbols(
   uint32_t p = 0;
   int esc = 0, t = 0, k = 0;
   const v128_t maskv = wasm_i32x4_splat((int32_t)mask), low16 = wasm_i32x4_splat(0xffff), one = wasm_i32x4_splat(1);
-  const v128_t L = wasm_i32x4_splat(0x10000);
+  const v128_t zero = wasm_i32x4_splat(0);
   const int count4 = count & ~3;
   while (t < count4) {
     // The shift counts made opaque inside the loop: clang 14 hoists a loop-invariant count's splat
@@ -85,7 +85,9 @@ static inline __attribute__((always_inline)) void symbols(
     v128_t a = wasm_i32x4_shuffle(E0, E1, 0, 4, 1, 5), b = wasm_i32x4_shuffle(E2, E3, 0, 4, 1, 5);
     v128_t fc = wasm_i32x4_shuffle(a, b, 0, 1, 4, 5), q = wasm_i32x4_shuffle(a, b, 2, 3, 6, 7);
     const v128_t check = wasm_i32x4_shuffle(wasm_i32x4_shuffle(E0, E1, 3, 7, 3, 7), wasm_i32x4_shuffle(E2, E3, 3, 7, 3, 7), 0, 1, 4, 5);
-    if (wasm_i32x4_bitmask(wasm_u32x4_ge(slot, check))) {
+    // Slots and ends are below 2^16, so a signed compare serves (V8 lowers an unsigned one to three
+    // instructions): the group is common when every lane's end lies past its slot.
+    if (wasm_i32x4_bitmask(wasm_i32x4_gt(check, slot)) != 0xf) {
       e0 = entry(bucket, symTab, absolute ? 0 : ssExt[k], wasm_i32x4_extract_lane(bi, 0), wasm_i32x4_extract_lane(slot, 0));
       e1 = entry(bucket, symTab, absolute ? 0 : ssExt[k + 1], wasm_i32x4_extract_lane(bi, 1), wasm_i32x4_extract_lane(slot, 1));
       e2 = entry(bucket, symTab, absolute ? 0 : ssExt[k + 2], wasm_i32x4_extract_lane(bi, 2), wasm_i32x4_extract_lane(slot, 2));
@@ -101,13 +103,18 @@ static inline __attribute__((always_inline)) void symbols(
     // x <- f · (x >> S) + slot − c, f and c from fc = (f − 1) << 16 | c.
     const v128_t f = wasm_i32x4_add(wasm_u32x4_shr(fc, 16), one);
     X = wasm_i32x4_sub(wasm_i32x4_add(wasm_i32x4_mul(f, wasm_u32x4_shr(X, sS)), slot), wasm_v128_and(fc, low16));
-    const v128_t need = wasm_u32x4_lt(X, L);
+    // x < 2^16 as x >> 16 == 0 (an unsigned compare costs V8 four instructions).
+    const v128_t need = wasm_i32x4_eq(wasm_u32x4_shr(X, 16), zero);
     const int m = wasm_i32x4_bitmask(need);
     const v128_t w = wasm_i8x16_swizzle(wasm_u32x4_load16x4(words + p), wasm_v128_load(spread[m]));
     X = wasm_v128_bitselect(wasm_v128_or(wasm_i32x4_shl(X, 16), w), X, need);
     p += __builtin_popcount(m);
     wasm_v128_store(xp, X);
-    if (narrow) wasm_v128_store64_lane(out16 + t, wasm_i8x16_shuffle(q, q, 0, 1, 4, 5, 8, 9, 12, 13, 0, 1, 4, 5, 8, 9, 12, 13), 0);
+    // Each code's low 16 bits (masked, so the unsigned narrowing never saturates).
+    if (narrow) {
+      const v128_t q16 = wasm_v128_and(q, low16);
+      wasm_v128_store64_lane(out16 + t, wasm_u16x8_narrow_i32x4(q16, q16), 0);
+    }
     else wasm_v128_store(out32 + t, q);
     t += 4;
     k += 4;
