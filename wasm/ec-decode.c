@@ -229,7 +229,13 @@ EXPORT void ec_add_axes(int rows, int D, int d, int narrow, const void *codes, c
       const int32_t q = narrow ? c16[at + c] : c32[at + c];
       res[dims[c]] = q > 0 ? step[c] * q - off[c] : q < 0 ? step[c] * q + off[c] : 0.0;
     }
-    for (k = 0; k + 2 <= d; k += 2) {
+    for (k = 0; k + 4 <= d; k += 4) {
+      const v128_t a4 = wasm_v128_load(o + k);
+      const v128_t lo = wasm_f64x2_add(wasm_f64x2_promote_low_f32x4(a4), wasm_v128_load(res + k));
+      const v128_t hi = wasm_f64x2_add(wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(a4, a4, 2, 3, 2, 3)), wasm_v128_load(res + k + 2));
+      wasm_v128_store(o + k, wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(lo), wasm_f32x4_demote_f64x2_zero(hi), 0, 1, 4, 5));
+    }
+    for (; k + 2 <= d; k += 2) {
       v128_t a = wasm_f64x2_promote_low_f32x4(wasm_v128_load64_zero(o + k));
       wasm_v128_store64_lane(o + k, wasm_f32x4_demote_f64x2_zero(wasm_f64x2_add(a, wasm_v128_load(res + k))), 0);
     }
