@@ -4,8 +4,11 @@
 // bytes) of CPU time on one core, with the coded size against the codes' empirical entropy; and
 // the section reader's wall time on its default threads (decode_threads).
 // The decoder's loops run in WebAssembly unless VLC_EC_WASM=0 (the JS loops, for a before/after in one build).
-// Usage: node bench/ec-speed.mjs [n] [d] [bytes-per-vector] [--rotate auto|axis|rot] [--dist DIR] [--compare]
+// Usage: node bench/ec-speed.mjs [n] [d] [bytes-per-vector] [--rotate auto|axis|rot] [--dist DIR] [--compare] [--against DIR] [--rounds R]
 //   --compare: the JS and the WebAssembly loops of one build on the same payload, rounds interleaved.
+//   --against DIR: another build's decoder (DIR: its dist/, beside its build/) on the same payload,
+//   rounds interleaved with this one's in one process (a before/after under the same load);
+//   --rounds: how many (default 4), each the best of two runs.
 //   --rotate: the layout (default auto: the encoder's choice); --dist: the build whose decoder is
 //   timed (another checkout's dist/, for a before/after on the same input; encoded by this one's).
 // (needs npx tsc -p . first)
@@ -21,10 +24,12 @@ const compareAt = process.argv.indexOf('--compare'), compare = compareAt >= 0;
 if (compare) process.argv.splice(compareAt, 1);
 const compareRounds = 3;
 const rotateFlag = flag('--rotate', 'auto'), dist = path.resolve(flag('--dist', path.join(root, 'dist')));
+const againstFlag = flag('--against', undefined), against = againstFlag && path.resolve(againstFlag);
+const againstRounds = Number(flag('--rounds', 4));
 const { encodeEc } = await import(path.join(root, 'dist/codecs/ec/encode.js'));
-const decoder = await import(path.join(dist, 'codecs/ec/residuals.js'));
-const { ecSection } = decoder;
-const { readSection } = await import(path.join(dist, 'codecs/ec/blocks.js'));
+/** A build's section reader and block decoder (dir: its dist/). */
+const build = async (dir) => ({ decoder: await import(path.join(dir, 'codecs/ec/residuals.js')), readSection: (await import(path.join(dir, 'codecs/ec/blocks.js'))).readSection });
+const mine = await build(dist), theirs = against ? await build(against) : undefined;
 
 const n = Number(process.argv[2] ?? 100000), d = Number(process.argv[3] ?? 128), B = Number(process.argv[4] ?? d / 2);
 let seed = 7;
@@ -64,7 +69,8 @@ const wasmSwitch = await import(path.join(dist, 'codecs/ec/wasm-decode.js')).cat
 // chunks of rows where the build has it, else addTo row by row; and addTo row by row (random access).
 const CHUNK = 65536;
 /** The decode figures of the build's decoder as it stands (WebAssembly on or off), best of `runs`. */
-function measure(runs) {
+function measure(runs, { decoder, readSection } = mine) {
+  const { ecSection } = decoder;
   const [readS] = decoder.decodeBlocks
     ? best(() => decoder.decodeBlocks(payload, readSection(payload, n, d, fail), n, 1, fail), runs) // one thread
     : best(() => ecSection.read(payload, context, fail), runs); // a build whose reader has one thread only
@@ -99,22 +105,34 @@ function measure(runs) {
     },
   };
 }
+/** Two runs' figures, each the better of the two (time: the least; rates: the most). */
+const bestOf = (a, b) => (a ? Object.fromEntries(Object.entries(b).map(([k, v]) => [k, k === 'decode_codes_s' ? Math.min(a[k], v) : k === 'rows_hash' ? v : Math.max(a[k], v)])) : b);
 let res, figures;
 if (compare) {
   // The JS loops and the WebAssembly ones on the same payload, rounds interleaved (a shared machine's
   // load changes by the minute), each figure the best of its rounds.
   if (!wasmSwitch) throw new Error('--compare: this build has no WebAssembly decoder');
-  const best2 = (a, b) => (a ? Object.fromEntries(Object.entries(b).map(([k, v]) => [k, k === 'decode_codes_s' ? Math.min(a[k], v) : k === 'rows_hash' ? v : Math.max(a[k], v)])) : b);
   const got = { js: undefined, wasm: undefined };
   for (let r = 0; r < compareRounds; r++)
     for (const which of ['js', 'wasm']) {
       wasmSwitch.setEcWasm(which === 'wasm');
       const m = measure(2);
-      got[which] = best2(got[which], m.figures);
+      got[which] = bestOf(got[which], m.figures);
       res = m.res;
     }
   if (got.js.rows_hash !== got.wasm.rows_hash) throw new Error('the JS and WebAssembly decoders give different rows');
   figures = { js: got.js, wasm: got.wasm, same_rows: true };
+} else if (theirs) {
+  // This build and another on the same payload, rounds interleaved, each figure the best of its rounds.
+  const got = { mine: undefined, theirs: undefined };
+  for (let r = 0; r < againstRounds; r++)
+    for (const which of ['theirs', 'mine']) {
+      const m = measure(2, which === 'mine' ? mine : theirs);
+      got[which] = bestOf(got[which], m.figures);
+      if (which === 'mine') res = m.res;
+    }
+  if (got.mine.rows_hash !== got.theirs.rows_hash) throw new Error('the two builds decode different rows');
+  figures = { against, before: got.theirs, after: got.mine, same_rows: true };
 } else ({ res, figures } = measure(5));
 // The codes' empirical entropy, per coded dimension.
 const D = res.layout.dims.length, maps = Array.from({ length: D }, () => new Map());

@@ -37,14 +37,14 @@ export function mixture(n: number, d: number, m: number, seed: number, outliers 
 }
 
 /** Random alphabets and models over `dims` dimensions, and `rows` rows of codes drawn from them, escapes included. */
-export function randomBlock(seed: number, rows: number, dims: number, S: number, wide: boolean) {
+export function randomBlock(seed: number, rows: number, dims: number, S: number, wide: boolean, maxAlphabet = 400) {
   const r = rng(seed);
   const lo = new Int32Array(dims), size = new Uint32Array(dims), start = new Uint32Array(dims + 1);
   const freqs: number[] = [];
   const weights: number[][] = [];
   for (let k = 0; k < dims; k++) {
     // Alphabets from 1 code to a few hundred (past 256: the wide bucket entries), some far from 0.
-    const A = 1 + Math.floor(r() ** 3 * Math.min(400, 2 ** S - 2));
+    const A = 1 + Math.floor(r() ** 3 * Math.min(maxAlphabet, 2 ** S - 2));
     lo[k] = (wide && k % 3 === 0 ? 40000 : 0) - Math.floor(r() * A);
     size[k] = A;
     // Peaked weights with holes (frequency 0) and a rare escape (sometimes none).

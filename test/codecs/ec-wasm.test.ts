@@ -52,6 +52,43 @@ describe('ec WebAssembly decoder', () => {
     expect(escapes).toBeGreaterThan(20);
   });
 
+  it('decodes sections of more than 2^16 symbols (buckets counted from each model\'s first symbol) to the JS loop\'s codes', () => {
+    for (let seed = 1; seed <= 4; seed++) {
+      const S = 13 + (seed % 3), rows = 7 + 11 * seed, dims = 150 + 7 * seed;
+      const { q, alpha, models } = randomBlock(700 + seed, rows, dims, S, seed % 2 === 0, 3000);
+      expect(models.start[dims]).toBeGreaterThan(0xffff);
+      const bytes = encodeBlock(q, rows, alpha, models);
+      const got = outcome(new BlockDecoder(alpha, models, true), bytes, rows, new Int32Array(rows * dims));
+      expect(got).toEqual(outcome(new BlockDecoder(alpha, models, false), bytes, rows, new Int32Array(rows * dims)));
+      expect(got).toEqual({ fits: true, codes: Array.from(q) });
+    }
+  });
+
+  it('decodes random sections (odd n, d, block sizes, steps, both layouts) to the JS loop\'s codes and addTo\'s rows', () => {
+    const r = rng(2028);
+    let rotated = 0;
+    for (let trial = 0; trial < 12; trial++) {
+      const n = 1 + Math.floor(r() * 700), d = 1 + Math.floor(r() * 45), blockRows = 1 + Math.floor(r() * 300);
+      const input = mixture(n, d, 3, 31 + trial, 0.003);
+      const target = { step: 10 ** (-1 - 3 * r()) };
+      const payload = joined(encodeEc(input, target, { blockRows, rotate: trial % 2 === 1 }).residuals);
+      const L = readSection(payload, n, d, fail);
+      setEcWasm(false);
+      const js = decodeBlocks(payload, L, n, 1, fail);
+      setEcWasm(true);
+      const wasm = decodeBlocks(payload, L, n, 1, fail);
+      expect(wasm.map((q) => [q.constructor.name, ...q])).toEqual(js.map((q) => [q.constructor.name, ...q]));
+      const res = ecSection.read(payload as never, { n, d, m: 3, assignments: input.assign, version: 5 }, fail) as EcResiduals;
+      if (res.layout.rotation) rotated++;
+      const want = new Float32Array(n * d), got = new Float32Array(n * d);
+      for (let i = 0; i < n * d; i++) want[i] = got[i] = input.x[i];
+      for (let i = 0; i < n; i++) res.addTo(i, want, i * d);
+      res.addRange(0, n, got, 0);
+      expect(Buffer.from(got.buffer).equals(Buffer.from(want.buffer))).toBe(true);
+    }
+    expect(rotated).toBeGreaterThan(2);
+  });
+
   it('refuses damaged and random blocks as the JS loop does, in the same words', () => {
     let refused = 0, read = 0;
     const r = rng(77);

@@ -9,7 +9,8 @@
 //     models × 2^S entries (2 MB for 128 dimensions at S = 14) miss the cache on nearly every
 //     symbol, while 2^8 a model stay in it;
 //   symbol table (per model, its A + 1 symbols, 4 × i32 each):
-//     [(f_s − 1) << 16 | c_s,  the code q = lo + s itself (ESCAPE for the escape symbol),  c_s + f_s,  0],
+//     [(f_s − 1) << 16 | c_s,  the code q = lo + s itself (ESCAPE for the escape symbol),  c_s + f_s,
+//      c_s + f_s again but 0 for the escape (what the WebAssembly loop checks a slot against)],
 //
 // so a symbol costs two dependent loads, one multiply and a renormalization without a branch (the
 // word is read whatever happens and kept or not by a mask; the position moves by 0 or 1). The
@@ -68,25 +69,35 @@ export class BlockDecoder {
         this.symTab[4 * i] = freq[i] === 0 ? 0 : ((freq[i] - 1) << 16) | cum[i];
         this.symTab[4 * i + 1] = s === A ? ESCAPE : alpha.lo[k] + s;
         this.symTab[4 * i + 2] = cum[i] + freq[i];
+        // The end the WebAssembly loop checks a slot against: 0 for the escape, so that one compare
+        // finds both a slot past its bucket's first symbol and an escape (the JS loop reads 0 .. 2).
+        this.symTab[4 * i + 3] = s === A ? 0 : cum[i] + freq[i];
       }
     }
     if (useWasm && ecWasmAvailable()) {
       // Finer buckets for the WebAssembly loop: its time goes to the steps past a bucket's first
       // symbol (a mispredicted branch each), not to the cache the larger table takes.
-      const RW = Math.min(S, WASM_BUCKET_BITS);
-      this.wasm = new WasmSymbols(S, RW, this.buckets(RW), this.symTab, this.symStart);
+      // Its buckets hold indices into symTab where they fit a u16 (saving the loop an add a symbol).
+      const RW = Math.min(S, WASM_BUCKET_BITS), absolute = start[dims] <= 0xffff;
+      this.wasm = new WasmSymbols(S, RW, absolute, this.buckets(RW, absolute), this.symTab, this.symStart);
     }
   }
 
-  /** The bucket table at 2^R buckets a model: bucket b → the symbol owning its first slot, b · 2^(S−R). */
-  private buckets(R: number): Uint16Array {
-    const { symTab, symStart } = this, dims = symStart.length, SH = this.models.scaleBits - R;
+  /**
+   * The bucket table at 2^R buckets a model: bucket b → the symbol owning its first slot, b · 2^(S−R)
+   * (its index in the model, or in symTab when absolute). Filled a symbol's run of buckets at a time.
+   */
+  private buckets(R: number, absolute = false): Uint16Array {
+    const { symTab, symStart } = this, dims = symStart.length, SH = this.models.scaleBits - R, B = 1 << R;
     const bucket = new Uint16Array(dims << R);
-    for (let k = 0; k < dims; k++)
-      for (let s = 0, b = 0; s <= this.alpha.size[k]; s++) {
-        const hi = symTab[4 * (symStart[k] + s) + 2];
-        for (; b < 1 << R && b << SH < hi; b++) bucket[(k << R) + b] = s;
+    for (let k = 0; k < dims; k++) {
+      const base = absolute ? symStart[k] : 0, row = k << R;
+      for (let s = 0, b = 0; s <= this.alpha.size[k] && b < B; s++) {
+        // The buckets whose first slot b · 2^SH lies below the symbol's end.
+        const end = Math.min(B, Math.ceil(symTab[4 * (symStart[k] + s) + 2] / 2 ** SH));
+        if (end > b) bucket.fill(base + s, row + b, row + end), (b = end);
       }
+    }
     return bucket;
   }
 

@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 interface Exports {
   memory: WebAssembly.Memory;
   __heap_base: WebAssembly.Global;
-  ec_symbols(count: number, dims: number, S: number, R: number, bucket: number, symTab: number, kExt: number, ssExt: number, st: number, words: number, W: number, escAt: number, narrow: number, out16: number, out32: number, res: number): void;
+  ec_symbols(count: number, dims: number, S: number, R: number, absolute: number, bucket: number, symTab: number, kExt: number, ssExt: number, st: number, words: number, W: number, escAt: number, narrow: number, out16: number, out32: number, res: number): void;
   ec_add_axes(rows: number, D: number, d: number, narrow: number, codes: number, dims: number, step: number, off: number, res: number, out: number): void;
   ec_add_rotated(rows: number, D: number, d: number, narrow: number, codes: number, dims: number, step: number, off: number, P: number, acc: number, ys: number, ps: number, out: number): void;
 }
@@ -117,8 +117,12 @@ export interface SymbolResult {
 /** fast-decode.ts decodeSymbols in WebAssembly, for one section's tables. */
 export class WasmSymbols {
   private readonly consts: ArrayBufferView[];
-
-  constructor(private readonly S: number, private readonly R: number, bucket: Uint16Array, symTab: Int32Array, symStart: Int32Array) {
+  /**
+   * bucket: per model, 2^R buckets → their first slot's symbol, indexed from the model's first
+   * symbol, or from symTab's start when absolute; symTab: fast-decode.ts's entries, column 3 the
+   * end the loop checks (0 for the escape).
+   */
+  constructor(private readonly S: number, private readonly R: number, private readonly absolute: boolean, bucket: Uint16Array, symTab: Int32Array, symStart: Int32Array) {
     // Model k's bucket offset and first symbol at k .. k + 3 for every k < dims, wrapping past the row's end.
     const dims = symStart.length;
     const kExt = Int32Array.from({ length: dims + 4 }, (_, i) => (i % dims) << R);
@@ -144,7 +148,7 @@ export class WasmSymbols {
     u8.set(bytes.subarray(wAt, wAt + 2 * W), wordsAt);
     // The words past the stream read as 0, as the JS loop's reads past its words do once masked.
     u8.fill(0, wordsAt + 2 * W, wordsAt + 2 * (W + PAD_WORDS));
-    a.ex.ec_symbols(count, dims, this.S, this.R, c[0], c[1], c[2], c[3], stAt, wordsAt, W, escAt, narrow ? 1 : 0, outAt, outAt, resAt);
+    a.ex.ec_symbols(count, dims, this.S, this.R, this.absolute ? 1 : 0, c[0], c[1], c[2], c[3], stAt, wordsAt, W, escAt, narrow ? 1 : 0, outAt, outAt, resAt);
     st.set(new Int32Array(buf, stAt, 32));
     const res = new Int32Array(buf, resAt, 2), p = res[0], escapes = res[1];
     out.set(narrow ? new Int16Array(buf, outAt, count) : new Int32Array(buf, outAt, count));
