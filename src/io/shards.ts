@@ -12,6 +12,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { UsageError } from '../errors.js';
+import { checkpoint } from '../interrupt.js';
 import { log } from '../log.js';
 import { allocStore, elementBytes, elements, forEachPiece, inputDtypeOf, type Dataset, type InputDtype } from '../vectors/dataset.js';
 import { badInput } from './readers/source.js';
@@ -214,6 +215,7 @@ export async function readInPlace(files: string[], o: ReadOptions, range?: (n: n
     const rowBytes = d * elementBytes(dtype);
     const per = Math.max(1, Math.floor(PIECE_BYTES / rowBytes));
     for (let a = 0; a < n; a += per) {
+      await checkpoint(); // Ctrl-C between pieces (the threads' reads stop on it too: parallel-read.ts)
       const b = Math.min(n, a + per);
       const got = await reader.readChecked(r0 + a, r0 + b, { ...ds, byteOffset: ds.byteOffset + a * rowBytes, n: b - a });
       if (got.ds.buffer !== ds.buffer) throw new Error('readInPlace: a piece was read outside the dataset');
