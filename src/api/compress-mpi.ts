@@ -25,7 +25,7 @@ import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
 import { datasetFromF32, rowsF32 } from '../vectors/dataset.js';
 import { unitDataset, type Metric } from '../vectors/metric.js';
-import { maxAbsOf, scaledDataset, scaleFor } from '../vectors/scale.js';
+import { scaledDataset, scaleFor, scaleMagnitude } from '../vectors/scale.js';
 import { quoteName } from '../io/names.js';
 import { readRankRows } from './rank-rows.js';
 import { gatherAtRankZero, shareOf, wholeFigures, type RankShare } from './rank-share.js';
@@ -81,8 +81,9 @@ export async function compressDistributed(input: string[], o: DistributedOptions
   const backend = await agree(comm, () => selectBackend({ device: o.device ?? 'auto', gpu }));
   const sample = resolveSample(o.sample ?? 'auto', backend.kind, share.n, share.local.d, m);
   const cfg = planned.configOf(m, backend.kind);
-  // The whole data's scale (vectors/scale.ts): that of its largest |x|, the largest of the ranks'.
-  const scale = scaleFor((await comm.allreduce(Float64Array.of(maxAbsOf(share.local)), 'max'))[0]);
+  // The whole data's scale (vectors/scale.ts): that of its largest |x|, the largest of the ranks'
+  // (f16 rows that reach the band end their scan there, as one process's do).
+  const scale = scaleFor((await comm.allreduce(Float64Array.of(scaleMagnitude(share.local)), 'max'))[0]);
   const setupSeconds = (performance.now() - t0) / 1000 - readSeconds;
   const hooks = { signal: o.signal ?? interruptSignal };
   let handed = false;

@@ -7,6 +7,9 @@
 //   3. every rank encodes its own rows with it and rank 0 gathers the codes (rank-encode.ts) — or,
 //      for a codec without a spread encoder (pq, ec), rank 0 gathers every row and encodes there;
 //   4. rank 0 measures, writes and reports; every rank learns its verdict (agree.ts).
+// The other ranks wait for rank 0's steps 2 and 4 in Comm.barrier, asleep: a blocking MPI
+// collective spins on its core, a core that rank 0's own threads may need (CPU ranks, or several
+// ranks on one machine).
 // A failure at rank 0 while it chooses or writes ends every rank with its one line and exit code;
 // one in the middle of a collective (gathering, encoding) ends the job through Comm.abort.
 import { agree } from '../backend/sharded/agree.js';
@@ -45,6 +48,7 @@ export async function finishRanks(
     // This rank's backend codes its rows (its GPU, for a codec with a kernel), then closes.
     try {
       await gatherAtRankZero(comm, share, () => rows);
+      await comm.barrier(); // asleep while rank 0 chooses (see the top of the file)
       const said = new TextDecoder().decode(await comm.broadcast(undefined, 0));
       if (said !== FAILED) {
         const codec = JSON.parse(said) as CodecPlan;
@@ -54,6 +58,7 @@ export async function finishRanks(
     } finally {
       await ctx.backend.close();
     }
+    await comm.barrier(); // asleep while rank 0 encodes, measures and writes
     return agree(comm, async () => undefined);
   }
   let stage: 'gathering' | 'choosing' | 'encoding' | 'after' = 'gathering';
@@ -70,6 +75,7 @@ export async function finishRanks(
         },
         encode: async (codec, t) => {
           stage = 'encoding';
+          await comm.barrier();
           await comm.broadcast(new TextEncoder().encode(JSON.stringify(codec)), 0);
           let out: Partial<EncodedResiduals> = {};
           if (encodesOnRanks(codec)) out = (await encodeOnRanks(comm, share, codec, t.anchors, t.assignments, ctx))!;
@@ -84,9 +90,13 @@ export async function finishRanks(
     };
   } catch (e) {
     if (stage === 'gathering' || stage === 'encoding') throw e; // inside a collective: the caller ends the job (Comm.abort)
-    if (stage === 'choosing') await comm.broadcast(new TextEncoder().encode(FAILED), 0);
+    if (stage === 'choosing') {
+      await comm.barrier();
+      await comm.broadcast(new TextEncoder().encode(FAILED), 0);
+    }
     outcome = { error: e };
   }
+  await comm.barrier();
   return agree(comm, async () => {
     if ('error' in outcome) throw outcome.error;
     return outcome.result;

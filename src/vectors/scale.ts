@@ -29,6 +29,16 @@ export function scaleFor(maxAbs: number): number {
  * value of a multi-gigabyte input.
  */
 export function datasetScale(x: Rows): number {
+  return scaleFor(scaleMagnitude(x));
+}
+
+/**
+ * A magnitude with the scale of x's largest |x|, the largest of several parts' (MPI ranks' rows)
+ * included: x's largest |x|, or for f16 data that reaches SAFE_BAND.lo, SAFE_BAND.lo itself,
+ * found without reading every value (see datasetScale). Any maximum over parts then lies inside
+ * SAFE_BAND exactly when the true one does (f16 never exceeds it), so scaleFor gives the same.
+ */
+export function scaleMagnitude(x: Rows): number {
   if (x.dtype === 'f16') {
     const lo = F16_BITS_OF_SAFE_LO;
     let inside = false;
@@ -41,9 +51,9 @@ export function datasetScale(x: Rows): number {
           return;
         }
     });
-    if (inside) return 1;
+    if (inside) return SAFE_BAND.lo;
   }
-  return scaleFor(maxAbsOf(x));
+  return maxAbsOf(x);
 }
 
 /** SAFE_BAND.lo (2^-16) as f16 bits: a subnormal, 256 × 2^-24 (f16 bit patterns of |x| grow with |x|). */

@@ -43,6 +43,23 @@ describe('in-process group', () => {
     expect(out.map((o) => o.s)).toEqual([3, 3, 3]);
   });
 
+  it('barrier resolves on no rank until every rank has called it', async () => {
+    const g = inProcessGroup(3);
+    const arrived: number[] = [];
+    const done: number[] = [];
+    const run = async (r: number) => {
+      arrived.push(r);
+      await g[r].barrier();
+      done.push(r);
+      expect(arrived).toHaveLength(3); // nobody passed before the last rank arrived
+    };
+    const first = [run(0), run(1)];
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(done).toEqual([]);
+    await Promise.all([...first, run(2)]);
+    expect(done.sort()).toEqual([0, 1, 2]);
+  });
+
   it('a failing rank aborts the group: the others reject instead of waiting forever', async () => {
     const g = inProcessGroup(2);
     const waiting = g[0].allreduce(Float64Array.of(1), 'sum');

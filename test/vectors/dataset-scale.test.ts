@@ -2,7 +2,7 @@
 // band; it must give what the full scan gives (scaleFor(maxAbsOf(x))) at every magnitude.
 import { describe, expect, it } from 'vitest';
 import { f32ToF16 } from '../../dist/vectors/dataset.js';
-import { datasetScale, maxAbsOf, scaleFor } from '../../dist/vectors/scale.js';
+import { datasetScale, maxAbsOf, scaleFor, scaleMagnitude } from '../../dist/vectors/scale.js';
 import { rng } from '../rng.js';
 
 function rowsOf(values: number[], dtype: 'f16' | 'f32', d: number) {
@@ -29,5 +29,23 @@ describe('datasetScale', () => {
           const x = rowsOf(values, dtype, d);
           expect(datasetScale(x), `${dtype} ${mag} at ${at}`).toBe(scaleFor(maxAbsOf(x)));
         }
+  });
+});
+
+describe('scaleMagnitude (each MPI rank\'s part of the scale, combined by max)', () => {
+  it('gives the scale of the whole data when maximised over its parts, f16 parts stopping early', () => {
+    const r = rng(5);
+    for (const mags of [[1e-9, 1], [2 ** -17, 2 ** -17], [1e-3, 65504], [3e4, 1e-9], [1e-9, 6e-8], [1e6, 1e-3], [1e19, 1]])
+      for (const dtype of ['f16', 'f32'] as const) {
+        const parts = mags.map((mag) => {
+          const values = Array.from({ length: 60 }, () => (r() - 0.5) * mag * 1e-3);
+          values[17] = -mag;
+          return { values, x: rowsOf(values, dtype, 3) };
+        });
+        const whole = rowsOf(parts.flatMap((p) => p.values), dtype, 3);
+        const combined = Math.max(...parts.map((p) => scaleMagnitude(p.x)));
+        expect(scaleFor(combined), `${dtype} ${mags}`).toBe(datasetScale(whole));
+        expect(scaleFor(combined), `${dtype} ${mags}`).toBe(scaleFor(maxAbsOf(whole)));
+      }
   });
 });

@@ -30,12 +30,18 @@ export interface Comm {
   broadcast(data: Uint8Array | undefined, root: number): Promise<Uint8Array>;
   /** Every rank's bytes in rank order, at `root`; undefined at the other ranks. */
   gather(data: Uint8Array, root: number): Promise<Uint8Array[] | undefined>;
+  /**
+   * Resolves once every rank has called it, without holding a CPU meanwhile: what a rank calls
+   * before a collective it may wait long for (rank 0 alone choosing, encoding or writing), since
+   * MPI's blocking collectives spin on a core the busy rank could use.
+   */
+  barrier(): Promise<void>;
   /** A failure on one rank: every pending and later collective of the group rejects with it. */
   abort(reason: Error): void;
 }
 
 
-type Op = { kind: 'allreduce'; op: 'sum' | 'max' } | { kind: 'broadcast'; root: number } | { kind: 'gather'; root: number };
+type Op = { kind: 'allreduce'; op: 'sum' | 'max' } | { kind: 'broadcast'; root: number } | { kind: 'gather'; root: number } | { kind: 'barrier' };
 
 interface Round {
   op: Op;
@@ -98,6 +104,8 @@ export function inProcessGroup(size: number): Comm[] {
         const root = r.op.root;
         return ranks.map((k) => (k === root ? (r.inputs as Uint8Array[]).map((x) => x.slice()) : undefined));
       }
+      case 'barrier':
+        return ranks.map(() => undefined);
     }
   }
 
@@ -114,6 +122,7 @@ export function inProcessGroup(size: number): Comm[] {
     allreduce: <T extends Reducible>(data: T, op: 'sum' | 'max') => join(rank, { kind: 'allreduce', op }, data) as Promise<T>,
     broadcast: (data, root) => join(rank, { kind: 'broadcast', root }, data) as Promise<Uint8Array>,
     gather: (data, root) => join(rank, { kind: 'gather', root }, data) as Promise<Uint8Array[] | undefined>,
+    barrier: async () => void (await join(rank, { kind: 'barrier' }, undefined)),
     abort,
   }));
 }

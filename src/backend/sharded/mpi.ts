@@ -24,6 +24,8 @@ const RTLD_GLOBAL = 0x100;
 const MAX_COUNT = 2 ** 31 - 1;
 /** MPI_MAX_ERROR_STRING of Open MPI. */
 const ERROR_STRING_BYTES = 256;
+/** How often a rank waiting in barrier() asks whether the others have arrived: short beside what it waits for. */
+const BARRIER_POLL_MS = 2;
 
 /** The MPI library is absent or unusable (the command turns this into exit 2 naming the packages). */
 export class MpiUnavailableError extends Error {}
@@ -51,6 +53,8 @@ const PROTOTYPES = {
   MPI_Allgather: 'int MPI_Allgather(const void *send, int sendCount, void *sendType, void *recv, int recvCount, void *recvType, void *comm)',
   MPI_Gatherv:
     'int MPI_Gatherv(const void *send, int sendCount, void *sendType, void *recv, const int *recvCounts, const int *displs, void *recvType, int root, void *comm)',
+  MPI_Ibarrier: 'int MPI_Ibarrier(void *comm, _Out_ void **request)',
+  MPI_Test: 'int MPI_Test(_Inout_ void **request, _Out_ int *flag, void *status)',
   MPI_Abort: 'int MPI_Abort(void *comm, int code)',
   MPI_Error_string: 'int MPI_Error_string(int code, _Out_ uint8_t *text, _Out_ int *len)',
 } as const;
@@ -194,6 +198,21 @@ export class MpiComm implements Comm {
       out?.forEach((b, r) => b.set(recv!.subarray(displs[r], displs[r] + counts[r]), at));
     }
     return out;
+  }
+
+  /**
+   * MPI_Ibarrier, then MPI_Test every BARRIER_POLL_MS with the thread asleep in between: a blocking
+   * MPI call polls at full speed (Open MPI's progress loop), taking the core of a rank that works.
+   */
+  async barrier(): Promise<void> {
+    const request: Ptr[] = [null];
+    this.check(this.mpi.call.MPI_Ibarrier(this.mpi.world, request), 'MPI_Ibarrier');
+    const flag = [0];
+    for (;;) {
+      this.check(this.mpi.call.MPI_Test(request, flag, null), 'MPI_Test');
+      if (flag[0]) return;
+      await new Promise((resolve) => setTimeout(resolve, BARRIER_POLL_MS));
+    }
   }
 
   /**
