@@ -220,7 +220,7 @@ async function streamed(
       const enc = encoder;
       const encoding = progress.step(`encoding ${codecName(plan)} residuals`, 'vectors', n);
       head = enc.head();
-      const store = (codes = openCodesStore(out, n, plan.mode === 'int4' ? n * Math.ceil(d / 2) : n * d));
+      const store = (codes = openCodesStore(out, n, enc.codesBytes));
       log().debug(`the codes are kept in ${store.where} until the file is written`);
       let encoded = 0;
       try {

@@ -7,7 +7,7 @@
 import { availableParallelism } from 'node:os';
 import type { BlockEncoder } from './types.js';
 import { BLOCK_ROWS, blockCodes, blockCrc, blockRanges, blocksOf, residualSample, type RowsInput } from './scalar-rows.js';
-import { blocksOnThreads, CLIP_SAMPLE_ROWS, encoderThreadCount, LEVELS, PARALLEL_MIN_VALUES, ScalarResiduals, scalesOf, type ScalarMode } from './scalar.js';
+import { blocksOnThreads, CLIP_SAMPLE_ROWS, encoderThreadCount, LEVELS, PARALLEL_MIN_VALUES, ScalarResiduals, scalarRowBytes, scalesOf, type ScalarMode } from './scalar.js';
 import { crc32c, crc32cCombine } from '../io/vlc/crc32c.js';
 import { allocCodes, packNibbles } from '../vectors/codes.js';
 import type { Rows } from '../vectors/dataset.js';
@@ -96,6 +96,7 @@ export function scalarBlockEncoder(mode: ScalarMode, n: number, d: number, ancho
       scales = scalesOf(mode, n, d, blocks, maxAbs, sumSq, clip);
     },
     head: () => new Uint8Array(Float32Array.from(scales!).buffer),
+    codesBytes: n * scalarRowBytes(mode, d),
     async encode(x, r0, assign) {
       const { codes, crcs } = await codesOf(x, assign, aligned(r0));
       encoded += x.n;

@@ -324,7 +324,8 @@ export function scalarPayloadBytes(mode: ScalarMode, n: number, d: number): numb
   return 4 * d + n * scalarRowBytes(mode, d);
 }
 
-function scalarRowBytes(mode: ScalarMode, d: number): number {
+/** Bytes of one row's codes: int8 a byte a value, int4 two values a byte (a row's last half byte padded). */
+export function scalarRowBytes(mode: ScalarMode, d: number): number {
   return mode === 'int8' ? d : Math.ceil(d / 2);
 }
 

@@ -128,6 +128,8 @@ export interface BlockEncoder {
   finish(sample: (list: number[]) => { x: Rows; assign: Uint32Array }): void;
   /** The section payload's bytes before the rows' codes. */
   head(): Uint8Array;
+  /** The bytes every row's codes take after head(): what the codes' store must hold. */
+  readonly codesBytes: number;
   /**
    * Second pass: the payload bytes of rows [r0, r0 + x.n)'s codes and their CRC32C (blocks in any
    * order, several at once; the error is summed in row order all the same).
