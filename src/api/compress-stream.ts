@@ -31,7 +31,7 @@ import { interruptSignal } from '../interrupt.js';
 import { quoteName } from '../io/names.js';
 import type { OutputPlan } from '../io/output.js';
 import type { BlockReader } from '../io/readers/blocks.js';
-import { badInput } from '../io/readers/source.js';
+import { badRows } from '../io/readers/validate.js';
 import { openInputBlocks } from '../io/shards.js';
 import { crc32c } from '../io/vlc/crc32c.js';
 import { writeVlc, writeVlcStreamed } from '../io/vlc/file.js';
@@ -155,7 +155,7 @@ async function streamed(
     });
     if (problem) {
       if (o.dropInvalid) return undefined; // dropping rows renumbers them: the whole-file path does it
-      throw badInput(problem.file, `${problem.what}; fix the data or pass --drop-invalid to skip such rows`);
+      throw badRows(problem.file, problem.what);
     }
     reading.end();
     const readSeconds = (performance.now() - t0) / 1000;

@@ -24,8 +24,7 @@ import { searchCompressed, vlcSearchIndex } from '../search/index.js';
 import { asRows, rowInto, rowsF32, type Dataset } from '../vectors/dataset.js';
 import { isRowsReader, type Originals, type RowsReader } from '../quality/originals.js';
 import { openBlockReader } from '../io/readers/blocks.js';
-import { blockProblem } from '../io/readers/validate.js';
-import { badInput } from '../io/readers/source.js';
+import { badRows, blockProblem } from '../io/readers/validate.js';
 import { maxAbsOf } from '../vectors/scale.js';
 import { nameOf, vectorsOf, vlcOnDiskOf, type VectorsInput, type VlcInput } from './inputs.js';
 import { withMetric } from '../search/metric.js';
@@ -111,7 +110,7 @@ async function originalsOf(input: VectorsInput, o: EvaluateOptions, progress: Re
       const r1 = Math.min(n, r0 + per);
       buf = reader.read(r0, r1, buf);
       const problem = blockProblem(buf, r0);
-      if (problem !== undefined) throw badInput(reader.name, `${problem}; fix the data or pass --drop-invalid to skip such rows`);
+      if (problem !== undefined) throw badRows(reader.name, problem);
       top = Math.max(top, maxAbsOf(buf));
       reading.update(r1, n);
       await checkpoint();

@@ -15,7 +15,7 @@ import { UsageError } from '../errors.js';
 import { checkpoint } from '../interrupt.js';
 import { log } from '../log.js';
 import { allocStore, elementBytes, elements, forEachPiece, inputDtypeOf, type Dataset, type InputDtype } from '../vectors/dataset.js';
-import { badInput } from './readers/source.js';
+import { badRows } from './readers/validate.js';
 import { probeRows, readDataset, type ReadOptions } from './read.js';
 import { concatBlockReaders, openBlockReader, type BlockReader } from './readers/blocks.js';
 import { quoteName } from './names.js';
@@ -221,7 +221,7 @@ export async function readInPlace(files: string[], o: ReadOptions, range?: (n: n
       if (got.ds.buffer !== ds.buffer) throw new Error('readInPlace: a piece was read outside the dataset');
       if (got.problem) {
         if (o.dropInvalid) return undefined;
-        throw badInput(got.problem.file, `${got.problem.what}; fix the data or pass --drop-invalid to skip such rows`);
+        throw badRows(got.problem.file, got.problem.what);
       }
       o.onBytes?.(b * rowBytes, n * rowBytes);
     }

@@ -14,6 +14,7 @@ import { registerArrowCodecs } from './arrow-codecs.js';
 import { checkRecordBatches, readArrowDirect, recordBatchHeaders } from './arrow-direct.js';
 import { RowCollector } from './collect.js';
 import { badInput, type ByteSource } from './source.js';
+import { badRows } from './validate.js';
 import type { RawDataset } from './types.js';
 
 const ACCEPTED = 'FixedSizeList<Float16|Float32|Float64>, List<Float16|Float32|Float64> or LargeList<Float16|Float32|Float64>';
@@ -195,7 +196,7 @@ function appendData(src: ByteSource, name: string, data: Data, d: number, firstR
       for (let k = 0; k < d && ok; k++) ok = values.getValid(at + k);
     }
     if (!ok) {
-      if (!dropInvalid) throw badInput(src, `row ${firstRow + i} of column '${name}' is null or has null values; fix the data or pass --drop-invalid to skip such rows`);
+      if (!dropInvalid) throw badRows(src, `row ${firstRow + i} of column '${name}' is null or has null values`);
       flush(i);
       runStart = i + 1;
       dropped.push(firstRow + i);

@@ -6,6 +6,7 @@ import { compressors } from 'hyparquet-compressors';
 import { plausibleRows, RowCollector } from './collect.js';
 import { readParquetDirect } from './parquet-direct.js';
 import { badInput, type ByteSource } from './source.js';
+import { badRows } from './validate.js';
 import type { RawDataset } from './types.js';
 
 const ACCEPTED = 'a list of FLOAT, DOUBLE or FLOAT16';
@@ -104,7 +105,7 @@ export async function readParquet(src: ByteSource, column: string | undefined, d
       const r = rowStart + i;
       const isNull = v == null || (v as unknown[]).some((x) => x == null);
       if (isNull) {
-        if (!dropInvalid) throw badInput(src, `row ${r} of column '${name}' is null or has null values; fix the data or pass --drop-invalid to skip such rows`);
+        if (!dropInvalid) throw badRows(src, `row ${r} of column '${name}' is null or has null values`);
         droppedRows.push(r);
         return;
       }

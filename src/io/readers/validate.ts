@@ -7,7 +7,13 @@
 // at a time (they may be more than a typed array holds: ../dataset.ts).
 import { allocStore, elements, pieceRows, rows, type Dataset, type VectorView } from '../../vectors/dataset.js';
 import { composeDropped } from '../../vectors/row-ids.js';
+import type { UsageError } from '../../errors.js';
 import { badInput } from './source.js';
+
+/** The error for rows vlc cannot compute with, where --drop-invalid was not given: the problem, and the way out. */
+export function badRows(src: { name: string } | string, problem: string): UsageError {
+  return badInput(src, `${problem}; fix the data or pass --drop-invalid to skip such rows`);
+}
 import type { RawDataset } from './types.js';
 
 /** log2 of the largest squared distance allowed (f32's largest value is just under 2^128). */
@@ -105,7 +111,7 @@ export function checkFinite(found: RawDataset, name: string, dropInvalid: boolea
   // Readers that load straight into memory scan each chunk while it is still in cache.
   const first = nextBad(0, firstBadRow);
   if (first.row < 0) return ds;
-  if (!dropInvalid) throw badInput(name, `${first.problem}; fix the data or pass --drop-invalid to skip such rows`);
+  if (!dropInvalid) throw badRows(name, first.problem!);
   // Keep the good rows, in order, in fresh memory of the exact size.
   const bad: number[] = [];
   for (let r = first.row; r >= 0; r = nextBad(r + 1).row) bad.push(r);
