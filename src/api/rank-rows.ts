@@ -38,7 +38,7 @@ export async function readRankRows(input: string[], rank: number, size: number, 
   // --drop-invalid renumbers every rank's rows: then the whole input is read, as below).
   const mine = files.length > 1 && !o.dropInvalid ? await readInPlace(files, o, (n) => rangeOf(n, rank, size)) : undefined;
   if (mine) {
-    const { r0, of, ...ds } = mine;
+    const { ds, r0, of } = mine;
     return { ds, how: `rows ${r0}..${r0 + ds.n - 1} of ${of} in ${files.length} files` };
   }
   const whole = await readInputs(files.length === 1 ? files[0] : files, o);

@@ -152,10 +152,7 @@ export async function readInputs(input: string | string[], o: ReadOptions = {}):
   const files = expandInputs(Array.isArray(input) ? input : [input], o.allowDuplicateInputs);
   if (files.length === 1) return readDataset(files[0], o);
   const inPlace = await readInPlace(files, o);
-  if (inPlace) {
-    const { r0: _r0, of: _of, ...ds } = inPlace;
-    return ds;
-  }
+  if (inPlace) return inPlace.ds;
   const first = await readDataset(files[0], o);
   const counts = await Promise.all(files.slice(1).map((f) => probeRows(f, o)));
   // Room for every row when the counts are known (a file may still come out shorter: rows dropped).
@@ -204,7 +201,7 @@ const PIECE_BYTES = 1 << 30;
  * such a layout, or a bad value meets --drop-invalid (dropping renumbers the rows: the file-by-file
  * path does it). A bad value otherwise is the file-by-file path's error.
  */
-export async function readInPlace(files: string[], o: ReadOptions, range?: (n: number) => { r0: number; r1: number }): Promise<(Dataset & { r0: number; of: number }) | undefined> {
+export async function readInPlace(files: string[], o: ReadOptions, range?: (n: number) => { r0: number; r1: number }): Promise<{ ds: Dataset; r0: number; of: number } | undefined> {
   const reader = openInputBlocks(files, o);
   if (!reader) return undefined;
   try {
@@ -225,7 +222,7 @@ export async function readInPlace(files: string[], o: ReadOptions, range?: (n: n
       }
       o.onBytes?.(b * rowBytes, n * rowBytes);
     }
-    return { ...ds, r0, of: reader.n };
+    return { ds, r0, of: reader.n };
   } finally {
     reader.close();
   }
