@@ -38,12 +38,14 @@ export function splitByBlocks(n: number, parts: number): Array<[number, number]>
   });
 }
 
-/** Rows [r0, r1) of the input, viewed in place (the vectors and the anchors of those rows). */
-export function inputRows(input: ResidualInput, r0: number, r1: number): ResidualInput {
+/** The input's rows cut at `spans` (splitByBlocks), each part viewed in place: its vectors and their anchor ids. */
+export function inputParts(input: ResidualInput, spans: Array<[number, number]>): ResidualInput[] {
   const { n, d } = input;
-  const x = asRows(input.x, n, d);
+  const x = asRows(input.x, n, d); // (an array not in shared memory is copied once, here)
   const assign = input.assign instanceof Uint32Array ? input.assign : Uint32Array.from(input.assign);
-  return { x: { ...x, n: r1 - r0, byteOffset: x.byteOffset + r0 * d * elementBytes(x.dtype) }, n: r1 - r0, d, anchors: input.anchors, assign: assign.subarray(r0, r1) };
+  return spans.map(([r0, r1]) => ({
+    x: { ...x, n: r1 - r0, byteOffset: x.byteOffset + r0 * d * elementBytes(x.dtype) }, n: r1 - r0, d, anchors: input.anchors, assign: assign.subarray(r0, r1),
+  }));
 }
 
 /**
@@ -102,7 +104,8 @@ export async function scalarRowsSplit(input: ResidualInput, scalesFrom: ScalesFr
   const spans = splitByBlocks(input.n, on.length);
   if (spans.length === 1) return on[0](input, scalesFrom, codes);
   const meet = rangesMeeting(blocksOf(input.n), input.d, spans.map(([r0]) => r0 / BLOCK_ROWS), scalesFrom);
-  const errs = await settled(spans.map(([r0, r1], k) => on[k](inputRows(input, r0, r1), meet.part(k), codes.rowsView(r0, r1))), meet.fail);
+  const parts = inputParts(input, spans);
+  const errs = await settled(spans.map(([r0, r1], k) => on[k](parts[k], meet.part(k), codes.rowsView(r0, r1))), meet.fail);
   return joined(errs);
 }
 
@@ -110,7 +113,8 @@ export async function scalarRowsSplit(input: ResidualInput, scalesFrom: ScalesFr
 export async function bitsRowsSplit(input: ResidualInput, plan: BitsPlan, codes: Codes<Uint8Array>, on: BitsRowsOn[]): Promise<Float64Array> {
   const spans = splitByBlocks(input.n, on.length);
   if (spans.length === 1) return on[0](input, plan, codes);
-  return joined(await settled(spans.map(([r0, r1], k) => on[k](inputRows(input, r0, r1), plan, codes.rowsView(r0, r1))), () => undefined));
+  const parts = inputParts(input, spans);
+  return joined(await settled(spans.map(([r0, r1], k) => on[k](parts[k], plan, codes.rowsView(r0, r1))), () => undefined));
 }
 
 /**

@@ -62,6 +62,19 @@ describe('a sharded backend over CPU members encodes = one device', () => {
     });
   }
 
+  it('vectors given as one plain array (a library caller): the same bytes', async () => {
+    const given = problem(n, 5, 7, 'f32', 0, 3);
+    const x = Float32Array.from(new Float32Array(given.x.buffer, given.x.byteOffset, n * 5));
+    const input = { ...given, x };
+    const sharded = shardedBackend([createCpuBackend({ threads: 1 }), createCpuBackend({ threads: 1 })]);
+    for (const mode of ['int8', 'int4'] as const) {
+      const got = await sharded.encodeScalar(mode, input);
+      expect(bytesOf(got.residuals).equals(bytesOf((await encodeScalar(mode, given, 1)).residuals))).toBe(true);
+    }
+    expect(bytesOf((await sharded.encodeBits(input, 2)).residuals).equals(bytesOf((await encodeBits(given, 2, 1)).residuals))).toBe(true);
+    await sharded.close();
+  });
+
   it('nested: a sharded member of a sharded backend splits its range again (int4, bits)', async () => {
     const input = problem(n, 6, 9, 'f32', 2, 77);
     const inner = shardedBackend([createCpuBackend({ threads: 1 }), createCpuBackend({ threads: 1 })]);
