@@ -13,7 +13,9 @@
 //                    clamp(round(r / s) + o, 0, 2^b − 1), packed b bits a dimension from bit 0 of the
 //                    row, and the row's squared error — the uncoded dimensions (r̂ = 0) first, then
 //                    the coded ones against f32(c + s·(q − o)), each in k order (f64).
-// The host sums the rows' errors in order, block by block (src/backend/cuda/residual.ts).
+//   residual_block_errs: one thread per block of rows: its rows' errors summed in row order (f64),
+//                    as the host encoders sum a block; the host adds the blocks in order
+//                    (src/backend/cuda/residual.ts), so only a number a block comes down.
 #include "common.cuh"
 
 #define RS_THREADS 256
@@ -116,6 +118,16 @@ __device__ void residual_bits_rows(const T *X, int n, int d, const float *C, con
   if (filled > 0) out[at++] = (unsigned char)acc;
   for (; at < R; at++) out[at] = 0;
   rowErr[i] = err;
+}
+
+extern "C" __global__ void __launch_bounds__(RS_THREADS) residual_block_errs(const double *rowErr, int n, int blockRows, double *blockErr) {
+  const long long b = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long i0 = b * blockRows;
+  if (i0 >= n) return;
+  const long long i1 = i0 + blockRows < n ? i0 + blockRows : n;
+  double e = 0.0;
+  for (long long i = i0; i < i1; i++) e = __dadd_rn(e, rowErr[i]);
+  blockErr[b] = e;
 }
 
 #define BITS_ROWS_ARGS(T) const T *X, int n, int d, const float *C, const unsigned *assign, const unsigned char *bits, const float *steps, int R, unsigned char *codes, double *rowErr

@@ -866,6 +866,15 @@ export class FakeCuda {
           }
         return;
       }
+      case 'residual_block_errs': { // per block of rows: its rows' errors summed in row order
+        const n = num('n'), B = num('blockRows'), rowErr = f64('rowErr'), out = f64('blockErr');
+        for (let b = 0; b * B < n; b++) {
+          let e = 0;
+          for (let i = b * B; i < Math.min(n, (b + 1) * B); i++) e += rowErr[i];
+          out[b] = e;
+        }
+        return;
+      }
       case 'crc_slices': { // each piece's CRC32C, as the host computes it
         const total = num('total'), slice = num('slice'), out = u32('out');
         for (let p = 0, s = 0; p < total; p += slice, s++) out[s] = crc32c(this.bytes(ptr('bytes') + BigInt(p), Math.min(slice, total - p)));

@@ -16,7 +16,7 @@ import { CudaEngine } from './engine.js';
 import { HostRows } from './host-rows.js';
 import { CudaError } from './check.js';
 import { cudaOptions, cudaOptionsFromEnv, type CudaOptions } from './options.js';
-import { bitsRowsOnGpu, blockErrsOf, encodeBitsOnGpu, encodeScalarOnGpu, scalarRowsOnGpu } from './residual.js';
+import { bitsRowsOnGpu, encodeBitsOnGpu, encodeScalarOnGpu, scalarRowsOnGpu } from './residual.js';
 import { CudaKnn, gpuOrHostKnn } from './knn.js';
 import { decodeRowsOnGpu } from './decode.js';
 import { ecDeviceBytes } from './ec.js';
@@ -103,7 +103,7 @@ export class CudaBackend implements Backend {
     const { n, d } = input;
     const need = n * d * (asRows(input.x, n, d).dtype === 'f16' ? 2 : 4) + n * (plan.R + 12) + input.anchors.length * 4;
     if (!this.residualsFit(need, 'bits residuals')) return hostDevice.encodeBitsRows(input, plan, codes);
-    return blockErrsOf(await bitsRowsOnGpu(this.ctx, input, plan, codes), n);
+    return bitsRowsOnGpu(this.ctx, input, plan, codes);
   }
 
   /**

@@ -206,6 +206,10 @@ export const KERNELS = {
       ['X', 'ptr'], ['n', 'i32'], ['d', 'i32'], ['C', 'ptr'], ['assign', 'ptr'], ['bits', 'ptr'], ['steps', 'ptr'], ['R', 'i32'], ['codes', 'ptr'], ['rowErr', 'ptr'],
     ],
   },
+  residual_block_errs: {
+    module: 'residual', perDtype: false, threads: 256, bounds: {},
+    args: [['rowErr', 'ptr'], ['n', 'i32'], ['blockRows', 'i32'], ['blockErr', 'ptr']],
+  },
   residual_row_sums: {
     module: 'residual', perDtype: true, threads: 256, bounds: {},
     args: [

@@ -38,8 +38,8 @@ export async function encodeScalarOnGpu(
     return (scales = scalesOf(kind, n, d, blocks, maxAbs, sumSq, sample));
   };
   const codes = allocCodes<Int8Array>('i8', n, d, true, takeShared(Math.max(1, n * d)));
-  const { rowErr, sliceCrcs, rowSums } = await scalarOnGpu(ctx, kind, input, scalesFrom, codes, { crc: kind === 'int8', measureRows: input.measureRows });
-  const err = blockSums(rowErr, n); // as blockCodes sums them
+  const { blockErrs, sliceCrcs, rowSums } = await scalarOnGpu(ctx, kind, input, scalesFrom, codes, { crc: kind === 'int8', measureRows: input.measureRows });
+  const err = sumInOrder(blockErrs); // as encodeScalar sums its blocks'
   const crc = sliceCrcs && crc32cJoin(crc32c(new Uint8Array(Float32Array.from(scales).buffer)), sliceCrcs, CRC_SLICE, n * d);
   return { residuals: new ScalarResiduals(kind, n, d, scales, codes, crc), residualEnergy: err / n, rowSums };
 }
@@ -50,19 +50,18 @@ export async function encodeScalarOnGpu(
  * `scalesFrom`, the codes into `codes`, each block's error in block order.
  */
 export async function scalarRowsOnGpu(ctx: CudaContext, kind: ScalarMode, input: ResidualInput, scalesFrom: ScalesFrom, codes: Codes<Int8Array>): Promise<Float64Array> {
-  const { rowErr } = await scalarOnGpu(ctx, kind, input, scalesFrom, codes, { crc: false, measureRows: undefined });
-  return blockErrsOf(rowErr, input.n);
+  return (await scalarOnGpu(ctx, kind, input, scalesFrom, codes, { crc: false, measureRows: undefined })).blockErrs;
 }
 
 /**
  * The scalar codec's kernels over the input's rows: ranges (downloaded, handed to `scalesFrom`),
- * codes into `codes` and each row's error; with `extra.crc` the codes' checksum per CRC_SLICE
+ * codes into `codes` and each block's error (blockErrsOnDevice); with `extra.crc` the codes' checksum per CRC_SLICE
  * piece, with `extra.measureRows` the quality rows' sums (rowSumsOnDevice).
  */
 async function scalarOnGpu(
   ctx: CudaContext, kind: ScalarMode, input: ResidualInput, scalesFrom: ScalesFrom, codes: Codes<Int8Array>,
   extra: { crc: boolean; measureRows: readonly number[] | null | undefined },
-): Promise<{ rowErr: Float64Array; sliceCrcs?: Uint32Array; rowSums?: Float64Array }> {
+): Promise<{ blockErrs: Float64Array; sliceCrcs?: Uint32Array; rowSums?: Float64Array }> {
   const { n, d } = input;
   const x = asRows(input.x, n, d);
   const blocks = blocksOf(n);
@@ -93,10 +92,9 @@ async function scalarOnGpu(
     });
     // The quality sample's row sums while the vectors and codes are still here (rowSums below).
     const sumsBuf = extra.measureRows !== undefined ? rowSumsOnDevice(ctx, x.dtype, extra.measureRows, n, d, { X, C, A, S, codes: codesBuf }, alloc) : undefined;
-    await ctx.finish();
+    const blockErrs = await blockErrsOnDevice(ctx, rowErrBuf, n, alloc);
     t.push(performance.now());
-    const rowErr = new Float64Array(n);
-    await downloadCodes(ctx, codes, codesBuf, rowErr, rowErrBuf);
+    await downloadCodes(ctx, codes, codesBuf);
     const rowSums = sumsBuf && new Float64Array(sumsBuf.count * 4);
     if (sumsBuf && rowSums) ctx.download(rowSums, sumsBuf.buf);
     t.push(performance.now());
@@ -105,7 +103,7 @@ async function scalarOnGpu(
     t.push(performance.now());
     const ms = t.slice(1).map((v, k) => (v - t[k]).toFixed(1));
     log().debug(`${kind} residuals of ${n} rows on ${ctx.where}: upload ${ms[0]} ms, ranges ${ms[1]} ms, codes ${ms[2]} ms, download ${ms[3]} ms, checksum ${ms[4]} ms`);
-    return { rowErr, sliceCrcs, rowSums };
+    return { blockErrs, sliceCrcs, rowSums };
   } finally {
     held.free(); // the GPU's part is over
   }
@@ -137,26 +135,26 @@ export async function encodeBitsOnGpu(ctx: CudaContext, input: ResidualInput, R:
   prefaultShared(n * R); // the codes' pages, touched on other threads while the plan is made and the GPU codes
   const codes = allocCodes<Uint8Array>('u8', n, R, true, takeShared(Math.max(1, n * R)));
   let plan!: BitsPlan;
-  const { rowErr, sliceCrcs } = await bitsOnGpu(ctx, input, () => (plan = bitsPlanOf(rowsInput(input, false), n, d, R)), codes, true);
+  const { blockErrs, sliceCrcs } = await bitsOnGpu(ctx, input, () => (plan = bitsPlanOf(rowsInput(input, false), n, d, R)), codes, true);
   // The payload's checksum from the codes' pieces checksummed on the device: the writer need not read 4.5 GB again.
   const head = new BitsResiduals(n, d, R, plan.bits, plan.steps, codes).head();
   const crc = sliceCrcs && crc32cJoin(crc32c(head), sliceCrcs, CRC_SLICE, n * R);
-  return { residuals: new BitsResiduals(n, d, R, plan.bits, plan.steps, codes, crc), residualEnergy: blockSums(rowErr, n) / Math.max(1, n) };
+  return { residuals: new BitsResiduals(n, d, R, plan.bits, plan.steps, codes, crc), residualEnergy: sumInOrder(blockErrs) / Math.max(1, n) };
 }
 
 /**
  * The bits codec's rows under `plan` on the GPU (residual_bits_rows): the codes into `codes` and
- * each row's error, as blockBits makes them. `plan` may be made here, on the host, while the
+ * each block's error, as blockBits makes them. `plan` may be made here, on the host, while the
  * vectors' copies (already queued when their pages are locked: pin.ts) run.
  */
 export async function bitsRowsOnGpu(ctx: CudaContext, input: ResidualInput, plan: BitsPlan | (() => BitsPlan), codes: Codes<Uint8Array>): Promise<Float64Array> {
-  return (await bitsOnGpu(ctx, input, plan, codes, false)).rowErr;
+  return (await bitsOnGpu(ctx, input, plan, codes, false)).blockErrs;
 }
 
 /** bitsRowsOnGpu's kernels; with `checksum` the codes' checksum per CRC_SLICE piece (a whole payload's codes: not a range of rows). */
 async function bitsOnGpu(
   ctx: CudaContext, input: ResidualInput, plan: BitsPlan | (() => BitsPlan), codes: Codes<Uint8Array>, checksum: boolean,
-): Promise<{ rowErr: Float64Array; sliceCrcs?: Uint32Array }> {
+): Promise<{ blockErrs: Float64Array; sliceCrcs?: Uint32Array }> {
   const { n, d } = input;
   const t: number[] = [performance.now()]; // plan, upload, codes, download, checksum (-v)
   const held = new HeldBuffers(ctx.pool);
@@ -182,36 +180,39 @@ async function bitsOnGpu(
     launch(ctx, 'residual_bits_rows', asRows(input.x, n, d).dtype, Math.ceil(n / THREADS), {
       X: X.ptr, n, d, C: C.ptr, assign: A.ptr, bits: B.ptr, steps: S.ptr, R: p.R, codes: codesBuf.ptr, rowErr: rowErrBuf.ptr,
     });
-    await ctx.finish();
+    const blockErrs = await blockErrsOnDevice(ctx, rowErrBuf, n, alloc);
     t.push(performance.now());
-    const rowErr = new Float64Array(n);
-    await downloadCodes(ctx, codes, codesBuf, rowErr, rowErrBuf);
+    await downloadCodes(ctx, codes, codesBuf);
     t.push(performance.now());
     const sliceCrcs = checksum ? await codesCrcs(ctx, codesBuf, n * p.R, alloc) : undefined;
     t.push(performance.now());
     const ms = t.slice(1).map((v, k) => (v - t[k]).toFixed(1));
     log().debug(`bits ${p.R}B residuals of ${n} rows on ${ctx.where}: plan ${ms[0]} ms, upload (after the plan) ${ms[1]} ms, codes ${ms[2]} ms, download ${ms[3]} ms, checksum ${ms[4]} ms`);
-    return { rowErr, sliceCrcs };
+    return { blockErrs, sliceCrcs };
   } finally {
     held.free();
   }
 }
 
-/** Σ of the rows' errors as the host encoders sum them: the rows of each block in order, then the blocks in order. */
-function blockSums(rowErr: Float64Array, n: number): number {
+/** The blocks' errors added in block order (as the host encoders add them). */
+function sumInOrder(blockErrs: Float64Array): number {
   let err = 0;
-  for (const e of blockErrsOf(rowErr, n)) err += e;
+  for (const e of blockErrs) err += e;
   return err;
 }
 
-/** Each block's error, its rows' errors summed in order (as blockCodes and blockBits sum them). */
-export function blockErrsOf(rowErr: Float64Array, n: number): Float64Array {
-  const out = new Float64Array(blocksOf(n));
-  for (let b = 0; b < out.length; b++) {
-    let e = 0;
-    for (let i = b * BLOCK_ROWS, i1 = Math.min(n, i + BLOCK_ROWS); i < i1; i++) e += rowErr[i];
-    out[b] = e;
-  }
+/**
+ * Each block's error, its rows' errors (on the device) summed in row order there
+ * (residual_block_errs, as blockCodes and blockBits sum them): a number a block comes down, not a
+ * number a row. Waits for the kernels queued before it.
+ */
+async function blockErrsOnDevice(ctx: CudaContext, rowErr: DeviceBuffer, n: number, alloc: (name: string, bytes: number) => DeviceBuffer): Promise<Float64Array> {
+  const blocks = blocksOf(n);
+  const buf = alloc('residual block errors', blocks * 8);
+  launch(ctx, 'residual_block_errs', 'f32', Math.ceil(blocks / THREADS), { rowErr: rowErr.ptr, n, blockRows: BLOCK_ROWS, blockErr: buf.ptr });
+  await ctx.finish();
+  const out = new Float64Array(blocks);
+  ctx.download(out, buf);
   return out;
 }
 
@@ -267,15 +268,12 @@ function downloadStaged(ctx: CudaContext, bytes: Uint8Array, src: DeviceBuffer, 
 
 /**
  * The device's codes (rows × width bytes from the buffer's start) into the host's pieces, each
- * from its offset, and the rows' errors (`rowErr`, from `errBuf`), through a page-locked chunk of
- * our own: locking the fresh pieces themselves (pin.ts) cost more than the copy it saves, as the
- * lock first faults every page in (4.5 GB of bits codes: 2.7 s locked, against 1.4 s for 6.4 GB
- * staged; bench/results/2026-11-28-h100x4-r3i.json); the errors (8 bytes a row) straight into a
- * pageable array would run at the pageable copy's speed.
+ * from its offset, through a page-locked chunk of our own: locking the fresh pieces themselves
+ * (pin.ts) cost more than the copy it saves, as the lock first faults every page in (4.5 GB of bits
+ * codes: 2.7 s locked, against 1.4 s for 6.4 GB staged; bench/results/2026-11-28-h100x4-r3i.json).
  */
-async function downloadCodes(ctx: CudaContext, codes: Codes, src: DeviceBuffer, rowErr: Float64Array, errBuf: DeviceBuffer): Promise<void> {
-  const most = Math.max(codes.length, rowErr.byteLength);
-  const pinned = most > 0 ? ctx.hostBuffer(Math.min(most, STAGE_BYTES)) : undefined;
+async function downloadCodes(ctx: CudaContext, codes: Codes, src: DeviceBuffer): Promise<void> {
+  const pinned = codes.length > 0 ? ctx.hostBuffer(Math.min(codes.length, STAGE_BYTES)) : undefined;
   try {
     let at = 0;
     for (const piece of codes.bytePieces()) {
@@ -283,7 +281,6 @@ async function downloadCodes(ctx: CudaContext, codes: Codes, src: DeviceBuffer, 
       at += piece.length;
       await yieldImmediate(); // Ctrl-C, and other GPUs' work, between pieces
     }
-    downloadStaged(ctx, new Uint8Array(rowErr.buffer, rowErr.byteOffset, rowErr.byteLength), errBuf, 0, pinned);
   } finally {
     if (pinned) ctx.freeHostBuffer(pinned);
   }

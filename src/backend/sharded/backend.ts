@@ -16,9 +16,13 @@ export function evenSplit(n: number, parts: number): number[] {
 }
 
 
-/** Zero codes for every row, filled by the members in place: in memory whose pages other threads touch meanwhile (io/prefault.ts), as one GPU's encoder takes them. */
+/**
+ * Zero codes for every row, filled by the members in place, taken as one GPU's encoder takes them
+ * (cuda/residual.ts): int8/int4's pages touched while the GPUs trained (the codec's prewarm), bits'
+ * touched on other threads from now on (io/prefault.ts).
+ */
 function splitCodes<T extends Int8Array | Uint8Array>(kind: 'i8' | 'u8', n: number, width: number): Codes<T> {
-  prefaultShared(n * width);
+  if (kind === 'u8') prefaultShared(n * width);
   return allocCodes<T>(kind, n, width, true, takeShared(Math.max(1, n * width)));
 }
 
