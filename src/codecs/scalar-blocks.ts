@@ -4,6 +4,7 @@
 // bit. Stream blocks are whole encoder blocks (BLOCK_ROWS): the per-dimension sums are added in
 // the same block order, and the error is summed block by block in row order as there, whatever
 // order the stream's blocks come in. A large block runs on the encoder's threads (scalar.ts).
+import { availableParallelism } from 'node:os';
 import type { BlockEncoder } from './types.js';
 import { BLOCK_ROWS, blockCodes, blockCrc, blockRanges, blocksOf, residualSample, type RowsInput } from './scalar-rows.js';
 import { blocksOnThreads, CLIP_SAMPLE_ROWS, encoderThreadCount, LEVELS, PARALLEL_MIN_VALUES, ScalarResiduals, scalesOf, type ScalarMode } from './scalar.js';
@@ -13,6 +14,15 @@ import type { Rows } from '../vectors/dataset.js';
 
 /** Rows a stream block holds: a whole number of encoder blocks (4 × 16,384). */
 export const STREAM_BLOCK_ROWS = 4 * BLOCK_ROWS;
+
+/**
+ * Encoder threads for a streamed block: on a large host more than an in-memory encode takes (its
+ * reading threads and the GPUs' lanes leave most cores idle while the encoder runs), a few cores
+ * left for the reading threads of the blocks in flight.
+ */
+function streamThreads(): number {
+  return Math.max(encoderThreadCount(), Math.min(availableParallelism() - 8, 48));
+}
 
 export function scalarBlockEncoder(mode: ScalarMode, n: number, d: number, anchors: Float32Array): BlockEncoder {
   const blocks = blocksOf(n);
@@ -33,7 +43,7 @@ export function scalarBlockEncoder(mode: ScalarMode, n: number, d: number, ancho
     return r0 / BLOCK_ROWS;
   };
   /** x's rows on the encoder threads when it is large and in shared memory (the same sums and codes as here). */
-  const threadsFor = (x: Rows) => (x.n * d >= PARALLEL_MIN_VALUES && x.buffer instanceof SharedArrayBuffer ? encoderThreadCount() : 1);
+  const threadsFor = (x: Rows) => (x.n * d >= PARALLEL_MIN_VALUES && x.buffer instanceof SharedArrayBuffer ? streamThreads() : 1);
   const threaded = (x: Rows, assign: Uint32Array): RowsInput => {
     const a = new Uint32Array(new SharedArrayBuffer(Math.max(1, x.n) * 4));
     a.set(assign.subarray(0, x.n));
