@@ -18,11 +18,14 @@ step=${1:?usage: bash .dev/r5-bill31.sh gen|check|run|search}
 OUT=${OUT:-/tmp/out}; W=$OUT/bill31; mkdir -p $W
 SH=/dev/shm/shards; ROWS=12500000; COUNT=80
 S() { echo "$*" | tee -a $W/summary.txt; }
-# Peak RSS (VmHWM, kB) of the command, polled, and its wall seconds.
+# Peak RSS (VmHWM, kB; the largest of the command's process, children and grandchildren: timeout,
+# bash, node), polled, and its wall seconds.
 peak() {
   local tag=$1; shift; local t0=$(date +%s.%N); "$@" & local pid=$!; local hwm=0
   while kill -0 $pid 2>/dev/null; do
-    h=$(awk '/VmHWM/{print $2}' /proc/$pid/status 2>/dev/null); [ -n "$h" ] && [ "$h" -gt "$hwm" ] && hwm=$h; sleep 0.5
+    for p in $pid $(pgrep -P $pid) $(for c in $(pgrep -P $pid); do pgrep -P $c; done); do
+      h=$(awk '/VmHWM/{print $2}' /proc/$p/status 2>/dev/null); [ -n "$h" ] && [ "$h" -gt "$hwm" ] && hwm=$h
+    done; sleep 0.5
   done
   wait $pid; local rc=$?
   S "$tag rc $rc wall_s $(awk "BEGIN{print $(date +%s.%N) - $t0}") peak_rss_gb $(awk "BEGIN{print $hwm / 1048576}")"
@@ -59,9 +62,9 @@ check)
   A="--anchors 65536 --residual int8 --gpu 0,1,2,3"
   T=240 C c25-stream '/dev/shm/sub2/*.npy' -o /dev/shm/c25s.vlc -f $A --stream; J c25-stream
   T=240 C c25-memory '/dev/shm/sub2/*.npy' -o /dev/shm/c25m.vlc -f $A --all-gpus; J c25-memory
-  grep -h "streaming\|codes are kept" $W/c25-stream.err | tee -a $W/summary.txt
+  grep -h "streaming [0-9]* rows\|codes are kept" $W/c25-stream.err | tee -a $W/summary.txt
   sha256sum /dev/shm/c25s.vlc /dev/shm/c25m.vlc | tee -a $W/summary.txt
-  streamed=$(grep -c "streaming" $W/c25-stream.err); inmem=$(grep -c "streaming" $W/c25-memory.err)
+  streamed=$(grep -c "streaming [0-9]* rows in blocks" $W/c25-stream.err); inmem=$(grep -c "streaming [0-9]* rows in blocks" $W/c25-memory.err)
   if [ "$streamed" -lt 1 ] || [ "$inmem" -ne 0 ]; then S "25M: the runs did not take the paths compared (streaming lines: $streamed and $inmem): FAIL"
   elif cmp /dev/shm/c25s.vlc /dev/shm/c25m.vlc; then S "25M x 128 f16, 4 GPUs: streamed = whole-file path (same bytes): PASS"; touch /tmp/r5-check-ok
   else S "25M: streamed and whole-file files DIFFER: FAIL (the run step will refuse)"; fi
@@ -74,8 +77,9 @@ run)
   avail=$(df -B1 --output=avail /tmp | tail -1)
   S "run: /tmp has $avail bytes free (the file: about 132 GB); $(free -g | awk '/Mem/{print "memory free", $4, "available", $7, "GB"}')"
   rm -f /tmp/b.vlc
-  T=560 C b1 '/dev/shm/shards/*.npy' -o /tmp/b.vlc --anchors 65536 --gpu 0,1,2,3 --residual int8; J b1
-  grep -h "streaming\|codes are kept\|sample of\|using" $W/b1.err | head -5 | tee -a $W/summary.txt
+  T=530 C b1 '/dev/shm/shards/*.npy' -o /tmp/b.vlc --anchors 65536 --gpu 0,1,2,3 --residual int8; J b1
+  grep -h "streaming [0-9]* rows\|codes are kept\|sample of\|using" $W/b1.err | head -5 | tee -a $W/summary.txt
+  grep -h "step:" $W/b1.err | tee -a $W/summary.txt  # each step's start, timestamped
   ls -l /tmp/b.vlc | tee -a $W/summary.txt
   python3 -c "
 import json; b=json.loads(open('$W/b1.json').readline())
