@@ -134,9 +134,8 @@ async function streamed(
     // 1. Every value checked, the largest |x| found, the training sample's rows taken as they pass.
     const reading = progress.step(`reading ${quoteName(input)}`, 'vectors', n);
     const list = trainingSample(cfg.seed, n, sampleRows);
-    const held = allocDataset(sampleRows, d, reader.dtype, `${sampleRows} rows of ${reader.format}`);
+    let held: Dataset | undefined = allocDataset(sampleRows, d, reader.dtype, `${sampleRows} rows of ${reader.format}`);
     const rowBytes = d * (reader.dtype === 'f32' ? 4 : 2);
-    const heldBytes = new Uint8Array(held.buffer, held.byteOffset, sampleRows * rowBytes);
     let top = 0;
     let firstBad = Infinity;
     let problem: { file: string; what: string } | undefined;
@@ -148,7 +147,10 @@ async function streamed(
     }), wanted: (b) => b * per < firstBad }, async (_, x, r0, r1) => {
       if (r0 >= firstBad) return;
       const from = new Uint8Array(x.buffer, x.byteOffset, (r1 - r0) * rowBytes);
-      for (let k = firstAtLeast(list, r0); k < list.length && list[k] < r1; k++) heldBytes.set(from.subarray((list[k] - r0) * rowBytes, (list[k] - r0 + 1) * rowBytes), k * rowBytes);
+      // The sample's rows in this block, k0 .. k1 − 1 (a view of their room: the whole sample may pass 2^32 bytes).
+      const k0 = firstAtLeast(list, r0), k1 = firstAtLeast(list, r1);
+      const to = new Uint8Array(held!.buffer, held!.byteOffset + k0 * rowBytes, (k1 - k0) * rowBytes);
+      for (let k = k0; k < k1; k++) to.set(from.subarray((list[k] - r0) * rowBytes, (list[k] - r0 + 1) * rowBytes), (k - k0) * rowBytes);
       reading.update((checked += r1 - r0), n);
     });
     if (problem) {
@@ -172,6 +174,7 @@ async function streamed(
       whole: () => Promise.reject(new Error('streamed compress: no engine holds every row')),
       rows: (rows) => {
         if (rows.length !== list.length || rows.some((r, k) => r !== list[k])) return Promise.reject(new Error('streamed compress: training asked for other rows than the sample read'));
+        if (!held) return Promise.reject(new Error('streamed compress: the sample was let go'));
         return backend.open(scaledDataset(held, scale), m);
       },
       finalPass: async (anchors) => {
@@ -184,6 +187,7 @@ async function streamed(
       },
     };
     const trained = await train(engines, cfg, sample, steps.hooks);
+    held = undefined; // the sample's rows (4.3 GB for a billion's default sample) are let go before the codes are made
     steps.end();
     const result = unscaledResult(scale, trained);
     const assignments = result.assignments;
