@@ -9,6 +9,7 @@ import { compress } from '../../dist/index.js';
 import { setStreamBlockRowsForTests, setStreamMinBytesForTests } from '../../dist/api/compress-stream.js';
 import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
 import { setShardsForTests } from '../../dist/backend/select.js';
+import { setParallelReadForTests } from '../../dist/io/readers/parallel-read.js';
 import { clustered, tempDir, writeNpy } from '../cli/helpers.js';
 import { FakeCuda } from './fake-driver.js';
 
@@ -26,6 +27,7 @@ afterEach(() => {
   setShardsForTests();
   setStreamMinBytesForTests();
   setStreamBlockRowsForTests();
+  setParallelReadForTests();
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -42,12 +44,13 @@ async function fileOn(fake: FakeCuda, input: string, tag: string, stream: boolea
 }
 
 describe('streamed compress on the GPU (fake driver)', () => {
-  it('one engine a block, then three at once over shards: the in-memory bytes, everything freed', async () => {
+  it('one engine a block, then three at once over shards read on threads: the in-memory bytes, everything freed', async () => {
     const want = await fileOn(new FakeCuda(), npy, 'memory', false);
     const one = new FakeCuda();
     expect((await fileOn(one, npy, 'one', true)).equals(want)).toBe(true);
     expect(one.live).toBe(0);
     setShardsForTests(3);
+    setParallelReadForTests(0, 64 << 10); // and every block read and checked on threads, as a GPU's blocks of millions of rows are
     const three = new FakeCuda();
     expect((await fileOn(three, path.join(dir, 'shards', 'p*.npy'), 'three', true)).equals(want)).toBe(true);
     expect(three.live).toBe(0);
