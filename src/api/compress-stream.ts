@@ -183,7 +183,7 @@ async function streamed(
         stored = storedAnchors(unscaled, anchorDtype);
         encoder = blockEncoderFor(plan, n, d, stored);
         const read = (r0: number, r1: number, into?: Dataset) => reader.readAsync(r0, r1, into);
-        return finalPass(parts, { n, per, read }, m, top * scale, anchors, (x) => scaledDataset(x, scale), async (x, r0, assign) => encoder?.scan(x, r0, assign));
+        return finalPass(parts, { n, per, read }, m, top * scale, anchors, (x) => scaledDataset(x, scale), async (x, r0, assign, part) => encoder?.scan(x, r0, assign, part));
       },
     };
     const trained = await train(engines, cfg, sample, steps.hooks);
@@ -224,8 +224,8 @@ async function streamed(
       log().debug(`the codes are kept in ${store.where} until the file is written`);
       let encoded = 0;
       try {
-        await overBlocks({ n, per, lanes: LANES, read: (r0, r1, into) => reader.readAsync(r0, r1, into) }, async (_, x, r0, r1) => {
-          const { bytes, crc } = await enc.encode(x, r0, assignments.subarray(r0, r1));
+        await overBlocks({ n, per, lanes: LANES, read: (r0, r1, into) => reader.readAsync(r0, r1, into) }, async (lane, x, r0, r1) => {
+          const { bytes, crc } = await enc.encode(x, r0, assignments.subarray(r0, r1), parts[lane % parts.length]);
           store.put(r0, r1 - r0, bytes, crc);
           encoding.update((encoded += r1 - r0), n);
         });

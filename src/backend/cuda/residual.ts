@@ -24,7 +24,7 @@ import { setImmediate as yieldImmediate } from 'node:timers/promises';
 
 /** Bytes of the vectors per upload view (pin.ts locks and copies each in pieces). */
 const UPLOAD_VIEW = 2 ** 30;
-const THREADS = KERNELS.residual_rows.threads;
+export const THREADS = KERNELS.residual_rows.threads;
 
 export async function encodeScalarOnGpu(
   ctx: CudaContext, kind: ScalarMode, input: ResidualInput,
@@ -85,7 +85,7 @@ export async function encodeScalarOnGpu(
 }
 
 /** The vectors, the anchors as stored and the assignments, on the device (the vectors a chunk at a time). */
-async function uploadInput(ctx: CudaContext, input: ResidualInput, alloc: (name: string, bytes: number) => DeviceBuffer) {
+export async function uploadInput(ctx: CudaContext, input: ResidualInput, alloc: (name: string, bytes: number) => DeviceBuffer) {
   const { n, d } = input;
   const x = asRows(input.x, n, d);
   const bytes = n * d * elementBytes(x.dtype);
@@ -190,10 +190,10 @@ function rowSumsOnDevice(
 }
 
 /** Bytes per piece of crc_slices (a multiple of 16: the kernel reads 16 bytes at a time). */
-const CRC_SLICE = 64 << 10;
+export const CRC_SLICE = 64 << 10;
 
 /** The CRC32C of each CRC_SLICE-byte piece of the codes, computed on the device. */
-async function codesCrcs(ctx: CudaContext, codes: DeviceBuffer, bytes: number, alloc: (name: string, bytes: number) => DeviceBuffer): Promise<Uint32Array> {
+export async function codesCrcs(ctx: CudaContext, codes: DeviceBuffer, bytes: number, alloc: (name: string, bytes: number) => DeviceBuffer): Promise<Uint32Array> {
   const pieces = Math.ceil(bytes / CRC_SLICE);
   const out = alloc('residual checksums', pieces * 4);
   launch(ctx, 'crc_slices', 'f32', Math.max(1, Math.ceil(pieces / KERNELS.crc_slices.threads)), { bytes: codes.ptr, total: bytes, slice: CRC_SLICE, out: out.ptr });
@@ -226,7 +226,7 @@ function downloadStaged(ctx: CudaContext, bytes: Uint8Array, src: DeviceBuffer, 
  * (pin.ts) cost more than the copy it saves, as the lock first faults every page in (4.5 GB of bits
  * codes: 2.7 s locked, against 1.4 s for 6.4 GB staged; bench/results/2026-11-28-h100x4-r3i.json).
  */
-async function downloadCodes(ctx: CudaContext, codes: Codes, src: DeviceBuffer): Promise<void> {
+export async function downloadCodes(ctx: CudaContext, codes: Codes, src: DeviceBuffer): Promise<void> {
   const pinned = codes.length > 0 ? ctx.hostBuffer(Math.min(codes.length, STAGE_BYTES)) : undefined;
   try {
     let at = 0;

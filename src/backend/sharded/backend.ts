@@ -55,6 +55,8 @@ export function shardedBackend(
     exactKnn: members[0].exactKnn,
     encodeScalar: members[0].encodeScalar.bind(members[0]),
     encodeBits: members[0].encodeBits.bind(members[0]),
+    scalarRanges: members[0].scalarRanges.bind(members[0]),
+    scalarCodes: members[0].scalarCodes.bind(members[0]),
     encodeBitsRows: members[0].encodeBitsRows.bind(members[0]),
     decodeEc: members[0].decodeEc.bind(members[0]),
     open(data: Dataset, m: number): Promise<Engine> {
