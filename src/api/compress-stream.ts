@@ -9,10 +9,12 @@
 //   3. the final pass assigns each block of rows on an engine of its own (on a GPU, blocks of
 //      millions of rows, one GPU a lane, several GPUs at once: stream-blocks.ts), told the whole
 //      data's figures (as a shard of a sharded engine is, so the energy is the one engine's, to the
-//      bit), while the codec's block encoder scans the block (codecs/registry/codec.ts BlockEncoder);
+//      bit), while the codec's block encoder scans the block on the same GPU (codecs/registry/codec.ts
+//      BlockEncoder, CodecDevice.scalarRanges);
 //   4. the quality figures are measured on the rows they read (quality/measure.ts measuredRows);
-//   5. one more pass encodes each block (on the encoder's threads) into host memory, or a temp
-//      file beside the output when memory is short, then the file is written (atomically).
+//   5. one more pass encodes each block (on a GPU per lane, or the host's encoder threads:
+//      CodecDevice.scalarCodes) into host memory, or a temp file beside the output when memory is
+//      short, then the file is written (atomically).
 //
 // The bytes are those of the in-memory path (test/api/compress-stream.test.ts, test/gpu/stream.test.ts).
 // Memory: a few blocks of rows and their engines, the training sample, the quality rows (at most

@@ -3,7 +3,9 @@
 // the scales, the codes, their checksum and the error are those of the in-memory encoder, bit for
 // bit. Stream blocks are whole encoder blocks (BLOCK_ROWS): the per-dimension sums are added in
 // the same block order, and the error is summed block by block in row order as there, whatever
-// order the stream's blocks come in. A large block runs on the encoder's threads (scalar.ts).
+// order the stream's blocks come in. Each block's loops run where the caller says
+// (ScalarBlockDevice: a GPU's kernels, or hostScalarBlocks below, on the encoder's threads for a
+// large block), the same bytes either way.
 import { availableParallelism } from 'node:os';
 import type { BlockEncoder, ResidualInput, ScalarBlockDevice } from './types.js';
 import { BLOCK_ROWS, blockCodes, blockCrc, blockRanges, blocksOf, residualSample, type RowsInput } from './scalar-rows.js';
