@@ -4,7 +4,6 @@
 // residual_rows the codes under the whole data's scales with each row's error, and crc_slices the
 // codes' checksum. The kernels are encodeScalarOnGpu's (residual.ts), so the figures, codes, errors
 // and checksum are the host loops' (codecs/scalar-rows.ts), bit for bit.
-import { blocksOf, BLOCK_ROWS } from '../../codecs/scalar-rows.js';
 import type { ResidualInput } from '../../codecs/types.js';
 import { crc32cJoin } from '../../io/vlc/crc32c.js';
 import { allocCodes, type Codes } from '../../vectors/codes.js';
@@ -12,26 +11,13 @@ import { asRows } from '../../vectors/dataset.js';
 import type { CudaContext } from './context.js';
 import { launch } from './kernels.js';
 import { HeldBuffers } from './pool.js';
-import { blockErrsOf, codesCrcs, CRC_SLICE, downloadCodes, THREADS, uploadInput } from './residual.js';
+import { blockErrsOf, codesCrcs, CRC_SLICE, downloadCodes, rangesOnDevice, THREADS, uploadInput } from './residual.js';
 
 export async function scalarRangesOnGpu(ctx: CudaContext, input: ResidualInput): Promise<{ maxAbs: Float64Array; sumSq: Float64Array }> {
-  const { n, d } = input;
-  const x = asRows(input.x, n, d);
-  const blocks = blocksOf(n);
   const held = new HeldBuffers(ctx.pool);
-  const { alloc } = held;
   try {
-    const { X, C, A } = await uploadInput(ctx, input, alloc);
-    const maxAbsBuf = alloc('residual ranges', blocks * d * 8);
-    const sumSqBuf = alloc('residual sums of squares', blocks * d * 8);
-    launch(ctx, 'residual_ranges', x.dtype, Math.ceil((blocks * d) / THREADS), {
-      X: X.ptr, n, d, C: C.ptr, assign: A.ptr, blockRows: BLOCK_ROWS, maxAbs: maxAbsBuf.ptr, sumSq: sumSqBuf.ptr,
-    });
-    await ctx.finish();
-    const maxAbs = new Float64Array(blocks * d), sumSq = new Float64Array(blocks * d);
-    ctx.download(maxAbs, maxAbsBuf);
-    ctx.download(sumSq, sumSqBuf);
-    return { maxAbs, sumSq };
+    const bufs = await uploadInput(ctx, input, held.alloc);
+    return await rangesOnDevice(ctx, asRows(input.x, input.n, input.d).dtype, bufs, input.n, input.d, held.alloc);
   } finally {
     held.free();
   }

@@ -38,15 +38,7 @@ export async function encodeScalarOnGpu(
   try {
     const { X, C, A } = await uploadInput(ctx, input, alloc);
     t.push(performance.now());
-    const maxAbsBuf = alloc('residual ranges', blocks * d * 8);
-    const sumSqBuf = alloc('residual sums of squares', blocks * d * 8);
-    launch(ctx, 'residual_ranges', x.dtype, Math.ceil((blocks * d) / THREADS), {
-      X: X.ptr, n, d, C: C.ptr, assign: A.ptr, blockRows: BLOCK_ROWS, maxAbs: maxAbsBuf.ptr, sumSq: sumSqBuf.ptr,
-    });
-    await ctx.finish();
-    const maxAbs = new Float64Array(blocks * d), sumSq = new Float64Array(blocks * d);
-    ctx.download(maxAbs, maxAbsBuf);
-    ctx.download(sumSq, sumSqBuf);
+    const { maxAbs, sumSq } = await rangesOnDevice(ctx, x.dtype, { X, C, A }, n, d, alloc);
     const sample = kind === 'int4' ? residualSample(rowsInput(input, false), n, CLIP_SAMPLE_ROWS) : undefined;
     const scales = scalesOf(kind, n, d, blocks, maxAbs, sumSq, sample);
     t.push(performance.now());
@@ -82,6 +74,24 @@ export async function encodeScalarOnGpu(
   } finally {
     held.free();
   }
+}
+
+/** Each encoder block's per-dimension largest |r| and Σ r² of the rows on the device (residual_ranges). */
+export async function rangesOnDevice(
+  ctx: CudaContext, dtype: 'f32' | 'f16', b: { X: DeviceBuffer; C: DeviceBuffer; A: DeviceBuffer }, n: number, d: number,
+  alloc: (name: string, bytes: number) => DeviceBuffer,
+): Promise<{ maxAbs: Float64Array; sumSq: Float64Array }> {
+  const blocks = blocksOf(n);
+  const maxAbsBuf = alloc('residual ranges', blocks * d * 8);
+  const sumSqBuf = alloc('residual sums of squares', blocks * d * 8);
+  launch(ctx, 'residual_ranges', dtype, Math.ceil((blocks * d) / THREADS), {
+    X: b.X.ptr, n, d, C: b.C.ptr, assign: b.A.ptr, blockRows: BLOCK_ROWS, maxAbs: maxAbsBuf.ptr, sumSq: sumSqBuf.ptr,
+  });
+  await ctx.finish();
+  const maxAbs = new Float64Array(blocks * d), sumSq = new Float64Array(blocks * d);
+  ctx.download(maxAbs, maxAbsBuf);
+  ctx.download(sumSq, sumSqBuf);
+  return { maxAbs, sumSq };
 }
 
 /** The vectors, the anchors as stored and the assignments, on the device (the vectors a chunk at a time). */
