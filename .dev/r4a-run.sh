@@ -4,18 +4,16 @@
 # --residual none on one GPU (issue 31's "every phase but reading under 20 s").
 set -uo pipefail
 source .gpu/activate.sh
-OUT=${OUT:-/tmp/out}; W=/tmp/w; mkdir -p "$OUT" $W
-peak() { local tag=$1; shift; local t0=$(date +%s.%N); "$@" & local pid=$! hwm=0 h; while kill -0 $pid 2>/dev/null; do h=$(awk '/VmHWM/{print $2}' /proc/$pid/status 2>/dev/null); [ -n "$h" ] && hwm=$h; sleep 0.2; done; wait $pid; local rc=$?; echo "$tag rc $rc peak_rss_kb $hwm wall_s $(awk "BEGIN{print $(date +%s.%N) - $t0}")" | tee -a "$W/peaks.txt"; }
-C() { local tag=$1; shift; peak $tag node bin/vlc.js compress "$@" --json -v > $W/$tag.json 2> >(python3 -u .dev/ts.py > $W/$tag.err); }
-S() { python3 -c "import json; d=json.loads(open('$W/$1.json').readline()); print('$1', round(d['total_seconds'],2), d['codec'], d.get('iterations'), {k: round(v,2) for k,v in d['phases'].items()})" | tee -a $W/summary.txt; tar czf $OUT/r4a.tgz -C $W .; }
-trap 'cp $W/*.json $OUT/ 2>/dev/null; tar czf $OUT/r4a.tgz -C $W .' EXIT
+W=/tmp/w; RUN=r4a
+source .dev/lib.sh
+trap 'cp $W/*.json $OUT/ 2>/dev/null; pack' EXIT
 nvidia-smi -L | tee $W/gpus.txt; nproc
 (python3 .dev/r3-data.py 100000000 /dev/shm/h.npy /dev/shm/hq.npy > $W/data.log 2>&1; echo data done) &
 DATA=$!
 timeout 200 node bench/ec-gpu.mjs --n 500000 --repeat 20 --layout axis --out $W/ec-gpu-axis.json > $W/ec-axis.log 2>&1; tail -2 $W/ec-axis.log
 timeout 200 node bench/ec-gpu.mjs --n 245760 --repeat 40 --layout rotated --out $W/ec-gpu-rotated.json > $W/ec-rot.log 2>&1; tail -2 $W/ec-rot.log
-tar czf $OUT/r4a.tgz -C $W .
+pack
 wait $DATA
-C h1 /dev/shm/h.npy -o /dev/shm/h1.vlc --anchors 65536 --residual none --gpu 0; S h1
+C h1 /dev/shm/h.npy -o /dev/shm/h1.vlc --anchors 65536 --residual none --gpu 0; S h1 iterations
 grep -E "final|sample|loop|iteration 10" $W/h1.err | head -20
 cat $W/peaks.txt

@@ -5,17 +5,14 @@
 # against the JSON's total_seconds (the exit's page freeing is after the last phase).
 set -uo pipefail
 source .gpu/activate.sh
-OUT=${OUT:-/tmp/out}; W=/tmp/w; mkdir -p "$OUT" $W
-peak() { local tag=$1; shift; local t0=$(date +%s.%N); "$@" & local pid=$! hwm=0 h; while kill -0 $pid 2>/dev/null; do h=$(awk '/VmHWM/{print $2}' /proc/$pid/status 2>/dev/null); [ -n "$h" ] && hwm=$h; sleep 0.2; done; wait $pid; local rc=$?; echo "$tag rc $rc peak_rss_kb $hwm wall_s $(awk "BEGIN{print $(date +%s.%N) - $t0}")" | tee -a "$W/peaks.txt"; }
-C() { local tag=$1; shift; peak $tag node bin/vlc.js compress "$@" --json -v > $W/$tag.json 2> >(python3 -u .dev/ts.py > $W/$tag.err); }
-S() { python3 -c "import json; d=json.loads(open('$W/$1.json').readline()); print('$1', round(d['total_seconds'],2), d['codec'], d.get('iterations'), {k: round(v,2) for k,v in d['phases'].items()})" | tee -a $W/summary.txt; tar czf $OUT/r4b.tgz -C $W .; }
-trap 'tar czf $OUT/r4b.tgz -C $W .' EXIT
+W=/tmp/w; RUN=r4b
+source .dev/lib.sh
 nvidia-smi -L | tee $W/gpus.txt; grep -H . /sys/kernel/mm/transparent_hugepage/enabled /sys/kernel/mm/transparent_hugepage/defrag | tee $W/thp.txt
 python3 .dev/r3-data.py 50000000 /dev/shm/x.npy /dev/shm/q.npy > /dev/null 2>&1
-VLC_HUGE_PAGES=0 C p1 /dev/shm/x.npy -o /dev/shm/p1.vlc --anchors 65536 --gpu 0; S p1
-C h1 /dev/shm/x.npy -o /dev/shm/h1.vlc --anchors 65536 --gpu 0; S h1; grep -i anonhuge /proc/meminfo
-VLC_HUGE_PAGES=0 C p4 /dev/shm/x.npy -o /dev/shm/p4.vlc --anchors 65536 --gpu 0,1,2,3; S p4
-C h4 /dev/shm/x.npy -o /dev/shm/h4.vlc --anchors 65536 --gpu 0,1,2,3; S h4
+VLC_HUGE_PAGES=0 C p1 /dev/shm/x.npy -o /dev/shm/p1.vlc --anchors 65536 --gpu 0; S p1 iterations
+C h1 /dev/shm/x.npy -o /dev/shm/h1.vlc --anchors 65536 --gpu 0; S h1 iterations; grep -i anonhuge /proc/meminfo
+VLC_HUGE_PAGES=0 C p4 /dev/shm/x.npy -o /dev/shm/p4.vlc --anchors 65536 --gpu 0,1,2,3; S p4 iterations
+C h4 /dev/shm/x.npy -o /dev/shm/h4.vlc --anchors 65536 --gpu 0,1,2,3; S h4 iterations
 for f in h1 p4 h4; do cmp /dev/shm/p1.vlc /dev/shm/$f.vlc && echo "p1 = $f" | tee -a $W/summary.txt; done
 sha256sum /dev/shm/p1.vlc | tee -a $W/summary.txt
 grep -h "uploaded in\|locked" $W/p1.err $W/h1.err | head -8

@@ -5,16 +5,13 @@
 # against the JSON's total_seconds (the exit's page freeing is after the last phase).
 set -uo pipefail
 source .gpu/activate.sh
-OUT=${OUT:-/tmp/out}; W=/tmp/w; mkdir -p "$OUT" $W
-peak() { local tag=$1; shift; local t0=$(date +%s.%N); "$@" & local pid=$! hwm=0 h; while kill -0 $pid 2>/dev/null; do h=$(awk '/VmHWM/{print $2}' /proc/$pid/status 2>/dev/null); [ -n "$h" ] && hwm=$h; sleep 0.2; done; wait $pid; local rc=$?; echo "$tag rc $rc peak_rss_kb $hwm wall_s $(awk "BEGIN{print $(date +%s.%N) - $t0}")" | tee -a "$W/peaks.txt"; }
-C() { local tag=$1; shift; peak $tag node bin/vlc.js compress "$@" --json -v > $W/$tag.json 2> >(python3 -u .dev/ts.py > $W/$tag.err); }
-S() { python3 -c "import json; d=json.loads(open('$W/$1.json').readline()); print('$1', round(d['total_seconds'],2), d['codec'], d.get('iterations'), {k: round(v,2) for k,v in d['phases'].items()})" | tee -a $W/summary.txt; tar czf $OUT/r4c.tgz -C $W .; }
-trap 'tar czf $OUT/r4c.tgz -C $W .' EXIT
+W=/tmp/w; RUN=r4c
+source .dev/lib.sh
 nvidia-smi -L | tee $W/gpus.txt; grep -H . /sys/kernel/mm/transparent_hugepage/enabled /sys/kernel/mm/transparent_hugepage/defrag | tee $W/thp.txt
 [ -f /dev/shm/x.npy ] || python3 .dev/r3-data.py 50000000 /dev/shm/x.npy /dev/shm/q.npy > /dev/null 2>&1
-C h4a /dev/shm/x.npy -o /dev/shm/h4a.vlc --anchors 65536 --gpu 0,1,2,3; S h4a; rm -f /dev/shm/h4a.vlc
-VLC_HUGE_PAGES=0 C p4a /dev/shm/x.npy -o /dev/shm/p4a.vlc --anchors 65536 --gpu 0,1,2,3; S p4a; rm -f /dev/shm/p4a.vlc
-C h4b /dev/shm/x.npy -o /dev/shm/h4b.vlc --anchors 65536 --gpu 0,1,2,3; S h4b; rm -f /dev/shm/h4b.vlc
-VLC_HUGE_PAGES=0 C p4b /dev/shm/x.npy -o /dev/shm/p4b.vlc --anchors 65536 --gpu 0,1,2,3; S p4b
+C h4a /dev/shm/x.npy -o /dev/shm/h4a.vlc --anchors 65536 --gpu 0,1,2,3; S h4a iterations; rm -f /dev/shm/h4a.vlc
+VLC_HUGE_PAGES=0 C p4a /dev/shm/x.npy -o /dev/shm/p4a.vlc --anchors 65536 --gpu 0,1,2,3; S p4a iterations; rm -f /dev/shm/p4a.vlc
+C h4b /dev/shm/x.npy -o /dev/shm/h4b.vlc --anchors 65536 --gpu 0,1,2,3; S h4b iterations; rm -f /dev/shm/h4b.vlc
+VLC_HUGE_PAGES=0 C p4b /dev/shm/x.npy -o /dev/shm/p4b.vlc --anchors 65536 --gpu 0,1,2,3; S p4b iterations
 grep -h "uploaded in" $W/h4a.err $W/p4a.err | head -8
 cat $W/peaks.txt

@@ -4,11 +4,11 @@
 # process (every default: the GPU-count prediction decides how many of the four it uses). SKIP_SUITE=1: the runs only.
 set -uo pipefail
 source .gpu/activate.sh
-OUT=${OUT:-/tmp/out}; W=/tmp/w; mkdir -p "$OUT" $W
-trap 'tar czf $OUT/r4d.tgz -C $W .' EXIT
+W=/tmp/w; RUN=r4d
+source .dev/lib.sh
 nvidia-smi -L | tee $W/gpus.txt
 [ -n "${SKIP_SUITE:-}" ] || timeout 280 node_modules/.bin/vitest run --config vitest.gpu.config.ts > $W/gpu-tests.log 2>&1; sed 's/\x1b\[[0-9;]*m//g' $W/gpu-tests.log | grep -E "FAIL|×|Error" | head -20; sed 's/\x1b\[[0-9;]*m//g' $W/gpu-tests.log | grep -E "Test Files|Tests " | tee $W/gpu-summary.txt
-tar czf $OUT/r4d.tgz -C $W .
+pack
 sed -i 's#^rm -f /dev/shm/t1.vlc.*#C g4 /dev/shm/t.npy -o /dev/shm/g4.vlc -f --anchors 16384 --gpu 0,1,2,3; S g4; cmp /dev/shm/g4.vlc /dev/shm/t1.vlc \&\& echo "10M default: --gpu 0,1,2,3 = --gpu 0" | tee -a $W/summary.txt#' .dev/r31-run.sh
 sed -i 's#^timeout 400 node_modules/.bin/vitest run test/mpi.*#echo "(MPI tests: run on the development machine)"#' .dev/r31-run.sh
 timeout 400 bash .dev/r31-run.sh; cp /tmp/w31/* $W/ 2>/dev/null; cat $W/summary.txt

@@ -6,17 +6,14 @@
 # index search now reads the file in blocks) with 1,000 queries.
 set -uo pipefail
 source .gpu/activate.sh
-OUT=${OUT:-/tmp/out}; W=/tmp/w4e; mkdir -p "$OUT" $W
-# Peak RSS (VmHWM) of the largest node process under the command (timeout and sh wrap it), polled.
-peak() { local tag=$1; shift; local t0=$(date +%s.%N); "$@" & local pid=$! hwm=0 h p; while kill -0 $pid 2>/dev/null; do for p in $(pgrep -f "node bin/vlc.js"); do h=$(awk '/VmHWM/{print $2}' /proc/$p/status 2>/dev/null); [ -n "$h" ] && [ "$h" -gt "$hwm" ] && hwm=$h; done; sleep 0.2; done; wait $pid; local rc=$?; echo "$tag rc $rc peak_rss_kb $hwm wall_s $(awk "BEGIN{print $(date +%s.%N) - $t0}")" | tee -a "$W/peaks.txt"; tar czf $OUT/r4e.tgz -C $W .; }
-C() { local tag=$1; shift; peak $tag node bin/vlc.js compress "$@" --json -v > $W/$tag.json 2> >(python3 -u .dev/ts.py > $W/$tag.err); }
-S() { python3 -c "import json; d=json.loads(open('$W/$1.json').readline()); print('$1', round(d['total_seconds'],2), d['codec'], d['bytes'], {k: round(v,2) for k,v in d['phases'].items()})" | tee -a $W/summary.txt; }
-trap 'tar czf $OUT/r4e.tgz -C $W .' EXIT
+W=/tmp/w4e; RUN=r4e
+PEAK_OF="node bin/vlc.js"
+source .dev/lib.sh
 nvidia-smi -L | tee $W/gpus.txt
 rm -f /dev/shm/*.vlc /dev/shm/*.npy
 python3 .dev/r3-data.py 50000000 /dev/shm/x.npy /dev/shm/q.npy > /dev/null 2>&1
 python3 -c "import numpy as np; np.save('/dev/shm/q1k.npy', np.load('/dev/shm/q.npy')[:1000])"
-C i4 /dev/shm/x.npy -o /dev/shm/i1.vlc --anchors 65536 --residual int8 --gpu 0,1,2,3; S i4
+C i4 /dev/shm/x.npy -o /dev/shm/i1.vlc --anchors 65536 --residual int8 --gpu 0,1,2,3; S i4 bytes
 sha256sum /dev/shm/i1.vlc | tee -a $W/summary.txt
 peak info timeout 60 node bin/vlc.js info /dev/shm/i1.vlc --json > $W/info.json 2> $W/info.err
 peak search timeout 120 node bin/vlc.js search /dev/shm/i1.vlc --queries /dev/shm/q.npy -k 10 --device cuda --json > $W/search.json 2> $W/search.err

@@ -3,14 +3,12 @@
 # against mpirun -n 4 again (each rank now encodes on its share of the cores).
 set -uo pipefail
 source .gpu/activate.sh
-OUT=${OUT:-/tmp/out}; W=/tmp/w; mkdir -p "$OUT" $W
-peak() { local tag=$1; shift; local t0=$(date +%s.%N); "$@" & local pid=$! hwm=0 h; while kill -0 $pid 2>/dev/null; do h=$(awk '/VmHWM/{print $2}' /proc/$pid/status 2>/dev/null); [ -n "$h" ] && hwm=$h; sleep 0.2; done; wait $pid; local rc=$?; echo "$tag rc $rc peak_rss_kb $hwm wall_s $(awk "BEGIN{print $(date +%s.%N) - $t0}")" | tee -a "$W/peaks.txt"; }
-S() { python3 -c "import json; d=json.loads(open('$W/$1.json').readline()); print('$1', round(d['total_seconds'],2), d['codec'], {k: round(v,2) for k,v in d['phases'].items()})" | tee -a $W/summary.txt; }
-trap 'tar czf $OUT/r4f.tgz -C $W .' EXIT
+W=/tmp/w; RUN=r4f
+source .dev/lib.sh
 nvidia-smi -L | tee $W/gpus.txt
 (python3 .dev/r3-data.py 10000000 /dev/shm/t.npy /dev/shm/q.npy > /dev/null 2>&1; echo data) &
 timeout 330 node_modules/.bin/vitest run --config vitest.gpu.config.ts > $W/gpu-tests.log 2>&1; sed 's/\x1b\[[0-9;]*m//g' $W/gpu-tests.log | grep -E "FAIL|×|AssertionError" | head -20; sed 's/\x1b\[[0-9;]*m//g' $W/gpu-tests.log | grep -E "Test Files|Tests " | tee $W/gpu-summary.txt
-tar czf $OUT/r4f.tgz -C $W .
+pack
 wait
 peak i1 node bin/vlc.js compress /dev/shm/t.npy -o /dev/shm/i1.vlc --anchors 16384 --gpu 0 --residual int8 --json > $W/i1.json 2> $W/i1.err; S i1
 peak i4 mpirun --allow-run-as-root -n 4 node bin/vlc.js compress /dev/shm/t.npy -o /dev/shm/i4.vlc --anchors 16384 --residual int8 --distributed --json > $W/i4.json 2> $W/i4.err; S i4

@@ -3,9 +3,9 @@
 # queries, GPU) of r4e's 50M int8 file, side by side, with the time they need (r4e stopped them at 120 s).
 set -uo pipefail
 source .gpu/activate.sh
-OUT=${OUT:-/tmp/out}; W=/tmp/w4g; mkdir -p "$OUT" $W
-trap 'tar czf $OUT/r4g.tgz -C $W .' EXIT
-peak() { local tag=$1; shift; local t0=$(date +%s.%N); "$@" & local pid=$! hwm=0 h p; while kill -0 $pid 2>/dev/null; do for p in $(pgrep -f "node bin/vlc.js $tag"); do h=$(awk '/VmHWM/{print $2}' /proc/$p/status 2>/dev/null); [ -n "$h" ] && [ "$h" -gt "$hwm" ] && hwm=$h; done; sleep 0.5; done; wait $pid; local rc=$?; echo "$tag rc $rc peak_rss_kb $hwm wall_s $(awk "BEGIN{print $(date +%s.%N) - $t0}")" | tee -a "$W/peaks.txt"; }
+W=/tmp/w4g; RUN=r4g
+PEAK_OF="node bin/vlc.js {}" PEAK_POLL=0.5
+source .dev/lib.sh
 ls -la /dev/shm/ | tee $W/shm.txt
 peak decompress timeout 280 sh -c 'node bin/vlc.js decompress /dev/shm/i1.vlc -o - --format npy | wc -c > /tmp/w4g/decompress-bytes.txt' &
 peak eval timeout 280 node bin/vlc.js eval /dev/shm/x.npy /dev/shm/i1.vlc --queries 1000 --device cuda --json > $W/eval.json 2> $W/eval.err &

@@ -84,5 +84,22 @@ if (!wasmMemoryWorks() && !process.env.VLC_REEXEC && !process.execArgv.includes(
     );
     process.exit(1);
   }
-  process.exitCode = await main(process.argv);
+  const code = await main(process.argv);
+  // Leave as soon as what was printed has left: a natural exit first tears down V8's heaps and
+  // every large buffer one by one, after the report (a wall no phase holds), where the operating
+  // system frees a process's memory at once (.dev/exit-cost.py; bench/results/2026-11-28-write31-local.json).
+  // Every output file is closed by now (the commands await their writes); only stdout and stderr may
+  // still hold bytes. A program using vlc as a library frees what it holds as before.
+  await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
+  process.exit(code);
+}
+
+/** Resolves once `stream` has handed every byte written to it to the system (or cannot: closed, failed). */
+function flushed(stream) {
+  return new Promise((resolve) => {
+    if (!stream.writableLength || stream.destroyed) return resolve();
+    stream.once('drain', resolve);
+    stream.once('close', resolve);
+    stream.once('error', resolve);
+  });
 }

@@ -10,12 +10,10 @@
 // that holds its first row: the rows of a block that cross into the next ranks are sent to it
 // (at most a block's worth a rank), and the rows before a rank's first block are coded by an
 // earlier rank.
-import { availableParallelism } from 'node:os';
 import type { Comm } from '../backend/sharded/comm.js';
 import { spreadEncoderOf, type CodecPlan, type EncodeContext } from '../codec-registry/index.js';
 import type { EncodedResiduals, SpreadPart, SpreadPeers } from '../codecs/index.js';
 import { BLOCK_ROWS } from '../codecs/scalar-rows.js';
-import { encoderThreadCount } from '../codecs/scalar.js';
 import { allocCodes, type Codes } from '../vectors/codes.js';
 import { allocDataset, elementBytes, forEachF32Rows, rowBytes, rows as rowsOf, sliceRows, type Dataset, type Rows } from '../vectors/dataset.js';
 import { GATHER_ROUND_BYTES, type RankShare } from './rank-share.js';
@@ -65,7 +63,7 @@ export async function encodeOnRanks(
   const got = await comm.broadcast(comm.rank === 0 ? new Uint8Array(assignments.buffer, assignments.byteOffset, n * 4) : undefined, 0);
   const assign = comm.rank === 0 ? assignments : new Uint32Array(got.buffer.slice(got.byteOffset, got.byteOffset + n * 4));
   const spans = blockSpans(share.starts);
-  const part: SpreadPart = { n, d: local.d, anchors, assign, runs: await blockRuns(comm, share, spans), threads: threadsPerRank() };
+  const part: SpreadPart = { n, d: local.d, anchors, assign, runs: await blockRuns(comm, share, spans) };
   const enc = await spread(part, peersOf(comm, share), ctx);
   const codes = await gatherCodes(comm, spans, enc.codes, enc.kind, enc.width, n);
   return codes && { residuals: enc.residuals(codes), residualEnergy: enc.residualEnergy };
@@ -158,14 +156,4 @@ function copyRunRows(runs: Codes[], r0: number, r1: number, out: Uint8Array): vo
     }
     first += c.rows;
   }
-}
-
-/**
- * The encoder threads of one rank: its share of the machine's cores among the ranks started on it,
- * at most what one process takes (4 ranks on 64 cores: 16 each, not a quarter of one process's 16).
- */
-function threadsPerRank(env: NodeJS.ProcessEnv = process.env): number {
-  const local = Number(env.OMPI_COMM_WORLD_LOCAL_SIZE ?? env.MPI_LOCALNRANKS ?? 1);
-  const share = Math.floor(availableParallelism() / (Number.isInteger(local) && local > 0 ? local : 1));
-  return Math.max(1, Math.min(encoderThreadCount(), share));
 }

@@ -17,7 +17,7 @@ import { npyHeaderOf } from '../io/readers/npy.js';
 import { fdSource, type ByteSource } from '../io/readers/source.js';
 import { checkFinite } from '../io/readers/validate.js';
 import { readVecs } from '../io/readers/vecs.js';
-import { expandInputs, readInputs } from '../io/shards.js';
+import { expandInputs, readInPlace, readInputs } from '../io/shards.js';
 import { SNIFF_BYTES, sniffFormat } from '../io/sniff.js';
 
 export interface RankRows {
@@ -33,6 +33,13 @@ export async function readRankRows(input: string[], rank: number, size: number, 
   if (files.length === 1) {
     const ranged = await readRange(files[0], rank, size, o);
     if (ranged) return ranged;
+  }
+  // Several fixed-layout files: this rank's rows read where they lie (a bad value with
+  // --drop-invalid renumbers every rank's rows: then the whole input is read, as below).
+  const mine = files.length > 1 && !o.dropInvalid ? await readInPlace(files, o, (n) => rangeOf(n, rank, size)) : undefined;
+  if (mine) {
+    const { r0, of, ...ds } = mine;
+    return { ds, how: `rows ${r0}..${r0 + ds.n - 1} of ${of} in ${files.length} files` };
   }
   const whole = await readInputs(files.length === 1 ? files[0] : files, o);
   const { r0, r1 } = rangeOf(whole.n, rank, size);

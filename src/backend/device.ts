@@ -9,11 +9,13 @@ import type { EncodedResiduals, ResidualInput, ScalarBlockDevice } from '../code
 import type { EcResiduals } from '../codecs/ec/residuals.js';
 import type { Codes } from '../vectors/codes.js';
 import type { BitsPlan } from '../codecs/bits-rows.js';
+import type { ScalesFrom } from '../codecs/split.js';
 
 /**
  * A codec's and the search's kernels on a device. The host's (host.ts) is every backend's
  * fallback, kernel by kernel; the CPU backend is the host's; a GPU runs its own where it has one
- * and room for it (cuda/index.ts); a sharded backend's are its first member's.
+ * and room for it (cuda/index.ts); a sharded backend splits the residual encoders' rows over its
+ * members (each its own range, one plan) and runs the other kernels on its first member.
  */
 export interface CodecDevice extends ScalarBlockDevice {
   /**
@@ -27,11 +29,19 @@ export interface CodecDevice extends ScalarBlockDevice {
   /** The bits codec's rows (codecs/bits-train.ts encodeBits), R code bytes a vector: the same residuals and error on the device or the host. */
   encodeBits(input: ResidualInput, R: number): Promise<EncodedResiduals>;
   /**
-   * The bits codec's rows under a plan chosen elsewhere (codecs/bits-train.ts bitsRows: an MPI
-   * rank's rows, the plan from the whole data's sample), and each block's error in block order:
-   * the same codes and errors on the device or the host.
+   * The scalar codec's rows whose scales are made elsewhere (codecs/split.ts: the rows split over
+   * a sharded backend's GPUs, or spread over MPI ranks): each block's largest |r| and Σ r² per
+   * dimension handed to `scalesFrom` (the input's first row starts a block of the whole data), the
+   * codes under the scales it gives into `codes` (input.n × d), and each block's error in block
+   * order: the same on the device or the host.
    */
-  encodeBitsRows(input: ResidualInput, plan: BitsPlan): Promise<{ codes: Codes<Uint8Array>; blockErrs: Float64Array }>;
+  encodeScalarRows(mode: 'int8' | 'int4', input: ResidualInput, scalesFrom: ScalesFrom, codes: Codes<Int8Array>): Promise<Float64Array>;
+  /**
+   * The bits codec's rows under a plan chosen elsewhere (codecs/bits-train.ts bitsRows: rows split
+   * over GPUs or MPI ranks, the plan from the whole data's sample) into `codes` (input.n × R,
+   * zero), and each block's error in block order: the same codes and errors on the device or the host.
+   */
+  encodeBitsRows(input: ResidualInput, plan: BitsPlan, codes: Codes<Uint8Array>): Promise<Float64Array>;
   /**
    * Rows r0 .. r1 − 1 of a file whose residuals are entropy-coded (codecs/ec), reconstructed into
    * out (row-major from its start; returned): bit for bit io/vlc/reconstruct.ts reconstructRange,
@@ -107,14 +117,18 @@ export interface PqAdcData {
   projection?: Float32Array;
 }
 
-/** A pq-coded index as ExactKnn.searchPq takes it. */
-export interface PqIndex {
+/** n vectors of d dimensions grouped by the nearest of m anchors: what a search over inverted lists probes. */
+export interface ListedIndex {
   n: number;
   d: number;
   m: number;
-  /** m × d anchors (f32). */
+  /** m × d anchors as the decoder uses them (f32). */
   anchors: Float32Array;
   lists: InvertedLists;
+}
+
+/** A pq-coded index as ExactKnn.searchPq takes it. */
+export interface PqIndex extends ListedIndex {
   pq: PqAdcData;
 }
 

@@ -14,7 +14,8 @@ export const hostDevice: CodecDevice = {
   scalarCodes: (input, scales, L) => hostScalarBlocks.scalarCodes(input, scales, L),
   // Loaded when first used: reading a file never loads a trainer.
   encodeBits: async (input, R) => (await import('../codecs/bits-train.js')).encodeBits(input, R),
-  encodeBitsRows: async (input, plan) => (await import('../codecs/bits-train.js')).bitsRows(input, plan),
+  encodeScalarRows: async (mode, input, scalesFrom, codes) => (await import('../codecs/split.js')).scalarRows(mode, input, scalesFrom, codes),
+  encodeBitsRows: async (input, plan, codes) => (await import('../codecs/bits-train.js')).bitsRows(input, plan, codes),
   // The codes were decoded when the section was read (codecs/ec/residuals.ts): the rows are the reader's.
   decodeEc: async (file, r0, r1, out) => reconstructRange(file, r0, r1, out),
   exactKnn: cpuKnn,

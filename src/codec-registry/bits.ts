@@ -71,7 +71,7 @@ export const bitsCodec: Codec<BitsPlan> = {
 
   // Rows spread over MPI ranks: each codes its own (on its GPU when it has one), the same bytes (loaded on use, as the encoder is).
   spread: async (p, part, peers, { backend }) =>
-    (await import('../codecs/spread.js')).spreadBits(p.codeBytes, part, peers, (input, plan) => backend.encodeBitsRows(input, plan)),
+    (await import('../codecs/spread.js')).spreadBits(p.codeBytes, part, peers, (input, plan, codes) => backend.encodeBitsRows(input, plan, codes)),
 
   facts(res) {
     const r = res as BitsResiduals;

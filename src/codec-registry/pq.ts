@@ -8,6 +8,7 @@ import { pqAdcData, pqAdcScorer } from '../search/pq-adc.js';
 import { asRows, rowInto } from '../vectors/dataset.js';
 import { PQ_BITS, pqPayloadBytes, subspaceBounds, type PqBits, type PqResiduals } from '../codecs/pq.js';
 import type { ResidualInput } from '../codecs/types.js';
+import { jacobiEigenvalues, type JacobiRule } from '../codecs/eigen.js';
 import { largestFitting, type Codec, type CodecPlan, type ResidualChoice } from './codec.js';
 
 export interface PqPlan extends CodecPlan {
@@ -133,6 +134,9 @@ export const pqCodec: Codec<PqPlan> = {
 /** Rows the prediction's covariances are estimated on (evenly spread; all rows when fewer). */
 const PREDICT_ROWS = 4096;
 
+/** The subspaces' eigenvalues for the prediction: only the water level depends on them, so a looser stop than pca's. */
+const PREDICT_JACOBI: JacobiRule = { sweeps: 60, tolerance: 1e-24, shift: 0 };
+
 /**
  * The prediction is the Gaussian bound below, lowered by this factor: residuals that are not
  * Gaussian can be coded with less error than a Gaussian of the same covariance (Fashion-MNIST's
@@ -198,7 +202,7 @@ export function gaussianBoundMse(input: ResidualInput, M: number, bits: number):
     const cov = new Float64Array(g * g);
     for (let u = 0; u < g; u++)
       for (let v = 0; v <= u; v++) cov[u * g + v] = cov[v * g + u] = cross[o + u * g + v] / s - (mean[lo + u] / s) * (mean[lo + v] / s);
-    total += waterFill(symmetricEigenvalues(cov, g), bits);
+    total += waterFill(jacobiEigenvalues(cov, g, PREDICT_JACOBI), bits);
     o += g * g;
   }
   return total * meanScale2;
@@ -218,35 +222,4 @@ export function waterFill(lambda: Float64Array, bits: number): number {
   }
   const theta = Math.exp(hi);
   return lambda.reduce((a, l) => a + Math.min(theta, Math.max(0, l)), 0);
-}
-
-/** Eigenvalues of a symmetric g×g matrix (row-major; destroyed) by cyclic Jacobi rotations. */
-export function symmetricEigenvalues(a: Float64Array, g: number): Float64Array {
-  for (let sweep = 0; sweep < 60; sweep++) {
-    let off = 0, diag = 0;
-    for (let p = 0; p < g; p++) {
-      diag += a[p * g + p] ** 2;
-      for (let q = p + 1; q < g; q++) off += a[p * g + q] ** 2;
-    }
-    if (off <= 1e-24 * diag || off === 0) break;
-    for (let p = 0; p < g; p++)
-      for (let q = p + 1; q < g; q++) {
-        const apq = a[p * g + q];
-        if (apq === 0) continue;
-        const theta = (a[q * g + q] - a[p * g + p]) / (2 * apq);
-        const t = Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
-        const c = 1 / Math.sqrt(t * t + 1), sn = t * c;
-        for (let k = 0; k < g; k++) {
-          const akp = a[k * g + p], akq = a[k * g + q];
-          a[k * g + p] = c * akp - sn * akq;
-          a[k * g + q] = sn * akp + c * akq;
-        }
-        for (let k = 0; k < g; k++) {
-          const apk = a[p * g + k], aqk = a[q * g + k];
-          a[p * g + k] = c * apk - sn * aqk;
-          a[q * g + k] = sn * apk + c * aqk;
-        }
-      }
-  }
-  return Float64Array.from({ length: g }, (_, p) => a[p * g + p]);
 }

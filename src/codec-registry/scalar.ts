@@ -34,7 +34,9 @@ function scalarCodec(kind: ScalarMode): Codec<CodecPlan> {
     // Inputs larger than memory: the same bytes, a block of rows at a time.
     blocks: (_p, n, d, anchors) => scalarBlockEncoder(kind, n, d, anchors),
     // Rows spread over MPI ranks: each codes its own, the same bytes (loaded on use: reading a file never loads an encoder).
-    spread: async (_p, part, peers) => (await import('../codecs/spread.js')).spreadScalar(kind, part, peers),
+    // Each rank's rows on its device (its GPU when it has one).
+    spread: async (_p, part, peers, { backend }) =>
+      (await import('../codecs/spread.js')).spreadScalar(kind, part, peers, (input, scalesFrom, codes) => backend.encodeScalarRows(kind, input, scalesFrom, codes)),
     prewarm: prewarmScalar,
     // int8 keeps nearly everything of the residual: what is left to gain is in smaller cells.
     ...(kind === 'int8' ? { keepsMore: (moreAnchors: number) => `--anchors ${moreAnchors}` } : {}),

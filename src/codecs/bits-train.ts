@@ -90,27 +90,25 @@ export function allocateBits(err: Float64Array, d: number, R: number): Uint8Arra
 }
 
 /**
- * The last step table made for each vectors object, with the anchors and assignment it was made
- * with: --quality measures bits at several R on the same sample (quality/search.ts), and the
- * table, most of the encoder's time, does not depend on R.
+ * The last step table made, with the sample it was made on: --quality measures bits at several R on
+ * the same rows (quality/search.ts), and the table, most of the plan's time, depends on the sample
+ * alone (not on R). The sample (SAMPLE_ROWS rows' residuals) is made afresh each time and compared,
+ * never the n rows' anchors: copying and comparing every row's anchor id took most of a 50M-row
+ * plan's time.
  */
-const tables = new WeakMap<object, { at: string; anchors: Float32Array; assign: Uint32Array; table: ReturnType<typeof stepTable> }>();
+let lastTable: { sample: Float64Array; d: number; table: ReturnType<typeof stepTable> } | undefined;
 
-const same = (a: ArrayLike<number>, b: ArrayLike<number>) => {
-  if (a === b) return true;
+const same = (a: Float64Array, b: Float64Array) => {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i] && !(a[i] !== a[i] && b[i] !== b[i])) return false;
   return true;
 };
 
 function stepTableOf(rows: RowsInput, n: number, d: number): ReturnType<typeof stepTable> {
-  // Keyed on the vectors' memory: a view of the same rows may be a new object each time.
-  const key: object = rows.x.buffer ?? rows.x;
-  const at = `${rows.x.byteOffset} ${rows.x.dtype} ${n} ${d}`;
-  const hit = tables.get(key);
-  if (hit && hit.at === at && same(hit.anchors, rows.anchors) && same(hit.assign, rows.assign)) return hit.table;
-  const table = stepTable(residualSample(rows, n, SAMPLE_ROWS), d);
-  tables.set(key, { at, anchors: Float32Array.from(rows.anchors), assign: Uint32Array.from(rows.assign), table });
+  const sample = residualSample(rows, n, SAMPLE_ROWS);
+  if (lastTable && lastTable.d === d && same(lastTable.sample, sample)) return lastTable.table;
+  const table = stepTable(sample, d);
+  lastTable = { sample, d, table };
   return table;
 }
 
@@ -148,15 +146,15 @@ export async function encodeBits(
 }
 
 /**
- * The rows' codes under a plan chosen elsewhere (bitsPlanOfSample: rows spread over MPI ranks,
- * codecs/spread.ts), and each block's error in block order: encodeBits's loop without its plan.
+ * The rows' codes under a plan chosen elsewhere (the whole data's sample: rows split over devices or
+ * spread over MPI ranks, split.ts, spread.ts) into `codes` (n × R, zero), and each block's error in
+ * block order: encodeBits's loop without its plan.
  */
 export async function bitsRows(
-  input: ResidualInput, plan: BitsPlan, threads = input.n * input.d < PARALLEL_MIN_VALUES ? 1 : encoderThreadCount(),
-): Promise<{ codes: Codes<Uint8Array>; blockErrs: Float64Array }> {
+  input: ResidualInput, plan: BitsPlan, codes: Codes<Uint8Array>,
+  threads = input.n * input.d < PARALLEL_MIN_VALUES || !(codes.buffer instanceof SharedArrayBuffer) ? 1 : encoderThreadCount(),
+): Promise<Float64Array> {
   const { n } = input;
   const rows = rowsInput(input, threads > 1);
-  const codes = allocCodes<Uint8Array>('u8', n, plan.R, threads > 1);
-  const blockErrs = await blocksOnThreads(rows, n, threads, { phase: 'bits', bitsPlan: plan, codes: codes.handle() }, (b) => blockBits(rows, n, b, plan, codes));
-  return { codes, blockErrs };
+  return blocksOnThreads(rows, n, threads, { phase: 'bits', bitsPlan: plan, codes: codes.handle() }, (b) => blockBits(rows, n, b, plan, codes));
 }

@@ -57,6 +57,8 @@ export class BitsResiduals implements CodedResiduals {
     readonly steps: Float32Array,
     /** The packed codes, or (small data) one array of them. */
     codes: Codes<Uint8Array> | Uint8Array,
+    /** The payload's CRC32C when the encoder computed it (the GPU's, from the codes still on the device), else undefined. */
+    readonly payloadCrc?: number,
   ) {
     this.codes = asCodes(codes, R, n);
     this.half = Float64Array.from(bits, levelOffset);
@@ -91,13 +93,18 @@ export class BitsResiduals implements CodedResiduals {
 
   /** The header, bits and steps, then the codes' pieces in place. */
   payload(): Uint8Array[] {
+    return [this.head(), ...this.codes.bytePieces()];
+  }
+
+  /** The payload's bytes before the codes: the header, bits and steps. */
+  head(): Uint8Array {
     const { d } = this;
     const head = new Uint8Array(HEADER_BYTES + align4(d) + 4 * d);
     const v = new DataView(head.buffer);
     v.setUint32(0, this.R, true);
     head.set(this.bits, HEADER_BYTES);
     head.set(new Uint8Array(Float32Array.from(this.steps).buffer), HEADER_BYTES + align4(d));
-    return [head, ...this.codes.bytePieces()];
+    return head;
   }
 }
 

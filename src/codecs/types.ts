@@ -169,8 +169,6 @@ export interface SpreadPart {
   assign: Uint32Array;
   /** This process's runs, ascending: rows [r0, r0 + x.n) of the whole data. */
   runs: Array<{ x: Rows; r0: number }>;
-  /** Worker threads this process may use. */
-  threads: number;
 }
 
 /** What a spread encoder asks of the other processes: collectives every process calls in the same order. */

@@ -11,7 +11,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { UsageError } from '../errors.js';
 import { log } from '../log.js';
-import { allocStore, elements, forEachPiece, inputDtypeOf, type Dataset, type InputDtype } from '../vectors/dataset.js';
+import { allocStore, elementBytes, elements, forEachPiece, inputDtypeOf, type Dataset, type InputDtype } from '../vectors/dataset.js';
+import { badInput } from './readers/source.js';
 import { probeRows, readDataset, type ReadOptions } from './read.js';
 import { concatBlockReaders, openBlockReader, type BlockReader } from './readers/blocks.js';
 import { quoteName } from './names.js';
@@ -63,13 +64,17 @@ function hasWildcard(p: string): boolean {
   return WILDCARD.test(p) && !fs.existsSync(p);
 }
 
-function isDirectory(p: string): boolean {
+/** What p names, links followed; undefined where it cannot be stat'ed (absent, no permission). */
+function statOf(p: string): fs.Stats | undefined {
   try {
-    return fs.statSync(p).isDirectory();
+    return fs.statSync(p);
   } catch {
-    return false;
+    return undefined;
   }
 }
+
+const isDirectory = (p: string) => statOf(p)?.isDirectory() === true;
+const isFile = (p: string) => statOf(p)?.isFile() === true;
 
 function expandOne(arg: string): string[] {
   if (isDirectory(arg)) {
@@ -85,14 +90,6 @@ function expandOne(arg: string): string[] {
   const matches = glob(arg);
   if (matches.length === 0) throw new UsageError(`${quoteName(arg)}: no file matches this pattern`);
   return matches;
-}
-
-function isFile(p: string): boolean {
-  try {
-    return fs.statSync(p).isFile();
-  } catch {
-    return false;
-  }
 }
 
 /** Files matching a pattern with wildcards, walking one path component at a time. */
@@ -151,6 +148,11 @@ function globRegExp(part: string): RegExp {
 export async function readInputs(input: string | string[], o: ReadOptions = {}): Promise<Dataset> {
   const files = expandInputs(Array.isArray(input) ? input : [input], o.allowDuplicateInputs);
   if (files.length === 1) return readDataset(files[0], o);
+  const inPlace = await readInPlace(files, o);
+  if (inPlace) {
+    const { r0: _r0, of: _of, ...ds } = inPlace;
+    return ds;
+  }
   const first = await readDataset(files[0], o);
   const counts = await Promise.all(files.slice(1).map((f) => probeRows(f, o)));
   // Room for every row when the counts are known (a file may still come out shorter: rows dropped).
@@ -185,6 +187,44 @@ export async function readInputs(input: string | string[], o: ReadOptions = {}):
   const out: Dataset = { ...first, ...allocStore(parts.reduce((s, p) => s + p.n, 0), first.d, first.dtype), n: 0, format, ...rowFacts };
   for (const p of parts) append(out, p);
   return out;
+}
+
+/** Rows a piece of the in-place read holds: the threads' share is large, and progress moves. */
+const PIECE_BYTES = 1 << 30;
+
+/**
+ * Fixed-layout files (.npy f32/f16 in C order, .fvecs: io/readers/blocks.ts) read straight into
+ * their rows of one dataset, a piece at a time on the reader threads, each value checked as it
+ * arrives: one copy of the bytes, where reading each file into memory of its own and copying it
+ * over made two (and faulted in a file's worth of fresh pages each time). `range` picks rows
+ * [r0, r1) of the files' n rows (an MPI rank's share); default all. Undefined when a file is not of
+ * such a layout, or a bad value meets --drop-invalid (dropping renumbers the rows: the file-by-file
+ * path does it). A bad value otherwise is the file-by-file path's error.
+ */
+export async function readInPlace(files: string[], o: ReadOptions, range?: (n: number) => { r0: number; r1: number }): Promise<(Dataset & { r0: number; of: number }) | undefined> {
+  const reader = openInputBlocks(files, o);
+  if (!reader) return undefined;
+  try {
+    const { d, dtype } = reader;
+    const { r0, r1 } = range ? range(reader.n) : { r0: 0, r1: reader.n };
+    const n = r1 - r0;
+    const ds: Dataset = { ...allocStore(n, d, dtype), n, d, format: reader.format, dropped: 0, inputDtype: reader.inputDtype };
+    const rowBytes = d * elementBytes(dtype);
+    const per = Math.max(1, Math.floor(PIECE_BYTES / rowBytes));
+    for (let a = 0; a < n; a += per) {
+      const b = Math.min(n, a + per);
+      const got = await reader.readChecked(r0 + a, r0 + b, { ...ds, byteOffset: ds.byteOffset + a * rowBytes, n: b - a });
+      if (got.ds.buffer !== ds.buffer) throw new Error('readInPlace: a piece was read outside the dataset');
+      if (got.problem) {
+        if (o.dropInvalid) return undefined;
+        throw badInput(got.problem.file, `${got.problem.what}; fix the data or pass --drop-invalid to skip such rows`);
+      }
+      o.onBytes?.(b * rowBytes, n * rowBytes);
+    }
+    return { ...ds, r0, of: reader.n };
+  } finally {
+    reader.close();
+  }
 }
 
 /** A usage error unless file f's vectors have the first file's dimension and element type. */

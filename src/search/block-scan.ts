@@ -1,14 +1,14 @@
 // Steps 2 and 3 of the search (index.ts) for an index whose rows are read from a file a block at a
 // time (SearchIndex.blocks): the same work as scan.ts in another order. Which anchors each query
-// visits depends only on the lists' sizes (scan.ts's rule: nearest first, until k candidates and
-// nprobe anchors), so it is settled before any row is read — the queries that would run short
-// ranked again against every anchor first. An inverted map, anchor → the queries that visit it
+// visits depends only on the lists' sizes (the probing rule, backend/neighbours.ts anchorsVisited),
+// so it is settled before any row is read — the queries that would run short ranked again against
+// every anchor first. An inverted map, anchor → the queries that visit it
 // (with the anchor's distance to each), then lets one pass over the rows in order score each row
 // against the queries that visit its anchor, each block of rows read once. Each query keeps its k
 // best in the bounded list scan.ts keeps (ascending distance, ties to the lower id: a total order,
 // so the order rows arrive in does not change the result): the ids and distances are scan.ts's.
 import type { Neighbours } from '../backend/device.js';
-import { keepBest } from '../backend/neighbours.js';
+import { anchorsVisited, keepBest, writeBest } from '../backend/neighbours.js';
 import { checkpoint } from '../interrupt.js';
 import { metricScoring } from './metric.js';
 import type { Ranking } from './scan.js';
@@ -22,48 +22,27 @@ interface Visits {
 }
 
 /**
- * The anchors each query of `list` (rows of `ranked`) visits, by scan.ts's rule, appended to
- * `into[q]`; returns the queries that found fewer than k vectors while more anchors exist (unless `final`).
+ * The anchors each query of `list` (rows of `ranked`) visits, by the probing rule (anchorsVisited),
+ * put in `into[q]`; returns the queries that found fewer than k vectors while more anchors exist (unless `final`).
  */
 function visitsOf(
   index: SearchIndex, ranked: Ranking, o: SearchOptions & { nprobe: number }, list: ArrayLike<number>, final: boolean,
   into: Array<{ anchors: number[]; dists: number[] }>,
 ): number[] {
-  const { start } = index.lists;
   const { width } = ranked;
-  const { k, nprobe } = o;
   const short: number[] = [];
   for (let r = 0; r < list.length; r++) {
     const q = list[r];
     const skip = o.exclude ? o.exclude[q] : -1;
-    const anchors: number[] = [];
-    const dists: number[] = [];
-    let seen = 0;
-    for (let a = 0; a < width; a++) {
-      const j = ranked.ids[r * width + a];
-      if (j < 0 || (seen >= k && anchors.length >= nprobe)) break;
-      anchors.push(j);
-      dists.push(ranked.dists[r * width + a]);
-      seen += start[j + 1] - start[j];
-      // The query's own vector (eval) is no candidate: a member of this list, at most once.
-      if (skip >= 0 && skipIn(index, j, skip)) seen--;
-    }
-    if (seen < k && !final && width < index.m) short.push(q);
-    else into[q] = { anchors, dists };
+    const visits = anchorsVisited(ranked.ids, r * width, width, index.lists, o.k, o.nprobe, skip, !final && width < index.m);
+    if (visits < 0) short.push(q);
+    else
+      into[q] = {
+        anchors: Array.from(ranked.ids.subarray(r * width, r * width + visits)),
+        dists: Array.from(ranked.dists.subarray(r * width, r * width + visits)),
+      };
   }
   return short;
-}
-
-/** Whether vector `id` is a member of anchor j's list (the lists hold ids ascending). */
-function skipIn(index: SearchIndex, j: number, id: number): boolean {
-  const { start, members } = index.lists;
-  let lo = start[j], hi = start[j + 1];
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (members[mid] < id) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo < start[j + 1] && members[lo] === id;
 }
 
 /** The visits as flat arrays, and the inverted map: anchor j → the queries visiting it (probeStart[j] .. probeStart[j + 1]). */
@@ -149,9 +128,5 @@ export async function scanBlocks(
       await checkpoint(); // a long scan yields now and then, so Ctrl-C is heard
     }
   }
-  for (let q = 0; q < nq; q++)
-    for (let t = 0; t < k; t++) {
-      out.ids[q * k + t] = t < count[q] ? topI[q][t] : -1;
-      out.dists[q * k + t] = t < count[q] ? topD[q][t] : Infinity;
-    }
+  for (let q = 0; q < nq; q++) writeBest(out, q, k, topD[q], topI[q], count[q]);
 }

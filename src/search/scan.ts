@@ -1,8 +1,9 @@
-// Step 2 and 3 of the search (index.ts) for a range of queries: walk each query's ranked anchors
-// nearest first, score every vector of each visited list, and keep the exact k best (ascending
-// distance, ties to the lower id) in a bounded insertion list (keepBest) — no candidate array, no sort.
+// Step 2 and 3 of the search (index.ts) for a range of queries: the anchors each query visits
+// (its ranked anchors nearest first, by the probing rule, backend/neighbours.ts anchorsVisited),
+// every vector of their lists scored, and the exact k best kept (ascending distance, ties to the
+// lower id) in a bounded insertion list (keepBest) — no candidate array, no sort.
 // Runs on the main thread or in a worker (worker.ts) over the same arrays.
-import { keepBest } from '../backend/neighbours.js';
+import { anchorsVisited, keepBest, writeBest } from '../backend/neighbours.js';
 import type { Neighbours } from '../backend/device.js';
 import { metricScoring } from './metric.js';
 import type { SearchIndex, SearchOptions } from './types.js';
@@ -39,6 +40,11 @@ export function scanQueries(
   for (let r = 0; r < list.length; r++) {
     const q = list[r];
     const skip = o.exclude ? o.exclude[q] : -1;
+    const visits = anchorsVisited(ranked.ids, r * width, width, index.lists, k, nprobe, skip, !final && width < m);
+    if (visits < 0) {
+      short.push(q);
+      continue;
+    }
     const query = queries.subarray(r * d, (r + 1) * d);
     const per = scoring?.(query);
     const l2To = index.scorer?.forQuery(per ? per.query : query);
@@ -46,29 +52,17 @@ export function scanQueries(
     let anchorId = 0;
     if (per && l2To) distanceTo = (id, anchorDist) => per.distance(id, l2To(id, per.anchorL2(anchorId, anchorDist)));
     let count = 0;
-    let seen = 0;
-    let visited = 0;
-    for (let a = 0; a < width; a++) {
+    for (let a = 0; a < visits; a++) {
       const j = ranked.ids[r * width + a];
-      if (j < 0 || (seen >= k && visited >= nprobe)) break;
-      visited++;
       anchorId = j;
       const anchorDist = ranked.dists[r * width + a]; // = every member's distance without a scorer
       for (let p = start[j]; p < start[j + 1]; p++) {
         const id = members[p];
         if (id === skip) continue;
-        seen++;
         count = keepBest(topD, topI, count, k, distanceTo ? distanceTo(id, anchorDist) : anchorDist, id);
       }
     }
-    if (seen < k && !final && width < m) {
-      short.push(q);
-      continue;
-    }
-    for (let t = 0; t < k; t++) {
-      out.ids[q * k + t] = t < count ? topI[t] : -1;
-      out.dists[q * k + t] = t < count ? topD[t] : Infinity;
-    }
+    writeBest(out, q, k, topD, topI, count);
   }
   return short;
 }

@@ -2,7 +2,7 @@
 // search never sees a file format or a device: an index adapter (vlc.ts for .vlc files) says how
 // vectors are grouped and how far a query is from a vector's reconstruction; the exact k-NN that
 // ranks the anchors comes from a backend (ExactKnn, src/backend/device.ts).
-import type { InvertedLists, Neighbours, PqAdcData } from '../backend/device.js';
+import type { InvertedLists, ListedIndex, Neighbours, PqAdcData } from '../backend/device.js';
 import type { Metric } from '../vectors/metric.js';
 
 export type { InvertedLists };
@@ -20,14 +20,7 @@ export interface CandidateScorer {
 }
 
 /** A compressed index as the search sees it. */
-export interface SearchIndex {
-  /** Vectors, dimensions, anchors. */
-  n: number;
-  d: number;
-  m: number;
-  /** m×d anchors as the decoder uses them (f32). */
-  anchors: Float32Array;
-  lists: InvertedLists;
+export interface SearchIndex extends ListedIndex {
   /**
    * Absent when every vector's reconstruction is its anchor: a candidate's distance is then its
    * anchor's, and the candidates of one anchor tie (the lower id first).

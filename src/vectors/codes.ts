@@ -115,6 +115,12 @@ export class Codes<T extends CodeArray = CodeArray> {
     for (const p of this.pieces) yield* p;
   }
 
+  /** Rows [r0, r1) as codes of their own over the same memory (a part of the rows filled by one device: backend/sharded). */
+  rowsView(r0: number, r1: number): Codes<T> {
+    if (!(Number.isInteger(r0) && Number.isInteger(r1) && 0 <= r0 && r0 <= r1 && r1 <= this.rows)) throw new RangeError(`rows ${r0}..${r1} of ${this.rows} codes`);
+    return new Codes<T>(this.kind, r1 - r0, this.width, this.buffer, this.byteOffset + r0 * this.width);
+  }
+
   handle(): CodesHandle {
     return { kind: this.kind, rows: this.rows, width: this.width, buffer: this.buffer, byteOffset: this.byteOffset, per: this.per };
   }

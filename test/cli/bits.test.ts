@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEMO, residualRuns, vlc } from './helpers.js';
 
-const { dir, compress, ITERS } = residualRuns('bits');
+const { dir, compress, ITERS, readsBack, flipRefused, refused } = residualRuns('bits');
 
 describe('--residual bits', { timeout: 120_000 }, () => {
   it('--bytes B: the file fits, decodes as measured, is searchable, the same bytes again; damage is exit 2', () => {
@@ -28,23 +28,12 @@ describe('--residual bits', { timeout: 120_000 }, () => {
     expect(info.bits.dimensions_by_bits.reduce((a: number, b: number) => a + b, 0)).toBe(64);
     expect(info.bits.dimensions_by_bits.reduce((a: number, c: number, b: number) => a + b * c, 0)).toBeLessThanOrEqual(8 * info.bits.code_bytes);
     expect(vlc(['info', file]).stdout).toMatch(/^residuals bits: \d+ code bytes\/vector; dimensions by width/m);
-    const e = JSON.parse(vlc(['eval', DEMO, file, '--json', '--queries', '200']).stdout);
-    expect(Math.abs(e.mse - s.mse) / s.mse).toBeLessThan(1e-9);
-    expect(vlc(['decompress', file, '-o', path.join(dir, 'b.npy')]).code).toBe(0);
-    const found = vlc(['search', file, '--queries', DEMO, '-k', '3', '--json', '--device', 'cpu']);
-    expect(found.code, found.stderr).toBe(0);
-    expect(JSON.parse(found.stdout).results).toHaveLength(2000);
+    readsBack(file, s.mse);
 
     expect(compress(path.join(dir, 'b2.vlc'), '--bytes', '24').code).toBe(0);
     expect(fs.readFileSync(file).equals(fs.readFileSync(path.join(dir, 'b2.vlc')))).toBe(true);
 
-    const bytes = fs.readFileSync(file);
-    const flipped = Buffer.from(bytes);
-    flipped[bytes.length - 50] ^= 2;
-    fs.writeFileSync(path.join(dir, 'bad.vlc'), flipped);
-    const bad = vlc(['info', path.join(dir, 'bad.vlc')]);
-    expect(bad.code).toBe(2);
-    expect(bad.stderr.trim()).toMatch(/^vlc: .*bad\.vlc: section 'residuals' checksum mismatch: file is corrupted$/);
+    flipRefused(file, fs.statSync(file).size - 50);
   });
 
   it('without --bytes: d/2 code bytes, the size of int4', () => {
@@ -60,11 +49,5 @@ describe('--residual bits', { timeout: 120_000 }, () => {
     [['--pq-bits', '4'], '--pq-bits applies to product-quantized residuals; add --residual pq'],
     [['--bytes', '5'], '--bytes 5: the smallest bits file (1 code byte) takes'],
     [['--quality', '0.9'], '--residual and --quality both say what to store; give one of them'],
-  ])('%j is a usage error', (args, message) => {
-    const r = compress(path.join(dir, 'never.vlc'), ...args);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain(message);
-    expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    expect(fs.existsSync(path.join(dir, 'never.vlc'))).toBe(false);
-  });
+  ])('%j is a usage error', (args, message) => refused(args, message));
 });

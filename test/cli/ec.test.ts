@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEMO, residualRuns, vlc } from './helpers.js';
 
-const { dir, compress, ITERS } = residualRuns('ec');
+const { dir, compress, ITERS, readsBack, flipRefused, refused } = residualRuns('ec');
 
 describe('--residual ec', { timeout: 180_000 }, () => {
   it('--bytes B: the whole file within 1 % below B, decodes as measured, is searchable, the same bytes again; damage is exit 2', () => {
@@ -23,25 +23,13 @@ describe('--residual ec', { timeout: 180_000 }, () => {
     expect(info).toMatchObject({ residual: 'ec', mse: s.mse, bytes: s.bytes, format_version: 5 });
     expect(info.ec.coded_dimensions).toBeGreaterThan(0);
     expect(vlc(['info', file]).stdout).toMatch(/^residuals ec: \d+ of 64 dimensions coded, step /m);
-    const e = JSON.parse(vlc(['eval', DEMO, file, '--json', '--queries', '200']).stdout);
-    expect(Math.abs(e.mse - s.mse) / s.mse).toBeLessThan(1e-9);
-    expect(vlc(['decompress', file, '-o', path.join(dir, 'e.npy')]).code).toBe(0);
-    const found = vlc(['search', file, '--queries', DEMO, '-k', '3', '--json', '--device', 'cpu']);
-    expect(found.code, found.stderr).toBe(0);
-    expect(JSON.parse(found.stdout).results).toHaveLength(2000);
+    readsBack(file, s.mse);
 
     expect(compress(path.join(dir, 'e2.vlc'), '--bytes', '24').code).toBe(0);
     expect(fs.readFileSync(file).equals(fs.readFileSync(path.join(dir, 'e2.vlc')))).toBe(true);
 
     const bytes = fs.readFileSync(file);
-    for (const at of [bytes.length - 50, bytes.length - 2000]) {
-      const flipped = Buffer.from(bytes);
-      flipped[at] ^= 2;
-      fs.writeFileSync(path.join(dir, 'bad.vlc'), flipped);
-      const bad = vlc(['info', path.join(dir, 'bad.vlc')]);
-      expect(bad.code).toBe(2);
-      expect(bad.stderr.trim()).toMatch(/^vlc: .*bad\.vlc: section 'residuals' checksum mismatch: file is corrupted$/);
-    }
+    for (const at of [bytes.length - 50, bytes.length - 2000]) flipRefused(file, at);
     fs.writeFileSync(path.join(dir, 'cut.vlc'), bytes.subarray(0, bytes.length - 100));
     expect(vlc(['info', path.join(dir, 'cut.vlc')]).code).toBe(2);
   });
@@ -60,11 +48,5 @@ describe('--residual ec', { timeout: 180_000 }, () => {
     [['--pq', '8'], '--pq applies to product-quantized residuals; add --residual pq'],
     [['--bytes', '9'], '--bytes 9: the smallest ec file (no dimension coded) takes'],
     [['--quality', '0.9'], '--residual and --quality both say what to store; give one of them'],
-  ])('%j is a usage error', (args, message) => {
-    const r = compress(path.join(dir, 'never.vlc'), ...args);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain(message);
-    expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    expect(fs.existsSync(path.join(dir, 'never.vlc'))).toBe(false);
-  });
+  ])('%j is a usage error', (args, message) => refused(args, message));
 });

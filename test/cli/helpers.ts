@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { encodeVlcBytes } from '../../dist/io/vlc/format.js';
 import { npyBytes as npyFile } from '../io/helpers.js';
 import { rng } from '../rng.js';
@@ -127,5 +127,31 @@ export function residualRuns(mode: string) {
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
   const compress = (out: string, ...args: string[]) =>
     vlc(['compress', DEMO, '-o', out, '--iters', ITERS, '--device', 'cpu', '--residual', mode, '--json', ...args]);
-  return { dir, compress, ITERS };
+  /** The file every command reads: eval measures compress's error (`mse`), decompress writes it, a CPU search answers every query. */
+  const readsBack = (file: string, mse: number) => {
+    const e = JSON.parse(vlc(['eval', DEMO, file, '--json', '--queries', '200']).stdout);
+    expect(Math.abs(e.mse - mse) / mse).toBeLessThan(1e-9);
+    expect(vlc(['decompress', file, '-o', `${file}.npy`]).code).toBe(0);
+    const found = vlc(['search', file, '--queries', DEMO, '-k', '3', '--json', '--device', 'cpu']);
+    expect(found.code, found.stderr).toBe(0);
+    expect(JSON.parse(found.stdout).results).toHaveLength(2000);
+  };
+  /** The byte flipped at `at` of `file` is refused by info with exit 2 and the residual section's checksum named. */
+  const flipRefused = (file: string, at: number) => {
+    const flipped = Buffer.from(fs.readFileSync(file));
+    flipped[at] ^= 2;
+    fs.writeFileSync(path.join(dir, 'bad.vlc'), flipped);
+    const bad = vlc(['info', path.join(dir, 'bad.vlc')]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim()).toMatch(/^vlc: .*bad\.vlc: section 'residuals' checksum mismatch: file is corrupted$/);
+  };
+  /** compress with `args` stops with one line holding `message`, exit 2, and writes no file. */
+  const refused = (args: string[], message: string) => {
+    const r = compress(path.join(dir, 'never.vlc'), ...args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(message);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(fs.existsSync(path.join(dir, 'never.vlc'))).toBe(false);
+  };
+  return { dir, compress, ITERS, readsBack, flipRefused, refused };
 }

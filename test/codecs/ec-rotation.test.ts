@@ -1,11 +1,10 @@
-// The 'ec' codec along principal directions (src/codecs/ec/rotation.ts, section layout version 2):
-// the eigen-decomposition itself, correlated residuals coded in fewer bytes than along the axes at
-// the same error, the reader's reconstruction equal to the encoder's bit for bit, the same bytes
-// every run, and damaged rotated sections refused with a reason (cuts, flips, random payloads).
+// The 'ec' codec along principal directions (src/codecs/ec/rotation.ts, section layout version 2;
+// the eigen-decomposition itself: eigen.test.ts): correlated residuals coded in fewer bytes than
+// along the axes at the same error, the reader's reconstruction equal to the encoder's bit for bit,
+// the same bytes every run, and damaged rotated sections refused with a reason (cuts, flips, random payloads).
 import { describe, expect, it } from 'vitest';
 import { encodeEc } from '../../dist/codecs/ec/encode.js';
 import { ecSection } from '../../dist/codecs/ec/residuals.js';
-import { symmetricEigenFull } from '../../dist/codecs/ec/rotation.js';
 import { rng } from '../rng.js';
 import { decoded, joined } from './ec-helpers.js';
 
@@ -39,29 +38,6 @@ const mse = (x: Float32Array, y: Float32Array, n: number) => {
 };
 
 describe('ec along principal directions', () => {
-  it('diagonalizes a symmetric matrix: A v = λ v, orthonormal vectors, values descending', () => {
-    const r = rng(7);
-    for (const n of [1, 2, 5, 40]) {
-      const B = Float64Array.from({ length: n * n }, () => r() - 0.5);
-      const A = new Float64Array(n * n);
-      for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) for (let k = 0; k < n; k++) A[i * n + j] += B[i * n + k] * B[j * n + k];
-      const { values, vectors } = symmetricEigenFull(A, n);
-      for (let e = 0; e < n; e++) {
-        if (e > 0) expect(values[e]).toBeLessThanOrEqual(values[e - 1]);
-        for (let i = 0; i < n; i++) {
-          let av = 0;
-          for (let j = 0; j < n; j++) av += A[i * n + j] * vectors[e * n + j];
-          expect(av).toBeCloseTo(values[e] * vectors[e * n + i], 9);
-        }
-        for (let f = 0; f < n; f++) {
-          let dot = 0;
-          for (let j = 0; j < n; j++) dot += vectors[e * n + j] * vectors[f * n + j];
-          expect(dot).toBeCloseTo(e === f ? 1 : 0, 9);
-        }
-      }
-    }
-  });
-
   const input = correlated(9000, 24, 8, 1);
 
   it('codes correlated residuals in fewer bytes at the same step, and reads back bit for bit', () => {

@@ -1,10 +1,10 @@
-// pq's projection (--pq-dims): the principal directions found (codecs/pca.ts), their grouping into
+// pq's projection (--pq-dims): the principal directions found (codec-train/pca.ts), their grouping into
 // subspaces of balanced variance (codec-train/projection.ts), and what it buys: on residuals whose
 // variance sits in few directions, the same code bytes give a smaller error; the same input and
 // seed give the same bytes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCpuBackend } from '../../dist/backend/cpu/index.js';
-import { leadingDirections, symmetricEigen } from '../../dist/codec-train/pca.js';
+import { leadingDirections } from '../../dist/codec-train/pca.js';
 import { orthonormalize } from '../../dist/codecs/linear.js';
 import { balancedOrder } from '../../dist/codec-train/projection.js';
 import { encodePq, encodePqMeasured } from '../../dist/codec-train/pq.js';
@@ -38,20 +38,6 @@ function anisotropic(n: number, d: number, sigma: number[], B: Float64Array, see
 }
 
 describe('principal directions', () => {
-  it('Jacobi diagonalizes a symmetric matrix', () => {
-    const n = 7;
-    const rand = rng(3);
-    const A = new Float64Array(n * n);
-    for (let i = 0; i < n; i++) for (let j = i; j < n; j++) A[i * n + j] = A[j * n + i] = rand() - 0.5;
-    const { values, vectors: V } = symmetricEigen(A, n);
-    for (let e = 0; e < n; e++)
-      for (let i = 0; i < n; i++) {
-        let av = 0;
-        for (let j = 0; j < n; j++) av += A[i * n + j] * V[j * n + e];
-        expect(av).toBeCloseTo(values[e] * V[i * n + e], 10);
-      }
-  });
-
   it('finds the k largest-variance directions of an odd-sized anisotropic set, and their variances', () => {
     const d = 23, n = 3001, k = 5;
     const sigma = Array.from({ length: d }, (_, e) => (e < k ? 10 - e : 0.3));

@@ -9,6 +9,13 @@ import { encodeScalar, type ScalarResiduals } from '../../dist/codecs/scalar.js'
 import { reconstruct } from '../../dist/io/vlc/reconstruct.js';
 import { UsageError } from '../../dist/errors.js';
 import { rng } from '../rng.js';
+import { BitsResiduals } from '../../dist/codecs/bits.js';
+import { readVlc, writeVlc } from '../../dist/io/vlc/file.js';
+import { planOutput } from '../../dist/io/output.js';
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 
 /** An int8 .vlc file of n × d random vectors around m anchors, its bytes in shared memory. */
 async function int8File(n: number, d: number, m: number): Promise<Uint8Array> {
@@ -116,3 +123,47 @@ describe('a payload in pieces, checksummed on threads for writing (parallelPiece
   });
 });
 
+
+describe('writeVlc checksums a large residual payload while it writes', () => {
+  it('a regular file gets the bytes of the in-line encoder (header sealed after the payload); stdout-like targets too', async () => {
+    // 40 MB of bits codes without a checksum (over PARALLEL_CHECK_MIN_BYTES): threads checksum them during the write.
+    const n = 700_001, d = 80, R = 60, m = 5;
+    const r = rng(12);
+    const codes = new Uint8Array(new SharedArrayBuffer(n * R));
+    for (let i = 0; i < codes.length; i += 7) codes[i] = Math.floor(r() * 256);
+    const bits = new Uint8Array(d).fill(6); // 480 bits: R bytes exactly
+    const residuals = new BitsResiduals(n, d, R, bits, Float32Array.from({ length: d }, (_, k) => 0.01 * (k + 1)), codes);
+    expect(residuals.payloadCrc).toBeUndefined();
+    const content: VlcContent = {
+      manifest: {
+        n, d, m, metric: 'l2', anchorDtype: 'f32', residual: 'bits', residualEnergy: 0.5,
+        input: { dtype: 'f32', dropped: 0 },
+        training: { energy: 1, iterations: 1, converged: true, init: 'kmeans++' },
+        config: { maxIters: 1, t0: 1, cooling: 0.05 },
+        seed: 1, tool: { name: 'vlc', version: '0.1.0' }, device: 'cpu',
+      },
+      anchors: Float32Array.from({ length: m * d }, () => r()),
+      assignments: Uint8Array.from({ length: n }, () => Math.floor(r() * m)),
+      residuals,
+    };
+    const expected = Buffer.from(encodeVlcBytes(content)); // every checksum in line
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vlc-write-crc-'));
+    try {
+      const file = path.join(dir, 'a.vlc');
+      expect(await writeVlc(file, content)).toBe(expected.length);
+      expect(fs.readFileSync(file).equals(expected)).toBe(true);
+      expect((await readVlc(file)).manifest.n).toBe(n); // and every checksum reads back
+      // A FIFO is streamed: the checksum comes before the header, the same bytes.
+      const fifo = path.join(dir, 'p');
+      execFileSync('mkfifo', [fifo]);
+      const got: Buffer[] = [];
+      const reader = fs.createReadStream(fifo).on('data', (c) => got.push(c as Buffer));
+      const closed = new Promise((resolve) => reader.on('close', resolve));
+      await writeVlc(planOutput(fifo), content);
+      await closed;
+      expect(Buffer.concat(got).equals(expected)).toBe(true);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});

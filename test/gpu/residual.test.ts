@@ -1,11 +1,16 @@
 // On a real GPU: the scalar residual codec (src/backend/cuda/residual.ts) gives the host encoder's
 // residuals bit for bit on odd sizes, f32 and f16, near and far from the origin, and the quality
-// figures' row sums made on the device (the host's figures, to the bit). Skipped without one.
+// figures' row sums made on the device (the host's figures, to the bit); the rows encoders (rows
+// split over GPUs or MPI ranks: CodecDevice.encodeScalarRows / encodeBitsRows) the host's too. Skipped without one.
 import { crc32c } from '../../dist/io/vlc/crc32c.js';
 import { describe, expect, it } from 'vitest';
 import { createCudaBackend, probeCuda } from '../../dist/backend/cuda/index.js';
 import { encodeScalar } from '../../dist/codecs/scalar.js';
-import { encodeBits } from '../../dist/codecs/bits-train.js';
+import { bitsPlanOf, encodeBits } from '../../dist/codecs/bits-train.js';
+import { rowsInput } from '../../dist/codecs/scalar.js';
+import { BLOCK_ROWS } from '../../dist/codecs/scalar-rows.js';
+import { hostDevice } from '../../dist/backend/host.js';
+import { allocCodes } from '../../dist/vectors/codes.js';
 import { bytes, hostFigures, problem } from '../cuda-host/residual-problem.js';
 import { sampleIndices } from '../../dist/quality/sample.js';
 import { figuresFromRowSums } from '../../dist/quality/reconstruction.js';
@@ -56,9 +61,50 @@ describe.skipIf(!hasGpu)('bits residuals on the GPU = on the host', () => {
         const cpu = await encodeBits(input, R);
         expect(gpu.residualEnergy).toBe(cpu.residualEnergy);
         expect(bytes(gpu.residuals.payload()).equals(bytes(cpu.residuals.payload()))).toBe(true);
+        expect(gpu.residuals.payloadCrc).toBe(crc32c(bytes(gpu.residuals.payload()))); // the device's pieces' checksums, joined
       } finally {
         await backend.close();
       }
     }, 120_000);
   }
+});
+
+describe.skipIf(!hasGpu)("the rows encoders (a range of whole blocks under a plan made elsewhere) on the GPU = on the host", () => {
+  const n = 3 * BLOCK_ROWS + 777, d = 67;
+  const input = problem(n, d, 41, 'f16', 0, 4242);
+  const blocks = Math.ceil(n / BLOCK_ROWS);
+  for (const mode of ['int8', 'int4'] as const)
+    it(`${mode}: the ranges handed over, the codes and each block's error`, async () => {
+      const backend = await createCudaBackend(0);
+      try {
+        const seen: Array<[Float64Array, Float64Array]> = [];
+        const scalesFrom = async (maxAbs: Float64Array, sumSq: Float64Array) => {
+          seen.push([Float64Array.from(maxAbs), Float64Array.from(sumSq)]);
+          return (await encodeScalar(mode, input, 1)).residuals.scales; // the whole data's scales
+        };
+        const gpuCodes = allocCodes<Int8Array>('i8', n, d), cpuCodes = allocCodes<Int8Array>('i8', n, d);
+        const gpu = await backend.encodeScalarRows(mode, input, scalesFrom, gpuCodes);
+        const cpu = await hostDevice.encodeScalarRows(mode, input, scalesFrom, cpuCodes);
+        expect(Array.from(seen[0][0])).toEqual(Array.from(seen[1][0].subarray(0, blocks * d)));
+        expect(Array.from(seen[0][1])).toEqual(Array.from(seen[1][1].subarray(0, blocks * d)));
+        expect(Array.from(gpu)).toEqual(Array.from(cpu));
+        expect(Buffer.concat(gpuCodes.bytePieces()).equals(Buffer.concat(cpuCodes.bytePieces()))).toBe(true);
+      } finally {
+        await backend.close();
+      }
+    }, 120_000);
+
+  it('bits 33B: the codes and each block\'s error', async () => {
+    const backend = await createCudaBackend(0);
+    try {
+      const plan = bitsPlanOf(rowsInput(input, false), n, d, 33);
+      const gpuCodes = allocCodes<Uint8Array>('u8', n, 33), cpuCodes = allocCodes<Uint8Array>('u8', n, 33);
+      const gpu = await backend.encodeBitsRows(input, plan, gpuCodes);
+      const cpu = await hostDevice.encodeBitsRows(input, plan, cpuCodes);
+      expect(Array.from(gpu)).toEqual(Array.from(cpu));
+      expect(Buffer.concat(gpuCodes.bytePieces()).equals(Buffer.concat(cpuCodes.bytePieces()))).toBe(true);
+    } finally {
+      await backend.close();
+    }
+  }, 120_000);
 });

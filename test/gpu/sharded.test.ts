@@ -2,16 +2,22 @@
 // (on the GPUs present, several on one GPU when there are fewer) gives exactly what one engine
 // gives on all the rows, on the real device: every k-means++ sum and pick, every pass's energy,
 // anchors and statistics, the assignments and a whole anneal, bit for bit (the sums are
-// integers: src/backend/engine.ts). Skipped without a GPU (kernels.test.ts reports the reason).
+// integers: src/backend/engine.ts); and the residual encoders split over 2 or more GPUs give one
+// GPU's bytes. Skipped without a GPU (kernels.test.ts reports the reason).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeCuda, createCudaBackend } from '../../dist/backend/cuda/index.js';
 import { shardedBackend } from '../../dist/backend/sharded/backend.js';
 import { anneal } from '../../dist/anneal/index.js';
 import { DEFAULT_CONFIG } from '../../dist/anneal/config.js';
 import type { Backend } from '../../src/backend/types.js';
+import type { Backend as DistBackend } from '../../dist/backend/types.js';
 import type { CudaBackend } from '../../src/backend/cuda/index.js';
 import { plain, script } from '../sharded/script.js';
 import { randomData } from './data.js';
+import { bytes, problem } from '../cuda-host/residual-problem.js';
+import { encodeScalar } from '../../dist/codecs/scalar.js';
+import { encodeBits } from '../../dist/codecs/bits-train.js';
+import { BLOCK_ROWS } from '../../dist/codecs/scalar-rows.js';
 
 const probe = probeCuda();
 const hasGpu = probe.ok;
@@ -26,6 +32,7 @@ const member = (b: CudaBackend, o = {}): Backend => ({
   encodeBits: b.encodeBits.bind(b),
   scalarRanges: b.scalarRanges.bind(b),
   scalarCodes: b.scalarCodes.bind(b),
+  encodeScalarRows: b.encodeScalarRows.bind(b),
   encodeBitsRows: b.encodeBitsRows.bind(b),
   decodeEc: b.decodeEc.bind(b),
   exactKnn: b.exactKnn,
@@ -79,4 +86,31 @@ describe.skipIf(!hasGpu)('sharded CUDA engines = one engine, on the device', () 
     expect(plain(got.assignments)).toEqual(plain(want.assignments));
     expect(got.history.map((h) => h.energy)).toEqual(want.history.map((h) => h.energy));
   });
+});
+
+// The residual encoders split over the GPUs (each codes its own range of whole blocks under one
+// plan: codecs/split.ts) = one GPU = the host. Needs 2 GPUs: with fewer the describe is skipped
+// (and says so in its name).
+const gpuCount = probe.ok ? probe.devices.length : 0;
+describe.skipIf(gpuCount < 2)(`residuals split over ${Math.min(4, gpuCount)} GPUs = one GPU = the host (needs 2 or more GPUs; ${gpuCount} here)`, () => {
+  const n = 9 * BLOCK_ROWS + 4097, d = 96;
+  for (const dtype of ['f16', 'f32'] as const)
+    for (const mode of ['int8', 'int4', 'bits'] as const)
+      it(`${n} × ${d} ${dtype}, ${mode}`, async () => {
+        const input = problem(n, d, 300, dtype, 1, n + d);
+        const gpus = await Promise.all(Array.from({ length: Math.min(4, gpuCount) }, (_, k) => createCudaBackend(k)));
+        try {
+          const encode = (b: Pick<DistBackend, 'encodeBits' | 'encodeScalar'>) => (mode === 'bits' ? b.encodeBits(input, 45) : b.encodeScalar(mode, input));
+          const split = await encode(shardedBackend(gpus)); // (not closed: the GPUs are, below)
+          const one = await encode(gpus[0]);
+          const host = mode === 'bits' ? await encodeBits(input, 45) : await encodeScalar(mode, input);
+          const bytesOf = (r: { residuals: { payload(): Uint8Array | Uint8Array[] } }) => bytes(r.residuals.payload());
+          expect(bytesOf(split).equals(bytesOf(one))).toBe(true);
+          expect(bytesOf(split).equals(bytesOf(host))).toBe(true);
+          expect(split.residualEnergy).toBe(one.residualEnergy);
+          expect(split.residualEnergy).toBe(host.residualEnergy);
+        } finally {
+          for (const g of gpus) await g.close();
+        }
+      }, 180_000);
 });

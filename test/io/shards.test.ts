@@ -7,6 +7,7 @@ import { writeVectors, type VectorFormat } from '../../dist/io/write.js';
 import { rowsOf } from '../../dist/io/rows.js';
 import { expandInputs, readInputs } from '../../dist/io/shards.js';
 import { probeRows, type ReadOptions } from '../../dist/io/read.js';
+import { setParallelReadForTests } from '../../dist/io/readers/parallel-read.js';
 import { asNumbers, expectUsage, npyBytes, scratchDir, writeFile } from './helpers.js';
 import { vlc } from '../cli/helpers.js';
 import { zipBytes } from './zip-writer.js';
@@ -134,6 +135,34 @@ describe('reading them as one dataset', () => {
     }
     const ds = await readInputs(at, { dropInvalid: true });
     expect([ds.n, ds.dropped]).toEqual([6, 2]);
+  });
+
+  // .npy shards are read straight into their rows of the one dataset (on threads when large: forced
+  // here with tiny thread shares), checked as they arrive; a bad value is the file-by-file error.
+  it('npy shards read in place on threads: the rows, and a bad value named as reading its file alone names it', async () => {
+    const at = path.join(dir, 'in-place');
+    fs.rmSync(at, { recursive: true, force: true });
+    fs.mkdirSync(at);
+    const bounds = [0, 1001, 1002, 3337];
+    const wide = (r0: number, r1: number) => Float32Array.from({ length: (r1 - r0) * 37 }, (_, e) => Math.fround(Math.sin(r0 * 37 + e) * 3));
+    for (let s = 0; s < 3; s++) fs.writeFileSync(path.join(at, `p${s}.npy`), npyBytes({ descr: '<f4', shape: [bounds[s + 1] - bounds[s], 37], body: new Uint8Array(wide(bounds[s], bounds[s + 1]).buffer) }));
+    setParallelReadForTests(0, 4096);
+    try {
+      const ds = await readInputs(at);
+      expect([ds.n, ds.d, ds.format]).toEqual([3337, 37, '3 files, npy f32']);
+      expect(asNumbers(ds, f16ToF32)).toEqual(Array.from(wide(0, 3337)));
+      const bad = wide(1002, 3337);
+      bad[700 * 37 + 5] = Infinity;
+      const file = path.join(at, 'p2.npy');
+      fs.writeFileSync(file, npyBytes({ descr: '<f4', shape: [3337 - 1002, 37], body: new Uint8Array(bad.buffer) }));
+      const alone = await readInputs(file).then(() => 'read', (e: Error) => e.message);
+      expect(alone).toMatch(/row 700/);
+      await expect(readInputs(at)).rejects.toThrow(alone);
+      const dropped = await readInputs(at, { dropInvalid: true });
+      expect([dropped.n, dropped.dropped, dropped.droppedRows]).toEqual([3336, 1, [1702]]);
+    } finally {
+      setParallelReadForTests();
+    }
   });
 
   it('every file must have the same dimension and element type (a clear error naming both files)', async () => {

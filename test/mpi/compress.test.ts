@@ -1,7 +1,7 @@
 // `mpirun -n 2 vlc compress ... --device cpu` (api/compress-mpi.ts): the ranks train together on
 // their own rows, rank 0 writes the file, and it is the file one process writes from the same input
 // and seed, byte for byte — for each way a rank finds its rows (a range of a .npy or .fvecs, one
-// file of a sharded input each, a whole raw file read then sliced), with a training sample, and
+// file of a sharded input each, its range of several files, a whole raw file read then sliced), with a training sample, and
 // past 100,000 rows (the quality figures then measured on a sample). And failures —
 // an unreadable input, ranks started with different options, a rank killed mid-run: a non-zero
 // exit, no file, and (but for the killed rank, which mpirun reports) one line on stderr. The residual
@@ -66,6 +66,13 @@ describe.skipIf(!MPIRUN)(`mpirun -n 2 vlc compress --device cpu${SKIPPED}`, () =
     expect(sliced.ranks.equals(sliced.single)).toBe(true);
     expect(sliced.ranks.equals(sharded.ranks)).toBe(true); // the same vectors, however they were stored
   }, 180_000); // four compresses, two of them MPI jobs
+
+  it('a sharded input of three files over two ranks (each rank reading its rows where they lie, across a file edge): the same bytes', () => {
+    const bounds = [0, 1100, 1400, n];
+    const parts = [0, 1, 2].map((k) => writeNpy(path.join(dir, `three-${k}.npy`), x.subarray(bounds[k] * d, bounds[k + 1] * d), bounds[k + 1] - bounds[k], d));
+    const { single, ranks } = bothWays(parts, [], 'three');
+    expect(ranks.equals(single)).toBe(true);
+  }, 120_000);
 
   it('130,000 rows (the quality figures on a sample of the rows rank 0 gathered): the same bytes', () => {
     const big = 130_000;

@@ -3,7 +3,7 @@
 // when its predicted error can beat what failed), and pq's prediction (codec-registry/pq.ts).
 import { describe, expect, it } from 'vitest';
 import { MAX_ERROR_PROBES, RESOLUTION, searchQuality } from '../../dist/quality/search.js';
-import { gaussianBoundMse, symmetricEigenvalues, waterFill } from '../../dist/codec-registry/pq.js';
+import { gaussianBoundMse, waterFill } from '../../dist/codec-registry/pq.js';
 import { goalOf } from '../../dist/api/compress-codec.js';
 import { rng } from '../rng.js';
 
@@ -165,13 +165,6 @@ describe("pq's predicted error", () => {
     expect(waterFill(Float64Array.of(1), 1)).toBeCloseTo(0.25, 9);
     expect(waterFill(Float64Array.of(4, 1), 1)).toBeCloseTo(2, 6); // θ = 1: the second dimension is left as it is
     expect(waterFill(Float64Array.of(0, 0), 8)).toBe(0);
-  });
-
-  it('finds the eigenvalues of a symmetric matrix', () => {
-    const ev = Array.from(symmetricEigenvalues(Float64Array.of(2, 1, 0, 1, 2, 0, 0, 0, 5), 3)).sort((a, b) => a - b);
-    expect(ev[0]).toBeCloseTo(1, 9);
-    expect(ev[1]).toBeCloseTo(3, 9);
-    expect(ev[2]).toBeCloseTo(5, 9);
   });
 
   it("gives Shannon's bound on Gaussian residuals: d·σ²·2^(-2·bits/g) for subspaces of g dimensions", () => {

@@ -8,13 +8,14 @@
 //      lower id); a query that needs more anchors has its whole row sorted in place, where
 //      search/index.ts's generic steps rank it again against all anchors;
 //   2. the query's lookup tables (from its projection when the codes have one: codecs/pq.ts tableQuery);
-//   3. each visited list's asymmetric distances (search/pq-adc.ts's formula), kept in a bounded
-//      insertion list of the k best (search/scan.ts's rule: ascending distance, ties to the lower id).
+//   3. the anchors visited by the probing rule (neighbours.ts anchorsVisited, as search/scan.ts),
+//      each visited list's asymmetric distances (search/pq-adc.ts's formula), kept in a bounded
+//      insertion list of the k best (neighbours.ts keepBest: ascending distance, ties to the lower id).
 // The ids and distances are exactly those of the generic steps (test/search/pq-search.test.ts).
 import os from 'node:os';
 import { checkpoint } from '../../interrupt.js';
 import type { Neighbours, PqIndex, PqSearchOptions } from '../device.js';
-import { keepBest } from '../neighbours.js';
+import { anchorsVisited, keepBest, writeBest } from '../neighbours.js';
 import { tableQuery } from '../../codecs/pq.js';
 import { PqKernel } from './pq-kernel.js';
 import { cpuWorkers } from './pool.js';
@@ -118,33 +119,27 @@ export class PqSearcher {
     const { k, nprobe } = o;
     const { kernel, topD, topI } = this;
     const skip = o.exclude ? o.exclude[q] : -1;
-    let ranked = Math.min(m, Math.max(nprobe, FIRST_RANKING));
+    const ranked = Math.min(m, Math.max(nprobe, FIRST_RANKING));
     kernel.selectNearest(r, ranked);
+    let visits = anchorsVisited(kernel.order, 0, ranked, lists, k, nprobe, skip, ranked < m);
+    if (visits < 0) {
+      kernel.sortAll(r); // ran short: every anchor, in order
+      visits = anchorsVisited(kernel.order, 0, m, lists, k, nprobe, skip, false);
+    }
     kernel.tables(tableQuery(pq.projection, pq.bounds[pq.M], queries.subarray(q * d, (q + 1) * d)));
     const { order, dists } = kernel;
     let count = 0;
-    let seen = 0;
-    for (let a = 0; ; a++) {
-      if (a === ranked && seen < k && ranked < m) {
-        kernel.sortAll(r); // ran short: every anchor, in order
-        ranked = m;
-      }
-      if (a === ranked) break;
+    for (let a = 0; a < visits; a++) {
       const j = order[a];
-      if (j < 0 || (seen >= k && a >= nprobe)) break;
       const p0 = start[j];
       const len = start[j + 1] - p0;
       kernel.scanList(p0, len, kernel.anchorDist(r, j), pq.scale[j]);
       for (let e = 0; e < len; e++) {
         const id = members[p0 + e];
         if (id === skip) continue;
-        seen++;
         count = keepBest(topD, topI, count, k, dists[e], id);
       }
     }
-    for (let t = 0; t < k; t++) {
-      out.ids[q * k + t] = t < count ? topI[t] : -1;
-      out.dists[q * k + t] = t < count ? topD[t] : Infinity;
-    }
+    writeBest(out, q, k, topD, topI, count);
   }
 }

@@ -16,7 +16,7 @@ import { CudaEngine } from './engine.js';
 import { HostRows } from './host-rows.js';
 import { CudaError } from './check.js';
 import { cudaOptions, cudaOptionsFromEnv, type CudaOptions } from './options.js';
-import { bitsRowsOnGpu, blockErrsOf, encodeBitsOnGpu, encodeScalarOnGpu } from './residual.js';
+import { bitsRowsOnGpu, blockErrsOf, encodeBitsOnGpu, encodeScalarOnGpu, scalarRowsOnGpu } from './residual.js';
 import { scalarCodesOnGpu, scalarRangesOnGpu } from './residual-blocks.js';
 import { blocksOf } from '../../codecs/scalar-rows.js';
 import { CudaKnn, gpuOrHostKnn } from './knn.js';
@@ -25,6 +25,7 @@ import { ecDeviceBytes } from './ec.js';
 import { memInfo } from './pool.js';
 import type { EncodedResiduals, ResidualInput } from '../../codecs/types.js';
 import type { BitsPlan } from '../../codecs/bits-rows.js';
+import type { ScalesFrom } from '../../codecs/split.js';
 import type { Codes } from '../../vectors/codes.js';
 import { log } from '../../log.js';
 
@@ -105,13 +106,20 @@ export class CudaBackend implements Backend {
     return this.residualsFit(need, 'bits residuals') ? encodeBitsOnGpu(this.ctx, input, R) : hostDevice.encodeBits(input, R);
   }
 
+  /** int8 / int4 rows whose scales are made elsewhere (codecs/split.ts) on this GPU (residual.ts) when they fit, as encodeScalar; else on the host's threads. */
+  async encodeScalarRows(mode: 'int8' | 'int4', input: ResidualInput, scalesFrom: ScalesFrom, codes: Codes<Int8Array>): Promise<Float64Array> {
+    const { n, d } = input;
+    const need = n * d * (asRows(input.x, n, d).dtype === 'f16' ? 3 : 5) + n * 12 + input.anchors.length * 4;
+    if (!this.residualsFit(need, 'residuals')) return hostDevice.encodeScalarRows(mode, input, scalesFrom, codes);
+    return scalarRowsOnGpu(this.ctx, mode, input, scalesFrom, codes);
+  }
+
   /** The bits codec's rows under a given plan on this GPU (residual.ts) when they fit, as encodeBits; else on the host's threads. */
-  async encodeBitsRows(input: ResidualInput, plan: BitsPlan): Promise<{ codes: Codes<Uint8Array>; blockErrs: Float64Array }> {
+  async encodeBitsRows(input: ResidualInput, plan: BitsPlan, codes: Codes<Uint8Array>): Promise<Float64Array> {
     const { n, d } = input;
     const need = n * d * (asRows(input.x, n, d).dtype === 'f16' ? 2 : 4) + n * (plan.R + 12) + input.anchors.length * 4;
-    if (!this.residualsFit(need, 'bits residuals')) return hostDevice.encodeBitsRows(input, plan);
-    const { codes, rowErr } = await bitsRowsOnGpu(this.ctx, input, plan);
-    return { codes, blockErrs: blockErrsOf(rowErr, n) };
+    if (!this.residualsFit(need, 'bits residuals')) return hostDevice.encodeBitsRows(input, plan, codes);
+    return blockErrsOf(await bitsRowsOnGpu(this.ctx, input, plan, codes), n);
   }
 
   /**

@@ -41,9 +41,8 @@ export async function scalarCodesOnGpu(
     });
     await ctx.finish();
     const codes = allocCodes<Int8Array>('i8', n, d, true);
-    await downloadCodes(ctx, codes, codesBuf);
     const rowErr = new Float64Array(n);
-    ctx.download(rowErr, rowErrBuf);
+    await downloadCodes(ctx, codes, codesBuf, rowErr, rowErrBuf);
     const crc = crc32cJoin(0, await codesCrcs(ctx, codesBuf, n * d, alloc), CRC_SLICE, n * d);
     return { codes, blockErrs: blockErrsOf(rowErr, n), crc };
   } finally {

@@ -12,6 +12,7 @@ import { CLIP_SAMPLE_ROWS, LEVELS, ScalarResiduals, rowsInput, scalesOf, type Sc
 import { crc32c, crc32cJoin } from '../../io/vlc/crc32c.js';
 import { BLOCK_ROWS, blocksOf, residualSample } from '../../codecs/scalar-rows.js';
 import type { EncodedResiduals, ResidualInput } from '../../codecs/types.js';
+import type { ScalesFrom } from '../../codecs/split.js';
 import { asRows, elementBytes } from '../../vectors/dataset.js';
 import { allocCodes, type Codes } from '../../vectors/codes.js';
 import type { CudaContext } from './context.js';
@@ -30,6 +31,39 @@ export async function encodeScalarOnGpu(
   ctx: CudaContext, kind: ScalarMode, input: ResidualInput,
 ): Promise<EncodedResiduals<ScalarResiduals>> {
   const { n, d } = input;
+  const blocks = blocksOf(n);
+  let scales!: Float32Array;
+  const scalesFrom = async (maxAbs: Float64Array, sumSq: Float64Array) => {
+    const sample = kind === 'int4' ? residualSample(rowsInput(input, false), n, CLIP_SAMPLE_ROWS) : undefined;
+    return (scales = scalesOf(kind, n, d, blocks, maxAbs, sumSq, sample));
+  };
+  const codes = allocCodes<Int8Array>('i8', n, d, true, takeShared(Math.max(1, n * d)));
+  const { rowErr, sliceCrcs, rowSums } = await scalarOnGpu(ctx, kind, input, scalesFrom, codes, { crc: kind === 'int8', measureRows: input.measureRows });
+  const err = blockSums(rowErr, n); // as blockCodes sums them
+  const crc = sliceCrcs && crc32cJoin(crc32c(new Uint8Array(Float32Array.from(scales).buffer)), sliceCrcs, CRC_SLICE, n * d);
+  return { residuals: new ScalarResiduals(kind, n, d, scales, codes, crc), residualEnergy: err / n, rowSums };
+}
+
+/**
+ * int8 / int4 rows on the GPU whose scales are made elsewhere (CodecDevice.encodeScalarRows: a
+ * range of whole blocks of rows split over GPUs or MPI ranks): the block ranges handed to
+ * `scalesFrom`, the codes into `codes`, each block's error in block order.
+ */
+export async function scalarRowsOnGpu(ctx: CudaContext, kind: ScalarMode, input: ResidualInput, scalesFrom: ScalesFrom, codes: Codes<Int8Array>): Promise<Float64Array> {
+  const { rowErr } = await scalarOnGpu(ctx, kind, input, scalesFrom, codes, { crc: false, measureRows: undefined });
+  return blockErrsOf(rowErr, input.n);
+}
+
+/**
+ * The scalar codec's kernels over the input's rows: ranges (downloaded, handed to `scalesFrom`),
+ * codes into `codes` and each row's error; with `extra.crc` the codes' checksum per CRC_SLICE
+ * piece, with `extra.measureRows` the quality rows' sums (rowSumsOnDevice).
+ */
+async function scalarOnGpu(
+  ctx: CudaContext, kind: ScalarMode, input: ResidualInput, scalesFrom: ScalesFrom, codes: Codes<Int8Array>,
+  extra: { crc: boolean; measureRows: readonly number[] | null | undefined },
+): Promise<{ rowErr: Float64Array; sliceCrcs?: Uint32Array; rowSums?: Float64Array }> {
+  const { n, d } = input;
   const x = asRows(input.x, n, d);
   const blocks = blocksOf(n);
   const held = new HeldBuffers(ctx.pool); // (the pool gives zero-byte requests a buffer too)
@@ -39,8 +73,7 @@ export async function encodeScalarOnGpu(
     const { X, C, A } = await uploadInput(ctx, input, alloc);
     t.push(performance.now());
     const { maxAbs, sumSq } = await rangesOnDevice(ctx, x.dtype, { X, C, A }, n, d, alloc);
-    const sample = kind === 'int4' ? residualSample(rowsInput(input, false), n, CLIP_SAMPLE_ROWS) : undefined;
-    const scales = scalesOf(kind, n, d, blocks, maxAbs, sumSq, sample);
+    const scales = await scalesFrom(maxAbs, sumSq);
     t.push(performance.now());
 
     const S = alloc('residual scales', d * 4);
@@ -51,28 +84,22 @@ export async function encodeScalarOnGpu(
       X: X.ptr, n, d, C: C.ptr, assign: A.ptr, scales: S.ptr, L: LEVELS[kind], codes: codesBuf.ptr, rowErr: rowErrBuf.ptr,
     });
     // The quality sample's row sums while the vectors and codes are still here (rowSums below).
-    const sumsBuf = input.measureRows !== undefined ? rowSumsOnDevice(ctx, x.dtype, input.measureRows, n, d, { X, C, A, S, codes: codesBuf }, alloc) : undefined;
+    const sumsBuf = extra.measureRows !== undefined ? rowSumsOnDevice(ctx, x.dtype, extra.measureRows, n, d, { X, C, A, S, codes: codesBuf }, alloc) : undefined;
     await ctx.finish();
     t.push(performance.now());
-    const codes = allocCodes<Int8Array>('i8', n, d, true, takeShared(Math.max(1, n * d)));
-    await downloadCodes(ctx, codes, codesBuf);
     const rowErr = new Float64Array(n);
-    ctx.download(rowErr, rowErrBuf);
+    await downloadCodes(ctx, codes, codesBuf, rowErr, rowErrBuf);
     const rowSums = sumsBuf && new Float64Array(sumsBuf.count * 4);
     if (sumsBuf && rowSums) ctx.download(rowSums, sumsBuf.buf);
     t.push(performance.now());
     // int8's checksum from the codes still on the device (int4's codes are packed before writing: the writer checksums them).
-    const sliceCrcs = kind === 'int8' ? await codesCrcs(ctx, codesBuf, n * d, alloc) : undefined;
-    held.free(); // the GPU's part is over
-
-    const err = blockSums(rowErr, n); // as blockCodes sums them
-    const crc = sliceCrcs && crc32cJoin(crc32c(new Uint8Array(Float32Array.from(scales).buffer)), sliceCrcs, CRC_SLICE, n * d);
+    const sliceCrcs = extra.crc ? await codesCrcs(ctx, codesBuf, n * d, alloc) : undefined;
     t.push(performance.now());
     const ms = t.slice(1).map((v, k) => (v - t[k]).toFixed(1));
-    log().debug(`${kind} residuals on the GPU: upload ${ms[0]} ms, ranges ${ms[1]} ms, codes ${ms[2]} ms, download ${ms[3]} ms, checksum ${ms[4]} ms`);
-    return { residuals: new ScalarResiduals(kind, n, d, scales, codes, crc), residualEnergy: err / n, rowSums };
+    log().debug(`${kind} residuals of ${n} rows on ${ctx.where}: upload ${ms[0]} ms, ranges ${ms[1]} ms, codes ${ms[2]} ms, download ${ms[3]} ms, checksum ${ms[4]} ms`);
+    return { rowErr, sliceCrcs, rowSums };
   } finally {
-    held.free();
+    held.free(); // the GPU's part is over
   }
 }
 
@@ -112,51 +139,69 @@ export async function uploadInput(ctx: CudaContext, input: ResidualInput, alloc:
 
 /**
  * The bits codec's rows on the GPU (residual_bits_rows), once the host has chosen the bits and
- * steps on its sample (bits-train.ts bitsPlanOf): the host encoder's codes and error, bit for bit
- * (the rows' errors summed in order, block by block, as blockBits sums them).
+ * steps on its sample (bits-train.ts bitsPlanOf, made while the vectors go up): the host encoder's
+ * codes and error, bit for bit (the rows' errors summed in order, block by block, as blockBits sums them).
  */
 export async function encodeBitsOnGpu(ctx: CudaContext, input: ResidualInput, R: number): Promise<EncodedResiduals<BitsResiduals>> {
   const { n, d } = input;
   prefaultShared(n * R); // the codes' pages, touched on other threads while the plan is made and the GPU codes
-  const t0 = performance.now();
-  const plan = bitsPlanOf(rowsInput(input, false), n, d, R);
-  const { codes, rowErr } = await bitsRowsOnGpu(ctx, input, plan, performance.now() - t0);
-  return { residuals: new BitsResiduals(n, d, R, plan.bits, plan.steps, codes), residualEnergy: blockSums(rowErr, n) / Math.max(1, n) };
+  const codes = allocCodes<Uint8Array>('u8', n, R, true, takeShared(Math.max(1, n * R)));
+  let plan!: BitsPlan;
+  const { rowErr, sliceCrcs } = await bitsOnGpu(ctx, input, () => (plan = bitsPlanOf(rowsInput(input, false), n, d, R)), codes, true);
+  // The payload's checksum from the codes' pieces checksummed on the device: the writer need not read 4.5 GB again.
+  const head = new BitsResiduals(n, d, R, plan.bits, plan.steps, codes).head();
+  const crc = sliceCrcs && crc32cJoin(crc32c(head), sliceCrcs, CRC_SLICE, n * R);
+  return { residuals: new BitsResiduals(n, d, R, plan.bits, plan.steps, codes, crc), residualEnergy: blockSums(rowErr, n) / Math.max(1, n) };
 }
 
 /**
- * The bits codec's rows under `plan` on the GPU (residual_bits_rows): the codes and each row's
- * error, as blockBits makes them. `planMs`: the time the plan took, for -v.
+ * The bits codec's rows under `plan` on the GPU (residual_bits_rows): the codes into `codes` and
+ * each row's error, as blockBits makes them. `plan` may be made here, on the host, while the
+ * vectors' copies (already queued when their pages are locked: pin.ts) run.
  */
-export async function bitsRowsOnGpu(ctx: CudaContext, input: ResidualInput, plan: BitsPlan, planMs = 0): Promise<{ codes: Codes<Uint8Array>; rowErr: Float64Array }> {
+export async function bitsRowsOnGpu(ctx: CudaContext, input: ResidualInput, plan: BitsPlan | (() => BitsPlan), codes: Codes<Uint8Array>): Promise<Float64Array> {
+  return (await bitsOnGpu(ctx, input, plan, codes, false)).rowErr;
+}
+
+/** bitsRowsOnGpu's kernels; with `checksum` the codes' checksum per CRC_SLICE piece (a whole payload's codes: not a range of rows). */
+async function bitsOnGpu(
+  ctx: CudaContext, input: ResidualInput, plan: BitsPlan | (() => BitsPlan), codes: Codes<Uint8Array>, checksum: boolean,
+): Promise<{ rowErr: Float64Array; sliceCrcs?: Uint32Array }> {
   const { n, d } = input;
-  const R = plan.R;
-  const t: number[] = [performance.now()]; // upload, codes, download (-v)
+  const t: number[] = [performance.now()]; // plan, upload, codes, download, checksum (-v)
   const held = new HeldBuffers(ctx.pool);
   const { alloc } = held;
   try {
-    const { X, C, A } = await uploadInput(ctx, input, alloc);
+    const up = uploadInput(ctx, input, alloc);
+    let p: BitsPlan;
+    try {
+      p = typeof plan === 'function' ? plan() : plan;
+    } catch (e) {
+      await up.catch(() => undefined); // the copies end before their buffers are freed
+      throw e;
+    }
+    t.push(performance.now());
+    const { X, C, A } = await up;
     t.push(performance.now());
     const B = alloc('bits per dimension', d);
-    ctx.upload(B, plan.bits);
+    ctx.upload(B, p.bits);
     const S = alloc('bits steps', d * 4);
-    ctx.upload(S, plan.steps);
-    const codesBuf = alloc('bits codes', n * R);
+    ctx.upload(S, p.steps);
+    const codesBuf = alloc('bits codes', n * p.R);
     const rowErrBuf = alloc('residual row errors', n * 8);
     launch(ctx, 'residual_bits_rows', asRows(input.x, n, d).dtype, Math.ceil(n / THREADS), {
-      X: X.ptr, n, d, C: C.ptr, assign: A.ptr, bits: B.ptr, steps: S.ptr, R, codes: codesBuf.ptr, rowErr: rowErrBuf.ptr,
+      X: X.ptr, n, d, C: C.ptr, assign: A.ptr, bits: B.ptr, steps: S.ptr, R: p.R, codes: codesBuf.ptr, rowErr: rowErrBuf.ptr,
     });
     await ctx.finish();
     t.push(performance.now());
-    // Shared memory: the writer checksums large payloads on worker threads (io/vlc/checksums.ts).
-    const codes = allocCodes<Uint8Array>('u8', n, R, true, takeShared(Math.max(1, n * R)));
-    await downloadCodes(ctx, codes, codesBuf);
     const rowErr = new Float64Array(n);
-    ctx.download(rowErr, rowErrBuf);
+    await downloadCodes(ctx, codes, codesBuf, rowErr, rowErrBuf);
+    t.push(performance.now());
+    const sliceCrcs = checksum ? await codesCrcs(ctx, codesBuf, n * p.R, alloc) : undefined;
     t.push(performance.now());
     const ms = t.slice(1).map((v, k) => (v - t[k]).toFixed(1));
-    log().debug(`bits ${R}B residuals on the GPU: plan ${planMs.toFixed(1)} ms, upload ${ms[0]} ms, codes ${ms[1]} ms, download ${ms[2]} ms`);
-    return { codes, rowErr };
+    log().debug(`bits ${p.R}B residuals of ${n} rows on ${ctx.where}: plan ${ms[0]} ms, upload (after the plan) ${ms[1]} ms, codes ${ms[2]} ms, download ${ms[3]} ms, checksum ${ms[4]} ms`);
+    return { rowErr, sliceCrcs };
   } finally {
     held.free();
   }
@@ -232,12 +277,15 @@ function downloadStaged(ctx: CudaContext, bytes: Uint8Array, src: DeviceBuffer, 
 
 /**
  * The device's codes (rows × width bytes from the buffer's start) into the host's pieces, each
- * from its offset, through a page-locked chunk of our own: locking the fresh pieces themselves
- * (pin.ts) cost more than the copy it saves, as the lock first faults every page in (4.5 GB of bits
- * codes: 2.7 s locked, against 1.4 s for 6.4 GB staged; bench/results/2026-11-28-h100x4-r3i.json).
+ * from its offset, and the rows' errors (`rowErr`, from `errBuf`), through a page-locked chunk of
+ * our own: locking the fresh pieces themselves (pin.ts) cost more than the copy it saves, as the
+ * lock first faults every page in (4.5 GB of bits codes: 2.7 s locked, against 1.4 s for 6.4 GB
+ * staged; bench/results/2026-11-28-h100x4-r3i.json); the errors (8 bytes a row) straight into a
+ * pageable array would run at the pageable copy's speed.
  */
-export async function downloadCodes(ctx: CudaContext, codes: Codes, src: DeviceBuffer): Promise<void> {
-  const pinned = codes.length > 0 ? ctx.hostBuffer(Math.min(codes.length, STAGE_BYTES)) : undefined;
+export async function downloadCodes(ctx: CudaContext, codes: Codes, src: DeviceBuffer, rowErr: Float64Array, errBuf: DeviceBuffer): Promise<void> {
+  const most = Math.max(codes.length, rowErr.byteLength);
+  const pinned = most > 0 ? ctx.hostBuffer(Math.min(most, STAGE_BYTES)) : undefined;
   try {
     let at = 0;
     for (const piece of codes.bytePieces()) {
@@ -245,6 +293,7 @@ export async function downloadCodes(ctx: CudaContext, codes: Codes, src: DeviceB
       at += piece.length;
       await yieldImmediate(); // Ctrl-C, and other GPUs' work, between pieces
     }
+    downloadStaged(ctx, new Uint8Array(rowErr.buffer, rowErr.byteOffset, rowErr.byteLength), errBuf, 0, pinned);
   } finally {
     if (pinned) ctx.freeHostBuffer(pinned);
   }

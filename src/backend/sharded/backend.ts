@@ -1,18 +1,26 @@
 // A Backend whose engines are sharded: the rows split into contiguous ranges, one per member
 // backend (several GPUs, or several CPU engines), combined by a ShardedEngine over an in-process
-// group (comm.ts). Member backends of one kind only: engines of one kind give the same bytes for
+// group (comm.ts); its residual encoders split the rows over the members too (codecs/split.ts). Member backends of one kind only: engines of one kind give the same bytes for
 // any split (../engine.ts), two kinds would not.
 import { sliceRows, type Dataset } from '../../vectors/dataset.js';
 import type { Backend } from '../types.js';
 import type { DeviceGroupFactory, Engine } from '../engine.js';
 import { inProcessGroup } from './comm.js';
 import { ShardedEngine } from './engine.js';
+import { allocCodes, type Codes } from '../../vectors/codes.js';
+import { prefaultShared, takeShared } from '../../io/prefault.js';
 
 /** Rows per shard: n split into `parts` contiguous ranges whose sizes differ by at most one. */
 export function evenSplit(n: number, parts: number): number[] {
   return Array.from({ length: parts }, (_, k) => Math.floor(((k + 1) * n) / parts) - Math.floor((k * n) / parts));
 }
 
+
+/** Zero codes for every row, filled by the members in place: in memory whose pages other threads touch meanwhile (io/prefault.ts), as one GPU's encoder takes them. */
+function splitCodes<T extends Int8Array | Uint8Array>(kind: 'i8' | 'u8', n: number, width: number): Codes<T> {
+  prefaultShared(n * width);
+  return allocCodes<T>(kind, n, width, true, takeShared(Math.max(1, n * width)));
+}
 
 /**
  * Engines over `members` (member k takes the k-th range of rows). `split` chooses the ranges
@@ -48,16 +56,30 @@ export function shardedBackend(
   return {
     kind,
     label: `${members.length} shards: ${members.map((b) => b.label).join(', ')}`,
-    // The codec and search kernels need no sharding: the first member's device runs them (exact
-    // k-NN, the residual encoders: the same bytes as the host's threads, device.ts, where the host
-    // would take many times longer — a 50M x 128 int8 encode: 3.9 s on one H200 against 33 s on the
-    // host's threads, bench/results/2026-11-27-h200x2-r3b.json).
+    // The residual encoders split the rows over the members, each coding a contiguous range of
+    // whole blocks on its own device under one plan made as one device makes it (codecs/split.ts:
+    // the same bytes). The search kernels and the ec decoder run on the first member's device.
     exactKnn: members[0].exactKnn,
-    encodeScalar: members[0].encodeScalar.bind(members[0]),
-    encodeBits: members[0].encodeBits.bind(members[0]),
+    async encodeScalar(mode, input) {
+      if (members.length === 1) return members[0].encodeScalar(mode, input);
+      const { encodeScalarSplit } = await import('../../codecs/split.js');
+      return encodeScalarSplit(mode, input, splitCodes<Int8Array>('i8', input.n, input.d), members.map((b) => (inp, scalesFrom, codes) => b.encodeScalarRows(mode, inp, scalesFrom, codes)));
+    },
+    async encodeBits(input, R) {
+      if (members.length === 1) return members[0].encodeBits(input, R);
+      const { encodeBitsSplit } = await import('../../codecs/split.js');
+      return encodeBitsSplit(input, R, splitCodes<Uint8Array>('u8', input.n, R), members.map((b) => b.encodeBitsRows.bind(b)));
+    },
+    async encodeScalarRows(mode, input, scalesFrom, codes) {
+      const { scalarRowsSplit } = await import('../../codecs/split.js');
+      return scalarRowsSplit(input, scalesFrom, codes, members.map((b) => (inp, sf, c) => b.encodeScalarRows(mode, inp, sf, c)));
+    },
+    async encodeBitsRows(input, plan, codes) {
+      const { bitsRowsSplit } = await import('../../codecs/split.js');
+      return bitsRowsSplit(input, plan, codes, members.map((b) => b.encodeBitsRows.bind(b)));
+    },
     scalarRanges: members[0].scalarRanges.bind(members[0]),
     scalarCodes: members[0].scalarCodes.bind(members[0]),
-    encodeBitsRows: members[0].encodeBitsRows.bind(members[0]),
     decodeEc: members[0].decodeEc.bind(members[0]),
     open(data: Dataset, m: number): Promise<Engine> {
       return openShards(data.n, (k, r0, r1) => members[k].open(sliceRows(data, r0, r1), m));

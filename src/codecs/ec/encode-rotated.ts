@@ -8,7 +8,8 @@ import { encodeBlock, sectionBytes, type EcLayout } from './blocks.js';
 import type { EcTarget } from './encode.js';
 import { MAX_CODE, alphabetOf, modelsOf, writeModels } from './model.js';
 import { EcResiduals, narrowed, type BlockCodes } from './residuals.js';
-import { asStored, projectSample, secondMomentMatrix, symmetricEigenFull } from './rotation.js';
+import { secondMomentMatrix, symmetricEigenFull } from '../eigen.js';
+import { asStored, projectSample } from './rotation.js';
 import { DEFAULT_SCALE_BITS, histogramFor, searchStep, type Scale } from './size.js';
 import { columnsOf, planStep, type StepPoint } from './steps.js';
 
@@ -30,7 +31,7 @@ export interface RotatedPlan {
  * 2·d bytes), or null when no direction is worth coding.
  */
 export function planRotated(sample: Float64Array, n: number, d: number, target: EcTarget, blockRows: number, scale: Scale): RotatedPlan | null {
-  const { vectors } = symmetricEigenFull(secondMomentMatrix(sample, d), d);
+  const { vectors } = symmetricEigenFull(secondMomentMatrix(sample, sample.length / d, d), d);
   const stored = asStored(vectors);
   const y = projectSample(sample, d, stored.values, d);
   const rc = columnsOf(y, d);

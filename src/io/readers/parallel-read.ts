@@ -18,13 +18,18 @@ let minBytes = PARALLEL_MIN_BYTES;
 const BYTES_PER_THREAD = 64 << 20;
 let perThread = BYTES_PER_THREAD;
 
-/** Tests: read in parallel from `min` bytes on, `per` bytes a thread (undefined restores the defaults). */
-export function setParallelReadForTests(min?: number, per?: number): void {
+/**
+ * Tests and benchmarks: read in parallel from `min` bytes on, `per` bytes a thread, at most `threads`
+ * threads (undefined restores the defaults; .dev/read-threads.mjs measures the cap on a large machine).
+ */
+export function setParallelReadForTests(min?: number, per?: number, threads?: number): void {
   minBytes = min ?? PARALLEL_MIN_BYTES;
   perThread = per ?? BYTES_PER_THREAD;
+  maxThreads = threads ?? MAX_THREADS;
 }
 /** Most reader threads: page-cache copies stop scaling before the cores do. */
 const MAX_THREADS = 8;
+let maxThreads = MAX_THREADS;
 /** Bytes per read and scan: a chunk still in cache when it is scanned. */
 const CHUNK_BYTES = 4 << 20;
 
@@ -68,7 +73,7 @@ async function readRanges(
 ): Promise<{ firstBad: number; top: number }> {
   if (!('fd' in src.ref)) throw new Error('readParallel needs a file descriptor source');
   const fd = src.ref.fd;
-  const threads = Math.max(1, Math.min(MAX_THREADS, os.availableParallelism(), Math.floor((count * elementBytes) / perThread)));
+  const threads = Math.max(1, Math.min(maxThreads, os.availableParallelism(), Math.floor((count * elementBytes) / perThread)));
   const starts = Array.from({ length: threads + 1 }, (_, k) => Math.floor((k * count) / threads));
   const workers: Worker[] = [];
   const results = starts.slice(0, -1).map((e0, k) => {

@@ -84,13 +84,17 @@ export async function parallelPayloadCrcs(
 /**
  * The CRC32C of `pieces` joined (a section's payload, as the writer gets it), the pieces of at
  * least `minBytes` in shared memory checksummed on worker threads, the others in line. Undefined
- * when the whole is smaller than `minBytes` or the host has one core: the caller checksums it in
- * line. A 4.5 GB bits payload took seconds of one thread when writing
- * (bench/results/2026-11-28-h100x4-r3i.json).
+ * (at once, not a promise) when the whole is smaller than `minBytes` or the host has one core: the
+ * caller checksums it in line. A 4.5 GB bits payload took seconds of one thread when writing
+ * (bench/results/2026-11-28-h100x4-r3i.json); the writer now writes while the threads checksum.
  */
-export async function parallelPiecesCrc(pieces: Uint8Array[], how: Partial<ParallelCheck> = {}): Promise<number | undefined> {
+export function parallelPiecesCrc(pieces: Uint8Array[], how: Partial<ParallelCheck> = {}): Promise<number> | undefined {
   const { threads, minBytes, slice } = { threads: Math.min(MAX_THREADS, availableParallelism()), minBytes: PARALLEL_CHECK_MIN_BYTES, slice: SLICE, ...how };
   if (threads < 2 || pieces.reduce((s, p) => s + p.length, 0) < minBytes) return undefined;
+  return piecesCrc(pieces, threads, minBytes, slice);
+}
+
+async function piecesCrc(pieces: Uint8Array[], threads: number, minBytes: number, slice: number): Promise<number> {
   let crc = 0;
   for (const p of pieces) {
     if (p.length < minBytes || !(p.buffer instanceof SharedArrayBuffer)) {

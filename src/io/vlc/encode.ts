@@ -35,7 +35,9 @@ export interface PayloadTail {
  * it), then the tail's bytes, then `after` (its padding and the sections after it). Without a
  * tail, `after` is empty and `before` is the whole file.
  */
-export function encodeVlcParts(content: VlcContent, tail?: PayloadTail, residualCrc?: number): { before: Uint8Array[]; after: Uint8Array[] } {
+export function encodeVlcParts(
+  content: VlcContent, tail?: PayloadTail, residualCrc?: number,
+): { before: Uint8Array[]; after: Uint8Array[]; residualHeader?: Uint8Array } {
   const { anchors, assignments } = content;
   const base = content.manifest;
   const { n, d, m } = base;
@@ -70,6 +72,7 @@ export function encodeVlcParts(content: VlcContent, tail?: PayloadTail, residual
   const before: Uint8Array[] = [head];
   const after: Uint8Array[] = [];
   let chunks = before;
+  let residualHeader: Uint8Array | undefined;
   // A payload may come in pieces (a large section is not copied into one buffer): written in turn, checksummed as one.
   const addSection = (tag: string, required: boolean, payload: Uint8Array | Uint8Array[], crc?: number, more?: PayloadTail) => {
     const pieces = Array.isArray(payload) ? payload : [payload];
@@ -79,23 +82,34 @@ export function encodeVlcParts(content: VlcContent, tail?: PayloadTail, residual
     for (let i = 0; i < 4; i++) sh[i] = tag.charCodeAt(i) & 0x7f;
     v.setUint32(4, required ? FLAG_REQUIRED : 0, true);
     v.setBigUint64(8, BigInt(length), true);
-    v.setUint32(16, more ? more.crc : crc ?? pieces.reduce((c, p) => crc32c(p, c), 0), true);
-    v.setUint32(20, crc32c(sh.subarray(0, 20)), true);
+    sealSectionHeader(sh, more ? more.crc : crc ?? pieces.reduce((c, p) => crc32c(p, c), 0));
     chunks.push(sh, ...pieces);
     if (more) chunks = after; // the tail's bytes go between the two lists
     const pad = align8(length) - length;
     if (pad) chunks.push(new Uint8Array(pad));
+    return sh;
   };
   addSection('ANCH', true, anchorPayload);
   addSection('ASGN', true, assignPayload);
   if (tail && !res) throw new Error('encodeVlcParts: a payload tail without residuals');
-  if (res) addSection(sectionOf(res.mode)!.tag, true, res.payload(), res.payloadCrc ?? residualCrc, tail);
+  if (res) residualHeader = addSection(sectionOf(res.mode)!.tag, true, res.payload(), res.payloadCrc ?? residualCrc, tail);
   if (content.norms) addSection('NRMS', true, bytesOf(Float32Array.from(content.norms)));
   for (const s of extra) {
     if (!/^[\x20-\x7e]{4}$/.test(s.tag)) throw new Error(`encodeVlc: section tag must be 4 ASCII characters`);
     addSection(s.tag, s.required, s.payload);
   }
-  return { before, after };
+  return { before, after, residualHeader };
+}
+
+/**
+ * Puts a section's payload checksum into its 24-byte header, and the header's own checksum after
+ * it: a writer that learns the payload's checksum only while writing (io/vlc/file.ts) seals the
+ * header again then and writes it over the first.
+ */
+export function sealSectionHeader(sh: Uint8Array, payloadCrc: number): void {
+  const v = new DataView(sh.buffer, sh.byteOffset, SECTION_HEADER_BYTES);
+  v.setUint32(16, payloadCrc, true);
+  v.setUint32(20, crc32c(sh.subarray(0, 20)), true);
 }
 
 /** The whole file in one buffer (tests, small files). */

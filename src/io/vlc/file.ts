@@ -3,13 +3,13 @@
 // ships for (x86-64, arm64) is.
 import * as fs from 'node:fs';
 import { UsageError } from '../../errors.js';
-import { writeOutput, type OutputPlan } from '../output.js';
+import { planOutput, writeOutput, type OutputPlan } from '../output.js';
 import { log } from '../../log.js';
 import { quoteName } from '../names.js';
 import { openInput, streamBudget, type StreamInput } from '../readers/stream.js';
 import { parallelPayloadCrcs, parallelPiecesCrc, PARALLEL_CHECK_MIN_BYTES } from './checksums.js';
-import { encodeVlcParts, type PayloadTail } from './encode.js';
-import { decodeVlc, decodeVlcHeader, encodeVlc, expectedVlcBytes, FILE_HEADER_BYTES, type VlcContent, type VlcFile } from './format.js';
+import { encodeVlcParts, sealSectionHeader, type PayloadTail } from './encode.js';
+import { decodeVlc, decodeVlcHeader, expectedVlcBytes, FILE_HEADER_BYTES, type VlcContent, type VlcFile } from './format.js';
 import { Payload } from './payload.js';
 import { openVlcOnDisk } from './on-disk.js';
 import { reconstructRange } from './reconstruct.js';
@@ -138,21 +138,49 @@ const CHUNK = 16 << 20;
  * rules: never over an existing file); '-' streams it to stdout. Returns its size.
  */
 export async function writeVlc(out: OutputPlan | string, content: VlcContent, onBytes?: (written: number, total: number) => void): Promise<number> {
-  // A large residual payload without its checksum is checksummed on worker threads first.
+  const plan = typeof out === 'string' ? planOutput(out) : out;
+  const t0 = performance.now();
+  // A large residual payload without its checksum is checksummed on worker threads — while the file
+  // is written, when it is a regular file: its section header, written with a placeholder, is
+  // written again once the checksum is known. Elsewhere (stdout, a pipe) the header goes first, so
+  // the checksum is awaited before the first byte.
   const res = content.residuals;
   const payload = res && res.payloadCrc === undefined ? res.payload() : undefined;
-  const residualCrc = payload && (await parallelPiecesCrc(Array.isArray(payload) ? payload : [payload]));
-  const chunks = encodeVlc(content, residualCrc);
+  const crcing = payload && parallelPiecesCrc(Array.isArray(payload) ? payload : [payload]);
+  crcing?.catch(() => undefined); // a write that fails first leaves it unawaited: not an unhandled rejection
+  const overlap = crcing !== undefined && plan.kind === 'file';
+  const { before: chunks, residualHeader } = encodeVlcParts(content, undefined, overlap ? 0 : await crcing);
   const total = chunks.reduce((s, c) => s + c.length, 0);
+  const t1 = performance.now();
+  let crcSeconds = 0;
   await writeOutput(
-    out,
+    plan,
     async (sink) => {
       // Large payloads go in pieces, so progress moves and Ctrl-C is heard between them.
       for (const c of chunks) for (let at = 0; at < c.length; at += WRITE_PIECE) await sink.write(c.subarray(at, at + WRITE_PIECE));
+      if (!overlap || !residualHeader) return;
+      const tc = performance.now();
+      sealSectionHeader(residualHeader, await crcing);
+      crcSeconds = (performance.now() - tc) / 1000;
+      sink.writeAt!(offsetOf(chunks, residualHeader), residualHeader);
     },
     { onBytes: onBytes && ((written) => onBytes(written, total)) },
   );
+  log().debug(
+    `${total} bytes of .vlc in ${((performance.now() - t0) / 1000).toFixed(3)} s: laid out in ${((t1 - t0) / 1000).toFixed(3)} s` +
+      (crcing ? `, the residual payload checksummed on threads${overlap ? ` while writing (waited ${crcSeconds.toFixed(3)} s for it after the last byte)` : ' first'}` : ''),
+  );
   return total;
+}
+
+/** Where `chunk` starts in the file that `chunks` make. */
+function offsetOf(chunks: Uint8Array[], chunk: Uint8Array): number {
+  let at = 0;
+  for (const c of chunks) {
+    if (c === chunk) return at;
+    at += c.length;
+  }
+  throw new Error('offsetOf: the chunk is not in the file');
 }
 
 const WRITE_PIECE = 16 << 20;
