@@ -9,10 +9,12 @@
 //   3. the final pass assigns each block of rows on an engine of its own (on a GPU, blocks of
 //      millions of rows, one GPU a lane, several GPUs at once: stream-blocks.ts), told the whole
 //      data's figures (as a shard of a sharded engine is, so the energy is the one engine's, to the
-//      bit), while the codec's block encoder scans the block (codecs/registry/codec.ts BlockEncoder);
+//      bit), while the codec's block encoder scans the block on the same GPU (codecs/registry/codec.ts
+//      BlockEncoder, CodecDevice.scalarRanges);
 //   4. the quality figures are measured on the rows they read (quality/measure.ts measuredRows);
-//   5. one more pass encodes each block (on the encoder's threads) into host memory, or a temp
-//      file beside the output when memory is short, then the file is written (atomically).
+//   5. one more pass encodes each block (on a GPU per lane, or the host's encoder threads:
+//      CodecDevice.scalarCodes) into host memory, or a temp file beside the output when memory is
+//      short, then the file is written (atomically).
 //
 // The bytes are those of the in-memory path (test/api/compress-stream.test.ts, test/gpu/stream.test.ts).
 // Memory: a few blocks of rows and their engines, the training sample, the quality rows (at most
@@ -183,7 +185,7 @@ async function streamed(
         stored = storedAnchors(unscaled, anchorDtype);
         encoder = blockEncoderFor(plan, n, d, stored);
         const read = (r0: number, r1: number, into?: Dataset) => reader.readAsync(r0, r1, into);
-        return finalPass(parts, { n, per, read }, m, top * scale, anchors, (x) => scaledDataset(x, scale), async (x, r0, assign) => encoder?.scan(x, r0, assign));
+        return finalPass(parts, { n, per, read }, m, top * scale, anchors, (x) => scaledDataset(x, scale), async (x, r0, assign, part) => encoder?.scan(x, r0, assign, part));
       },
     };
     const trained = await train(engines, cfg, sample, steps.hooks);
@@ -224,8 +226,8 @@ async function streamed(
       log().debug(`the codes are kept in ${store.where} until the file is written`);
       let encoded = 0;
       try {
-        await overBlocks({ n, per, lanes: LANES, read: (r0, r1, into) => reader.readAsync(r0, r1, into) }, async (_, x, r0, r1) => {
-          const { bytes, crc } = await enc.encode(x, r0, assignments.subarray(r0, r1));
+        await overBlocks({ n, per, lanes: LANES, read: (r0, r1, into) => reader.readAsync(r0, r1, into) }, async (lane, x, r0, r1) => {
+          const { bytes, crc } = await enc.encode(x, r0, assignments.subarray(r0, r1), parts[lane % parts.length]);
           store.put(r0, r1 - r0, bytes, crc);
           encoding.update((encoded += r1 - r0), n);
         });

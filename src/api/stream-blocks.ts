@@ -74,11 +74,11 @@ export async function overBlocks(p: BlockPlan, work: (lane: number, x: Dataset, 
  * k), told the whole data's figures (setGlobal: the whole data's n and largest |x|, its rows'
  * offset, as a shard of a sharded engine is told) so that its fixed-point sums are the one
  * engine's; the parts' partial sums added exactly (integers: any order), the energy taken from the
- * total (as a sharded engine does). `scan` sees each block (as read) with its anchors.
+ * total (as a sharded engine does). `scan` sees each block (as read) with its anchors and the part it ran on.
  */
 export async function finalPass(
   parts: Backend[], plan: Omit<BlockPlan, 'lanes'>, m: number, maxAbs: number, anchors: Float32Array,
-  scaled: (x: Dataset) => Dataset, scan: (x: Dataset, r0: number, assign: Uint32Array) => Promise<void>,
+  scaled: (x: Dataset) => Dataset, scan: (x: Dataset, r0: number, assign: Uint32Array, part: Backend) => Promise<void>,
 ): Promise<{ energy: number; assignments: Uint32Array }> {
   const { n } = plan;
   const assignments = new Uint32Array(n);
@@ -105,7 +105,7 @@ export async function finalPass(
       const assign = await engine.assignments();
       assignments.set(assign, r0);
       rows += r1 - r0;
-      await scan(x, r0, assign);
+      await scan(x, r0, assign, parts[k]);
     });
     if (rows !== n || !total) throw new Error(`streamed final pass: ${rows} of ${n} rows`);
     // The blocks were told the largest |x| the first pass found: it must be theirs.

@@ -5,7 +5,7 @@
 // encoders) — the same bytes either way, so a caller never asks which one ran.
 
 import type { Decodable } from '../io/vlc/reconstruct.js';
-import type { EncodedResiduals, ResidualInput } from '../codecs/types.js';
+import type { EncodedResiduals, ResidualInput, ScalarBlockDevice } from '../codecs/types.js';
 import type { EcResiduals } from '../codecs/ec/residuals.js';
 import type { Codes } from '../vectors/codes.js';
 import type { BitsPlan } from '../codecs/bits-rows.js';
@@ -17,12 +17,15 @@ import type { ScalesFrom } from '../codecs/split.js';
  * and room for it (cuda/index.ts); a sharded backend splits the residual encoders' rows over its
  * members (each its own range, one plan) and runs the other kernels on its first member.
  */
-export interface CodecDevice {
+export interface CodecDevice extends ScalarBlockDevice {
   /**
    * The scalar residual codec (codecs/scalar.ts encodeScalar): the same residuals, error and
    * checksum, bit for bit, on the device (a GPU: cuda/residual.ts) or the host.
    */
   encodeScalar(mode: 'int8' | 'int4', input: ResidualInput): Promise<EncodedResiduals>;
+  // scalarRanges, scalarCodes (codecs/types.ts ScalarBlockDevice): the scalar codec's loops over
+  // one block of a streamed compress, on the device (a GPU: cuda/residual-blocks.ts) or the host's
+  // threads (codecs/scalar-blocks.ts hostScalarBlocks), the same figures, codes and checksum.
   /** The bits codec's rows (codecs/bits-train.ts encodeBits), R code bytes a vector: the same residuals and error on the device or the host. */
   encodeBits(input: ResidualInput, R: number): Promise<EncodedResiduals>;
   /**

@@ -3,12 +3,15 @@
 // k-NN over decoded vectors (cpu/knn.ts). The CPU backend is this device; a GPU falls back to it
 // kernel by kernel (cuda/index.ts), for the same bytes.
 import { encodeScalar } from '../codecs/scalar.js';
+import { hostScalarBlocks } from '../codecs/scalar-blocks.js';
 import { reconstructRange } from '../io/vlc/reconstruct.js';
 import { cpuKnn } from './cpu/knn.js';
 import type { CodecDevice } from './device.js';
 
 export const hostDevice: CodecDevice = {
   encodeScalar: (mode, input) => encodeScalar(mode, input),
+  scalarRanges: (input) => hostScalarBlocks.scalarRanges(input),
+  scalarCodes: (input, scales, L) => hostScalarBlocks.scalarCodes(input, scales, L),
   // Loaded when first used: reading a file never loads a trainer.
   encodeBits: async (input, R) => (await import('../codecs/bits-train.js')).encodeBits(input, R),
   encodeScalarRows: async (mode, input, scalesFrom, codes) => (await import('../codecs/split.js')).scalarRows(mode, input, scalesFrom, codes),

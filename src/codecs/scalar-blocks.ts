@@ -3,14 +3,16 @@
 // the scales, the codes, their checksum and the error are those of the in-memory encoder, bit for
 // bit. Stream blocks are whole encoder blocks (BLOCK_ROWS): the per-dimension sums are added in
 // the same block order, and the error is summed block by block in row order as there, whatever
-// order the stream's blocks come in. A large block runs on the encoder's threads (scalar.ts).
+// order the stream's blocks come in. Each block's loops run where the caller says
+// (ScalarBlockDevice: a GPU's kernels, or hostScalarBlocks below, on the encoder's threads for a
+// large block), the same bytes either way.
 import { availableParallelism } from 'node:os';
-import type { BlockEncoder } from './types.js';
+import type { BlockEncoder, ResidualInput, ScalarBlockDevice } from './types.js';
 import { BLOCK_ROWS, blockCodes, blockCrc, blockRanges, blocksOf, residualSample, type RowsInput } from './scalar-rows.js';
 import { blocksOnThreads, CLIP_SAMPLE_ROWS, encoderThreadCount, LEVELS, PARALLEL_MIN_VALUES, ScalarResiduals, scalarRowBytes, scalesOf, type ScalarMode } from './scalar.js';
 import { crc32c, crc32cCombine } from '../io/vlc/crc32c.js';
 import { allocCodes, packNibbles } from '../vectors/codes.js';
-import type { Rows } from '../vectors/dataset.js';
+import { asRows, type Rows } from '../vectors/dataset.js';
 
 /** Rows a stream block holds: a whole number of encoder blocks (4 × 16,384). */
 export const STREAM_BLOCK_ROWS = 4 * BLOCK_ROWS;
@@ -23,6 +25,58 @@ export const STREAM_BLOCK_ROWS = 4 * BLOCK_ROWS;
 function streamThreads(): number {
   return Math.max(encoderThreadCount(), Math.min(availableParallelism() - 8, 48));
 }
+
+/** The rows of a ResidualInput as RowsInput, in shared memory when threads are to read them. */
+function blockInput(input: ResidualInput, t: number): RowsInput {
+  const x = asRows(input.x, input.n, input.d);
+  if (t === 1) return { x, d: input.d, anchors: input.anchors, assign: input.assign instanceof Uint32Array ? input.assign : Uint32Array.from(input.assign) };
+  const shared = <T extends Float32Array | Uint32Array>(Type: { new (b: SharedArrayBuffer): T; BYTES_PER_ELEMENT: number }, v: ArrayLike<number>): T => {
+    if ((v as T).buffer instanceof SharedArrayBuffer && (v as T).byteOffset === 0) return v as T;
+    const out = new Type(new SharedArrayBuffer(Math.max(1, v.length) * Type.BYTES_PER_ELEMENT));
+    out.set(v);
+    return out;
+  };
+  const assign = input.assign instanceof Uint32Array ? input.assign.subarray(0, input.n) : Uint32Array.from(input.assign);
+  return { x, d: input.d, anchors: shared(Float32Array, input.anchors), assign: shared(Uint32Array, assign) };
+}
+
+/** Threads for a block: the encoder's when it is large and in shared memory (the same sums and codes as one). */
+const threadsFor = (input: ResidualInput) => {
+  const x = asRows(input.x, input.n, input.d);
+  return input.n * input.d >= PARALLEL_MIN_VALUES && x.buffer instanceof SharedArrayBuffer ? streamThreads() : 1;
+};
+
+/** The host's loops over a stream block, on the encoder's threads when it is large: backend/host.ts's, and a GPU's fallback. */
+export const hostScalarBlocks: ScalarBlockDevice = {
+  async scalarRanges(input) {
+    const { n, d } = input;
+    const t = threadsFor(input);
+    const inp = blockInput(input, t);
+    const local = blocksOf(n);
+    const maxAbs = new Float64Array(new SharedArrayBuffer(Math.max(1, local * d) * 8));
+    const sumSq = new Float64Array(new SharedArrayBuffer(Math.max(1, local * d) * 8));
+    const here = (b: number) => (blockRanges(inp, n, b, maxAbs, sumSq), 0);
+    await blocksOnThreads(inp, n, t, { phase: 'ranges', maxAbs: maxAbs.buffer as SharedArrayBuffer, sumSq: sumSq.buffer as SharedArrayBuffer }, here);
+    return { maxAbs: maxAbs.subarray(0, local * d), sumSq: sumSq.subarray(0, local * d) };
+  },
+  async scalarCodes(input, scales, L) {
+    const { n, d } = input;
+    const t = threadsFor(input);
+    const inp = blockInput(input, t);
+    const codes = allocCodes<Int8Array>('i8', n, d, true);
+    const crcs = new Float64Array(blocksOf(n));
+    const here = (b: number) => {
+      const e = blockCodes(inp, n, b, scales, L, codes);
+      crcs[b] = blockCrc(codes, n, b);
+      return e;
+    };
+    const blockErrs = await blocksOnThreads(inp, n, t, { phase: 'codes', scales, levels: L, codes: codes.handle() }, here, crcs);
+    // The codes' checksum from their encoder blocks' (computed while each block's codes were in cache).
+    let crc = 0;
+    for (let b = 0; b < crcs.length; b++) crc = crc32cCombine(crc, crcs[b], (Math.min(n, (b + 1) * BLOCK_ROWS) - b * BLOCK_ROWS) * d);
+    return { codes, blockErrs, crc };
+  },
+};
 
 export function scalarBlockEncoder(mode: ScalarMode, n: number, d: number, anchors: Float32Array): BlockEncoder {
   const blocks = blocksOf(n);
@@ -37,52 +91,17 @@ export function scalarBlockEncoder(mode: ScalarMode, n: number, d: number, ancho
   // The anchors in shared memory once, for the encoder threads.
   const sharedAnchors = new Float32Array(new SharedArrayBuffer(Math.max(1, anchors.length) * 4));
   sharedAnchors.set(anchors);
-  const input = (x: Rows, assign: Uint32Array): RowsInput => ({ x, d, anchors, assign });
+  const input = (x: Rows, assign: Uint32Array): ResidualInput => ({ x, n: x.n, d, anchors: sharedAnchors, assign });
   const aligned = (r0: number) => {
     if (r0 % BLOCK_ROWS !== 0) throw new Error(`block encoder: rows from ${r0}, not a multiple of ${BLOCK_ROWS}`);
     return r0 / BLOCK_ROWS;
   };
-  /** x's rows on the encoder threads when it is large and in shared memory (the same sums and codes as here). */
-  const threadsFor = (x: Rows) => (x.n * d >= PARALLEL_MIN_VALUES && x.buffer instanceof SharedArrayBuffer ? streamThreads() : 1);
-  const threaded = (x: Rows, assign: Uint32Array): RowsInput => {
-    const a = new Uint32Array(new SharedArrayBuffer(Math.max(1, x.n) * 4));
-    a.set(assign.subarray(0, x.n));
-    return { x, d, anchors: sharedAnchors, assign: a };
-  };
-  /** The codes of x's rows (local numbering), each encoder block's error into errs from block b0, and their checksum. */
-  const codesOf = async (x: Rows, assign: Uint32Array, b0: number | undefined) => {
-    const codes = allocCodes<Int8Array>('i8', x.n, d, true);
-    const t = threadsFor(x);
-    const local = blocksOf(x.n);
-    const crcs = new Float64Array(local);
-    const inp = t > 1 ? threaded(x, assign) : input(x, assign);
-    const here = (b: number) => {
-      const e = blockCodes(inp, x.n, b, scales!, L, codes);
-      crcs[b] = blockCrc(codes, x.n, b);
-      return e;
-    };
-    const e = await blocksOnThreads(inp, x.n, t, { phase: 'codes', scales, levels: L, codes: codes.handle() }, here, crcs);
-    if (b0 !== undefined) errs.set(e, b0);
-    return { codes, crcs };
-  };
   return {
-    async scan(x, r0, assign) {
+    async scan(x, r0, assign, device) {
       const b0 = aligned(r0);
-      const local = blocksOf(x.n);
-      const t = threadsFor(x);
-      if (t === 1) {
-        const inp = input(x, assign);
-        for (let b = 0; b < local; b++) blockRanges(inp, x.n, b, maxAbs.subarray(b0 * d), sumSq.subarray(b0 * d));
-        return;
-      }
-      // The threads write each encoder block's figures into shared memory of the block's own.
-      const mx = new Float64Array(new SharedArrayBuffer(local * d * 8));
-      const sq = new Float64Array(new SharedArrayBuffer(local * d * 8));
-      const inp = threaded(x, assign);
-      const here = (b: number) => (blockRanges(inp, x.n, b, mx, sq), 0); // a block of one encoder block stays on this thread
-      await blocksOnThreads(inp, x.n, t, { phase: 'ranges', maxAbs: mx.buffer as SharedArrayBuffer, sumSq: sq.buffer as SharedArrayBuffer }, here);
-      maxAbs.set(mx, b0 * d);
-      sumSq.set(sq, b0 * d);
+      const got = await device.scalarRanges(input(x, assign));
+      maxAbs.set(got.maxAbs, b0 * d);
+      sumSq.set(got.sumSq, b0 * d);
     },
     finish(sample) {
       let clip: Float64Array | undefined;
@@ -91,22 +110,21 @@ export function scalarBlockEncoder(mode: ScalarMode, n: number, d: number, ancho
         const s = Math.min(n, CLIP_SAMPLE_ROWS);
         const list = Array.from({ length: s }, (_, j) => Math.floor((j * n) / s));
         const got = sample(list);
-        clip = residualSample(input(got.x, got.assign), s, s);
+        clip = residualSample({ x: got.x, d, anchors, assign: got.assign }, s, s);
       }
       scales = scalesOf(mode, n, d, blocks, maxAbs, sumSq, clip);
     },
     head: () => new Uint8Array(Float32Array.from(scales!).buffer),
     codesBytes: n * scalarRowBytes(mode, d),
-    async encode(x, r0, assign) {
-      const { codes, crcs } = await codesOf(x, assign, aligned(r0));
+    async encode(x, r0, assign, device) {
+      const b0 = aligned(r0);
+      const { codes, blockErrs, crc } = await device.scalarCodes(input(x, assign), scales!, L);
+      errs.set(blockErrs, b0);
       encoded += x.n;
       if (mode === 'int4') {
         const bytes = concat(packNibbles(codes));
         return { bytes, crc: crc32c(bytes) };
       }
-      // int8: the codes' checksum from their encoder blocks' (computed while the codes were in cache).
-      let crc = 0;
-      for (let b = 0; b < crcs.length; b++) crc = crc32cCombine(crc, crcs[b], (Math.min(x.n, (b + 1) * BLOCK_ROWS) - b * BLOCK_ROWS) * d);
       return { bytes: concat(codes.bytePieces()), crc };
     },
     residualEnergy: () => {
@@ -115,7 +133,7 @@ export function scalarBlockEncoder(mode: ScalarMode, n: number, d: number, ancho
       for (let b = 0; b < blocks; b++) err += errs[b];
       return err / n;
     },
-    residualsOf: async (x, assign) => new ScalarResiduals(mode, x.n, d, scales!, (await codesOf(x, assign, undefined)).codes),
+    residualsOf: async (x, assign) => new ScalarResiduals(mode, x.n, d, scales!, (await hostScalarBlocks.scalarCodes(input(x, assign), scales!, L)).codes),
   };
 }
 

@@ -121,9 +121,24 @@ export interface ResidualSection {
  * a multiple of the encoders' 16,384-row blocks (codecs/scalar-rows.ts BLOCK_ROWS), in two passes: scan() sees every row
  * (what the codes' parameters need), then encode() gives each block's file bytes.
  */
+/**
+ * The scalar codec's loops over one stream block (rows whose first is a multiple of the encoder's
+ * BLOCK_ROWS, codecs/scalar-rows.ts), where a device runs them (backend/device.ts CodecDevice: a
+ * GPU's kernels, or the host's threads): the same figures, codes, errors and checksum bit for bit.
+ */
+export interface ScalarBlockDevice {
+  /** Each encoder block's per-dimension largest |r| and Σ r² (blocks × d, as blockRanges makes them). */
+  scalarRanges(input: ResidualInput): Promise<{ maxAbs: Float64Array; sumSq: Float64Array }>;
+  /** The rows' int8 codes under `scales` (levels L), each encoder block's error (blockCodes's), and the codes' CRC32C. */
+  scalarCodes(input: ResidualInput, scales: Float32Array, L: number): Promise<{ codes: Codes<Int8Array>; blockErrs: Float64Array; crc: number }>;
+}
+
 export interface BlockEncoder {
-  /** First pass: rows [r0, r0 + x.n), their anchors `assign` (blocks in any order, several at once). */
-  scan(x: Rows, r0: number, assign: Uint32Array): Promise<void>;
+  /**
+   * First pass: rows [r0, r0 + x.n), their anchors `assign` (blocks in any order, several at
+   * once), on `device` (a streamed compress's lane: its GPU, or the host).
+   */
+  scan(x: Rows, r0: number, assign: Uint32Array, device: ScalarBlockDevice): Promise<void>;
   /** After the scan: fixes the parameters; `sample(list)` reads the listed rows and their anchors. */
   finish(sample: (list: number[]) => { x: Rows; assign: Uint32Array }): void;
   /** The section payload's bytes before the rows' codes. */
@@ -134,7 +149,7 @@ export interface BlockEncoder {
    * Second pass: the payload bytes of rows [r0, r0 + x.n)'s codes and their CRC32C (blocks in any
    * order, several at once; the error is summed in row order all the same).
    */
-  encode(x: Rows, r0: number, assign: Uint32Array): Promise<{ bytes: Uint8Array; crc: number }>;
+  encode(x: Rows, r0: number, assign: Uint32Array, device: ScalarBlockDevice): Promise<{ bytes: Uint8Array; crc: number }>;
   /** Mean squared error of every row encoded (after the second pass), as encode() measures it. */
   residualEnergy(): number;
   /** The coded residuals of a few rows (x, their anchors `assign`): decoding the quality sample. */

@@ -396,8 +396,12 @@ export class FakeCuda {
     return new ctor(a.buf, off);
   }
 
+  /** Launches of each kernel, by name. */
+  readonly runs = new Map<string, number>();
+
   // --- the kernels of cuda/*.cu in JS: arguments decoded by the engine's own table (kernels.ts) ---
   private run(name: string, grid: number, block: number, P: ArrayBufferView[], gridY = 1): void {
+    this.runs.set(name, (this.runs.get(name) ?? 0) + 1);
     const found = specOf(name);
     if (!found) throw new Error(`fake driver: no kernel ${name} in src/backend/cuda/kernels.ts`);
     const { kernel, spec } = found;

@@ -1,6 +1,7 @@
 // A streamed compress on the CUDA backend through the fake driver (api/compress-stream.ts: the
 // final pass a block an engine, blocks on several engines at once; the sample's engine sharded as
-// in memory): the bytes of the in-memory GPU path, over one file and over shards, and every device
+// in memory; each block's residual ranges and codes on the device, cuda/residual-blocks.ts): the
+// bytes of the in-memory GPU path, over one file and over shards, int8 and int4, and every device
 // allocation freed. The real device runs test/gpu/stream.test.ts.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -31,14 +32,14 @@ afterEach(() => {
 });
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-async function fileOn(fake: FakeCuda, input: string, tag: string, stream: boolean): Promise<Buffer> {
+async function fileOn(fake: FakeCuda, input: string, tag: string, stream: boolean, residual = 'int8'): Promise<Buffer> {
   setDriverForTests(fake.api);
   setStreamBlockRowsForTests(16384);
   setStreamMinBytesForTests(stream ? 0 : Number.POSITIVE_INFINITY);
   const output = path.join(dir, `${tag}.vlc`);
   let streamed = false;
   const progress = { step: (label: string, unit: string) => ((streamed ||= label.startsWith('reading') && unit === 'vectors'), { update() {}, end() {} }) };
-  const stats = await compress(input, { device: 'cuda', anchors: 4, iters: 6, sample: { rows: 400 }, seed: 5, residual: 'int8', output, progress });
+  const stats = await compress(input, { device: 'cuda', anchors: 4, iters: 6, sample: { rows: 400 }, seed: 5, residual, output, progress } as Parameters<typeof compress>[1]);
   expect([streamed, stats.device, stats.n]).toEqual([stream, 'cuda', n]);
   return fs.readFileSync(output);
 }
@@ -49,10 +50,20 @@ describe('streamed compress on the GPU (fake driver)', () => {
     const one = new FakeCuda();
     expect((await fileOn(one, npy, 'one', true)).equals(want)).toBe(true);
     expect(one.live).toBe(0);
+    // Each of the 3 blocks' ranges (final pass) and codes (last pass) on the device.
+    const runs = (prefix: string) => [...one.runs].reduce((t, [name, k]) => t + (name.startsWith(prefix) ? k : 0), 0);
+    expect([runs('residual_ranges'), runs('residual_rows'), runs('crc_slices')]).toEqual([3, 3, 3]);
     setShardsForTests(3);
     setParallelReadForTests(0, 64 << 10); // and every block read and checked on threads, as a GPU's blocks of millions of rows are
     const three = new FakeCuda();
     expect((await fileOn(three, path.join(dir, 'shards', 'p*.npy'), 'three', true)).equals(want)).toBe(true);
     expect(three.live).toBe(0);
+  }, 300_000);
+
+  it('int4: the blocks coded on the device, packed on the host: the in-memory bytes', async () => {
+    const want = await fileOn(new FakeCuda(), npy, 'memory4', false, 'int4');
+    const fake = new FakeCuda();
+    expect((await fileOn(fake, npy, 'stream4', true, 'int4')).equals(want)).toBe(true);
+    expect(fake.live).toBe(0);
   }, 300_000);
 });

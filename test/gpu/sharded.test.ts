@@ -30,6 +30,8 @@ const member = (b: CudaBackend, o = {}): Backend => ({
   openRows: (data, rows, m) => b.openRows(data, rows, m, o),
   encodeScalar: b.encodeScalar.bind(b),
   encodeBits: b.encodeBits.bind(b),
+  scalarRanges: b.scalarRanges.bind(b),
+  scalarCodes: b.scalarCodes.bind(b),
   encodeScalarRows: b.encodeScalarRows.bind(b),
   encodeBitsRows: b.encodeBitsRows.bind(b),
   decodeEc: b.decodeEc.bind(b),

@@ -17,6 +17,8 @@ import { HostRows } from './host-rows.js';
 import { CudaError } from './check.js';
 import { cudaOptions, cudaOptionsFromEnv, type CudaOptions } from './options.js';
 import { bitsRowsOnGpu, encodeBitsOnGpu, encodeScalarOnGpu, scalarRowsOnGpu } from './residual.js';
+import { scalarCodesOnGpu, scalarRangesOnGpu } from './residual-blocks.js';
+import { blocksOf } from '../../codecs/scalar-rows.js';
 import { CudaKnn, gpuOrHostKnn } from './knn.js';
 import { decodeRowsOnGpu } from './decode.js';
 import { ecDeviceBytes } from './ec.js';
@@ -81,6 +83,20 @@ export class CudaBackend implements Backend {
     const measured = input.measureRows === undefined ? 0 : input.measureRows === null ? n : input.measureRows.length;
     const need = n * d * (asRows(input.x, n, d).dtype === 'f16' ? 3 : 5) + n * 12 + measured * 36 + input.anchors.length * 4;
     return this.residualsFit(need, 'residuals') ? encodeScalarOnGpu(this.ctx, mode, input) : hostDevice.encodeScalar(mode, input);
+  }
+
+  /** A streamed block's scalar ranges on this GPU (residual-blocks.ts) when its rows fit; else on the host's threads. */
+  async scalarRanges(input: ResidualInput): Promise<{ maxAbs: Float64Array; sumSq: Float64Array }> {
+    const { n, d } = input;
+    const need = n * d * (asRows(input.x, n, d).dtype === 'f16' ? 2 : 4) + n * 4 + input.anchors.length * 4 + blocksOf(n) * d * 16;
+    return this.residualsFit(need, 'residual ranges') ? scalarRangesOnGpu(this.ctx, input) : hostDevice.scalarRanges(input);
+  }
+
+  /** A streamed block's int8 codes on this GPU (residual-blocks.ts) when its rows, codes and row errors fit; else on the host's threads. */
+  async scalarCodes(input: ResidualInput, scales: Float32Array, L: number): Promise<{ codes: Codes<Int8Array>; blockErrs: Float64Array; crc: number }> {
+    const { n, d } = input;
+    const need = n * d * (asRows(input.x, n, d).dtype === 'f16' ? 3 : 5) + n * 12 + input.anchors.length * 4;
+    return this.residualsFit(need, 'residuals') ? scalarCodesOnGpu(this.ctx, input, scales, L) : hostDevice.scalarCodes(input, scales, L);
   }
 
   /** The bits codec's rows on this GPU (residual.ts) when the vectors, codes and row errors fit; else on the host's threads. */

@@ -25,7 +25,7 @@ import { setImmediate as yieldImmediate } from 'node:timers/promises';
 
 /** Bytes of the vectors per upload view (pin.ts locks and copies each in pieces). */
 const UPLOAD_VIEW = 2 ** 30;
-const THREADS = KERNELS.residual_rows.threads;
+export const THREADS = KERNELS.residual_rows.threads;
 
 export async function encodeScalarOnGpu(
   ctx: CudaContext, kind: ScalarMode, input: ResidualInput,
@@ -71,15 +71,7 @@ async function scalarOnGpu(
   try {
     const { X, C, A } = await uploadInput(ctx, input, alloc);
     t.push(performance.now());
-    const maxAbsBuf = alloc('residual ranges', blocks * d * 8);
-    const sumSqBuf = alloc('residual sums of squares', blocks * d * 8);
-    launch(ctx, 'residual_ranges', x.dtype, Math.ceil((blocks * d) / THREADS), {
-      X: X.ptr, n, d, C: C.ptr, assign: A.ptr, blockRows: BLOCK_ROWS, maxAbs: maxAbsBuf.ptr, sumSq: sumSqBuf.ptr,
-    });
-    await ctx.finish();
-    const maxAbs = new Float64Array(blocks * d), sumSq = new Float64Array(blocks * d);
-    ctx.download(maxAbs, maxAbsBuf);
-    ctx.download(sumSq, sumSqBuf);
+    const { maxAbs, sumSq } = await rangesOnDevice(ctx, x.dtype, { X, C, A }, n, d, alloc);
     const scales = await scalesFrom(maxAbs, sumSq);
     t.push(performance.now());
 
@@ -109,8 +101,26 @@ async function scalarOnGpu(
   }
 }
 
+/** Each encoder block's per-dimension largest |r| and Σ r² of the rows on the device (residual_ranges). */
+export async function rangesOnDevice(
+  ctx: CudaContext, dtype: 'f32' | 'f16', b: { X: DeviceBuffer; C: DeviceBuffer; A: DeviceBuffer }, n: number, d: number,
+  alloc: (name: string, bytes: number) => DeviceBuffer,
+): Promise<{ maxAbs: Float64Array; sumSq: Float64Array }> {
+  const blocks = blocksOf(n);
+  const maxAbsBuf = alloc('residual ranges', blocks * d * 8);
+  const sumSqBuf = alloc('residual sums of squares', blocks * d * 8);
+  launch(ctx, 'residual_ranges', dtype, Math.ceil((blocks * d) / THREADS), {
+    X: b.X.ptr, n, d, C: b.C.ptr, assign: b.A.ptr, blockRows: BLOCK_ROWS, maxAbs: maxAbsBuf.ptr, sumSq: sumSqBuf.ptr,
+  });
+  await ctx.finish();
+  const maxAbs = new Float64Array(blocks * d), sumSq = new Float64Array(blocks * d);
+  ctx.download(maxAbs, maxAbsBuf);
+  ctx.download(sumSq, sumSqBuf);
+  return { maxAbs, sumSq };
+}
+
 /** The vectors, the anchors as stored and the assignments, on the device (the vectors a chunk at a time). */
-async function uploadInput(ctx: CudaContext, input: ResidualInput, alloc: (name: string, bytes: number) => DeviceBuffer) {
+export async function uploadInput(ctx: CudaContext, input: ResidualInput, alloc: (name: string, bytes: number) => DeviceBuffer) {
   const { n, d } = input;
   const x = asRows(input.x, n, d);
   const bytes = n * d * elementBytes(x.dtype);
@@ -206,7 +216,7 @@ function sumInOrder(blockErrs: Float64Array): number {
  * (residual_block_errs, as blockCodes and blockBits sum them): a number a block comes down, not a
  * number a row. Waits for the kernels queued before it.
  */
-async function blockErrsOnDevice(ctx: CudaContext, rowErr: DeviceBuffer, n: number, alloc: (name: string, bytes: number) => DeviceBuffer): Promise<Float64Array> {
+export async function blockErrsOnDevice(ctx: CudaContext, rowErr: DeviceBuffer, n: number, alloc: (name: string, bytes: number) => DeviceBuffer): Promise<Float64Array> {
   const blocks = blocksOf(n);
   const buf = alloc('residual block errors', blocks * 8);
   launch(ctx, 'residual_block_errs', 'f32', Math.ceil(blocks / THREADS), { rowErr: rowErr.ptr, n, blockRows: BLOCK_ROWS, blockErr: buf.ptr });
@@ -236,10 +246,10 @@ function rowSumsOnDevice(
 }
 
 /** Bytes per piece of crc_slices (a multiple of 16: the kernel reads 16 bytes at a time). */
-const CRC_SLICE = 64 << 10;
+export const CRC_SLICE = 64 << 10;
 
 /** The CRC32C of each CRC_SLICE-byte piece of the codes, computed on the device. */
-async function codesCrcs(ctx: CudaContext, codes: DeviceBuffer, bytes: number, alloc: (name: string, bytes: number) => DeviceBuffer): Promise<Uint32Array> {
+export async function codesCrcs(ctx: CudaContext, codes: DeviceBuffer, bytes: number, alloc: (name: string, bytes: number) => DeviceBuffer): Promise<Uint32Array> {
   const pieces = Math.ceil(bytes / CRC_SLICE);
   const out = alloc('residual checksums', pieces * 4);
   launch(ctx, 'crc_slices', 'f32', Math.max(1, Math.ceil(pieces / KERNELS.crc_slices.threads)), { bytes: codes.ptr, total: bytes, slice: CRC_SLICE, out: out.ptr });
@@ -272,7 +282,7 @@ function downloadStaged(ctx: CudaContext, bytes: Uint8Array, src: DeviceBuffer, 
  * (pin.ts) cost more than the copy it saves, as the lock first faults every page in (4.5 GB of bits
  * codes: 2.7 s locked, against 1.4 s for 6.4 GB staged; bench/results/2026-11-28-h100x4-r3i.json).
  */
-async function downloadCodes(ctx: CudaContext, codes: Codes, src: DeviceBuffer): Promise<void> {
+export async function downloadCodes(ctx: CudaContext, codes: Codes, src: DeviceBuffer): Promise<void> {
   const pinned = codes.length > 0 ? ctx.hostBuffer(Math.min(codes.length, STAGE_BYTES)) : undefined;
   try {
     let at = 0;

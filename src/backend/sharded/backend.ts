@@ -82,6 +82,8 @@ export function shardedBackend(
       const { bitsRowsSplit } = await import('../../codecs/split.js');
       return bitsRowsSplit(input, plan, codes, members.map((b) => b.encodeBitsRows.bind(b)));
     },
+    scalarRanges: members[0].scalarRanges.bind(members[0]),
+    scalarCodes: members[0].scalarCodes.bind(members[0]),
     decodeEc: members[0].decodeEc.bind(members[0]),
     open(data: Dataset, m: number): Promise<Engine> {
       return openShards(data.n, (k, r0, r1) => members[k].open(sliceRows(data, r0, r1), m));
