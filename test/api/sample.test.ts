@@ -117,3 +117,15 @@ describe("--sample auto on each device (resolveSample)", () => {
     expect(resolveSample('all', 'cpu', 1000, 8, 4)).toBe('all');
   });
 });
+
+describe('the training sample drawn on a thread (api/train.ts trainingSampleOffThread)', () => {
+  it('gives the rows trainingSample draws on this thread, above and below the size that takes a thread', async () => {
+    const { trainingSample, trainingSampleOffThread } = await import('../../dist/api/train.js');
+    for (const [seed, n, s] of [[7, 5_000_003, 4_194_311], [1234, 9_000_001, 4_194_304], [3, 1000, 300]] as const) {
+      const off = await trainingSampleOffThread(seed, n, s);
+      const here = trainingSample(seed, n, s);
+      expect(off.length).toBe(s);
+      expect(Buffer.from(off.buffer, off.byteOffset, off.byteLength).equals(Buffer.from(here.buffer, here.byteOffset, here.byteLength))).toBe(true);
+    }
+  }, 60_000);
+});

@@ -142,12 +142,28 @@ export function fromF16(half: Uint16Array): Float32Array {
 }
 
 function narrowAssignments(a: ArrayLike<number>, width: 'u8' | 'u16' | 'u32', m: number): Assignments {
+  const bad = firstOutside(a, m);
+  if (bad >= 0) throw new Error(`encodeVlc: assignment ${bad} is ${a[bad]}, outside 0..${m - 1}`);
   const out = width === 'u8' ? new Uint8Array(a.length) : width === 'u16' ? new Uint16Array(a.length) : new Uint32Array(a.length);
+  if (a instanceof Uint32Array && out instanceof Uint16Array) copyU32ToU16(a, out); // the usual case, 100M values: a loop of one type each
+  else out.set(a); // every value is below m, so it fits the width
+  return out;
+}
+
+function copyU32ToU16(a: Uint32Array, out: Uint16Array): void {
+  for (let i = 0; i < a.length; i++) out[i] = a[i];
+}
+
+/** The first index whose value is not an id below m, or −1 (a loop of its own for the engines' Uint32Array). */
+function firstOutside(a: ArrayLike<number>, m: number): number {
+  if (a instanceof Uint32Array) {
+    for (let i = 0; i < a.length; i++) if (a[i] >= m) return i;
+    return -1;
+  }
   for (let i = 0; i < a.length; i++) {
     const v = a[i];
-    if (!(v >= 0 && v < m)) throw new Error(`encodeVlc: assignment ${i} is ${v}, outside 0..${m - 1}`);
-    out[i] = v;
+    if (!(v >= 0 && v < m)) return i;
   }
-  return out;
+  return -1;
 }
 
