@@ -186,6 +186,12 @@ export class FakeCuda {
         new Uint8Array(dst.buffer, dst.byteOffset, bytes).set(self.bytes(src, bytes));
         return 0;
       },
+      cuMemsetD8_v2: (dst, byte, bytes) => {
+        self.flush();
+        if (self.find(dst).a.ctx !== self.current) return INVALID_CONTEXT;
+        self.bytes(dst, bytes).fill(byte);
+        return 0;
+      },
       cuMemcpyHtoDAsync_v2: (dst, src, bytes, st) => {
         if (!self.mine(st) || self.find(dst).a.ctx !== self.current) return INVALID_CONTEXT;
         self.asyncCopies++;

@@ -27,6 +27,7 @@ setDriverForTests({
   cuMemFree_v2: ok,
   cuMemcpyHtoD_v2: ok,
   cuMemcpyDtoH_v2: ok,
+  cuMemsetD8_v2: ok,
   cuMemcpyHtoDAsync_v2: ok,
   cuMemHostRegister_v2: ok,
   cuMemHostUnregister: ok,

@@ -111,9 +111,9 @@ export class EngineBuffers {
     this.candRows = rows;
   }
 
-  /** memset through a host buffer (only at open and in tests: never in the loop). */
+  /** memset on the device (at open and in tests: never in the loop). */
   fill(buf: DeviceBuffer, byte: number): void {
-    this.ctx.upload(buf, new Uint8Array(buf.bytes).fill(byte));
+    this.ctx.fill(buf, byte);
   }
 
   private free(b: DeviceBuffer): void {

@@ -333,6 +333,13 @@ export class CudaContext {
     check(this.drv, this.drv.cuMemcpyHtoD_v2(buf.ptr + BigInt(offsetBytes), src, src.byteLength), `copy to GPU (${buf.name})`);
   }
 
+  /** Every byte of `buf` set to `byte`, on the device (no host buffer of its size). */
+  fill(buf: DeviceBuffer, byte: number): void {
+    if (buf.bytes === 0) return;
+    this.makeCurrent();
+    check(this.drv, this.drv.cuMemsetD8_v2(buf.ptr, byte, buf.bytes), `fill on GPU (${buf.name})`);
+  }
+
   download(dst: ArrayBufferView, buf: DeviceBuffer, offsetBytes = 0): void {
     if (offsetBytes + dst.byteLength > buf.bytes) throw new Error(`download past the end of ${buf.name}`);
     if (dst.byteLength === 0) return;

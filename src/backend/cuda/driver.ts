@@ -29,6 +29,8 @@ export interface CudaDriver {
   cuMemFree_v2(ptr: Handle): number;
   cuMemcpyHtoD_v2(dst: Handle, src: ArrayBufferView, bytes: number): number;
   cuMemcpyDtoH_v2(dst: ArrayBufferView, src: Handle, bytes: number): number;
+  /** Every byte of device memory [dst, dst + bytes) set to `byte`. */
+  cuMemsetD8_v2(dst: Handle, byte: number, bytes: number): number;
   cuMemcpyHtoDAsync_v2(dst: Handle, src: ArrayBufferView, bytes: number, stream: Handle): number;
   /** Device to device across GPUs (contexts), queued on `stream`. */
   cuMemcpyPeerAsync(dst: Handle, dstCtx: Handle, src: Handle, srcCtx: Handle, bytes: number, stream: Handle): number;
@@ -84,6 +86,7 @@ const PROTOTYPES: Record<Exclude<keyof CudaDriver, 'hostView'>, string> = {
   cuMemFree_v2: 'int cuMemFree_v2(uint64_t ptr)',
   cuMemcpyHtoD_v2: 'int cuMemcpyHtoD_v2(uint64_t dst, const void *src, size_t bytes)',
   cuMemcpyDtoH_v2: 'int cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t bytes)',
+  cuMemsetD8_v2: 'int cuMemsetD8_v2(uint64_t dst, unsigned char byte, size_t bytes)',
   cuMemcpyHtoDAsync_v2: 'int cuMemcpyHtoDAsync_v2(uint64_t dst, const void *src, size_t bytes, uint64_t stream)',
   cuMemcpyPeerAsync: 'int cuMemcpyPeerAsync(uint64_t dst, uint64_t dstCtx, uint64_t src, uint64_t srcCtx, size_t bytes, uint64_t stream)',
   cuCtxEnablePeerAccess: 'int cuCtxEnablePeerAccess(uint64_t peer, unsigned int flags)',

@@ -20,7 +20,7 @@ export class HostRows {
     this.n = list ? list.length : ds.n;
     this.d = ds.d;
     this.dtype = ds.dtype;
-    if (list) for (const i of list) if (!(i >= 0 && i < ds.n)) throw new Error(`row ${i} out of range 0..${ds.n - 1}`);
+    if (list) checkRows(list, ds.n);
   }
 
   get rowBytes(): number {
@@ -68,5 +68,13 @@ export class HostRows {
       gatherRows(ds, list, r0, r1, scratch);
       yield [scratch.subarray(0, (r1 - r0) * rowBytes), r0 * rowBytes];
     }
+  }
+}
+
+/** Every listed row inside 0..n − 1 (an indexed loop: 16.8M sample rows took 0.35 s through for…of). */
+function checkRows(list: Int32Array, n: number): void {
+  for (let k = 0; k < list.length; k++) {
+    const i = list[k];
+    if (!(i >= 0 && i < n)) throw new Error(`row ${i} out of range 0..${n - 1}`);
   }
 }

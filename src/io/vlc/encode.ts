@@ -1,7 +1,9 @@
 // Encoding a .vlc file (the layout: format.ts): the header and manifest, then each section with
 // its checksums, as a list of byte chunks (payloads are views, not copies); the anchors as a reader
 // will see them. Split from format.ts along the encoder / validating-decoder seam.
-import { f16ToF32, f32ToF16 } from '../../vectors/dataset.js';
+import { f16ToF32 } from '../../vectors/dataset.js';
+import { f32ToF16Into } from '../writers/half.js';
+import { HUGE_PAGE_MIN_BYTES, hugeSharedBuffer } from '../../vectors/huge-pages.js';
 import { sectionOf, hasResiduals } from '../../codecs/sections.js';
 import { crc32c } from './crc32c.js';
 import { assignmentWidthFor, canonicalManifest } from './manifest.js';
@@ -131,7 +133,7 @@ export function storedAnchors(anchors: Float32Array, dtype: 'f16' | 'f32'): Floa
 
 function toF16(a: Float32Array): Uint16Array {
   const out = new Uint16Array(a.length);
-  for (let i = 0; i < a.length; i++) out[i] = f32ToF16(a[i]);
+  f32ToF16Into(a, 0, out); // through the float bits: a quarter of the time of value-by-value conversion (8.4M anchor values at m 65,536)
   return out;
 }
 
@@ -142,17 +144,31 @@ export function fromF16(half: Uint16Array): Float32Array {
 }
 
 function narrowAssignments(a: ArrayLike<number>, width: 'u8' | 'u16' | 'u32', m: number): Assignments {
+  if (a instanceof Uint32Array && width === 'u16') return narrowU16(a, m);
   const bad = firstOutside(a, m);
-  if (bad >= 0) throw new Error(`encodeVlc: assignment ${bad} is ${a[bad]}, outside 0..${m - 1}`);
+  if (bad >= 0) throw outside(bad, a[bad], m);
   const out = width === 'u8' ? new Uint8Array(a.length) : width === 'u16' ? new Uint16Array(a.length) : new Uint32Array(a.length);
-  if (a instanceof Uint32Array && out instanceof Uint16Array) copyU32ToU16(a, out); // the usual case, 100M values: a loop of one type each
-  else out.set(a); // every value is below m, so it fits the width
+  out.set(a); // every value is below m, so it fits the width
   return out;
 }
 
-function copyU32ToU16(a: Uint32Array, out: Uint16Array): void {
-  for (let i = 0; i < a.length; i++) out[i] = a[i];
+/**
+ * The usual case (an engine's ids, 256 < m ≤ 65,536) in one typed loop that checks as it copies,
+ * into memory on 2 MiB pages when large: 100M ids took 0.8 s to lay out as a check, a copy into
+ * fresh 4 KiB pages and the checksum.
+ */
+function narrowU16(a: Uint32Array, m: number): Uint16Array {
+  const bytes = a.length * 2;
+  const out = new Uint16Array(bytes >= HUGE_PAGE_MIN_BYTES ? hugeSharedBuffer(bytes) : new ArrayBuffer(bytes));
+  for (let i = 0; i < a.length; i++) {
+    const v = a[i];
+    if (v >= m) throw outside(i, v, m);
+    out[i] = v;
+  }
+  return out;
 }
+
+const outside = (i: number, v: number, m: number) => new Error(`encodeVlc: assignment ${i} is ${v}, outside 0..${m - 1}`);
 
 /** The first index whose value is not an id below m, or −1 (a loop of its own for the engines' Uint32Array). */
 function firstOutside(a: ArrayLike<number>, m: number): number {
