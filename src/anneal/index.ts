@@ -27,7 +27,12 @@ import { SwapTrials, type Snapshot } from './trials.js';
 export { kmeansPlusPlus } from './init.js';
 export { Rng } from './random.js';
 
-export async function anneal(engine: Engine, cfg: AnnealConfig, hooks: AnnealHooks = {}): Promise<AnnealResult> {
+/**
+ * `finalPass: false` (a sample's run, whose caller passes over every row next: api/train.ts): step 4
+ * is left to the caller, which runs it here (finishSample) only when an anchor is left without any of
+ * the sample's rows; the result then has no assignments and the energy of the loop's last state.
+ */
+export async function anneal(engine: Engine, cfg: AnnealConfig, hooks: AnnealHooks = {}, opts: { finalPass?: boolean } = {}): Promise<AnnealResult> {
   const start = performance.now();
   validate(engine, cfg);
   const run = new Run(engine, cfg, hooks);
@@ -80,17 +85,23 @@ export async function anneal(engine: Engine, cfg: AnnealConfig, hooks: AnnealHoo
     run.report(rec);
   }
   // Out of iterations in the middle of a trial that is not (yet) better: keep the state before it.
-  if (trials.open && !(energy < trials.open.energy)) await engine.setAnchors(trials.open.anchors);
+  if (trials.open && !(energy < trials.open.energy)) {
+    await engine.setAnchors(trials.open.anchors);
+    energy = trials.open.energy;
+  }
 
-  hooks.onFinalPass?.();
-  const fin = await finalize(run);
-  run.check();
-  const assignments = await engine.assignments();
+  let assignments: Uint32Array = new Uint32Array(0);
+  if (opts.finalPass !== false) {
+    hooks.onFinalPass?.();
+    energy = (await finalize(run)).energy;
+    run.check();
+    assignments = await engine.assignments();
+  }
   const anchors = await engine.getAnchors();
   return {
     anchors,
     assignments,
-    energy: fin.energy,
+    energy,
     iterations: run.history.length,
     initIterations: loopStart,
     converged,
@@ -135,4 +146,14 @@ function median(v: number[]): number {
   const s = [...v].sort((a, b) => a - b);
   const h = s.length >> 1;
   return s.length % 2 ? s[h] : (s[h - 1] + s[h]) / 2;
+}
+
+/**
+ * Step 4 on `engine` (its anchors set): the exact pass, and the refill rounds while an anchor is
+ * empty. api/train.ts runs it on the sample when the pass over every row left an anchor without
+ * any of the sample's rows: the anchors anneal's own step 4 would have given.
+ */
+export async function finishSample(engine: Engine, cfg: AnnealConfig, hooks: AnnealHooks = {}): Promise<{ anchors: Float32Array; energy: number }> {
+  const fin = await finalize(new Run(engine, cfg, hooks));
+  return { anchors: await engine.getAnchors(), energy: fin.energy };
 }

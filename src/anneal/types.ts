@@ -18,7 +18,7 @@ export interface IterRecord {
 export interface AnnealResult {
   anchors: Float32Array; // m×d
   assignments: Uint32Array; // n
-  /** Energy of the final hard assignment (exact). */
+  /** Energy of the final hard assignment (exact); with anneal's `finalPass: false`, of the loop's last state. */
   energy: number;
   /** Passes in all, init's polishing passes included. */
   iterations: number;

@@ -11,6 +11,7 @@
 import type { AnnealConfig } from '../anneal/config.js';
 import { Rng } from '../anneal/random.js';
 import { sampleRows } from '../anneal/sample.js';
+import { finishSample } from '../anneal/index.js';
 import { Worker } from 'node:worker_threads';
 import type { AnnealHooks, AnnealResult } from '../anneal/types.js';
 import type { Backend, Engine } from '../backend/types.js';
@@ -47,6 +48,14 @@ export interface TrainEngines {
    * streamed compress: block after block, api/compress-stream.ts); else whole()'s engine runs it.
    */
   finalPass?(anchors: Float32Array): Promise<{ energy: number; assignments: Uint32Array }>;
+  /**
+   * The pass over every row gives every row's anchor here (one process, not MPI ranks): the
+   * sample's own exact pass is then skipped — the pass over every row gives the sample's rows
+   * their anchors too, and only when one of the sample's anchors is left without any of its rows
+   * is the sample's pass (with its refill of the empty anchor) run after all, and every row
+   * assigned again: the same anchors and bytes either way.
+   */
+  sampleFromFinal?: boolean;
 }
 
 /**
@@ -59,6 +68,7 @@ export function enginesOn(backend: Backend, ds: Dataset, m: number): TrainEngine
     whole: () => backend.open(ds, m),
     rows: (list) => backend.openRows(ds, list, m),
     wholeFirst: backend.kind === 'cuda',
+    sampleFromFinal: true,
   };
 }
 
@@ -120,10 +130,13 @@ export async function train(engines: TrainEngines, cfg: AnnealConfig, sample: Sa
   let engine = engines.wholeFirst && !engines.finalPass ? await engines.whole() : undefined;
   try {
     const rows = await drawn;
-    const sampled = engine ? await engine.subset(rows) : await engines.rows(rows);
+    // The sample's engine: a subset of the engine over every row (its rows already on the GPU), or its own.
+    const openSample = engine ? (list: Int32Array) => engine!.subset(list) : (list: Int32Array) => engines.rows(list);
+    const sampled = await openSample(rows);
     let openSeconds = (performance.now() - t) / 1000;
+    const deferred = engines.sampleFromFinal === true;
     try {
-      trained = await anneal(sampled, cfg, hooks);
+      trained = await anneal(sampled, cfg, hooks, { finalPass: !deferred });
     } finally {
       t = performance.now();
       await sampled.dispose();
@@ -132,17 +145,31 @@ export async function train(engines: TrainEngines, cfg: AnnealConfig, sample: Sa
 
     const t0 = performance.now();
     if (hooks.signal?.aborted) throw new InterruptedError();
-    hooks.onFinalPass?.(); // the pass over every row (anneal's own final pass was over the sample)
-    let fin: { energy: number };
-    let assignments: Uint32Array;
-    if (engines.finalPass) ({ assignments, ...fin } = await engines.finalPass(trained.anchors));
-    else {
+    hooks.onFinalPass?.(); // the pass over every row
+    const overAll = async (anchors: Float32Array): Promise<{ energy: number; assignments: Uint32Array }> => {
+      if (engines.finalPass) return engines.finalPass(anchors);
       engine ??= await engines.whole();
-      await engine.setAnchors(trained.anchors);
-      fin = await engine.finalize();
-      assignments = await engine.assignments();
-      await engine.dispose();
+      await engine.setAnchors(anchors);
+      const fin = await engine.finalize();
+      return { energy: fin.energy, assignments: await engine.assignments() };
+    };
+    let fin = await overAll(trained.anchors);
+    if (deferred && emptyInSample(fin.assignments, rows, cfg.m)) {
+      // Rare: the loop ended with an anchor holding none of the sample's rows. The sample's own
+      // step 4 refills it (as anneal would have), then every row is assigned again.
+      log().debug('an anchor holds none of the sample\'s rows after the loop: its exact pass and refill, then every row again');
+      const again = await openSample(rows); // opened as the first was: the same figures, the same sums
+      try {
+        await again.setAnchors(trained.anchors);
+        const done = await finishSample(again, cfg, hooks);
+        trained = { ...trained, anchors: done.anchors, energy: done.energy };
+      } finally {
+        await again.dispose();
+      }
+      fin = await overAll(trained.anchors);
     }
+    const { assignments } = fin;
+    await engine?.dispose();
     const finalSeconds = (performance.now() - t0) / 1000; // the engine's disposal included
     return {
       ...trained,
@@ -160,3 +187,16 @@ export async function train(engines: TrainEngines, cfg: AnnealConfig, sample: Sa
   }
 }
 
+/** Whether some anchor below m holds none of the listed rows (their anchors read from every row's). */
+function emptyInSample(assignments: Uint32Array, rows: Int32Array, m: number): boolean {
+  const held = new Uint8Array(m);
+  let left = m;
+  for (let k = 0; k < rows.length && left > 0; k++) {
+    const a = assignments[rows[k]];
+    if (held[a] === 0) {
+      held[a] = 1;
+      left--;
+    }
+  }
+  return left > 0;
+}

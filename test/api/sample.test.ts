@@ -129,3 +129,38 @@ describe('the training sample drawn on a thread (api/train.ts trainingSampleOffT
     }
   }, 60_000);
 });
+
+describe("train() without the sample's own exact pass (TrainEngines.sampleFromFinal)", () => {
+  // Against the same run with the sample's pass (sampleFromFinal off): the pass over every row gives
+  // the sample's rows their anchors, so the anchors, every row's anchor and the energy must be equal,
+  // also when the loop leaves anchors with none of the sample's rows (many anchors, one iteration:
+  // the sample's pass then refills them) and when there is nothing to refill with (repeated points).
+  it('gives the same anchors, assignments and energies as a run with the sample pass', async () => {
+    const { train, enginesOn } = await import('../../dist/api/train.js');
+    const { configFor } = await import('../../dist/anneal/config.js');
+    const { createCpuBackend } = await import('../../dist/backend/cpu/index.js');
+    const { blobs } = await import('../cpu/data.js');
+    const { datasetFromF32 } = await import('../../dist/vectors/dataset.js');
+    const backend = createCpuBackend({ threads: 1 });
+    const spread = blobs(40, 103, 7, 5, 0.8);
+    const dup = new Float32Array(3001 * 5);
+    for (let i = 0; i < 3001; i++) for (let j = 0; j < 5; j++) dup[i * 5 + j] = ((i % 23) * 7 + j * 3) % 11;
+    const cases = [
+      { ds: spread, m: 37, rows: 1200, iters: 40 }, // settles: no anchor empty
+      { ds: spread, m: 900, rows: 1001, iters: 1 }, // anchors left empty, refilled by the sample's pass
+      { ds: datasetFromF32(dup, 3001, 5), m: 40, rows: 700, iters: 3 }, // 23 distinct points: empty anchors stay empty
+    ];
+    let refilled = 0;
+    for (const c of cases) {
+      const cfg = configFor('default', c.m, { seed: 11, maxIters: c.iters });
+      const skip = await train(enginesOn(backend, c.ds, c.m), cfg, { rows: c.rows }, {});
+      const full = await train({ ...enginesOn(backend, c.ds, c.m), sampleFromFinal: false }, cfg, { rows: c.rows }, {});
+      expect(Buffer.from(skip.anchors.buffer).equals(Buffer.from(full.anchors.buffer))).toBe(true);
+      expect(Buffer.from(skip.assignments.buffer).equals(Buffer.from(full.assignments.buffer))).toBe(true);
+      expect(skip.energy).toBe(full.energy);
+      const used = new Set(full.assignments);
+      if (used.size < c.m) refilled++;
+    }
+    expect(refilled).toBeGreaterThan(0); // a case really left anchors empty
+  }, 120_000);
+});
