@@ -33,6 +33,7 @@ except Exception as e: print('$tag rc $rc wall $wall no json (%s) sha $sha' % e)
 wait $G; tail -1 $W/data100.log | tee -a $W/summary.txt
 C e8 60 /dev/shm/e.npy --anchors 16384 --residual int8 --gpu 0
 C x1 90 /dev/shm/x.npy --anchors 65536 --gpu 0
+rm -f /dev/shm/x.npy /dev/shm/e.npy; df -h /dev/shm >> $W/summary.txt
 C h1 120 /dev/shm/h.npy --anchors 65536 --residual none --gpu 0
 C h2 120 /dev/shm/h.npy --anchors 65536 --residual none --gpu 0
 say "done after $(( $(date +%s) - T0 )) s"
