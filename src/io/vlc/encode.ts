@@ -38,7 +38,7 @@ export interface PayloadTail {
  * tail, `after` is empty and `before` is the whole file.
  */
 export function encodeVlcParts(
-  content: VlcContent, tail?: PayloadTail, residualCrc?: number,
+  content: VlcContent, tail?: PayloadTail, residualCrc?: number, narrowed?: { ids: Assignments; crc: number },
 ): { before: Uint8Array[]; after: Uint8Array[]; residualHeader?: Uint8Array } {
   const { anchors, assignments } = content;
   const base = content.manifest;
@@ -59,7 +59,7 @@ export function encodeVlcParts(
     throw new Error(`encodeVlc: metric '${base.metric}' ${content.norms ? `with ${content.norms.length} norms` : 'without norms'} (cosine needs n, the others none)`);
 
   const anchorPayload = base.anchorDtype === 'f16' ? bytesOf(toF16(anchors)) : bytesOf(Float32Array.from(anchors));
-  const assignPayload = bytesOf(narrowAssignments(assignments, width, m));
+  const assignPayload = bytesOf(narrowed?.ids ?? narrowAssignments(assignments, width, m));
 
   const json = new TextEncoder().encode(JSON.stringify(manifest));
   const head = new Uint8Array(align8(FILE_HEADER_BYTES + json.length));
@@ -92,7 +92,7 @@ export function encodeVlcParts(
     return sh;
   };
   addSection('ANCH', true, anchorPayload);
-  addSection('ASGN', true, assignPayload);
+  addSection('ASGN', true, assignPayload, narrowed?.crc);
   if (tail && !res) throw new Error('encodeVlcParts: a payload tail without residuals');
   if (res) residualHeader = addSection(sectionOf(res.mode)!.tag, true, res.payload(), res.payloadCrc ?? residualCrc, tail);
   if (content.norms) addSection('NRMS', true, bytesOf(Float32Array.from(content.norms)));

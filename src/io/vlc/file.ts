@@ -13,6 +13,8 @@ import { decodeVlc, decodeVlcHeader, expectedVlcBytes, FILE_HEADER_BYTES, type V
 import { Payload } from './payload.js';
 import { openVlcOnDisk } from './on-disk.js';
 import { reconstructRange } from './reconstruct.js';
+import { narrowIdsOnThreads } from './narrow-ids.js';
+import { assignmentWidthFor } from './manifest.js';
 
 /**
  * Read and validate a .vlc file (a path, '-' for stdin, a FIFO or a device); warnings (unknown
@@ -149,7 +151,7 @@ export async function writeVlc(out: OutputPlan | string, content: VlcContent, on
   const crcing = payload && parallelPiecesCrc(Array.isArray(payload) ? payload : [payload]);
   crcing?.catch(() => undefined); // a write that fails first leaves it unawaited: not an unhandled rejection
   const overlap = crcing !== undefined && plan.kind === 'file';
-  const { before: chunks, residualHeader } = encodeVlcParts(content, undefined, overlap ? 0 : await crcing);
+  const { before: chunks, residualHeader } = encodeVlcParts(content, undefined, overlap ? 0 : await crcing, await idsOnThreads(content));
   const total = chunks.reduce((s, c) => s + c.length, 0);
   const t1 = performance.now();
   let crcSeconds = 0;
@@ -194,7 +196,7 @@ export async function writeVlcStreamed(
   out: OutputPlan | string, content: VlcContent, tail: PayloadTail & { write(sink: { write(chunk: Uint8Array): Promise<void> }): Promise<void> },
   onBytes?: (written: number, total: number) => void,
 ): Promise<number> {
-  const { before, after } = encodeVlcParts(content, tail);
+  const { before, after } = encodeVlcParts(content, tail, undefined, await idsOnThreads(content));
   const size = (chunks: Uint8Array[]) => chunks.reduce((s, c) => s + c.length, 0);
   const total = size(before) + tail.bytes + size(after);
   await writeOutput(
@@ -216,4 +218,11 @@ export async function writeVlcStreamed(
     { onBytes: onBytes && ((written) => onBytes(written, total)) },
   );
   return total;
+}
+
+/** A large file's 16-bit ids and their checksum made on threads (narrow-ids.ts), or undefined: encodeVlcParts makes them. */
+function idsOnThreads(content: VlcContent): Promise<{ ids: Uint16Array; crc: number } | undefined> {
+  const { assignments: a, manifest } = content;
+  if (!(a instanceof Uint32Array) || assignmentWidthFor(manifest.m) !== 'u16' || a.length !== manifest.n) return Promise.resolve(undefined);
+  return narrowIdsOnThreads(a, manifest.m);
 }
