@@ -191,7 +191,10 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     const scale = datasetScale(ds);
     const setupSeconds = (performance.now() - t0) / 1000 - readSeconds; // sizing, the backend, the scale
     if (scale !== 1) log().debug(`the vectors' largest magnitude is ${(1 / scale).toPrecision(3)}-scale: training on them multiplied by 2^${Math.log2(scale)} (exact), so that float32 distances neither underflow nor overflow`);
-    const result = unscaledResult(scale, await train(enginesOn(backend, scaledDataset(ds, scale), m), cfg, sample, steps.hooks));
+    const trainDs = scaledDataset(ds, scale);
+    // A scaled copy, or rows with no residuals to encode, go to the device once.
+    if (trainDs !== ds || (goal.kind === 'fixed' && goal.choice.residual === 'none')) backend.rowsUploadedOnce(trainDs);
+    const result = unscaledResult(scale, await train(enginesOn(backend, trainDs, m), cfg, sample, steps.hooks));
     steps.end(); // ended before compress logs what it chose
     handed = true;
     return await finishCompress({

@@ -5,6 +5,7 @@
 // a Backend; select.ts picks one for --device.
 import type { TrainEngine } from './engine.js';
 import type { CodecDevice } from './device.js';
+import type { Dataset } from '../vectors/dataset.js';
 
 export type * from './engine.js';
 export type * from './device.js';
@@ -18,4 +19,9 @@ export interface Backend extends TrainEngine, CodecDevice {
   readonly label: string;
   /** Free every engine and device buffer this backend holds. */
   close(): Promise<void>;
+  /**
+   * `data`'s rows go to the device once, by the engine over them, and nothing uploads them again: a
+   * GPU may release what it holds on the host for their copies (page locks) while it trains.
+   */
+  rowsUploadedOnce(data: Dataset): void;
 }

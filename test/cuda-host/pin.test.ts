@@ -119,3 +119,39 @@ describe('uploadLarge (page-locked pieces)', () => {
     await b.close();
   });
 });
+
+describe('rows uploaded once (Backend.rowsUploadedOnce): their locks go once the engine holds them', () => {
+  it('unlocks them in the background after the resident upload; the engine still runs; a later upload locks again; others stay locked until close', async () => {
+    const { datasetFromF32 } = await import('../../dist/vectors/dataset.js');
+    const { setImmediate: turn } = await import('node:timers/promises');
+    const fake = new FakeCuda({ devices: [GPU] });
+    setDriverForTests(fake.api);
+    const b = await createCudaBackend(0, {});
+    const n = 9001, d = 17, m = 13;
+    const r = rng(4);
+    const once = datasetFromF32(Float32Array.from({ length: n * d }, () => r() * 10), n, d);
+    const kept = datasetFromF32(Float32Array.from({ length: n * d }, () => r() * 10), n, d);
+    b.rowsUploadedOnce(once);
+    const e1 = await b.open(once, m);
+    const locked = fake.registrations;
+    expect(locked).toBeGreaterThan(0); // the upload was page-locked
+    for (let k = 0; k < 20 && lockedBytes() > 0; k++) await turn();
+    expect(lockedBytes()).toBe(0);
+    expect(fake.lockedRanges).toBe(0);
+    const e2 = await b.open(kept, m);
+    await e1.setAnchors(Float32Array.from({ length: m * d }, () => r() * 10));
+    const fin = await e1.finalize();
+    expect(Number.isFinite(fin.energy)).toBe(true);
+    expect(lockedBytes()).toBeGreaterThan(0); // kept's rows stay locked (they may be uploaded again)
+    const bytes = new Uint8Array(once.buffer, once.byteOffset, n * d * 4);
+    const buf = b.ctx.pool.alloc('again', bytes.byteLength);
+    await uploadLarge(b.ctx, buf, bytes); // locks once's rows again: slower, never wrong
+    expectOnDevice(b.ctx, buf, bytes);
+    expect(fake.registrations).toBeGreaterThan(locked + 1);
+    await e1.dispose();
+    await e2.dispose();
+    await b.close();
+    expect(fake.lockedRanges).toBe(0);
+    expect(lockedBytes()).toBe(0);
+  });
+});

@@ -14,6 +14,7 @@ import { probeCuda, type CudaProbe, type CudaDeviceInfo } from './probe.js';
 import { CudaContext } from './context.js';
 import { CudaEngine } from './engine.js';
 import { HostRows } from './host-rows.js';
+import { releaseAfterUpload } from './pin.js';
 import { CudaError } from './check.js';
 import { cudaOptions, cudaOptionsFromEnv, type CudaOptions } from './options.js';
 import { bitsRowsOnGpu, encodeBitsOnGpu, encodeScalarOnGpu, scalarRowsOnGpu } from './residual.js';
@@ -48,6 +49,10 @@ export class CudaBackend implements Backend {
     this.label = `${ctx.info.name} (${ctx.where})`;
     this.gpuKnn = new CudaKnn(ctx, options.maxDeviceBytes);
     this.exactKnn = gpuOrHostKnn(this.gpuKnn);
+  }
+
+  rowsUploadedOnce(data: Dataset): void {
+    releaseAfterUpload(data.buffer);
   }
 
   /** An engine over `data`; `o` overrides the backend's options for this engine (tests, bench). */

@@ -64,6 +64,9 @@ export function shardedBackend(
     // whole blocks on its own device under one plan made as one device makes it (codecs/split.ts:
     // the same bytes). The search kernels and the ec decoder run on the first member's device.
     exactKnn: members[0].exactKnn,
+    // Kept locked: the members' uploads of their row ranges run side by side, and one member's
+    // release would hold the others' next uploads until it is over.
+    rowsUploadedOnce: () => undefined,
     async encodeScalar(mode, input) {
       if (members.length === 1) return members[0].encodeScalar(mode, input);
       const { encodeScalarSplit } = await import('../../codecs/split.js');
