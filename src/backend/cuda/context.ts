@@ -11,7 +11,7 @@ import { CudaError, check, describeStatus } from './check.js';
 import { CU } from './status.js';
 import { MODULES, moduleRunsOn, readCubin, readPtx, ptxIsaOf, ptxTooNewMessage, type ModuleName } from './ptx.js';
 import { DevicePool, type DeviceBuffer } from './pool.js';
-import { unlockAll } from './pin.js';
+import { unlockAll, unlockWhileWaiting } from './pin.js';
 import type { CudaDeviceInfo } from './probe.js';
 
 /** Dynamic shared memory a kernel may take without raising its limit, and the attribute that raises it. */
@@ -279,7 +279,10 @@ export class CudaContext {
    */
   async wait(ev: Handle, expectMs = 0, endsKernels = true): Promise<void> {
     const t0 = performance.now();
-    if (expectMs > 3) await sleep(Math.min(expectMs * 0.8 - 1, 500));
+    if (expectMs > 3) {
+      const nap = Math.min(expectMs * 0.8 - 1, 500);
+      await sleep(Math.max(0, nap - unlockWhileWaiting(nap))); // released page locks go in the time the host has to wait anyway
+    }
     for (;;) {
       this.makeCurrent(); // another GPU's engine may have run while this one slept
       const st = this.drv.cuEventQuery(ev);

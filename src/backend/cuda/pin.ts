@@ -38,42 +38,47 @@ interface Lock {
   view: Uint8Array;
 }
 const locks: Lock[] = [];
-/** Locks being unlocked in the background (unlockInBackground), piece by piece. */
+/** Locks to release while the GPU works (unlockOnceUploaded): unlocked a piece at a time in waits (unlockWhileWaiting). */
 const releasing: Lock[] = [];
-/** The background unlocking, while it runs: every upload waits for it, so no copy reads a page while it is unlocked. */
-let unlocking: Promise<void> | undefined;
 /** Buffers whose rows are uploaded once (releaseAfterUpload). */
 const once = new WeakSet<ArrayBufferLike>();
 
 /**
  * `buffer`'s rows will be uploaded once, by the engine over them: their locks may go as soon as it
- * holds them (unlockOnceUploaded), while the GPU trains, instead of at the end (25.6 GB of a 100M
- * input took 0.5 s to unlock after the file was written). A later upload from it would only lock
- * again: slower, never wrong.
+ * holds them, in the time the host would sleep waiting for the GPU (25.6 GB of a 100M input took
+ * 0.5 s to unlock after the file was written). A later upload from it would lock again: slower,
+ * never wrong.
  */
 export function releaseAfterUpload(buffer: ArrayBufferLike): void {
   once.add(buffer);
 }
 
-/** Once an engine holds `buffer`'s rows: its locks unlocked one piece per turn of the event loop, if it was marked so. */
+/** Once an engine holds `buffer`'s rows: its locks (if it was marked so) are released in waits from now on. */
 export function unlockOnceUploaded(ctx: CudaContext, buffer: ArrayBufferLike): void {
   if (!once.has(buffer)) return;
   for (let k = locks.length - 1; k >= 0; k--) if (locks[k].buffer === buffer && locks[k].ctx === ctx) releasing.push(...locks.splice(k, 1));
-  if (unlocking || releasing.length === 0) return;
-  unlocking = (async () => {
-    while (releasing.length > 0) {
-      await yieldImmediate(); // the GPU's work, and the host's, go on between pieces
-      const l = releasing.pop()!;
-      l.ctx.makeCurrent();
-      l.ctx.drv.cuMemHostUnregister(l.view);
-    }
-  })().finally(() => (unlocking = undefined));
+}
+
+/**
+ * Unlock pieces waiting for release for at most `ms` milliseconds (CudaContext.wait, before it
+ * sleeps through a long kernel: the host has nothing else to do then). Returns the milliseconds spent.
+ */
+export function unlockWhileWaiting(ms: number): number {
+  const t0 = performance.now();
+  while (releasing.length > 0 && performance.now() - t0 < ms) unlock(releasing.pop()!);
+  return performance.now() - t0;
+}
+
+function unlock(l: Lock): void {
+  l.ctx.makeCurrent();
+  l.ctx.drv.cuMemHostUnregister(l.view);
 }
 
 /** Copy `src` to `buf` at `offsetBytes`, waiting until it is there. `piece`: tests cut small inputs into several pieces. */
 export async function uploadLarge(ctx: CudaContext, buf: DeviceBuffer, src: Uint8Array, offsetBytes = 0, piece = PIN_PIECE): Promise<void> {
   if (offsetBytes + src.byteLength > buf.bytes) throw new Error(`upload past the end of ${buf.name}`);
-  if (unlocking) await unlocking;
+  // Rows released but not yet unlocked are unlocked first: locking them again must not overlap a lock.
+  for (let k = releasing.length - 1; k >= 0; k--) if (releasing[k].buffer === src.buffer) unlock(releasing.splice(k, 1)[0]);
   const s0 = src.byteOffset, s1 = s0 + src.byteLength;
   const at = (a: number, b: number) => src.subarray(a - s0, b - s0); // buffer offsets → a view of src
   const dst = (a: number) => offsetBytes + (a - s0);
@@ -121,7 +126,7 @@ export async function uploadLarge(ctx: CudaContext, buf: DeviceBuffer, src: Uint
 export function unlockAll(ctx: CudaContext): void {
   for (let k = releasing.length - 1; k >= 0; k--) {
     if (releasing[k].ctx !== ctx) continue;
-    ctx.drv.cuMemHostUnregister(releasing[k].view); // not yet reached by the background unlocking
+    ctx.drv.cuMemHostUnregister(releasing[k].view); // not yet reached in a wait
     releasing.splice(k, 1);
   }
   for (let k = locks.length - 1; k >= 0; k--) {
