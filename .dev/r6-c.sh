@@ -13,5 +13,5 @@ t=$(date +%s.%N)
 timeout 150 node --cpu-prof --cpu-prof-dir=$W/prof bin/vlc.js compress /dev/shm/h.npy -o /dev/shm/h1.vlc --anchors 65536 --residual none --gpu 0 --json -v > $W/h1.json 2> >(python3 -u .dev/ts.py > $W/h1.err)
 echo "h1 rc $? wall $(awk "BEGIN{print $(date +%s.%N) - $t}")" >> $W/summary.txt
 sleep 1; rm -f /dev/shm/h1.vlc
-node .dev/narrow-bench.mjs >> $W/summary.txt 2>&1
+[ -n "${NARROW:-}" ] && node .dev/narrow-bench.mjs >> $W/summary.txt 2>&1
 cat $W/summary.txt; tail -5 $W/h1.err
