@@ -292,7 +292,7 @@ export class CudaContext {
       const waited = performance.now() - t0;
       if (waited < SPIN_MS) continue;
       if (waited < 5 + expectMs) await yieldImmediate();
-      else await sleep(1);
+      else if (unlockWhileWaiting(1) === 0) await sleep(1); // a released page lock (one piece) instead of a nap
     }
     this.waitMs += performance.now() - t0;
     if (endsKernels) this.inFlight = []; // an event of the copy stream, or of one tile, says nothing of later kernels

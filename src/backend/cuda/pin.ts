@@ -61,9 +61,11 @@ export function unlockOnceUploaded(ctx: CudaContext, buffer: ArrayBufferLike): v
 
 /**
  * Unlock pieces waiting for release for at most `ms` milliseconds (CudaContext.wait, before it
- * sleeps through a long kernel: the host has nothing else to do then). Returns the milliseconds spent.
+ * sleeps through a long kernel, or polls a kernel that runs long: the host has nothing else to do
+ * then). Returns the milliseconds spent: 0 when nothing waits for release.
  */
 export function unlockWhileWaiting(ms: number): number {
+  if (releasing.length === 0) return 0;
   const t0 = performance.now();
   while (releasing.length > 0 && performance.now() - t0 < ms) unlock(releasing.pop()!);
   return performance.now() - t0;
