@@ -74,10 +74,12 @@ def recall_mse(x, xh, queries, truth):
     return hits / (10 * len(queries)), float(((x - xh) ** 2).sum(1).mean())
 
 
-def faiss_measure(x, queries, truth, key, M, pq_train_per_centroid=None):
+def faiss_measure(x, queries, truth, key, M, pq_train_per_centroid=None, verbose=False):
     """One FAISS codec (index_factory key; M > 0: a PQ of M subspaces, d padded with zero columns up to
     a multiple of M): whole-file bytes a vector (serialize_index / n), its code bytes, recall@10, MSE.
-    pq_train_per_centroid: the PQ's k-means sample, a centroid (FAISS's default 256; fewer trains faster)."""
+    pq_train_per_centroid: the PQ's k-means sample, a centroid (FAISS's default 256; fewer trains faster).
+    verbose: FAISS's own training log on stderr (OPQ's iterations, each PQ's k-means), to time a long run
+    from its first iterations; the results are the same."""
     n, d = x.shape
     pad = -d % M if M else 0
     xp = np.ascontiguousarray(np.pad(x, ((0, 0), (0, pad)))) if pad else x
@@ -86,6 +88,12 @@ def faiss_measure(x, queries, truth, key, M, pq_train_per_centroid=None):
     inner = faiss.downcast_index(index.index) if isinstance(index, faiss.IndexPreTransform) else index
     if pq_train_per_centroid and hasattr(inner, "pq"):
         inner.pq.cp.max_points_per_centroid = pq_train_per_centroid
+    if verbose:
+        for i in range(index.chain.size() if isinstance(index, faiss.IndexPreTransform) else 0):
+            faiss.downcast_VectorTransform(index.chain.at(i)).verbose = True
+        index.verbose = inner.verbose = True
+        if hasattr(inner, "pq"):
+            inner.pq.verbose = True
     index.train(xp)
     index.add(xp)
     whole = len(faiss.serialize_index(index))

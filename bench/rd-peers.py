@@ -142,7 +142,7 @@ def imported(path, name, queries):
     return rows, {**info, "vlc": ds.get("vlc")}
 
 
-def run_faiss(cfg, x, queries, truth, partial):
+def run_faiss(cfg, x, queries, truth, partial, verbose=False):
     keys = [(f"SQ{b}", f"SQ{b}", 1) for b in (4, 6, 8)]
     # "np": no polysemous training (a code reordering for Hamming filtering that leaves the decoded
     # vectors as they are, and took most of FAISS PQ's training time here).
@@ -152,7 +152,7 @@ def run_faiss(cfg, x, queries, truth, partial):
     rows = []
     for label, key, M in keys:
         k = cfg.get("pq_train_per_centroid") if M > 1 else None
-        got = ecrd.faiss_measure(x, queries, truth, key, M, k)
+        got = ecrd.faiss_measure(x, queries, truth, key, M, k, verbose)
         rows.append({"method": f"FAISS {label}", "params": {"factory": key, "padded_d": got.pop("padded_d"), "pq_train_points_per_centroid": k or (256 if M > 1 else None)}, **got})
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
         partial(rows)
@@ -263,6 +263,7 @@ def main():
     for key in BUDGETS:
         ap.add_argument(f"--{key.replace('_', '-')}", default=None, help=f"override the data set's {key} list (comma-separated; empty: none)")
     ap.add_argument("--pq-train-per-centroid", type=int, default=None, help="FAISS PQ k-means sample a centroid (default FAISS's 256; 64 trains 4x faster)")
+    ap.add_argument("--faiss-verbose", action="store_true", help="FAISS's training log on stderr (OPQ's iterations timed): to estimate a long run early")
     ap.add_argument("--import-vlc", default=None, help="NAME=FILE[,NAME=FILE]: vlc rows measured by bench/ec-rd.py (same --queries) instead of the vlc part")
     a = ap.parse_args()
     imports = dict(kv.split("=", 1) for kv in a.import_vlc.split(",")) if a.import_vlc else {}
@@ -318,7 +319,8 @@ def main():
                     info = {"iters": a.iters, "m": cfg["m"]}
                 elif part == "faiss":
                     info = {"faiss": faiss.__version__, "blas": blas()}
-                    got = run_faiss(cfg, x, queries, truth, lambda partial: save("faiss", partial, {**info, "complete": False}, t0, load0))
+                    got = run_faiss(cfg, x, queries, truth, lambda partial: save("faiss", partial, {**info, "complete": False}, t0, load0),
+                                    a.faiss_verbose)
                 else:
                     got, what = run_lancedb(cfg, x, queries, truth, tmp)
                     info = {"lancedb": what}
