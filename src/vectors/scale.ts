@@ -7,7 +7,7 @@
 // change), and every figure vlc reports — which neighbours are nearest, relative error, cosine,
 // recall — is unchanged by a common scale, so the figures of the scaled data are those of the data.
 // Data inside the band (every real embedding) is left alone, to the bit.
-import { allocDataset, f16ToF32, forEachF32Rows, forEachPiece, rowInto, rows, type Dataset, type Rows } from './dataset.js';
+import { allocDataset, f16ToF32, forEachF32Rows, forEachPiece, rows, type Dataset, type Rows } from './dataset.js';
 
 /**
  * Magnitudes computed with as they are. 2^±16 leaves f32 squared distances 2^±32 around 1 for
@@ -67,31 +67,20 @@ export function topValue(top: number, dtype: 'f16' | 'f32'): number {
 
 /** The largest |x| over rows `list` of x (all n rows when null). */
 export function maxAbsOf(x: Rows, list: readonly number[] | null = null): number {
-  let max = 0;
-  if (list === null) {
-    // Every row (compress's whole input): by the bits, the largest |x| being the largest bit
-    // pattern with the sign cleared (NaN and Inf were refused on reading) — an integer max, a
-    // fraction of a float loop's time.
-    let top = 0;
-    forEachPiece(x, (v) => {
-      if (v instanceof Uint16Array) {
-        for (let i = 0; i < v.length; i++) if ((v[i] & 0x7fff) > top) top = v[i] & 0x7fff;
-      } else {
-        const bits = new Int32Array(v.buffer, v.byteOffset, v.length);
-        for (let i = 0; i < bits.length; i++) if ((bits[i] & 0x7fffffff) > top) top = bits[i] & 0x7fffffff;
-      }
-    });
-    return topValue(top, x.dtype);
-  }
-  const row = new Float32Array(x.d);
-  for (const r of list) {
-    rowInto(x, r, row);
-    for (let k = 0; k < row.length; k++) {
-      const a = Math.abs(row[k]);
-      if (a > max) max = a;
+  // By the bits: the largest |x| is the largest bit pattern with the sign cleared (NaN and Inf were
+  // refused on reading) — an integer max, a fraction of a float loop's time (and no f16 decoding).
+  let top = 0;
+  const scan = (v: ArrayLike<number> & { buffer: ArrayBufferLike; byteOffset: number; length: number }) => {
+    if (v instanceof Uint16Array) {
+      for (let i = 0; i < v.length; i++) if ((v[i] & 0x7fff) > top) top = v[i] & 0x7fff;
+    } else {
+      const bits = new Int32Array(v.buffer, v.byteOffset, v.length);
+      for (let i = 0; i < bits.length; i++) if ((bits[i] & 0x7fffffff) > top) top = bits[i] & 0x7fffffff;
     }
-  }
-  return max;
+  };
+  if (list === null) forEachPiece(x, scan); // every row (compress's whole input)
+  else for (const r of list) scan(rows(x, r, r + 1));
+  return topValue(top, x.dtype);
 }
 
 /** v *= s in place (s a power of two: exact wherever the result is a normal float). */

@@ -49,3 +49,21 @@ describe('scaleMagnitude (each MPI rank\'s part of the scale, combined by max)',
       }
   });
 });
+
+describe('maxAbsOf over listed rows (the recall plan\'s base)', () => {
+  it('is the largest |x| of those rows, read by the bits, f16 and f32, at every magnitude', async () => {
+    const { f16ToF32 } = await import('../../dist/vectors/dataset.js');
+    const r = rng(8);
+    const d = 7;
+    for (const mag of [6e-8, 1e-3, 1, 300, 65504, 1e12])
+      for (const dtype of ['f16', 'f32'] as const) {
+        const values = Array.from({ length: 41 * d }, () => (r() - 0.5) * 2 * Math.min(mag, dtype === 'f16' ? 65504 : mag));
+        const x = rowsOf(values, dtype, d);
+        const list = [40, 3, 17, 3, 29];
+        const stored = (v: number) => (dtype === 'f16' ? f16ToF32(f32ToF16(v)) : Math.fround(v));
+        const want = Math.max(0, ...list.flatMap((row) => values.slice(row * d, row * d + d).map((v) => Math.abs(stored(v)))));
+        expect(maxAbsOf(x, list), `${dtype} ${mag}`).toBe(want);
+        expect(maxAbsOf(x, [])).toBe(0);
+      }
+  });
+});
