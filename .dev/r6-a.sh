@@ -8,7 +8,7 @@ set -uo pipefail
 source .gpu/activate.sh
 OUT=${OUT:-/tmp/out}; W=/tmp/r6a; mkdir -p $W $OUT; trap 'tar czf $OUT/r6a.tgz -C $W .' EXIT
 T0=$(date +%s)
-say() { echo "$*" | tee -a $W/summary.txt; }
+source .dev/r6-lib.sh
 { nvidia-smi -L; nproc; free -g; df -h /dev/shm /tmp; git log -1 --format=%H; } > $W/machine.txt 2>&1
 SH=/dev/shm/shards; mkdir -p $SH
 (python3 .dev/r3-data.py 10000000 /dev/shm/e.npy /dev/shm/eq.npy > $W/data10.log 2>&1
@@ -20,25 +20,6 @@ say "GPU suite rc $? after $(( $(date +%s) - T0 )) s"
 sed 's/\x1b\[[0-9;]*m//g' $W/gpu-suite.log | grep -E "Test Files|Tests |FAIL|×|AssertionError|skipped" | head -40 | tee -a $W/summary.txt
 wait $G; tail -1 $W/data10.log | tee -a $W/summary.txt; ls -l $SH /dev/shm/e.npy >> $W/summary.txt
 
-# C TAG TIMEOUT ARGS...: a compress (or mpirun when ARGS start with mpirun); summary line with wall, phases, sha256.
-C() {
-  local tag=$1 tmo=$2; shift 2; local o=/dev/shm/$tag.vlc; rm -f $o
-  local t=$(date +%s.%N)
-  if [ "$1" = mpirun ]; then shift; timeout $tmo mpirun -n 2 --allow-run-as-root --oversubscribe node bin/vlc.js compress "$@" -o $o --distributed --json -v > $W/$tag.json 2> $W/$tag.err
-  else timeout $tmo node bin/vlc.js compress "$@" -o $o --json -v > $W/$tag.json 2> $W/$tag.err; fi
-  local rc=$? wall=$(awk "BEGIN{print $(date +%s.%N) - $t}")
-  local sha=$( [ -f $o ] && sha256sum $o | cut -c1-16 || echo none)
-  python3 -c "
-import json
-try:
-  d=json.loads(open('$W/$tag.json').readline()); ph=d['phases']; s=sum(ph.values())
-  print('$tag rc $rc wall %.2f total %.2f phases_sum %.2f codec %s sha %s' % ($wall, d['total_seconds'], s, d['codec'], '$sha'))
-  print('   ', {k: round(v,2) for k,v in ph.items()})
-except Exception as e: print('$tag rc $rc wall $wall no json (%s) sha $sha' % e)" | tee -a $W/summary.txt
-  grep -h "residuals of\|streaming [0-9]* rows\|uses [0-9]* of\|fewer GPUs\|one GPU" $W/$tag.err | head -6 | sed 's/^/    /' | tee -a $W/summary.txt
-  [ $rc -eq 0 ] || tail -3 $W/$tag.err | sed 's/^/    ! /' | tee -a $W/summary.txt
-}
-same() { local a=/dev/shm/$1.vlc; shift; for b in "$@"; do cmp -s $a /dev/shm/$b.vlc && say "  same bytes: $(basename $a .vlc) = $b" || say "  DIFFERENT or missing: $(basename $a .vlc) vs $b"; done; }
 
 A25="--anchors 65536 --residual int8 --gpu 0,1"
 C s25 150 "$SH/*.npy" $A25 --stream; C m25 150 "$SH/*.npy" $A25 --all-gpus; same s25 m25

@@ -8,7 +8,7 @@ set -uo pipefail
 source .gpu/activate.sh
 OUT=${OUT:-/tmp/out}; W=/tmp/r6d; mkdir -p $W $OUT; trap 'tar czf $OUT/r6d.tgz -C $W .' EXIT
 T0=$(date +%s)
-say() { echo "$*" | tee -a $W/summary.txt; }
+source .dev/r6-lib.sh; KEEP=0
 (python3 .dev/r3-data.py 10000000 /dev/shm/e.npy /dev/shm/eq.npy > $W/data10.log 2>&1
  python3 .dev/r3-data.py 50000000 /dev/shm/x.npy /dev/shm/xq.npy > $W/data50.log 2>&1
  python3 .dev/r3-data.py 100000000 /dev/shm/h.npy /dev/shm/hq.npy > $W/data100.log 2>&1; echo "data after $(( $(date +%s) - T0 )) s" >> $W/data100.log) &
@@ -16,20 +16,6 @@ G=$!
 timeout 200 node_modules/.bin/vitest run --config vitest.gpu.config.ts > $W/gpu-suite.log 2>&1
 say "GPU suite rc $? after $(( $(date +%s) - T0 )) s"
 sed 's/\x1b\[[0-9;]*m//g' $W/gpu-suite.log | grep -E "Test Files|Tests |FAIL|×|AssertionError|skipped" | head -30 | tee -a $W/summary.txt
-C() {
-  local tag=$1 tmo=$2; shift 2; local o=/dev/shm/$tag.vlc; rm -f $o
-  local t=$(date +%s.%N)
-  timeout $tmo node bin/vlc.js compress "$@" -o $o --json -v > $W/$tag.json 2> >(python3 -u .dev/ts.py > $W/$tag.err)
-  local rc=$? wall=$(awk "BEGIN{print $(date +%s.%N) - $t}")
-  local sha=$( [ -f $o ] && sha256sum $o | cut -c1-16 || echo none); rm -f $o
-  python3 -c "
-import json
-try:
-  d=json.loads(open('$W/$tag.json').readline()); ph=d['phases']; s=sum(ph.values())
-  print('$tag rc $rc wall %.2f total %.2f all_but_read %.2f codec %s sha %s train_energy %s energy %s' % ($wall, d['total_seconds'], d['total_seconds']-ph['read'], d['codec'], '$sha', d.get('train_energy'), d.get('energy')))
-  print('   ', {k: round(v,2) for k,v in ph.items()})
-except Exception as e: print('$tag rc $rc wall $wall no json (%s) sha $sha' % e)" | tee -a $W/summary.txt
-}
 wait $G; tail -1 $W/data100.log | tee -a $W/summary.txt
 C e8 60 /dev/shm/e.npy --anchors 16384 --residual int8 --gpu 0
 C x1 90 /dev/shm/x.npy --anchors 65536 --gpu 0
