@@ -99,6 +99,12 @@ export class Codes<T extends CodeArray = CodeArray> {
     }
   }
 
+  /** Rows [r0, r1) as one view of bytes (a run of rows may span pieces: the memory is one buffer; the caller keeps it within a view's limit). */
+  bytesOfRows(r0: number, r1: number): Uint8Array {
+    if (!(0 <= r0 && r0 <= r1 && r1 <= this.rows)) throw new RangeError(`rows ${r0}..${r1} of ${this.rows} codes`);
+    return new Uint8Array(this.buffer, this.byteOffset + r0 * this.width, (r1 - r0) * this.width);
+  }
+
   /** f over the pieces (as bytes) that hold rows [r0, r1), each cut to those rows: checksums of a block of rows. */
   forEachRun(r0: number, r1: number, f: (bytes: Uint8Array) => void): void {
     for (let r = r0; r < r1; ) {
