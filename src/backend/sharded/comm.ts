@@ -89,6 +89,7 @@ export function inProcessGroup(size: number): Comm[] {
         round.waiters.forEach((w, k) => w.resolve(out[k]));
       } catch (e) {
         abort(e as Error);
+        round.waiters.forEach((w) => w.reject(e as Error)); // this round has left `rounds`: abort does not reach it
       }
     });
   }
