@@ -9,6 +9,7 @@
 // handle() (the buffer and offsets) and makes its own views: a typed array over more than 4 GiB
 // of a SharedArrayBuffer posted to a worker arrives truncated.
 import { viewLimitBytes } from './dataset.js';
+import { hugeSharedBuffer } from './huge-pages.js';
 
 export type CodeArray = Int8Array | Uint8Array;
 export type CodeKind = 'i8' | 'u8';
@@ -144,7 +145,9 @@ export function allocCodes<T extends CodeArray>(kind: CodeKind, rows: number, wi
   let mem: ArrayBufferLike | undefined = buffer;
   if (mem === undefined)
     try {
-      mem = shared ? new SharedArrayBuffer(Math.max(1, bytes)) : new ArrayBuffer(bytes);
+      // Shared codes are written first by their encoder (a GPU's download, the workers, an MPI
+      // rank's receive): large ones on huge pages, a fault each 2 MiB rather than each 4 KiB.
+      mem = shared ? hugeSharedBuffer(Math.max(1, bytes)) : new ArrayBuffer(bytes);
     } catch {
       throw new RangeError(`not enough memory for ${rows} × ${width} codes (${(bytes / 2 ** 30).toFixed(1)} GiB)`);
     }
