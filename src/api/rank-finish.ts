@@ -80,7 +80,12 @@ export async function finishRanks(
           await comm.barrier();
           await comm.broadcast(new TextEncoder().encode(JSON.stringify(codec)), 0);
           let out: Partial<EncodedResiduals> = {};
-          if (encodesOnRanks(codec)) out = (await encodeOnRanks(comm, share, codec, t.anchors, t.assignments, ctx))!;
+          // Every rank encodes now: rank 0's threads back on its share of the cores, then on all of them again.
+          if (encodesOnRanks(codec)) {
+            widenCores(0, false);
+            out = (await encodeOnRanks(comm, share, codec, t.anchors, t.assignments, ctx))!;
+            widenCores(0, true);
+          }
           else if (isCoded(codec)) {
             if (rows !== null) log().debug(`rank 0 gathers every row: ${codec.mode} residuals are encoded in one place`);
             out = await encodeAll(codec, rows === null ? t : { ...t, x: (await everyRow())! }, ctx.backend, ctx.seed, ctx.hooks);

@@ -6,7 +6,9 @@
 // mpirun's default (not asked for with --bind-to) and the launcher's cores are more than the
 // ranks on the node, each rank is given its share of them instead: the local-th of
 // OMPI_COMM_WORLD_LOCAL_SIZE contiguous slices, disjoint, so ranks still do not compete; and rank 0,
-// once the others only wait for it (choosing, measuring, writing: rank-finish.ts), all of them.
+// while the others only wait for it (choosing, measuring, writing: rank-finish.ts), all of them —
+// back to its share while every rank encodes. Every thread of the process moves (/proc/self/task),
+// so pools started on more cores are narrowed with the rest.
 // A binding asked for with --bind-to (OMPI_MCA_hwloc_base_binding_policy) is kept as it is.
 import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -83,22 +85,29 @@ function runOn(cpus: readonly number[]): boolean {
   return ok && set(0, MASK_BYTES, mask) === 0;
 }
 
-/** How a rank's cores were widened, for a debug line; undefined when they were left as they were. */
+/** How a rank's cores were changed, for a debug line. */
 export interface Widened {
   from: number[];
   to: number[];
 }
 
+/** The cores mpirun bound this process to, read on the first call. */
+let bound: number[] | undefined;
+
 /**
  * This rank's share of the launcher's cores (see the top of the file) when mpirun bound it to
- * fewer by default; `all`: every core of the launcher (rank 0 while the others wait).
+ * fewer by default; `all`: every core of the launcher (rank 0 while the others wait). Never fewer
+ * than mpirun gave: a share no larger than the binding leaves it as it was. Undefined when nothing
+ * changed.
  */
 export function widenDefaultBinding(local: number, localSize: number, all = false, env: NodeJS.ProcessEnv = process.env): Widened | undefined {
   if (!boundByDefault(env) || process.platform !== 'linux') return undefined;
   const from = allowedOf('self');
+  bound ??= from;
   const launcher = allowedOf(process.ppid);
-  const to = all ? launcher : shareOfCpus(launcher, local, localSize);
-  if (to.length <= from.length || !runOn(to)) return undefined;
+  let to = all ? launcher : shareOfCpus(launcher, local, localSize);
+  if (to.length <= bound.length) to = bound;
+  if (to.length === 0 || (to.length === from.length && to.every((c, k) => c === from[k])) || !runOn(to)) return undefined;
   return { from, to };
 }
 
@@ -116,12 +125,16 @@ export function cpuListText(cpus: readonly number[]): string {
 
 /**
  * This rank's share of its machine's cores when mpirun bound it to one by default (see the top of
- * the file); rank 0 says so. `all`: every core of the machine (rank 0 while the others wait for it).
+ * the file); rank 0 says so. `all`: every core of the machine (rank 0 while the others wait for
+ * it); without, back to the share (rank 0 while every rank encodes).
  */
 export function widenCores(rank: number, all = false): void {
   const local = localRankOf(), size = localSizeOf();
   if (local === undefined || size === undefined) return;
   const w = widenDefaultBinding(local, size, all);
   if (w && rank === 0)
-    log().debug(`rank 0: on cores ${cpuListText(w.to)}${all ? ' (all of them while the other ranks wait)' : ` (its share of the machine's; mpirun bound it to ${cpuListText(w.from)}: --bind-to keeps a binding)`}`);
+    log().debug(`rank 0: on cores ${cpuListText(w.to)} (${
+      all ? 'all of them while the other ranks wait'
+      : w.to.length < w.from.length ? 'back to its share while every rank encodes'
+      : `its share of the machine's; mpirun bound it to ${cpuListText(bound ?? [])}: --bind-to keeps a binding`})`);
 }
