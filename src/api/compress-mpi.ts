@@ -17,6 +17,7 @@ import { agree, everywhere, failedTogether, sameOnEveryRank } from '../backend/s
 import { VERSION } from '../version.js';
 import type { Comm } from '../backend/sharded/comm.js';
 import { ShardedEngine } from '../backend/sharded/engine.js';
+import { widenCores } from '../backend/sharded/cores.js';
 import { launchedByMpirun, localRankOf, MpiUnavailableError, worldComm } from '../backend/sharded/mpi.js';
 import { probeCuda } from '../backend/cuda/index.js';
 import { selectBackend } from '../backend/select.js';
@@ -179,6 +180,7 @@ export async function runDistributed(input: string[], o: DistributedOptions): Pr
   metricOf(o.metric); // a bad value fails before MPI starts
   const comm = openWorld();
   if (comm.rank > 0) setVerbosity('quiet');
+  widenCores(comm.rank);
   try {
     return await compressDistributed(input, comm.rank > 0 ? { ...o, progress: silentReporter, onIter: undefined } : o, comm);
   } finally {

@@ -14,7 +14,7 @@ import type { Comm } from '../backend/sharded/comm.js';
 import { spreadEncoderOf, type CodecPlan, type EncodeContext } from '../codec-registry/index.js';
 import type { EncodedResiduals, SpreadPart, SpreadPeers } from '../codecs/index.js';
 import { BLOCK_ROWS } from '../codecs/scalar-rows.js';
-import { allocCodes, type Codes } from '../vectors/codes.js';
+import { allocCodes, type CodeKind, type Codes } from '../vectors/codes.js';
 import { allocDataset, elementBytes, forEachF32Rows, rowBytes, rows as rowsOf, sliceRows, type Dataset, type Rows } from '../vectors/dataset.js';
 import { GATHER_ROUND_BYTES, type RankShare } from './rank-share.js';
 
@@ -61,12 +61,16 @@ export async function encodeOnRanks(
   const { n, local } = share;
   // Every rank gets every row's anchor: 4 bytes a row, against the d elements of a row each gathered.
   const got = await comm.broadcast(comm.rank === 0 ? new Uint8Array(assignments.buffer, assignments.byteOffset, n * 4) : undefined, 0);
-  const assign = comm.rank === 0 ? assignments : new Uint32Array(got.buffer.slice(got.byteOffset, got.byteOffset + n * 4));
+  const assign = comm.rank === 0 ? assignments : got.byteOffset % 4 === 0 ? new Uint32Array(got.buffer, got.byteOffset, n) : new Uint32Array(got.slice().buffer);
   const spans = blockSpans(share.starts);
-  const part: SpreadPart = { n, d: local.d, anchors, assign, runs: await blockRuns(comm, share, spans) };
+  // Rank 0 codes its rows straight into every row's codes (its rows come first), the others into their own.
+  let out: Codes | undefined;
+  const place = (kind: CodeKind, width: number, rows: number) =>
+    comm.rank === 0 ? (out = allocCodes(kind, n, width)).rowsView(spans[0].begin, spans[0].begin + rows) : allocCodes(kind, rows, width);
+  const part: SpreadPart = { n, d: local.d, anchors, assign, runs: await blockRuns(comm, share, spans), place };
   const enc = await spread(part, peersOf(comm, share), ctx);
-  const codes = await gatherCodes(comm, spans, enc.codes, enc.kind, enc.width, n);
-  return codes && { residuals: enc.residuals(codes), residualEnergy: enc.residualEnergy };
+  await gatherCodes(comm, spans, enc.codes, out);
+  return out && { residuals: enc.residuals(out), residualEnergy: enc.residualEnergy };
 }
 
 /** This rank's runs: its own rows of whole blocks viewed in place, and the block it shares with the next ranks assembled (their rows sent here). */
@@ -120,40 +124,18 @@ function peersOf(comm: Comm, share: RankShare): SpreadPeers {
 }
 
 /**
- * Every rank's codes at rank 0 in row order (each rank's rows follow the ranks' before it), in
- * rounds of at most GATHER_ROUND_BYTES in all; undefined at the other ranks.
+ * Every rank's codes at rank 0 in row order, each rank's rows received in their place among `out`
+ * (rank 0's own are there already), in rounds of at most GATHER_ROUND_BYTES in all: `mine`, this
+ * rank's codes (its span's rows); `out` every row's at rank 0, undefined elsewhere.
  */
-async function gatherCodes(comm: Comm, spans: BlockSpan[], runs: Codes[], kind: 'i8' | 'u8', width: number, n: number): Promise<Codes | undefined> {
+async function gatherCodes(comm: Comm, spans: BlockSpan[], mine: Codes, out: Codes | undefined): Promise<void> {
+  const { width } = mine;
   const counts = spans.map((s) => s.end - s.begin);
+  if (mine.rows !== counts[comm.rank]) throw new Error(`gatherCodes: rank ${comm.rank} coded ${mine.rows} rows of its ${counts[comm.rank]}`);
   const per = Math.max(1, Math.floor(GATHER_ROUND_BYTES / (comm.size * Math.max(1, width))));
-  const out = comm.rank === 0 ? allocCodes(kind, n, width) : undefined;
-  const mine = counts[comm.rank];
+  const round = (c: Codes, r0: number, r1: number) => c.bytesOfRows(Math.min(r0, c.rows), Math.min(r1, c.rows));
   for (let r0 = 0; r0 < Math.max(...counts); r0 += per) {
-    const r1 = Math.min(mine, r0 + per);
-    const bytes = new Uint8Array(Math.max(0, r1 - r0) * width);
-    copyRunRows(runs, r0, r1, bytes);
-    const parts = await comm.gather(bytes, 0);
-    parts?.forEach((p, rank) => {
-      if (p.byteLength === 0) return;
-      let at = 0;
-      out!.forEachRun(spans[rank].begin + r0, spans[rank].begin + r0 + p.byteLength / width, (dst) => {
-        dst.set(p.subarray(at, at + dst.byteLength));
-        at += dst.byteLength;
-      });
-    });
-  }
-  return out;
-}
-
-/** Rows [r0, r1) of the runs' codes taken one after the other, into `out`. */
-function copyRunRows(runs: Codes[], r0: number, r1: number, out: Uint8Array): void {
-  let first = 0, at = 0;
-  for (const c of runs) {
-    const lo = Math.max(r0, first), hi = Math.min(r1, first + c.rows);
-    if (hi > lo) {
-      c.copyRows(lo - first, hi - first, out, at);
-      at += (hi - lo) * c.width;
-    }
-    first += c.rows;
+    const into = out && spans.map((s) => round(out.rowsView(s.begin, s.end), r0, r0 + per));
+    await comm.gather(round(mine, r0, r0 + per), 0, into);
   }
 }

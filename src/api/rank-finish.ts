@@ -13,6 +13,7 @@
 // A failure at rank 0 while it chooses or writes ends every rank with its one line and exit code;
 // one in the middle of a collective (gathering, encoding) ends the job through Comm.abort.
 import { agree } from '../backend/sharded/agree.js';
+import { widenCores } from '../backend/sharded/cores.js';
 import type { Comm } from '../backend/sharded/comm.js';
 import { isCoded, type CodecPlan, type EncodeContext } from '../codec-registry/index.js';
 import type { EncodedResiduals } from '../codecs/index.js';
@@ -69,6 +70,7 @@ export async function finishRanks(
         gather: async () => {
           const t = performance.now();
           const x = (await gatherAtRankZero(comm, share, () => rows)).gathered!;
+          widenCores(0, true); // the other ranks wait for its choice asleep: its threads may take every core
           log().debug(`rank 0 gathered ${x.n} of the ${share.n} rows (${rows ? 'the rows the codec choice and the quality figures read' : 'every row: all are measured'}) in ${((performance.now() - t) / 1000).toFixed(2)} s`);
           stage = 'choosing';
           return { x, rows };
@@ -78,7 +80,12 @@ export async function finishRanks(
           await comm.barrier();
           await comm.broadcast(new TextEncoder().encode(JSON.stringify(codec)), 0);
           let out: Partial<EncodedResiduals> = {};
-          if (encodesOnRanks(codec)) out = (await encodeOnRanks(comm, share, codec, t.anchors, t.assignments, ctx))!;
+          // Every rank encodes now: rank 0's threads back on its share of the cores, then on all of them again.
+          if (encodesOnRanks(codec)) {
+            widenCores(0, false);
+            out = (await encodeOnRanks(comm, share, codec, t.anchors, t.assignments, ctx))!;
+            widenCores(0, true);
+          }
           else if (isCoded(codec)) {
             if (rows !== null) log().debug(`rank 0 gathers every row: ${codec.mode} residuals are encoded in one place`);
             out = await encodeAll(codec, rows === null ? t : { ...t, x: (await everyRow())! }, ctx.backend, ctx.seed, ctx.hooks);

@@ -95,15 +95,16 @@ export async function gatherAtRankZero(
   const gathered = comm.rank === 0
     ? { ...allocDataset(at[comm.size], local.d, local.dtype, local.format), ...pick(local), dropped: share.dropped, droppedRows: share.droppedRows }
     : undefined;
+  // Listed rows are packed into one buffer, reused each round; every row of a rank is sent where it lies.
+  const packed = mine && mine.length > 0 ? new Uint8Array(Math.min(per, mine.length) * rb) : undefined;
   for (let r0 = 0; r0 < Math.max(...counts); r0 += per) {
     const r1 = Math.min(counts[comm.rank], r0 + per);
     let bytes: Uint8Array = new Uint8Array(0);
     if (r1 > r0 && mine === null) bytes = rowBytes(local, r0, r1);
-    else if (r1 > r0) gatherRows(local, mine!, r0, r1, (bytes = new Uint8Array((r1 - r0) * rb)));
-    const parts = await comm.gather(bytes, 0);
-    parts?.forEach((p, rank) => {
-      if (p.byteLength > 0) rowBytes(gathered!, at[rank] + r0, at[rank] + r0 + p.byteLength / rb).set(p);
-    });
+    else if (r1 > r0) gatherRows(local, mine!, r0, r1, (bytes = packed!.subarray(0, (r1 - r0) * rb)));
+    // Each rank's rows of this round received in their place among the gathered rows.
+    const into = gathered && counts.map((c, rank) => rowBytes(gathered, at[rank] + Math.min(c, r0), at[rank] + Math.min(c, r0 + per)));
+    await comm.gather(bytes, 0, into);
   }
   if (!gathered || list !== null) return { share, gathered };
   return { share: { ...share, local: { ...sliceRows(gathered, 0, local.n), dropped: local.dropped, droppedRows: local.droppedRows } }, gathered };

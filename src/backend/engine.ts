@@ -191,7 +191,10 @@ export interface Engine {
   iterate(p: IterParams): Promise<IterStats>;
   /** iterate({ temperature: 0, step: 0, huber: 0 }): the exact hard pass, anchors unchanged. */
   finalize(): Promise<IterStats>;
-  /** The pass over this engine's rows: assignments updated, sums taken, nothing applied. */
+  /**
+   * The pass over this engine's rows: assignments updated, sums taken, nothing applied. The arrays
+   * may be the engine's own, written again by its next accumulate (the GPU's: m×d int64 a pass).
+   */
   accumulate(p: IterParams): Promise<Partials>;
   /** The combined partials of every shard become this pass's statistics; the anchors move by p.step. */
   applyUpdate(total: Partials, p: IterParams): Promise<IterStats>;

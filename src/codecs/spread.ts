@@ -35,13 +35,11 @@ export async function spreadScalar(mode: ScalarMode, part: SpreadPart, peers: Sp
   });
   // Every run settled before a failure is thrown (none left coding); a process with no run still
   // takes part in the sums (rangesMeeting combines at once: its ranges are zero).
-  const coded = await settled(part.runs.map(async (run, k) => {
-    const codes = allocCodes<Int8Array>('i8', run.x.n, d);
-    return { codes, errs: await rowsOn(runInput(part, run), meet.part(k), codes) };
-  }), meet.fail);
+  const codes = placed<Int8Array>(part, 'i8', d);
+  const errs = await settled(part.runs.map((run, k) => rowsOn(runInput(part, run), meet.part(k), codes[k])), meet.fail);
   const scales = await meet.scales;
-  const { codes, residualEnergy } = await errorsOf(part, peers, coded);
-  return { kind: 'i8', width: d, codes, residualEnergy, residuals: (c) => new ScalarResiduals(mode, n, d, scales, c as Codes<Int8Array>) };
+  const residualEnergy = await errorsOf(part, peers, errs);
+  return { kind: 'i8', width: d, codes: codes.all, residualEnergy, residuals: (c) => new ScalarResiduals(mode, n, d, scales, c as Codes<Int8Array>) };
 }
 
 /**
@@ -51,13 +49,11 @@ export async function spreadScalar(mode: ScalarMode, part: SpreadPart, peers: Sp
 export async function spreadBits(R: number, part: SpreadPart, peers: SpreadPeers, rowsOn: BitsRowsOn): Promise<SpreadEncoded> {
   const { n, d } = part;
   const plan = bitsPlanOfSample(await sampleResiduals(part, peers, BITS_SAMPLE_ROWS), d, R);
-  const coded: Array<{ codes: Codes; errs: Float64Array }> = [];
-  for (const run of part.runs) {
-    const codes = allocCodes<Uint8Array>('u8', run.x.n, R);
-    coded.push({ codes, errs: await rowsOn(runInput(part, run), plan, codes) });
-  }
-  const { codes, residualEnergy } = await errorsOf(part, peers, coded);
-  return { kind: 'u8', width: R, codes, residualEnergy, residuals: (c) => new BitsResiduals(n, d, R, plan.bits, plan.steps, c as Codes<Uint8Array>) };
+  const codes = placed<Uint8Array>(part, 'u8', R);
+  const errs: Float64Array[] = [];
+  for (const [k, run] of part.runs.entries()) errs.push(await rowsOn(runInput(part, run), plan, codes[k]));
+  const residualEnergy = await errorsOf(part, peers, errs);
+  return { kind: 'u8', width: R, codes: codes.all, residualEnergy, residuals: (c) => new BitsResiduals(n, d, R, plan.bits, plan.steps, c as Codes<Uint8Array>) };
 }
 
 /** The run's first block of the whole data's (runs start at multiples of BLOCK_ROWS). */
@@ -72,13 +68,21 @@ function runInput(part: SpreadPart, run: { x: Rows; r0: number }): ResidualInput
   return { x: run.x, n: run.x.n, d: part.d, anchors: part.anchors, assign: part.assign.subarray(run.r0, run.r0 + run.x.n) };
 }
 
-/** The runs' codes, and the whole data's error: the blocks' errors added over the processes, then in block order, over n. */
-async function errorsOf(part: SpreadPart, peers: SpreadPeers, runs: Array<{ codes: Codes; errs: Float64Array }>): Promise<{ codes: Codes[]; residualEnergy: number }> {
+/** Where the runs' codes go (part.place): all of them, and each run's rows as codes of their own over the same memory. */
+function placed<T extends Int8Array | Uint8Array>(part: SpreadPart, kind: 'i8' | 'u8', width: number): Codes<T>[] & { all: Codes<T> } {
+  const all = part.place(kind, width, part.runs.reduce((s, r) => s + r.x.n, 0)) as Codes<T>;
+  let at = 0;
+  const runs = part.runs.map((r) => all.rowsView(at, (at += r.x.n)));
+  return Object.assign(runs, { all });
+}
+
+/** The whole data's error: the runs' blocks' errors added over the processes, then in block order, over n. */
+async function errorsOf(part: SpreadPart, peers: SpreadPeers, runErrs: Float64Array[]): Promise<number> {
   const errs = new Float64Array(blocksOf(part.n));
-  part.runs.forEach((run, k) => errs.set(runs[k].errs, firstBlock(run)));
+  part.runs.forEach((run, k) => errs.set(runErrs[k], firstBlock(run)));
   let sum = 0;
   for (const e of await peers.sum(errs)) sum += e;
-  return { codes: runs.map((r) => r.codes), residualEnergy: part.n ? sum / part.n : 0 };
+  return part.n ? sum / part.n : 0;
 }
 
 /** residualSample's rows (⌊j·n/s⌋, s = min(n, rows)) of the whole data, from the processes that hold them, as residualSample gives them. */

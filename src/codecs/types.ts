@@ -5,7 +5,7 @@
 
 import type { Rows, VectorsLike } from '../vectors/dataset.js';
 import type { Payload } from '../io/vlc/payload.js';
-import type { Codes } from '../vectors/codes.js';
+import type { CodeKind, Codes } from '../vectors/codes.js';
 
 /**
  * A residual mode: 'none' (anchor ids alone) or a codec's name (codecs/sections.ts lists those a
@@ -169,8 +169,13 @@ export interface SpreadPart {
   anchors: Float32Array;
   /** Every row's anchor (n). */
   assign: Uint32Array;
-  /** This process's runs, ascending: rows [r0, r0 + x.n) of the whole data. */
+  /** This process's runs, ascending: rows [r0, r0 + x.n) of the whole data, each run's rows following the last's. */
   runs: Array<{ x: Rows; r0: number }>;
+  /**
+   * Where the runs' codes go, rows × width of `kind`, the runs' rows one after the other: the
+   * caller's memory (at the gathering process, its place among every row's codes: nothing copied there).
+   */
+  place(kind: CodeKind, width: number, rows: number): Codes;
 }
 
 /** What a spread encoder asks of the other processes: collectives every process calls in the same order. */
@@ -186,8 +191,8 @@ export interface SpreadEncoded {
   /** Kind and bytes of each row's codes as held in memory (int4: one code a byte, packed only in the file). */
   kind: 'i8' | 'u8';
   width: number;
-  /** The codes of each run's rows, in run order. */
-  codes: Codes[];
+  /** The runs' codes, their rows one after the other (part.place's). */
+  codes: Codes;
   /** Mean squared error over every row of every process (the encoder's sums, in its order). */
   residualEnergy: number;
   /** The coded residuals of all n rows from their codes in row order (where they are gathered). */

@@ -19,6 +19,7 @@
 // s = log2(n/B) doublings to n (s(s+1)/2 times), with its own sampling error. Far from the sample
 // (50M vectors from 20,000: s = 11.3) the interval is wide: the sample cannot say more.
 import type { ExactKnn, Neighbours } from '../backend/device.js';
+import { log } from '../log.js';
 import type { VectorsLike } from '../vectors/dataset.js';
 import { decodedPerQuery, meanAndSe, summarize, trueNeighbours, type DecodedRecall, type RecallPlan } from './recall.js';
 import { reconstructionQuality, type DecodeRow, type ReconstructionQuality } from './reconstruction.js';
@@ -185,9 +186,20 @@ export function reconstructionRows(n: number): Rows {
 export async function measureQuality(
   x: VectorsLike, n: number, d: number, decode: DecodeRow, knn: ExactKnn, sample?: RecallSample, rec?: ReconstructionQuality,
 ): Promise<FileQuality> {
+  const t0 = performance.now();
+  const given = rec !== undefined;
   rec ??= reconstructionQuality(x, n, d, decode, reconstructionRows(n));
+  const t1 = performance.now();
   sample ??= await recallSample(x, n, d, recallPlan(n), n, knn);
-  return { ...rec, recall: await sampledRecall(x, n, d, decode, sample, knn, true) };
+  const recall = await sampledRecall(x, n, d, decode, sample, knn, true);
+  tellTimes(given ? undefined : t1 - t0, performance.now() - t1);
+  return { ...rec, recall };
+}
+
+/** The quality step's two parts, for -v: the reconstruction figures (undefined: the encoder's row sums gave them) and recall. */
+function tellTimes(reconstructionMs: number | undefined, recallMs: number): void {
+  const rec = reconstructionMs === undefined ? 'from the encoder\'s row sums' : `decoded on this thread in ${(reconstructionMs / 1000).toFixed(2)} s`;
+  log().debug(`quality: reconstruction figures ${rec}, recall in ${(recallMs / 1000).toFixed(2)} s`);
 }
 
 /**
@@ -227,7 +239,11 @@ export async function measureQualityOfRows(
 ): Promise<FileQuality> {
   const at = new Map(rows.map((r, k) => [r, k]));
   const decodeLocal: DecodeRow = (k, out) => decode(rows[k], out);
+  const t0 = performance.now();
   const rec = reconstructionQuality(xs, rows.length, d, decodeLocal, reconstructionRows(n)!.map((r) => at.get(r)!));
+  const t1 = performance.now();
   sample ??= await recallSample(xs, rows.length, d, heldRecallPlan(n, rows), n, knn);
-  return { ...rec, recall: await sampledRecall(xs, rows.length, d, decodeLocal, sample, knn, true) };
+  const recall = await sampledRecall(xs, rows.length, d, decodeLocal, sample, knn, true);
+  tellTimes(t1 - t0, performance.now() - t1);
+  return { ...rec, recall };
 }

@@ -9,6 +9,7 @@
 // handle() (the buffer and offsets) and makes its own views: a typed array over more than 4 GiB
 // of a SharedArrayBuffer posted to a worker arrives truncated.
 import { viewLimitBytes } from './dataset.js';
+import { hugeSharedBuffer } from './huge-pages.js';
 
 export type CodeArray = Int8Array | Uint8Array;
 export type CodeKind = 'i8' | 'u8';
@@ -99,6 +100,12 @@ export class Codes<T extends CodeArray = CodeArray> {
     }
   }
 
+  /** Rows [r0, r1) as one view of bytes (a run of rows may span pieces: the memory is one buffer; the caller keeps it within a view's limit). */
+  bytesOfRows(r0: number, r1: number): Uint8Array {
+    if (!(0 <= r0 && r0 <= r1 && r1 <= this.rows)) throw new RangeError(`rows ${r0}..${r1} of ${this.rows} codes`);
+    return new Uint8Array(this.buffer, this.byteOffset + r0 * this.width, (r1 - r0) * this.width);
+  }
+
   /** f over the pieces (as bytes) that hold rows [r0, r1), each cut to those rows: checksums of a block of rows. */
   forEachRun(r0: number, r1: number, f: (bytes: Uint8Array) => void): void {
     for (let r = r0; r < r1; ) {
@@ -138,7 +145,9 @@ export function allocCodes<T extends CodeArray>(kind: CodeKind, rows: number, wi
   let mem: ArrayBufferLike | undefined = buffer;
   if (mem === undefined)
     try {
-      mem = shared ? new SharedArrayBuffer(Math.max(1, bytes)) : new ArrayBuffer(bytes);
+      // Shared codes are written first by their encoder (a GPU's download, the workers, an MPI
+      // rank's receive): large ones on huge pages, a fault each 2 MiB rather than each 4 KiB.
+      mem = shared ? hugeSharedBuffer(Math.max(1, bytes)) : new ArrayBuffer(bytes);
     } catch {
       throw new RangeError(`not enough memory for ${rows} × ${width} codes (${(bytes / 2 ** 30).toFixed(1)} GiB)`);
     }

@@ -43,6 +43,37 @@ describe('in-process group', () => {
     expect(out.map((o) => o.s)).toEqual([3, 3, 3]);
   });
 
+  it('allreduce in place: the totals written over each rank\'s own array, which is returned', async () => {
+    const g = inProcessGroup(3);
+    const parts = [BigInt64Array.of(1n, -(2n ** 62n)), BigInt64Array.of(2n, 2n ** 62n - 1n), BigInt64Array.of(4n, 5n)];
+    const out = await Promise.all(g.map((c, r) => c.allreduce(parts[r], 'sum', r !== 1))); // rank 1 asks for a copy
+    expect(out[0]).toBe(parts[0]);
+    expect(out[2]).toBe(parts[2]);
+    expect(out[1]).not.toBe(parts[1]);
+    for (const o of out) expect(Array.from(o)).toEqual([7n, 4n]);
+    expect(Array.from(parts[1])).toEqual([2n, 2n ** 62n - 1n]); // not asked: untouched
+    const f = [Float64Array.of(1e16), Float64Array.of(1)];
+    const h = inProcessGroup(2);
+    await Promise.all(h.map((c, r) => c.allreduce(f[r], 'max', true)));
+    expect([f[0][0], f[1][0]]).toEqual([1e16, 1e16]);
+  });
+
+  it('gather into the root\'s places: each rank\'s bytes where it asked, its own left where they lie', async () => {
+    const g = inProcessGroup(3);
+    const whole = new Uint8Array(7);
+    const sent = [whole.subarray(0, 2), Uint8Array.of(5, 6, 7), new Uint8Array(0)];
+    sent[0].set([1, 2]);
+    const into = [whole.subarray(0, 2), whole.subarray(2, 5), whole.subarray(5, 5)];
+    const got = await Promise.all(g.map((c, r) => c.gather(sent[r], 0, r === 0 ? into : undefined)));
+    expect(got[0]).toBe(into);
+    expect(got[1]).toBeUndefined();
+    expect(Array.from(whole)).toEqual([1, 2, 5, 6, 7, 0, 0]);
+    // A place of the wrong size fails every rank rather than writing past it.
+    const h = inProcessGroup(2);
+    const bad = h.map((c, r) => c.gather(Uint8Array.of(r, r), 0, r === 0 ? [new Uint8Array(2), new Uint8Array(1)] : undefined));
+    for (const b of bad) await expect(b).rejects.toThrow(/rank 1 sent 2 bytes, the root has room for 1/);
+  });
+
   it('barrier resolves on no rank until every rank has called it', async () => {
     const g = inProcessGroup(3);
     const arrived: number[] = [];

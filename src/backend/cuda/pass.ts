@@ -59,6 +59,8 @@ export class DevicePass {
   private last: PassScales = { s: 1, w: 1, e: 1 };
   private anchorAbs = 0;
   private hasPrev = false;
+  /** accumulate's host arrays, made on its first call (a shard's partial sums: Engine.accumulate). */
+  private partials: { sums: BigInt64Array; far: BigInt64Array } | undefined;
 
   constructor(private readonly e: EngineCore, private readonly o: CudaOptions, private readonly rGrid: number, private readonly rows: number) {
     this.screen = screens(e.n, e.d, e.m, o);
@@ -215,8 +217,8 @@ export class DevicePass {
     const [, changed] = await this.finish(q, tStart);
     const { ctx, bufs: b, m, d } = this.e;
     const L = partialLayout(m, d);
-    const sums = new BigInt64Array(L.length);
-    const far = new BigInt64Array(m);
+    // The same host arrays each pass: fresh ones of m×d int64 cost their page faults every iteration.
+    const { sums, far } = (this.partials ??= { sums: new BigInt64Array(L.length), far: new BigInt64Array(m) });
     const count = new Uint32Array(m);
     ctx.download(sums.subarray(L.S, L.S + m * d), b.S);
     ctx.download(sums.subarray(L.W, L.W + m), b.W);

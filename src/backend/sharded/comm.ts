@@ -23,13 +23,18 @@ export interface Comm {
   /**
    * Element-wise sum or max over every rank's `data` (same type and length on every rank); each
    * rank gets its own copy of the result. int64 sums wrap like the hardware (exact when the true
-   * sum fits); f64 sums are taken in rank order.
+   * sum fits); f64 sums are taken in rank order. `inPlace`: the result is written over `data`,
+   * which is returned (no array of the result's size made: the engine's m×d sums each iteration).
    */
-  allreduce<T extends Reducible>(data: T, op: 'sum' | 'max'): Promise<T>;
+  allreduce<T extends Reducible>(data: T, op: 'sum' | 'max', inPlace?: boolean): Promise<T>;
   /** Rank `root`'s bytes, to every rank (the others pass undefined). */
   broadcast(data: Uint8Array | undefined, root: number): Promise<Uint8Array>;
-  /** Every rank's bytes in rank order, at `root`; undefined at the other ranks. */
-  gather(data: Uint8Array, root: number): Promise<Uint8Array[] | undefined>;
+  /**
+   * Every rank's bytes in rank order, at `root`; undefined at the other ranks. `into` (given at
+   * `root` only): where each rank's bytes land, each exactly as long as that rank's (root's own
+   * untouched when it is `data` itself) — the data in place, not in fresh arrays to copy from.
+   */
+  gather(data: Uint8Array, root: number, into?: Uint8Array[]): Promise<Uint8Array[] | undefined>;
   /**
    * Resolves once every rank has called it, without holding a CPU meanwhile: what a rank calls
    * before a collective it may wait long for (rank 0 alone choosing, encoding or writing), since
@@ -46,6 +51,10 @@ type Op = { kind: 'allreduce'; op: 'sum' | 'max' } | { kind: 'broadcast'; root: 
 interface Round {
   op: Op;
   inputs: Array<Reducible | Uint8Array | undefined>;
+  /** A gather's destinations, from its root. */
+  into?: Uint8Array[];
+  /** An allreduce's ranks that take the result in place. */
+  inPlace: boolean[];
   arrived: number;
   waiters: Array<{ resolve: (v: unknown) => void; reject: (e: Error) => void }>;
 }
@@ -57,11 +66,11 @@ export function inProcessGroup(size: number): Comm[] {
   const next = new Array<number>(size).fill(0); // each rank's count of collectives called
   let failed: Error | undefined;
 
-  function join(rank: number, op: Op, input: Reducible | Uint8Array | undefined): Promise<unknown> {
+  function join(rank: number, op: Op, input: Reducible | Uint8Array | undefined, into?: Uint8Array[], inPlace = false): Promise<unknown> {
     if (failed) return Promise.reject(failed);
     const seq = next[rank]++;
     let r = rounds.get(seq);
-    if (!r) rounds.set(seq, (r = { op, inputs: new Array(size), arrived: 0, waiters: new Array(size) }));
+    if (!r) rounds.set(seq, (r = { op, inputs: new Array(size), arrived: 0, waiters: new Array(size), inPlace: new Array<boolean>(size).fill(false) }));
     if (JSON.stringify(r.op) !== JSON.stringify(op)) {
       const e = new Error(`collective ${seq}: rank ${rank} called ${JSON.stringify(op)}, another rank ${JSON.stringify(r.op)}`);
       abort(e);
@@ -70,6 +79,8 @@ export function inProcessGroup(size: number): Comm[] {
     const round = r;
     return new Promise((resolve, reject) => {
       round.inputs[rank] = input;
+      if (into) round.into = into;
+      round.inPlace[rank] = inPlace;
       round.waiters[rank] = { resolve, reject };
       if (++round.arrived < size) return;
       rounds.delete(seq);
@@ -78,6 +89,7 @@ export function inProcessGroup(size: number): Comm[] {
         round.waiters.forEach((w, k) => w.resolve(out[k]));
       } catch (e) {
         abort(e as Error);
+        round.waiters.forEach((w) => w.reject(e as Error)); // this round has left `rounds`: abort does not reach it
       }
     });
   }
@@ -93,7 +105,7 @@ export function inProcessGroup(size: number): Comm[] {
           if (acc instanceof BigInt64Array) (r.op.op === 'sum' ? addInt64 : maxInt64)(acc, x as BigInt64Array);
           else for (let k = 0; k < acc.length; k++) acc[k] = r.op.op === 'sum' ? acc[k] + (x as Float64Array)[k] : Math.max(acc[k], (x as Float64Array)[k]);
         }
-        return ranks.map(() => acc.slice());
+        return ranks.map((k) => (r.inPlace[k] ? (inputs[k].set(acc as never), inputs[k]) : acc.slice()));
       }
       case 'broadcast': {
         const data = r.inputs[r.op.root] as Uint8Array | undefined;
@@ -102,7 +114,10 @@ export function inProcessGroup(size: number): Comm[] {
       }
       case 'gather': {
         const root = r.op.root;
-        return ranks.map((k) => (k === root ? (r.inputs as Uint8Array[]).map((x) => x.slice()) : undefined));
+        const inputs = r.inputs as Uint8Array[];
+        const { into } = r;
+        if (into) inputs.forEach((x, k) => placeInto(into[k], x, k));
+        return ranks.map((k) => (k !== root ? undefined : into ?? inputs.map((x) => x.slice())));
       }
       case 'barrier':
         return ranks.map(() => undefined);
@@ -119,10 +134,16 @@ export function inProcessGroup(size: number): Comm[] {
   return Array.from({ length: size }, (_, rank): Comm => ({
     rank,
     size,
-    allreduce: <T extends Reducible>(data: T, op: 'sum' | 'max') => join(rank, { kind: 'allreduce', op }, data) as Promise<T>,
+    allreduce: <T extends Reducible>(data: T, op: 'sum' | 'max', inPlace = false) => join(rank, { kind: 'allreduce', op }, data, undefined, inPlace) as Promise<T>,
     broadcast: (data, root) => join(rank, { kind: 'broadcast', root }, data) as Promise<Uint8Array>,
-    gather: (data, root) => join(rank, { kind: 'gather', root }, data) as Promise<Uint8Array[] | undefined>,
+    gather: (data, root, into) => join(rank, { kind: 'gather', root }, data, rank === root ? into : undefined) as Promise<Uint8Array[] | undefined>,
     barrier: async () => void (await join(rank, { kind: 'barrier' }, undefined)),
     abort,
   }));
+}
+
+/** Rank k's gathered bytes where the root asked for them (nothing to copy when they are there already). */
+export function placeInto(dst: Uint8Array | undefined, src: Uint8Array, k: number): void {
+  if (!dst || dst.byteLength !== src.byteLength) throw new Error(`gather: rank ${k} sent ${src.byteLength} bytes, the root has room for ${dst?.byteLength ?? 0}`);
+  if (dst.buffer !== src.buffer || dst.byteOffset !== src.byteOffset) dst.set(src);
 }

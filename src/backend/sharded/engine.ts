@@ -269,9 +269,12 @@ export class ShardedEngine implements Engine {
   }
 }
 
-/** The members' partials summed (S, W, count, sse, changed) and maxed (far) across the group. */
+/**
+ * The members' partials summed (S, W, count, sse, changed) and maxed (far) across the group, in
+ * place: the member's own arrays become the totals (m×d int64 a pass, no new array of them).
+ */
 async function combine(c: Comm, part: Partials): Promise<Partials> {
-  return { sums: await c.allreduce(part.sums, 'sum'), far: await c.allreduce(part.far, 'max') };
+  return { sums: await c.allreduce(part.sums, 'sum', true), far: await c.allreduce(part.far, 'max', true) };
 }
 
 /** A vector of `size` zeros but `value` at `rank`: summed over the ranks, every rank's value. */

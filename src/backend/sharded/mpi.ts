@@ -11,7 +11,7 @@
 import { createRequire } from 'node:module';
 import { EXIT, VlcError } from '../../errors.js';
 import { escapeLine } from '../../io/names.js';
-import type { Comm, Reducible } from './comm.js';
+import { placeInto, type Comm, type Reducible } from './comm.js';
 
 /** Open MPI 4's library (Debian: libopenmpi3, pulled in by openmpi-bin and libopenmpi-dev); VLC_MPI_LIB overrides it (tests name a missing one). */
 const LIBRARY = () => process.env.VLC_MPI_LIB || 'libmpi.so.40';
@@ -19,11 +19,15 @@ const LIBRARY = () => process.env.VLC_MPI_LIB || 'libmpi.so.40';
 export const MPI_PACKAGES = 'openmpi-bin and libopenmpi-dev';
 
 const RTLD_NOW = 2;
+/** Open MPI's MPI_IN_PLACE: ((void *) 1). */
+const MPI_IN_PLACE = 1;
 const RTLD_GLOBAL = 0x100;
 /** MPI counts and displacements are C ints: no single call moves more elements than this. */
 const MAX_COUNT = 2 ** 31 - 1;
 /** MPI_MAX_ERROR_STRING of Open MPI. */
 const ERROR_STRING_BYTES = 256;
+/** The tag of gather()'s messages (every rank calls the collectives in the same order, so one tag suffices: MPI keeps a pair's messages in order). */
+const GATHER_TAG = 7;
 /** How often a rank waiting in barrier() asks whether the others have arrived: short beside what it waits for. */
 const BARRIER_POLL_MS = 2;
 
@@ -49,10 +53,11 @@ const PROTOTYPES = {
   MPI_Comm_size: 'int MPI_Comm_size(void *comm, _Out_ int *size)',
   MPI_Comm_set_errhandler: 'int MPI_Comm_set_errhandler(void *comm, void *handler)',
   MPI_Allreduce: 'int MPI_Allreduce(const void *send, void *recv, int count, void *type, void *op, void *comm)',
+  MPI_Allreduce_in_place: 'int MPI_Allreduce(intptr_t send, void *recv, int count, void *type, void *op, void *comm)',
   MPI_Bcast: 'int MPI_Bcast(void *buf, int count, void *type, int root, void *comm)',
   MPI_Allgather: 'int MPI_Allgather(const void *send, int sendCount, void *sendType, void *recv, int recvCount, void *recvType, void *comm)',
-  MPI_Gatherv:
-    'int MPI_Gatherv(const void *send, int sendCount, void *sendType, void *recv, const int *recvCounts, const int *displs, void *recvType, int root, void *comm)',
+  MPI_Send: 'int MPI_Send(const void *buf, int count, void *type, int dest, int tag, void *comm)',
+  MPI_Recv: 'int MPI_Recv(void *buf, int count, void *type, int source, int tag, void *comm, void *status)',
   MPI_Ibarrier: 'int MPI_Ibarrier(void *comm, _Out_ void **request)',
   MPI_Test: 'int MPI_Test(_Inout_ void **request, _Out_ int *flag, void *status)',
   MPI_Abort: 'int MPI_Abort(void *comm, int code)',
@@ -106,6 +111,12 @@ export function localRankOf(env: NodeJS.ProcessEnv = process.env): number | unde
   return undefined;
 }
 
+/** How many ranks run on this process's machine, as Open MPI tells it; undefined when it does not. */
+export function localSizeOf(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const v = env.OMPI_COMM_WORLD_LOCAL_SIZE;
+  return v !== undefined && /^\d+$/.test(v) ? Number(v) : undefined;
+}
+
 let opened: MpiComm | undefined;
 
 /** MPI_COMM_WORLD as a Comm; MPI_Init on the first call. Throws MpiUnavailableError without Open MPI. */
@@ -137,13 +148,21 @@ export class MpiComm implements Comm {
 
   constructor(private readonly mpi: Mpi, private readonly check: (status: number, what: string) => void, readonly rank: number, readonly size: number) {}
 
-  async allreduce<T extends Reducible>(data: T, op: 'sum' | 'max'): Promise<T> {
-    if (data instanceof Float64Array && op === 'sum') return this.sumInRankOrder(data) as Promise<T>;
-    const out = new (data.constructor as new (n: number) => T)(data.length);
+  async allreduce<T extends Reducible>(data: T, op: 'sum' | 'max', inPlace = false): Promise<T> {
+    if (data instanceof Float64Array && op === 'sum') {
+      const sum = await this.sumInRankOrder(data);
+      return (inPlace ? (data.set(sum), data) : sum) as T;
+    }
+    const out = inPlace ? data : new (data.constructor as new (n: number) => T)(data.length);
     const type = data instanceof BigInt64Array ? this.mpi.types.int64 : this.mpi.types.double;
     for (let at = 0; at < data.length; at += MAX_COUNT) {
       const count = Math.min(MAX_COUNT, data.length - at);
-      this.check(this.mpi.call.MPI_Allreduce(data.subarray(at, at + count), out.subarray(at, at + count), count, type, this.mpi.ops[op], this.mpi.world), 'MPI_Allreduce');
+      const recv = out.subarray(at, at + count);
+      // In place: MPI_IN_PLACE as the send buffer, the result over the data (Open MPI's MPI_IN_PLACE is the address 1).
+      const status = inPlace
+        ? this.mpi.call.MPI_Allreduce_in_place(MPI_IN_PLACE, recv, count, type, this.mpi.ops[op], this.mpi.world)
+        : this.mpi.call.MPI_Allreduce(data.subarray(at, at + count), recv, count, type, this.mpi.ops[op], this.mpi.world);
+      this.check(status, 'MPI_Allreduce');
     }
     return out;
   }
@@ -175,27 +194,34 @@ export class MpiComm implements Comm {
   }
 
   /**
-   * Every rank's byte count first (MPI_Allgather), then the bytes in rounds (MPI_Gatherv), each
-   * round at most MAX_COUNT bytes in all, since Gatherv's counts and displacements are C ints.
+   * Every rank's byte count first (MPI_Allgather), then each rank's bytes sent to the root
+   * (MPI_Send / MPI_Recv, in pieces of at most MAX_COUNT bytes: counts are C ints) and received
+   * where they go — `into`, or one fresh array per rank — in rank order. Not MPI_Gatherv: its one
+   * receive buffer would be copied out again, a fresh one each round (a 1.28 GB gather of codes
+   * touched every byte three times at the root); one rank's bytes arriving whole need neither.
    */
-  async gather(data: Uint8Array, root: number): Promise<Uint8Array[] | undefined> {
+  async gather(data: Uint8Array, root: number, into?: Uint8Array[]): Promise<Uint8Array[] | undefined> {
     const lengths = new Float64Array(this.size);
     this.check(this.mpi.call.MPI_Allgather(Float64Array.of(data.byteLength), 1, this.mpi.types.double, lengths, 1, this.mpi.types.double, this.mpi.world), 'MPI_Allgather');
-    const perRound = Math.floor(MAX_COUNT / this.size);
-    const rounds = Math.ceil(Math.max(...lengths) / perRound);
-    const out = this.rank === root ? [...lengths].map((n) => new Uint8Array(n)) : undefined;
-    for (let round = 0; round < rounds; round++) {
-      const at = round * perRound;
-      const counts = Int32Array.from(lengths, (n) => Math.max(0, Math.min(perRound, n - at)));
-      const displs = new Int32Array(this.size);
-      for (let r = 1; r < this.size; r++) displs[r] = displs[r - 1] + counts[r - 1];
-      const recv = out ? new Uint8Array(displs[this.size - 1] + counts[this.size - 1]) : null;
-      const mine = data.subarray(at, at + counts[this.rank]);
-      this.check(
-        this.mpi.call.MPI_Gatherv(mine, counts[this.rank], this.mpi.types.byte, recv, counts, displs, this.mpi.types.byte, root, this.mpi.world),
-        'MPI_Gatherv',
-      );
-      out?.forEach((b, r) => b.set(recv!.subarray(displs[r], displs[r] + counts[r]), at));
+    if (this.rank !== root) {
+      for (let at = 0; at < data.byteLength; at += MAX_COUNT) {
+        const count = Math.min(MAX_COUNT, data.byteLength - at);
+        this.check(this.mpi.call.MPI_Send(data.subarray(at, at + count), count, this.mpi.types.byte, root, GATHER_TAG, this.mpi.world), 'MPI_Send');
+      }
+      return undefined;
+    }
+    const out = into ?? [...lengths].map((n, r) => (r === root ? data : new Uint8Array(n)));
+    for (let r = 0; r < this.size; r++) {
+      if (r === root) {
+        placeInto(out[r], data, r);
+        continue;
+      }
+      // A short destination fails here, before anything is received: the job then ends (Comm.abort).
+      if (out[r]?.byteLength !== lengths[r]) throw new Error(`gather: rank ${r} sends ${lengths[r]} bytes, the root has room for ${out[r]?.byteLength ?? 0}`);
+      for (let at = 0; at < lengths[r]; at += MAX_COUNT) {
+        const count = Math.min(MAX_COUNT, lengths[r] - at);
+        this.check(this.mpi.call.MPI_Recv(out[r].subarray(at, at + count), count, this.mpi.types.byte, r, GATHER_TAG, this.mpi.world, null), 'MPI_Recv');
+      }
     }
     return out;
   }
