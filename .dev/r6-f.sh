@@ -17,10 +17,11 @@ G=$!
 suite 200
 wait $G; tail -1 $W/data100.log | tee -a $W/summary.txt
 E="/dev/shm/e.npy --anchors 16384"
-for c in int8 default; do
+for c in int8 bits default; do
   R=$([ $c = default ] || echo "--residual $c")
   C $c-g1 60 $E $R --gpu 0; C $c-g2 60 $E $R --gpu 0,1; C $c-m2 60 mpirun $E $R
   same $c-g1 $c-g2 $c-m2
+  grep -h "on cores\|quality:\|bytes of .vlc\|uses [0-9]* of\|fewer GPUs" $W/$c-g2.err $W/$c-m2.err | sed 's/^/    /' | tee -a $W/summary.txt
 done
 rm -f /dev/shm/*.vlc
 KEEP=0
