@@ -8,5 +8,5 @@ OUT=${OUT:-/tmp/out}; W=/tmp/r6g; mkdir -p $W $OUT; trap 'tar czf $OUT/r6g.tgz -
 T0=$(date +%s)
 source .dev/r6-lib.sh; KEEP=0
 python3 .dev/r3-data.py 100000000 /dev/shm/h.npy /dev/shm/hq.npy > $W/data100.log 2>&1; say "data after $(( $(date +%s) - T0 )) s"
-for k in 1 2 3; do C h$k 120 /dev/shm/h.npy --anchors 65536 --residual none --gpu 0; done
+for k in ${RUNS:-1 2 3}; do C h$k 120 /dev/shm/h.npy --anchors 65536 --residual none --gpu 0; done
 say "done after $(( $(date +%s) - T0 )) s"

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
 import { createCudaBackend } from '../../dist/backend/cuda/index.js';
-import { PIN_GAP, lockedBytes, unlockWhileWaiting, uploadLarge } from '../../dist/backend/cuda/pin.js';
+import { PIN_GAP, lockedBytes, passRuns, unlockWhileWaiting, uploadLarge } from '../../dist/backend/cuda/pin.js';
 import type { CudaContext } from '../../dist/backend/cuda/context.js';
 import type { DeviceBuffer } from '../../dist/backend/cuda/pool.js';
 import { FakeCuda } from './fake-driver.js';
@@ -136,7 +136,10 @@ describe('rows uploaded once (Backend.rowsUploadedOnce): their locks go once the
     expect(locked).toBeGreaterThan(0); // the upload was page-locked
     expect(lockedBytes()).toBeGreaterThan(0); // released, not yet unlocked
     expect(unlockWhileWaiting(0)).toBeLessThan(1_000); // no time to spend: at most the piece it started
-    unlockWhileWaiting(10_000); // what CudaContext.wait does before it sleeps through a long kernel
+    unlockWhileWaiting(10_000); // before any pass: nothing (opening's and init's waits are short)
+    expect(lockedBytes()).toBeGreaterThan(0);
+    passRuns(); // a pass begins (pass.ts iterate)
+    unlockWhileWaiting(10_000); // what CudaContext.wait does in a pass's long wait
     expect(lockedBytes()).toBe(0);
     expect(fake.lockedRanges).toBe(0);
     const e2 = await b.open(kept, m);

@@ -20,8 +20,6 @@ const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8;
 
 /** Longest synchronous spin on an event before yielding to the event loop. */
 const SPIN_MS = 0.5;
-/** A wait this long is a long kernel's (a pass over millions of rows): time for released page locks (pin.ts), not init's short steps. */
-const UNLOCK_AFTER_MS = 25;
 
 const PTX_REJECTED = new Set<number>([CU.UNSUPPORTED_PTX_VERSION, CU.INVALID_PTX, CU.NO_BINARY_FOR_GPU, CU.JIT_COMPILER_NOT_FOUND]);
 
@@ -294,7 +292,7 @@ export class CudaContext {
       const waited = performance.now() - t0;
       if (waited < SPIN_MS) continue;
       if (waited < 5 + expectMs) await yieldImmediate();
-      else if (waited < UNLOCK_AFTER_MS || unlockWhileWaiting(1) === 0) await sleep(1); // in a long wait, a released page lock (one piece) instead of a nap
+      else if (unlockWhileWaiting(1) === 0) await sleep(1); // a released page lock (one piece, once passes run: pin.ts) instead of a nap
     }
     this.waitMs += performance.now() - t0;
     if (endsKernels) this.inFlight = []; // an event of the copy stream, or of one tile, says nothing of later kernels

@@ -4,6 +4,7 @@
 // too, one wait, 24 bytes back: the hot path), or the two steps of a shard: accumulate (wait,
 // download the partial sums) and applyUpdate (upload the combined sums, update_anchors). Every
 // sum is fixed point (reduce.cu).
+import { passRuns } from './pin.js';
 import { doublesFromInt64, int64FromDoubles, sumInt64, unpackFar, type PassScales } from '../fixed.js';
 import { partialLayout, type AnchorStats, type IterParams, type IterStats, type Partials } from '../types.js';
 import type { EngineCore } from './core.js';
@@ -203,6 +204,7 @@ export class DevicePass {
 
   /** The fused pass of a single engine: accumulate and update on the device, two scalars back. */
   async iterate(p: IterParams): Promise<IterStats> {
+    passRuns(); // released page locks may go in this pass's waits (pin.ts)
     const tStart = performance.now();
     const q = await this.queue(p);
     this.queueUpdate(p.step);

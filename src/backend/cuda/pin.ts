@@ -40,6 +40,17 @@ interface Lock {
 const locks: Lock[] = [];
 /** Locks to release while the GPU works (unlockOnceUploaded): unlocked a piece at a time in waits (unlockWhileWaiting). */
 const releasing: Lock[] = [];
+/**
+ * Set once a pass over the rows runs (passRuns): the released locks go in its waits, not in the
+ * short waits of opening and init, where unlocking them (5 ms a piece) held the next step.
+ */
+let passesRun = false;
+
+/** A pass is under way (pass.ts): waits from now on are the GPU's long work. */
+export function passRuns(): void {
+  passesRun = releasing.length > 0;
+}
+
 /** Buffers whose rows are uploaded once (releaseAfterUpload). */
 const once = new WeakSet<ArrayBufferLike>();
 
@@ -65,7 +76,7 @@ export function unlockOnceUploaded(ctx: CudaContext, buffer: ArrayBufferLike): v
  * then). Returns the milliseconds spent: 0 when nothing waits for release.
  */
 export function unlockWhileWaiting(ms: number): number {
-  if (releasing.length === 0) return 0;
+  if (releasing.length === 0 || !passesRun) return 0;
   const t0 = performance.now();
   while (releasing.length > 0 && performance.now() - t0 < ms) unlock(releasing.pop()!);
   return performance.now() - t0;
