@@ -75,9 +75,16 @@ const backend = createCpuBackend({});
 const cfg = { ...DEFAULT_CONFIG, m, ...(iters ? { maxIters: Number(iters) } : {}) };
 const t0 = performance.now();
 const engine = await backend.open(ds, m);
-const trained = await anneal(engine, cfg);
+// Progress on stderr (seconds since the anchors began): a long run can be estimated from its first iterations.
+const since = () => ((performance.now() - t0) / 1000).toFixed(1);
+const trained = await anneal(engine, cfg, {
+  onInitTry: (i, tries) => process.stderr.write(`anchors: init try ${i + 1}/${tries} at ${since()} s\n`),
+  onIter: (rec, max) => process.stderr.write(`anchors: iteration ${rec.iter}/${max} at ${since()} s\n`),
+  onFinalPass: () => process.stderr.write(`anchors: final pass at ${since()} s\n`),
+});
 await engine.dispose();
 const anchorSeconds = (performance.now() - t0) / 1000;
+process.stderr.write(`anchors: done in ${anchorSeconds.toFixed(1)} s\n`);
 const anchors = storedAnchors(trained.anchors, 'f16');
 const input = { x, n, d, anchors, assign: trained.assignments };
 
