@@ -6,7 +6,7 @@
 import { DEFAULT_CONFIG, type Effort } from '../anneal/config.js';
 import type { AnnealHooks, IterRecord } from '../anneal/types.js';
 import { selectBackend, type DeviceChoice } from '../backend/select.js';
-import { prewarm } from '../codec-registry/index.js';
+import { isCoded, prewarm } from '../codec-registry/index.js';
 import { UsageError } from '../errors.js';
 import { interruptSignal } from '../interrupt.js';
 import { datasetFromF32, type Dataset } from '../vectors/dataset.js';
@@ -192,8 +192,8 @@ export async function compress(input: string | string[] | Vectors, o: CompressOp
     const setupSeconds = (performance.now() - t0) / 1000 - readSeconds; // sizing, the backend, the scale
     if (scale !== 1) log().debug(`the vectors' largest magnitude is ${(1 / scale).toPrecision(3)}-scale: training on them multiplied by 2^${Math.log2(scale)} (exact), so that float32 distances neither underflow nor overflow`);
     const trainDs = scaledDataset(ds, scale);
-    // A scaled copy, or rows with no residuals to encode, go to the device once.
-    if (trainDs !== ds || (goal.kind === 'fixed' && goal.choice.residual === 'none')) backend.rowsUploadedOnce(trainDs);
+    // A scaled copy, or rows no codec of the plan encodes residuals of, go to the device once.
+    if (trainDs !== ds || !plan.options.some(isCoded)) backend.rowsUploadedOnce(trainDs);
     const result = unscaledResult(scale, await train(enginesOn(backend, trainDs, m), cfg, sample, steps.hooks));
     steps.end(); // ended before compress logs what it chose
     handed = true;
