@@ -11,7 +11,6 @@
 import type { AnnealConfig } from '../anneal/config.js';
 import { Rng } from '../anneal/random.js';
 import { sampleRows } from '../anneal/sample.js';
-import { finishSample } from '../anneal/index.js';
 import { Worker } from 'node:worker_threads';
 import type { AnnealHooks, AnnealResult } from '../anneal/types.js';
 import type { Backend, Engine } from '../backend/types.js';
@@ -91,7 +90,7 @@ export function trainingSampleOffThread(seed: number, n: number, s: number): Pro
   return new Promise<Int32Array>((resolve) => {
     let w: Worker;
     try {
-      w = new Worker(new URL('./sample-worker.js', import.meta.url), { workerData: { seed: (seed ^ SAMPLE_STREAM) >>> 0, n, s }, execArgv: [] });
+      w = new Worker(new URL('./sample-worker.js', import.meta.url), { workerData: { seed, n, s }, execArgv: [] });
     } catch {
       return resolve(here());
     }
@@ -106,7 +105,7 @@ export function trainingSampleOffThread(seed: number, n: number, s: number): Pro
 export async function train(engines: TrainEngines, cfg: AnnealConfig, sample: SampleSpec, hooks: AnnealHooks): Promise<TrainResult> {
   const start = performance.now();
   let t = start; // loading the training code counts with opening the engine
-  const { anneal } = await import('../anneal/index.js'); // loaded on use: commands that never train start faster
+  const { anneal, finishSample } = await import('../anneal/index.js'); // loaded on use: commands that never train start faster
   const s = sampleSize(sample, engines.n, cfg.m);
   if (s >= engines.n) {
     const engine = await engines.whole();
