@@ -120,8 +120,8 @@ describe('uploadLarge (page-locked pieces)', () => {
   });
 });
 
-describe('rows uploaded once (Backend.rowsUploadedOnce): their locks go once the engine holds them', () => {
-  it('unlocks them in waits for the GPU after the resident upload; the engine still runs; a later upload locks again; others stay locked until close', async () => {
+describe('rows uploaded once (Backend.rowsUploadedOnce): their locks go once passes run over them', () => {
+  it('unlocks them in the waits of passes, after the resident upload; the engine still runs; a later upload locks again; others stay locked until close', async () => {
     const { datasetFromF32 } = await import('../../dist/vectors/dataset.js');
     const fake = new FakeCuda({ devices: [GPU] });
     setDriverForTests(fake.api);
@@ -134,7 +134,7 @@ describe('rows uploaded once (Backend.rowsUploadedOnce): their locks go once the
     const e1 = await b.open(once, m);
     const locked = fake.registrations;
     expect(locked).toBeGreaterThan(0); // the upload was page-locked
-    expect(lockedBytes()).toBeGreaterThan(0); // released, not yet unlocked
+    expect(lockedBytes()).toBeGreaterThan(0); // marked, not yet released
     expect(unlockWhileWaiting(0)).toBeLessThan(1_000); // no time to spend: at most the piece it started
     unlockWhileWaiting(10_000); // before any pass: nothing (opening's and init's waits are short)
     expect(lockedBytes()).toBeGreaterThan(0);

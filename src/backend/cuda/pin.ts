@@ -38,36 +38,24 @@ interface Lock {
   view: Uint8Array;
 }
 const locks: Lock[] = [];
-/** Locks to release while the GPU works (unlockOnceUploaded): unlocked a piece at a time in waits (unlockWhileWaiting). */
+/** Locks being released (passRuns): unlocked a piece at a time in the waits of passes (unlockWhileWaiting). */
 const releasing: Lock[] = [];
-/**
- * Set once a pass over the rows runs (passRuns): the released locks go in its waits, not in the
- * short waits of opening and init, where unlocking them (5 ms a piece) held the next step.
- */
-let passesRun = false;
-
-/** A pass is under way (pass.ts): waits from now on are the GPU's long work. */
-export function passRuns(): void {
-  passesRun = releasing.length > 0;
-}
-
 /** Buffers whose rows are uploaded once (releaseAfterUpload). */
 const once = new WeakSet<ArrayBufferLike>();
 
 /**
- * `buffer`'s rows will be uploaded once, by the engine over them: their locks may go as soon as it
- * holds them, in the time the host would sleep waiting for the GPU (25.6 GB of a 100M input took
- * 0.5 s to unlock after the file was written). A later upload from it would lock again: slower,
- * never wrong.
+ * `buffer`'s rows will be uploaded once, by the engine over them: their locks may go once passes
+ * run over them, in the time the host would wait for the GPU anyway (25.6 GB of a 100M input took
+ * 0.5 s to unlock after the file was written), not in the short waits of opening and init. A later
+ * upload from it would lock again: slower, never wrong.
  */
 export function releaseAfterUpload(buffer: ArrayBufferLike): void {
   once.add(buffer);
 }
 
-/** Once an engine holds `buffer`'s rows: its locks (if it was marked so) are released in waits from now on. */
-export function unlockOnceUploaded(ctx: CudaContext, buffer: ArrayBufferLike): void {
-  if (!once.has(buffer)) return;
-  for (let k = locks.length - 1; k >= 0; k--) if (locks[k].buffer === buffer && locks[k].ctx === ctx) releasing.push(...locks.splice(k, 1));
+/** A pass is under way (pass.ts): the locks of buffers marked by releaseAfterUpload are released in waits from now on. */
+export function passRuns(): void {
+  for (let k = locks.length - 1; k >= 0; k--) if (once.has(locks[k].buffer)) releasing.push(...locks.splice(k, 1));
 }
 
 /**
@@ -76,7 +64,7 @@ export function unlockOnceUploaded(ctx: CudaContext, buffer: ArrayBufferLike): v
  * then). Returns the milliseconds spent: 0 when nothing waits for release.
  */
 export function unlockWhileWaiting(ms: number): number {
-  if (releasing.length === 0 || !passesRun) return 0;
+  if (releasing.length === 0) return 0;
   const t0 = performance.now();
   while (releasing.length > 0 && performance.now() - t0 < ms) unlock(releasing.pop()!);
   return performance.now() - t0;

@@ -22,7 +22,7 @@ import type { CudaContext } from './context.js';
 import type { Handle } from './driver.js';
 import type { HostRows } from './host-rows.js';
 import type { DeviceBuffer } from './pool.js';
-import { unlockOnceUploaded, uploadLarge } from './pin.js';
+import { uploadLarge } from './pin.js';
 
 /**
  * Bytes per synchronous copy of the resident upload, so that Ctrl-C is seen between chunks; also
@@ -103,7 +103,6 @@ export class VectorSpans {
     if (!this.rows.list) {
       // Contiguous rows: page-locked in place and copied asynchronously (pin.ts), a view at a time.
       for (const [bytes, off] of this.rows.chunks(viewLimitBytes())) await uploadLarge(this.ctx, this.X, bytes, off);
-      unlockOnceUploaded(this.ctx, this.rows.ds.buffer);
       return;
     }
     const total = this.rows.n * this.rowBytes;
