@@ -7,7 +7,7 @@
 // change), and every figure vlc reports — which neighbours are nearest, relative error, cosine,
 // recall — is unchanged by a common scale, so the figures of the scaled data are those of the data.
 // Data inside the band (every real embedding) is left alone, to the bit.
-import { allocDataset, f16ToF32, forEachF32Rows, forEachPiece, rows, type Dataset, type Rows } from './dataset.js';
+import { allocDataset, f16ToF32, forEachF32Rows, forEachPiece, rows, type Dataset, type Rows, type VectorView } from './dataset.js';
 
 /**
  * Magnitudes computed with as they are. 2^±16 leaves f32 squared distances 2^±32 around 1 for
@@ -70,7 +70,7 @@ export function maxAbsOf(x: Rows, list: readonly number[] | null = null): number
   // By the bits: the largest |x| is the largest bit pattern with the sign cleared (NaN and Inf were
   // refused on reading) — an integer max, a fraction of a float loop's time (and no f16 decoding).
   let top = 0;
-  const scan = (v: ArrayLike<number> & { buffer: ArrayBufferLike; byteOffset: number; length: number }) => {
+  const scan = (v: VectorView) => {
     if (v instanceof Uint16Array) {
       for (let i = 0; i < v.length; i++) if ((v[i] & 0x7fff) > top) top = v[i] & 0x7fff;
     } else {

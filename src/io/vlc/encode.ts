@@ -7,6 +7,7 @@ import { HUGE_PAGE_MIN_BYTES, hugeSharedBuffer } from '../../vectors/huge-pages.
 import { sectionOf, hasResiduals } from '../../codecs/sections.js';
 import { crc32c } from './crc32c.js';
 import { assignmentWidthFor, canonicalManifest } from './manifest.js';
+import { narrowInto, outsideError } from './narrow-ids.js';
 import { up8 } from './payload.js';
 import { FILE_HEADER_BYTES, FLAG_REQUIRED, MAGIC, SECTION_HEADER_BYTES, versionFor, type Assignments, type VlcContent } from './format.js';
 
@@ -144,42 +145,11 @@ export function fromF16(half: Uint16Array): Float32Array {
 }
 
 function narrowAssignments(a: ArrayLike<number>, width: 'u8' | 'u16' | 'u32', m: number): Assignments {
-  if (a instanceof Uint32Array && width === 'u16') return narrowU16(a, m);
-  const bad = firstOutside(a, m);
-  if (bad >= 0) throw outside(bad, a[bad], m);
-  const out = width === 'u8' ? new Uint8Array(a.length) : width === 'u16' ? new Uint16Array(a.length) : new Uint32Array(a.length);
-  out.set(a); // every value is below m, so it fits the width
+  const n = a.length;
+  // Many 16-bit ids (m ≤ 65,536: the usual width) go into memory on 2 MiB pages: 100M ids faulted 100,000 fresh 4 KiB pages in.
+  const out = width === 'u8' ? new Uint8Array(n) : width === 'u32' ? new Uint32Array(n) : new Uint16Array(n * 2 >= HUGE_PAGE_MIN_BYTES ? hugeSharedBuffer(n * 2) : new ArrayBuffer(n * 2));
+  const bad = narrowInto(a, out, m);
+  if (bad >= 0) throw outsideError(bad, a[bad], m);
   return out;
-}
-
-/**
- * The usual case (an engine's ids, 256 < m ≤ 65,536) in one typed loop that checks as it copies,
- * into memory on 2 MiB pages when large: 100M ids took 0.8 s to lay out as a check, a copy into
- * fresh 4 KiB pages and the checksum.
- */
-function narrowU16(a: Uint32Array, m: number): Uint16Array {
-  const bytes = a.length * 2;
-  const out = new Uint16Array(bytes >= HUGE_PAGE_MIN_BYTES ? hugeSharedBuffer(bytes) : new ArrayBuffer(bytes));
-  for (let i = 0; i < a.length; i++) {
-    const v = a[i];
-    if (v >= m) throw outside(i, v, m);
-    out[i] = v;
-  }
-  return out;
-}
-
-const outside = (i: number, v: number, m: number) => new Error(`encodeVlc: assignment ${i} is ${v}, outside 0..${m - 1}`);
-
-/** The first index whose value is not an id below m, or −1 (a loop of its own for the engines' Uint32Array). */
-function firstOutside(a: ArrayLike<number>, m: number): number {
-  if (a instanceof Uint32Array) {
-    for (let i = 0; i < a.length; i++) if (a[i] >= m) return i;
-    return -1;
-  }
-  for (let i = 0; i < a.length; i++) {
-    const v = a[i];
-    if (!(v >= 0 && v < m)) return i;
-  }
-  return -1;
 }
 

@@ -12,6 +12,19 @@ import { hugeSharedBuffer } from '../../vectors/huge-pages.js';
 export const NARROW_ON_THREADS_MIN = 1 << 24;
 const MAX_THREADS = 8;
 
+/** out[i] = a[i], each checked to be an id below m: the first index that is not (out then partly written), or −1. */
+export function narrowInto(a: ArrayLike<number>, out: Uint8Array | Uint16Array | Uint32Array, m: number): number {
+  for (let i = 0; i < a.length; i++) {
+    const v = a[i];
+    if (!(v >= 0 && v < m)) return i;
+    out[i] = v;
+  }
+  return -1;
+}
+
+/** The error for id i, v, not below m. */
+export const outsideError = (i: number, v: number, m: number) => new Error(`encodeVlc: assignment ${i} is ${v}, outside 0..${m - 1}`);
+
 /** What narrow-worker.js is handed. */
 export interface NarrowJob {
   src: SharedArrayBuffer;
@@ -42,7 +55,7 @@ export async function narrowIdsOnThreads(a: Uint32Array, m: number): Promise<{ i
   let crc = 0;
   for (let k = 0; k < threads; k++) {
     const bad = results[k].bad;
-    if (bad >= 0) throw new Error(`encodeVlc: assignment ${bad} is ${a[bad]}, outside 0..${m - 1}`);
+    if (bad >= 0) throw outsideError(bad, a[bad], m);
     crc = crc32cCombine(crc, results[k].crc, (cuts[k + 1] - cuts[k]) * 2);
   }
   return { ids: new Uint16Array(dst), crc };
