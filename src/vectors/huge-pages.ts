@@ -69,3 +69,8 @@ export function hugeSharedBuffer(bytes: number): SharedArrayBuffer {
   adviseHugePages(buffer, bytes);
   return buffer;
 }
+
+/** A fresh buffer for an array that may be large: hugeSharedBuffer from HUGE_PAGE_MIN_BYTES (a fault each 2 MiB when first written), a plain ArrayBuffer below. */
+export function largeBuffer(bytes: number): ArrayBufferLike {
+  return bytes >= HUGE_PAGE_MIN_BYTES ? hugeSharedBuffer(bytes) : new ArrayBuffer(bytes);
+}

@@ -11,7 +11,7 @@
 // the rows on the host (a dataset's, or a sample's read in place through its list).
 import { UsageError } from '../../errors.js';
 import { log } from '../../log.js';
-import { HUGE_PAGE_MIN_BYTES, hugeSharedBuffer } from '../../vectors/huge-pages.js';
+import { largeBuffer } from '../../vectors/huge-pages.js';
 import { maxAbsOf } from '../fixed.js';
 import type { AnchorStats, Engine, GlobalFigures, IterParams, IterStats, NearestAnchors, Partials } from '../types.js';
 import type { CudaContext } from './context.js';
@@ -309,7 +309,7 @@ export class CudaEngine implements Engine {
   async assignments(): Promise<Uint32Array> {
     this.live();
     // 100M ids are 400 MB: on 2 MiB pages they fault in 200 times, not 100,000 times, during the copy.
-    const out = new Uint32Array(this.n * 4 >= HUGE_PAGE_MIN_BYTES ? hugeSharedBuffer(this.n * 4) : new ArrayBuffer(this.n * 4));
+    const out = new Uint32Array(largeBuffer(this.n * 4));
     this.ctx.download(out, this.core.bufs.assign);
     return out;
   }

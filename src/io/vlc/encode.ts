@@ -3,7 +3,7 @@
 // will see them. Split from format.ts along the encoder / validating-decoder seam.
 import { f16ToF32 } from '../../vectors/dataset.js';
 import { f32ToF16Into } from '../writers/half.js';
-import { HUGE_PAGE_MIN_BYTES, hugeSharedBuffer } from '../../vectors/huge-pages.js';
+import { largeBuffer } from '../../vectors/huge-pages.js';
 import { sectionOf, hasResiduals } from '../../codecs/sections.js';
 import { crc32c } from './crc32c.js';
 import { assignmentWidthFor, canonicalManifest } from './manifest.js';
@@ -147,7 +147,7 @@ export function fromF16(half: Uint16Array): Float32Array {
 function narrowAssignments(a: ArrayLike<number>, width: 'u8' | 'u16' | 'u32', m: number): Assignments {
   const n = a.length;
   // Many 16-bit ids (m ≤ 65,536: the usual width) go into memory on 2 MiB pages: 100M ids faulted 100,000 fresh 4 KiB pages in.
-  const out = width === 'u8' ? new Uint8Array(n) : width === 'u32' ? new Uint32Array(n) : new Uint16Array(n * 2 >= HUGE_PAGE_MIN_BYTES ? hugeSharedBuffer(n * 2) : new ArrayBuffer(n * 2));
+  const out = width === 'u8' ? new Uint8Array(n) : width === 'u32' ? new Uint32Array(n) : new Uint16Array(largeBuffer(n * 2));
   const bad = narrowInto(a, out, m);
   if (bad >= 0) throw outsideError(bad, a[bad], m);
   return out;
