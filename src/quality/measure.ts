@@ -138,7 +138,10 @@ export async function sampledRecall(
   const steps = Math.log2(s.n / full.nb) / Math.log2(full.nb / half.nb); // doublings from the base to n, per halving measured
   const predicted = full.perQuery.map((r, q) => r - steps * (half.perQuery[q] - r));
   const { mean, se } = meanAndSe(predicted);
-  const all = Math.min(1, Math.max(0, mean));
+  // Never above the sample's own figure: a larger base only brings neighbours closer together. A
+  // line rising toward n is an artifact of small bases (decoded vectors that tie, as anchor ids
+  // alone do, keep a query's few sampled neighbours among the tied ones), not a prediction.
+  const all = Math.min(measured.recall_at_10!, Math.max(0, mean));
   if (!interval) return { ...measured, recall_at_10_all: all, recall_at_10_all_se: se, ...none };
   // The queries: the predictions' standard error, at least the binomial one of r(B) and r(B/2) counted on Q·k neighbours each.
   const floor = binomialSe(measured.recall_at_10!, slots);
@@ -160,7 +163,8 @@ export async function sampledRecall(
     lineBias = Math.abs(measured.recall_at_10! - mean);
     lineSe = floor * Math.sqrt(6) * carried;
   }
-  return { ...measured, recall_at_10_all: all, recall_at_10_all_se: se, ...bounds(mean, Z * Math.hypot(seQueries, lineSe) + lineBias) };
+  const b = bounds(mean, Z * Math.hypot(seQueries, lineSe) + lineBias);
+  return { ...measured, recall_at_10_all: all, recall_at_10_all_se: se, ...b, recall_at_10_all_low: Math.min(b.recall_at_10_all_low, all) };
 }
 
 /** The standard error of a proportion p counted on `count` trials, Agresti–Coull (2 successes and 2 failures added: never 0). */

@@ -85,4 +85,28 @@ describe('recall@10 over all n: the stated interval', () => {
     expect(far.recall_at_10_all_low!).toBeLessThan(0.9); // 0.973 measured by eval at 50M, where compress had said ≈1.000
     expect(far.recall_at_10_all_low!).toBeGreaterThan(0);
   });
+
+  it('a recall that rises with the base (decoded vectors that tie) is not extrapolated upward: the prediction is at most the sample figure', async () => {
+    // 250 clusters of 8 in the base, decoded to their centres (as anchor ids alone decode): a
+    // query's cluster mates tie and are all found, so the fewer of them the base holds (its first
+    // half: 4), the lower the recall. Over more vectors the tied sets grow past 10 and recall
+    // falls, so the line's rise must not be carried to n.
+    const nb = 2000, d = 8, K = 250;
+    const r = rng(7);
+    const centres = Float32Array.from({ length: K * d }, () => 10 * r());
+    const x = new Float32Array(nb * d);
+    for (let i = 0; i < nb; i++) for (let k = 0; k < d; k++) x[i * d + k] = centres[(i % K) * d + k] + 4 * (r() - 0.5);
+    const ids = (i: number, out: Float32Array) => out.set(centres.subarray((i % K) * d, ((i % K) + 1) * d));
+    const plan = { base: null, queries: [...Array(200).keys()] };
+    const whole = async (rows: number) => sampledRecall(x, rows, d, ids, await recallSample(x, rows, d, plan, rows, cpuKnn), cpuKnn);
+    const [half, full] = [await whole(nb / 2), await whole(nb)];
+    expect(half.recall_at_10!).toBeLessThan(full.recall_at_10!); // the line rises
+    for (const nAll of [5000, 50_000_000]) {
+      const p = await sampledRecall(x, nb, d, ids, await recallSample(x, nb, d, plan, nAll, cpuKnn), cpuKnn, true);
+      expect(p.recall_at_10).toBe(full.recall_at_10);
+      expect(p.recall_at_10_all).toBe(p.recall_at_10);
+      expect(p.recall_at_10_all_low!).toBeLessThanOrEqual(p.recall_at_10_all!);
+      expect(p.recall_at_10_all_high!).toBeGreaterThanOrEqual(p.recall_at_10_all!);
+    }
+  });
 });
