@@ -89,7 +89,7 @@ if s: print('energy per vector: billion', b['energy'], '100M on one GPU', s['ene
   ;;
 search)
   t0=$(date +%s.%N); timeout 120 node bin/vlc.js info /tmp/b.vlc > $W/info.txt 2>&1; S "info rc $? $(awk "BEGIN{print $(date +%s.%N) - $t0}") s"; head -30 $W/info.txt
-  T=500; peak search timeout 500 bash -c "node bin/vlc.js search /tmp/b.vlc --queries /dev/shm/q.npy -k 10 --device cuda -v > /dev/shm/res.jsonl 2> >(python3 -u .dev/ts.py > $W/search.err)"
+  T=500; peak search timeout ${ST:-500} bash -c "node bin/vlc.js search /tmp/b.vlc --queries /dev/shm/q.npy -k 10 --device cuda -v > /dev/shm/res.jsonl 2> >(python3 -u .dev/ts.py > $W/search.err)"
   S "search: $(wc -l < /dev/shm/res.jsonl) result lines; first: $(head -c 300 /dev/shm/res.jsonl)"
   tail -5 $W/search.err | tee -a $W/summary.txt
   ;;

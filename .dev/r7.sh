@@ -38,12 +38,12 @@ a)
 b) OUT=/tmp/b31 bash .dev/r5-bill31.sh check ;;
 c) OUT=/tmp/b31 bash .dev/r5-bill31.sh run ;;
 d)
-  OUT=/tmp/b31 bash .dev/r5-bill31.sh search
+  ST=240 OUT=/tmp/b31 bash .dev/r5-bill31.sh search
   rm -f /tmp/b.vlc
   C s-g4 120 '/dev/shm/sub2/*.npy' --anchors 65536 --residual int8 --gpu 0,1,2,3
   NP=4 C s-m4 150 mpirun '/dev/shm/sub2/*.npy' --anchors 65536 --residual int8
   same s-g4 s-m4
-  suite 240
+  suite 200
   ;;
 esac
 say "step $step done after $(( $(date +%s) - T0 )) s"
