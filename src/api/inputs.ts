@@ -3,7 +3,7 @@
 // each read as a step of the caller's progress display.
 import type { ReadOptions } from '../io/read.js';
 import { readVlc } from '../io/vlc/file.js';
-import { openVlcOnDisk } from '../io/vlc/on-disk.js';
+import { openVlcOnDiskThreaded } from '../io/vlc/on-disk.js';
 import type { VlcFile } from '../io/vlc/format.js';
 import { quoteName } from '../io/names.js';
 import type { Reporter, ReportStep } from '../log.js';
@@ -50,7 +50,7 @@ export async function vlcOnDiskOf(vlc: VlcInput, progress: Reporter, rowsHint?: 
   if (typeof vlc === 'string') {
     const checking = reportBytes(progress, vlc, 'checking');
     try {
-      const opened = openVlcOnDisk(vlc, checking, rowsHint);
+      const opened = await openVlcOnDiskThreaded(vlc, checking, rowsHint);
       if (opened) return opened;
     } finally {
       checking.end();

@@ -3,7 +3,9 @@
 // int8 code of -128 (outside -127..127) is refused even when its checksum is right.
 import { describe, expect, it } from 'vitest';
 import { crc32c } from '../../dist/io/vlc/crc32c.js';
-import { parallelPayloadCrcs, parallelPiecesCrc, payloadSpans } from '../../dist/io/vlc/checksums.js';
+import { parallelFileCrcs, parallelPayloadCrcs, parallelPiecesCrc, payloadSpans, PARALLEL_CHECK_MIN_BYTES } from '../../dist/io/vlc/checksums.js';
+import { FilePayload } from '../../dist/io/vlc/payload.js';
+import { openVlcOnDisk, openVlcOnDiskThreaded } from '../../dist/io/vlc/on-disk.js';
 import { decodeVlc, decodeVlcHeader, encodeVlcBytes, SECTION_HEADER_BYTES, type VlcContent } from '../../dist/io/vlc/format.js';
 import { encodeScalar, type ScalarResiduals } from '../../dist/codecs/scalar.js';
 import { reconstruct } from '../../dist/io/vlc/reconstruct.js';
@@ -166,4 +168,62 @@ describe('writeVlc checksums a large residual payload while it writes', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   }, 120_000);
+});
+
+describe('payload checksums on worker threads that read the file themselves (a file read where it lies)', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vlc-filecrc-'));
+  const put = (name: string, bytes: Uint8Array) => {
+    const f = path.join(dir, name);
+    fs.writeFileSync(f, bytes);
+    return f;
+  };
+  const fileCrcs = async (file: string, slice: number) => {
+    const fd = fs.openSync(file, 'r');
+    try {
+      const whole = new FilePayload(fd, 0, fs.statSync(file).size);
+      const seen: number[] = [];
+      const computed = await parallelFileCrcs(file, whole, decodeVlcHeader(whole).manifestEnd, (b) => seen.push(b), { threads: 3, minBytes: 1000, slice });
+      return { computed, seen };
+    } finally {
+      fs.closeSync(fd);
+    }
+  };
+
+  it('equal the in-line checksums over odd slice sizes; a flipped byte is still a checksum mismatch', async () => {
+    const bytes = await int8File(1_237, 29, 11);
+    const file = put('good.vlc', bytes);
+    const big = payloadSpans(bytes, decodeVlcHeader(bytes).manifestEnd).filter((s) => s.size >= 1000);
+    for (const slice of [16, 4_099, 1 << 20]) {
+      const { computed, seen } = await fileCrcs(file, slice);
+      expect(computed.map((c) => [c.start, c.size, c.crc])).toEqual(big.map((s) => [s.start, s.size, crc32c(bytes.subarray(s.start, s.start + s.size))]));
+      expect(Math.max(...seen)).toBe(big[big.length - 1].start + big[big.length - 1].size);
+      const opened = openVlcOnDisk(file, undefined, undefined, computed)!;
+      expect(Array.from(reconstruct(opened.file))).toEqual(Array.from(reconstruct(decodeVlc(bytes.slice(), 'x.vlc'))));
+      opened.close();
+    }
+    const r = rng(5);
+    for (const s of big) {
+      const bad = bytes.slice();
+      bad[s.start + Math.floor(r() * s.size)] ^= 1 << Math.floor(r() * 8);
+      const f = put('bad.vlc', bad);
+      const { computed } = await fileCrcs(f, 777);
+      expect(() => openVlcOnDisk(f, undefined, undefined, computed)).toThrow(/checksum mismatch/);
+    }
+  });
+
+  it('a file past the threads\' threshold is checked on them by openVlcOnDiskThreaded, damage included', async () => {
+    const bytes = await int8File(280_000, 121, 7);
+    const big = payloadSpans(bytes, decodeVlcHeader(bytes).manifestEnd).filter((s) => s.size >= PARALLEL_CHECK_MIN_BYTES);
+    expect(big.length).toBe(1); // the residual codes
+    const file = put('large.vlc', bytes);
+    const seen: number[] = [];
+    const opened = (await openVlcOnDiskThreaded(file, (b) => seen.push(b)))!;
+    expect(opened.file.manifest.n).toBe(280_000);
+    opened.close();
+    expect(seen.length).toBeGreaterThan(2); // the threads' slices, each heard
+    const bad = bytes.slice();
+    bad[big[0].start + 12_345_678] ^= 4;
+    await expect(openVlcOnDiskThreaded(put('large-bad.vlc', bad))).rejects.toThrow(/checksum mismatch/);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }, 60_000);
 });

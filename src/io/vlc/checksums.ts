@@ -58,8 +58,29 @@ export async function parallelPayloadCrcs(
 ): Promise<PayloadCrc[]> {
   const { threads, minBytes, slice } = { threads: Math.min(MAX_THREADS, availableParallelism()), minBytes: PARALLEL_CHECK_MIN_BYTES, slice: SLICE, ...how };
   const buf = asPayload(input);
+  if (!(buf.buffer instanceof SharedArrayBuffer)) return [];
+  return spansOnThreads(buf, manifestEnd, { buffer: buf.buffer, byteOffset: buf.byteOffset }, onChecked, { threads, minBytes, slice });
+}
+
+/**
+ * parallelPayloadCrcs for a file read where it lies (on-disk.ts): `input` reads the file at `path`
+ * (its section headers), and each worker reads its own slices of the payloads from the file, so a
+ * 130 GB file is checked at the speed of several threads and the disk instead of one thread's CRC.
+ */
+export async function parallelFileCrcs(
+  path: string, input: PayloadLike, manifestEnd: number, onChecked?: (bytes: number, total: number) => void, how: Partial<ParallelCheck> = {},
+): Promise<PayloadCrc[]> {
+  const all = { threads: Math.min(MAX_THREADS, availableParallelism()), minBytes: PARALLEL_CHECK_MIN_BYTES, slice: SLICE, ...how };
+  return spansOnThreads(asPayload(input), manifestEnd, { path }, onChecked, all);
+}
+
+/** The CRC32C of each payload of at least minBytes, its slices spread over the threads (`where`: the bytes' place for the workers). */
+async function spansOnThreads(
+  buf: ReturnType<typeof asPayload>, manifestEnd: number, where: Pick<CrcJob, 'buffer' | 'byteOffset' | 'path'>,
+  onChecked: ((bytes: number, total: number) => void) | undefined, { threads, minBytes, slice }: ParallelCheck,
+): Promise<PayloadCrc[]> {
   const big = payloadSpans(buf, manifestEnd).filter((s) => s.size >= minBytes && s.size > 0);
-  if (big.length === 0 || threads < 2 || !(buf.buffer instanceof SharedArrayBuffer)) return [];
+  if (big.length === 0 || threads < 2) return [];
   const out: PayloadCrc[] = [];
   for (const { start, size } of big) {
     const slices = Math.ceil(size / slice);
@@ -68,7 +89,7 @@ export async function parallelPayloadCrcs(
     const per = Math.ceil(slices / threads);
     const jobs = [];
     for (let s0 = 0; s0 < slices; s0 += per) {
-      const job: CrcJob = { buffer: buf.buffer, byteOffset: buf.byteOffset, start, size, slice, s0, s1: Math.min(slices, s0 + per) };
+      const job: CrcJob = { ...where, start, size, slice, s0, s1: Math.min(slices, s0 + per) };
       jobs.push(sliceCrcs(job, (i, crc) => {
         crcs[i] = crc;
         checked += Math.min(slice, size - i * slice);
@@ -115,10 +136,14 @@ async function piecesCrc(pieces: Uint8Array[], threads: number, minBytes: number
   return crc;
 }
 
-/** What crc-worker.js is handed: slices s0..s1 of the payload at `start`. */
+/**
+ * What crc-worker.js is handed: slices s0..s1 of the payload at `start`, in shared memory
+ * (`buffer`) or in the file at `path` (read by the worker itself).
+ */
 export interface CrcJob {
-  buffer: SharedArrayBuffer;
-  byteOffset: number;
+  buffer?: SharedArrayBuffer;
+  byteOffset?: number;
+  path?: string;
   start: number;
   size: number;
   slice: number;

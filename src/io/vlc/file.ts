@@ -11,7 +11,7 @@ import { parallelPayloadCrcs, parallelPiecesCrc, PARALLEL_CHECK_MIN_BYTES } from
 import { encodeVlcParts, sealSectionHeader, type PayloadTail } from './encode.js';
 import { decodeVlc, decodeVlcHeader, expectedVlcBytes, FILE_HEADER_BYTES, type VlcContent, type VlcFile } from './format.js';
 import { Payload } from './payload.js';
-import { openVlcOnDisk } from './on-disk.js';
+import { openVlcOnDiskThreaded } from './on-disk.js';
 import { reconstructRange } from './reconstruct.js';
 import { narrowIdsOnThreads } from './narrow-ids.js';
 import { assignmentWidthFor } from './manifest.js';
@@ -117,7 +117,7 @@ export interface VlcRows {
  * assignments and one block, never the codes. Any other input is read whole.
  */
 export async function openVlcRows(path: string, onBytes?: (read: number, total?: number) => void, onChecked?: (bytes: number, total: number) => void): Promise<VlcRows> {
-  const lazy = largeFile(path) ? openVlcOnDisk(path, onChecked) : undefined;
+  const lazy = largeFile(path) ? await openVlcOnDiskThreaded(path, onChecked) : undefined;
   if (lazy) return { file: lazy.file, rows: (r0, r1, out) => reconstructRange(lazy.file, r0, r1, out), close: lazy.close };
   const file = await readVlc(path, onBytes, onChecked);
   return { file, rows: (r0, r1, out) => reconstructRange(file, r0, r1, out), close: () => {} };

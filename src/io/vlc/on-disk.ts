@@ -11,7 +11,8 @@ import { log } from '../../log.js';
 import { quoteName } from '../names.js';
 import { hasResiduals, sectionOf } from '../../codecs/sections.js';
 import type { CodedResiduals, RowBlocks } from '../../codecs/types.js';
-import { decodeVlc, FILE_HEADER_BYTES, type Assignments, type VlcFile } from './format.js';
+import { parallelFileCrcs, PARALLEL_CHECK_MIN_BYTES, type PayloadCrc } from './checksums.js';
+import { decodeVlc, decodeVlcHeader, FILE_HEADER_BYTES, type Assignments, type VlcFile } from './format.js';
 import { FilePayload, Payload } from './payload.js';
 
 /**
@@ -106,7 +107,9 @@ export interface VlcOnDisk {
  * whole with readVlc). `onChecked(bytes, total)` hears the checksums; `rowsHint`: about how many
  * rows a block of residuals holds (default: the codec's, a few MiB of codes).
  */
-export function openVlcOnDisk(path: string, onChecked?: (bytes: number, total: number) => void, rowsHint?: number): VlcOnDisk | undefined {
+export function openVlcOnDisk(
+  path: string, onChecked?: (bytes: number, total: number) => void, rowsHint?: number, computed: readonly PayloadCrc[] = [],
+): VlcOnDisk | undefined {
   if (path === '-') return undefined;
   let st: fs.Stats;
   try {
@@ -118,7 +121,7 @@ export function openVlcOnDisk(path: string, onChecked?: (bytes: number, total: n
   const fd = fs.openSync(path, 'r');
   try {
     const whole = new FilePayload(fd, 0, st.size);
-    const file = decodeVlc(whole, path, onChecked, [], true);
+    const file = decodeVlc(whole, path, onChecked, computed, true);
     for (const w of file.warnings) log().warn(w);
     const { residualPayload, ...rest } = file;
     const residuals = residualPayload && blockedResiduals(rest, residualPayload, path, rowsHint ?? rowsForTests);
@@ -126,6 +129,35 @@ export function openVlcOnDisk(path: string, onChecked?: (bytes: number, total: n
   } catch (e) {
     fs.closeSync(fd);
     throw e;
+  }
+}
+
+/**
+ * openVlcOnDisk with the large payloads' checksums computed first on worker threads, each reading
+ * its slices of the file (checksums.ts parallelFileCrcs); the same checks, the same errors.
+ */
+export async function openVlcOnDiskThreaded(path: string, onChecked?: (bytes: number, total: number) => void, rowsHint?: number): Promise<VlcOnDisk | undefined> {
+  let computed: PayloadCrc[] = [];
+  const size = regularFileSize(path);
+  if (size !== undefined && size >= PARALLEL_CHECK_MIN_BYTES) {
+    const fd = fs.openSync(path, 'r');
+    try {
+      const whole = new FilePayload(fd, 0, size);
+      computed = await parallelFileCrcs(path, whole, decodeVlcHeader(whole, path).manifestEnd, onChecked);
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+  return openVlcOnDisk(path, onChecked, rowsHint, computed);
+}
+
+/** The size of `path` when it is a regular file, else undefined. */
+function regularFileSize(path: string): number | undefined {
+  try {
+    const st = fs.statSync(path);
+    return st.isFile() ? st.size : undefined;
+  } catch {
+    return undefined;
   }
 }
 
