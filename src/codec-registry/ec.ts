@@ -113,7 +113,7 @@ export const ecCodec: Codec<EcPlan> = {
   async encode(p, input) {
     const { encodeEc } = await import('../codecs/ec/encode.js');
     if (p.step !== undefined) {
-      const out = encodeEc(input, { step: p.step }, { rotate: false, scaleBits: p.scaleBits });
+      const out = await encodeEc(input, { step: p.step }, { rotate: false, scaleBits: p.scaleBits });
       return { residuals: out.residuals, residualEnergy: out.residualEnergy };
     }
     const budget = ecCodec.payloadBytes(p, input.n, input.d, 0)!;
@@ -121,7 +121,7 @@ export const ecCodec: Codec<EcPlan> = {
     // escapes or lane states) is coded again against a budget lowered by the excess.
     let target = budget;
     for (let attempt = 0; ; attempt++) {
-      const out = encodeEc(input, { payloadBytes: target });
+      const out = await encodeEc(input, { payloadBytes: target });
       const got = out.residuals.payloadBytes();
       if (got <= budget || attempt === 4) {
         if (got > budget) throw new Error(`ec: the payload takes ${got} bytes, over its budget of ${budget}`);

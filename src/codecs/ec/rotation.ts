@@ -20,14 +20,43 @@ export function asStored(vectors: Float64Array): { f16: Uint16Array; values: Flo
 export function projectSample(sample: Float64Array, d: number, P: Float64Array, k: number): Float64Array {
   const rows = d ? sample.length / d : 0;
   const out = new Float64Array(rows * k);
-  for (let r = 0; r < rows; r++) {
-    const o = r * d;
+  projectRows(sample, rows, d, P, k, out);
+  return out;
+}
+
+/**
+ * y[u·k + c] = Σ_j P[c·d + j] · r[u·d + j] for the first `rows` rows of r, each sum in f64 from j = 0
+ * up (the encoder's and the sample's projection, the same bits): four rows at a time, each row's sum
+ * its own, so a direction is read once for four rows and four independent sums run at once.
+ */
+export function projectRows(r: Float64Array, rows: number, d: number, P: Float64Array, k: number, y: Float64Array): void {
+  let u = 0;
+  for (; u + 4 <= rows; u += 4) {
+    const a = u * d, b = a + d, c2 = b + d, e = c2 + d;
+    for (let c = 0; c < k; c++) {
+      const p = c * d;
+      let s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      for (let j = 0; j < d; j++) {
+        const w = P[p + j];
+        s0 += w * r[a + j];
+        s1 += w * r[b + j];
+        s2 += w * r[c2 + j];
+        s3 += w * r[e + j];
+      }
+      const o = u * k + c;
+      y[o] = s0;
+      y[o + k] = s1;
+      y[o + 2 * k] = s2;
+      y[o + 3 * k] = s3;
+    }
+  }
+  for (; u < rows; u++) {
+    const a = u * d;
     for (let c = 0; c < k; c++) {
       const p = c * d;
       let s = 0;
-      for (let j = 0; j < d; j++) s += P[p + j] * sample[o + j];
-      out[r * k + c] = s;
+      for (let j = 0; j < d; j++) s += P[p + j] * r[a + j];
+      y[u * k + c] = s;
     }
   }
-  return out;
 }
