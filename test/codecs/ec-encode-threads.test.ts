@@ -2,11 +2,14 @@
 // bytes and the measured error are the same on 1, 2 and 3 threads, on odd sizes (n, d and the block
 // rows multiples of nothing), on the axes and along principal directions, for a step and a byte
 // target, f32 and f16 rows; and a section coded on threads reads back to the rows the encoder holds.
+// The projection on the directions, four rows at a time, makes each row's sums as one row alone does.
 import { describe, expect, it } from 'vitest';
 import { encodeEc, type EcTarget } from '../../dist/codecs/ec/encode.js';
 import { ecSection } from '../../dist/codecs/ec/residuals.js';
+import { projectRows } from '../../dist/codecs/ec/rotation.js';
 import { asPayload } from '../../dist/io/vlc/payload.js';
 import { datasetFromArray, f32ToF16 } from '../../dist/vectors/dataset.js';
+import { rng } from '../rng.js';
 import { decoded, joined, mixture } from './ec-helpers.js';
 
 const corrupt = (what: string) => new Error(what);
@@ -60,6 +63,22 @@ describe('ec encode on threads', () => {
       const read = ecSection.read(asPayload(payload), { n: base.n, d: base.d, m: 7, assignments: base.assign, version: 5 }, corrupt);
       const held = decoded(three.residuals, base), fromFile = decoded(read as typeof three.residuals, base);
       expect(Buffer.from(fromFile.buffer).equals(Buffer.from(held.buffer))).toBe(true);
+    }
+  });
+
+  it('projects four rows at a time to the one-row sums, bit for bit (a tail of rows, zeros among the values)', () => {
+    const r = rng(3);
+    for (const [rows, d, k] of [[7, 13, 5], [4, 1, 1], [3, 9, 9], [13, 384, 17]]) {
+      const x = Float64Array.from({ length: rows * d }, () => (r() < 0.1 ? 0 : r() - 0.5));
+      const P = Float64Array.from({ length: k * d }, () => r() - 0.5);
+      const y = new Float64Array(rows * k);
+      projectRows(x, rows, d, P, k, y);
+      for (let u = 0; u < rows; u++)
+        for (let c = 0; c < k; c++) {
+          let t = 0;
+          for (let j = 0; j < d; j++) t += P[c * d + j] * x[u * d + j];
+          expect(y[u * k + c]).toBe(t);
+        }
     }
   });
 });
