@@ -7,7 +7,8 @@ import type { Rows } from '../vectors/dataset.js';
 import { codesOf, type CodesHandle } from '../vectors/codes.js';
 import { blockBits, type BitsPlan } from './bits-rows.js';
 import { blockCodes, blockCrc, blockRanges, type RowsInput } from './scalar-rows.js';
-import { passRun, type EcPass } from './ec/encode-blocks.js';
+import { passRun, type EcJob } from './ec/encode-blocks.js';
+import { planRotated } from './ec/encode-rotated.js';
 
 export interface ScalarJob {
   /** ranges; codes (and their blocks' checksums); bits: the bits codec's codes; ec: a pass of the ec encoder. */
@@ -29,8 +30,8 @@ export interface ScalarJob {
   codes?: CodesHandle;
   /** bits: */
   bitsPlan?: BitsPlan;
-  /** ec: the pass (over the ec section's blocks, not BLOCK_ROWS'). */
-  ec?: EcPass;
+  /** ec: the pass (over the ec section's blocks, not BLOCK_ROWS'), or the principal directions' plan. */
+  ec?: EcJob;
 }
 
 parentPort?.on('message', (job: ScalarJob) => {
@@ -41,6 +42,11 @@ parentPort?.on('message', (job: ScalarJob) => {
       anchors: new Float32Array(job.anchors),
       assign: new Uint32Array(job.assign),
     };
+    if (job.ec?.pass === 'plan') {
+      const { sample, target, blockRows, scale } = job.ec;
+      parentPort!.postMessage({ ok: true, plan: planRotated(sample, job.n, job.d, target, blockRows, scale) });
+      return;
+    }
     if (job.phase === 'ec') {
       const run = passRun(inp, job.n, job.ec!);
       for (const b of job.blocks) run.block(b);

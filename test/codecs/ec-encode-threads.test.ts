@@ -1,7 +1,8 @@
 // The 'ec' encoder's passes on the encoder threads (src/codecs/ec/encode-blocks.ts): the section's
 // bytes and the measured error are the same on 1, 2 and 3 threads, on odd sizes (n, d and the block
-// rows multiples of nothing), on the axes and along principal directions, for a step and a byte
-// target, f32 and f16 rows; and a section coded on threads reads back to the rows the encoder holds.
+// rows multiples of nothing), on the axes and along principal directions (and either, planned side by
+// side), for a step and a byte target, f32 and f16 rows; and a section coded on threads reads back
+// to the rows the encoder holds.
 // The projection on the directions, four rows at a time, makes each row's sums as one row alone does.
 import { describe, expect, it } from 'vitest';
 import { encodeEc, type EcTarget } from '../../dist/codecs/ec/encode.js';
@@ -24,11 +25,13 @@ function rowsOf(n: number, d: number, seed: number) {
   return input;
 }
 
-const cases: Array<{ name: string; rotate: boolean; target: (n: number) => EcTarget }> = [
+const cases: Array<{ name: string; rotate: boolean | 'auto'; target: (n: number) => EcTarget }> = [
   { name: 'axes, a step', rotate: false, target: () => ({ step: 0.003 }) },
   { name: 'axes, a byte target', rotate: false, target: (n) => ({ payloadBytes: n * 9 }) },
   { name: 'principal directions, a step', rotate: true, target: () => ({ step: 0.02 }) },
   { name: 'principal directions, a byte target', rotate: true, target: (n) => ({ payloadBytes: n * 9 }) },
+  // Both layouts planned: on threads, the principal directions' plan on a kept thread beside the axes'.
+  { name: 'either layout, a byte target', rotate: 'auto', target: (n) => ({ payloadBytes: n * 9 }) },
 ];
 
 describe('ec encode on threads', () => {
@@ -37,7 +40,7 @@ describe('ec encode on threads', () => {
       const input = rowsOf(2999, 23, 5);
       const opts = { blockRows: 101, rotate: c.rotate };
       const one = await encodeEc(input, c.target(input.n), { ...opts, threads: 1 });
-      expect(one.residuals.layout.rotation !== undefined).toBe(c.rotate);
+      if (c.rotate !== 'auto') expect(one.residuals.layout.rotation !== undefined).toBe(c.rotate);
       expect(one.residuals.blockCount).toBe(Math.ceil(2999 / 101));
       const want = joined(one.residuals);
       for (const threads of [2, 3]) {

@@ -12,6 +12,8 @@
 import { forEachF32Rows } from '../../vectors/dataset.js';
 import { checkpoint } from '../../interrupt.js';
 import type { RowsInput } from '../scalar-rows.js';
+import type { EcTarget } from './encode.js';
+import type { Scale } from './size.js';
 import { onEncoderThreads } from '../scalar.js';
 import { encodeBlock } from './blocks.js';
 import { CodeHistogram, MAX_CODE, type Alphabet } from './model.js';
@@ -45,6 +47,9 @@ export type EcPass =
   | { pass: 'project'; blockRows: number; P: Float64Array; K: number; step: number; window: Window; sums: SharedArrayBuffer }
   /** codes: every block's held codes (shared memory). */
   | { pass: 'blocks'; blockRows: number; codes: BlockCodes[]; coder: Coder };
+
+/** A job of the ec encoder on a kept thread: a pass over blocks, or the principal directions' plan (encode-rotated.ts planRotatedBeside). */
+export type EcJob = EcPass | { pass: 'plan'; sample: Float64Array; target: EcTarget; blockRows: number; scale: Scale };
 
 /** What a thread answers for its blocks (in the order it was given them). */
 export interface EcAnswer {

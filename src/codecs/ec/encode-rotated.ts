@@ -3,6 +3,7 @@
 // directions counted and coded as encode.ts does on the axes. encodeEc takes this layout where it
 // keeps ROTATION_GAIN less error at the same bytes.
 import type { RowsInput } from '../scalar-rows.js';
+import { onEncoderThreads } from '../scalar.js';
 import { sectionBytes, type EcLayout } from './blocks.js';
 import type { EcTarget } from './encode.js';
 import { addCounts, coderOf, ecPass, inBlockOrder } from './encode-blocks.js';
@@ -50,6 +51,24 @@ export function planRotated(sample: Float64Array, n: number, d: number, target: 
     P.set(stored.values.subarray(k * d, (k + 1) * d), c * d);
   });
   return { k: K, f16, P, step: p.step, mse: p.mse, moments: Float64Array.from(idx, (k) => rc.moments[k]), scaleBits };
+}
+
+/**
+ * planRotated on a kept encoder thread while `here()` runs on this one (encodeEc: the plain axes'
+ * plan): the same plan as this thread would make, from the same code on the same sample.
+ */
+export async function planRotatedBeside(
+  rows: RowsInput, n: number, sample: Float64Array, target: EcTarget, blockRows: number, scale: Scale, here: () => void,
+): Promise<RotatedPlan | null> {
+  const pending = onEncoderThreads<{ plan: RotatedPlan | null }>(rows, n, 1, 1, { phase: 'ec', ec: { pass: 'plan', sample, target, blockRows, scale } });
+  await new Promise((go) => setImmediate(go)); // the job posted before this thread gets busy
+  try {
+    here();
+  } catch (e) {
+    await pending.catch(() => {});
+    throw e;
+  }
+  return (await pending).answers[0].plan;
 }
 
 /**

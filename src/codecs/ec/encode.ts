@@ -9,7 +9,7 @@ import { residualSample } from '../scalar-rows.js';
 import { encoderThreadCount, PARALLEL_MIN_VALUES, rowsInput } from '../scalar.js';
 import type { ResidualInput } from '../types.js';
 import { DEFAULT_BLOCK_ROWS, sectionBytes, type EcLayout } from './blocks.js';
-import { encodeRotated, planRotated } from './encode-rotated.js';
+import { encodeRotated, planRotated, planRotatedBeside, type RotatedPlan } from './encode-rotated.js';
 import { addCounts, coderOf, ecPass, inBlockOrder } from './encode-blocks.js';
 import { alphabetOf, modelsOf, writeModels } from './model.js';
 import { EcResiduals } from './residuals.js';
@@ -58,33 +58,31 @@ export async function encodeEc(input: ResidualInput, target: EcTarget, opts: EcO
   let steps: Float32Array;
   let step: number;
   let plainMse = Infinity;
-  if ('payloadBytes' in target) {
-    const counted = residualSample(rows, n, SEARCH_ROWS);
-    if (rotate !== true) {
-      const found = searchStep(cols, counted, n, d, target.payloadBytes, blockRows, scale);
+  let planned = false;
+  const planAxes = () => {
+    if ('payloadBytes' in target) {
+      const found = searchStep(cols, residualSample(rows, n, SEARCH_ROWS), n, d, target.payloadBytes, blockRows, scale);
       (steps = found.steps), (step = found.p.step), (scaleBits = found.scaleBits);
       plainMse = stepPoint(cols, step).mse;
+    } else {
+      const p = planStep(cols, target);
+      (steps = stepsOf(p.coded, p.step)), (step = p.step);
+      plainMse = p.mse;
     }
-  } else if (rotate !== true) {
-    const p = planStep(cols, target);
-    (steps = stepsOf(p.coded, p.step)), (step = p.step);
-    plainMse = p.mse;
-  }
+    planned = true;
+  };
   if (rotate !== false && d >= 2 && n >= 2) {
-    const r = planRotated(sample, n, d, target, blockRows, scale);
-    if (rotate === true || (r && r.mse < plainMse * (1 - ROTATION_GAIN))) {
-      if (r) return encodeRotated(rows, n, d, r, blockRows, r.scaleBits, t);
-    }
-  }
-  if (rotate === true) {
-    // d < 2 or n < 2: the plain axes
-    const p = 'payloadBytes' in target ? null : planStep(cols, target);
-    if (p) (steps = stepsOf(p.coded, p.step)), (step = p.step);
+    // Both layouts planned ('auto'): the principal directions' on a kept thread meanwhile, where there are threads.
+    let r: RotatedPlan | null;
+    if (rotate === 'auto' && t > 1) r = await planRotatedBeside(rows, n, sample, target, blockRows, scale, planAxes);
     else {
-      const found = searchStep(cols, residualSample(rows, n, SEARCH_ROWS), n, d, (target as { payloadBytes: number }).payloadBytes, blockRows, scale);
-      (steps = found.steps), (step = found.p.step), (scaleBits = found.scaleBits);
+      if (rotate === 'auto') planAxes();
+      r = planRotated(sample, n, d, target, blockRows, scale);
     }
+    if (r && (rotate === true || r.mse < plainMse * (1 - ROTATION_GAIN))) return encodeRotated(rows, n, d, r, blockRows, r.scaleBits, t);
   }
+  // The plain axes (rotate true: d or n below 2, or no direction worth coding).
+  if (!planned) planAxes();
   steps = steps!;
   step = step!;
   const dims = Int32Array.from(steps.keys()).filter((k) => steps[k] > 0);
