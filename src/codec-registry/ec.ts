@@ -36,9 +36,9 @@ const plan = (payload: number, n: number): EcPlan => ({ mode: 'ec', payload, n }
 
 /**
  * The automatic choice (--quality, the default, and --bytes) offers ec for inputs of up to this
- * many values (n·d). Its encoder runs on one host thread, a cost that grows with n while the GPU
- * encodes the fixed-rate codecs of tens of millions of rows in seconds
- * (bench/results/2026-11-28-h100-r3k-ec-gpu.json: encode_s, one thread, 1M × 128); past it the
+ * many values (n·d). Its encoder runs on the host's cores (at most 16 threads), a cost that grows
+ * with n while the GPU encodes the fixed-rate codecs of tens of millions of rows in seconds
+ * (bench/results/2026-11-28-h100-r3k-ec-gpu.json: encode_s, then one thread, 1M × 128); past it the
  * chooser says so and measures the others. `--residual ec` codes any size.
  */
 export const EC_AUTO_MAX_VALUES = 2 ** 27;
@@ -48,7 +48,7 @@ function offered(n: number, d: number): boolean {
   if (n * d <= EC_AUTO_MAX_VALUES) return true;
   if (leftOutFor !== n) {
     leftOutFor = n;
-    log().info(`left out ec residuals from the choice: ${n} × ${d} values are more than its one-thread encoder takes in reasonable time (${EC_AUTO_MAX_VALUES}); --residual ec codes them anyway`);
+    log().info(`left out ec residuals from the choice: ${n} × ${d} values are more than its host encoder takes in reasonable time (${EC_AUTO_MAX_VALUES}); --residual ec codes them anyway`);
   }
   return false;
 }
