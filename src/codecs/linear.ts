@@ -29,7 +29,14 @@ function removeEarlier(V: Float64Array, r: number, d: number): void {
 
 /** rows × D: each of `rows` d-dim rows of x along the D directions of P (D × d), each sum in f64 over k in order, rounded to f32. */
 export function projectRows(P: Float32Array, D: number, d: number, x: Float32Array, rows: number): Float32Array {
-  const out = new Float32Array(rows * D);
+  return projectInto(P, D, d, x, rows, new Float32Array(rows * D));
+}
+
+/**
+ * projectRows into `out` (rows × D), f32 or f64 values alike: each sum in f64 over k in order from
+ * 0, then stored (rounded once into f32; as it is into f64: ec's principal directions, rotation.ts).
+ */
+export function projectInto<T extends Float32Array | Float64Array>(P: Float32Array | Float64Array, D: number, d: number, x: Float32Array | Float64Array, rows: number, out: T): T {
   for (let i = 0; i < rows; i++) {
     const o = i * d;
     let r = 0;

@@ -3,11 +3,11 @@
 // rows multiples of nothing), on the axes and along principal directions (and either, planned side by
 // side), for a step and a byte target, f32 and f16 rows; and a section coded on threads reads back
 // to the rows the encoder holds.
-// The projection on the directions, four rows at a time, makes each row's sums as one row alone does.
+// The projection on the directions (f64, four directions at a time) makes each sum as one alone does.
 import { describe, expect, it } from 'vitest';
 import { encodeEc, type EcTarget } from '../../dist/codecs/ec/encode.js';
 import { ecSection } from '../../dist/codecs/ec/residuals.js';
-import { projectRows } from '../../dist/codecs/ec/rotation.js';
+import { projectInto } from '../../dist/codecs/linear.js';
 import { asPayload } from '../../dist/io/vlc/payload.js';
 import { datasetFromArray, f32ToF16 } from '../../dist/vectors/dataset.js';
 import { rng } from '../rng.js';
@@ -69,13 +69,13 @@ describe('ec encode on threads', () => {
     }
   });
 
-  it('projects four rows at a time to the one-row sums, bit for bit (a tail of rows, zeros among the values)', () => {
+  it('projects in f64 to the one-at-a-time sums, bit for bit (a tail of directions, zeros among the values)', () => {
     const r = rng(3);
     for (const [rows, d, k] of [[7, 13, 5], [4, 1, 1], [3, 9, 9], [13, 384, 17]]) {
       const x = Float64Array.from({ length: rows * d }, () => (r() < 0.1 ? 0 : r() - 0.5));
       const P = Float64Array.from({ length: k * d }, () => r() - 0.5);
       const y = new Float64Array(rows * k);
-      projectRows(x, rows, d, P, k, y);
+      projectInto(P, k, d, x, rows, y);
       for (let u = 0; u < rows; u++)
         for (let c = 0; c < k; c++) {
           let t = 0;

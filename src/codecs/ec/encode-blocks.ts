@@ -19,7 +19,7 @@ import { encodeBlock } from './blocks.js';
 import { CodeHistogram, MAX_CODE, type Alphabet } from './model.js';
 import { RansModels } from './rans.js';
 import { narrowed, type BlockCodes } from './residuals.js';
-import { projectRows } from './rotation.js';
+import { projectInto } from '../linear.js';
 
 /** The alphabets and models a block is coded under, as a worker thread receives them. */
 export interface Coder {
@@ -99,7 +99,7 @@ const codedDims = (steps: Float32Array): Int32Array => {
 
 const models = (c: Coder) => ({ alpha: { lo: c.lo, size: c.size }, models: new RansModels(c.scaleBits, c.start, c.freq) });
 
-/** Rows of the tile the coordinates are projected a tile at a time (projectRows). */
+/** Rows a tile: their residuals, then their coordinates (projectInto), then each row's codes. */
 const TILE = 16;
 
 /** The pass's run over `rows` (n of them) on this thread. */
@@ -174,7 +174,7 @@ function countBlock(rows: RowsInput, r0: number, r1: number, steps: Float32Array
 }
 
 /**
- * Rows r0 .. r1 (block b) projected on the K directions (a tile of rows at a time: projectRows),
+ * Rows r0 .. r1 (block b) projected on the K directions (a tile of rows at a time: linear.ts projectInto),
  * each coordinate quantized at the step and counted into h; its error sums into sums[b·(3K + 1) ..];
  * the block's codes, narrowed, in shared memory.
  */
@@ -199,7 +199,7 @@ function projectBlock(rows: RowsInput, r0: number, r1: number, job: Extract<EcPa
         }
         rr[u] = sq;
       }
-      projectRows(r, T, d, P, K, y);
+      projectInto(P, K, d, r, T, y);
       // The rows in order, each row's coordinates in order: the sums as one row after another makes them.
       for (let u = 0; u < T; u++) {
         const qo = (t0 + u - r0) * K, yo = u * K;
