@@ -7,7 +7,7 @@
 // (encode.ts) is loaded when a file is written.
 import { UsageError } from '../errors.js';
 import { log } from '../log.js';
-import { scalarPayloadBytes } from '../codecs/scalar.js';
+import { prewarmScalarEncoder, scalarPayloadBytes } from '../codecs/scalar.js';
 import { largestFitting, type Codec, type CodecPlan } from './codec.js';
 import { DEFAULT_BLOCK_ROWS, sectionBytes } from '../codecs/ec/blocks.js';
 import { ecPredictor } from '../codecs/ec/predict.js';
@@ -109,6 +109,9 @@ export const ecCodec: Codec<EcPlan> = {
   // Any n: the encoder codes a block of rows at a time, the payload is its head then the blocks
   // (pieces), and a reader views each block where it lies (codecs/ec/residuals.ts), past 4 GiB too.
   storable: () => true,
+
+  // Its passes run on the residual encoders' threads (codecs/ec/encode-blocks.ts): started while the GPU trains.
+  prewarm: (_p, n, d) => prewarmScalarEncoder(n * d),
 
   async encode(p, input) {
     const { encodeEc } = await import('../codecs/ec/encode.js');
