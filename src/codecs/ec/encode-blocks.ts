@@ -8,7 +8,9 @@
 //  - project (principal directions, pass 1): each block's coordinates quantized, their codes held
 //    (in shared memory, for pass 2 on any thread) and counted, each block's error sums in its place;
 //  - blocks (principal directions, pass 2): each block's bytes from its held codes.
-// The caller adds the blocks' sums in block order (encodeEc, encodeRotated).
+// The caller adds the blocks' sums in block order (encodeEc, encodeRotated). A kept thread also
+// takes the one job that is not a pass: the principal directions' plan (EcJob 'plan',
+// encode-rotated.ts planRotatedBeside), made while this thread plans the axes.
 import { forEachF32Rows } from '../../vectors/dataset.js';
 import { checkpoint } from '../../interrupt.js';
 import type { RowsInput } from '../scalar-rows.js';
