@@ -40,7 +40,7 @@ const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 3
 const gauss = () => Math.sqrt(-2 * Math.log(1 - rnd())) * Math.cos(2 * Math.PI * rnd());
 
 /** n × d mixture of m anchors, residual spreads falling with the dimension; rotated: the spreads on random directions. */
-function problem(layout) {
+async function problem(layout) {
   const m = 1024;
   const anchors = Float32Array.from({ length: m * d }, gauss);
   const sig = Float64Array.from({ length: d }, (_, k) => 0.3 * Math.exp(-k / (d / 3)));
@@ -56,7 +56,7 @@ function problem(layout) {
     }
   }
   const input = { x, n, d, anchors, assign };
-  const { residuals } = encodeEc(input, { step }, { rotate: layout === 'rotated' });
+  const { residuals } = await encodeEc(input, { step }, { rotate: layout === 'rotated' });
   const parts = residuals.payload();
   const payload = new Uint8Array(parts.reduce((s, p) => s + p.length, 0));
   let o = 0;
@@ -85,7 +85,7 @@ const cases = [];
 try {
   for (const layout of layouts) {
     const t0 = performance.now();
-    const { file, payloadBytes } = problem(layout);
+    const { file, payloadBytes } = await problem(layout);
     const encodeS = (performance.now() - t0) / 1000;
     const h0 = performance.now();
     const want = reconstructRange(file, 0, n, new Float32Array(n * d));

@@ -58,10 +58,10 @@ const ecAxes = args.includes('--ec-axes');
 const { encodeEc } = await lib('codecs/ec/encode.js');
 
 /** --ec-axes: the codec's byte-target coding (codec-registry/ec.ts), the principal directions left out. */
-function ecOnAxes(plan) {
+async function ecOnAxes(plan) {
   let target = plan.payload;
   for (let attempt = 0; ; attempt++) {
-    const out = encodeEc(input, { payloadBytes: target }, { rotate: false });
+    const out = await encodeEc(input, { payloadBytes: target }, { rotate: false });
     const got = out.residuals.payloadBytes();
     if (got <= plan.payload || attempt === 4) return out;
     target -= got - plan.payload + 64;
@@ -135,7 +135,7 @@ for (const { method, flags } of plans) {
     continue;
   }
   const t = performance.now();
-  const coded = plan.mode === 'none' ? undefined : ecAxes && plan.mode === 'ec' ? ecOnAxes(plan) : await encodeWith(plan, input, { backend, seed: cfg.seed, hooks: {} });
+  const coded = plan.mode === 'none' ? undefined : ecAxes && plan.mode === 'ec' ? await ecOnAxes(plan) : await encodeWith(plan, input, { backend, seed: cfg.seed, hooks: {} });
   const seconds = (performance.now() - t) / 1000;
   const file = path.join(tmp, 'x.vlc');
   const bytes = await writeVlc(file, {

@@ -7,7 +7,7 @@
 // (encode.ts) is loaded when a file is written.
 import { UsageError } from '../errors.js';
 import { log } from '../log.js';
-import { scalarPayloadBytes } from '../codecs/scalar.js';
+import { prewarmScalarEncoder, scalarPayloadBytes } from '../codecs/scalar.js';
 import { largestFitting, type Codec, type CodecPlan } from './codec.js';
 import { DEFAULT_BLOCK_ROWS, sectionBytes } from '../codecs/ec/blocks.js';
 import { ecPredictor } from '../codecs/ec/predict.js';
@@ -36,9 +36,9 @@ const plan = (payload: number, n: number): EcPlan => ({ mode: 'ec', payload, n }
 
 /**
  * The automatic choice (--quality, the default, and --bytes) offers ec for inputs of up to this
- * many values (n·d). Its encoder runs on one host thread, a cost that grows with n while the GPU
- * encodes the fixed-rate codecs of tens of millions of rows in seconds
- * (bench/results/2026-11-28-h100-r3k-ec-gpu.json: encode_s, one thread, 1M × 128); past it the
+ * many values (n·d). Its encoder runs on the host's cores (at most 16 threads), a cost that grows
+ * with n while the GPU encodes the fixed-rate codecs of tens of millions of rows in seconds
+ * (bench/results/2026-11-28-h100-r3k-ec-gpu.json: encode_s, then one thread, 1M × 128); past it the
  * chooser says so and measures the others. `--residual ec` codes any size.
  */
 export const EC_AUTO_MAX_VALUES = 2 ** 27;
@@ -48,7 +48,7 @@ function offered(n: number, d: number): boolean {
   if (n * d <= EC_AUTO_MAX_VALUES) return true;
   if (leftOutFor !== n) {
     leftOutFor = n;
-    log().info(`left out ec residuals from the choice: ${n} × ${d} values are more than its one-thread encoder takes in reasonable time (${EC_AUTO_MAX_VALUES}); --residual ec codes them anyway`);
+    log().info(`left out ec residuals from the choice: ${n} × ${d} values are more than its host encoder takes in reasonable time (${EC_AUTO_MAX_VALUES}); --residual ec codes them anyway`);
   }
   return false;
 }
@@ -110,10 +110,13 @@ export const ecCodec: Codec<EcPlan> = {
   // (pieces), and a reader views each block where it lies (codecs/ec/residuals.ts), past 4 GiB too.
   storable: () => true,
 
+  // Its passes run on the residual encoders' threads (codecs/ec/encode-blocks.ts): started while the GPU trains.
+  prewarm: (_p, n, d) => prewarmScalarEncoder(n * d),
+
   async encode(p, input) {
     const { encodeEc } = await import('../codecs/ec/encode.js');
     if (p.step !== undefined) {
-      const out = encodeEc(input, { step: p.step }, { rotate: false, scaleBits: p.scaleBits });
+      const out = await encodeEc(input, { step: p.step }, { rotate: false, scaleBits: p.scaleBits });
       return { residuals: out.residuals, residualEnergy: out.residualEnergy };
     }
     const budget = ecCodec.payloadBytes(p, input.n, input.d, 0)!;
@@ -121,7 +124,7 @@ export const ecCodec: Codec<EcPlan> = {
     // escapes or lane states) is coded again against a budget lowered by the excess.
     let target = budget;
     for (let attempt = 0; ; attempt++) {
-      const out = encodeEc(input, { payloadBytes: target });
+      const out = await encodeEc(input, { payloadBytes: target });
       const got = out.residuals.payloadBytes();
       if (got <= budget || attempt === 4) {
         if (got > budget) throw new Error(`ec: the payload takes ${got} bytes, over its budget of ${budget}`);

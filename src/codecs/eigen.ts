@@ -13,7 +13,20 @@
 /** Mean of r rᵀ over s rows (s × d, row-major): d × d, symmetric, summed in f64 in row order. */
 export function secondMomentMatrix(rows: Float32Array | Float64Array, s: number, d: number): Float64Array {
   const C = new Float64Array(d * d);
-  for (let r = 0; r < s; r++) {
+  // Four rows at a time (C read and written once for the four): each entry still adds its rows'
+  // products in row order. A row whose value is 0 adds ±0 here where the one-row loop skips it: the
+  // same sum, as a sum of finite values that starts at +0 is never −0.
+  let r = 0;
+  for (; r + 4 <= s; r += 4) {
+    const o0 = r * d, o1 = o0 + d, o2 = o1 + d, o3 = o2 + d;
+    for (let i = 0; i < d; i++) {
+      const v0 = rows[o0 + i], v1 = rows[o1 + i], v2 = rows[o2 + i], v3 = rows[o3 + i];
+      if (v0 === 0 && v1 === 0 && v2 === 0 && v3 === 0) continue;
+      const ci = i * d;
+      for (let j = i; j < d; j++) C[ci + j] = C[ci + j] + v0 * rows[o0 + j] + v1 * rows[o1 + j] + v2 * rows[o2 + j] + v3 * rows[o3 + j];
+    }
+  }
+  for (; r < s; r++) {
     const o = r * d;
     for (let i = 0; i < d; i++) {
       const v = rows[o + i];

@@ -111,7 +111,7 @@ export async function encodeScalar(
         blockRanges(rows, n, b, maxAbs, sumSq);
       }
     const scales = scalesOf(mode, n, d, blocks, maxAbs, sumSq, mode === 'int4' ? residualSample(rows, n, CLIP_SAMPLE_ROWS) : undefined);
-    if (workers) workers.answersInto(errs, crcs, await workers.run({ phase: 'codes', scales, levels: L, codes: codes.handle() }));
+    if (workers) answersInto(workers.blocks, errs, crcs, await workers.run({ phase: 'codes', scales, levels: L, codes: codes.handle() }));
     else
       for (let b = 0; b < blocks; b++) {
         await checkpoint();
@@ -159,11 +159,28 @@ export async function blocksOnThreads(
     }
     return errs;
   }
+  const { lists, answers } = await onEncoderThreads<{ errs: number[]; crcs: number[] }>(rows, n, t, blocks, job);
+  answersInto(lists, errs, crcs, answers);
+  return errs;
+}
+
+/** Each block's error and codes checksum, from the workers' answers (worker w's blocks: lists[w]), in block order. */
+function answersInto(lists: number[][], errs: Float64Array, crcs: Float64Array, perWorker: Array<{ errs: number[]; crcs: number[] }>): void {
+  perWorker.forEach((r, w) => r.errs.forEach((v, j) => {
+    errs[lists[w][j]] = v;
+    crcs[lists[w][j]] = r.crcs[j];
+  }));
+}
+
+/**
+ * One job on t of the kept threads (one encode at a time on them), over `blocks` blocks of the rows:
+ * worker w takes blocks w, w + t, w + 2t, ... (`lists[w]`) and answers for them (`answers[w]`).
+ */
+export async function onEncoderThreads<A>(rows: RowsInput, n: number, t: number, blocks: number, job: Partial<ScalarJob>): Promise<{ lists: number[][]; answers: A[] }> {
   const release = await takeThreads();
-  const workers = new ScalarWorkers(t, rows, n);
+  const workers = new ScalarWorkers(t, rows, n, blocks);
   try {
-    workers.answersInto(errs, crcs, await workers.run(job));
-    return errs;
+    return { lists: workers.blocks, answers: await workers.run<A>(job) };
   } finally {
     await workers.close();
     release();
@@ -249,31 +266,32 @@ function bestInt4Range(sample: Float64Array, d: number, k: number, mx: number, r
   return best;
 }
 
-/** t worker threads sharing the rows; worker w takes blocks w, w + t, w + 2t, ... */
+/** t worker threads sharing the rows; worker w takes blocks w, w + t, w + 2t, ... of `blocks` (the scalar codec's by default). */
 class ScalarWorkers {
   private readonly workers: Worker[];
-  private readonly blocks: number[][];
+  readonly blocks: number[][];
 
   constructor(
     t: number,
     private readonly rows: RowsInput,
     private readonly n: number,
+    blocks = blocksOf(n),
   ) {
     this.workers = encoderThreads(t).slice(0, t);
     for (const w of this.workers) w.ref(); // while encoding, the workers keep the process alive
-    this.blocks = Array.from({ length: t }, (_, w) => Array.from({ length: Math.ceil((blocksOf(n) - w) / t) }, (_, j) => w + j * t));
+    this.blocks = Array.from({ length: t }, (_, w) => Array.from({ length: Math.ceil((blocks - w) / t) }, (_, j) => w + j * t));
   }
 
-  /** One phase on every worker; each answers its blocks' errors (codes phase). */
-  run(job: Partial<ScalarJob>): Promise<Array<{ errs: number[]; crcs: number[] }>> {
+  /** One phase on every worker; each answers for its blocks (the codes phase: their errors and checksums). */
+  run<A = { errs: number[]; crcs: number[] }>(job: Partial<ScalarJob>): Promise<A[]> {
     const { x, d, anchors, assign } = this.rows;
     return Promise.all(
       this.workers.map(
         (worker, w) =>
-          new Promise<{ errs: number[]; crcs: number[] }>((resolve, reject) => {
+          new Promise<A>((resolve, reject) => {
             const fail = (e: Error) => reject(new Error(`residual encoder thread: ${e.message}`));
             worker.once('error', fail);
-            worker.once('message', (r: { ok: boolean; errs: number[]; crcs: number[]; error?: string }) => {
+            worker.once('message', (r: A & { ok: boolean; error?: string }) => {
               worker.off('error', fail);
               if (r.ok) resolve(r);
               else fail(new Error(r.error));
@@ -291,14 +309,6 @@ class ScalarWorkers {
           }),
       ),
     );
-  }
-
-  /** Each block's error and codes checksum, from the workers' answers, in block order. */
-  answersInto(errs: Float64Array, crcs: Float64Array, perWorker: Array<{ errs: number[]; crcs: number[] }>): void {
-    perWorker.forEach((r, w) => r.errs.forEach((v, j) => {
-      errs[this.blocks[w][j]] = v;
-      crcs[this.blocks[w][j]] = r.crcs[j];
-    }));
   }
 
   /** The workers stay for the next encode (a compress encodes the chosen codec after trying others), idle and unref'd. */

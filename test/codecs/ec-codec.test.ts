@@ -26,9 +26,9 @@ function codeEntropyBytes(res: EcResiduals): number {
 describe('ec codec', () => {
   const input = mixture(12_000, 48, 16, 1);
 
-  it('codes a mixture residual within 2 % of its codes empirical entropy (1 % without the models) and reads back bit for bit', () => {
+  it('codes a mixture residual within 2 % of its codes empirical entropy (1 % without the models) and reads back bit for bit', async () => {
     for (const step of [0.004, 0.03, 0.1]) {
-      const { residuals, residualEnergy } = encodeEc(input, { step });
+      const { residuals, residualEnergy } = await encodeEc(input, { step });
       const payload = joined(residuals);
       const H = codeEntropyBytes(residuals);
       // The models (up to 259 codes a dimension here) weigh on 12,000 rows; the blocks alone sit closer.
@@ -44,8 +44,8 @@ describe('ec codec', () => {
     }
   });
 
-  it('leaves the quiet dimensions uncoded (water-filling) and meets an MSE target on the sample', () => {
-    const { residuals, residualEnergy } = encodeEc(input, { mse: 0.05 });
+  it('leaves the quiet dimensions uncoded (water-filling) and meets an MSE target on the sample', async () => {
+    const { residuals, residualEnergy } = await encodeEc(input, { mse: 0.05 });
     const dims = Array.from(residuals.layout.dims);
     expect(dims.length).toBeGreaterThan(4);
     expect(dims.length).toBeLessThan(48); // spreads 0.3·e^(−k/8): the last dimensions are below the water
@@ -61,9 +61,9 @@ describe('ec codec', () => {
     expect((rate - bound) / dims.length).toBeLessThan(0.3);
   });
 
-  it('escapes rare large codes and still round-trips', () => {
+  it('escapes rare large codes and still round-trips', async () => {
     const heavy = mixture(5000, 16, 4, 2, 0.002);
-    const { residuals } = encodeEc(heavy, { step: 0.01 }, { blockRows: 512 });
+    const { residuals } = await encodeEc(heavy, { step: 0.01 }, { blockRows: 512 });
     const payload = joined(residuals);
     const back = ecSection.read(payload, heavy, corrupt);
     expect(Buffer.from(decoded(back, heavy).buffer).equals(Buffer.from(decoded(residuals, heavy).buffer))).toBe(true);
@@ -74,38 +74,38 @@ describe('ec codec', () => {
     expect(esc).toBeGreaterThan(0);
   });
 
-  it('hits a payload byte target within 1 %', () => {
+  it('hits a payload byte target within 1 %', async () => {
     for (const bytes of [input.n * 10, input.n * 24]) {
-      const { residuals } = encodeEc(input, { payloadBytes: bytes });
+      const { residuals } = await encodeEc(input, { payloadBytes: bytes });
       const got = joined(residuals).length;
       expect(Math.abs(got / bytes - 1)).toBeLessThan(0.01);
     }
   });
 
-  it('writes the same bytes every run; the codes do not depend on the block size', () => {
-    const a = joined(encodeEc(input, { step: 0.02 }).residuals);
-    const b = joined(encodeEc(input, { step: 0.02 }).residuals);
+  it('writes the same bytes every run; the codes do not depend on the block size', async () => {
+    const a = joined((await encodeEc(input, { step: 0.02 })).residuals);
+    const b = joined((await encodeEc(input, { step: 0.02 })).residuals);
     expect(Buffer.from(a).equals(Buffer.from(b))).toBe(true);
-    const small = encodeEc(input, { step: 0.02 }, { blockRows: 100 }).residuals;
+    const small = (await encodeEc(input, { step: 0.02 }, { blockRows: 100 })).residuals;
     expect(Buffer.from(decoded(small, input).buffer).equals(Buffer.from(decoded(ecSection.read(a, input, corrupt), input).buffer))).toBe(true);
   });
 
-  it('handles one row, rows fewer than a block, and residuals that are all zero', () => {
+  it('handles one row, rows fewer than a block, and residuals that are all zero', async () => {
     const one = mixture(1, 8, 1, 3);
-    const r1 = encodeEc(one, { step: 0.01 }).residuals;
+    const r1 = (await encodeEc(one, { step: 0.01 })).residuals;
     expect(Buffer.from(decoded(ecSection.read(joined(r1), one, corrupt), one).buffer).equals(Buffer.from(decoded(r1, one).buffer))).toBe(true);
     const zero = { ...mixture(300, 8, 2, 4) };
     zero.x = new Float32Array(300 * 8);
     zero.anchors = new Float32Array(2 * 8);
-    const { residuals, residualEnergy } = encodeEc(zero, { mse: 0.01 });
+    const { residuals, residualEnergy } = await encodeEc(zero, { mse: 0.01 });
     expect(residualEnergy).toBe(0);
     expect(residuals.layout.dims.length).toBe(0);
     expect(ecSection.read(joined(residuals), zero, corrupt).blockCount).toBe(1);
   });
 
-  it('refuses every cut of its section, and every bit flip either reads or is refused with a reason', () => {
+  it('refuses every cut of its section, and every bit flip either reads or is refused with a reason', async () => {
     const small = mixture(400, 5, 3, 5, 0.01);
-    const payload = joined(encodeEc(small, { step: 0.02 }, { blockRows: 300 }).residuals);
+    const payload = joined((await encodeEc(small, { step: 0.02 }, { blockRows: 300 })).residuals);
     for (let len = 0; len < payload.length; len++) expect(() => ecSection.read(payload.subarray(0, len), small, corrupt)).toThrow(Corrupt);
     const longer = new Uint8Array(payload.length + 4);
     longer.set(payload);

@@ -40,9 +40,9 @@ const mse = (x: Float32Array, y: Float32Array, n: number) => {
 describe('ec along principal directions', () => {
   const input = correlated(9000, 24, 8, 1);
 
-  it('codes correlated residuals in fewer bytes at the same step, and reads back bit for bit', () => {
-    const plain = encodeEc(input, { step: 0.01 }, { rotate: false });
-    const rot = encodeEc(input, { step: 0.01 }, { rotate: true });
+  it('codes correlated residuals in fewer bytes at the same step, and reads back bit for bit', async () => {
+    const plain = await encodeEc(input, { step: 0.01 }, { rotate: false });
+    const rot = await encodeEc(input, { step: 0.01 }, { rotate: true });
     expect(rot.residuals.layout.rotation).toBeDefined();
     const pb = joined(plain.residuals), rb = joined(rot.residuals);
     expect(rb.length).toBeLessThan(0.8 * pb.length);
@@ -56,10 +56,10 @@ describe('ec along principal directions', () => {
     expect(mse(input.x, a, input.n)).toBeLessThan(1.3 * mse(input.x, decoded(plain.residuals, input), input.n));
   });
 
-  it('a byte target picks the directions where they pay, hits the target within 1 %, and keeps less error', () => {
+  it('a byte target picks the directions where they pay, hits the target within 1 %, and keeps less error', async () => {
     for (const bytes of [input.n * 8, input.n * 16]) {
-      const auto = encodeEc(input, { payloadBytes: bytes });
-      const plain = encodeEc(input, { payloadBytes: bytes }, { rotate: false });
+      const auto = await encodeEc(input, { payloadBytes: bytes });
+      const plain = await encodeEc(input, { payloadBytes: bytes }, { rotate: false });
       expect(auto.residuals.layout.rotation).toBeDefined();
       const got = joined(auto.residuals).length;
       expect(Math.abs(got / bytes - 1)).toBeLessThan(0.01);
@@ -67,18 +67,18 @@ describe('ec along principal directions', () => {
     }
   });
 
-  it('writes the same bytes every run and for any block size the same reconstruction', () => {
-    const a = joined(encodeEc(input, { payloadBytes: input.n * 12 }).residuals);
-    const b = joined(encodeEc(input, { payloadBytes: input.n * 12 }).residuals);
+  it('writes the same bytes every run and for any block size the same reconstruction', async () => {
+    const a = joined((await encodeEc(input, { payloadBytes: input.n * 12 })).residuals);
+    const b = joined((await encodeEc(input, { payloadBytes: input.n * 12 })).residuals);
     expect(Buffer.from(a).equals(Buffer.from(b))).toBe(true);
-    const small = encodeEc(input, { step: 0.01 }, { rotate: true, blockRows: 333 }).residuals;
-    const big = encodeEc(input, { step: 0.01 }, { rotate: true }).residuals;
+    const small = (await encodeEc(input, { step: 0.01 }, { rotate: true, blockRows: 333 })).residuals;
+    const big = (await encodeEc(input, { step: 0.01 }, { rotate: true })).residuals;
     expect(Buffer.from(decoded(small, input).buffer).equals(Buffer.from(decoded(big, input).buffer))).toBe(true);
   });
 
-  it('refuses every cut of a rotated section; flips, mutations and random payloads read or are refused, never crash or hang', () => {
+  it('refuses every cut of a rotated section; flips, mutations and random payloads read or are refused, never crash or hang', async () => {
     const small = correlated(300, 6, 3, 5);
-    const payload = joined(encodeEc(small, { step: 0.02 }, { rotate: true, blockRows: 200 }).residuals);
+    const payload = joined((await encodeEc(small, { step: 0.02 }, { rotate: true, blockRows: 200 })).residuals);
     expect(new DataView(payload.buffer).getUint32(0, true)).toBe(2);
     for (let len = 0; len < payload.length; len++) expect(() => ecSection.read(payload.subarray(0, len), small, corrupt)).toThrow(Corrupt);
     let refused = 0, read = 0;

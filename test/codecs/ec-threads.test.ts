@@ -27,9 +27,9 @@ function errorOn(payload: Uint8Array, n: number, d: number, threads: number): st
 
 describe('ec decode on threads', () => {
   for (const rotate of [false, true]) {
-    it(`gives the one-thread codes for any thread count (${rotate ? 'principal directions' : 'axes'}, odd sizes)`, () => {
+    it(`gives the one-thread codes for any thread count (${rotate ? 'principal directions' : 'axes'}, odd sizes)`, async () => {
       const input = mixture(3001, 19, 5, 11, 0.001);
-      const { residuals } = encodeEc(input, { step: rotate ? 0.02 : 0.0004 }, { blockRows: 97, rotate });
+      const { residuals } = await encodeEc(input, { step: rotate ? 0.02 : 0.0004 }, { blockRows: 97, rotate });
       const payload = joined(residuals);
       const one = codesOn(payload, input.n, input.d, 1);
       expect(one.length).toBe(Math.ceil(3001 / 97));
@@ -51,9 +51,9 @@ describe('ec decode on threads', () => {
     });
   }
 
-  it('refuses a damaged section for its first bad block, in the same words, on any thread count', () => {
+  it('refuses a damaged section for its first bad block, in the same words, on any thread count', async () => {
     const input = mixture(2000, 9, 3, 12);
-    const { residuals } = encodeEc(input, { step: 0.01 }, { blockRows: 64 });
+    const { residuals } = await encodeEc(input, { step: 0.01 }, { blockRows: 64 });
     const payload = joined(residuals);
     const L = readSection(payload, input.n, input.d, corrupt);
     const damaged = payload.slice();

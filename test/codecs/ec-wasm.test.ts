@@ -64,14 +64,14 @@ describe('ec WebAssembly decoder', () => {
     }
   });
 
-  it('decodes random sections (odd n, d, block sizes, steps, both layouts) to the JS loop\'s codes and addTo\'s rows', () => {
+  it('decodes random sections (odd n, d, block sizes, steps, both layouts) to the JS loop\'s codes and addTo\'s rows', async () => {
     const r = rng(2028);
     let rotated = 0;
     for (let trial = 0; trial < 12; trial++) {
       const n = 1 + Math.floor(r() * 700), d = 1 + Math.floor(r() * 45), blockRows = 1 + Math.floor(r() * 300);
       const input = mixture(n, d, 3, 31 + trial, 0.003);
       const target = { step: 10 ** (-1 - 3 * r()) };
-      const payload = joined(encodeEc(input, target, { blockRows, rotate: trial % 2 === 1 }).residuals);
+      const payload = joined((await encodeEc(input, target, { blockRows, rotate: trial % 2 === 1 })).residuals);
       const L = readSection(payload, n, d, fail);
       setEcWasm(false);
       const js = decodeBlocks(payload, L, n, 1, fail);
@@ -132,13 +132,13 @@ describe('ec WebAssembly decoder', () => {
   const sections = [[1001, 37, { step: 0.004 }, 97], [517, 8, { step: 0.0004 }, 64], [301, 3, { step: 0.01 }, 1000], [400, 24, { mse: 0.01 }, 50]] as const;
 
   for (const rotate of [false, true]) {
-    it(`addRange (WebAssembly) gives addTo's (JS) rows bit for bit (${rotate ? 'principal directions' : 'axes'}: odd sizes, uncoded dimensions, int32 codes, −0 anchors)`, () => {
+    it(`addRange (WebAssembly) gives addTo's (JS) rows bit for bit (${rotate ? 'principal directions' : 'axes'}: odd sizes, uncoded dimensions, int32 codes, −0 anchors)`, async () => {
       let uncoded = 0, wide = 0;
       for (const [n, d, target, blockRows] of sections) {
         const input = mixture(n, d, 4, n + d, 0.002);
         // Anchors of −0: a dimension that is not coded must leave −0 as addTo does.
         for (let k = 0; k < input.anchors.length; k += 5) input.anchors[k] = -0;
-        const payload = joined(encodeEc(input, target, { blockRows, rotate }).residuals);
+        const payload = joined((await encodeEc(input, target, { blockRows, rotate })).residuals);
         // The reader takes a Payload or, as here, the bytes (io/vlc/payload.ts asPayload).
         const res = ecSection.read(payload as never, { n, d, m: 4, assignments: input.assign, version: 5 }, fail) as EcResiduals;
         expect(Boolean(res.layout.rotation)).toBe(rotate);
@@ -169,9 +169,9 @@ describe('ec WebAssembly decoder', () => {
     });
   }
 
-  it('decodes on worker threads to the JS loop\'s codes', () => {
+  it('decodes on worker threads to the JS loop\'s codes', async () => {
     const input = mixture(3001, 19, 5, 11, 0.001);
-    const payload = joined(encodeEc(input, { step: 0.0004 }, { blockRows: 97 }).residuals);
+    const payload = joined((await encodeEc(input, { step: 0.0004 }, { blockRows: 97 })).residuals);
     const L = readSection(payload, input.n, input.d, fail);
     setEcWasm(false);
     const js = decodeBlocks(payload, L, input.n, 1, fail);

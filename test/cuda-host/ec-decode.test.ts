@@ -35,7 +35,7 @@ const CASES: Array<[EcLayoutKind, number, number, number, { blockRows?: number; 
 describe('ec decode on the GPU (fake driver) = the host, bit for bit', () => {
   for (const [layout, n, d, m, o] of CASES) {
     it(`${layout}: n ${n}, d ${d}, m ${m}, ${JSON.stringify(o)}`, async () => {
-      const file = ecProblem(layout, n, d, m, n + d, o);
+      const file = await ecProblem(layout, n, d, m, n + d, o);
       expect(escapedCodes(file)).toBeGreaterThan(0);
       const br = file.residuals.layout.blockRows;
       const { fake, backend } = await onFake();
@@ -58,7 +58,7 @@ describe('ec decode on the GPU (fake driver) = the host, bit for bit', () => {
 
   it('CodecDevice.decodeEc (a cosine file: norms applied) = the host device, outputs prefilled with NaN', async () => {
     for (const layout of ['axis', 'rotated'] as const) {
-      const file = ecProblem(layout, 700, 23, 9, 5, { blockRows: 128, norms: true });
+      const file = await ecProblem(layout, 700, 23, 9, 5, { blockRows: 128, norms: true });
       const { fake, backend } = await onFake();
       try {
         for (const [r0, r1] of [[0, 700], [130, 390]]) {
@@ -76,7 +76,7 @@ describe('ec decode on the GPU (fake driver) = the host, bit for bit', () => {
 
   it('the k-NN over an ec base decoded on the device = the CPU over the host decode', async () => {
     const [n, d, m, nq, k] = [1003, 19, 9, 29, 9];
-    const file = ecProblem('axis', n, d, m, 3, { blockRows: 256 });
+    const file = await ecProblem('axis', n, d, m, 3, { blockRows: 256 });
     const r = rng(8);
     const queries = Float32Array.from({ length: nq * d }, () => (r() - 0.5) * 4);
     const { fake, backend } = await onFake();
@@ -94,7 +94,7 @@ describe('ec decode on the GPU (fake driver) = the host, bit for bit', () => {
   });
 
   it('a block the device finds damaged is an error naming it (the host held the good codes)', async () => {
-    const good = ecProblem('axis', 600, 11, 5, 9, { blockRows: 200 });
+    const good = await ecProblem('axis', 600, 11, 5, 9, { blockRows: 200 });
     const res = good.residuals;
     const broken = (b: number) => {
       const ref = res.blocks(b);

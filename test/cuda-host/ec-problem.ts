@@ -25,7 +25,7 @@ export interface EcProblemOptions {
   norms?: boolean;
 }
 
-export function ecProblem(layout: EcLayoutKind, n: number, d: number, m: number, seed: number, o: EcProblemOptions = {}): EcDecodable {
+export async function ecProblem(layout: EcLayoutKind, n: number, d: number, m: number, seed: number, o: EcProblemOptions = {}): Promise<EcDecodable> {
   const r = rng(seed);
   const g = () => Math.sqrt(-2 * Math.log(1 - r())) * Math.cos(2 * Math.PI * r());
   const anchors = Float32Array.from({ length: m * d }, () => (r() < 0.02 ? -0 : g() * 2 ** Math.floor(r() * 12 - 6)));
@@ -44,7 +44,7 @@ export function ecProblem(layout: EcLayoutKind, n: number, d: number, m: number,
     }
   }
   const input = { x, n, d, anchors, assign };
-  const { residuals } = encodeEc(input, { step: 0.02 }, { rotate: layout === 'rotated', blockRows: o.blockRows, scaleBits: o.scaleBits });
+  const { residuals } = await encodeEc(input, { step: 0.02 }, { rotate: layout === 'rotated', blockRows: o.blockRows, scaleBits: o.scaleBits });
   if ((layout === 'rotated') !== (residuals.layout.rotation !== undefined)) throw new Error(`ecProblem: asked for the ${layout} layout, got the other`);
   const parts = residuals.payload();
   const payload = new Uint8Array(parts.reduce((s, p) => s + p.length, 0));

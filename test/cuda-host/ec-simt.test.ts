@@ -78,8 +78,8 @@ describe.skipIf(!hasGxx)('ec_decode (cuda/ec.cu) on the CPU, lanes in lock step 
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   for (const [layout, n, d, o, span] of CASES) {
-    it(`${layout}: n ${n}, d ${d}, ${JSON.stringify(o)}, ${span} blocks a launch`, () => {
-      const file = ecProblem(layout, n, d, 5, n * d, o);
+    it(`${layout}: n ${n}, d ${d}, ${JSON.stringify(o)}, ${span} blocks a launch`, async () => {
+      const file = await ecProblem(layout, n, d, 5, n * d, o);
       if (d > 1) expect(escapedCodes(file)).toBeGreaterThan(0);
       dump(file, dir, [Math.floor(n / 3), n]);
       const { status, out } = run(span);
@@ -88,8 +88,8 @@ describe.skipIf(!hasGxx)('ec_decode (cuda/ec.cu) on the CPU, lanes in lock step 
     }, 60_000);
   }
 
-  it('a block whose lane state was damaged sets the error word to 1 + its index', () => {
-    const file = ecProblem('axis', 600, 11, 5, 9, { blockRows: 200 });
+  it('a block whose lane state was damaged sets the error word to 1 + its index', async () => {
+    const file = await ecProblem('axis', 600, 11, 5, 9, { blockRows: 200 });
     dump(file, dir, [0, 600], (bytes, at) => (bytes[Number(at[1]) + 2] ^= 0xff));
     const { status, out } = run(3);
     expect(out).toMatch(/^err 2,/);

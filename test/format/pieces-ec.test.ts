@@ -13,14 +13,14 @@ class Corrupt extends Error {}
 const corrupt = (what: string) => new Corrupt(what);
 
 describe('ec sections past 2^32 bytes', () => {
-  it('a block lying past 2^32 is found through the offset table and decodes as in the small section; read() no longer refuses the size', () => {
+  it('a block lying past 2^32 is found through the offset table and decodes as in the small section; read() no longer refuses the size', async () => {
     const n = 600, d = 11, m = 3, blockRows = 200;
     const r = rng(5);
     const anchors = Float32Array.from({ length: m * d }, () => r() * 4);
     const assign = Uint32Array.from({ length: n }, () => Math.floor(r() * m));
     const x = Float32Array.from({ length: n * d }, (_, t) => anchors[assign[Math.floor(t / d)] * d + (t % d)] + (r() - 0.5));
     const input = { x, n, d, anchors, assign };
-    const { residuals } = encodeEc(input, { step: 0.05 }, { blockRows });
+    const { residuals } = await encodeEc(input, { step: 0.05 }, { blockRows });
     const small = joined(residuals);
     const L = residuals.layout;
     expect(L.blockAt.length).toBe(4); // three blocks

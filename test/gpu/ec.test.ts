@@ -26,7 +26,7 @@ const CASES: Array<[EcLayoutKind, number, number, number, { blockRows?: number; 
 describe.skipIf(!hasGpu)('ec decode on the GPU = the host, bit for bit', () => {
   for (const [layout, n, d, m, o] of CASES) {
     it(`${layout}: n ${n}, d ${d}, m ${m}, ${JSON.stringify(o)}`, async () => {
-      const file = ecProblem(layout, n, d, m, n + d, o);
+      const file = await ecProblem(layout, n, d, m, n + d, o);
       expect(escapedCodes(file)).toBeGreaterThan(0);
       const br = file.residuals.layout.blockRows;
       const backend = await createCudaBackend(0);
@@ -48,7 +48,7 @@ describe.skipIf(!hasGpu)('ec decode on the GPU = the host, bit for bit', () => {
     try {
       for (const layout of ['axis', 'rotated'] as const) {
         const [n, d] = [12_345, 61];
-        const file = ecProblem(layout, n, d, 29, 5, { norms: true });
+        const file = await ecProblem(layout, n, d, 29, 5, { norms: true });
         for (const [r0, r1] of [[0, n], [4095, 8193]]) {
           const got = await backend.decodeEc(file, r0, r1, new Float32Array((r1 - r0) * d).fill(NaN));
           const want = await hostDevice.decodeEc(file, r0, r1, new Float32Array((r1 - r0) * d).fill(NaN));
@@ -62,7 +62,7 @@ describe.skipIf(!hasGpu)('ec decode on the GPU = the host, bit for bit', () => {
 
   it('the k-NN over an ec base decoded on the device = the CPU over the host decode (n 50,021, d 97, 333 queries, k 10)', async () => {
     const [n, d, m, nq, k] = [50_021, 97, 101, 333, 10];
-    const file = ecProblem('axis', n, d, m, 77);
+    const file = await ecProblem('axis', n, d, m, 77);
     const r = rng(3);
     const queries = Float32Array.from({ length: nq * d }, () => (r() - 0.5) * 2);
     const backend = await createCudaBackend(0);

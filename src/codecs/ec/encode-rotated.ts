@@ -2,12 +2,13 @@
 // residual sample (rotation.ts), the step along them, and every row's coordinates on the coded
 // directions counted and coded as encode.ts does on the axes. encodeEc takes this layout where it
 // keeps ROTATION_GAIN less error at the same bytes.
-import { forEachF32Rows } from '../../vectors/dataset.js';
 import type { RowsInput } from '../scalar-rows.js';
-import { encodeBlock, sectionBytes, type EcLayout } from './blocks.js';
+import { onEncoderThreads } from '../scalar.js';
+import { sectionBytes, type EcLayout } from './blocks.js';
 import type { EcTarget } from './encode.js';
-import { MAX_CODE, alphabetOf, modelsOf, writeModels } from './model.js';
-import { EcResiduals, narrowed, type BlockCodes } from './residuals.js';
+import { addCounts, coderOf, ecPass, inBlockOrder } from './encode-blocks.js';
+import { alphabetOf, modelsOf, writeModels } from './model.js';
+import { EcResiduals } from './residuals.js';
 import { secondMomentMatrix, symmetricEigenFull } from '../eigen.js';
 import { asStored, projectSample } from './rotation.js';
 import { DEFAULT_SCALE_BITS, histogramFor, searchStep, type Scale } from './size.js';
@@ -53,75 +54,56 @@ export function planRotated(sample: Float64Array, n: number, d: number, target: 
 }
 
 /**
- * Every row's coordinates along the plan's directions, quantized at its step and counted (pass 1,
- * the codes held by block), then the blocks coded under the models (pass 2). The error is summed
- * in the rotated frame: the energy outside the coded directions plus each coordinate's.
+ * planRotated on a kept encoder thread while `here()` runs on this one (encodeEc: the plain axes'
+ * plan): the same plan as this thread would make, from the same code on the same sample.
  */
-export function encodeRotated(
-  rows: RowsInput, n: number, d: number, plan: RotatedPlan, blockRows: number, scaleBits: number,
-): { residuals: EcResiduals; residualEnergy: number; step: number } {
+export async function planRotatedBeside(
+  rows: RowsInput, n: number, sample: Float64Array, target: EcTarget, blockRows: number, scale: Scale, here: () => void,
+): Promise<RotatedPlan | null> {
+  const pending = onEncoderThreads<{ plan: RotatedPlan | null }>(rows, n, 1, 1, { phase: 'ec', ec: { pass: 'plan', sample, target, blockRows, scale } });
+  await new Promise((go) => setImmediate(go)); // the job posted before this thread gets busy
+  try {
+    here();
+  } catch (e) {
+    await pending.catch(() => {});
+    throw e;
+  }
+  return (await pending).answers[0].plan;
+}
+
+/**
+ * Every row's coordinates along the plan's directions, quantized at its step and counted (pass 1,
+ * the codes held by block), then the blocks coded under the models (pass 2), each pass on `threads`
+ * threads (encode-blocks.ts). The error is summed in the rotated frame: the energy outside the coded
+ * directions plus each coordinate's, each block's sums added in block order.
+ */
+export async function encodeRotated(
+  rows: RowsInput, n: number, d: number, plan: RotatedPlan, blockRows: number, scaleBits: number, threads: number,
+): Promise<{ residuals: EcResiduals; residualEnergy: number; step: number }> {
   const { k: K, P } = plan;
   const s = Math.fround(plan.step);
   const steps = new Float32Array(K).fill(s);
   const h = histogramFor(steps, plan.moments);
-  const { lo, width, start, counts, escapes } = h;
   const blockCount = Math.ceil(n / blockRows);
-  const held: BlockCodes[] = [];
-  const q = new Int32Array(Math.min(n, blockRows) * K);
-  const e2 = new Float64Array(K), se = new Float64Array(K), nz = new Float64Array(K);
-  const r = new Float64Array(d);
-  const { anchors, assign } = rows;
-  let outside = 0;
-  for (let b = 0; b < blockCount; b++) {
-    const r0 = b * blockRows, r1 = Math.min(n, r0 + blockRows);
-    forEachF32Rows(rows.x, r0, r1, (v, c0, c1) => {
-      for (let i = c0; i < c1; i++) {
-        const xo = (i - c0) * d, ao = assign[i] * d, qo = (i - r0) * K;
-        let rr = 0, yy = 0;
-        for (let j = 0; j < d; j++) {
-          const t = v[xo + j] - anchors[ao + j];
-          r[j] = t;
-          rr += t * t;
-        }
-        for (let c = 0; c < K; c++) {
-          const p = c * d;
-          let t = 0;
-          for (let j = 0; j < d; j++) t += P[p + j] * r[j];
-          yy += t * t;
-          let code = Math.round(t / s);
-          code = code > MAX_CODE ? MAX_CODE : code < -MAX_CODE ? -MAX_CODE : code;
-          q[qo + c] = code;
-          const e = t - s * code;
-          e2[c] += e * e;
-          if (code !== 0) {
-            se[c] += code > 0 ? e : -e;
-            nz[c]++;
-          }
-          const w = code - lo[c];
-          if (w >= 0 && w < width[c]) counts[start[c] + w]++;
-          else escapes[c]++;
-        }
-        h.total++;
-        outside += Math.max(0, rr - yy);
-      }
-    });
-    held.push(narrowed(q.subarray(0, (r1 - r0) * K)));
-  }
+  const W = 3 * K + 1;
+  const sums = new Float64Array(new SharedArrayBuffer(Math.max(1, blockCount * W) * 8));
+  const projected = await ecPass(rows, n, threads, { pass: 'project', blockRows, P, K, step: s, window: { lo: h.lo, width: h.width }, sums: sums.buffer as SharedArrayBuffer });
+  addCounts(h, projected.answers);
+  const held = inBlockOrder(projected.lists, projected.answers, (a) => a.codes!);
+  // Per coordinate: Σ e², Σ sgn(q)·e, the count of q ≠ 0; then the energy outside the directions.
+  const total = new Float64Array(W);
+  for (let b = 0; b < blockCount; b++) for (let j = 0; j < W; j++) total[j] += sums[b * W + j];
   const offsets = new Float32Array(K);
-  let err = outside;
+  let err = total[3 * K];
   for (let c = 0; c < K; c++) {
-    if (nz[c] > 0) offsets[c] = Math.fround(Math.min(s / 2, Math.max(0, -se[c] / nz[c])));
+    const e2 = total[c], se = total[K + c], nz = total[2 * K + c];
+    if (nz > 0) offsets[c] = Math.fround(Math.min(s / 2, Math.max(0, -se / nz)));
     const o = offsets[c];
-    err += e2[c] + 2 * o * se[c] + nz[c] * o * o;
+    err += e2 + 2 * o * se + nz * o * o;
   }
   const alpha = alphabetOf(h, scaleBits), models = modelsOf(h, alpha, scaleBits);
-  const blocks: Uint8Array[] = [];
-  for (let b = 0; b < blockCount; b++) {
-    const rowsIn = Math.min(n, (b + 1) * blockRows) - b * blockRows;
-    const qb = q.subarray(0, rowsIn * K);
-    qb.set(held[b]);
-    blocks.push(encodeBlock(qb, rowsIn, alpha, models));
-  }
+  const coded = await ecPass(rows, n, threads, { pass: 'blocks', blockRows, codes: held, coder: coderOf(alpha, models) });
+  const blocks = inBlockOrder(coded.lists, coded.answers, (a) => a.bytes!);
   const blockAt = new Float64Array(blockCount + 1);
   blockAt[0] = sectionBytes(d, blockCount, writeModels(alpha, models).length, 0, K);
   for (let b = 0; b < blockCount; b++) blockAt[b + 1] = blockAt[b] + blocks[b].length;

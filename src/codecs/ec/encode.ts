@@ -1,16 +1,18 @@
 // The 'ec' codec's encoder: the step by reverse water-filling on a sample (steps.ts), every row's
-// codes counted into static models (two passes: count, then code), the blocks coded (blocks.ts).
+// codes counted into static models (two passes: count, then code), the blocks coded (blocks.ts);
+// the passes a block of rows at a time on the encoder threads (encode-blocks.ts).
 // With a byte target the step is searched on a sample's coded size estimate (size.ts); along the
 // residual's principal directions where that pays (encode-rotated.ts).
-// Deterministic: the samples are fixed rows, every sum runs in row order.
-import { forEachF32Rows } from '../../vectors/dataset.js';
-import { residualSample, type RowsInput } from '../scalar-rows.js';
-import { rowsInput } from '../scalar.js';
+// Deterministic: the samples are fixed rows; every sum over the rows runs in row order within a
+// block, then block by block in block order (whatever thread ran each block).
+import { residualSample } from '../scalar-rows.js';
+import { encoderThreadCount, PARALLEL_MIN_VALUES, rowsInput } from '../scalar.js';
 import type { ResidualInput } from '../types.js';
-import { DEFAULT_BLOCK_ROWS, encodeBlock, sectionBytes, type EcLayout } from './blocks.js';
-import { encodeRotated, planRotated } from './encode-rotated.js';
-import { MAX_CODE, alphabetOf, modelsOf, writeModels, type CodeHistogram } from './model.js';
-import { EcResiduals, narrowed, type BlockCodes } from './residuals.js';
+import { DEFAULT_BLOCK_ROWS, sectionBytes, type EcLayout } from './blocks.js';
+import { encodeRotated, planRotated, planRotatedBeside, type RotatedPlan } from './encode-rotated.js';
+import { addCounts, coderOf, ecPass, inBlockOrder } from './encode-blocks.js';
+import { alphabetOf, modelsOf, writeModels } from './model.js';
+import { EcResiduals } from './residuals.js';
 import { DEFAULT_SCALE_BITS, SAMPLE_ROWS, SEARCH_ROWS, histogramFor, searchStep, stepsOf, type Scale } from './size.js';
 import { columnsOf, planStep, stepPoint, type StepTarget } from './steps.js';
 
@@ -27,104 +29,28 @@ export interface EcOptions {
    * to that sample, whose sampling noise alone spreads an isotropic spectrum) at the same bytes.
    */
   rotate?: boolean | 'auto';
+  /**
+   * Threads the passes over every row run on (the residual encoders' kept workers: encode-blocks.ts);
+   * the bytes are the same for any number. Default: one below PARALLEL_MIN_VALUES values, else every core (at most 16).
+   */
+  threads?: number;
 }
 
 /** The rotated layout is taken when it keeps this much less error (its decode costs k·d a row, not d). */
 const ROTATION_GAIN = 0.05;
 
 /**
- * Codes of one row (r = x − anchor, f64) on the coded dimensions, into q[at ..]; returns Σ (x − x̂)²
- * over all d, x̂ as residuals.ts decodes it (offsets toward 0 included).
- */
-function quantizeRow(x: Float32Array, xo: number, anchors: Float32Array, ao: number, d: number, steps: Float32Array, offsets: Float32Array, q: Int32Array, at: number): number {
-  let err = 0;
-  for (let k = 0, c = at; k < d; k++) {
-    const xv = x[xo + k], av = anchors[ao + k], s = steps[k];
-    if (s === 0) {
-      const e = xv - av;
-      err += e * e;
-      continue;
-    }
-    let v = Math.round((xv - av) / s);
-    v = v > MAX_CODE ? MAX_CODE : v < -MAX_CODE ? -MAX_CODE : v;
-    q[c++] = v;
-    const e = xv - (v > 0 ? Math.fround(av + (s * v - offsets[k])) : v < 0 ? Math.fround(av + (s * v + offsets[k])) : av);
-    err += e * e;
-  }
-  return err;
-}
-
-/**
- * Per coded dimension, Σ sgn(q)·(step·q − r) over its codes q ≠ 0 and how many: the mean is the
- * offset that moves those levels to their residuals' mean (residuals.ts).
- */
-class OffsetSums {
-  readonly sum: Float64Array;
-  readonly count: Float64Array;
-  constructor(readonly dims: Int32Array) {
-    this.sum = new Float64Array(dims.length);
-    this.count = new Float64Array(dims.length);
-  }
-
-  addRow(x: Float32Array, xo: number, anchors: Float32Array, ao: number, steps: Float32Array, q: Int32Array): void {
-    const { dims, sum, count } = this;
-    for (let c = 0; c < dims.length; c++) {
-      const v = q[c];
-      if (v === 0) continue;
-      const k = dims[c], t = steps[k] * v - (x[xo + k] - anchors[ao + k]);
-      sum[c] += v > 0 ? t : -t;
-      count[c]++;
-    }
-  }
-
-  /** The offsets, within [0, step / 2] (levels keep their order and their side of 0). */
-  offsets(steps: Float32Array): Float32Array {
-    const out = new Float32Array(steps.length);
-    this.dims.forEach((k, c) => {
-      if (this.count[c] > 0) out[k] = Math.fround(Math.min(steps[k] / 2, Math.max(0, this.sum[c] / this.count[c])));
-    });
-    return out;
-  }
-}
-
-/** Codes of rows r0 .. r1 counted into h, and into the offsets' sums: quantizeRow's codes without its error. */
-function countRows(rows: RowsInput, r0: number, r1: number, steps: Float32Array, h: CodeHistogram, sums: OffsetSums): void {
-  const { d, anchors, assign } = rows;
-  const dims: number[] = [];
-  steps.forEach((s, k) => s > 0 && dims.push(k));
-  const D = dims.length, dk = Int32Array.from(dims), sk = Float64Array.from(dims, (k) => steps[k]);
-  const q = new Int32Array(D);
-  const { lo, width, start, counts, escapes } = h;
-  const one = (v: Float32Array, xo: number, i: number) => {
-    const ao = assign[i] * d;
-    for (let c = 0; c < D; c++) {
-      const k = dk[c];
-      let t = Math.round((v[xo + k] - anchors[ao + k]) / sk[c]);
-      t = t > MAX_CODE ? MAX_CODE : t < -MAX_CODE ? -MAX_CODE : t;
-      q[c] = t;
-      const w = t - lo[c];
-      if (w >= 0 && w < width[c]) counts[start[c] + w]++;
-      else escapes[c]++;
-    }
-    h.total++;
-    sums.addRow(v, xo, anchors, ao, steps, q);
-  };
-  forEachF32Rows(rows.x, r0, r1, (v, c0, c1) => {
-    for (let i = c0; i < c1; i++) one(v, (i - c0) * d, i);
-  });
-}
-
-/**
  * The 'ec' residuals of every vector, and their mean squared error (x against the reconstruction as
  * a decoder holds it).
  */
-export function encodeEc(input: ResidualInput, target: EcTarget, opts: EcOptions = {}): { residuals: EcResiduals; residualEnergy: number; step: number } {
+export async function encodeEc(input: ResidualInput, target: EcTarget, opts: EcOptions = {}): Promise<{ residuals: EcResiduals; residualEnergy: number; step: number }> {
   const { n, d } = input;
   const blockRows = opts.blockRows ?? DEFAULT_BLOCK_ROWS;
+  const t = Math.max(1, Math.min(opts.threads ?? (n * d < PARALLEL_MIN_VALUES ? 1 : encoderThreadCount()), Math.ceil(n / blockRows)));
   // A byte target picks the models' precision too, unless one is given (scaleOf).
   const scale: Scale = opts.scaleBits ?? ('payloadBytes' in target ? 'auto' : DEFAULT_SCALE_BITS);
   let scaleBits = scale === 'auto' ? DEFAULT_SCALE_BITS : scale;
-  const rows = rowsInput(input, false);
+  const rows = rowsInput(input, t > 1);
   const sample = residualSample(rows, n, SAMPLE_ROWS);
   const cols = columnsOf(sample, d);
   const moments = cols.moments;
@@ -132,66 +58,60 @@ export function encodeEc(input: ResidualInput, target: EcTarget, opts: EcOptions
   let steps: Float32Array;
   let step: number;
   let plainMse = Infinity;
-  if ('payloadBytes' in target) {
-    const counted = residualSample(rows, n, SEARCH_ROWS);
-    if (rotate !== true) {
-      const found = searchStep(cols, counted, n, d, target.payloadBytes, blockRows, scale);
+  let planned = false;
+  const planAxes = () => {
+    if ('payloadBytes' in target) {
+      const found = searchStep(cols, residualSample(rows, n, SEARCH_ROWS), n, d, target.payloadBytes, blockRows, scale);
       (steps = found.steps), (step = found.p.step), (scaleBits = found.scaleBits);
       plainMse = stepPoint(cols, step).mse;
+    } else {
+      const p = planStep(cols, target);
+      (steps = stepsOf(p.coded, p.step)), (step = p.step);
+      plainMse = p.mse;
     }
-  } else if (rotate !== true) {
-    const p = planStep(cols, target);
-    (steps = stepsOf(p.coded, p.step)), (step = p.step);
-    plainMse = p.mse;
-  }
+    planned = true;
+  };
   if (rotate !== false && d >= 2 && n >= 2) {
-    const r = planRotated(sample, n, d, target, blockRows, scale);
-    if (rotate === true || (r && r.mse < plainMse * (1 - ROTATION_GAIN))) {
-      if (r) return encodeRotated(rows, n, d, r, blockRows, r.scaleBits);
-    }
-  }
-  if (rotate === true) {
-    // d < 2 or n < 2: the plain axes
-    const p = 'payloadBytes' in target ? null : planStep(cols, target);
-    if (p) (steps = stepsOf(p.coded, p.step)), (step = p.step);
+    // Both layouts planned ('auto'): the principal directions' on a kept thread meanwhile, where there are threads.
+    let r: RotatedPlan | null;
+    if (rotate === 'auto' && t > 1) r = await planRotatedBeside(rows, n, sample, target, blockRows, scale, planAxes);
     else {
-      const found = searchStep(cols, residualSample(rows, n, SEARCH_ROWS), n, d, (target as { payloadBytes: number }).payloadBytes, blockRows, scale);
-      (steps = found.steps), (step = found.p.step), (scaleBits = found.scaleBits);
+      if (rotate === 'auto') planAxes();
+      r = planRotated(sample, n, d, target, blockRows, scale);
     }
+    if (r && (rotate === true || r.mse < plainMse * (1 - ROTATION_GAIN))) return encodeRotated(rows, n, d, r, blockRows, r.scaleBits, t);
   }
+  // The plain axes (rotate true: d or n below 2, or no direction worth coding).
+  if (!planned) planAxes();
   steps = steps!;
   step = step!;
-  const dimList: number[] = [];
-  steps.forEach((s, k) => s > 0 && dimList.push(k));
-  const D = dimList.length;
-  // Pass 1: every row's codes counted, and the offsets' sums.
-  const h = histogramFor(steps, moments);
-  const sums = new OffsetSums(Int32Array.from(dimList));
-  countRows(rows, 0, n, steps, h, sums);
-  const offsets = sums.offsets(steps);
-  const alpha = alphabetOf(h, scaleBits), models = modelsOf(h, alpha, scaleBits);
-  // Pass 2: block by block, the codes again, coded; the error summed row by row.
+  const dims = Int32Array.from(steps.keys()).filter((k) => steps[k] > 0);
+  const D = dims.length;
   const blockCount = Math.ceil(n / blockRows);
-  const blocks: Uint8Array[] = [];
-  const codes: BlockCodes[] = [];
-  const q = new Int32Array(Math.min(n, blockRows) * D);
-  const { anchors, assign } = rows;
+  // Pass 1: every row's codes counted, and each block's offset sums (added in block order).
+  const h = histogramFor(steps, moments);
+  const sums = new Float64Array(new SharedArrayBuffer(Math.max(1, blockCount * 2 * D) * 8));
+  const counted = await ecPass(rows, n, t, { pass: 'count', blockRows, steps, window: { lo: h.lo, width: h.width }, sums: sums.buffer as SharedArrayBuffer });
+  addCounts(h, counted.answers);
+  const offsets = new Float32Array(d);
+  dims.forEach((k, c) => {
+    let sum = 0, count = 0;
+    for (let b = 0; b < blockCount; b++) (sum += sums[b * 2 * D + c]), (count += sums[b * 2 * D + D + c]);
+    // Within [0, step / 2]: the levels keep their order and their side of 0.
+    if (count > 0) offsets[k] = Math.fround(Math.min(steps[k] / 2, Math.max(0, sum / count)));
+  });
+  const alpha = alphabetOf(h, scaleBits), models = modelsOf(h, alpha, scaleBits);
+  // Pass 2: each block's codes again, coded; the blocks' errors added in block order.
+  const coded = await ecPass(rows, n, t, { pass: 'code', blockRows, steps, offsets, coder: coderOf(alpha, models) });
+  const blocks = inBlockOrder(coded.lists, coded.answers, (a) => a.bytes!);
+  const codes = inBlockOrder(coded.lists, coded.answers, (a) => a.codes!);
   let err = 0;
-  for (let b = 0; b < blockCount; b++) {
-    const r0 = b * blockRows, r1 = Math.min(n, r0 + blockRows);
-    forEachF32Rows(rows.x, r0, r1, (v, c0, c1) => {
-      for (let i = c0; i < c1; i++) err += quantizeRow(v, (i - c0) * d, anchors, assign[i] * d, d, steps, offsets, q, (i - r0) * D);
-    });
-    const qb = q.subarray(0, (r1 - r0) * D);
-    blocks.push(encodeBlock(qb, r1 - r0, alpha, models));
-    codes.push(narrowed(qb));
-  }
+  for (const e of inBlockOrder(coded.lists, coded.answers, (a) => a.errs!)) err += e;
   // Where each block will sit in the payload, as a reader's table gives it (the encoder keeps the blocks apart).
   const blockAt = new Float64Array(blockCount + 1);
   blockAt[0] = sectionBytes(d, blockCount, writeModels(alpha, models).length, 0);
   for (let b = 0; b < blockCount; b++) blockAt[b + 1] = blockAt[b] + blocks[b].length;
-  const layout: EcLayout = { blockRows, scaleBits, steps, offsets, dims: Int32Array.from(dimList), alpha, models, blockAt };
+  const layout: EcLayout = { blockRows, scaleBits, steps, offsets, dims, alpha, models, blockAt };
   const residuals = new EcResiduals(n, d, layout, (b) => ({ bytes: blocks[b], at: 0, size: blocks[b].length }), codes);
   return { residuals, residualEnergy: n ? err / n : 0, step };
 }
-

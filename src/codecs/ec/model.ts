@@ -64,7 +64,7 @@ export class CodeHistogram {
   }
 
   /** The other histogram's counts added (same windows): blocks counted apart, combined in order. */
-  add(o: CodeHistogram): void {
+  add(o: Pick<CodeHistogram, 'counts' | 'escapes' | 'total'>): void {
     for (let i = 0; i < this.counts.length; i++) this.counts[i] += o.counts[i];
     for (let k = 0; k < this.escapes.length; k++) this.escapes[k] += o.escapes[k];
     this.total += o.total;

@@ -28,12 +28,17 @@ export interface BlockRef {
 /** A block's codes as held in memory: int16 when they all fit (nearly always), else int32. */
 export type BlockCodes = Int16Array | Int32Array;
 
-/** The codes in the narrowest array that holds them. */
-export function narrowed(q: Int32Array): BlockCodes {
-  const out = new Int16Array(q.length);
+/** The codes in the narrowest array that holds them (in shared memory when `shared`: for other threads to read). */
+export function narrowed(q: Int32Array, shared = false): BlockCodes {
+  const alloc = (bytes: number) => (shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes));
+  const out = new Int16Array(alloc(2 * q.length));
   for (let t = 0; t < q.length; t++) {
     const v = q[t];
-    if (v !== (v << 16) >> 16) return q.slice();
+    if (v !== (v << 16) >> 16) {
+      const wide = new Int32Array(alloc(4 * q.length));
+      wide.set(q);
+      return wide;
+    }
     out[t] = v;
   }
   return out;

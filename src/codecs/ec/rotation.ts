@@ -9,6 +9,7 @@
 // sample gives the same directions on every machine. The stored directions are f16 (blocks.ts); the
 // encoder projects with the f16 values as stored, so encoder and decoder agree bit for bit.
 import { f16ToF32, f32ToF16 } from '../../vectors/dataset.js';
+import { projectInto } from '../linear.js';
 
 /** Directions (k × d, f64) rounded to f16 as the section stores them, and back: what both sides project with. */
 export function asStored(vectors: Float64Array): { f16: Uint16Array; values: Float64Array } {
@@ -19,15 +20,5 @@ export function asStored(vectors: Float64Array): { f16: Uint16Array; values: Flo
 /** y = P r for each sample row (rows × d) and the k × d directions P: rows × k, f64, sums in k-order of d. */
 export function projectSample(sample: Float64Array, d: number, P: Float64Array, k: number): Float64Array {
   const rows = d ? sample.length / d : 0;
-  const out = new Float64Array(rows * k);
-  for (let r = 0; r < rows; r++) {
-    const o = r * d;
-    for (let c = 0; c < k; c++) {
-      const p = c * d;
-      let s = 0;
-      for (let j = 0; j < d; j++) s += P[p + j] * sample[o + j];
-      out[r * k + c] = s;
-    }
-  }
-  return out;
+  return projectInto(P, k, d, sample, rows, new Float64Array(rows * k));
 }
