@@ -48,6 +48,11 @@ export interface ParallelCheck {
   slice: number;
 }
 
+/** The defaults (as many threads as cores, up to MAX_THREADS), with what `how` sets. */
+function checkSettings(how: Partial<ParallelCheck>): ParallelCheck {
+  return { threads: Math.min(MAX_THREADS, availableParallelism()), minBytes: PARALLEL_CHECK_MIN_BYTES, slice: SLICE, ...how };
+}
+
 /**
  * The CRC32C of every payload of at least `minBytes` in `buf` (which must live in a
  * SharedArrayBuffer), each on up to `threads` workers; `onChecked(bytes, total)` hears each slice.
@@ -56,10 +61,9 @@ export interface ParallelCheck {
 export async function parallelPayloadCrcs(
   input: PayloadLike, manifestEnd: number, onChecked?: (bytes: number, total: number) => void, how: Partial<ParallelCheck> = {},
 ): Promise<PayloadCrc[]> {
-  const { threads, minBytes, slice } = { threads: Math.min(MAX_THREADS, availableParallelism()), minBytes: PARALLEL_CHECK_MIN_BYTES, slice: SLICE, ...how };
   const buf = asPayload(input);
   if (!(buf.buffer instanceof SharedArrayBuffer)) return [];
-  return spansOnThreads(buf, manifestEnd, { buffer: buf.buffer, byteOffset: buf.byteOffset }, onChecked, { threads, minBytes, slice });
+  return spansOnThreads(buf, manifestEnd, { buffer: buf.buffer, byteOffset: buf.byteOffset }, onChecked, checkSettings(how));
 }
 
 /**
@@ -70,8 +74,7 @@ export async function parallelPayloadCrcs(
 export async function parallelFileCrcs(
   path: string, input: PayloadLike, manifestEnd: number, onChecked?: (bytes: number, total: number) => void, how: Partial<ParallelCheck> = {},
 ): Promise<PayloadCrc[]> {
-  const all = { threads: Math.min(MAX_THREADS, availableParallelism()), minBytes: PARALLEL_CHECK_MIN_BYTES, slice: SLICE, ...how };
-  return spansOnThreads(asPayload(input), manifestEnd, { path }, onChecked, all);
+  return spansOnThreads(asPayload(input), manifestEnd, { path }, onChecked, checkSettings(how));
 }
 
 /** The CRC32C of each payload of at least minBytes, its slices spread over the threads (`where`: the bytes' place for the workers). */
@@ -110,7 +113,7 @@ async function spansOnThreads(
  * (bench/results/2026-11-28-h100x4-r3i.json); the writer now writes while the threads checksum.
  */
 export function parallelPiecesCrc(pieces: Uint8Array[], how: Partial<ParallelCheck> = {}): Promise<number> | undefined {
-  const { threads, minBytes, slice } = { threads: Math.min(MAX_THREADS, availableParallelism()), minBytes: PARALLEL_CHECK_MIN_BYTES, slice: SLICE, ...how };
+  const { threads, minBytes, slice } = checkSettings(how);
   if (threads < 2 || pieces.reduce((s, p) => s + p.length, 0) < minBytes) return undefined;
   return piecesCrc(pieces, threads, minBytes, slice);
 }

@@ -110,17 +110,48 @@ export interface VlcOnDisk {
 export function openVlcOnDisk(
   path: string, onChecked?: (bytes: number, total: number) => void, rowsHint?: number, computed: readonly PayloadCrc[] = [],
 ): VlcOnDisk | undefined {
-  if (path === '-') return undefined;
-  let st: fs.Stats;
-  try {
-    st = fs.statSync(path);
-  } catch {
-    return undefined; // readVlc says why
-  }
-  if (!st.isFile() || st.size < FILE_HEADER_BYTES) return undefined;
+  const size = vlcFileSize(path);
+  return size === undefined ? undefined : openAt(path, fs.openSync(path, 'r'), size, onChecked, rowsHint, computed);
+}
+
+/**
+ * openVlcOnDisk with the large payloads' checksums computed first on worker threads, each reading
+ * its slices of the file (checksums.ts parallelFileCrcs); the same checks, the same errors.
+ */
+export async function openVlcOnDiskThreaded(path: string, onChecked?: (bytes: number, total: number) => void, rowsHint?: number): Promise<VlcOnDisk | undefined> {
+  const size = vlcFileSize(path);
+  if (size === undefined) return undefined;
   const fd = fs.openSync(path, 'r');
+  let computed: PayloadCrc[] = [];
   try {
-    const whole = new FilePayload(fd, 0, st.size);
+    if (size >= PARALLEL_CHECK_MIN_BYTES) {
+      const whole = new FilePayload(fd, 0, size);
+      computed = await parallelFileCrcs(path, whole, decodeVlcHeader(whole, path).manifestEnd, onChecked);
+    }
+  } catch (e) {
+    fs.closeSync(fd);
+    throw e;
+  }
+  return openAt(path, fd, size, onChecked, rowsHint, computed);
+}
+
+/** The size of `path` when it is a regular file that can hold a .vlc header, else undefined (stdin, a FIFO, none: readVlc reads those, or says why). */
+function vlcFileSize(path: string): number | undefined {
+  if (path === '-') return undefined;
+  try {
+    const st = fs.statSync(path);
+    return st.isFile() && st.size >= FILE_HEADER_BYTES ? st.size : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The file open at `fd` (`size` bytes) checked and its residuals readied; `fd` is the result's to close, or closed here on an error. */
+function openAt(
+  path: string, fd: number, size: number, onChecked: ((bytes: number, total: number) => void) | undefined, rowsHint: number | undefined, computed: readonly PayloadCrc[],
+): VlcOnDisk {
+  try {
+    const whole = new FilePayload(fd, 0, size);
     const file = decodeVlc(whole, path, onChecked, computed, true);
     for (const w of file.warnings) log().warn(w);
     const { residualPayload, ...rest } = file;
@@ -129,35 +160,6 @@ export function openVlcOnDisk(
   } catch (e) {
     fs.closeSync(fd);
     throw e;
-  }
-}
-
-/**
- * openVlcOnDisk with the large payloads' checksums computed first on worker threads, each reading
- * its slices of the file (checksums.ts parallelFileCrcs); the same checks, the same errors.
- */
-export async function openVlcOnDiskThreaded(path: string, onChecked?: (bytes: number, total: number) => void, rowsHint?: number): Promise<VlcOnDisk | undefined> {
-  let computed: PayloadCrc[] = [];
-  const size = regularFileSize(path);
-  if (size !== undefined && size >= PARALLEL_CHECK_MIN_BYTES) {
-    const fd = fs.openSync(path, 'r');
-    try {
-      const whole = new FilePayload(fd, 0, size);
-      computed = await parallelFileCrcs(path, whole, decodeVlcHeader(whole, path).manifestEnd, onChecked);
-    } finally {
-      fs.closeSync(fd);
-    }
-  }
-  return openVlcOnDisk(path, onChecked, rowsHint, computed);
-}
-
-/** The size of `path` when it is a regular file, else undefined. */
-function regularFileSize(path: string): number | undefined {
-  try {
-    const st = fs.statSync(path);
-    return st.isFile() ? st.size : undefined;
-  } catch {
-    return undefined;
   }
 }
 
