@@ -166,10 +166,15 @@ export async function blocksOnThreads(
 
 /** Each block's error and codes checksum, from the workers' answers (worker w's blocks: lists[w]), in block order. */
 function answersInto(lists: number[][], errs: Float64Array, crcs: Float64Array, perWorker: Array<{ errs: number[]; crcs: number[] }>): void {
-  perWorker.forEach((r, w) => r.errs.forEach((v, j) => {
-    errs[lists[w][j]] = v;
-    crcs[lists[w][j]] = r.crcs[j];
-  }));
+  errs.set(inBlockOrder(lists, perWorker, (a) => a.errs));
+  crcs.set(inBlockOrder(lists, perWorker, (a) => a.crcs));
+}
+
+/** Each block's item of the workers' answers (`pick`: worker w's, for its blocks lists[w] in order), in block order. */
+export function inBlockOrder<A, T>(lists: number[][], answers: A[], pick: (a: A) => T[]): T[] {
+  const out: T[] = [];
+  answers.forEach((a, w) => pick(a).forEach((v, j) => (out[lists[w][j]] = v)));
+  return out;
 }
 
 /**

@@ -93,7 +93,8 @@ function quantizeRow(x: Float32Array, xo: number, anchors: Float32Array, ao: num
   return err;
 }
 
-const codedDims = (steps: Float32Array): Int32Array => {
+/** The dimensions coded: those with a step (0: left to the anchor). */
+export const codedDims = (steps: Float32Array): Int32Array => {
   const dims: number[] = [];
   steps.forEach((s, k) => s > 0 && dims.push(k));
   return Int32Array.from(dims);
@@ -250,11 +251,4 @@ export async function ecPass(rows: RowsInput, n: number, threads: number, job: E
 /** The threads' histograms added into h (integer counts: exact in any order). */
 export function addCounts(h: CodeHistogram, answers: EcAnswer[]): void {
   for (const a of answers) h.add({ counts: a.counts!, escapes: a.escapes!, total: a.total! });
-}
-
-/** Each block's item of the answers (`pick`), in block order. */
-export function inBlockOrder<T>(lists: number[][], answers: EcAnswer[], pick: (a: EcAnswer) => T[]): T[] {
-  const out: T[] = [];
-  answers.forEach((a, w) => pick(a).forEach((v, j) => (out[lists[w][j]] = v)));
-  return out;
 }

@@ -3,10 +3,10 @@
 // directions counted and coded as encode.ts does on the axes. encodeEc takes this layout where it
 // keeps ROTATION_GAIN less error at the same bytes.
 import type { RowsInput } from '../scalar-rows.js';
-import { onEncoderThreads } from '../scalar.js';
+import { inBlockOrder, onEncoderThreads } from '../scalar.js';
 import { sectionBytes, type EcLayout } from './blocks.js';
 import type { EcTarget } from './encode.js';
-import { addCounts, coderOf, ecPass, inBlockOrder } from './encode-blocks.js';
+import { addCounts, coderOf, ecPass } from './encode-blocks.js';
 import { alphabetOf, modelsOf, writeModels } from './model.js';
 import { EcResiduals } from './residuals.js';
 import { secondMomentMatrix, symmetricEigenFull } from '../eigen.js';

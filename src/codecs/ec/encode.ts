@@ -6,11 +6,11 @@
 // Deterministic: the samples are fixed rows; every sum over the rows runs in row order within a
 // block, then block by block in block order (whatever thread ran each block).
 import { residualSample } from '../scalar-rows.js';
-import { encoderThreadCount, PARALLEL_MIN_VALUES, rowsInput } from '../scalar.js';
+import { encoderThreadCount, inBlockOrder, PARALLEL_MIN_VALUES, rowsInput } from '../scalar.js';
 import type { ResidualInput } from '../types.js';
 import { DEFAULT_BLOCK_ROWS, sectionBytes, type EcLayout } from './blocks.js';
 import { encodeRotated, planRotated, planRotatedBeside, type RotatedPlan } from './encode-rotated.js';
-import { addCounts, coderOf, ecPass, inBlockOrder } from './encode-blocks.js';
+import { addCounts, codedDims, coderOf, ecPass } from './encode-blocks.js';
 import { alphabetOf, modelsOf, writeModels } from './model.js';
 import { EcResiduals } from './residuals.js';
 import { DEFAULT_SCALE_BITS, SAMPLE_ROWS, SEARCH_ROWS, histogramFor, searchStep, stepsOf, type Scale } from './size.js';
@@ -85,7 +85,7 @@ export async function encodeEc(input: ResidualInput, target: EcTarget, opts: EcO
   if (!planned) planAxes();
   steps = steps!;
   step = step!;
-  const dims = Int32Array.from(steps.keys()).filter((k) => steps[k] > 0);
+  const dims = codedDims(steps);
   const D = dims.length;
   const blockCount = Math.ceil(n / blockRows);
   // Pass 1: every row's codes counted, and each block's offset sums (added in block order).
