@@ -125,6 +125,8 @@ export interface ResidualSection {
  * The scalar codec's loops over one stream block (rows whose first is a multiple of the encoder's
  * BLOCK_ROWS, codecs/scalar-rows.ts), where a device runs them (backend/device.ts CodecDevice: a
  * GPU's kernels, or the host's threads): the same figures, codes, errors and checksum bit for bit.
+ * An encoder gives every block the same `input.anchors` array, never changed in between: a device
+ * may keep its copy of them from one block to the next (a GPU does: backend/cuda/residual-blocks.ts).
  */
 export interface ScalarBlockDevice {
   /** Each encoder block's per-dimension largest |r| and Σ r² (blocks × d, as blockRanges makes them). */

@@ -91,6 +91,8 @@ export class FakeCuda {
   registerStatus = 0;
   registrations = 0;
   hostAllocs = 0;
+  /** The size of every synchronous host → device copy, in order. */
+  syncUploads: number[] = [];
   /** Copies between devices (cuda/peer.ts), and the context pairs with peer access on. */
   peerCopies = 0;
   private peerAccess = new Set<string>();
@@ -176,6 +178,7 @@ export class FakeCuda {
       },
       cuMemcpyHtoD_v2: (dst, src, bytes) => {
         self.flush();
+        self.syncUploads.push(bytes);
         if (self.find(dst).a.ctx !== self.current) return INVALID_CONTEXT;
         self.bytes(dst, bytes).set(new Uint8Array(src.buffer, src.byteOffset, bytes));
         return 0;

@@ -6,6 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
 import { createCudaBackend } from '../../dist/backend/cuda/index.js';
 import { encodeScalar } from '../../dist/codecs/scalar.js';
+import { hostScalarBlocks } from '../../dist/codecs/scalar-blocks.js';
+import { sliceRows } from '../../dist/vectors/dataset.js';
 import { bitsPlanOf, bitsRows, encodeBits } from '../../dist/codecs/bits-train.js';
 import { rowsInput } from '../../dist/codecs/scalar.js';
 import { crc32c } from '../../dist/io/vlc/crc32c.js';
@@ -106,4 +108,34 @@ describe('bits residuals on the GPU (fake driver) = on the host', () => {
       expect(fake.live).toBe(0);
     });
   }
+});
+
+describe("a streamed encoder's blocks on the GPU (fake driver)", () => {
+  it('the anchors go up once for every block of an encoder, the codes come down through one staging buffer; the host\'s figures and codes', async () => {
+    const n = 3001, d = 13, m = 7;
+    const input = problem(n, d, m, 'f16', 0, 77);
+    const fake = new FakeCuda({ poison: true });
+    setDriverForTests(fake.api);
+    const backend = await createCudaBackend(0, {});
+    const anchorBytes = m * d * 4;
+    const anchorUploads = () => fake.syncUploads.filter((b) => b === anchorBytes).length;
+    const blocks = [[0, 1700], [1700, n]].map(([r0, r1]) => ({ ...input, x: sliceRows(input.x, r0, r1), n: r1 - r0, assign: input.assign.subarray(r0, r1) }));
+    const scales = Float32Array.from({ length: d }, (_, k) => 0.01 + k * 0.002);
+    const allocsBefore = fake.hostAllocs;
+    for (const b of blocks) {
+      expect(await backend.scalarRanges(b)).toEqual(await hostScalarBlocks.scalarRanges(b));
+      const gpu = await backend.scalarCodes(b, scales, 127);
+      const cpu = await hostScalarBlocks.scalarCodes(b, scales, 127);
+      expect([gpu.crc, Array.from(gpu.blockErrs)]).toEqual([cpu.crc, Array.from(cpu.blockErrs)]);
+      expect(bytes(gpu.codes.bytePieces()).equals(bytes(cpu.codes.bytePieces()))).toBe(true);
+    }
+    expect(anchorUploads()).toBe(1);
+    expect(fake.hostAllocs - allocsBefore).toBe(1);
+    // Another encoder's anchors (another array) go up in their turn.
+    const other = { ...blocks[0], anchors: input.anchors.slice() };
+    expect(await backend.scalarRanges(other)).toEqual(await hostScalarBlocks.scalarRanges(other));
+    expect(anchorUploads()).toBe(2);
+    await backend.close();
+    expect(fake.live).toBe(0);
+  });
 });

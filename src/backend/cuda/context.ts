@@ -241,6 +241,21 @@ export class CudaContext {
     return view;
   }
 
+  /** The page-locked chunk of stagingBuffer(), undefined until asked for (or when the driver refused it). */
+  private staging: Uint8Array | undefined;
+
+  /**
+   * A page-locked buffer of at least `bytes`, the same one for every caller (made larger when
+   * asked, freed at close; undefined when the driver refuses): for a copy through it and out again
+   * within one synchronous call, never held across an await.
+   */
+  stagingBuffer(bytes: number): Uint8Array | undefined {
+    if (this.staging && this.staging.length >= bytes) return this.staging;
+    if (this.staging) this.freeHostBuffer(this.staging);
+    this.staging = this.hostBuffer(bytes);
+    return this.staging;
+  }
+
   /** Free a hostBuffer() before close (a no-op for one already freed). */
   freeHostBuffer(view: Uint8Array): void {
     const k = this.hostBuffers.findIndex((h) => h.view === view);
@@ -376,6 +391,7 @@ export class CudaContext {
     this.functions.clear();
     for (const h of this.hostBuffers) drv.cuMemFreeHost(h.p);
     this.hostBuffers = [];
+    this.staging = undefined;
     if (this.copyStreamHandle) drv.cuStreamDestroy_v2(this.copyStreamHandle);
     this.copyStreamHandle = 0n;
     if (this.stream) drv.cuStreamDestroy_v2(this.stream);

@@ -18,7 +18,7 @@ import { releaseAfterUpload } from './pin.js';
 import { CudaError } from './check.js';
 import { cudaOptions, cudaOptionsFromEnv, type CudaOptions } from './options.js';
 import { bitsRowsOnGpu, encodeBitsOnGpu, encodeScalarOnGpu, scalarRowsOnGpu } from './residual.js';
-import { scalarCodesOnGpu, scalarRangesOnGpu } from './residual-blocks.js';
+import { BlockAnchors, scalarCodesOnGpu, scalarRangesOnGpu } from './residual-blocks.js';
 import { blocksOf } from '../../codecs/scalar-rows.js';
 import { CudaKnn, gpuOrHostKnn } from './knn.js';
 import { decodeRowsOnGpu } from './decode.js';
@@ -45,7 +45,11 @@ export class CudaBackend implements Backend {
   /** Exact k-NN on this GPU, the host's beyond its k limit or room (knn.ts gpuOrHostKnn): compress's quality figures, eval's ground truth. */
   readonly exactKnn: ExactKnn;
 
+  /** A streamed encoder's stored anchors, on this GPU once (residual-blocks.ts). */
+  private blockAnchors: BlockAnchors;
+
   constructor(readonly ctx: CudaContext, readonly options: CudaOptions) {
+    this.blockAnchors = new BlockAnchors(ctx);
     this.label = `${ctx.info.name} (${ctx.where})`;
     this.gpuKnn = new CudaKnn(ctx, options.maxDeviceBytes);
     this.exactKnn = gpuOrHostKnn(this.gpuKnn);
@@ -94,14 +98,16 @@ export class CudaBackend implements Backend {
   async scalarRanges(input: ResidualInput): Promise<{ maxAbs: Float64Array; sumSq: Float64Array }> {
     const { n, d } = input;
     const need = n * d * (asRows(input.x, n, d).dtype === 'f16' ? 2 : 4) + n * 4 + input.anchors.length * 4 + blocksOf(n) * d * 16;
-    return this.residualsFit(need, 'residual ranges') ? scalarRangesOnGpu(this.ctx, input) : hostDevice.scalarRanges(input);
+    if (!this.residualsFit(need, 'residual ranges')) return hostDevice.scalarRanges(input);
+    return this.blockAnchors.with(input.anchors, (C) => scalarRangesOnGpu(this.ctx, input, C));
   }
 
   /** A streamed block's int8 codes on this GPU (residual-blocks.ts) when its rows, codes and row errors fit; else on the host's threads. */
   async scalarCodes(input: ResidualInput, scales: Float32Array, L: number): Promise<{ codes: Codes<Int8Array>; blockErrs: Float64Array; crc: number }> {
     const { n, d } = input;
     const need = n * d * (asRows(input.x, n, d).dtype === 'f16' ? 3 : 5) + n * 12 + input.anchors.length * 4;
-    return this.residualsFit(need, 'residuals') ? scalarCodesOnGpu(this.ctx, input, scales, L) : hostDevice.scalarCodes(input, scales, L);
+    if (!this.residualsFit(need, 'residuals')) return hostDevice.scalarCodes(input, scales, L);
+    return this.blockAnchors.with(input.anchors, (C) => scalarCodesOnGpu(this.ctx, input, scales, L, C));
   }
 
   /** The bits codec's rows on this GPU (residual.ts) when the vectors, codes and row errors fit; else on the host's threads. */

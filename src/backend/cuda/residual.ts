@@ -119,8 +119,8 @@ export async function rangesOnDevice(
   return { maxAbs, sumSq };
 }
 
-/** The vectors, the anchors as stored and the assignments, on the device (the vectors a chunk at a time). */
-export async function uploadInput(ctx: CudaContext, input: ResidualInput, alloc: (name: string, bytes: number) => DeviceBuffer) {
+/** The vectors, the anchors as stored (unless already there: `anchorsOnGpu`) and the assignments, on the device (the vectors a chunk at a time). */
+export async function uploadInput(ctx: CudaContext, input: ResidualInput, alloc: (name: string, bytes: number) => DeviceBuffer, anchorsOnGpu?: DeviceBuffer) {
   const { n, d } = input;
   const x = asRows(input.x, n, d);
   const bytes = n * d * elementBytes(x.dtype);
@@ -128,8 +128,11 @@ export async function uploadInput(ctx: CudaContext, input: ResidualInput, alloc:
   for (let off = 0; off < bytes; off += UPLOAD_VIEW) {
     await uploadLarge(ctx, X, new Uint8Array(x.buffer, x.byteOffset + off, Math.min(UPLOAD_VIEW, bytes - off)), off);
   }
-  const C = alloc('stored anchors (residuals)', input.anchors.length * 4);
-  ctx.upload(C, input.anchors);
+  let C = anchorsOnGpu;
+  if (!C) {
+    C = alloc('stored anchors (residuals)', input.anchors.length * 4);
+    ctx.upload(C, input.anchors);
+  }
   const A = alloc('assignments (residuals)', n * 4);
   ctx.upload(A, input.assign instanceof Uint32Array ? input.assign : Uint32Array.from(input.assign));
   return { X, C, A };
@@ -267,10 +270,12 @@ const STAGE_BYTES = 32 << 20;
  * fresh pageable array ran at about 1 GB/s on the H100 machine (128 MB of int8 codes in 133-140 ms,
  * bench/results/2026-11-24-h100-h6.json). Without page-locked memory, the plain copy.
  */
-function downloadStaged(ctx: CudaContext, bytes: Uint8Array, src: DeviceBuffer, srcOffset: number, pinned: Uint8Array | undefined): void {
-  if (!pinned) return ctx.download(bytes, src, srcOffset);
-  for (let off = 0; off < bytes.length; off += pinned.length) {
-    const chunk = pinned.subarray(0, Math.min(pinned.length, bytes.length - off));
+function downloadStaged(ctx: CudaContext, bytes: Uint8Array, src: DeviceBuffer, srcOffset: number): void {
+  for (let off = 0; off < bytes.length; off += STAGE_BYTES) {
+    const want = Math.min(STAGE_BYTES, bytes.length - off);
+    const pinned = ctx.stagingBuffer(Math.min(STAGE_BYTES, bytes.length));
+    if (!pinned) return ctx.download(bytes.subarray(off), src, srcOffset + off);
+    const chunk = pinned.subarray(0, want);
     ctx.download(chunk, src, srcOffset + off);
     bytes.set(chunk, off);
   }
@@ -278,20 +283,16 @@ function downloadStaged(ctx: CudaContext, bytes: Uint8Array, src: DeviceBuffer, 
 
 /**
  * The device's codes (rows × width bytes from the buffer's start) into the host's pieces, each
- * from its offset, through a page-locked chunk of our own: locking the fresh pieces themselves
+ * from its offset, through the context's page-locked staging chunk (made once, not once a call: a
+ * streamed compress downloads every block's codes, on one thread): locking the fresh pieces themselves
  * (pin.ts) cost more than the copy it saves, as the lock first faults every page in (4.5 GB of bits
  * codes: 2.7 s locked, against 1.4 s for 6.4 GB staged; bench/results/2026-11-28-h100x4-r3i.json).
  */
 export async function downloadCodes(ctx: CudaContext, codes: Codes, src: DeviceBuffer): Promise<void> {
-  const pinned = codes.length > 0 ? ctx.hostBuffer(Math.min(codes.length, STAGE_BYTES)) : undefined;
-  try {
-    let at = 0;
-    for (const piece of codes.bytePieces()) {
-      downloadStaged(ctx, piece, src, at, pinned);
-      at += piece.length;
-      await yieldImmediate(); // Ctrl-C, and other GPUs' work, between pieces
-    }
-  } finally {
-    if (pinned) ctx.freeHostBuffer(pinned);
+  let at = 0;
+  for (const piece of codes.bytePieces()) {
+    downloadStaged(ctx, piece, src, at);
+    at += piece.length;
+    await yieldImmediate(); // Ctrl-C, and other GPUs' work, between pieces
   }
 }
