@@ -77,7 +77,7 @@ run)
   avail=$(df -B1 --output=avail /tmp | tail -1)
   S "run: /tmp has $avail bytes free (the file: about 132 GB); $(free -g | awk '/Mem/{print "memory free", $4, "available", $7, "GB"}')"
   rm -f /tmp/b.vlc
-  T=530 C b1 '/dev/shm/shards/*.npy' -o /tmp/b.vlc --anchors 65536 --gpu 0,1,2,3 --residual int8; J b1
+  T=${BT:-530} C b1 '/dev/shm/shards/*.npy' -o /tmp/b.vlc --anchors 65536 --gpu 0,1,2,3 --residual int8; J b1
   grep -h "streaming [0-9]* rows\|codes are kept\|sample of\|using" $W/b1.err | head -5 | tee -a $W/summary.txt
   grep -h "step:" $W/b1.err | tee -a $W/summary.txt  # each step's start, timestamped
   ls -l /tmp/b.vlc | tee -a $W/summary.txt
@@ -88,7 +88,7 @@ except Exception: s=None
 if s: print('energy per vector: billion', b['energy'], '100M on one GPU', s['energy'], 'ratio', b['energy']/s['energy'])" 2>&1 | tee -a $W/summary.txt
   ;;
 search)
-  t0=$(date +%s.%N); timeout 120 node bin/vlc.js info /tmp/b.vlc > $W/info.txt 2>&1; S "info rc $? $(awk "BEGIN{print $(date +%s.%N) - $t0}") s"; head -30 $W/info.txt
+  t0=$(date +%s.%N); timeout ${IT:-120} node bin/vlc.js info /tmp/b.vlc > $W/info.txt 2>&1; S "info rc $? $(awk "BEGIN{print $(date +%s.%N) - $t0}") s"; head -30 $W/info.txt
   T=500; peak search timeout ${ST:-500} bash -c "node bin/vlc.js search /tmp/b.vlc --queries /dev/shm/q.npy -k 10 --device cuda -v > /dev/shm/res.jsonl 2> >(python3 -u .dev/ts.py > $W/search.err)"
   S "search: $(wc -l < /dev/shm/res.jsonl) result lines; first: $(head -c 300 /dev/shm/res.jsonl)"
   tail -5 $W/search.err | tee -a $W/summary.txt
