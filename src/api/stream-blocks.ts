@@ -120,7 +120,8 @@ export async function finalPass(
 /** The codes of the last pass until the file is written: each block's bytes put in its place. */
 export interface CodesStore {
   readonly where: 'memory' | 'temp file';
-  put(r0: number, rows: number, bytes: Uint8Array, crc: number): void;
+  /** Rows [r0, r0 + rows)'s codes, in pieces (kept as they are in memory), and their CRC32C. */
+  put(r0: number, rows: number, pieces: Uint8Array[], crc: number): void;
   /** Every row's codes put: their size, and their CRC32C after `crc` (the payload's head). */
   tail(crc: number): { bytes: number; crc: number; write(sink: { write(chunk: Uint8Array): Promise<void> }): Promise<void> };
   discard(): void;
@@ -158,18 +159,19 @@ function crcOf(crc: number, blocks: Map<number, { len: number; crc: number; rows
 }
 
 function memoryStore(n: number): CodesStore {
-  const blocks = new Map<number, { len: number; crc: number; rows: number; data: Uint8Array }>();
+  const blocks = new Map<number, { len: number; crc: number; rows: number; pieces: Uint8Array[] }>();
   return {
     where: 'memory',
-    put: (r0, rows, data, crc) => void blocks.set(r0, { len: data.length, crc, rows, data }),
+    put: (r0, rows, pieces, crc) => void blocks.set(r0, { len: lengthOf(pieces), crc, rows, pieces }),
     tail(crc) {
       const t = crcOf(crc, blocks, n);
       return {
         ...t,
         async write(sink) {
           for (const r0 of [...blocks.keys()].sort((a, c) => a - c)) {
-            const { data } = blocks.get(r0)!;
-            for (let at = 0; at < data.length; at += COPY_CHUNK) await sink.write(data.subarray(at, at + COPY_CHUNK));
+            for (const data of blocks.get(r0)!.pieces) {
+              for (let at = 0; at < data.length; at += COPY_CHUNK) await sink.write(data.subarray(at, at + COPY_CHUNK));
+            }
           }
         },
       };
@@ -179,6 +181,8 @@ function memoryStore(n: number): CodesStore {
 }
 
 const COPY_CHUNK = 16 << 20;
+
+const lengthOf = (pieces: Uint8Array[]) => pieces.reduce((s, p) => s + p.length, 0);
 
 /** A temp file for the codes: each block written at its rows' place (every row the same size). */
 function spillStore(out: OutputPlan, n: number): CodesStore {
@@ -195,12 +199,16 @@ function spillStore(out: OutputPlan, n: number): CodesStore {
   const unregister = onCleanup(drop);
   return {
     where: 'temp file',
-    put(r0, rows, b, crc) {
-      rowBytes ??= b.length / rows;
-      if (b.length !== rowBytes * rows) throw new Error(`streamed codes: ${b.length} bytes for ${rows} rows`);
-      const at0 = r0 * rowBytes;
-      for (let at = 0; at < b.length; ) at += fs.writeSync(fd!, b, at, b.length - at, at0 + at);
-      blocks.set(r0, { len: b.length, crc, rows });
+    put(r0, rows, pieces, crc) {
+      const len = lengthOf(pieces);
+      rowBytes ??= len / rows;
+      if (len !== rowBytes * rows) throw new Error(`streamed codes: ${len} bytes for ${rows} rows`);
+      let at0 = r0 * rowBytes;
+      for (const b of pieces) {
+        for (let at = 0; at < b.length; ) at += fs.writeSync(fd!, b, at, b.length - at, at0 + at);
+        at0 += b.length;
+      }
+      blocks.set(r0, { len, crc, rows });
     },
     tail(crc) {
       const t = crcOf(crc, blocks, n);

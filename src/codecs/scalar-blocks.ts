@@ -12,6 +12,7 @@ import { BLOCK_ROWS, blockCodes, blockCrc, blockRanges, blocksOf, residualSample
 import { blocksOnThreads, CLIP_SAMPLE_ROWS, encoderThreadCount, LEVELS, PARALLEL_MIN_VALUES, ScalarResiduals, scalarRowBytes, scalesOf, type ScalarMode } from './scalar.js';
 import { crc32c, crc32cCombine } from '../io/vlc/crc32c.js';
 import { allocCodes, packNibbles } from '../vectors/codes.js';
+import { takeShared } from '../io/prefault.js';
 import { asRows, type Rows } from '../vectors/dataset.js';
 
 /** Rows a stream block holds: a whole number of encoder blocks (4 × 16,384). */
@@ -63,7 +64,7 @@ export const hostScalarBlocks: ScalarBlockDevice = {
     const { n, d } = input;
     const t = threadsFor(input);
     const inp = blockInput(input, t);
-    const codes = allocCodes<Int8Array>('i8', n, d, true);
+    const codes = allocCodes<Int8Array>('i8', n, d, true, takeShared(Math.max(1, n * d))); // touched ahead when the caller asked (scratchBytes)
     const crcs = new Float64Array(blocksOf(n));
     const here = (b: number) => {
       const e = blockCodes(inp, n, b, scales, L, codes);
@@ -116,16 +117,18 @@ export function scalarBlockEncoder(mode: ScalarMode, n: number, d: number, ancho
     },
     head: () => new Uint8Array(Float32Array.from(scales!).buffer),
     codesBytes: n * scalarRowBytes(mode, d),
+    scratchBytes: (rows) => rows * d, // int8 codes, before int4 packs them
     async encode(x, r0, assign, device) {
       const b0 = aligned(r0);
       const { codes, blockErrs, crc } = await device.scalarCodes(input(x, assign), scales!, L);
       errs.set(blockErrs, b0);
       encoded += x.n;
       if (mode === 'int4') {
-        const bytes = concat(packNibbles(codes));
-        return { bytes, crc: crc32c(bytes) };
+        const pieces = packNibbles(codes);
+        return { pieces, crc: pieces.reduce((c, p) => crc32cCombine(c, crc32c(p), p.length), 0) };
       }
-      return { bytes: concat(codes.bytePieces()), crc };
+      // The codes' own pieces, not one copy of them: a stream block of 16.8M rows is 2.1 GB of int8 codes.
+      return { pieces: codes.bytePieces(), crc };
     },
     residualEnergy: () => {
       if (encoded !== n) throw new Error(`block encoder: ${encoded} of ${n} rows encoded`);
@@ -135,16 +138,4 @@ export function scalarBlockEncoder(mode: ScalarMode, n: number, d: number, ancho
     },
     residualsOf: async (x, assign) => new ScalarResiduals(mode, x.n, d, scales!, (await hostScalarBlocks.scalarCodes(input(x, assign), scales!, L)).codes),
   };
-}
-
-function concat(pieces: Uint8Array[]): Uint8Array {
-  if (pieces.length === 1) return pieces[0];
-  // (a block is far below the view limit: more than one piece only when tests shrink it)
-  const out = new Uint8Array(pieces.reduce((s, p) => s + p.length, 0));
-  let at = 0;
-  for (const p of pieces) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
 }

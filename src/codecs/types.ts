@@ -147,11 +147,13 @@ export interface BlockEncoder {
   head(): Uint8Array;
   /** The bytes every row's codes take after head(): what the codes' store must hold. */
   readonly codesBytes: number;
+  /** Shared memory encode() fills for a block of `rows` rows (its codes before packing): the caller may have it touched ahead (io/prefault.ts prefaultAhead). */
+  scratchBytes?(rows: number): number;
   /**
    * Second pass: the payload bytes of rows [r0, r0 + x.n)'s codes and their CRC32C (blocks in any
    * order, several at once; the error is summed in row order all the same).
    */
-  encode(x: Rows, r0: number, assign: Uint32Array, device: ScalarBlockDevice): Promise<{ bytes: Uint8Array; crc: number }>;
+  encode(x: Rows, r0: number, assign: Uint32Array, device: ScalarBlockDevice): Promise<{ pieces: Uint8Array[]; crc: number }>;
   /** Mean squared error of every row encoded (after the second pass), as encode() measures it. */
   residualEnergy(): number;
   /** The coded residuals of a few rows (x, their anchors `assign`): decoding the quality sample. */

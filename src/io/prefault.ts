@@ -33,6 +33,11 @@ export function prefaultShared(bytes: number): void {
   ready = undefined;
   if (!(bytes >= MIN_BYTES)) return;
   const sab = hugeSharedBuffer(bytes); // 2 MiB pages: a fault each 2 MiB instead of each 4 KiB
+  if (touched(sab)) ready = sab;
+}
+
+/** `sab`'s pages touched by worker threads in the background; false when no thread can be had. */
+function touched(sab: SharedArrayBuffer): boolean {
   const of = Math.max(1, Math.min(MAX_THREADS, availableParallelism() - 1));
   try {
     for (let i = 0; i < of; i++) {
@@ -41,13 +46,51 @@ export function prefaultShared(bytes: number): void {
       w.on('error', () => undefined);
     }
   } catch {
-    return; // no thread: the buffer would fault on first use anyway
+    return false; // no thread: the buffer would fault on first use anyway
   }
-  ready = sab;
+  return true;
 }
 
-/** The prefaulted buffer when it has exactly `bytes` (given once), else a fresh one. */
+/**
+ * Buffers of one size touched ahead of the takers that come one after another (a streamed
+ * encode's blocks of codes, api/compress-stream.ts): `depth` at a time, `count` in all. The
+ * returned function stops it, letting go of the buffers not taken.
+ */
+let ahead: { bytes: number; left: number; depth: number; queue: SharedArrayBuffer[] } | undefined;
+
+export function prefaultAhead(bytes: number, count: number, depth: number): () => void {
+  const mine = bytes >= MIN_BYTES && count > 0 && depth > 0 ? { bytes, left: count, depth, queue: [] } : undefined;
+  ahead = mine;
+  topUp();
+  return () => {
+    if (ahead === mine) ahead = undefined;
+  };
+}
+
+/** Tests: how many buffers are touched ahead now, and how many takes are still to come. */
+export function aheadForTests(): { queued: number; left: number } | undefined {
+  return ahead && { queued: ahead.queue.length, left: ahead.left };
+}
+
+function topUp(): void {
+  while (ahead && ahead.queue.length < Math.min(ahead.depth, ahead.left)) {
+    const sab = hugeSharedBuffer(ahead.bytes);
+    if (!touched(sab)) {
+      ahead = undefined;
+      return;
+    }
+    ahead.queue.push(sab);
+  }
+}
+
+/** A buffer of `bytes` touched ahead (prefaultAhead's next, or prefaultShared's when it has exactly `bytes`: given once), else a fresh one. */
 export function takeShared(bytes: number): SharedArrayBuffer {
+  if (ahead && ahead.bytes === bytes && ahead.queue.length > 0) {
+    const sab = ahead.queue.shift()!;
+    ahead.left--;
+    topUp();
+    return sab;
+  }
   const sab = ready;
   ready = undefined;
   return sab !== undefined && sab.byteLength === bytes ? sab : hugeSharedBuffer(bytes);

@@ -7,6 +7,7 @@
 // encoder (BlockAnchors), not with every block: for m 65,536 × 128 they are twice a block's f16 rows.
 import type { ResidualInput } from '../../codecs/types.js';
 import { crc32cJoin } from '../../io/vlc/crc32c.js';
+import { takeShared } from '../../io/prefault.js';
 import { allocCodes, type Codes } from '../../vectors/codes.js';
 import { asRows } from '../../vectors/dataset.js';
 import type { CudaContext } from './context.js';
@@ -72,7 +73,7 @@ export async function scalarCodesOnGpu(
       X: X.ptr, n, d, C: C.ptr, assign: A.ptr, scales: S.ptr, L, codes: codesBuf.ptr, rowErr: rowErrBuf.ptr,
     });
     const blockErrs = await blockErrsOnDevice(ctx, rowErrBuf, n, alloc);
-    const codes = allocCodes<Int8Array>('i8', n, d, true);
+    const codes = allocCodes<Int8Array>('i8', n, d, true, takeShared(Math.max(1, n * d))); // touched ahead (BlockEncoder.scratchBytes)
     await downloadCodes(ctx, codes, codesBuf);
     const crc = crc32cJoin(0, await codesCrcs(ctx, codesBuf, n * d, alloc), CRC_SLICE, n * d);
     return { codes, blockErrs, crc };
