@@ -1,5 +1,5 @@
 // assign: for every point its nearest anchor j1 (distance d1) and runner-up j2 (d2), by direct
-// differences Σ_k (x_ik − c_jk)² in f32 (SPEC §3.5: never the norm expansion). No n×m matrix:
+// differences Σ_k (x_ik − c_jk)² in f32 (docs/algorithm.md: never the norm expansion). No n×m matrix:
 // the minimum is fused into the distance loop.
 //
 // The tiling (cuda/tile.cuh): 64 points per block against anchor tiles of 128, 4×8 per thread,

@@ -1,6 +1,6 @@
 // knn: exact brute-force k nearest neighbours (squared L2, f32), the GPU's ExactKnn
 // (src/backend/cuda/knn.ts). Distances by direct differences Σ (q − x)², never the expansion
-// ‖q‖² − 2q·x + ‖x‖² (SPEC §3.5: exact far from the origin too). Nothing nq × nb is ever written.
+// ‖q‖² − 2q·x + ‖x‖² (docs/algorithm.md: exact far from the origin too). Nothing nq × nb is ever written.
 //   knn_scan:  block (query group g = blockIdx.x, base chunk c = blockIdx.y). KN_Q queries × the
 //              chunk's rows, KN_B rows per tile, the dimensions staged in shared memory KN_DK at a
 //              time. Warp w owns queries 4w..4w+3 of the group; lane l computes their distances to

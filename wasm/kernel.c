@@ -1,7 +1,7 @@
 // vlc's CPU distance kernel, compiled to WebAssembly SIMD (npm run build:wasm -> build/kernel.wasm).
 //
 // Every distance is a direct difference, dist = sum_k (x_k - c_k)^2, never the norm expansion
-// (SPEC 3.5: on data far from the origin the expansion cancels catastrophically).
+// (docs/algorithm.md: on data far from the origin the expansion cancels catastrophically).
 //
 // Determinism: one (point, anchor) distance is ALWAYS computed by the same sequence of f32
 // operations, whichever blocked or remainder path handles it: four lane accumulators over
