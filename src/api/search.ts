@@ -29,7 +29,7 @@ export interface SearchOptions extends ReadOptions {
   nprobe?: number;
   /** 'auto' (default): exhaustive on a usable GPU, else the CPU's index search (or exhaustive, with `exhaustive`); 'cuda' never falls back. */
   device?: DeviceChoice;
-  /** GPU index (default 0; of a list, the first). */
+  /** GPU index (default 0), or several: the exhaustive search splits the rows over them (one range each, the same results as one GPU). */
   gpu?: number | number[];
   /**
    * Rank every decoded vector, as the GPU does, also without one: on the CPU the file is read where

@@ -14,7 +14,7 @@ import type { ExactKnn, Neighbours } from '../device.js';
 import { hostDevice } from '../host.js';
 import type { Decodable } from '../../io/vlc/reconstruct.js';
 import type { CudaContext } from './context.js';
-import { decodableOnDevice, decodeOnDevice } from './decode.js';
+import { decodableOnDevice, decodeOnDevice, type DeviceRows } from './decode.js';
 import { KERNELS, launch } from './kernels.js';
 import { HeldBuffers, fmtBytes, memInfo, type DeviceBuffer } from './pool.js';
 
@@ -68,15 +68,28 @@ export class CudaKnn {
 
   /** The k-NN over the first nb vectors of a .vlc, decoded on this GPU (decode.ts) a piece at a time. */
   async knnDecoded(file: Decodable, nb: number, queries: Float32Array, nq: number, k: number, onRows?: (done: number, total: number) => void): Promise<Neighbours | undefined> {
-    if (!decodableOnDevice(file)) return undefined;
-    const rows = decodeOnDevice(this.ctx, file, nb);
+    const rows = this.decodedRows(file, nb);
+    return rows && this.knnOnRows(rows, nb, queries, nq, file.manifest.d, k, onRows);
+  }
+
+  /** What decoding the file's first nb rows on this GPU needs, uploaded (decode.ts), or undefined: no decoder here for its codec. */
+  decodedRows(file: Decodable, nb: number): DeviceRows | undefined {
+    return decodableOnDevice(file) ? decodeOnDevice(this.ctx, file, nb) : undefined;
+  }
+
+  /**
+   * knnRows over nb rows decoded on this GPU (decodedRows), which it frees; undefined: no room for the
+   * k-NN beside the codes, or k above the limit (the caller decodes on the host). `fill` may throw
+   * to end the ranking (another GPU's failed).
+   */
+  async knnOnRows(rows: DeviceRows, nb: number, queries: Float32Array, nq: number, d: number, k: number, onRows?: (done: number, total: number) => void, before?: () => void): Promise<Neighbours | undefined> {
     try {
       return await this.knnRows((X, r0, count) => {
+        before?.();
         rows.fill(X, r0, count);
         onRows?.(r0 + count, nb);
-      }, nb, queries, nq, file.manifest.d, k);
+      }, nb, queries, nq, d, k);
     } catch (e) {
-      // No room for the k-NN beside the codes, or k above the limit: the caller decodes on the host.
       if (e instanceof KnnLimitError) return undefined;
       throw e;
     } finally {
