@@ -75,7 +75,7 @@ export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number, o: 
     for (let g0 = first; g0 < first + n; g0 += per) {
       const codes = codesOf(blocked ? blocked.block(g0 / per) : r!);
       let at = (g0 - first) * width;
-      codes.forEachRun(blocked ? 0 : first, blocked ? Math.min(per, first + n - g0) : n, (bytes) => {
+      codes.forEachRun(blocked ? 0 : first, blocked ? Math.min(per, first + n - g0) : first + n, (bytes) => {
         for (let off = 0; off < bytes.length; off += UPLOAD_CHUNK) ctx.upload(buf, bytes.subarray(off, Math.min(bytes.length, off + UPLOAD_CHUNK)), at + off);
         at += bytes.length;
       });

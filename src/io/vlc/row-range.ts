@@ -77,11 +77,11 @@ export function rowGrain(file: Decodable): number {
  * multiples of rowGrain(file); ranges left empty (fewer grains than parts) are dropped.
  */
 export function rowCuts(file: Decodable, n: number, parts: number): Array<[number, number]> {
-  const grain = rowGrain(file);
+  const grain = rowGrain(file), grains = Math.ceil(n / grain); // the last may be short
   const cuts: Array<[number, number]> = [];
   let a = 0;
   for (let p = 1; p <= parts; p++) {
-    const b = p === parts ? n : Math.min(n, Math.round((n * p) / parts / grain) * grain);
+    const b = p === parts ? n : Math.min(n, Math.round((grains * p) / parts) * grain);
     if (b > a) cuts.push([a, b]);
     a = Math.max(a, b);
   }
