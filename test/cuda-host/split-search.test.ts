@@ -138,6 +138,26 @@ describe('exhaustive search split over several GPUs (fake driver): one GPU\'s re
     expect(fake.live).toBe(0);
   }, 120_000);
 
+  it('a failure on one GPU (an upload, a kernel): the first error, every GPU\'s buffers freed', async () => {
+    const whole = await readVlc(path.join(dir, 'int8.vlc'));
+    for (const failing of ['upload', 'kernel'] as const) {
+      const fake = new FakeCuda({ devices: [device, device, device], ...(failing === 'kernel' ? { failKernel: { name: 'knn_merge', status: 719 } } : {}) });
+      setDriverForTests(fake.api);
+      const gpus = await openGpus(3);
+      try {
+        if (failing === 'upload') vi.spyOn(gpus[1].gpuKnn, 'decodedRows').mockImplementation(() => {
+          throw new Error('no room for the codes');
+        });
+        const before = fake.live;
+        await expect(splitKnn(gpus).knnDecoded(whole, n, queries, nq, k)).rejects.toThrow(failing === 'upload' ? 'no room for the codes' : /knn_merge|launch failure/);
+        expect(fake.live, failing).toBe(before);
+      } finally {
+        await Promise.all(gpus.map((b) => b.close()));
+      }
+      expect(fake.live).toBe(0);
+    }
+  }, 120_000);
+
   it('vlc search --gpu 0,1 and 2,0,1: --gpu 0\'s output; a missing GPU: exit 2, one line', async () => {
     const file = path.join(dir, 'int4.vlc');
     const fake = new FakeCuda({ devices: [device, device, device] });
