@@ -15,8 +15,8 @@ import { splitKnn } from '../../dist/backend/cuda/split-knn.js';
 import { knn as cpuKnn } from '../../dist/backend/cpu/knn.js';
 import { readVlc } from '../../dist/io/vlc/file.js';
 import { openVlcOnDisk, setOnDiskRowsForTests } from '../../dist/io/vlc/on-disk.js';
-import { reconstruct } from '../../dist/io/vlc/reconstruct.js';
-import { rowCuts } from '../../dist/io/vlc/row-range.js';
+import { reconstruct, reconstructRange } from '../../dist/io/vlc/reconstruct.js';
+import { rowCuts, rowRange } from '../../dist/io/vlc/row-range.js';
 import { npyHeader } from '../../dist/io/writers/npy.js';
 import type { Neighbours } from '../../dist/backend/types.js';
 import { log } from '../../dist/log.js';
@@ -115,6 +115,28 @@ describe('exhaustive search split over several GPUs (fake driver): one GPU\'s re
       onDisk.close();
     }
   });
+
+  it('a range of rows decoded on the host (what a GPU without room falls back to) = those rows of the file', async () => {
+    setOnDiskRowsForTests(700);
+    for (const residual of residuals) {
+      const file = path.join(dir, `${residual}.vlc`);
+      const whole = await readVlc(file);
+      const onDisk = openVlcOnDisk(file)!;
+      try {
+        for (const f of [whole, onDisk.file]) {
+          for (const [a, b] of [[2800, 6300], [4096, n], [0, 701]]) {
+            const want = reconstructRange(whole, a, b, new Float32Array((b - a) * d));
+            // A view of a view: rows 1 .. of rows a - 1 .. b.
+            const view = rowRange(rowRange(f, a - (a > 0 ? 1 : 0), b), a > 0 ? 1 : 0, b - a + (a > 0 ? 1 : 0));
+            const got = reconstructRange(view, 0, b - a, new Float32Array((b - a) * d));
+            expect(Array.from(new Uint32Array(got.buffer)), `${residual} rows ${a}..${b}`).toEqual(Array.from(new Uint32Array(want.buffer)));
+          }
+        }
+      } finally {
+        onDisk.close();
+      }
+    }
+  }, 120_000);
 
   it('a GPU without room for the k-NN: its range alone decoded on the host; the same neighbours', async () => {
     const file = path.join(dir, 'int8.vlc');
