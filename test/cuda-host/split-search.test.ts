@@ -81,8 +81,15 @@ describe('exhaustive search split over several GPUs (fake driver): one GPU\'s re
         for (const [name, f] of [['in memory', whole], ['read where it lies', onDisk.file]] as const) {
           for (const count of [2, 3]) {
             const allocs = gpus.map((b) => vi.spyOn(b.ctx.pool, 'alloc'));
-            const got = await splitKnn(gpus.slice(0, count)).knnDecoded(f, n, queries, nq, k);
+            const heard: number[] = [];
+            const got = await splitKnn(gpus.slice(0, count)).knnDecoded(f, n, queries, nq, k, (done, total) => {
+              expect(total).toBe(n);
+              heard.push(done);
+            });
             expectBitsEqual(got!, one, `${name}, ${count} GPUs`);
+            // Progress counts rows over every GPU, up to all n.
+            expect(heard.every((v, i) => i === 0 || v > heard[i - 1])).toBe(true);
+            expect(heard[heard.length - 1]).toBe(n);
             // Each GPU took its range's assignments (u32) alone, cut at the file's blocks.
             const cuts = rowCuts(f, n, count);
             expect(cuts.length).toBe(count);
