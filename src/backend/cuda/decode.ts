@@ -19,7 +19,12 @@ import { HeldBuffers, type DeviceBuffer } from './pool.js';
 
 /** Rows that the device writes itself into a buffer of rows × d f32 (the k-NN's base piece). */
 export interface DeviceRows {
-  fill(out: DeviceBuffer, r0: number, rows: number): void;
+  /**
+   * Queues the decoding of rows r0 .. r0 + rows − 1 into out. `later`: a check the decoder makes of
+   * the finished work (ec: that every block decoded; a download, which would hold the host until
+   * this GPU is done) is returned for the caller to make once it has waited, instead of made here.
+   */
+  fill(out: DeviceBuffer, r0: number, rows: number, later?: boolean): void | (() => void);
   free(): void;
 }
 

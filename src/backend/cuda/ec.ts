@@ -48,7 +48,7 @@ function spanBlocks(r: EcResiduals, free: number): number {
 export function ecRows(
   ctx: CudaContext, r: EcResiduals, first: number, n: number, up: Upload, alloc: (name: string, bytes: number) => DeviceBuffer,
   anchors: DeviceBuffer, assign: DeviceBuffer, grid: (rows: number) => number, maxSpan = Infinity,
-): (out: DeviceBuffer, r0: number, rows: number) => void {
+): (out: DeviceBuffer, r0: number, rows: number, later?: boolean) => void | (() => void) {
   const { layout, d } = r;
   const { blockRows, dims, alpha, models, rotation } = layout;
   const D = dims.length;
@@ -89,7 +89,7 @@ export function ecRows(
       D, c0, r0: s0, rows: count, d, out,
     });
   }
-  return (out, r0, rows) => {
+  return (out, r0, rows, later = false) => {
     if (rows <= 0) return;
     if (r0 < 0 || r0 + rows > n) throw new Error(`ec decode: rows ${r0} .. ${r0 + rows - 1} outside the ${n} uploaded`);
     const last = Math.ceil((r0 + rows) / blockRows);
@@ -104,14 +104,18 @@ export function ecRows(
       const s0 = Math.max(r0, b * blockRows), s1 = Math.min(r0 + rows, (b + count) * blockRows);
       rebuild(b * blockRows, s0, s1 - s0, out.ptr + BigInt((s0 - r0) * d * 4));
     }
-    const failed = new Int32Array(1);
-    ctx.download(failed, err);
-    if (failed[0] === 0) return;
-    // The host's reader checked every block at open: a block the kernel finds damaged is a fault of
-    // this decoder. Blocks read as coded (a file read where it lies) were checked by its checksum alone.
-    const bad = bFirst + failed[0] - 1;
-    if (r.decodedOnHost) throw new Error(`ec decode on ${ctx.where}: block ${bad} did not decode on the GPU as it did on the host`);
-    throw r.corrupt(`block ${bad}: does not decode`);
+    const check = () => {
+      const failed = new Int32Array(1);
+      ctx.download(failed, err);
+      if (failed[0] === 0) return;
+      // The host's reader checked every block at open: a block the kernel finds damaged is a fault of
+      // this decoder. Blocks read as coded (a file read where it lies) were checked by its checksum alone.
+      const bad = bFirst + failed[0] - 1;
+      if (r.decodedOnHost) throw new Error(`ec decode on ${ctx.where}: block ${bad} did not decode on the GPU as it did on the host`);
+      throw r.corrupt(`block ${bad}: does not decode`);
+    };
+    if (later) return check;
+    check();
   };
 }
 

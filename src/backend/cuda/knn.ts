@@ -38,8 +38,11 @@ const MAX_BATCH = 65_536;
 /** k above the kernels' limit, or no room on the GPU: the caller falls back to the host (gpuOrHostKnn). */
 export class KnnLimitError extends Error {}
 
-/** Writes base rows r0 .. r0 + rows − 1 into X (rows × d f32, on the device). */
-export type FillRows = (X: DeviceBuffer, r0: number, rows: number) => void;
+/**
+ * Writes base rows r0 .. r0 + rows − 1 into X (rows × d f32, on the device); may return a check of
+ * the finished work, made once the piece's kernels are waited for (decode.ts DeviceRows.fill's `later`).
+ */
+export type FillRows = (X: DeviceBuffer, r0: number, rows: number) => void | (() => void);
 
 /**
  * This GPU's own k-NN kernels, which refuse k above maxK (the lists it keeps on chip) and calls
@@ -86,8 +89,10 @@ export class CudaKnn {
     try {
       return await this.knnRows((X, r0, count) => {
         before?.();
-        rows.fill(X, r0, count);
+        // The decoder's check waits for the piece's kernels (this GPU's alone), not here: other GPUs' work goes on meanwhile.
+        const check = rows.fill(X, r0, count, true);
         onRows?.(r0 + count, nb);
+        return check;
       }, nb, queries, nq, d, k);
     } catch (e) {
       if (e instanceof KnnLimitError) return undefined;
@@ -147,7 +152,7 @@ export class CudaKnn {
       let best: Neighbours | undefined;
       for (let r0 = 0; r0 < nb; r0 += pieceRows) {
         const rows = Math.min(pieceRows, nb - r0);
-        fill(X, r0, rows);
+        const check = fill(X, r0, rows);
         // Chunks of whole tiles, as many as keep every multiprocessor busy for a few waves.
         const tiles = Math.ceil(rows / TILE_ROWS);
         const chunkRows = Math.ceil(tiles / Math.min(maxChunks, tiles)) * TILE_ROWS;
@@ -168,6 +173,7 @@ export class CudaKnn {
           ctx.destroyEvent(start);
           ctx.destroyEvent(end);
         }
+        if (check) check();
         const got: Neighbours = { ids: new Int32Array(nq * k), dists: new Float32Array(nq * k) };
         ctx.download(got.ids, outI);
         ctx.download(got.dists, outD);
