@@ -1,6 +1,6 @@
 // Picks the backend for --device auto|cuda|cpu and --gpu N. `auto` falls back to the CPU with one
 // log line saying why; `cuda` never falls back (DeviceError, exit 3).
-import { DeviceError } from '../errors.js';
+import { DeviceError, UsageError } from '../errors.js';
 import { log } from '../log.js';
 import type { Backend } from './types.js';
 import type { ExactKnn } from './device.js';
@@ -138,6 +138,7 @@ export async function selectExactKnn(o: SelectOptions): Promise<OpenedKnn> {
     return cpu;
   }
   const listed = Array.isArray(o.gpu) ? o.gpu : [o.gpu];
+  if (listed.length === 0 || new Set(listed).size !== listed.length) throw new UsageError(`--gpu ${listed.join(',')}: name one GPU or more, each once`);
   if (listed.length > 1) for (const id of listed) checkGpuIndex(id, probe); // a GPU that does not exist is an error before any opens
   const opened: CudaBackend[] = [];
   const closeAll = async () => {

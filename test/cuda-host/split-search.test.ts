@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { compress } from '../../dist/index.js';
+import { compress, search, UsageError } from '../../dist/index.js';
 import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
 import { createCudaBackend, type CudaBackend } from '../../dist/backend/cuda/index.js';
 import { splitKnn } from '../../dist/backend/cuda/split-knn.js';
@@ -62,11 +62,17 @@ function expectBitsEqual(got: Neighbours, want: Neighbours, what: string): void 
 
 const residuals = ['none', 'int8', 'int4', 'bits', 'pq', 'ec'] as const;
 
+/** The input compressed with `residual` on the CPU (once: each test may run alone). */
+async function vlcOf(residual: (typeof residuals)[number]): Promise<string> {
+  const file = path.join(dir, `${residual}.vlc`);
+  if (!fs.existsSync(file)) await compress(input, { output: file, anchors: 24, iters: 4, residual, device: 'cpu', ...(residual === 'pq' ? { pq: 3 } : {}) });
+  return file;
+}
+
 describe('exhaustive search split over several GPUs (fake driver): one GPU\'s results', () => {
   for (const residual of residuals) {
     it(`--residual ${residual}: 2 and 3 GPUs = 1, in memory and read where it lies`, async () => {
-      const file = path.join(dir, `${residual}.vlc`);
-      await compress(input, { output: file, anchors: 24, iters: 4, residual, device: 'cpu', force: true, ...(residual === 'pq' ? { pq: 3 } : {}) });
+      const file = await vlcOf(residual);
       const whole = await readVlc(file);
       const fake = new FakeCuda({ poison: true, devices: [device, device, device] });
       setDriverForTests(fake.api);
@@ -111,13 +117,13 @@ describe('exhaustive search split over several GPUs (fake driver): one GPU\'s re
   }
 
   it('ranges are cut only between the file\'s blocks, balanced by rows', async () => {
-    const whole = await readVlc(path.join(dir, 'ec.vlc'));
+    const whole = await readVlc(await vlcOf('ec'));
     expect(rowCuts(whole, n, 3)).toEqual([[0, 4096], [4096, 8192], [8192, n]]);
     expect(rowCuts(whole, n, 4)).toEqual([[0, 4096], [4096, 8192], [8192, n]]); // 3 blocks: one GPU idle
-    const int8 = await readVlc(path.join(dir, 'int8.vlc'));
+    const int8 = await readVlc(await vlcOf('int8'));
     expect(rowCuts(int8, n, 2)).toEqual([[0, 4501], [4501, n]]);
     setOnDiskRowsForTests(700);
-    const onDisk = openVlcOnDisk(path.join(dir, 'int8.vlc'))!;
+    const onDisk = openVlcOnDisk(await vlcOf('int8'))!;
     try {
       expect(rowCuts(onDisk.file, n, 3)).toEqual([[0, 2800], [2800, 6300], [6300, n]]);
     } finally {
@@ -128,7 +134,7 @@ describe('exhaustive search split over several GPUs (fake driver): one GPU\'s re
   it('a range of rows decoded on the host (what a GPU without room falls back to) = those rows of the file', async () => {
     setOnDiskRowsForTests(700);
     for (const residual of residuals) {
-      const file = path.join(dir, `${residual}.vlc`);
+      const file = await vlcOf(residual);
       const whole = await readVlc(file);
       const onDisk = openVlcOnDisk(file)!;
       try {
@@ -148,7 +154,7 @@ describe('exhaustive search split over several GPUs (fake driver): one GPU\'s re
   }, 120_000);
 
   it('a GPU without room for the k-NN: its range alone decoded on the host; the same neighbours', async () => {
-    const file = path.join(dir, 'int8.vlc');
+    const file = await vlcOf('int8');
     const whole = await readVlc(file);
     const fake = new FakeCuda({ devices: [device, device] });
     setDriverForTests(fake.api);
@@ -170,7 +176,7 @@ describe('exhaustive search split over several GPUs (fake driver): one GPU\'s re
   }, 120_000);
 
   it('a failure on one GPU (an upload, a kernel): the first error, every GPU\'s buffers freed', async () => {
-    const whole = await readVlc(path.join(dir, 'int8.vlc'));
+    const whole = await readVlc(await vlcOf('int8'));
     for (const failing of ['upload', 'kernel'] as const) {
       const fake = new FakeCuda({ devices: [device, device, device], ...(failing === 'kernel' ? { failKernel: { name: 'knn_merge', status: 719 } } : {}) });
       setDriverForTests(fake.api);
@@ -217,7 +223,7 @@ describe('exhaustive search split over several GPUs (fake driver): one GPU\'s re
   });
 
   it('vlc search --gpu 0,1 and 2,0,1: --gpu 0\'s output; a missing GPU: exit 2, one line', async () => {
-    const file = path.join(dir, 'int4.vlc');
+    const file = await vlcOf('int4');
     const fake = new FakeCuda({ devices: [device, device, device] });
     setDriverForTests(fake.api);
     const args = ['search', file, '--queries', queriesFile, '-k', String(k), '--device', 'cuda', '--json'];
@@ -233,5 +239,8 @@ describe('exhaustive search split over several GPUs (fake driver): one GPU\'s re
     expect(bad.code).toBe(2);
     expect(bad.err.trim().split('\n'), bad.err).toHaveLength(1);
     expect(bad.err).toContain('--gpu 5: no such GPU');
+    // The library's list: empty, or a GPU twice, is a usage error too.
+    for (const gpu of [[], [1, 1]]) await expect(search(file, queriesFile, { k, device: 'cuda', gpu })).rejects.toThrow(UsageError);
+    expect(fake.live).toBe(0);
   }, 120_000);
 });
