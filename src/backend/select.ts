@@ -154,6 +154,6 @@ export async function selectExactKnn(o: SelectOptions): Promise<OpenedKnn> {
   }
   const maxK = Math.min(...opened.map((b) => b.gpuKnn.maxK));
   if (opened.length === 1) return { knn: opened[0].exactKnn, label: opened[0].label, onGpu: true, maxK, close: closeAll };
-  const label = `${opened.length} GPUs (${opened.map((b) => b.ctx.where).join(', ')})`;
+  const label = `${opened.length} GPUs: ${opened.map((b) => b.ctx.where).join(', ')}`;
   return { knn: splitKnn(opened), label, onGpu: true, maxK, close: closeAll };
 }
