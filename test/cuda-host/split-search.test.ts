@@ -20,9 +20,8 @@ import { rowCuts, rowRange } from '../../dist/io/vlc/row-range.js';
 import { npyHeader } from '../../dist/io/writers/npy.js';
 import type { Neighbours } from '../../dist/backend/types.js';
 import { log } from '../../dist/log.js';
-import { EcResiduals } from '../../dist/codecs/ec/residuals.js';
 import { FakeCuda } from './fake-driver.js';
-import { ecProblem } from './ec-problem.js';
+import { damagedEc, ecProblem } from './ec-problem.js';
 import { runVlc } from './in-process.js';
 import { expectSameNeighbours } from './knn-problem.js';
 
@@ -196,18 +195,7 @@ describe('exhaustive search split over several GPUs (fake driver): one GPU\'s re
   }, 120_000);
 
   it('an ec block the device finds damaged: an error naming the file\'s block, on one GPU and on the GPU of its range', async () => {
-    const good = await ecProblem('axis', 600, 11, 5, 9, { blockRows: 200 });
-    const res = good.residuals;
-    const broken = (b: number) => {
-      const ref = res.blocks(b);
-      if (b !== 2) return ref;
-      const bytes = ref.bytes.slice(ref.at, ref.at + ref.size);
-      const v = new DataView(bytes.buffer);
-      v.setUint32(0, v.getUint32(0, true) ^ 0x00ff0000, true); // lane 0's start state
-      return { bytes, at: 0, size: bytes.length };
-    };
-    const codes = Array.from({ length: res.blockCount }, (_, b) => res.decodeBlock(b));
-    const file = { ...good, residuals: new EcResiduals(res.n, res.d, res.layout, broken, codes) };
+    const file = damagedEc(await ecProblem('axis', 600, 11, 5, 9, { blockRows: 200 }), 2);
     const qs = new Float32Array(3 * 11).map((_, e) => Math.sin(e));
     const fake = new FakeCuda({ devices: [device, device] });
     setDriverForTests(fake.api);
