@@ -5,7 +5,8 @@
 // search's wall time (3 runs, the best), `node bin/vlc.js --version`'s wall time (Node's start),
 // their difference, and for the first 100 queries the share of ids equal to the CPU's exact k-NN
 // over the same decoded vectors (near-ties may keep it a little under 1).
-// Usage (on the GPU machine): npx tsc -p . && node bench/search-gpu.mjs [--n 1000000] [--d 128] [--queries 10000] [--residuals int8,pq,bits,pqd64] [--out FILE.json]
+// Usage (on the GPU machine): npx tsc -p . && node bench/search-gpu.mjs [--n 1000000] [--d 128] [--queries 10000] [--residuals int8,pq,bits,pqd64] [--gpus '0;0,1;0,1,2,3'] [--out FILE.json]
+// --gpus: each list a `--gpu` of its own (the rows split over them), a row each, its output compared byte for byte with the first list's.
 // (pqdK: pq on K principal directions, --residual pq --pq-dims K.)
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync, statSync } from 'node:fs';
@@ -69,26 +70,31 @@ try {
     const codec = dims ? ['--residual', 'pq', '--pq-dims', dims] : ['--residual', residual];
     const compressSeconds = wall(['compress', data, '-o', vlcFile, ...codec, '--device', 'cuda', '-q']);
     const out = path.join(tmp, `${residual}.jsonl`);
-    const searchArgs = ['search', vlcFile, '--queries', queriesFile, '-k', String(k), '--device', 'cuda', '-q'];
-    const runs = [0, 1, 2].map(() => {
-      const t0 = performance.now();
-      execFileSync(process.execPath, [bin, ...searchArgs], { stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 30 });
-      return (performance.now() - t0) / 1000;
-    });
-    writeFileSync(out, execFileSync(process.execPath, [bin, ...searchArgs], { maxBuffer: 1 << 30 }));
-    // The first CHECKED queries against the CPU's exact k-NN over the same decoded vectors.
-    const lines = readFileSync(out, 'utf8').trim().split('\n').slice(0, CHECKED).map((l) => JSON.parse(l));
-    const file = await readVlc(vlcFile);
-    const want = await cpuKnn(reconstruct(file), n, queries.subarray(0, CHECKED * d), CHECKED, d, k);
-    let same = 0;
-    lines.forEach((l, q) => l.ids.forEach((id, r) => (same += id === want.ids[q * k + r] ? 1 : 0)));
-    const row = {
-      residual, bytes: statSync(vlcFile).size, compress_s: compressSeconds,
-      search_wall_s: Math.min(...runs), node_start_s: nodeStart, search_minus_node_start_s: Math.min(...runs) - nodeStart,
-      ids_equal_cpu_exhaustive: same / (CHECKED * k), goal_s: 1,
-    };
-    rows.push(row);
-    console.log(JSON.stringify(row));
+    let firstOutput;
+    for (const gpus of arg('gpus', '0').split(';')) {
+      const searchArgs = ['search', vlcFile, '--queries', queriesFile, '-k', String(k), '--device', 'cuda', '--gpu', gpus, '-q'];
+      const runs = [0, 1, 2].map(() => {
+        const t0 = performance.now();
+        execFileSync(process.execPath, [bin, ...searchArgs], { stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 30 });
+        return (performance.now() - t0) / 1000;
+      });
+      const output = execFileSync(process.execPath, [bin, ...searchArgs], { maxBuffer: 1 << 30 });
+      firstOutput ??= output;
+      writeFileSync(out, output);
+      // The first CHECKED queries against the CPU's exact k-NN over the same decoded vectors.
+      const lines = readFileSync(out, 'utf8').trim().split('\n').slice(0, CHECKED).map((l) => JSON.parse(l));
+      const file = await readVlc(vlcFile);
+      const want = await cpuKnn(reconstruct(file), n, queries.subarray(0, CHECKED * d), CHECKED, d, k);
+      let same = 0;
+      lines.forEach((l, q) => l.ids.forEach((id, r) => (same += id === want.ids[q * k + r] ? 1 : 0)));
+      const row = {
+        residual, gpus, same_output_as_first_gpus: output.equals(firstOutput), bytes: statSync(vlcFile).size, compress_s: compressSeconds,
+        search_wall_s: Math.min(...runs), node_start_s: nodeStart, search_minus_node_start_s: Math.min(...runs) - nodeStart,
+        ids_equal_cpu_exhaustive: same / (CHECKED * k), goal_s: 1,
+      };
+      rows.push(row);
+      console.log(JSON.stringify(row));
+    }
   }
   const outFile = arg('out');
   if (outFile) writeFileSync(outFile, JSON.stringify({ n, d, queries: nq, k, date: new Date().toISOString(), rows }, null, 2) + '\n');

@@ -1,6 +1,7 @@
 // search(): the k nearest neighbours of each query over a .vlc file's vectors — on the CPU by
 // probing the nearest anchors' lists (search/index.ts); on a GPU (device 'cuda', or 'auto' with
-// one and no nprobe) by exhaustive exact search over every decoded vector (search/exhaustive.ts),
+// one and no nprobe) by exhaustive exact search over every decoded vector (search/exhaustive.ts; with a
+// list of GPUs the rows split over them, backend/cuda/split-knn.ts),
 // and with `exhaustive` on the CPU too. The file is read where it lies, a block of rows at a time
 // (io/vlc/on-disk.ts; a pq file's codes whole for the CPU's index search).
 // Distances are squared L2 to the reconstructions; under the metric ip or cosine (the file's, or
@@ -29,7 +30,7 @@ export interface SearchOptions extends ReadOptions {
   nprobe?: number;
   /** 'auto' (default): exhaustive on a usable GPU, else the CPU's index search (or exhaustive, with `exhaustive`); 'cuda' never falls back. */
   device?: DeviceChoice;
-  /** GPU index (default 0; of a list, the first). */
+  /** GPU index (default 0), or several: the exhaustive search splits the rows over them (one range each, the same results as one GPU). */
   gpu?: number | number[];
   /**
    * Rank every decoded vector, as the GPU does, also without one: on the CPU the file is read where

@@ -1,11 +1,12 @@
 // Picks the backend for --device auto|cuda|cpu and --gpu N. `auto` falls back to the CPU with one
 // log line saying why; `cuda` never falls back (DeviceError, exit 3).
-import { DeviceError } from '../errors.js';
+import { DeviceError, UsageError } from '../errors.js';
 import { log } from '../log.js';
 import type { Backend } from './types.js';
 import type { ExactKnn } from './device.js';
 import { createCpuBackend, cpuKnn } from './cpu/index.js';
-import { checkGpuIndex, probeCuda, createCudaBackend, type CudaProbe } from './cuda/index.js';
+import { checkGpuIndex, probeCuda, createCudaBackend, type CudaBackend, type CudaProbe } from './cuda/index.js';
+import { splitKnn } from './cuda/split-knn.js';
 import { shardedBackend } from './sharded/backend.js';
 import { peerGroup } from './cuda/peer.js';
 
@@ -121,9 +122,11 @@ export interface OpenedKnn {
 }
 
 /**
- * The exact k-NN for a command that only searches (`eval`): a GPU's (cuda/knn.ts; above its k
- * limit the CPU's) for --device cuda, or for auto when a GPU is usable; else the CPU's. Unlike
- * selectBackend, auto falls back quietly (-v says why): the CPU path prints what it always did.
+ * The exact k-NN for a command that only searches (`search`, `eval`): a GPU's (cuda/knn.ts; above
+ * its k limit the CPU's) for --device cuda, or for auto when a GPU is usable; else the CPU's. Of a
+ * list of GPUs, every one (each checked to exist): the search over decoded vectors splits the rows
+ * over them (cuda/split-knn.ts). Unlike selectBackend, auto falls back quietly (-v says why): the
+ * CPU path prints what it always did.
  */
 export async function selectExactKnn(o: SelectOptions): Promise<OpenedKnn> {
   const cpu: OpenedKnn = { knn: cpuKnn, label: 'cpu', onGpu: false, maxK: Infinity, close: async () => undefined };
@@ -134,13 +137,23 @@ export async function selectExactKnn(o: SelectOptions): Promise<OpenedKnn> {
     log().debug(`exact search on the CPU: ${probe.reason}`);
     return cpu;
   }
-  const gpu = Array.isArray(o.gpu) ? o.gpu[0] : o.gpu;
+  const listed = Array.isArray(o.gpu) ? o.gpu : [o.gpu];
+  if (listed.length === 0 || new Set(listed).size !== listed.length) throw new UsageError(`--gpu ${listed.join(',')}: name one GPU or more, each once`);
+  if (listed.length > 1) for (const id of listed) checkGpuIndex(id, probe); // a GPU that does not exist is an error before any opens
+  const opened: CudaBackend[] = [];
+  const closeAll = async () => {
+    await Promise.allSettled(opened.map((b) => b.close()));
+  };
   try {
-    const backend = await createCudaBackend(gpu);
-    return { knn: backend.exactKnn, label: backend.label, onGpu: true, maxK: backend.gpuKnn.maxK, close: () => backend.close() };
+    for (const id of listed) opened.push(await createCudaBackend(id));
   } catch (e) {
+    await closeAll();
     if (!(e instanceof DeviceError) || o.device === 'cuda') throw e;
     log().debug(`exact search on the CPU: ${e.message}`);
     return cpu;
   }
+  const maxK = Math.min(...opened.map((b) => b.gpuKnn.maxK));
+  if (opened.length === 1) return { knn: opened[0].exactKnn, label: opened[0].label, onGpu: true, maxK, close: closeAll };
+  const label = `${opened.length} GPUs: ${opened.map((b) => b.ctx.where).join(', ')}`;
+  return { knn: splitKnn(opened), label, onGpu: true, maxK, close: closeAll };
 }

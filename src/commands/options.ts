@@ -23,15 +23,16 @@ export interface DeviceFlags {
 
 export interface CommonOptions extends DeviceFlags, OutputFlags {}
 
-/** --device and --gpu (the commands that run the quantizer); `gpuList`: --gpu may name several GPUs. */
-export function addDeviceOptions(cmd: Command, o: { gpuList?: boolean } = {}): Command {
+/** --device and --gpu (the commands that run the quantizer); `gpuList`: --gpu may name several GPUs (a string: what they do, for --help). */
+export function addDeviceOptions(cmd: Command, o: { gpuList?: boolean | string } = {}): Command {
   cmd.addOption(
     new Option('--device <device>', 'where to run: auto (CUDA when usable, else CPU), cuda, cpu')
       .default('auto')
       .argParser((v) => parseDevice(v)),
   );
   if (o.gpuList) {
-    return cmd.option('--gpu <index>', 'GPU index (see `vlc devices`), or several (0,1): the rows split over them, one engine each', parseGpuList, 0);
+    const what = typeof o.gpuList === 'string' ? o.gpuList : 'the rows split over them, one engine each';
+    return cmd.option('--gpu <index>', `GPU index (see \`vlc devices\`), or several (0,1): ${what}`, parseGpuList, 0);
   }
   return addGpuOption(cmd);
 }

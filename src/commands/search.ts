@@ -35,7 +35,7 @@ export function register(program: Command): void {
   cmd.option('--exhaustive', 'rank every decoded vector (what a GPU does) also on the CPU, reading the file a block of rows at a time instead of holding it; not with --nprobe');
   addMetricOption(cmd, "rank by l2 (distances: squared L2), ip (-<q, x>) or cosine (1 - cos); default: the file's metric (`vlc info`). A cosine file is searched by cosine only");
   addInputOptions(cmd, 'the queries');
-  addDeviceOptions(cmd);
+  addDeviceOptions(cmd, { gpuList: 'the rows split over them, the same results as one' });
   addOutputOptions(cmd, 'print one JSON object {schema, command, k, queries, nprobe (null: exhaustive), metric, results: [{ids, distances}]} instead of JSON lines');
   addExamples(cmd, [
     ['vlc search emb.vlc --queries queries.npy -k 10', 'one JSON line per query: ids and distances (with a GPU: exhaustive over every decoded vector)'],

@@ -9,10 +9,9 @@ import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
 import { createCudaBackend } from '../../dist/backend/cuda/index.js';
 import { hostDevice } from '../../dist/backend/host.js';
 import { knn as cpuKnn } from '../../dist/backend/cpu/knn.js';
-import { EcResiduals } from '../../dist/codecs/ec/residuals.js';
 import { reconstructRange } from '../../dist/io/vlc/reconstruct.js';
 import { rng } from '../rng.js';
-import { ecProblem, escapedCodes, expectEcRowsEqualHost, expectSameBits, type EcLayoutKind } from './ec-problem.js';
+import { damagedEc, ecProblem, escapedCodes, expectEcRowsEqualHost, expectSameBits, type EcLayoutKind } from './ec-problem.js';
 import { FakeCuda } from './fake-driver.js';
 import { expectSameNeighbours } from './knn-problem.js';
 
@@ -94,18 +93,7 @@ describe('ec decode on the GPU (fake driver) = the host, bit for bit', () => {
   });
 
   it('a block the device finds damaged is an error naming it (the host held the good codes)', async () => {
-    const good = await ecProblem('axis', 600, 11, 5, 9, { blockRows: 200 });
-    const res = good.residuals;
-    const broken = (b: number) => {
-      const ref = res.blocks(b);
-      if (b !== 1) return ref;
-      const bytes = ref.bytes.slice(ref.at, ref.at + ref.size);
-      const v = new DataView(bytes.buffer);
-      v.setUint32(0, v.getUint32(0, true) ^ 0x00ff0000, true); // lane 0's start state
-      return { bytes, at: 0, size: bytes.length };
-    };
-    const codes = Array.from({ length: res.blockCount }, (_, b) => res.decodeBlock(b));
-    const file = { ...good, residuals: new EcResiduals(res.n, res.d, res.layout, broken, codes) };
+    const file = damagedEc(await ecProblem('axis', 600, 11, 5, 9, { blockRows: 200 }), 1);
     const { fake, backend } = await onFake();
     try {
       await expect(expectEcRowsEqualHost(backend.ctx, file, 600, 0, 600)).rejects.toThrow(/block 1 did not decode/);

@@ -5,7 +5,7 @@
 // uncoded), rare outliers (escaped codes), correlated residuals for the principal-directions layout,
 // and the section read back from its payload, as a file's reader holds it.
 import { encodeEc } from '../../dist/codecs/ec/encode.js';
-import { ecSection, type EcResiduals } from '../../dist/codecs/ec/residuals.js';
+import { ecSection, EcResiduals } from '../../dist/codecs/ec/residuals.js';
 import { asPayload } from '../../dist/io/vlc/payload.js';
 import type { EcDecodable } from '../../dist/backend/device.js';
 import { decodeOnDevice, type DecodeOptions } from '../../dist/backend/cuda/decode.js';
@@ -101,4 +101,22 @@ export function expectSameBits(got: Float32Array, want: Float32Array, d: number,
   let first = -1;
   for (let e = 0; e < a.length && first < 0; e++) if (a[e] !== b[e]) first = e;
   expect(first, first < 0 ? '' : `row ${r0 + Math.floor(first / d)}, dim ${first % d}: ${got[first]} vs ${want[first]}`).toBe(-1);
+}
+
+/**
+ * `good` with block `damaged`'s bytes broken (lane 0's start state) where the device reads them,
+ * the host's decoded codes of every block kept good: a block the device decoder must find damaged.
+ */
+export function damagedEc(good: EcDecodable, damaged: number): EcDecodable {
+  const res = good.residuals;
+  const broken = (b: number) => {
+    const ref = res.blocks(b);
+    if (b !== damaged) return ref;
+    const bytes = ref.bytes.slice(ref.at, ref.at + ref.size);
+    const v = new DataView(bytes.buffer);
+    v.setUint32(0, v.getUint32(0, true) ^ 0x00ff0000, true);
+    return { bytes, at: 0, size: bytes.length };
+  };
+  const codes = Array.from({ length: res.blockCount }, (_, b) => res.decodeBlock(b));
+  return { ...good, residuals: new EcResiduals(res.n, res.d, res.layout, broken, codes) };
 }

@@ -11,6 +11,7 @@ import type { CodedResiduals } from '../../codecs/types.js';
 import type { Codes } from '../../vectors/codes.js';
 import { BlockedResiduals } from '../../io/vlc/on-disk.js';
 import type { Decodable } from '../../io/vlc/reconstruct.js';
+import { rangeOf } from '../../io/vlc/row-range.js';
 import type { CudaContext } from './context.js';
 import { ecRows } from './ec.js';
 import { launch } from './kernels.js';
@@ -18,7 +19,12 @@ import { HeldBuffers, type DeviceBuffer } from './pool.js';
 
 /** Rows that the device writes itself into a buffer of rows × d f32 (the k-NN's base piece). */
 export interface DeviceRows {
-  fill(out: DeviceBuffer, r0: number, rows: number): void;
+  /**
+   * Queues the decoding of rows r0 .. r0 + rows − 1 into out. `later`: a check the decoder makes of
+   * the finished work (ec: that every block decoded; a download, which would hold the host until
+   * this GPU is done) is returned for the caller to make once it has waited, instead of made here.
+   */
+  fill(out: DeviceBuffer, r0: number, rows: number, later?: boolean): void | (() => void);
   free(): void;
 }
 
@@ -29,7 +35,7 @@ const UPLOAD_CHUNK = 64 << 20;
 
 /** Whether decodeOnDevice handles this file's residuals (none, int8, int4, pq with or without a projection, bits, ec). */
 export function decodableOnDevice(file: Decodable): boolean {
-  const r = deviceForm(file.residuals);
+  const r = deviceForm(rangeOf(file).of.residuals);
   return r === undefined || r instanceof ScalarResiduals || r instanceof PqResiduals || r instanceof BitsResiduals || r instanceof EcResiduals;
 }
 
@@ -47,9 +53,14 @@ export interface DecodeOptions {
   ecSpanBlocks?: number;
 }
 
-/** Uploads what decoding file's n rows needs; the caller frees the result (on every path). */
+/**
+ * Uploads what decoding file's n rows needs; the caller frees the result (on every path). A view of
+ * rows [first, first + n) of a file (io/vlc/row-range.ts) uploads only their assignments and codes
+ * (the anchors and the codec's parameters whole), and `fill` numbers rows from the view's first.
+ */
 export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number, o: DecodeOptions = {}): DeviceRows {
   const { d } = file.manifest;
+  const { of: whole, first } = rangeOf(file);
   const held = new HeldBuffers(ctx.pool);
   const up = (name: string, data: ArrayBufferView): DeviceBuffer => {
     const buf = held.alloc(name, data.byteLength);
@@ -57,18 +68,19 @@ export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number, o: 
     for (let off = 0; off < bytes.length; off += UPLOAD_CHUNK) ctx.upload(buf, bytes.subarray(off, Math.min(bytes.length, off + UPLOAD_CHUNK)), off);
     return buf;
   };
-  const r = deviceForm(file.residuals);
+  const r = deviceForm(whole.residuals);
   // A file read where it lies, its codes a block of rows at a time (none when its codec gives its coded form: ec).
-  const blocked = file.residuals instanceof BlockedResiduals && !(r instanceof EcResiduals) ? file.residuals : undefined;
-  // Rows [0, n) of the codes, a piece at a time (a block of the file at a time), each at its offset in one device buffer.
+  const blocked = whole.residuals instanceof BlockedResiduals && !(r instanceof EcResiduals) ? whole.residuals : undefined;
+  if (blocked && first % blocked.rows !== 0) throw new Error(`decode on the GPU: rows from ${first} start inside a block of ${blocked.rows} rows`);
+  // Rows [first, first + n) of the codes, a piece at a time (a block of the file at a time), each at its offset in one device buffer.
   const upCodes = (name: string, codesOf: (res: CodedResiduals) => Codes): DeviceBuffer => {
     const width = codesOf(r!).width;
     const buf = held.alloc(name, n * width);
     const per = blocked ? blocked.rows : n;
-    for (let r0 = 0; r0 < n; r0 += per) {
-      const codes = codesOf(blocked ? blocked.block(r0 / per) : r!);
-      let at = r0 * width;
-      codes.forEachRun(blocked ? 0 : r0, blocked ? Math.min(per, n - r0) : n, (bytes) => {
+    for (let g0 = first; g0 < first + n; g0 += per) {
+      const codes = codesOf(blocked ? blocked.block(g0 / per) : r!);
+      let at = (g0 - first) * width;
+      codes.forEachRun(blocked ? 0 : first, blocked ? Math.min(per, first + n - g0) : first + n, (bytes) => {
         for (let off = 0; off < bytes.length; off += UPLOAD_CHUNK) ctx.upload(buf, bytes.subarray(off, Math.min(bytes.length, off + UPLOAD_CHUNK)), at + off);
         at += bytes.length;
       });
@@ -78,8 +90,8 @@ export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number, o: 
   const free = () => held.free();
   try {
     ctx.makeCurrent();
-    const anchors = up('decode anchors', file.anchors);
-    const assign = up('decode assignments', u32Prefix(file.assignments, n));
+    const anchors = up('decode anchors', whole.anchors);
+    const assign = up('decode assignments', u32Rows(whole.assignments, first, first + n));
     const blocks = (rows: number) => Math.max(1, Math.min(Math.ceil((rows * d) / 256), Math.max(1, ctx.info.multiprocessors) * BLOCKS_PER_SM));
     if (r instanceof PqResiduals) {
       const codes = upCodes('decode pq codes', (x) => (x as PqResiduals).codes);
@@ -116,7 +128,7 @@ export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number, o: 
         free,
       };
     }
-    if (r instanceof EcResiduals) return { fill: ecRows(ctx, r, n, up, held.alloc, anchors, assign, blocks, o.ecSpanBlocks), free };
+    if (r instanceof EcResiduals) return { fill: ecRows(ctx, r, first, n, up, held.alloc, anchors, assign, blocks, o.ecSpanBlocks), free };
     if (r !== undefined && !(r instanceof ScalarResiduals)) throw new Error(`decode on the GPU: no kernel for residual mode ${r.mode}`);
     // No residuals: a null codes pointer, and the kernel copies the anchors.
     const codes = r ? upCodes('decode codes', (x) => (x as ScalarResiduals).codes).ptr : 0n;
@@ -160,11 +172,11 @@ export async function decodeRowsOnGpu(ctx: CudaContext, file: Decodable, r0: num
   }
 }
 
-/** The first n assignments as u32 (a view when the file already holds a Uint32Array; u8/u16 widened by one typed-array copy). */
-function u32Prefix(a: ArrayLike<number>, n: number): Uint32Array {
-  if (a instanceof Uint32Array) return a.subarray(0, n);
-  const out = new Uint32Array(n);
-  if (a instanceof Uint8Array || a instanceof Uint16Array) out.set(a.subarray(0, n));
-  else for (let i = 0; i < n; i++) out[i] = a[i];
+/** Assignments r0 .. r1 − 1 as u32 (a view when the file already holds a Uint32Array; u8/u16 widened by one typed-array copy). */
+function u32Rows(a: ArrayLike<number>, r0: number, r1: number): Uint32Array {
+  if (a instanceof Uint32Array) return a.subarray(r0, r1);
+  const out = new Uint32Array(r1 - r0);
+  if (a instanceof Uint8Array || a instanceof Uint16Array) out.set(a.subarray(r0, r1));
+  else for (let i = r0; i < r1; i++) out[i - r0] = a[i];
   return out;
 }

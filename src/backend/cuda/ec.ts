@@ -40,24 +40,28 @@ function spanBlocks(r: EcResiduals, free: number): number {
 }
 
 /**
- * What decoding the section's rows on the device needs, uploaded with `up` (the anchors and the
- * first n assignments are up already); returns the fill of decode.ts's DeviceRows. `grid(rows)`:
+ * What decoding the section's rows first .. first + n − 1 on the device needs (first: a multiple of
+ * its blockRows; only their blocks go up), uploaded with `up` (the anchors and the range's
+ * assignments are up already); returns the fill of decode.ts's DeviceRows, rows numbered from first. `grid(rows)`:
  * thread blocks of the grid-stride kernels for rows × d elements; maxSpan: blocks a launch at most (tests).
  */
 export function ecRows(
-  ctx: CudaContext, r: EcResiduals, n: number, up: Upload, alloc: (name: string, bytes: number) => DeviceBuffer,
+  ctx: CudaContext, r: EcResiduals, first: number, n: number, up: Upload, alloc: (name: string, bytes: number) => DeviceBuffer,
   anchors: DeviceBuffer, assign: DeviceBuffer, grid: (rows: number) => number, maxSpan = Infinity,
-): (out: DeviceBuffer, r0: number, rows: number) => void {
+): (out: DeviceBuffer, r0: number, rows: number, later?: boolean) => void | (() => void) {
   const { layout, d } = r;
   const { blockRows, dims, alpha, models, rotation } = layout;
   const D = dims.length;
-  // Blocks are the section's (r.n rows); the first n rows have their assignments up.
-  const blocks = Math.ceil(r.n / blockRows);
+  // The range's blocks, numbered from 0 on the device; each is decoded whole (a block's stream is
+  // checked to its end), so the kernel is told the section's rows from first on (r.n − first).
+  if (first % blockRows !== 0) throw new Error(`ec decode: rows from ${first} start inside a block of ${blockRows} rows`);
+  const bFirst = first / blockRows;
+  const blocks = Math.ceil((first + n) / blockRows) - bFirst;
   // The blocks one after the other from offset 0 (each a multiple of 4 bytes: the kernel reads their heads as u32).
   const at = new BigUint64Array(blocks + 1);
-  for (let b = 0; b < blocks; b++) at[b + 1] = at[b] + BigInt(layout.blockAt[b + 1] - layout.blockAt[b]); // sizes from the table: no block read
+  for (let b = 0; b < blocks; b++) at[b + 1] = at[b] + BigInt(layout.blockAt[bFirst + b + 1] - layout.blockAt[bFirst + b]); // sizes from the table: no block read
   const bytes = alloc('ec blocks', Math.max(4, Number(at[blocks])));
-  uploadBlocks(ctx, r, blocks, at, bytes);
+  uploadBlocks(ctx, r, bFirst, blocks, at, bytes);
   const blockAt = up('ec block offsets', at);
   const slots = D ? up('ec slot tables', models.slots()) : undefined;
   const state = D ? up('ec state tables', stateTable(r)) : undefined;
@@ -67,7 +71,7 @@ export function ecRows(
   const offsets = up('ec offsets', D ? Float32Array.from(dims, (k) => layout.offsets[k]) : new Float32Array(1));
   const err = up('ec error', new Int32Array(1));
   const span = Math.max(1, Math.min(maxSpan, spanBlocks(r, memInfo(ctx.drv)[0])));
-  const codes = D ? alloc('ec codes', Math.min(r.n, span * blockRows) * D * 4) : undefined;
+  const codes = D ? alloc('ec codes', Math.min(r.n - first, span * blockRows) * D * 4) : undefined;
   let rebuild: (c0: number, s0: number, count: number, out: bigint) => void;
   if (rotation) {
     const dimsBuf = up('ec directions used', D ? dims : new Int32Array(1));
@@ -85,7 +89,7 @@ export function ecRows(
       D, c0, r0: s0, rows: count, d, out,
     });
   }
-  return (out, r0, rows) => {
+  return (out, r0, rows, later = false) => {
     if (rows <= 0) return;
     if (r0 < 0 || r0 + rows > n) throw new Error(`ec decode: rows ${r0} .. ${r0 + rows - 1} outside the ${n} uploaded`);
     const last = Math.ceil((r0 + rows) / blockRows);
@@ -93,20 +97,25 @@ export function ecRows(
       const count = Math.min(span, last - b);
       if (codes) {
         launch(ctx, 'ec_decode', 'f32', Math.ceil(count / WARPS), {
-          bytes: bytes.ptr, blockAt: blockAt.ptr, b0: b, blocks: count, blockRows, n: r.n, D, scaleBits: models.scaleBits,
+          bytes: bytes.ptr, blockAt: blockAt.ptr, b0: b, blocks: count, blockRows, n: r.n - first, D, scaleBits: models.scaleBits,
           slots: slots!.ptr, state: state!.ptr, lo: lo.ptr, size: size.ptr, codes: codes.ptr, err: err.ptr,
         });
       }
       const s0 = Math.max(r0, b * blockRows), s1 = Math.min(r0 + rows, (b + count) * blockRows);
       rebuild(b * blockRows, s0, s1 - s0, out.ptr + BigInt((s0 - r0) * d * 4));
     }
-    const failed = new Int32Array(1);
-    ctx.download(failed, err);
-    if (failed[0] === 0) return;
-    // The host's reader checked every block at open: a block the kernel finds damaged is a fault of
-    // this decoder. Blocks read as coded (a file read where it lies) were checked by its checksum alone.
-    if (r.decodedOnHost) throw new Error(`ec decode on ${ctx.where}: block ${failed[0] - 1} did not decode on the GPU as it did on the host`);
-    throw r.corrupt(`block ${failed[0] - 1}: does not decode`);
+    const check = () => {
+      const failed = new Int32Array(1);
+      ctx.download(failed, err);
+      if (failed[0] === 0) return;
+      // The host's reader checked every block at open: a block the kernel finds damaged is a fault of
+      // this decoder. Blocks read as coded (a file read where it lies) were checked by its checksum alone.
+      const bad = bFirst + failed[0] - 1;
+      if (r.decodedOnHost) throw new Error(`ec decode on ${ctx.where}: block ${bad} did not decode on the GPU as it did on the host`);
+      throw r.corrupt(`block ${bad}: does not decode`);
+    };
+    if (later) return check;
+    check();
   };
 }
 
@@ -125,15 +134,15 @@ export function stateTable(r: EcResiduals): Uint32Array {
   return out;
 }
 
-/** The blocks into `buf` at their offsets: one upload per run of blocks that lie one after the other in one host array (the reader's case). */
-function uploadBlocks(ctx: CudaContext, r: EcResiduals, blocks: number, at: BigUint64Array, buf: DeviceBuffer): void {
+/** Blocks bFirst .. bFirst + blocks − 1 into `buf` at their offsets `at` (from 0): one upload per run of blocks that lie one after the other in one host array (the reader's case). */
+function uploadBlocks(ctx: CudaContext, r: EcResiduals, bFirst: number, blocks: number, at: BigUint64Array, buf: DeviceBuffer): void {
   const CHUNK = 64 << 20;
   let b = 0;
   while (b < blocks) {
-    const first = r.blocks(b);
+    const first = r.blocks(bFirst + b);
     let end = first.at + first.size, e = b + 1;
     for (; e < blocks; e++) {
-      const next = r.blocks(e);
+      const next = r.blocks(bFirst + e);
       if (next.bytes !== first.bytes || next.at !== end) break;
       end += next.size;
     }

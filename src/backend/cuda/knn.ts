@@ -14,7 +14,7 @@ import type { ExactKnn, Neighbours } from '../device.js';
 import { hostDevice } from '../host.js';
 import type { Decodable } from '../../io/vlc/reconstruct.js';
 import type { CudaContext } from './context.js';
-import { decodableOnDevice, decodeOnDevice } from './decode.js';
+import { decodableOnDevice, decodeOnDevice, type DeviceRows } from './decode.js';
 import { KERNELS, launch } from './kernels.js';
 import { HeldBuffers, fmtBytes, memInfo, type DeviceBuffer } from './pool.js';
 
@@ -38,8 +38,11 @@ const MAX_BATCH = 65_536;
 /** k above the kernels' limit, or no room on the GPU: the caller falls back to the host (gpuOrHostKnn). */
 export class KnnLimitError extends Error {}
 
-/** Writes base rows r0 .. r0 + rows − 1 into X (rows × d f32, on the device). */
-export type FillRows = (X: DeviceBuffer, r0: number, rows: number) => void;
+/**
+ * Writes base rows r0 .. r0 + rows − 1 into X (rows × d f32, on the device); may return a check of
+ * the finished work, made once the piece's kernels are waited for (decode.ts DeviceRows.fill's `later`).
+ */
+export type FillRows = (X: DeviceBuffer, r0: number, rows: number) => void | (() => void);
 
 /**
  * This GPU's own k-NN kernels, which refuse k above maxK (the lists it keeps on chip) and calls
@@ -68,15 +71,30 @@ export class CudaKnn {
 
   /** The k-NN over the first nb vectors of a .vlc, decoded on this GPU (decode.ts) a piece at a time. */
   async knnDecoded(file: Decodable, nb: number, queries: Float32Array, nq: number, k: number, onRows?: (done: number, total: number) => void): Promise<Neighbours | undefined> {
-    if (!decodableOnDevice(file)) return undefined;
-    const rows = decodeOnDevice(this.ctx, file, nb);
+    const rows = this.decodedRows(file, nb);
+    return rows && this.knnOnRows(rows, nb, queries, nq, file.manifest.d, k, onRows);
+  }
+
+  /** What decoding the file's first nb rows on this GPU needs, uploaded (decode.ts), or undefined: no decoder here for its codec. */
+  decodedRows(file: Decodable, nb: number): DeviceRows | undefined {
+    return decodableOnDevice(file) ? decodeOnDevice(this.ctx, file, nb) : undefined;
+  }
+
+  /**
+   * knnRows over nb rows decoded on this GPU (decodedRows), which it frees; undefined: no room for the
+   * k-NN beside the codes, or k above the limit (the caller decodes on the host). `fill` may throw
+   * to end the ranking (another GPU's failed).
+   */
+  async knnOnRows(rows: DeviceRows, nb: number, queries: Float32Array, nq: number, d: number, k: number, onRows?: (done: number, total: number) => void, before?: () => void): Promise<Neighbours | undefined> {
     try {
       return await this.knnRows((X, r0, count) => {
-        rows.fill(X, r0, count);
+        before?.();
+        // The decoder's check waits for the piece's kernels (this GPU's alone), not here: other GPUs' work goes on meanwhile.
+        const check = rows.fill(X, r0, count, true);
         onRows?.(r0 + count, nb);
-      }, nb, queries, nq, file.manifest.d, k);
+        return check;
+      }, nb, queries, nq, d, k);
     } catch (e) {
-      // No room for the k-NN beside the codes, or k above the limit: the caller decodes on the host.
       if (e instanceof KnnLimitError) return undefined;
       throw e;
     } finally {
@@ -134,7 +152,7 @@ export class CudaKnn {
       let best: Neighbours | undefined;
       for (let r0 = 0; r0 < nb; r0 += pieceRows) {
         const rows = Math.min(pieceRows, nb - r0);
-        fill(X, r0, rows);
+        const check = fill(X, r0, rows);
         // Chunks of whole tiles, as many as keep every multiprocessor busy for a few waves.
         const tiles = Math.ceil(rows / TILE_ROWS);
         const chunkRows = Math.ceil(tiles / Math.min(maxChunks, tiles)) * TILE_ROWS;
@@ -155,6 +173,7 @@ export class CudaKnn {
           ctx.destroyEvent(start);
           ctx.destroyEvent(end);
         }
+        if (check) check();
         const got: Neighbours = { ids: new Int32Array(nq * k), dists: new Float32Array(nq * k) };
         ctx.download(got.ids, outI);
         ctx.download(got.dists, outD);
