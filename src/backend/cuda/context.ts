@@ -11,6 +11,7 @@ import { CudaError, check, describeStatus } from './check.js';
 import { CU } from './status.js';
 import { MODULES, moduleRunsOn, readCubin, readPtx, ptxIsaOf, ptxTooNewMessage, type ModuleName } from './ptx.js';
 import { DevicePool, type DeviceBuffer } from './pool.js';
+import { PinnedHost } from './host-memory.js';
 import { unlockAll, unlockWhileWaiting } from './pin.js';
 import type { CudaDeviceInfo } from './probe.js';
 
@@ -48,8 +49,8 @@ export class CudaContext {
   stream: Handle = 0n;
   /** The second stream, for uploads that overlap the kernels (spans.ts); created on first use. */
   private copyStreamHandle: Handle = 0n;
-  /** Page-locked host buffers (hostBuffer), freed at close. */
-  private hostBuffers: { p: unknown; view: Uint8Array }[] = [];
+  /** This context's page-locked host buffers (host-memory.ts), freed at close. */
+  readonly pinned: PinnedHost;
   private modules = new Map<ModuleName, Handle>();
   private functions = new Map<string, Handle>();
   /** Dynamic shared memory limits raised so far, per function. */
@@ -69,6 +70,7 @@ export class CudaContext {
   ) {
     this.where = `cuda:${info.index}`;
     this.pool = new DevicePool(drv, this.where, () => this.makeCurrent());
+    this.pinned = new PinnedHost(drv, () => this.makeCurrent());
   }
 
   /**
@@ -220,52 +222,6 @@ export class CudaContext {
   }
 
   /**
-   * `bytes` of page-locked host memory, as a Uint8Array over it (freed at close), or undefined
-   * when the driver refuses (then uploads go from pageable memory: slower, still correct).
-   */
-  hostBuffer(bytes: number): Uint8Array | undefined {
-    this.makeCurrent();
-    const out: unknown[] = [null];
-    let view: Uint8Array;
-    try {
-      // Not yet run on a real GPU through koffi (see docs/cuda.md): should the FFI refuse the
-      // pointer, the uploads fall back to pageable memory rather than fail.
-      if (this.drv.cuMemAllocHost_v2(out, bytes) !== CU.SUCCESS) return undefined;
-      view = new Uint8Array(this.drv.hostView(out[0], bytes));
-    } catch (e) {
-      log().debug(`page-locked host memory unavailable (${(e as Error).message}): uploads from pageable memory`);
-      if (out[0] !== null) this.drv.cuMemFreeHost(out[0]);
-      return undefined;
-    }
-    this.hostBuffers.push({ p: out[0], view });
-    return view;
-  }
-
-  /** The page-locked chunk of stagingBuffer(), undefined until asked for (or when the driver refused it). */
-  private staging: Uint8Array | undefined;
-
-  /**
-   * A page-locked buffer of at least `bytes`, the same one for every caller (made larger when
-   * asked, freed at close; undefined when the driver refuses): for a copy through it and out again
-   * within one synchronous call, never held across an await.
-   */
-  stagingBuffer(bytes: number): Uint8Array | undefined {
-    if (this.staging && this.staging.length >= bytes) return this.staging;
-    if (this.staging) this.freeHostBuffer(this.staging);
-    this.staging = this.hostBuffer(bytes);
-    return this.staging;
-  }
-
-  /** Free a hostBuffer() before close (a no-op for one already freed). */
-  freeHostBuffer(view: Uint8Array): void {
-    const k = this.hostBuffers.findIndex((h) => h.view === view);
-    if (k < 0) return;
-    const [h] = this.hostBuffers.splice(k, 1);
-    this.makeCurrent();
-    check(this.drv, this.drv.cuMemFreeHost(h.p), 'cuMemFreeHost');
-  }
-
-  /**
    * Queue a copy of `src` to `buf` at offsetBytes on `stream`: from page-locked memory it runs
    * while the host goes on, so `src` must stay unchanged until an event recorded after it has
    * completed; from pageable memory the driver stages it before returning.
@@ -389,9 +345,7 @@ export class CudaContext {
     for (const m of this.modules.values()) drv.cuModuleUnload(m);
     this.modules.clear();
     this.functions.clear();
-    for (const h of this.hostBuffers) drv.cuMemFreeHost(h.p);
-    this.hostBuffers = [];
-    this.staging = undefined;
+    this.pinned.freeAll();
     if (this.copyStreamHandle) drv.cuStreamDestroy_v2(this.copyStreamHandle);
     this.copyStreamHandle = 0n;
     if (this.stream) drv.cuStreamDestroy_v2(this.stream);

@@ -273,7 +273,7 @@ const STAGE_BYTES = 32 << 20;
 function downloadStaged(ctx: CudaContext, bytes: Uint8Array, src: DeviceBuffer, srcOffset: number): void {
   for (let off = 0; off < bytes.length; off += STAGE_BYTES) {
     const want = Math.min(STAGE_BYTES, bytes.length - off);
-    const pinned = ctx.stagingBuffer(Math.min(STAGE_BYTES, bytes.length));
+    const pinned = ctx.pinned.stagingBuffer(Math.min(STAGE_BYTES, bytes.length));
     if (!pinned) return ctx.download(bytes.subarray(off), src, srcOffset + off);
     const chunk = pinned.subarray(0, want);
     ctx.download(chunk, src, srcOffset + off);

@@ -77,7 +77,7 @@ export class VectorSpans {
     }
     const chunk = Math.min(stagingBytes, tileRows * this.rowBytes);
     for (let k = 0; k < 2; k++) {
-      const h = ctx.hostBuffer(chunk);
+      const h = ctx.pinned.alloc(chunk);
       if (!h) break;
       this.staging.push(h);
       this.stagingDone.push(ctx.event());
@@ -186,7 +186,7 @@ export class VectorSpans {
   }
 
   private freeStaging(): void {
-    for (const h of this.staging) this.ctx.freeHostBuffer(h);
+    for (const h of this.staging) this.ctx.pinned.free(h);
     for (const ev of this.stagingDone) this.ctx.destroyEvent(ev);
     this.staging.length = 0;
     this.stagingDone.length = 0;
