@@ -51,13 +51,14 @@ function touched(sab: SharedArrayBuffer): boolean {
   return true;
 }
 
+/** prefaultAhead's buffers: their size, the takes still to come, how many to keep touched, those ready. */
+let ahead: { bytes: number; left: number; depth: number; queue: SharedArrayBuffer[] } | undefined;
+
 /**
  * Buffers of one size touched ahead of the takers that come one after another (a streamed
  * encode's blocks of codes, api/compress-stream.ts): `depth` at a time, `count` in all. The
  * returned function stops it, letting go of the buffers not taken.
  */
-let ahead: { bytes: number; left: number; depth: number; queue: SharedArrayBuffer[] } | undefined;
-
 export function prefaultAhead(bytes: number, count: number, depth: number): () => void {
   const mine = bytes >= MIN_BYTES && count > 0 && depth > 0 ? { bytes, left: count, depth, queue: [] } : undefined;
   ahead = mine;
