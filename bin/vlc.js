@@ -49,6 +49,11 @@ function wasmMemoryWorks() {
   }
 }
 
+// libuv's thread pool runs the positional reads of a file read where it lies (io/vlc/payload.ts
+// readInto): a search on four GPUs keeps a dozen in flight, more than the default four threads.
+// libuv reads this once, when the pool first starts, which nothing before this line has made it do.
+process.env.UV_THREADPOOL_SIZE ??= String(Math.max(4, Math.min(16, availableParallelism())));
+
 const FLAG = '--disable-wasm-trap-handler';
 
 if (!wasmMemoryWorks() && !process.env.VLC_REEXEC && !process.execArgv.includes(FLAG)) {

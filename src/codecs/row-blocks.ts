@@ -21,14 +21,29 @@ export function fixedRowBlocks(
     throw corrupt(`section 'residuals' has ${payload.length} bytes, but n = ${n} rows of ${rowBytes} bytes after its ${head}-byte head need ${want}`);
   const headBytes = payload.view(0, head).slice();
   const rows = Math.max(1, Math.min(n, rowsHint ?? Math.floor(BLOCK_BYTES / Math.max(1, rowBytes))));
+  const span = (b: number) => {
+    const r0 = b * rows, r1 = Math.min(n, r0 + rows);
+    return { r0, count: r1 - r0, bytes: head + (r1 - r0) * rowBytes };
+  };
+  // The block's payload (the head, then its rows' bytes) read by the section's own reader.
+  const read = (bytes: Uint8Array, count: number, assignments: ArrayLike<number>) => section.read(Payload.of(bytes), { ...context, n: count, assignments }, corrupt);
   return {
     rows,
+    blockBytes: head + rows * rowBytes,
     block(b, assignments) {
-      const r0 = b * rows, r1 = Math.min(n, r0 + rows);
-      const bytes = new Uint8Array(head + (r1 - r0) * rowBytes);
+      const { r0, count, bytes: size } = span(b);
+      const bytes = new Uint8Array(size);
       bytes.set(headBytes, 0);
-      bytes.set(payload.view(head + r0 * rowBytes, (r1 - r0) * rowBytes), head);
-      return section.read(Payload.of(bytes), { ...context, n: r1 - r0, assignments }, corrupt);
+      bytes.set(payload.view(head + r0 * rowBytes, count * rowBytes), head);
+      return read(bytes, count, assignments);
+    },
+    async blockAsync(b, assignments, into) {
+      const { r0, count, bytes: size } = span(b);
+      if (into && into.length < size) throw new RangeError(`blockAsync: block ${b} needs ${size} bytes, the buffer holds ${into.length}`);
+      const bytes = into ? into.subarray(0, size) : new Uint8Array(size);
+      bytes.set(headBytes, 0);
+      await payload.readInto(head + r0 * rowBytes, bytes.subarray(head));
+      return read(bytes, count, assignments);
     },
   };
 }

@@ -83,6 +83,14 @@ export interface RowBlocks {
   /** Block b's residuals, its rows numbered from 0; `assignments`: those rows' anchors. */
   block(b: number, assignments: ArrayLike<number>): CodedResiduals;
   /**
+   * block(b) with the read made asynchronously (several at once, the caller's thread free
+   * meanwhile) into `into` when given (at least `blockBytes` long: e.g. page-locked memory a GPU
+   * copies from), the codes then views of it where the codec keeps them as stored. Absent: block().
+   */
+  blockAsync?(b: number, assignments: ArrayLike<number>, into?: Uint8Array): Promise<CodedResiduals>;
+  /** Bytes blockAsync reads a block into (the largest block's); set with blockAsync. */
+  readonly blockBytes?: number;
+  /**
    * Every row's residuals in their coded form, their bytes read from the payload when asked and
    * not decoded on the host: for a device that decodes them itself (ec: a GPU's decoder over its
    * blocks' bytes, backend/cuda/ec.ts). Absent: a device takes the codes block by block.

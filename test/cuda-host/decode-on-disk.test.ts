@@ -11,6 +11,9 @@ import { compress } from '../../dist/index.js';
 import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
 import { createCudaBackend } from '../../dist/backend/cuda/index.js';
 import { npyHeader } from '../../dist/io/writers/npy.js';
+import { readVlc } from '../../dist/io/vlc/file.js';
+import { openVlcOnDisk, setOnDiskRowsForTests } from '../../dist/io/vlc/on-disk.js';
+import { rewritePayload } from '../format/pq-rewrite.js';
 import { FakeCuda } from './fake-driver.js';
 import { expectOnDiskKnnEqualsWhole } from './on-disk-problem.js';
 
@@ -42,4 +45,60 @@ describe('the k-NN over a base decoded on the GPU (fake driver), from a file rea
       expect(fake.live).toBe(0);
     }, 240_000);
   }
+});
+
+describe('codes of a file read where it lies go up from page-locked buffers (backend/cuda/upload-blocks.ts)', () => {
+  const rows = 700; // 13 blocks of the 9,001 rows
+  const int8File = async () => {
+    const file = path.join(dir, 'pinned-int8.vlc');
+    if (!fs.existsSync(file)) await compress(input, { output: file, anchors: 24, iters: 4, residual: 'int8', device: 'cpu', force: true });
+    return file;
+  };
+  it('int8: each block read into page-locked memory and copied asynchronously; the result = the file read whole; every buffer freed', async () => {
+    const file = await int8File();
+    const whole = await readVlc(file);
+    const fake = new FakeCuda({ poison: true });
+    setDriverForTests(fake.api);
+    const backend = await createCudaBackend(0);
+    setOnDiskRowsForTests(rows);
+    const opened = openVlcOnDisk(file)!;
+    try {
+      const fromDisk = await backend.gpuKnn.knnDecoded(opened.file, n, queries, nq, k);
+      // Block 0 is the one the host held for the codec's parameters; the other 12 come through page-locked buffers.
+      expect(fake.pinnedCopies).toBeGreaterThanOrEqual(Math.ceil(n / rows) - 1);
+      expect(fake.hostAllocs).toBeGreaterThanOrEqual(1);
+      expect(fake.pinnedLive).toBe(0);
+      const fromWhole = await backend.gpuKnn.knnDecoded(whole, n, queries, nq, k);
+      expect(Array.from(fromDisk!.ids)).toEqual(Array.from(fromWhole!.ids));
+      expect(Array.from(fromDisk!.dists)).toEqual(Array.from(fromWhole!.dists));
+    } finally {
+      opened.close();
+      setOnDiskRowsForTests();
+      await backend.close();
+    }
+    expect(fake.live).toBe(0);
+  }, 240_000);
+
+  it('a code of -128 in a later block (checksums right) is refused as the whole-file read refuses it; nothing is left on the device', async () => {
+    const good = new Uint8Array(fs.readFileSync(await int8File()));
+    // Row 5,000's first code: block 7 of 13, read asynchronously.
+    const bad = rewritePayload(good, (_, p) => void (p[4 * d + 5_000 * d] = 0x80));
+    const file = path.join(dir, 'minus128.vlc');
+    fs.writeFileSync(file, bad);
+    await expect(readVlc(file)).rejects.toThrow('a code is outside -127..127');
+    const fake = new FakeCuda({ poison: true });
+    setDriverForTests(fake.api);
+    const backend = await createCudaBackend(0);
+    setOnDiskRowsForTests(rows);
+    const opened = openVlcOnDisk(file)!;
+    try {
+      await expect(backend.gpuKnn.knnDecoded(opened.file, n, queries, nq, k)).rejects.toThrow('a code is outside -127..127');
+      expect(fake.pinnedLive).toBe(0);
+    } finally {
+      opened.close();
+      setOnDiskRowsForTests();
+      await backend.close();
+    }
+    expect(fake.live).toBe(0);
+  }, 240_000);
 });

@@ -59,7 +59,7 @@ export function decodeProblem(mode: DecodeMode, n: number, d: number, m: number,
 /** Decodes rows r0 .. r1 − 1 on the device and expects them bit for bit as reconstructRange's. */
 export async function expectDeviceRowsEqualHost(ctx: CudaContext, file: Decodable, n: number, r0: number, r1: number): Promise<void> {
   const d = file.manifest.d;
-  const rows = decodeOnDevice(ctx, file, n);
+  const rows = await decodeOnDevice(ctx, file, n);
   const out = ctx.pool.alloc('decoded rows', Math.max(1, r1 - r0) * d * 4);
   try {
     rows.fill(out, r0, r1 - r0);

@@ -78,7 +78,7 @@ export async function expectEcRowsEqualHost(
   ctx: CudaContext, file: EcDecodable, n: number, r0: number, r1: number, o: DecodeOptions = {},
 ): Promise<void> {
   const d = file.manifest.d;
-  const rows = decodeOnDevice(ctx, file, n, o);
+  const rows = await decodeOnDevice(ctx, file, n, o);
   const out = ctx.pool.alloc('decoded rows', Math.max(1, r1 - r0) * d * 4);
   try {
     ctx.upload(out, new Float32Array(Math.max(1, r1 - r0) * d).fill(NaN));

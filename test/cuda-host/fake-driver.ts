@@ -99,6 +99,12 @@ export class FakeCuda {
   /** Asynchronous copies queued while kernels were queued and not yet run on another stream (overlap). */
   overlappedCopies = 0;
   asyncCopies = 0;
+  /** Asynchronous copies whose source was page-locked (cuMemAllocHost, or registered). */
+  pinnedCopies = 0;
+  /** Page-locked buffers (cuMemAllocHost) not yet freed. */
+  get pinnedLive(): number {
+    return this.pinned.size;
+  }
   retained = 0;
   /** What each cuModuleLoadData was given, in order: Hopper machine code (an ELF cubin) or PTX. */
   images: Array<'cubin' | 'ptx'> = [];
@@ -200,6 +206,7 @@ export class FakeCuda {
         self.asyncCopies++;
         if ([...self.queues].some(([q, ops]) => q !== st && ops.some((op) => op.what === 'launch'))) self.overlappedCopies++;
         const pinnedSource = self.pinned.has(src.buffer as ArrayBuffer) || self.isRegistered(src);
+        if (pinnedSource) self.pinnedCopies++;
         const staged = pinnedSource ? undefined : new Uint8Array(src.buffer, src.byteOffset, bytes).slice();
         self.enqueue(st, 'copy', () => {
           if (pinnedSource && !self.pinned.has(src.buffer as ArrayBuffer) && !self.isRegistered(src)) throw new Error('fake driver: a copy from page-locked memory freed (or unlocked) before it ran');

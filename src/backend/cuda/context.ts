@@ -269,11 +269,11 @@ export class CudaContext {
     if (endsKernels) this.inFlight = []; // an event of the copy stream, or of one tile, says nothing of later kernels
   }
 
-  /** Block (no polling) until everything queued on the stream is done: for cleanup on a failure path only. */
-  drainBlocking(): void {
+  /** Block (no polling) until everything queued on the stream (or `stream`) is done: for cleanup on a failure path only. */
+  drainBlocking(stream = this.stream): void {
     const ev = this.event();
     try {
-      this.record(ev);
+      this.record(ev, stream);
       this.drv.cuEventSynchronize(ev);
     } finally {
       this.destroyEvent(ev);

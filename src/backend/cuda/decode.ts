@@ -14,6 +14,7 @@ import type { Decodable } from '../../io/vlc/reconstruct.js';
 import { rangeOf } from '../../io/vlc/row-range.js';
 import type { CudaContext } from './context.js';
 import { ecRows } from './ec.js';
+import { uploadBlocks } from './upload-blocks.js';
 import { launch } from './kernels.js';
 import { HeldBuffers, type DeviceBuffer } from './pool.js';
 
@@ -48,9 +49,11 @@ function deviceForm(r: CodedResiduals | undefined): CodedResiduals | undefined {
   return r instanceof BlockedResiduals ? (r.coded() ?? r.block(0)) : r;
 }
 
-/** Options of decodeOnDevice for tests: an ec section decoded at most `ecSpanBlocks` blocks a launch (ec.ts). */
 export interface DecodeOptions {
+  /** Tests: an ec section decoded at most this many blocks a launch (ec.ts). */
   ecSpanBlocks?: number;
+  /** Called between the blocks of a file read where it lies; may throw to end the upload (another GPU's failed: split-knn.ts). */
+  stop?: () => void;
 }
 
 /**
@@ -58,7 +61,7 @@ export interface DecodeOptions {
  * rows [first, first + n) of a file (io/vlc/row-range.ts) uploads only their assignments and codes
  * (the anchors and the codec's parameters whole), and `fill` numbers rows from the view's first.
  */
-export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number, o: DecodeOptions = {}): DeviceRows {
+export async function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number, o: DecodeOptions = {}): Promise<DeviceRows> {
   const { d } = file.manifest;
   const { of: whole, first } = rangeOf(file);
   const held = new HeldBuffers(ctx.pool);
@@ -72,19 +75,20 @@ export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number, o: 
   // A file read where it lies, its codes a block of rows at a time (none when its codec gives its coded form: ec).
   const blocked = whole.residuals instanceof BlockedResiduals && !(r instanceof EcResiduals) ? whole.residuals : undefined;
   if (blocked && first % blocked.rows !== 0) throw new Error(`decode on the GPU: rows from ${first} start inside a block of ${blocked.rows} rows`);
-  // Rows [first, first + n) of the codes, a piece at a time (a block of the file at a time), each at its offset in one device buffer.
-  const upCodes = (name: string, codesOf: (res: CodedResiduals) => Codes): DeviceBuffer => {
+  // Rows [first, first + n) of the codes in one device buffer: from a file read where it lies, its
+  // blocks read several at once and copied as they arrive (upload-blocks.ts); from memory, a piece at a time.
+  const upCodes = async (name: string, codesOf: (res: CodedResiduals) => Codes): Promise<DeviceBuffer> => {
     const width = codesOf(r!).width;
     const buf = held.alloc(name, n * width);
-    const per = blocked ? blocked.rows : n;
-    for (let g0 = first; g0 < first + n; g0 += per) {
-      const codes = codesOf(blocked ? blocked.block(g0 / per) : r!);
-      let at = (g0 - first) * width;
-      codes.forEachRun(blocked ? 0 : first, blocked ? Math.min(per, first + n - g0) : first + n, (bytes) => {
-        for (let off = 0; off < bytes.length; off += UPLOAD_CHUNK) ctx.upload(buf, bytes.subarray(off, Math.min(bytes.length, off + UPLOAD_CHUNK)), at + off);
-        at += bytes.length;
-      });
+    if (blocked) {
+      await uploadBlocks(ctx, blocked, codesOf, buf, first, n, width, o.stop);
+      return buf;
     }
+    let at = 0;
+    codesOf(r!).forEachRun(first, first + n, (bytes) => {
+      for (let off = 0; off < bytes.length; off += UPLOAD_CHUNK) ctx.upload(buf, bytes.subarray(off, Math.min(bytes.length, off + UPLOAD_CHUNK)), at + off);
+      at += bytes.length;
+    });
     return buf;
   };
   const free = () => held.free();
@@ -94,7 +98,7 @@ export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number, o: 
     const assign = up('decode assignments', u32Rows(whole.assignments, first, first + n));
     const blocks = (rows: number) => Math.max(1, Math.min(Math.ceil((rows * d) / 256), Math.max(1, ctx.info.multiprocessors) * BLOCKS_PER_SM));
     if (r instanceof PqResiduals) {
-      const codes = upCodes('decode pq codes', (x) => (x as PqResiduals).codes);
+      const codes = await upCodes('decode pq codes', (x) => (x as PqResiduals).codes);
       const bounds = up('decode pq bounds', r.bounds);
       const codebooks = up('decode pq codebooks', r.codebooks);
       const scales = up('decode pq scales', r.scales);
@@ -117,7 +121,7 @@ export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number, o: 
       };
     }
     if (r instanceof BitsResiduals) {
-      const codes = upCodes('decode bits codes', (x) => (x as BitsResiduals).codes);
+      const codes = await upCodes('decode bits codes', (x) => (x as BitsResiduals).codes);
       const bits = up('decode bits per dimension', r.bits);
       const start = up('decode bit starts', r.starts());
       const steps = up('decode bits steps', r.steps);
@@ -131,7 +135,7 @@ export function decodeOnDevice(ctx: CudaContext, file: Decodable, n: number, o: 
     if (r instanceof EcResiduals) return { fill: ecRows(ctx, r, first, n, up, held.alloc, anchors, assign, blocks, o.ecSpanBlocks), free };
     if (r !== undefined && !(r instanceof ScalarResiduals)) throw new Error(`decode on the GPU: no kernel for residual mode ${r.mode}`);
     // No residuals: a null codes pointer, and the kernel copies the anchors.
-    const codes = r ? upCodes('decode codes', (x) => (x as ScalarResiduals).codes).ptr : 0n;
+    const codes = r ? (await upCodes('decode codes', (x) => (x as ScalarResiduals).codes)).ptr : 0n;
     const scales = r ? up('decode scales', r.scales).ptr : 0n;
     return {
       fill: (out, r0, rows) => launch(ctx, 'decode_scalar', 'f32', blocks(rows), {
@@ -158,7 +162,7 @@ export async function decodeRowsOnGpu(ctx: CudaContext, file: Decodable, r0: num
   const buf = ctx.pool.alloc('decoded rows', rows * d * 4);
   let dev: DeviceRows | undefined;
   try {
-    dev = decodeOnDevice(ctx, file, r1);
+    dev = await decodeOnDevice(ctx, file, r1);
     dev.fill(buf, r0, rows);
     await ctx.finish();
     const view = out.subarray(0, rows * d);

@@ -71,13 +71,13 @@ export class CudaKnn {
 
   /** The k-NN over the first nb vectors of a .vlc, decoded on this GPU (decode.ts) a piece at a time. */
   async knnDecoded(file: Decodable, nb: number, queries: Float32Array, nq: number, k: number, onRows?: (done: number, total: number) => void): Promise<Neighbours | undefined> {
-    const rows = this.decodedRows(file, nb);
+    const rows = await this.decodedRows(file, nb);
     return rows && this.knnOnRows(rows, nb, queries, nq, file.manifest.d, k, onRows);
   }
 
   /** What decoding the file's first nb rows on this GPU needs, uploaded (decode.ts), or undefined: no decoder here for its codec. */
-  decodedRows(file: Decodable, nb: number): DeviceRows | undefined {
-    return decodableOnDevice(file) ? decodeOnDevice(this.ctx, file, nb) : undefined;
+  async decodedRows(file: Decodable, nb: number, stop?: () => void): Promise<DeviceRows | undefined> {
+    return decodableOnDevice(file) ? decodeOnDevice(this.ctx, file, nb, { stop }) : undefined;
   }
 
   /**

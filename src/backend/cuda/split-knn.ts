@@ -70,26 +70,19 @@ async function knnDecodedSplit(
       throw e;
     }
   };
-  // Each GPU's range goes up (the host reads the file's blocks of it and copies them: synchronous,
-  // one GPU after the other) and its ranking starts at once, so the GPUs whose codes are up rank
-  // while the next range goes up; the rankings only wait on their own GPU's events.
-  const ranked: Array<Promise<Neighbours>> = [];
-  let uploadError: unknown;
-  for (let g = 0; g < cuts.length && !failed; g++) {
+  // Every GPU's range goes up at once (its blocks read on libuv's threads and copied as they arrive:
+  // upload-blocks.ts), and each GPU ranks as soon as its own range is up.
+  const ranked = cuts.map(async (_, g) => {
     let rows: DeviceRows | undefined;
     try {
-      rows = gpus[g].gpuKnn.decodedRows(views[g], cuts[g][1] - cuts[g][0]);
+      rows = await gpus[g].gpuKnn.decodedRows(views[g], cuts[g][1] - cuts[g][0], stopIfFailed);
     } catch (e) {
-      uploadError = e;
       failed = true;
-      break;
+      throw e;
     }
-    const p = rank(g, rows);
-    p.catch(() => {}); // settled below
-    ranked.push(p);
-  }
+    return rank(g, rows);
+  });
   const settled = await Promise.allSettled(ranked);
-  if (uploadError !== undefined) throw uploadError;
   const errors = settled.flatMap((s) => (s.status === 'rejected' ? [s.reason] : []));
   if (errors.length) throw errors.find((e) => !(e instanceof Stopped)) ?? errors[0];
   let best: Neighbours | undefined;

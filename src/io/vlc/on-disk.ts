@@ -69,6 +69,23 @@ export class BlockedResiduals implements CodedResiduals {
     return this.current!;
   }
 
+  /**
+   * Block b read on libuv's threads (into `into` when given: page-locked memory a GPU copies from;
+   * the result's codes may be views of it, valid until it is reused). The block held, or any block
+   * of a codec without an asynchronous read, is block(b).
+   */
+  async blockAsync(b: number, into?: Uint8Array): Promise<CodedResiduals> {
+    if (!this.blocks.blockAsync || b === this.held) return this.block(b);
+    const r0 = b * this.blocks.rows;
+    this.reads++;
+    return this.blocks.blockAsync(b, this.assignments.subarray(r0, Math.min(this.n, r0 + this.blocks.rows)), into);
+  }
+
+  /** Bytes blockAsync reads a block into, or undefined (the codec reads its blocks itself). */
+  get blockBytes(): number | undefined {
+    return this.blocks.blockAsync ? this.blocks.blockBytes : undefined;
+  }
+
   addTo(i: number, out: Float32Array, at = 0): void {
     const b = Math.floor(i / this.blocks.rows);
     this.block(b).addTo(i - b * this.blocks.rows, out, at);

@@ -38,6 +38,14 @@ export class Payload {
     return new Payload(this.buffer, this.byteOffset + offset, length);
   }
 
+  /**
+   * Bytes [offset, offset + out.length) copied into `out`: a file's payload reads them on one of
+   * libuv's threads (FilePayload), so several reads run at once and the caller's thread goes on.
+   */
+  async readInto(offset: number, out: Uint8Array): Promise<void> {
+    out.set(this.view(offset, out.length));
+  }
+
   /** Byte at `offset`. */
   at(offset: number): number {
     return this.view(offset, 1)[0];
@@ -105,11 +113,27 @@ export class FilePayload extends Payload {
     return out;
   }
 
+  override async readInto(offset: number, out: Uint8Array): Promise<void> {
+    const length = out.length;
+    if (!(offset >= 0 && offset + length <= this.length))
+      throw new RangeError(`bytes ${offset}..${offset + length} are outside a ${this.length}-byte payload`);
+    for (let done = 0; done < length; ) {
+      const got = await readAt(this.fd, out, done, length - done, this.start + offset + done);
+      if (got === 0) throw new RangeError(`the file ends at ${this.start + offset + done}, inside bytes ${offset}..${offset + length} of a payload`);
+      done += got;
+    }
+  }
+
   override sub(offset: number, length = this.length - offset): Payload {
     if (!(offset >= 0 && length >= 0 && offset + length <= this.length))
       throw new RangeError(`bytes ${offset}..${offset + length} are outside a ${this.length}-byte payload`);
     return new FilePayload(this.fd, this.start + offset, length);
   }
+}
+
+/** One positional read on libuv's thread pool (fs.read): the bytes it got. */
+function readAt(fd: number, out: Uint8Array, at: number, length: number, position: number): Promise<number> {
+  return new Promise((resolve, reject) => fs.read(fd, out, at, length, position, (e, got) => (e ? reject(e) : resolve(got))));
 }
 
 /** A payload as section readers take it: a Payload, or bytes in one array (tests, small callers). */
