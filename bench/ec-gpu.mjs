@@ -92,7 +92,7 @@ try {
     const hostS = (performance.now() - h0) / 1000;
     const u0 = performance.now();
     const N = n * repeat;
-    const rows = decodeOnDevice(ctx, repeated(file), N);
+    const rows = await decodeOnDevice(ctx, repeated(file), N);
     const uploadMs = performance.now() - u0;
     const out = ctx.pool.alloc('bench rows', N * d * 4);
     const ms = [];

@@ -35,8 +35,9 @@ static_assert(EC_THREADS == EC_WARPS * 32, "a warp per block of rows");
 #define EC_DEQ_THREADS 256
 #define EC_ROT_THREADS 128  // ec_rotated: a row's dimensions over the threads of a block
 #ifndef EC_TILE  // (the CPU check of test/cuda-host/ec-simt.test.ts builds it with small tiles)
-#define EC_TILE 512  // coordinate values of a row staged at a time (4 KB of shared memory)
+#define EC_TILE 512  // coordinates staged at a time (EC_ROWS × 4 KB of shared memory for their values)
 #endif
+#define EC_ROWS 4    // ec_rotated: rows a thread block rebuilds at once (each P value loaded serves them all)
 #define EC_HEAD 136          // 32 lane states, word count, escape bytes (blocks.ts BLOCK_HEAD)
 #define EC_L 65536u          // rANS lower bound (rans.ts RANS_L)
 #define EC_MAX_CODE 16777216 // |q| ≤ 2^24 (model.ts MAX_CODE)
@@ -151,32 +152,47 @@ extern "C" __global__ void __launch_bounds__(EC_DEQ_THREADS) ec_axis(const float
 }
 
 // The same along principal directions: P holds the section's directions (k × d, f32 values of its
-// f16), coordinate c along direction dims[c]. A thread block takes one row at a time: the row's
-// coordinate values y_c (EC_TILE at a time, in shared memory: each computed once, not once per
-// dimension), then each thread sums Σ_c y_c · P[dims[c]][j] for its dimensions j. Codes of 0 are
-// not skipped as the host skips them: their y_c · P is ±0, and adding ±0 to a sum that starts at +0
-// changes no bit, so the sums are the host's.
+// f16), coordinate c along direction dims[c]. A thread block takes EC_ROWS rows at a time: their
+// coordinate values y_c (EC_TILE coordinates at a time, in shared memory: each computed once, not
+// once per dimension), then each thread sums Σ_c y_c · P[dims[c]][j] for its dimensions j and every
+// row of the group, so that each P value it loads serves EC_ROWS rows (one load per row made the
+// kernel wait on loads rather than on its f64 arithmetic). Each (row, j) is still one sum over c in
+// order, whatever the group: the host's. Codes of 0 are not skipped as the host skips them: their
+// y_c · P is ±0, and adding ±0 to a sum that starts at +0 changes no bit, so the sums are the host's.
 extern "C" __global__ void __launch_bounds__(EC_ROT_THREADS) ec_rotated(const float *anchors, const unsigned *assign, const int *codes,
                                                                         const int *dims, const float *P, const float *steps,
                                                                         const float *offsets, int D, int c0, int r0, int rows, int d,
                                                                         float *out) {
-  __shared__ double y[EC_TILE];
-  for (int r = blockIdx.x; r < rows; r += gridDim.x) {
-    const long long i = (long long)r0 + r;
-    const int *row = codes + (i - c0) * D;
-    const float *a = anchors + (long long)assign[i] * d;
+  __shared__ double y[EC_TILE][EC_ROWS];  // y[c][g]: coordinate c of the group's row g (0 past the last row)
+  __shared__ int dimOf[EC_TILE];
+  for (int g0 = blockIdx.x * EC_ROWS; g0 < rows; g0 += gridDim.x * EC_ROWS) {
+    const int count = min(EC_ROWS, rows - g0);
     for (int j0 = 0; j0 < d; j0 += blockDim.x) {
       const int j = j0 + threadIdx.x;
-      double acc = 0.0;
+      double acc[EC_ROWS];
+#pragma unroll
+      for (int g = 0; g < EC_ROWS; g++) acc[g] = 0.0;
       for (int t0 = 0; t0 < D; t0 += EC_TILE) {
         const int tile = min(EC_TILE, D - t0);
         __syncthreads();  // the last tile's readers are done
-        for (int c = threadIdx.x; c < tile; c += blockDim.x) y[c] = ec_value(row[t0 + c], steps[t0 + c], offsets[t0 + c]);
+        for (int e = threadIdx.x; e < tile * EC_ROWS; e += blockDim.x) {
+          const int c = e / EC_ROWS, g = e % EC_ROWS;
+          y[c][g] = g < count ? ec_value(codes[((long long)r0 + g0 + g - c0) * D + t0 + c], steps[t0 + c], offsets[t0 + c]) : 0.0;
+          if (g == 0) dimOf[c] = dims[t0 + c];
+        }
         __syncthreads();
         if (j < d)
-          for (int c = 0; c < tile; c++) acc = __dadd_rn(acc, __dmul_rn(y[c], (double)P[(long long)dims[t0 + c] * d + j]));
+          for (int c = 0; c < tile; c++) {
+            const double p = (double)P[(long long)dimOf[c] * d + j];
+#pragma unroll
+            for (int g = 0; g < EC_ROWS; g++) acc[g] = __dadd_rn(acc[g], __dmul_rn(y[c][g], p));
+          }
       }
-      if (j < d) out[(long long)r * d + j] = __double2float_rn(__dadd_rn((double)a[j], acc));
+      if (j < d)
+        for (int g = 0; g < count; g++) {
+          const long long i = (long long)r0 + g0 + g;
+          out[(long long)(g0 + g) * d + j] = __double2float_rn(__dadd_rn((double)anchors[(long long)assign[i] * d + j], acc[g]));
+        }
     }
   }
 }

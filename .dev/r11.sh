@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Device run r11 (one H200, nvidia-h200): ec's GPU decoder after ec_rotated rebuilds EC_ROWS rows at
+# once (each direction value loaded once for all of them), against r4a's 40.1 GB/s along principal
+# directions and 238.6 GB/s along the axes (bench/results/2026-11-28-h200-r4a.json: the same command,
+# the same sizes); every copy compared with the host's rows bit for bit by the bench; then the GPU
+# suite (the several-GPU tests skip on one GPU).
+# Usage (repository root): bash .dev/r11.sh
+set -uo pipefail
+source .gpu/activate.sh
+OUT=${OUT:-/tmp/out}; W=/tmp/r11; mkdir -p $W $OUT
+trap 'tar czf $OUT/r11.tgz -C $W .' EXIT
+T0=$(date +%s)
+source .dev/r6-lib.sh
+{ nvidia-smi -L; nproc; free -g; } > $W/machine.txt 2>&1
+for L in rotated axis; do
+  [ $L = rotated ] && A="--n 245760 --repeat 40" || A="--n 500000 --repeat 20"
+  timeout 200 node bench/ec-gpu.mjs $A --layout $L --out $W/ec-gpu-$L.json > $W/ec-$L.log 2>&1
+  say "ec-gpu $L rc $? $(python3 -c "import json; d=json.load(open('$W/ec-gpu-$L.json')); r=d['cases'][0]; print({k: r.get(k) for k in ['n','gpu_ms','gb_per_s','bit_identical_to_host','bytes_per_vector']})" 2>&1 | tail -1)"
+done
+left=$(( 570 - ($(date +%s) - T0) )); [ $left -gt 120 ] && suite $left || say "GPU suite not run: $left s left"
+say "done after $(( $(date +%s) - T0 )) s"
