@@ -35,9 +35,11 @@ static_assert(EC_THREADS == EC_WARPS * 32, "a warp per block of rows");
 #define EC_DEQ_THREADS 256
 #define EC_ROT_THREADS 128  // ec_rotated: a row's dimensions over the threads of a block
 #ifndef EC_TILE  // (the CPU check of test/cuda-host/ec-simt.test.ts builds it with small tiles)
-#define EC_TILE 512  // coordinates staged at a time (EC_ROWS × 4 KB of shared memory for their values)
+#define EC_TILE 128  // coordinates staged at a time (EC_ROWS × 1 KB of shared memory for their values: the rest of L1 caches P)
 #endif
-#define EC_ROWS 4    // ec_rotated: rows a thread block rebuilds at once (each P value loaded serves them all)
+#ifndef EC_ROWS  // (.dev/r11.sh times other values)
+#define EC_ROWS 8  // ec_rotated: rows a thread block rebuilds at once (each P value loaded serves them all)
+#endif
 #define EC_HEAD 136          // 32 lane states, word count, escape bytes (blocks.ts BLOCK_HEAD)
 #define EC_L 65536u          // rANS lower bound (rans.ts RANS_L)
 #define EC_MAX_CODE 16777216 // |q| ≤ 2^24 (model.ts MAX_CODE)
