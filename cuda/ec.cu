@@ -35,10 +35,10 @@ static_assert(EC_THREADS == EC_WARPS * 32, "a warp per block of rows");
 #define EC_DEQ_THREADS 256
 #define EC_ROT_THREADS 128  // ec_rotated: a row's dimensions over the threads of a block
 #ifndef EC_TILE  // (the CPU check of test/cuda-host/ec-simt.test.ts builds it with small tiles)
-#define EC_TILE 128  // coordinates staged at a time (EC_ROWS × 1 KB of shared memory for their values: the rest of L1 caches P)
+#define EC_TILE 64  // coordinates staged at a time (EC_ROWS × 512 B of shared memory for their values: the rest of L1 caches P)
 #endif
-#ifndef EC_ROWS  // (.dev/r11.sh times other values)
-#define EC_ROWS 8  // ec_rotated: rows a thread block rebuilds at once (each P value loaded serves them all)
+#ifndef EC_ROWS  // (.dev/r11.sh timed other values: bench/results/2026-11-28-h200-r11.json)
+#define EC_ROWS 16  // ec_rotated: rows a thread block rebuilds at once (each P value loaded serves them all)
 #endif
 #define EC_HEAD 136          // 32 lane states, word count, escape bytes (blocks.ts BLOCK_HEAD)
 #define EC_L 65536u          // rANS lower bound (rans.ts RANS_L)
