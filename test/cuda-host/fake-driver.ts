@@ -42,6 +42,8 @@ export interface FakeOptions {
    * wait for them — a staging chunk refilled before its copy ran shows).
    */
   order?: 'copies-first' | 'kernels-first';
+  /** cuMemAllocHost returns this status (2 = out of memory: page-locked memory refused). */
+  hostAllocStatus?: number;
   /** Kernels whose completion reports this status (as an asynchronous launch failure would). */
   failKernel?: { name: string; status: number };
   /** Fill every allocation with 0xa5 bytes (as real device memory holds leftovers, not zeros): an output a kernel fails to write shows. */
@@ -228,6 +230,7 @@ export class FakeCuda {
         return 0;
       },
       cuMemAllocHost_v2: (out, bytes) => {
+        if (o.hostAllocStatus) return o.hostAllocStatus;
         const buf = new ArrayBuffer(bytes);
         self.pinned.add(buf);
         self.hostAllocs++;
