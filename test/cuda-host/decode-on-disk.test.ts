@@ -14,7 +14,8 @@ import { npyHeader } from '../../dist/io/writers/npy.js';
 import { readVlc } from '../../dist/io/vlc/file.js';
 import { openVlcOnDisk, setOnDiskRowsForTests } from '../../dist/io/vlc/on-disk.js';
 import { rewritePayload } from '../format/pq-rewrite.js';
-import { FakeCuda } from './fake-driver.js';
+import type { Neighbours } from '../../dist/backend/device.js';
+import { FakeCuda, type FakeOptions } from './fake-driver.js';
 import { expectOnDiskKnnEqualsWhole } from './on-disk-problem.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'vlc-decode-on-disk-'));
@@ -54,6 +55,25 @@ describe('codes of a file read where it lies go up from page-locked buffers (bac
     if (!fs.existsSync(file)) await compress(input, { output: file, anchors: 24, iters: 4, residual: 'int8', device: 'cpu', force: true });
     return file;
   };
+  /** `file` read where it lies (blocks of `rows`) and searched on a fake GPU; `check` sees the fake driver after the search; every device buffer freed. */
+  type Backend = Awaited<ReturnType<typeof createCudaBackend>>;
+  const searchFromDisk = async (file: string, o: FakeOptions, check: (fake: FakeCuda, search: Promise<Neighbours | undefined>, backend: Backend) => Promise<void>) => {
+    const fake = new FakeCuda({ poison: true, ...o });
+    setDriverForTests(fake.api);
+    const backend = await createCudaBackend(0);
+    setOnDiskRowsForTests(rows);
+    const opened = openVlcOnDisk(file)!;
+    try {
+      await check(fake, backend.gpuKnn.knnDecoded(opened.file, n, queries, nq, k), backend);
+      expect(fake.pinnedLive).toBe(0);
+    } finally {
+      opened.close();
+      setOnDiskRowsForTests();
+      await backend.close();
+    }
+    expect(fake.live).toBe(0);
+  };
+
   const cases = [
     { what: 'copies run as soon as they can', o: { order: 'copies-first' as const }, pinned: true },
     { what: 'copies run only when waited for (a buffer read into again too early would show)', o: { order: 'kernels-first' as const }, pinned: true },
@@ -62,27 +82,16 @@ describe('codes of a file read where it lies go up from page-locked buffers (bac
   for (const c of cases) it(`int8, ${c.what}: the result = the file read whole; every buffer freed`, async () => {
     const file = await int8File();
     const whole = await readVlc(file);
-    const fake = new FakeCuda({ poison: true, ...c.o });
-    setDriverForTests(fake.api);
-    const backend = await createCudaBackend(0);
-    setOnDiskRowsForTests(rows);
-    const opened = openVlcOnDisk(file)!;
-    try {
-      const fromDisk = await backend.gpuKnn.knnDecoded(opened.file, n, queries, nq, k);
+    await searchFromDisk(file, c.o, async (fake, search, backend) => {
+      const fromDisk = await search;
       // Block 0 is the one the host held for the codec's parameters; the other 12 come through page-locked buffers.
       if (c.pinned) expect(fake.pinnedCopies).toBeGreaterThanOrEqual(Math.ceil(n / rows) - 1);
       else expect(fake.pinnedCopies).toBe(0);
       expect(fake.hostAllocs).toBe(c.pinned ? 3 : 0); // one buffer for each of the three reads in flight
-      expect(fake.pinnedLive).toBe(0);
       const fromWhole = await backend.gpuKnn.knnDecoded(whole, n, queries, nq, k);
       expect(Array.from(fromDisk!.ids)).toEqual(Array.from(fromWhole!.ids));
       expect(Array.from(fromDisk!.dists)).toEqual(Array.from(fromWhole!.dists));
-    } finally {
-      opened.close();
-      setOnDiskRowsForTests();
-      await backend.close();
-    }
-    expect(fake.live).toBe(0);
+    });
   }, 240_000);
 
   it('a code of -128 in a later block (checksums right) is refused as the whole-file read refuses it; nothing is left on the device', async () => {
@@ -92,19 +101,6 @@ describe('codes of a file read where it lies go up from page-locked buffers (bac
     const file = path.join(dir, 'minus128.vlc');
     fs.writeFileSync(file, bad);
     await expect(readVlc(file)).rejects.toThrow('a code is outside -127..127');
-    const fake = new FakeCuda({ poison: true });
-    setDriverForTests(fake.api);
-    const backend = await createCudaBackend(0);
-    setOnDiskRowsForTests(rows);
-    const opened = openVlcOnDisk(file)!;
-    try {
-      await expect(backend.gpuKnn.knnDecoded(opened.file, n, queries, nq, k)).rejects.toThrow('a code is outside -127..127');
-      expect(fake.pinnedLive).toBe(0);
-    } finally {
-      opened.close();
-      setOnDiskRowsForTests();
-      await backend.close();
-    }
-    expect(fake.live).toBe(0);
+    await searchFromDisk(file, {}, (_, search) => expect(search).rejects.toThrow('a code is outside -127..127'));
   }, 240_000);
 });
