@@ -3,7 +3,8 @@
 // their range; f16 and bf16 round to nearest even and saturate at their largest finite value
 // instead of becoming Inf. Each value that had to be clamped or saturated is counted, so the
 // caller can say how many.
-import { halfFromFloatBits, type InputDtype } from '../../vectors/dataset.js';
+import type { InputDtype } from '../../vectors/dataset.js';
+import { halvesFromFloatBits } from './half.js';
 
 export type OutputDtype = InputDtype;
 
@@ -57,13 +58,10 @@ export function narrow(src: Float32Array, dtype: OutputDtype, tally: Narrowing, 
   const out = reuse(into, Uint16Array, n);
   const bits = new Uint32Array(src.buffer, src.byteOffset, n);
   if (dtype === 'f16') {
-    for (let i = 0; i < n; i++) {
-      // The one f32 -> f16 rule (vectors/dataset.ts) saturates a finite value that rounds past
-      // 65504, f16's largest, to it; values from 65520 on are the ones it moved there.
-      const h = halfFromFloatBits(bits[i]);
-      if ((h & 0x7fff) === 0x7bff && Math.abs(src[i]) >= F16_ROUNDS_PAST) tally.clamped++;
-      out[i] = h;
-    }
+    halvesFromFloatBits(bits, out);
+    // The one f32 -> f16 rule (vectors/dataset.ts) saturates a finite value that rounds past
+    // 65504, f16's largest, to it; values from 65520 on are the ones it moved there.
+    for (let i = 0; i < n; i++) if ((out[i] & 0x7fff) === 0x7bff && Math.abs(src[i]) >= F16_ROUNDS_PAST) tally.clamped++;
     return out;
   }
   // bf16: the top half of the f32 bits, rounded to nearest even.
