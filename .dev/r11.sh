@@ -14,6 +14,8 @@ source .dev/r6-lib.sh
 { nvidia-smi -L; nproc; free -g; } > $W/machine.txt 2>&1
 # VARIANTS: cubins of ec.cu built with other -DEC_ROWS / -DEC_TILE (.dev/ec-vars/ec-rR-tT.cubin), each
 # swapped in for build/sm_90/ec.cubin and timed along principal directions (the bench checks the bits).
+# Built here (nvcc 13.0) by: nvcc -ptx -arch=compute_80 -O3 -I cuda -DEC_ROWS=R -DEC_TILE=T cuda/ec.cu -o v.ptx
+#   && ptxas -arch=sm_90 -O3 v.ptx -o .dev/ec-vars/ec-rR-tT.cubin
 for v in ${VARIANTS:-}; do
   cp build/sm_90/ec.cubin /tmp/ec.cubin.kept; cp .dev/ec-vars/ec-$v.cubin build/sm_90/ec.cubin
   timeout 100 node bench/ec-gpu.mjs --n 245760 --repeat 40 --layout rotated --out $W/ec-gpu-rotated-$v.json > $W/ec-rot-$v.log 2>&1
