@@ -34,7 +34,7 @@ export function fixedRowBlocks(
       const { r0, count, bytes: size } = span(b);
       const bytes = new Uint8Array(size);
       bytes.set(headBytes, 0);
-      bytes.set(payload.view(head + r0 * rowBytes, count * rowBytes), head);
+      payload.readIntoSync(head + r0 * rowBytes, bytes.subarray(head));
       return read(bytes, count, assignments);
     },
     async blockAsync(b, assignments, into) {

@@ -43,6 +43,11 @@ export class Payload {
    * libuv's threads (FilePayload), so several reads run at once and the caller's thread goes on.
    */
   async readInto(offset: number, out: Uint8Array): Promise<void> {
+    this.readIntoSync(offset, out);
+  }
+
+  /** readInto on this thread: a file's bytes go straight into `out` (view() would read them into an array of their own first). */
+  readIntoSync(offset: number, out: Uint8Array): void {
     out.set(this.view(offset, out.length));
   }
 
@@ -102,15 +107,20 @@ export class FilePayload extends Payload {
   }
 
   override view(offset: number, length: number): Uint8Array {
+    const out = new Uint8Array(length);
+    this.readIntoSync(offset, out);
+    return out;
+  }
+
+  override readIntoSync(offset: number, out: Uint8Array): void {
+    const length = out.length;
     if (!(offset >= 0 && length >= 0 && offset + length <= this.length))
       throw new RangeError(`bytes ${offset}..${offset + length} are outside a ${this.length}-byte payload`);
-    const out = new Uint8Array(length);
     for (let done = 0; done < length; ) {
       const got = fs.readSync(this.fd, out, done, length - done, this.start + offset + done);
       if (got === 0) throw new RangeError(`the file ends at ${this.start + offset + done}, inside bytes ${offset}..${offset + length} of a payload`);
       done += got;
     }
-    return out;
   }
 
   override async readInto(offset: number, out: Uint8Array): Promise<void> {
