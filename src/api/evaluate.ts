@@ -14,7 +14,7 @@ import { UsageError } from '../errors.js';
 import { checkpoint } from '../interrupt.js';
 import type { ReadOptions } from '../io/read.js';
 import type { VlcFile } from '../io/vlc/format.js';
-import { reconstructInto } from '../io/vlc/reconstruct.js';
+import { reconstructInto, reconstructRange } from '../io/vlc/reconstruct.js';
 import { grouped, sizeFigures, type SizeFigures } from '../io/vlc/stats.js';
 import { log, silentReporter, type Reporter } from '../log.js';
 import { decodedRecall, recallOf, trueNeighbours, type DecodedRecall } from '../quality/recall.js';
@@ -174,7 +174,8 @@ export async function evaluateFile(
   const x = ds;
   const decode = (i: number, out: Float32Array) => void reconstructInto(file, i, out);
   const measuring = progress.step('reconstruction error', 'vectors', n);
-  const quality = reconstructionQuality(x, n, d, decode, null, (done) => measuring.update(done));
+  const decodeRange = (r0: number, r1: number, out: Float32Array) => void reconstructRange(file, r0, r1, out);
+  const quality = reconstructionQuality(x, n, d, decode, null, (done) => measuring.update(done), decodeRange);
   measuring.end();
 
   const plan = { base: null, queries: sampleIndices(n, o.queries, o.seed) };

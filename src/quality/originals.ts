@@ -3,7 +3,7 @@
 // .fvecs read where it lies, api/evaluate.ts). Rows asked in ascending order — every pass of the
 // figures — come from one block held at a time; the few rows asked out of order (the queries) are
 // gathered.
-import { asRows, rowInto, type VectorsLike } from '../vectors/dataset.js';
+import { asRows, pieceRows, rowInto, rowsF32, type VectorsLike } from '../vectors/dataset.js';
 
 /** Original vectors read a block of rows at a time by the caller. */
 export interface RowsReader {
@@ -49,5 +49,29 @@ export function rowGetter(x: Originals, n: number, d: number): (i: number, out: 
       held = b0;
     }
     out.set(buf!.subarray((i - b0) * d, (i - b0 + 1) * d));
+  };
+}
+
+/**
+ * Rows [r0, r1) of the originals as f32 (r1 − r0 at most `out`'s rows): read by a RowsReader into
+ * `out`, or from memory a view of f32 data or f16 decoded into `out`. Rows in any order.
+ */
+export function rangeGetter(x: Originals, n: number, d: number): (r0: number, r1: number, out: Float32Array) => Float32Array {
+  if (isRowsReader(x)) {
+    return (r0, r1, out) => {
+      const v = out.subarray(0, (r1 - r0) * d);
+      x.read(r0, r1, v);
+      return v;
+    };
+  }
+  const rows = asRows(x, n, d);
+  const per = pieceRows(d, rows.dtype); // the most rows one view holds
+  return (r0, r1, out) => {
+    if (r1 - r0 <= per) return rowsF32(rows, r0, r1, out);
+    for (let c0 = r0; c0 < r1; c0 += per) {
+      const c1 = Math.min(r1, c0 + per), at = (c0 - r0) * d;
+      out.set(rowsF32(rows, c0, c1, out.subarray(at)), at);
+    }
+    return out.subarray(0, (r1 - r0) * d);
   };
 }

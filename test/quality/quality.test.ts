@@ -15,6 +15,7 @@ import { createCpuBackend } from '../../dist/backend/cpu/index.js';
 import { DEFAULT_CONFIG } from '../../dist/anneal/config.js';
 import { clustered } from '../cli/helpers.js';
 import { rng } from '../rng.js';
+import { datasetFromArray, f32ToF16, setMaxViewBytesForTests } from '../../dist/vectors/dataset.js';
 
 const shared = (x: Float32Array) => {
   const s = new Float32Array(new SharedArrayBuffer(x.byteLength));
@@ -56,6 +57,31 @@ describe('reconstruction figures', () => {
     expect(q.relative_error).toBeCloseTo(Math.sqrt(se / sx), 6);
     expect(q.mean_cosine).toBeCloseTo(cos / n, 6);
     expect(reconstructionQuality(x, n, d, decode, [3, 7]).measured).toBe(2);
+  });
+
+  it('over every row a chunk at a time (decodeRange): the per-row figures to the bit, f32 and f16 originals, in views of a few rows, or read in blocks', () => {
+    const n = 160_001, d = 7; // two chunks of decoded rows (2^20 floats each), many views, sizes not a multiple of anything
+    const x = clustered(n, d, 5);
+    const noisy = x.map((v, i) => v + 0.05 * Math.sin(i * 0.37));
+    const decode = (i: number, out: Float32Array) => out.set(noisy.subarray(i * d, (i + 1) * d));
+    const decodeRange = (r0: number, r1: number, out: Float32Array) => out.set(noisy.subarray(r0 * d, r1 * d));
+    const half = datasetFromArray(Uint16Array.from(x, (v) => f32ToF16(v)), n, d);
+    const reader = {
+      n, d, maxAbs: () => Math.max(...x.map(Math.abs)),
+      read: (r0: number, r1: number, out: Float32Array) => out.set(x.subarray(r0 * d, r1 * d)),
+      gather: (list: readonly number[], out: Float32Array) => list.forEach((i, j) => out.set(x.subarray(i * d, (i + 1) * d), j * d)),
+    };
+    for (const [what, xs] of [['f32', x], ['f16', half], ['a RowsReader', reader]] as const) {
+      setMaxViewBytesForTests(10_007 * d * 4); // views of at most 10,007 f32 rows (20,014 of f16): each chunk spans several
+      try {
+        const perRow = reconstructionQuality(xs, n, d, decode);
+        const chunked = reconstructionQuality(xs, n, d, decode, null, undefined, decodeRange);
+        expect(chunked, what).toEqual(perRow);
+        expect(chunked.measured).toBe(n);
+      } finally {
+        setMaxViewBytesForTests();
+      }
+    }
   });
 });
 
