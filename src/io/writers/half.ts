@@ -3,28 +3,21 @@
 // ±65504 saturates to ±65504; ±Inf and NaN stay what they are), bit for bit, at table speed.
 // halfFromFloatBits branches on the exponent for every value, which made decompress's narrowing
 // most of its time; here the float's sign and exponent (its top 9 bits) index small tables, as in
-// van der Zijp's "Fast Half Float Conversions": the half's sign and exponent (BASE), how far the
-// mantissa shifts (SHIFT; the implicit bit added where the half is subnormal), and the rounding
-// term, so a value costs three loads, an add and a shift.
+// van der Zijp's "Fast Half Float Conversions": one entry holds the half's sign and exponent and how
+// far the mantissa shifts (the implicit bit added where the half is subnormal), so a value costs one
+// table load, the rounding's adds and a shift.
 import { F16_MAX_BITS, halfFromFloatBits } from '../../vectors/dataset.js';
 
-const BASE = new Uint16Array(512);
-const SHIFT = new Uint8Array(512);
-const IMPLICIT = new Uint32Array(512);
-/** 2^(SHIFT − 1) − 1: with the kept bits' lowest added, (m + it) >>> SHIFT rounds to nearest, ties to even. */
-const ROUND = new Uint32Array(512);
+/**
+ * ENTRY[sign and exponent]: the half's sign and exponent in the low 16 bits, the mantissa's shift
+ * above them (13 for a normal half; 14 to 24 for a subnormal one, whose implicit bit is shifted in;
+ * 31, keeping nothing, for ±0 and for finite values beyond f16, which saturate). One load a value.
+ */
+const ENTRY = new Int32Array(512);
 for (let exp = 0; exp < 255; exp++) {
   const e = exp - 127 + 15; // the half's biased exponent
-  // Beyond f16: saturate; normal; subnormal (the implicit bit shifted in); below half the least subnormal: ±0.
-  // A shift of 31 keeps nothing of the mantissa: the half is BASE alone.
-  const [base, shift, implicit] = e >= 31 ? [F16_MAX_BITS, 31, 0] : e > 0 ? [e << 10, 13, 0] : e >= -10 ? [0, 14 - e, 0x800000] : [0, 31, 0];
-  for (const sign of [0, 1]) {
-    const i = (sign << 8) | exp;
-    BASE[i] = (sign << 15) | base;
-    SHIFT[i] = shift;
-    IMPLICIT[i] = implicit;
-    ROUND[i] = 2 ** (shift - 1) - 1;
-  }
+  const [base, shift] = e >= 31 ? [F16_MAX_BITS, 31] : e > 0 ? [e << 10, 13] : e >= -10 ? [0, 14 - e] : [0, 31];
+  for (const sign of [0, 1]) ENTRY[(sign << 8) | exp] = (sign << 15) | base | (shift << 16);
 }
 
 /** out[i] = the half of the float whose bits are bits[i], for i < out.length (halfFromFloatBits's bits). */
@@ -36,9 +29,12 @@ export function halvesFromFloatBits(bits: Uint32Array, out: Uint16Array): void {
       out[i] = halfFromFloatBits(x); // ±Inf, NaN
       continue;
     }
-    const s = SHIFT[t];
-    const m = (x & 0x7fffff) | IMPLICIT[t];
-    const h = BASE[t] + ((m + ROUND[t] + ((m >>> s) & 1)) >>> s);
+    const entry = ENTRY[t];
+    const s = entry >>> 16;
+    // The implicit bit where the half is subnormal (shift above 13; with 31 it changes nothing).
+    const m = (x & 0x7fffff) | (s > 13 ? 0x800000 : 0);
+    // (m + 2^(s−1) − 1 + the kept bits' lowest) >>> s: rounded to nearest, ties to even.
+    const h = (entry & 0xffff) + ((m + ((1 << (s - 1)) >>> 0) - 1 + ((m >>> s) & 1)) >>> s);
     // Rounding up from 65504's binade carries into the exponent of Inf: saturate instead.
     out[i] = (h & 0x7c00) === 0x7c00 ? (h & 0x8000) | F16_MAX_BITS : h;
   }
