@@ -65,10 +65,13 @@ export async function decodeOnDevice(ctx: CudaContext, file: Decodable, n: numbe
   const { d } = file.manifest;
   const { of: whole, first } = rangeOf(file);
   const held = new HeldBuffers(ctx.pool);
+  // `bytes` into buf at `at`, a chunk at a time.
+  const put = (buf: DeviceBuffer, bytes: Uint8Array, at: number) => {
+    for (let off = 0; off < bytes.length; off += UPLOAD_CHUNK) ctx.upload(buf, bytes.subarray(off, Math.min(bytes.length, off + UPLOAD_CHUNK)), at + off);
+  };
   const up = (name: string, data: ArrayBufferView): DeviceBuffer => {
     const buf = held.alloc(name, data.byteLength);
-    const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
-    for (let off = 0; off < bytes.length; off += UPLOAD_CHUNK) ctx.upload(buf, bytes.subarray(off, Math.min(bytes.length, off + UPLOAD_CHUNK)), off);
+    put(buf, new Uint8Array(data.buffer, data.byteOffset, data.byteLength), 0);
     return buf;
   };
   const r = deviceForm(whole.residuals);
@@ -86,7 +89,7 @@ export async function decodeOnDevice(ctx: CudaContext, file: Decodable, n: numbe
     }
     let at = 0;
     codesOf(r!).forEachRun(first, first + n, (bytes) => {
-      for (let off = 0; off < bytes.length; off += UPLOAD_CHUNK) ctx.upload(buf, bytes.subarray(off, Math.min(bytes.length, off + UPLOAD_CHUNK)), at + off);
+      put(buf, bytes, at);
       at += bytes.length;
     });
     return buf;

@@ -60,9 +60,8 @@ export class BlockedResiduals implements CodedResiduals {
   /** Block b's residuals (its rows numbered from 0), read unless it is the one held. */
   block(b: number): CodedResiduals {
     if (b !== this.held) {
-      const r0 = b * this.blocks.rows;
       this.current = undefined; // the old block's memory goes before the next is read
-      this.current = this.blocks.block(b, this.assignments.subarray(r0, Math.min(this.n, r0 + this.blocks.rows)));
+      this.current = this.blocks.block(b, this.blockAssignments(b));
       this.held = b;
       this.reads++;
     }
@@ -76,9 +75,14 @@ export class BlockedResiduals implements CodedResiduals {
    */
   async blockAsync(b: number, into?: Uint8Array): Promise<CodedResiduals> {
     if (!this.blocks.blockAsync || b === this.held) return this.block(b);
-    const r0 = b * this.blocks.rows;
     this.reads++;
-    return this.blocks.blockAsync(b, this.assignments.subarray(r0, Math.min(this.n, r0 + this.blocks.rows)), into);
+    return this.blocks.blockAsync(b, this.blockAssignments(b), into);
+  }
+
+  /** Block b's rows' anchors. */
+  private blockAssignments(b: number): ArrayLike<number> {
+    const r0 = b * this.blocks.rows;
+    return this.assignments.subarray(r0, Math.min(this.n, r0 + this.blocks.rows));
   }
 
   /** Bytes blockAsync reads a block into, or undefined (the codec reads its blocks itself). */

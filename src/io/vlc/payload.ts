@@ -26,15 +26,13 @@ export class Payload {
 
   /** Bytes [offset, offset + length) as a view (no copy): for parts one typed array holds (headers, fixed fields, a piece). */
   view(offset: number, length: number): Uint8Array {
-    if (!(offset >= 0 && length >= 0 && offset + length <= this.length))
-      throw new RangeError(`bytes ${offset}..${offset + length} are outside a ${this.length}-byte payload`);
+    this.assertInside(offset, length);
     return new Uint8Array(this.buffer, this.byteOffset + offset, length);
   }
 
   /** Bytes [offset, offset + length) (default: to the end) as a payload of their own. */
   sub(offset: number, length = this.length - offset): Payload {
-    if (!(offset >= 0 && length >= 0 && offset + length <= this.length))
-      throw new RangeError(`bytes ${offset}..${offset + length} are outside a ${this.length}-byte payload`);
+    this.assertInside(offset, length);
     return new Payload(this.buffer, this.byteOffset + offset, length);
   }
 
@@ -49,6 +47,12 @@ export class Payload {
   /** readInto on this thread: a file's bytes go straight into `out` (view() would read them into an array of their own first). */
   readIntoSync(offset: number, out: Uint8Array): void {
     out.set(this.view(offset, out.length));
+  }
+
+  /** Refuses bytes [offset, offset + length) that do not lie in the payload. */
+  protected assertInside(offset: number, length: number): void {
+    if (!(offset >= 0 && length >= 0 && offset + length <= this.length))
+      throw new RangeError(`bytes ${offset}..${offset + length} are outside a ${this.length}-byte payload`);
   }
 
   /** Byte at `offset`. */
@@ -113,30 +117,23 @@ export class FilePayload extends Payload {
   }
 
   override readIntoSync(offset: number, out: Uint8Array): void {
-    const length = out.length;
-    if (!(offset >= 0 && length >= 0 && offset + length <= this.length))
-      throw new RangeError(`bytes ${offset}..${offset + length} are outside a ${this.length}-byte payload`);
-    for (let done = 0; done < length; ) {
-      const got = fs.readSync(this.fd, out, done, length - done, this.start + offset + done);
-      if (got === 0) throw new RangeError(`the file ends at ${this.start + offset + done}, inside bytes ${offset}..${offset + length} of a payload`);
-      done += got;
-    }
+    this.assertInside(offset, out.length);
+    for (let done = 0; done < out.length; ) done += this.got(fs.readSync(this.fd, out, done, out.length - done, this.start + offset + done), offset, out.length, done);
   }
 
   override async readInto(offset: number, out: Uint8Array): Promise<void> {
-    const length = out.length;
-    if (!(offset >= 0 && offset + length <= this.length))
-      throw new RangeError(`bytes ${offset}..${offset + length} are outside a ${this.length}-byte payload`);
-    for (let done = 0; done < length; ) {
-      const got = await readAt(this.fd, out, done, length - done, this.start + offset + done);
-      if (got === 0) throw new RangeError(`the file ends at ${this.start + offset + done}, inside bytes ${offset}..${offset + length} of a payload`);
-      done += got;
-    }
+    this.assertInside(offset, out.length);
+    for (let done = 0; done < out.length; ) done += this.got(await readAt(this.fd, out, done, out.length - done, this.start + offset + done), offset, out.length, done);
+  }
+
+  /** The `got` bytes a read of bytes [offset, offset + length) returned `done` bytes in; none: the file ended early. */
+  private got(got: number, offset: number, length: number, done: number): number {
+    if (got === 0) throw new RangeError(`the file ends at ${this.start + offset + done}, inside bytes ${offset}..${offset + length} of a payload`);
+    return got;
   }
 
   override sub(offset: number, length = this.length - offset): Payload {
-    if (!(offset >= 0 && length >= 0 && offset + length <= this.length))
-      throw new RangeError(`bytes ${offset}..${offset + length} are outside a ${this.length}-byte payload`);
+    this.assertInside(offset, length);
     return new FilePayload(this.fd, this.start + offset, length);
   }
 }
