@@ -12,7 +12,7 @@ import { CU } from './status.js';
 import { MODULES, moduleRunsOn, readCubin, readPtx, ptxIsaOf, ptxTooNewMessage, type ModuleName } from './ptx.js';
 import { DevicePool, type DeviceBuffer } from './pool.js';
 import { PinnedHost } from './host-memory.js';
-import { unlockAll, unlockWhileWaiting } from './pin.js';
+import { piecesUnlockedInWaits, unlockAll, unlockWhileWaiting } from './pin.js';
 import type { CudaDeviceInfo } from './probe.js';
 
 /** Dynamic shared memory a kernel may take without raising its limit, and the attribute that raises it. */
@@ -334,12 +334,18 @@ export class CudaContext {
         firstError.push(e);
       }
     };
+    // -v: where closing goes (a 100M run's teardown took 0.4-0.5 s: bench/results/2026-11-28-h200-r12-r13.json).
+    const t0 = performance.now();
+    let drained = t0, pieces = 0;
     if (this.retained) attempt(() => this.makeCurrent()); // what follows belongs to this context
     if (this.retained) attempt(() => {
       this.drainBlocking(); // no copy may still read the pages it unlocks
-      unlockAll(this);
+      drained = performance.now();
+      pieces = unlockAll(this);
     });
+    const t1 = performance.now();
     attempt(() => this.pool.freeAll());
+    const t2 = performance.now();
     for (const ev of this.events) drv.cuEventDestroy_v2(ev);
     this.events = [];
     for (const m of this.modules.values()) drv.cuModuleUnload(m);
@@ -350,12 +356,15 @@ export class CudaContext {
     this.copyStreamHandle = 0n;
     if (this.stream) drv.cuStreamDestroy_v2(this.stream);
     this.stream = 0n;
+    const t3 = performance.now();
     if (this.retained) {
       const i32 = new Int32Array(1);
       if (drv.cuDeviceGet(i32, this.info.index) === CU.SUCCESS) drv.cuDevicePrimaryCtxRelease_v2(i32[0]);
       this.retained = false;
       forgetContext(this.ctx);
     }
+    const ms = (a: number, b: number) => (b - a).toFixed(0);
+    log().debug(`${this.where}: closed in ${ms(t0, performance.now())} ms: the stream drained ${ms(t0, drained)}, ${pieces} locked pieces unlocked ${ms(drained, t1)} (${piecesUnlockedInWaits()} unlocked in waits before), device memory ${ms(t1, t2)}, modules and host buffers ${ms(t2, t3)}, context ${ms(t3, performance.now())}`);
     if (firstError.length) throw firstError[0];
   }
 }

@@ -25,6 +25,7 @@ import { DevicePass, type EngineProfile, type PassTimes } from './pass.js';
 import { planMemory, type MemoryPlan } from './plan.js';
 import { screens } from './screen.js';
 import { memInfo, type DeviceBuffer } from './pool.js';
+import { lockMilliseconds } from './pin.js';
 import { DeviceSeeding } from './seeding.js';
 import { VectorSpans } from './spans.js';
 
@@ -94,10 +95,10 @@ export class CudaEngine implements Engine {
     });
     core.spans = new VectorSpans(ctx, core.rows, core.bufs.X, core.bufs.X2, plan.tileRows, o.stagingBytes);
     this.pass = new DevicePass(core, o, plan.reduceGrid, rows);
-    const t0 = performance.now();
+    const t0 = performance.now(), locking0 = lockMilliseconds();
     if (from) await this.gather(from);
     else await core.spans.uploadResident();
-    const t1 = performance.now();
+    const t1 = performance.now(), locking = lockMilliseconds() - locking0;
     // "No assignment yet": every point counts as changed in the first pass; no previous stats.
     const b = core.bufs;
     b.fill(b.assign, 0xff);
@@ -117,7 +118,7 @@ export class CudaEngine implements Engine {
     this.localMaxAbs = new Float32Array(maxBits.buffer)[0];
     // -v: where an engine's opening goes (several GPUs open theirs from one host thread).
     const bytes = plan.tileRows ? 0 : n * core.rows.rowBytes;
-    log().debug(`${ctx.where}: engine over ${n} rows: ${from ? 'gathered on the device' : plan.tileRows ? 'streamed in tiles' : `${(bytes / 2 ** 30).toFixed(2)} GiB uploaded`} in ${(t1 - t0).toFixed(0)} ms, checked in ${(performance.now() - t1).toFixed(0)} ms`);
+    log().debug(`${ctx.where}: engine over ${n} rows: ${from ? 'gathered on the device' : plan.tileRows ? 'streamed in tiles' : `${(bytes / 2 ** 30).toFixed(2)} GiB uploaded`} in ${(t1 - t0).toFixed(0)} ms${locking > 0 ? ` (${locking.toFixed(0)} ms of it page-locking the host's pages)` : ''}, checked in ${(performance.now() - t1).toFixed(0)} ms`);
     if (!Number.isFinite(this.localMaxAbs)) {
       throw new UsageError('the vectors contain NaN or infinite values; fix the data or pass --drop-invalid to skip such rows');
     }

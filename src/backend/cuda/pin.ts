@@ -53,7 +53,15 @@ export function releaseAfterUpload(buffer: ArrayBufferLike): void {
   once.add(buffer);
 }
 
-/** A pass is under way (pass.ts): the locks of buffers marked by releaseAfterUpload are released in waits from now on. */
+/**
+ * A pass is under way (pass.ts): the locks of buffers marked by releaseAfterUpload are released in
+ * waits from now on. Measured, this frees little: judging by the count, cuMemHostUnregister returns
+ * only once the GPU's work is done, so a wait unlocks about one piece a pass (a 100M input: 11 of
+ * 96 pieces, the rest at close). Unlocking on libuv's threads (the driver takes the call without a
+ * current context) moved that time and did not remove it: begun with the pass, the loop grew by
+ * what teardown lost; all at close, the driver took them one at a time. The runs:
+ * bench/results/2026-11-28-h200-r15-r16.json; the change: .dev/tried/unlock-on-threads.diff.
+ */
 export function passRuns(): void {
   for (let k = locks.length - 1; k >= 0; k--) if (once.has(locks[k].buffer)) releasing.push(...locks.splice(k, 1));
 }
@@ -66,7 +74,10 @@ export function passRuns(): void {
 export function unlockWhileWaiting(ms: number): number {
   if (releasing.length === 0) return 0;
   const t0 = performance.now();
-  while (releasing.length > 0 && performance.now() - t0 < ms) unlock(releasing.pop()!);
+  while (releasing.length > 0 && performance.now() - t0 < ms) {
+    unlock(releasing.pop()!);
+    unlockedInWaits++;
+  }
   return performance.now() - t0;
 }
 
@@ -123,19 +134,31 @@ export async function uploadLarge(ctx: CudaContext, buf: DeviceBuffer, src: Uint
   }
 }
 
-/** Unlock what `ctx` locked (CudaContext.close, after its work is over). */
-export function unlockAll(ctx: CudaContext): void {
+/** Pieces unlocked so far in waits (unlockWhileWaiting), all contexts: -v says it at close. */
+let unlockedInWaits = 0;
+export const piecesUnlockedInWaits = (): number => unlockedInWaits;
+
+/** Unlock what `ctx` locked (CudaContext.close, after its work is over). Returns the pieces it unlocked. */
+export function unlockAll(ctx: CudaContext): number {
+  let count = 0;
   for (let k = releasing.length - 1; k >= 0; k--) {
     if (releasing[k].ctx !== ctx) continue;
     ctx.drv.cuMemHostUnregister(releasing[k].view); // not yet reached in a wait
     releasing.splice(k, 1);
+    count++;
   }
   for (let k = locks.length - 1; k >= 0; k--) {
     if (locks[k].ctx !== ctx) continue;
     ctx.drv.cuMemHostUnregister(locks[k].view);
     locks.splice(k, 1);
+    count++;
   }
+  return count;
 }
+
+/** Milliseconds the host has spent in lock calls (cuMemHostRegister), all contexts: -v says an upload's share. */
+let lockMs = 0;
+export const lockMilliseconds = (): number => lockMs;
 
 /** Host bytes locked now (tests). */
 export function lockedBytes(): number {
@@ -164,7 +187,9 @@ function touchesLock(buffer: ArrayBufferLike, a: number): boolean {
 /** Bytes [start, end) of `buffer` (`view`), locked for every context; undefined when the driver refuses (then it is not asked again in this context). */
 function lock(ctx: CudaContext, buffer: ArrayBufferLike, start: number, end: number, view: Uint8Array): Uint8Array | undefined {
   ctx.makeCurrent();
+  const t = performance.now();
   const st = ctx.drv.cuMemHostRegister_v2(view, view.byteLength, PORTABLE);
+  lockMs += performance.now() - t;
   if (st === CU.SUCCESS) {
     locks.push({ buffer, start, end, ctx, view });
     return view;
