@@ -174,16 +174,20 @@ static inline v128_t deq2(v128_t q, v128_t s, v128_t c) {
   return wasm_f64x2_add(wasm_f64x2_mul(s, q), negc);
 }
 
+static inline double value(int32_t q, double step, double off);
+static inline int32_t code(int narrow, const int16_t *c16, const int32_t *c32, long i);
+
 // Rows of codes (rows × D, int16 when narrow else int32) added to out (rows × d f32, the anchors),
-// coordinate c to dimension dims[c], on the axis layout. step and off: D f64 each; res: d f64 of
-// scratch. When D = d the dimensions are 0 .. d − 1 (every one coded) and go two at a time. Else a
-// row's values are scattered into res, −0 where a dimension is not coded (x + −0 = x for every
-// finite x, −0 included: the anchor stays as addTo leaves it), and res added two at a time.
+// coordinate c to dimension dims[c], on the axis layout. step and off: D f64 each; res: unused
+// (kept for the caller's layout). When D = d the dimensions are 0 .. d − 1 (every one coded) and go
+// four at a time. Else each coded dimension gets its value, four at a time where four coordinates
+// are consecutive dimensions, and a dimension not coded is left as it is: addTo adds −0 there, and
+// x + −0 = x for every finite x, −0 included.
 EXPORT void ec_add_axes(int rows, int D, int d, int narrow, const void *codes, const int32_t *dims,
                         const double *step, const double *off, double *res, float *out) {
+  (void)res;
   const int16_t *c16 = (const int16_t *)codes;
   const int32_t *c32 = (const int32_t *)codes;
-  const v128_t negZero = wasm_f64x2_splat(-0.0);
   for (int r = 0; r < rows; r++) {
     float *o = out + (long)r * d;
     const long at = (long)r * D;
@@ -213,33 +217,25 @@ EXPORT void ec_add_axes(int rows, int D, int d, int narrow, const void *codes, c
       }
       continue;
     }
-    int k = 0;
-    for (; k + 2 <= d; k += 2) wasm_v128_store(res + k, negZero);
-    for (; k < d; k++) res[k] = -0.0;
-    // Two values at a time without a branch on their signs (random: a branch would be mispredicted
-    // half the time), then stored where they go.
-    for (c = 0; c + 2 <= D; c += 2) {
-      v128_t q = narrow ? wasm_f64x2_convert_low_i32x4(wasm_i32x4_extend_low_i16x8(wasm_v128_load32_zero(c16 + at + c)))
-                        : wasm_f64x2_convert_low_i32x4(wasm_v128_load64_zero(c32 + at + c));
-      v128_t v = deq2(q, wasm_v128_load(step + c), wasm_v128_load(off + c));
-      res[dims[c]] = wasm_f64x2_extract_lane(v, 0);
-      res[dims[c + 1]] = wasm_f64x2_extract_lane(v, 1);
+    // Some dimensions not coded: each coded one's value added where it goes, the others left as
+    // they are (what adding −0 leaves them). Four coordinates of consecutive dimensions go as one
+    // vector, as in the loop above; the rest one at a time. The same operations per value.
+    while (c < D) {
+      const int k = dims[c];
+      if (c + 4 <= D && dims[c + 1] == k + 1 && dims[c + 2] == k + 2 && dims[c + 3] == k + 3) {
+        const v128_t q4 = narrow ? wasm_i32x4_extend_low_i16x8(wasm_v128_load64_zero(c16 + at + c)) : wasm_v128_load(c32 + at + c);
+        const v128_t a4 = wasm_v128_load(o + k);
+        const v128_t lo = wasm_f64x2_add(wasm_f64x2_promote_low_f32x4(a4),
+                                         deq2(wasm_f64x2_convert_low_i32x4(q4), wasm_v128_load(step + c), wasm_v128_load(off + c)));
+        const v128_t hi = wasm_f64x2_add(wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(a4, a4, 2, 3, 2, 3)),
+                                         deq2(wasm_f64x2_convert_low_i32x4(wasm_i32x4_shuffle(q4, q4, 2, 3, 2, 3)), wasm_v128_load(step + c + 2), wasm_v128_load(off + c + 2)));
+        wasm_v128_store(o + k, wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(lo), wasm_f32x4_demote_f64x2_zero(hi), 0, 1, 4, 5));
+        c += 4;
+        continue;
+      }
+      o[k] = (float)((double)o[k] + value(code(narrow, c16, c32, at + c), step[c], off[c]));
+      c++;
     }
-    for (; c < D; c++) {
-      const int32_t q = narrow ? c16[at + c] : c32[at + c];
-      res[dims[c]] = q > 0 ? step[c] * q - off[c] : q < 0 ? step[c] * q + off[c] : 0.0;
-    }
-    for (k = 0; k + 4 <= d; k += 4) {
-      const v128_t a4 = wasm_v128_load(o + k);
-      const v128_t lo = wasm_f64x2_add(wasm_f64x2_promote_low_f32x4(a4), wasm_v128_load(res + k));
-      const v128_t hi = wasm_f64x2_add(wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(a4, a4, 2, 3, 2, 3)), wasm_v128_load(res + k + 2));
-      wasm_v128_store(o + k, wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(lo), wasm_f32x4_demote_f64x2_zero(hi), 0, 1, 4, 5));
-    }
-    for (; k + 2 <= d; k += 2) {
-      v128_t a = wasm_f64x2_promote_low_f32x4(wasm_v128_load64_zero(o + k));
-      wasm_v128_store64_lane(o + k, wasm_f32x4_demote_f64x2_zero(wasm_f64x2_add(a, wasm_v128_load(res + k))), 0);
-    }
-    for (; k < d; k++) o[k] = (float)((double)o[k] + res[k]);
   }
 }
 
