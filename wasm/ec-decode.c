@@ -174,6 +174,18 @@ static inline v128_t deq2(v128_t q, v128_t s, v128_t c) {
   return wasm_f64x2_add(wasm_f64x2_mul(s, q), negc);
 }
 
+// Four values added to o[0 .. 3]: codes at code index i, their steps and offsets from step, off;
+// one load of the codes and of the row, one store, in f64 two at a time.
+static inline void add4(float *o, int narrow, const int16_t *c16, const int32_t *c32, long i, const double *step, const double *off) {
+  const v128_t q4 = narrow ? wasm_i32x4_extend_low_i16x8(wasm_v128_load64_zero(c16 + i)) : wasm_v128_load(c32 + i);
+  const v128_t a4 = wasm_v128_load(o);
+  const v128_t lo = wasm_f64x2_add(wasm_f64x2_promote_low_f32x4(a4),
+                                   deq2(wasm_f64x2_convert_low_i32x4(q4), wasm_v128_load(step), wasm_v128_load(off)));
+  const v128_t hi = wasm_f64x2_add(wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(a4, a4, 2, 3, 2, 3)),
+                                   deq2(wasm_f64x2_convert_low_i32x4(wasm_i32x4_shuffle(q4, q4, 2, 3, 2, 3)), wasm_v128_load(step + 2), wasm_v128_load(off + 2)));
+  wasm_v128_store(o, wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(lo), wasm_f32x4_demote_f64x2_zero(hi), 0, 1, 4, 5));
+}
+
 static inline double value(int32_t q, double step, double off);
 static inline int32_t code(int narrow, const int16_t *c16, const int32_t *c32, long i);
 
@@ -193,16 +205,7 @@ EXPORT void ec_add_axes(int rows, int D, int d, int narrow, const void *codes, c
     const long at = (long)r * D;
     int c = 0;
     if (D == d) {
-      // Four values a step: one load of the codes and of the row, one store, in f64 two at a time.
-      for (; c + 4 <= D; c += 4) {
-        const v128_t q4 = narrow ? wasm_i32x4_extend_low_i16x8(wasm_v128_load64_zero(c16 + at + c)) : wasm_v128_load(c32 + at + c);
-        const v128_t a4 = wasm_v128_load(o + c);
-        const v128_t lo = wasm_f64x2_add(wasm_f64x2_promote_low_f32x4(a4),
-                                         deq2(wasm_f64x2_convert_low_i32x4(q4), wasm_v128_load(step + c), wasm_v128_load(off + c)));
-        const v128_t hi = wasm_f64x2_add(wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(a4, a4, 2, 3, 2, 3)),
-                                         deq2(wasm_f64x2_convert_low_i32x4(wasm_i32x4_shuffle(q4, q4, 2, 3, 2, 3)), wasm_v128_load(step + c + 2), wasm_v128_load(off + c + 2)));
-        wasm_v128_store(o + c, wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(lo), wasm_f32x4_demote_f64x2_zero(hi), 0, 1, 4, 5));
-      }
+      for (; c + 4 <= D; c += 4) add4(o + c, narrow, c16, c32, at + c, step + c, off + c);
       for (; c + 2 <= D; c += 2) {
         v128_t q = narrow ? wasm_f64x2_convert_low_i32x4(wasm_i32x4_extend_low_i16x8(wasm_v128_load32_zero(c16 + at + c)))
                           : wasm_f64x2_convert_low_i32x4(wasm_v128_load64_zero(c32 + at + c));
@@ -223,13 +226,7 @@ EXPORT void ec_add_axes(int rows, int D, int d, int narrow, const void *codes, c
     while (c < D) {
       const int k = dims[c];
       if (c + 4 <= D && dims[c + 1] == k + 1 && dims[c + 2] == k + 2 && dims[c + 3] == k + 3) {
-        const v128_t q4 = narrow ? wasm_i32x4_extend_low_i16x8(wasm_v128_load64_zero(c16 + at + c)) : wasm_v128_load(c32 + at + c);
-        const v128_t a4 = wasm_v128_load(o + k);
-        const v128_t lo = wasm_f64x2_add(wasm_f64x2_promote_low_f32x4(a4),
-                                         deq2(wasm_f64x2_convert_low_i32x4(q4), wasm_v128_load(step + c), wasm_v128_load(off + c)));
-        const v128_t hi = wasm_f64x2_add(wasm_f64x2_promote_low_f32x4(wasm_i32x4_shuffle(a4, a4, 2, 3, 2, 3)),
-                                         deq2(wasm_f64x2_convert_low_i32x4(wasm_i32x4_shuffle(q4, q4, 2, 3, 2, 3)), wasm_v128_load(step + c + 2), wasm_v128_load(off + c + 2)));
-        wasm_v128_store(o + k, wasm_i32x4_shuffle(wasm_f32x4_demote_f64x2_zero(lo), wasm_f32x4_demote_f64x2_zero(hi), 0, 1, 4, 5));
+        add4(o + k, narrow, c16, c32, at + c, step + c, off + c);
         c += 4;
         continue;
       }
