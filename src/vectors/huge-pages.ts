@@ -16,6 +16,8 @@ const MADV_HUGEPAGE = 14;
 
 type Advise = (buffer: ArrayBufferLike, bytes: number) => boolean;
 let advise: Advise | null | undefined;
+/** A buffer's address (load()'s, kept for hugePageBytes). */
+let addressOf: ((buffer: ArrayBufferLike) => bigint) | undefined;
 
 /** What VLC_HUGE_PAGES asks (unset: on where the kernel offers huge pages), read once. */
 function wanted(): boolean {
@@ -36,10 +38,11 @@ function load(): Advise | null {
     const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi');
     const libc = koffi.load('libc.so.6');
     // memset(p, 0, 0) writes nothing and returns p: the buffer's address, which koffi does not otherwise give.
-    const addressOf = libc.func('uint64_t memset(void *p, int c, size_t n)') as (p: Uint8Array, c: number, n: number) => bigint | number;
+    const memset = libc.func('uint64_t memset(void *p, int c, size_t n)') as (p: Uint8Array, c: number, n: number) => bigint | number;
     const madvise = libc.func('int madvise(uint64_t addr, size_t len, int advice)') as (addr: bigint, len: number, advice: number) => number;
+    addressOf = (buffer) => BigInt(memset(new Uint8Array(buffer, 0, 1), 0, 0));
     return (buffer, bytes) => {
-      const at = BigInt(addressOf(new Uint8Array(buffer, 0, 1), 0, 0));
+      const at = addressOf!(buffer);
       const lo = (at + HUGE - 1n) & ~(HUGE - 1n), hi = (at + BigInt(bytes)) & ~(HUGE - 1n);
       return hi > lo && madvise(lo, Number(hi - lo), MADV_HUGEPAGE) === 0;
     };
@@ -73,4 +76,36 @@ export function hugeSharedBuffer(bytes: number): SharedArrayBuffer {
 /** A fresh buffer for an array that may be large: hugeSharedBuffer from HUGE_PAGE_MIN_BYTES (a fault each 2 MiB when first written), a plain ArrayBuffer below. */
 export function largeBuffer(bytes: number): ArrayBufferLike {
   return bytes >= HUGE_PAGE_MIN_BYTES ? hugeSharedBuffer(bytes) : new ArrayBuffer(bytes);
+}
+
+/**
+ * Bytes of `buffer` the kernel maps on 2 MiB pages now: the AnonHugePages of the mappings of
+ * /proc/self/smaps that it spans. Undefined where that cannot be known (huge pages not asked for,
+ * no smaps). For -v: page-locking memory on 4 KiB pages costs the GPU driver far more than on
+ * 2 MiB ones (backend/cuda/pin.ts), and whether the kernel could give them varies.
+ */
+export function hugePageBytes(buffer: ArrayBufferLike): number | undefined {
+  if (advise === undefined) advise = load();
+  if (!addressOf || buffer.byteLength === 0) return undefined;
+  try {
+    const at = addressOf(buffer);
+    return smapsHugeBytes(readFileSync('/proc/self/smaps', 'utf8'), at, at + BigInt(buffer.byteLength));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The AnonHugePages (bytes) of the mappings in `smaps` (the text of /proc/PID/smaps) that overlap [lo, hi). */
+export function smapsHugeBytes(smaps: string, lo: bigint, hi: bigint): number {
+  let inside = false, bytes = 0;
+  for (const line of smaps.split('\n')) {
+    const range = /^([0-9a-f]+)-([0-9a-f]+) /.exec(line);
+    if (range) {
+      inside = BigInt('0x' + range[1]) < hi && BigInt('0x' + range[2]) > lo;
+      continue;
+    }
+    const huge = inside && /^AnonHugePages:\s+(\d+) kB/.exec(line);
+    if (huge) bytes += Number(huge[1]) * 1024;
+  }
+  return bytes;
 }

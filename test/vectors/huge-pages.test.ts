@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { allocStore } from '../../dist/vectors/dataset.js';
-import { adviseHugePages, HUGE_PAGE_MIN_BYTES } from '../../dist/vectors/huge-pages.js';
+import { adviseHugePages, hugePageBytes, HUGE_PAGE_MIN_BYTES, smapsHugeBytes } from '../../dist/vectors/huge-pages.js';
 
 const THP = '/sys/kernel/mm/transparent_hugepage/enabled';
 const offered = process.platform === 'linux' && existsSync(THP) && !/\[never\]/.test(readFileSync(THP, 'utf8'));
@@ -41,6 +41,33 @@ describe('huge pages for large vector stores', () => {
     v[12345] = 1.5;
     v[v.length - 1] = -2;
     expect([v[12345], v[v.length - 1], v[12346]]).toEqual([1.5, -2, 0]);
+  });
+
+  it('counts the 2 MiB pages of the mappings a range spans (smaps text)', () => {
+    const smaps = [
+      '7f0000000000-7f0000200000 rw-p 00000000 00:00 0',
+      'Size:               2048 kB',
+      'AnonHugePages:      2048 kB',
+      '7f0000200000-7f0040200000 rw-s 00000000 00:01 5                          /dev/zero (deleted)',
+      'Size:            1048576 kB',
+      'AnonHugePages:    917504 kB',
+      'VmFlags: rd wr sh mr mw me ms sd hg',
+      '7f0040200000-7f0040400000 rw-p 00000000 00:00 0',
+      'AnonHugePages:      2048 kB',
+    ].join('\n');
+    const MiB = 2n ** 20n, base = 0x7f0000200000n;
+    expect(smapsHugeBytes(smaps, base + 1n, base + 100n * MiB)).toBe(917504 * 1024); // inside the middle mapping only
+    expect(smapsHugeBytes(smaps, base - 1n, base + 1n)).toBe((2048 + 917504) * 1024); // across the first two
+    expect(smapsHugeBytes(smaps, base + 1024n * MiB, base + 1026n * MiB)).toBe(2048 * 1024); // the third
+    expect(smapsHugeBytes(smaps, 0x1000n, 0x2000n)).toBe(0); // none
+  });
+
+  it.runIf(offered)('says how much of a large written store is on 2 MiB pages: between none and all of it', () => {
+    const s = allocStore(HUGE_PAGE_MIN_BYTES / 4 + 4099, 1, 'f32');
+    new Float32Array(s.buffer).fill(1);
+    const huge = hugePageBytes(s.buffer);
+    expect(huge).toBeGreaterThanOrEqual(0);
+    expect(huge).toBeLessThanOrEqual(s.buffer.byteLength + 4 * 2 ** 20); // its mapping's pages, rounded to whole 2 MiB ones
   });
 
   it.runIf(offered)('is off under VLC_HUGE_PAGES=0', () => {

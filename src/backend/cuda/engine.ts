@@ -11,7 +11,7 @@
 // the rows on the host (a dataset's, or a sample's read in place through its list).
 import { UsageError } from '../../errors.js';
 import { log } from '../../log.js';
-import { largeBuffer } from '../../vectors/huge-pages.js';
+import { hugePageBytes, largeBuffer } from '../../vectors/huge-pages.js';
 import { maxAbsOf } from '../fixed.js';
 import type { AnchorStats, Engine, GlobalFigures, IterParams, IterStats, NearestAnchors, Partials } from '../types.js';
 import type { CudaContext } from './context.js';
@@ -118,7 +118,11 @@ export class CudaEngine implements Engine {
     this.localMaxAbs = new Float32Array(maxBits.buffer)[0];
     // -v: where an engine's opening goes (several GPUs open theirs from one host thread).
     const bytes = plan.tileRows ? 0 : n * core.rows.rowBytes;
-    log().debug(`${ctx.where}: engine over ${n} rows: ${from ? 'gathered on the device' : plan.tileRows ? 'streamed in tiles' : `${(bytes / 2 ** 30).toFixed(2)} GiB uploaded`} in ${(t1 - t0).toFixed(0)} ms${locking > 0 ? ` (${locking.toFixed(0)} ms of it page-locking the host's pages)` : ''}, checked in ${(performance.now() - t1).toFixed(0)} ms`);
+    if (log().isLevelEnabled('debug')) {
+      const huge = locking > 0 ? hugePageBytes(core.rows.ds.buffer) : undefined;
+      const pages = huge === undefined ? '' : `, ${((100 * huge) / core.rows.ds.buffer.byteLength).toFixed(0)} % of them on 2 MiB pages`;
+      log().debug(`${ctx.where}: engine over ${n} rows: ${from ? 'gathered on the device' : plan.tileRows ? 'streamed in tiles' : `${(bytes / 2 ** 30).toFixed(2)} GiB uploaded`} in ${(t1 - t0).toFixed(0)} ms${locking > 0 ? ` (${locking.toFixed(0)} ms of it page-locking the host's pages${pages})` : ''}, checked in ${(performance.now() - t1).toFixed(0)} ms`);
+    }
     if (!Number.isFinite(this.localMaxAbs)) {
       throw new UsageError('the vectors contain NaN or infinite values; fix the data or pass --drop-invalid to skip such rows');
     }
