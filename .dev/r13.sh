@@ -3,6 +3,7 @@
 # --residual none --gpu 0, the engine's upload in the background while init runs (openForSample)
 # against VLC_CUDA_OVERLAP=0 (the upload awaited, as r12), interleaved twice: the same bytes
 # (r12's sha 43e5478d8d4cb2ea), every phase but reading. Then the GPU suite. $OUT/r13/summary.txt.
+# Needs .dev/tried/overlap-upload.diff applied (main has no VLC_CUDA_OVERLAP: vlc refuses the variable).
 set -uo pipefail
 source .gpu/activate.sh
 OUT=${OUT:-/tmp/out}; W=$OUT/r13${TAG:-}; mkdir -p $W
