@@ -2,7 +2,8 @@
 # Device run r15 (one H200, session 10): 100M x 128 f16 --anchors 65536 --residual none --gpu 0
 # three times (RUNS) with the -v lines added this session: an upload's page-locking share and where the
 # context's close goes (teardown). The same bytes as r12. $OUT/r15/summary.txt.
-# h5-h8 ran with .dev/tried/unlock-on-threads.diff applied (its two placements); main unlocks at close.
+# h7-h8 ran with .dev/tried/unlock-on-threads.diff applied (unlocks on threads at close); h5-h6 with the
+# same unlocks started in pin.ts passRuns instead. Main unlocks at close on the JS thread.
 set -uo pipefail
 source .gpu/activate.sh
 OUT=${OUT:-/tmp/out}; W=$OUT/r15; mkdir -p $W
