@@ -190,14 +190,12 @@ static inline double value(int32_t q, double step, double off);
 static inline int32_t code(int narrow, const int16_t *c16, const int32_t *c32, long i);
 
 // Rows of codes (rows × D, int16 when narrow else int32) added to out (rows × d f32, the anchors),
-// coordinate c to dimension dims[c], on the axis layout. step and off: D f64 each; res: unused
-// (kept for the caller's layout). When D = d the dimensions are 0 .. d − 1 (every one coded) and go
+// coordinate c to dimension dims[c], on the axis layout. step and off: D f64 each. When D = d the dimensions are 0 .. d − 1 (every one coded) and go
 // four at a time. Else each coded dimension gets its value, four at a time where four coordinates
 // are consecutive dimensions, and a dimension not coded is left as it is: addTo adds −0 there, and
 // x + −0 = x for every finite x, −0 included.
 EXPORT void ec_add_axes(int rows, int D, int d, int narrow, const void *codes, const int32_t *dims,
-                        const double *step, const double *off, double *res, float *out) {
-  (void)res;
+                        const double *step, const double *off, float *out) {
   const int16_t *c16 = (const int16_t *)codes;
   const int32_t *c32 = (const int32_t *)codes;
   for (int r = 0; r < rows; r++) {
@@ -213,11 +211,7 @@ EXPORT void ec_add_axes(int rows, int D, int d, int narrow, const void *codes, c
         v128_t a = wasm_f64x2_promote_low_f32x4(wasm_v128_load64_zero(o + c));
         wasm_v128_store64_lane(o + c, wasm_f32x4_demote_f64x2_zero(wasm_f64x2_add(a, v)), 0);
       }
-      for (; c < D; c++) {
-        const int32_t q = narrow ? c16[at + c] : c32[at + c];
-        const double v = q > 0 ? step[c] * q - off[c] : q < 0 ? step[c] * q + off[c] : 0.0;
-        o[c] = (float)((double)o[c] + v);
-      }
+      for (; c < D; c++) o[c] = (float)((double)o[c] + value(code(narrow, c16, c32, at + c), step[c], off[c]));
       continue;
     }
     // Some dimensions not coded: each coded one's value added where it goes, the others left as

@@ -16,7 +16,7 @@ interface Exports {
   memory: WebAssembly.Memory;
   __heap_base: WebAssembly.Global;
   ec_symbols(count: number, dims: number, S: number, R: number, absolute: number, bucket: number, symTab: number, kExt: number, ssExt: number, st: number, words: number, W: number, escAt: number, narrow: number, out16: number, out32: number, res: number): void;
-  ec_add_axes(rows: number, D: number, d: number, narrow: number, codes: number, dims: number, step: number, off: number, res: number, out: number): void;
+  ec_add_axes(rows: number, D: number, d: number, narrow: number, codes: number, dims: number, step: number, off: number, out: number): void;
   ec_add_rotated(rows: number, D: number, d: number, narrow: number, codes: number, dims: number, step: number, off: number, P: number, acc: number, ys: number, ps: number, out: number): void;
 }
 
@@ -167,7 +167,6 @@ export class WasmRows {
     this.consts = [dims, Float64Array.from(step), Float64Array.from(off)];
     this.rotated = directions !== undefined;
     if (directions) this.consts.push(Float64Array.from(directions), new Float64Array(d), new Float64Array(4 * D), new Int32Array(D));
-    else this.consts.push(new Float64Array(d));
     this.perCall = Math.max(1, Math.floor((4 << 20) / (4 * (D + d))));
   }
 
@@ -190,7 +189,7 @@ export class WasmRows {
       const ov = new Float32Array(buf, outAt, k * d);
       ov.set(os);
       if (this.rotated) a.ex.ec_add_rotated(k, D, d, narrow ? 1 : 0, qAt, c[0], c[1], c[2], c[3], c[4], c[5], c[6], outAt);
-      else a.ex.ec_add_axes(k, D, d, narrow ? 1 : 0, qAt, c[0], c[1], c[2], c[3], outAt);
+      else a.ex.ec_add_axes(k, D, d, narrow ? 1 : 0, qAt, c[0], c[1], c[2], outAt);
       os.set(ov);
     }
     return true;
