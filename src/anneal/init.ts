@@ -3,6 +3,7 @@
 // uses: sample several points by D² and keep the one that lowers Σ D the most.
 import type { Engine } from '../backend/engine.js';
 import type { Rng } from './random.js';
+import { log } from '../log.js';
 
 export interface InitResult {
   anchors: Float32Array;
@@ -63,6 +64,13 @@ async function kmeansPlusPlusRounds(engine: Engine, m: number, rng: Rng, rounds:
   const { n, d } = engine;
   const perRound = Math.ceil((m - 1) / rounds);
   const anchors = new Float32Array(m * d);
+  const ms = { add: 0, pick: 0, rows: 0, rounds: 0 }; // -v: where init's time goes
+  let t0 = performance.now();
+  const lap = (what: 'add' | 'pick' | 'rows') => {
+    const t = performance.now();
+    ms[what] += t - t0;
+    t0 = t;
+  };
   anchors.set(await engine.row(rng.int(n)), 0);
   let total = await engine.seedBegin(anchors.subarray(0, d));
   for (let t = 1; t < m; ) {
@@ -77,9 +85,14 @@ async function kmeansPlusPlusRounds(engine: Engine, m: number, rng: Rng, rounds:
       for (let l = 0; l < k; l++) targets[l] = rng.next() * total;
       picks = await engine.seedPickMany(targets);
     }
+    lap('pick');
     for (let l = 0; l < k; l++) anchors.set(await engine.row(picks[l]), (t + l) * d);
+    lap('rows');
     total = await engine.seedAddMany(anchors.subarray(t * d, (t + k) * d));
+    lap('add');
     t += k;
+    ms.rounds++;
   }
+  log().debug(`k-means++ in ${ms.rounds} rounds over ${n} rows: adding anchors ${ms.add.toFixed(0)} ms, drawing them ${ms.pick.toFixed(0)} ms, fetching their rows ${ms.rows.toFixed(0)} ms`);
   return { anchors, energy: total / n };
 }

@@ -11,13 +11,13 @@
 import type { AnnealConfig } from '../anneal/config.js';
 import { Rng } from '../anneal/random.js';
 import { sampleRows } from '../anneal/sample.js';
-import { Worker } from 'node:worker_threads';
 import type { AnnealHooks, AnnealResult } from '../anneal/types.js';
 import type { Backend, Engine } from '../backend/types.js';
 import { InterruptedError } from '../errors.js';
 import type { Dataset } from '../vectors/dataset.js';
 import { log } from '../log.js';
 import { sampleSize, type SampleSpec } from './sample.js';
+import { trainingSampleOffThread } from './sample-draw.js';
 
 /** Mixed into the seed for the training sample, so that it is not the draw init makes from the same seed. */
 const SAMPLE_STREAM = 0x5a3b1e;
@@ -71,35 +71,14 @@ export function enginesOn(backend: Backend, ds: Dataset, m: number): TrainEngine
   };
 }
 
-/** The rows (ascending) train() trains on: s of n drawn with the run's seed. */
-export function trainingSample(seed: number, n: number, s: number): Int32Array {
-  return sampleRows(new Rng((seed ^ SAMPLE_STREAM) >>> 0), n, s);
+/** The generator of the training sample's draw: the run's seed on a stream of its own. */
+export function trainingRng(seed: number): Rng {
+  return new Rng((seed ^ SAMPLE_STREAM) >>> 0);
 }
 
-/** Below this many sampled rows the draw stays on this thread (a thread's start costs more than it saves). */
-const OFF_THREAD_MIN = 1 << 22;
-
-/**
- * trainingSample on a thread of its own, so that a large draw (16.8M of 100M rows: a second, most of
- * it cache misses in the bitset) runs while the engine over every row opens; the same rows. Falls
- * back to this thread where no thread can be had.
- */
-export function trainingSampleOffThread(seed: number, n: number, s: number): Promise<Int32Array> {
-  const here = () => trainingSample(seed, n, s);
-  if (s < OFF_THREAD_MIN) return Promise.resolve().then(here);
-  return new Promise<Int32Array>((resolve) => {
-    let w: Worker;
-    try {
-      w = new Worker(new URL('./sample-worker.js', import.meta.url), { workerData: { seed, n, s }, execArgv: [] });
-    } catch {
-      return resolve(here());
-    }
-    let done = false;
-    const fallback = () => void (done || ((done = true), resolve(here())));
-    w.on('message', (rows: Int32Array) => void (done || ((done = true), resolve(rows))));
-    w.on('error', fallback);
-    w.on('exit', fallback); // after the message: no effect
-  });
+/** The rows (ascending) train() trains on: s of n drawn with the run's seed. */
+export function trainingSample(seed: number, n: number, s: number): Int32Array {
+  return sampleRows(trainingRng(seed), n, s);
 }
 
 export async function train(engines: TrainEngines, cfg: AnnealConfig, sample: SampleSpec, hooks: AnnealHooks): Promise<TrainResult> {

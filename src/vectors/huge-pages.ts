@@ -7,7 +7,7 @@
 // 2 MiB at a time (bench/results/2026-11-28-h200x4-r4b.json measures the phases it changes).
 // Only advice: the bytes, and what any code reads, are the same either way. VLC_HUGE_PAGES=0 turns it off.
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { libc } from './libc.js';
 
 /** Buffers smaller than this stay as V8 made them: too few pages to matter, and no FFI loaded. */
 export const HUGE_PAGE_MIN_BYTES = 64 * 2 ** 20;
@@ -16,8 +16,6 @@ const MADV_HUGEPAGE = 14;
 
 type Advise = (buffer: ArrayBufferLike, bytes: number) => boolean;
 let advise: Advise | null | undefined;
-/** A buffer's address (load()'s, kept for hugePageBytes). */
-let addressOf: ((buffer: ArrayBufferLike) => bigint) | undefined;
 
 /** What VLC_HUGE_PAGES asks (unset: on where the kernel offers huge pages), read once. */
 function wanted(): boolean {
@@ -31,24 +29,20 @@ function wanted(): boolean {
   }
 }
 
-/** madvise through libc (koffi, as the CUDA driver is reached), or null where it cannot be had. */
+/** madvise through libc (libc.ts), or null where it cannot be had. */
 function load(): Advise | null {
-  if (!wanted()) return null;
-  try {
-    const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi');
-    const libc = koffi.load('libc.so.6');
-    // memset(p, 0, 0) writes nothing and returns p: the buffer's address, which koffi does not otherwise give.
-    const memset = libc.func('uint64_t memset(void *p, int c, size_t n)') as (p: Uint8Array, c: number, n: number) => bigint | number;
-    const madvise = libc.func('int madvise(uint64_t addr, size_t len, int advice)') as (addr: bigint, len: number, advice: number) => number;
-    addressOf = (buffer) => BigInt(memset(new Uint8Array(buffer, 0, 1), 0, 0));
-    return (buffer, bytes) => {
-      const at = addressOf!(buffer);
-      const lo = (at + HUGE - 1n) & ~(HUGE - 1n), hi = (at + BigInt(bytes)) & ~(HUGE - 1n);
-      return hi > lo && madvise(lo, Number(hi - lo), MADV_HUGEPAGE) === 0;
-    };
-  } catch {
-    return null; // no koffi, no glibc: plain pages
-  }
+  const c = wanted() ? libc() : null;
+  if (!c) return null; // no koffi, no glibc: plain pages
+  return (buffer, bytes) => {
+    const at = addressOf(buffer);
+    const lo = (at + HUGE - 1n) & ~(HUGE - 1n), hi = (at + BigInt(bytes)) & ~(HUGE - 1n);
+    return hi > lo && c.madvise(lo, Number(hi - lo), MADV_HUGEPAGE) === 0;
+  };
+}
+
+/** A buffer's address. */
+function addressOf(buffer: ArrayBufferLike): bigint {
+  return libc()!.addressOf(new Uint8Array(buffer, 0, 1));
 }
 
 /**
@@ -86,7 +80,7 @@ export function largeBuffer(bytes: number): ArrayBufferLike {
  */
 export function hugePageBytes(buffer: ArrayBufferLike): number | undefined {
   if (advise === undefined) advise = load();
-  if (!addressOf || buffer.byteLength === 0) return undefined;
+  if (!advise || buffer.byteLength === 0) return undefined;
   try {
     const at = addressOf(buffer);
     return smapsHugeBytes(readFileSync('/proc/self/smaps', 'utf8'), at, at + BigInt(buffer.byteLength));

@@ -118,14 +118,24 @@ describe("--sample auto on each device (resolveSample)", () => {
   });
 });
 
-describe('the training sample drawn on a thread (api/train.ts trainingSampleOffThread)', () => {
+describe('the training sample drawn on a thread (api/sample-draw.ts trainingSampleOffThread)', () => {
   it('gives the rows trainingSample draws on this thread, above and below the size that takes a thread', async () => {
-    const { trainingSample, trainingSampleOffThread } = await import('../../dist/api/train.js');
+    const { trainingSample } = await import('../../dist/api/train.js');
+    const { trainingSampleOffThread } = await import('../../dist/api/sample-draw.js');
     for (const [seed, n, s] of [[7, 5_000_003, 4_194_311], [1234, 9_000_001, 4_194_304], [3, 1000, 300]] as const) {
       const off = await trainingSampleOffThread(seed, n, s);
       const here = trainingSample(seed, n, s);
       expect(off.length).toBe(s);
       expect(Buffer.from(off.buffer, off.byteOffset, off.byteLength).equals(Buffer.from(here.buffer, here.byteOffset, here.byteLength))).toBe(true);
+    }
+  }, 60_000);
+
+  it('gives the same rows at odd sizes, when most draws repeat and when few do', async () => {
+    const { trainingSample } = await import('../../dist/api/train.js');
+    const { trainingSampleOffThread } = await import('../../dist/api/sample-draw.js');
+    for (const [seed, n, s] of [[11, 1_100_003, 1_099_001], [12, 3_000_037, 1_333_331], [13, 50_021, 1_009]] as const) {
+      const off = await trainingSampleOffThread(seed, n, s, 0);
+      expect(Array.from(off), `seed ${seed}, ${s} of ${n}`).toEqual(Array.from(trainingSample(seed, n, s)));
     }
   }, 60_000);
 });
