@@ -76,17 +76,17 @@ async function kmeansPlusPlusRounds(engine: Engine, m: number, rng: Rng, rounds:
   for (let t = 1; t < m; ) {
     check();
     const k = Math.min(perRound, t, m - t);
-    let picks: ArrayLike<number>;
+    let picks: Int32Array;
     if (!(total > 0)) {
       // Every point already coincides with an anchor (fewer distinct points than m): any points.
-      picks = Array.from({ length: k }, () => rng.int(n));
+      picks = Int32Array.from({ length: k }, () => rng.int(n));
     } else {
       const targets = new Float64Array(k);
       for (let l = 0; l < k; l++) targets[l] = rng.next() * total;
       picks = await engine.seedPickMany(targets);
     }
     lap('pick');
-    for (let l = 0; l < k; l++) anchors.set(await engine.row(picks[l]), (t + l) * d);
+    anchors.set(await engine.rows(picks), t * d);
     lap('rows');
     total = await engine.seedAddMany(anchors.subarray(t * d, (t + k) * d));
     lap('add');

@@ -274,6 +274,20 @@ export function rowF32(ds: Rows, i: number): Float32Array {
   return rowsF32(ds, i, i + 1).slice();
 }
 
+/** Rows list[0], list[1], … of `ds` as f32, one after another, in a fresh array. */
+export function listedRowsF32(ds: Rows, list: ArrayLike<number>): Float32Array {
+  const d = ds.d;
+  const out = new Float32Array(list.length * d);
+  for (let k = 0; k < list.length; k++) {
+    const i = list[k];
+    if (!(Number.isInteger(i) && i >= 0 && i < ds.n)) throw new Error(`row ${i} out of range 0..${ds.n - 1}`);
+    const dst = out.subarray(k * d, (k + 1) * d);
+    const got = rowsF32(ds, i, i + 1, dst); // decoded into dst, or a view of f32 data
+    if (got !== dst) dst.set(got);
+  }
+  return out;
+}
+
 /**
  * Rows [r0, r1) as f32: a view of f32 data (do not write to it), a decoded copy of f16 data (into
  * `out` when given). At most a view's worth of rows.

@@ -1,4 +1,4 @@
-// One fixed sequence of engine calls (k-means++ sums, tries and picks, soft and Huber passes, a
+// One fixed sequence of engine calls (k-means++ sums, tries and picks, rows fetched many at once, soft and Huber passes, a
 // Lloyd pass, finalize, every statistic, the assignments, nearestOther) recorded as plain values:
 // two engines that must agree (one engine and a sharded one) give equal records. Shared by the
 // CPU suite (test/sharded/engine.test.ts) and the GPU suite (test/gpu/sharded.test.ts).
@@ -23,6 +23,13 @@ export async function script(e: Engine, m: number): Promise<unknown[]> {
   rec.push(plain(await e.seedPickMany(Float64Array.from([0.77, 0, 2, 0.1, 0.5, 0.5, 0.999999], (f) => f * total))));
   const many = new Float32Array(4 * e.d);
   for (let l = 0; l < 4; l++) many.set(await e.row(rows[(l + 3) % rows.length]), l * e.d);
+  // rows(): the same as row() after row(), in the order asked (shards' rows interleaved), none included.
+  const listed = [rows[2], rows[0], rows[4], rows[2], rows[1], rows[3]];
+  const one = new Float32Array(listed.length * e.d);
+  for (let k = 0; k < listed.length; k++) one.set(await e.row(listed[k]), k * e.d);
+  const got = await e.rows(Int32Array.from(listed));
+  if (plain(got).join() !== plain(one).join() || (await e.rows([])).length !== 0) throw new Error('rows() is not row() after row()');
+  rec.push(plain(got));
   const manyTotal = await e.seedAddMany(many);
   rec.push(manyTotal, plain(await e.seedPickMany(Float64Array.from([0.3, 0.9, 0.6], (f) => f * manyTotal))));
   const C = new Float32Array(m * e.d);

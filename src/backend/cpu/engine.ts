@@ -14,7 +14,7 @@
 // Maintenance's nearest other anchor (m²·d) runs on the main thread through the same kernel;
 // k-means++ seeding passes run on the same workers (seeding.ts).
 import { UsageError } from '../../errors.js';
-import { rowF32, selectRows, type Dataset } from '../../vectors/dataset.js';
+import { listedRowsF32, rowF32, selectRows, type Dataset } from '../../vectors/dataset.js';
 import { DOUBLE_BITS, maxAbsOf, passScales, type PassScales } from '../fixed.js';
 import type { AnchorStats, Engine, GlobalFigures, IterParams, IterStats, NearestAnchors, Partials } from '../types.js';
 import { makeKernel, type Kernel, type KernelKind } from './kernel.js';
@@ -207,6 +207,10 @@ export class CpuEngine implements Engine {
   async row(i: number): Promise<Float32Array> {
     if (!(i >= 0 && i < this.n)) throw new Error(`row ${i} out of range 0..${this.n - 1}`);
     return rowF32(this.data, i);
+  }
+
+  async rows(list: ArrayLike<number>): Promise<Float32Array> {
+    return listedRowsF32(this.data, list);
   }
 
   /** An engine over the listed rows (gathered from the shared vectors), served by the same workers. */

@@ -224,6 +224,12 @@ export class CudaEngine implements Engine {
     return this.core.rows.row(i);
   }
 
+  /** Served from the host's rows, as row() is. */
+  async rows(list: ArrayLike<number>): Promise<Float32Array> {
+    this.live();
+    return this.core.rows.listed(list);
+  }
+
   /** A second engine on the same GPU over the listed rows (read in place from the host's rows: host-rows.ts). */
   /** Resident vectors: the subset's are gathered from them on the device (no host gather, no upload). */
   async subset(rows: Int32Array): Promise<Engine> {

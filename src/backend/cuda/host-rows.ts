@@ -5,7 +5,7 @@
 // screen's mean read the parent's rows. Streamed engines (spans.ts tiles) copy tiles from
 // contiguous host memory: for them the listed rows are gathered into a host copy first
 // (contiguous()), as every engine on a sample did before.
-import { elementBytes, gatherRows, rowF32, rowsF32, selectRows, type Dataset } from '../../vectors/dataset.js';
+import { elementBytes, gatherRows, listedRowsF32, rowF32, rowsF32, selectRows, type Dataset } from '../../vectors/dataset.js';
 
 export class HostRows {
   readonly n: number;
@@ -30,6 +30,13 @@ export class HostRows {
   /** Row i (of these rows) as a fresh f32 array. */
   row(i: number): Float32Array {
     return rowF32(this.ds, this.list ? this.list[i] : i);
+  }
+
+  /** The listed rows (of these rows) as f32, one after another, in a fresh array. */
+  listed(rows: ArrayLike<number>): Float32Array {
+    const { list } = this;
+    if (list) for (let k = 0; k < rows.length; k++) if (!(rows[k] >= 0 && rows[k] < this.n)) throw new Error(`row ${rows[k]} out of range 0..${this.n - 1}`);
+    return listedRowsF32(this.ds, list ? Array.from(rows, (k) => list[k]) : rows);
   }
 
   /** Row i (of these rows) in f32: a view of f32 data (do not write to it), or decoded into `scratch` (d values). */

@@ -183,6 +183,24 @@ export class ShardedEngine implements Engine {
     });
   }
 
+  /** Each rank's rows of the list in one broadcast from it (not one broadcast a row). */
+  rows(list: ArrayLike<number>): Promise<Float32Array> {
+    const { d } = this;
+    const owners = Array.from(list, (i) => this.owner(i));
+    return this.spmd(async (e, c) => {
+      const out = new Float32Array(owners.length * d);
+      for (let rank = 0; rank < this.offsets.length; rank++) {
+        const at = owners.flatMap((o, k) => (o.rank === rank ? [k] : []));
+        if (at.length === 0) continue; // every member sees the same owners: all skip it
+        const mine = c.rank === rank ? bytes(await e.rows(at.map((k) => owners[k].local))) : undefined;
+        const got = await c.broadcast(mine, rank);
+        const sent = new Float32Array(got.buffer, got.byteOffset, got.byteLength / 4);
+        at.forEach((k, j) => out.set(sent.subarray(j * d, (j + 1) * d), k * d));
+      }
+      return out;
+    });
+  }
+
   /**
    * The listed rows (global, ascending) as a sharded engine over the same group: each member
    * takes its own rows (a member may hold none of them).
