@@ -86,7 +86,7 @@ async function kmeansPlusPlusRounds(engine: Engine, m: number, rng: Rng, rounds:
       picks = await engine.seedPickMany(targets);
     }
     lap('pick');
-    anchors.set(await engine.rows(picks), t * d);
+    await engine.rows(picks, anchors.subarray(t * d, (t + k) * d));
     lap('rows');
     total = await engine.seedAddMany(anchors.subarray(t * d, (t + k) * d));
     lap('add');

@@ -177,8 +177,11 @@ export interface Engine {
   readonly seedUnit: number;
   /** Vector i as f32 (length d). */
   row(i: number): Promise<Float32Array>;
-  /** Vectors list[0], list[1], … as f32, one after another (list.length × d): row() of many at once (init's rounds). */
-  rows(list: ArrayLike<number>): Promise<Float32Array>;
+  /**
+   * Vectors list[0], list[1], … as f32, one after another (list.length × d), into `out` when given
+   * (else a fresh array), which is returned: row() of many at once (init's rounds).
+   */
+  rows(list: ArrayLike<number>, out?: Float32Array): Promise<Float32Array>;
   /**
    * An engine over some of this engine's rows (indices into them, distinct, ascending) on the same
    * device, with the same m: init runs k-means++ and a few Lloyd passes on a sample through it

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { allocDataset, datasetFromArray, f16ToF32, forEachPiece, rows, selectRows, setMaxViewBytesForTests, viewAll, type Dataset } from '../../dist/vectors/dataset.js';
+import { allocDataset, datasetFromArray, f16ToF32, f32ToF16, forEachPiece, listedRowsF32, rows, selectRows, setMaxViewBytesForTests, viewAll, type Dataset } from '../../dist/vectors/dataset.js';
 import { readDataset } from '../../dist/io/read.js';
 import { writeVectors, type VectorFormat } from '../../dist/io/write.js';
 import { rowsOf } from '../../dist/io/rows.js';
@@ -87,6 +87,23 @@ describe('datasets in pieces', () => {
     expect(seen).toEqual(Array.from({ length: n }, (_, i) => i));
     const picked = selectRows(ds, [36, 0, 7]);
     expect(Array.from(rows(picked, 1, 2))).toEqual(Array.from(matrix(n, d).subarray(0, d)));
+  });
+
+  it('listedRowsF32 reads scattered rows across pieces, f32 and f16, into a given array or a fresh one', () => {
+    const x = matrix(n, d);
+    const list = [36, 0, 7, 7, 35, 2, 19];
+    const want = list.flatMap((i) => Array.from(x.subarray(i * d, (i + 1) * d)));
+    const half = Uint16Array.from(x, f32ToF16);
+    const wantHalf = list.flatMap((i) => Array.from(half.subarray(i * d, (i + 1) * d), f16ToF32));
+    setMaxViewBytesForTests(SMALL);
+    expect(Array.from(listedRowsF32(datasetFromArray(x, n, d), list))).toEqual(want);
+    const into = new Float32Array((list.length + 1) * d).fill(-1);
+    const got = listedRowsF32(datasetFromArray(half, n, d), Int32Array.from(list), into.subarray(0, list.length * d));
+    expect(got.buffer).toBe(into.buffer);
+    expect(Array.from(got)).toEqual(wantHalf);
+    expect(into[list.length * d]).toBe(-1); // nothing past the rows asked for
+    expect(() => listedRowsF32(datasetFromArray(x, n, d), [n])).toThrow(/out of range/);
+    expect(() => listedRowsF32(datasetFromArray(x, n, d), [1, 2], new Float32Array(d))).toThrow(/room for 1 rows/);
   });
 
   it('a worker sees every byte of a shared buffer past 4 GiB (typed arrays posted whole arrive truncated)', async (ctx) => {

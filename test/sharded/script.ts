@@ -28,7 +28,10 @@ export async function script(e: Engine, m: number): Promise<unknown[]> {
   const one = new Float32Array(listed.length * e.d);
   for (let k = 0; k < listed.length; k++) one.set(await e.row(listed[k]), k * e.d);
   const got = await e.rows(Int32Array.from(listed));
-  if (plain(got).join() !== plain(one).join() || (await e.rows([])).length !== 0) throw new Error('rows() is not row() after row()');
+  const into = new Float32Array((listed.length + 2) * e.d).fill(-7);
+  const back = await e.rows(listed, into.subarray(e.d, (listed.length + 1) * e.d)); // into a given array, none past it
+  const intoOk = back.buffer === into.buffer && plain(back).join() === plain(one).join() && into[0] === -7 && into[into.length - 1] === -7;
+  if (plain(got).join() !== plain(one).join() || !intoOk || (await e.rows([])).length !== 0) throw new Error('rows() is not row() after row()');
   rec.push(plain(got));
   const manyTotal = await e.seedAddMany(many);
   rec.push(manyTotal, plain(await e.seedPickMany(Float64Array.from([0.3, 0.9, 0.6], (f) => f * manyTotal))));

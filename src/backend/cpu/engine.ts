@@ -209,8 +209,8 @@ export class CpuEngine implements Engine {
     return rowF32(this.data, i);
   }
 
-  async rows(list: ArrayLike<number>): Promise<Float32Array> {
-    return listedRowsF32(this.data, list);
+  async rows(list: ArrayLike<number>, out?: Float32Array): Promise<Float32Array> {
+    return listedRowsF32(this.data, list, out);
   }
 
   /** An engine over the listed rows (gathered from the shared vectors), served by the same workers. */

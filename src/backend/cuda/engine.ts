@@ -225,9 +225,9 @@ export class CudaEngine implements Engine {
   }
 
   /** Served from the host's rows, as row() is. */
-  async rows(list: ArrayLike<number>): Promise<Float32Array> {
+  async rows(list: ArrayLike<number>, out?: Float32Array): Promise<Float32Array> {
     this.live();
-    return this.core.rows.listed(list);
+    return this.core.rows.listed(list, out);
   }
 
   /** A second engine on the same GPU over the listed rows (read in place from the host's rows: host-rows.ts). */

@@ -32,11 +32,11 @@ export class HostRows {
     return rowF32(this.ds, this.list ? this.list[i] : i);
   }
 
-  /** The listed rows (of these rows) as f32, one after another, in a fresh array. */
-  listed(rows: ArrayLike<number>): Float32Array {
+  /** The listed rows (of these rows) as f32, one after another, into `out` (else a fresh array). */
+  listed(rows: ArrayLike<number>, out?: Float32Array): Float32Array {
     const { list } = this;
     if (list) for (let k = 0; k < rows.length; k++) if (!(rows[k] >= 0 && rows[k] < this.n)) throw new Error(`row ${rows[k]} out of range 0..${this.n - 1}`);
-    return listedRowsF32(this.ds, list ? Array.from(rows, (k) => list[k]) : rows);
+    return listedRowsF32(this.ds, list ? Int32Array.from(rows, (k) => list[k]) : rows, out);
   }
 
   /** Row i (of these rows) in f32: a view of f32 data (do not write to it), or decoded into `scratch` (d values). */

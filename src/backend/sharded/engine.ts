@@ -184,11 +184,12 @@ export class ShardedEngine implements Engine {
   }
 
   /** Each rank's rows of the list in one broadcast from it (not one broadcast a row). */
-  rows(list: ArrayLike<number>): Promise<Float32Array> {
+  rows(list: ArrayLike<number>, into?: Float32Array): Promise<Float32Array> {
     const { d } = this;
     const owners = Array.from(list, (i) => this.owner(i));
     return this.spmd(async (e, c) => {
-      const out = new Float32Array(owners.length * d);
+      // Every member fills its own array (members share a process): `into` is the first member's.
+      const out = c === this.comms[0] && into ? into : new Float32Array(owners.length * d);
       for (let rank = 0; rank < this.offsets.length; rank++) {
         const at = owners.flatMap((o, k) => (o.rank === rank ? [k] : []));
         if (at.length === 0) continue; // every member sees the same owners: all skip it
