@@ -2,9 +2,8 @@
 // --json or to a file with --out, else a table. On the GPU, --peer runs the PyTorch peer on the
 // same data in the same run (bench/run-gpu.sh does this and commits bench/results/*gpu*.json).
 import type { Command } from 'commander';
-import { bench, WORKLOAD_NAMES, type WorkloadResult } from '../api/bench.js';
-import { planOutput } from '../api/preflight.js';
-import { writeOutput } from '../io/output.js';
+import type { WorkloadResult } from '../api/bench.js';
+import { WORKLOADS } from '../bench/workloads.js';
 import { jsonResult } from './json.js';
 import { addExamples } from './help.js';
 import { addDeviceOptions, addForceOption, addOutputOptions, applyVerbosity, effectiveDevice, parseInteger, type CommonOptions } from './options.js';
@@ -23,7 +22,7 @@ export function register(program: Command): void {
   const cmd = program
     .command('bench')
     .description('time the standard workloads (seed-small, seed-large, mnemo, prod) on one device; JSON out')
-    .option('--workloads <list>', `comma-separated subset of ${WORKLOAD_NAMES.join(',')}`, WORKLOAD_NAMES.join(','))
+    .option('--workloads <list>', `comma-separated subset of ${WORKLOADS.map((w) => w.name).join(',')}`, WORKLOADS.map((w) => w.name).join(','))
     .option('--iters <n>', 'timed Lloyd iterations per workload (after 2 warm-up ones)', (v) => parseInteger('--iters', v, 1, 10000), 20)
     .option('--anneal', 'also time a whole anneal (k-means++ init + default schedule) per workload')
     .option('--full', 'on the CPU, run the full sizes instead of subsampling (slow)')
@@ -41,6 +40,8 @@ export function register(program: Command): void {
 
 async function runBenchCommand(o: BenchFlags, cmd: Command): Promise<void> {
   applyVerbosity(o);
+  // On use: see src/commands/index.ts.
+  const [{ bench }, { planOutput }, { writeOutput }] = await Promise.all([import('../api/bench.js'), import('../api/preflight.js'), import('../io/output.js')]);
   const out = o.out === undefined ? undefined : planOutput(o.out, { option: '--out', force: o.force });
   const workloads = o.workloads.split(',').map((s) => s.trim()).filter(Boolean);
   const report = jsonResult('bench', await bench({ workloads, iters: o.iters, anneal: o.anneal, peer: o.peer, full: o.full, device: effectiveDevice(cmd, o), gpu: o.gpu }));

@@ -2,16 +2,13 @@
 // terminal, and what it reports: the result JSON (--json, --stats) and one summary line on stderr —
 // size and quality first, then how training went. Without -o, x.npy gives x.vlc beside it.
 import { Option, type Command } from 'commander';
-import { compress, compressOutputRules, type CompressResult } from '../api/compress.js';
-import { distributedRun, runDistributed } from '../api/compress-mpi.js';
+import type { CompressResult } from '../api/compress.js';
 import { DEFAULT_QUALITY } from '../api/compress-codec.js';
 import { DEFAULT_CONFIG, EFFORTS, type Effort, type IterRecord, type Metric } from '../api/options.js';
-import { defaultOutput, planOutput } from '../api/preflight.js';
 import { parseSample, SAMPLE_PER_ANCHOR, type SampleSpec } from '../api/sample.js';
 import * as fs from 'node:fs';
 import { UsageError } from '../errors.js';
 import { quoteName } from '../io/names.js';
-import { writeOutput } from '../io/output.js';
 import { grouped, percent } from '../io/vlc/stats.js';
 import { log } from '../log.js';
 import { addExamples } from './help.js';
@@ -93,6 +90,10 @@ export function register(program: Command): void {
 
 async function runCompress(input: string[], o: CompressFlags, cmd: Command): Promise<void> {
   applyVerbosity(o);
+  // Loaded here, not at the top: every command starts faster for not loading the others' work (src/commands/index.ts).
+  const [{ compress, compressOutputRules }, { distributedRun, runDistributed }, { defaultOutput, planOutput }, { writeOutput }] = await Promise.all([
+    import('../api/compress.js'), import('../api/compress-mpi.js'), import('../api/preflight.js'), import('../io/output.js'),
+  ]);
   if (o.json && o.output === '-')
     throw new UsageError('--json prints to stdout, which -o - uses for the .vlc data; use --stats FILE instead');
   const device = effectiveDevice(cmd, o);

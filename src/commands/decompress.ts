@@ -1,7 +1,9 @@
 // `vlc decompress <in.vlc> [-o <out>]`: rebuild the vectors (each one its anchor) as npy / Arrow /
 // Parquet / safetensors / fvecs, or export only the anchors (`--anchors`) or the anchor id of every vector (`--assignments`).
 import { Option, type Command } from 'commander';
-import { decompress, fewIds, INPUT_DTYPES, type OutputDtype } from '../api/decompress.js';
+import type { DecompressResult, OutputDtype } from '../api/decompress.js';
+import { INPUT_DTYPES } from '../vectors/dataset.js';
+import { fewIds } from '../vectors/row-ids.js';
 import { log } from '../log.js';
 import { quoteName } from '../io/names.js';
 import { progressFor } from './progress.js';
@@ -44,8 +46,9 @@ export function register(program: Command): void {
 
 async function runDecompress(input: string, o: DecompressFlags): Promise<void> {
   applyVerbosity(o);
+  const { decompress } = await import('../api/decompress.js'); // on use: see src/commands/index.ts
   const progress = progressFor(o);
-  let r: Awaited<ReturnType<typeof decompress>>;
+  let r: DecompressResult;
   try {
     r = await decompress(input, { output: o.output, force: o.force, format: o.format, dtype: o.dtype, anchors: o.anchors, assignments: o.assignments, progress, optionNames: CLI_NAMES });
   } finally {
@@ -61,7 +64,7 @@ async function runDecompress(input: string, o: DecompressFlags): Promise<void> {
 }
 
 /** What rounding or saturation the output type took, said once ("" for f32 and f64). */
-function narrowingNote(r: Awaited<ReturnType<typeof decompress>>): string {
+function narrowingNote(r: DecompressResult): string {
   const why = r.dtype === r.inputDtype ? `the input's type` : 'as asked';
   const clamped = r.clamped ? `; ${grouped(r.clamped)} value${r.clamped === 1 ? '' : 's'}` : '';
   if (r.range) return ` (${why}: rounded to the nearest integer, ties to even${clamped ? `${clamped} clamped to ${r.range}` : `, none outside ${r.range}`})`;

@@ -2,7 +2,6 @@
 // --device auto), or why none.
 import type { Command } from 'commander';
 import { DeviceError } from '../errors.js';
-import { devices } from '../api/devices.js';
 import { jsonResult } from './json.js';
 import { addExamples } from './help.js';
 import { addOutputOptions, applyVerbosity, type OutputFlags } from './options.js';
@@ -23,6 +22,7 @@ export function register(program: Command): void {
 
 async function runDevices(o: OutputFlags): Promise<void> {
   applyVerbosity(o);
+  const { devices } = await import('../api/devices.js'); // on use: see src/commands/index.ts
   const probe = devices();
   if (!probe.ok) {
     if (o.json) process.stdout.write(JSON.stringify(jsonResult('devices', { ok: false, reason: probe.reason, driver_version: null, devices: [] })) + '\n');

@@ -3,7 +3,7 @@
 // `vlc search` probing P anchors) apart. Flags and the text report here; the measuring is
 // evaluate() (api/evaluate.ts), whose result --json prints.
 import type { Command } from 'commander';
-import { evaluate, type EvalResult } from '../api/evaluate.js';
+import type { EvalResult } from '../api/evaluate.js';
 import type { Metric } from '../api/options.js';
 import { grouped, percent } from '../io/vlc/stats.js';
 import { jsonResult } from './json.js';
@@ -45,6 +45,7 @@ export function register(program: Command): void {
   cmd
     .action(async (original: string, vlcPath: string, o: EvalFlags) => {
       applyVerbosity(o);
+      const { evaluate } = await import('../api/evaluate.js'); // on use: see src/commands/index.ts
       const progress = progressFor(o);
       let out: EvalResult & { seconds: number };
       try {

@@ -1,7 +1,8 @@
 // `vlc info <in.vlc>`: what a .vlc file holds — header, section sizes, compression ratios and the
 // training statistics — as text, or as one JSON object with --json. Reading it validates the file.
 import type { Command } from 'commander';
-import { fewIds, info, type InfoResult } from '../api/info.js';
+import type { InfoResult } from '../api/info.js';
+import { fewIds } from '../vectors/row-ids.js';
 import { grouped, percent } from '../io/vlc/stats.js';
 import { jsonResult } from './json.js';
 import { recallFigures } from './recall-figures.js';
@@ -22,6 +23,7 @@ export function register(program: Command): void {
   cmd
     .action(async (input: string, o: OutputFlags) => {
       applyVerbosity(o);
+      const { info } = await import('../api/info.js'); // on use: see src/commands/index.ts
       const facts = await info(input);
       process.stdout.write(o.json ? JSON.stringify(jsonResult('info', facts)) + '\n' : infoText(facts, input));
     });

@@ -6,7 +6,7 @@
 // (squared L2 to the reconstructions; under the metric ip −⟨q, x⟩, under cosine 1 − cos: ascending
 // always), or with --json a single object holding them all.
 import type { Command } from 'commander';
-import { search, type SearchResult } from '../api/search.js';
+import type { SearchResult } from '../api/search.js';
 import type { Metric } from '../api/options.js';
 import { addInputOptions, readOptionsFrom, type InputFlags } from './input-options.js';
 import { jsonResult, roundFloats } from './json.js';
@@ -45,6 +45,7 @@ export function register(program: Command): void {
   cmd
     .action(async (vlcPath: string, o: SearchFlags) => {
       applyVerbosity(o);
+      const { search } = await import('../api/search.js'); // on use: see src/commands/index.ts
       const progress = progressFor(o);
       let res: SearchResult;
       try {

@@ -2,7 +2,8 @@
 // the same data, config and init; prints both runs and exits non-zero when parity fails. Without a
 // usable GPU it still runs the CPU half, prints its figures, and exits 3 saying why.
 import type { Command } from 'commander';
-import { parityJson, PARITY, testCuda, type DeviceRun, type ParityReport } from '../api/test-cuda.js';
+import type { DeviceRun, ParityReport } from '../api/test-cuda.js';
+import { PARITY } from '../bench/parity.js';
 import { DeviceError, VlcError, EXIT } from '../errors.js';
 import { jsonResult } from './json.js';
 import { addExamples, hintsFor } from './help.js';
@@ -33,6 +34,7 @@ class ParityError extends VlcError {}
 async function runTestCuda(o: TestCudaFlags, cmd: Command): Promise<void> {
   applyVerbosity(o);
   // A DeviceError's hints may name --device, which test-cuda does not have: hintsFor words them for it.
+  const { parityJson, testCuda } = await import('../api/test-cuda.js'); // on use: see src/commands/index.ts
   const report = await testCuda({ large: o.large, gpu: o.gpu, explain: (reason) => hintsFor(cmd, reason) });
   if (o.json) process.stdout.write(JSON.stringify(jsonResult('test-cuda', parityJson(report)), null, 2) + '\n');
   else process.stdout.write(formatReport(report));
