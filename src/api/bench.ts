@@ -11,7 +11,8 @@ import { VERSION } from '../version.js';
 export type { WorkloadResult };
 
 /** The workloads' names, in their order. */
-export const WORKLOAD_NAMES = WORKLOADS.map((w) => w.name);
+import { WORKLOAD_NAMES } from './flags.js';
+export { WORKLOAD_NAMES };
 
 export interface BenchOptions {
   /** A subset of WORKLOAD_NAMES (default: all). */

@@ -3,7 +3,7 @@
 // same data in the same run (bench/run-gpu.sh does this and commits bench/results/*gpu*.json).
 import type { Command } from 'commander';
 import type { WorkloadResult } from '../api/bench.js';
-import { WORKLOADS } from '../bench/workloads.js';
+import { WORKLOAD_NAMES } from '../api/flags.js';
 import { jsonResult } from './json.js';
 import { addExamples } from './help.js';
 import { addDeviceOptions, addForceOption, addOutputOptions, applyVerbosity, effectiveDevice, parseInteger, type CommonOptions } from './options.js';
@@ -22,7 +22,7 @@ export function register(program: Command): void {
   const cmd = program
     .command('bench')
     .description('time the standard workloads (seed-small, seed-large, mnemo, prod) on one device; JSON out')
-    .option('--workloads <list>', `comma-separated subset of ${WORKLOADS.map((w) => w.name).join(',')}`, WORKLOADS.map((w) => w.name).join(','))
+    .option('--workloads <list>', `comma-separated subset of ${WORKLOAD_NAMES.join(',')}`, WORKLOAD_NAMES.join(','))
     .option('--iters <n>', 'timed Lloyd iterations per workload (after 2 warm-up ones)', (v) => parseInteger('--iters', v, 1, 10000), 20)
     .option('--anneal', 'also time a whole anneal (k-means++ init + default schedule) per workload')
     .option('--full', 'on the CPU, run the full sizes instead of subsampling (slow)')

@@ -2,8 +2,7 @@
 // Parquet / safetensors / fvecs, or export only the anchors (`--anchors`) or the anchor id of every vector (`--assignments`).
 import { Option, type Command } from 'commander';
 import type { DecompressResult, OutputDtype } from '../api/decompress.js';
-import { INPUT_DTYPES } from '../vectors/dataset.js';
-import { fewIds } from '../vectors/row-ids.js';
+import { fewIds, INPUT_DTYPES } from '../api/flags.js';
 import { log } from '../log.js';
 import { quoteName } from '../io/names.js';
 import { progressFor } from './progress.js';

@@ -2,7 +2,7 @@
 // training statistics — as text, or as one JSON object with --json. Reading it validates the file.
 import type { Command } from 'commander';
 import type { InfoResult } from '../api/info.js';
-import { fewIds } from '../vectors/row-ids.js';
+import { fewIds } from '../api/flags.js';
 import { grouped, percent } from '../io/vlc/stats.js';
 import { jsonResult } from './json.js';
 import { recallFigures } from './recall-figures.js';

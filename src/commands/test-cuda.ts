@@ -3,7 +3,7 @@
 // usable GPU it still runs the CPU half, prints its figures, and exits 3 saying why.
 import type { Command } from 'commander';
 import type { DeviceRun, ParityReport } from '../api/test-cuda.js';
-import { PARITY } from '../bench/parity.js';
+import { PARITY } from '../api/flags.js';
 import { DeviceError, VlcError, EXIT } from '../errors.js';
 import { jsonResult } from './json.js';
 import { addExamples, hintsFor } from './help.js';
