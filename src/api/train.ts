@@ -71,14 +71,9 @@ export function enginesOn(backend: Backend, ds: Dataset, m: number): TrainEngine
   };
 }
 
-/** The generator of the training sample's draw: the run's seed on a stream of its own. */
-export function trainingRng(seed: number): Rng {
-  return new Rng((seed ^ SAMPLE_STREAM) >>> 0);
-}
-
 /** The rows (ascending) train() trains on: s of n drawn with the run's seed. */
 export function trainingSample(seed: number, n: number, s: number): Int32Array {
-  return sampleRows(trainingRng(seed), n, s);
+  return sampleRows(new Rng((seed ^ SAMPLE_STREAM) >>> 0), n, s);
 }
 
 export async function train(engines: TrainEngines, cfg: AnnealConfig, sample: SampleSpec, hooks: AnnealHooks): Promise<TrainResult> {

@@ -175,12 +175,7 @@ export class ShardedEngine implements Engine {
   }
 
   row(i: number): Promise<Float32Array> {
-    const { rank, local } = this.owner(i);
-    return this.spmd(async (e, c) => {
-      const mine = c.rank === rank ? bytes(await e.row(local)) : undefined;
-      const got = await c.broadcast(mine, rank);
-      return new Float32Array(got.buffer, got.byteOffset, got.byteLength / 4);
-    });
+    return this.rows([i]);
   }
 
   /** Each rank's rows of the list in one broadcast from it (not one broadcast a row). */
