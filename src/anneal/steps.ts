@@ -97,9 +97,8 @@ async function polish(run: Run): Promise<number> {
 
 /** Move anchors per `moves` (far points fetched from the engine: d values each). */
 export async function moveAnchors(engine: Engine, anchors: Float32Array, moves: Move[], stats: AnchorStats): Promise<void> {
-  const rows: Float32Array[] = [];
-  for (const mv of moves) rows.push(await engine.row(stats.far[mv.to]));
-  applyMoves(anchors, engine.d, moves, rows, SPLIT_FRACTION);
+  const d = engine.d, far = await engine.rows(moves.map((mv) => stats.far[mv.to])); // one call, not one a move
+  applyMoves(anchors, d, moves, moves.map((_, q) => far.subarray(q * d, (q + 1) * d)), SPLIT_FRACTION);
   await engine.setAnchors(anchors);
 }
 
