@@ -1,7 +1,7 @@
 # Helpers of the session-6 device scripts (r6-*.sh; source after setting W, the work folder).
 #   say TEXT...             a line to $W/summary.txt (and stdout)
 #   suite [SECONDS]         the whole GPU suite (vitest.gpu.config.ts), its summary lines
-#   C TAG TIMEOUT ARGS...   vlc compress ARGS -o /dev/shm/TAG.vlc --json -v (under `mpirun -n $NP`
+#   C TAG TIMEOUT ARGS...   vlc compress ARGS ($VLCBIN: another build's bin/vlc.js; $NODE_ARGS: node's flags) -o /dev/shm/TAG.vlc --json -v (under `mpirun -n $NP`
 #                           with --distributed when ARGS start with mpirun): stdout to $W/TAG.json,
 #                           stderr timestamped to $W/TAG.err; a summary line (rc, wall, total_seconds,
 #                           what all phases but reading take, codec, sha256, energies) and the phases;
@@ -17,7 +17,7 @@ C() {
   local tag=$1 tmo=$2; shift 2; local o=/dev/shm/$tag.vlc; rm -f $o
   local t=$(date +%s.%N) pre=()
   if [ "$1" = mpirun ]; then shift; pre=(mpirun -n ${NP:-2} --allow-run-as-root --oversubscribe); set -- "$@" --distributed; fi
-  timeout $tmo "${pre[@]}" node bin/vlc.js compress "$@" -o $o --json -v > $W/$tag.json 2> >(python3 -u .dev/ts.py > $W/$tag.err)
+  timeout $tmo "${pre[@]}" node ${NODE_ARGS:-} ${VLCBIN:-bin/vlc.js} compress "$@" -o $o --json -v > $W/$tag.json 2> >(python3 -u .dev/ts.py > $W/$tag.err)
   local rc=$? wall=$(awk "BEGIN{print $(date +%s.%N) - $t}")
   local sha=$( [ -f $o ] && sha256sum $o | cut -c1-16 || echo none)
   [ "${KEEP:-1}" = 0 ] && rm -f $o

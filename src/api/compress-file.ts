@@ -25,6 +25,8 @@ export interface FileFacts {
   seed: number;
   device: 'cpu' | 'cuda';
   result: TrainResult;
+  /** The anchors' f16 bits, when stored as f16 and already converted (VlcContent.anchorHalves). */
+  anchorHalves?: Uint16Array;
   quality: FileQuality;
 }
 
@@ -55,6 +57,7 @@ export function vlcContent(f: FileFacts): VlcContent {
       },
     }),
     anchors: result.anchors,
+    ...(f.anchorHalves ? { anchorHalves: f.anchorHalves } : {}),
     assignments: result.assignments,
     residuals: f.residuals,
     ...(f.norms ? { norms: f.norms } : {}),

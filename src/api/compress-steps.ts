@@ -12,7 +12,7 @@ import { codecName, fixedPlan, isCoded, storable } from '../codec-registry/index
 import { UsageError } from '../errors.js';
 import { quoteName } from '../io/names.js';
 import { writeVlc } from '../io/vlc/file.js';
-import { storedAnchors } from '../io/vlc/format.js';
+import { storedAnchorsAndHalves } from '../io/vlc/format.js';
 import { grouped } from '../io/vlc/stats.js';
 import { log, type Reporter } from '../log.js';
 import { choose, planChoice, type ChoicePlan, type CodecPlan, type Trained } from '../quality/choose.js';
@@ -126,7 +126,8 @@ export async function finishCompress(f: Finish): Promise<CompressResult> {
     // Under MPI the rows to measure come from the ranks now (counted with choosing).
     const got = f.gather ? await f.gather() : undefined;
     const held: HeldRows | undefined = got?.rows ? { x: got.x, rows: got.rows } : undefined;
-    const trained: Trained = { x: got && !got.rows ? got.x : ds, n: ds.n, d: ds.d, anchors: storedAnchors(result.anchors, anchorDtype), assignments: result.assignments };
+    const stored = storedAnchorsAndHalves(result.anchors, anchorDtype); // the halves go to the file as they are
+    const trained: Trained = { x: got && !got.rows ? got.x : ds, n: ds.n, d: ds.d, anchors: stored.values, assignments: result.assignments };
     const onMeasure = (name: string, done: number, expected: number) => choosing.update(done, expected, `choosing the codec: measuring ${name}`);
     const choice = goal.kind === 'fixed' ? undefined : await choose(goal, plan, trained, encoderOn(backend, seed, hooks), knn, (c) => size.perVector(c, m), onMeasure, held);
     const codec: CodecPlan = choice?.codec ?? plan.options[0];
@@ -139,6 +140,7 @@ export async function finishCompress(f: Finish): Promise<CompressResult> {
     const { residuals, residualEnergy, rowSums } = await (f.encode ?? ((c, t) => encodeAll(c, t, backend, seed, hooks)))(codec, trained);
     encoding.end();
     const residualSeconds = (performance.now() - tr) / 1000;
+    backend.uploadsOver(); // a GPU unlocks the host's pages while quality is measured and the file written, not after
 
     const tq = performance.now();
     const measuring = progress.step('measuring the quality of the file', '');
@@ -154,7 +156,7 @@ export async function finishCompress(f: Finish): Promise<CompressResult> {
     const writing = progress.step(`writing ${out.target === '-' ? 'stdout' : quoteName(out.target)}`, 'bytes');
     const bytes = await writeVlc(
       out,
-      vlcContent({ ds, metric: f.metric, norms: f.norms, m, anchorDtype, residual: codec.mode, residualEnergy, residuals, cfg: f.cfg, sampleRows: f.sampleRows, seed, device: backend.kind, result, quality }),
+      vlcContent({ ds, metric: f.metric, norms: f.norms, m, anchorDtype, residual: codec.mode, residualEnergy, residuals, cfg: f.cfg, sampleRows: f.sampleRows, seed, device: backend.kind, result, anchorHalves: stored.halves, quality }),
       (written, total) => writing.update(written, total),
     );
     writing.end();

@@ -24,4 +24,11 @@ export interface Backend extends TrainEngine, CodecDevice {
    * GPU may release what it holds on the host for their copies (page locks) while it trains.
    */
   rowsUploadedOnce(data: Dataset): void;
+  /**
+   * Nothing uploads the host's rows again in this run (compress measures and writes next): a GPU
+   * lets go of what it holds on the host for their copies (page locks), off the JS thread, while
+   * the host works; close() waits for that. Kernels and small copies go on as before; an upload
+   * of large rows after it waits for the release, then locks again.
+   */
+  uploadsOver(): void;
 }

@@ -21,6 +21,7 @@ import { specOf, unpackArgs } from '../../dist/backend/cuda/kernels.js';
 import { knnMerge, knnScan } from './fake-knn.js';
 import { ecAxis, ecDecode, ecRotated } from './fake-ec.js';
 import { crc32c } from '../../dist/io/vlc/crc32c.js';
+import { libc } from '../../dist/vectors/libc.js';
 
 export interface FakeOptions {
   devices?: Array<{ name: string; cc: [number, number]; sms: number; memBytes: number }>;
@@ -46,6 +47,12 @@ export interface FakeOptions {
   hostAllocStatus?: number;
   /** Kernels whose completion reports this status (as an asynchronous launch failure would). */
   failKernel?: { name: string; status: number };
+  /**
+   * Offer hostUnregisterAsync (the real driver's unlock on a libuv thread, by address): it unlocks
+   * at a later turn of the event loop, reporting `threadUnlockStatus` instead where that is set.
+   */
+  threadUnlocks?: boolean;
+  threadUnlockStatus?: number;
   /** Fill every allocation with 0xa5 bytes (as real device memory holds leftovers, not zeros): an output a kernel fails to write shows. */
   poison?: boolean;
 }
@@ -88,7 +95,9 @@ export class FakeCuda {
   /** Page-locked host allocations live, by their ArrayBuffer. */
   private pinned = new Set<ArrayBuffer>();
   /** Host ranges locked by cuMemHostRegister: their buffer and pages [p0, p1] (4 KiB pages of the buffer). */
-  private registered: Array<{ buf: ArrayBuffer; byteOffset: number; p0: number; p1: number }> = [];
+  private registered: Array<{ buf: ArrayBuffer; byteOffset: number; p0: number; p1: number; address?: bigint }> = [];
+  /** Unlocks made through hostUnregisterAsync, and the copies queued while one was still on its way. */
+  threadUnlocks = 0;
   /** cuMemHostRegister returns this status (e.g. 2: the driver refuses to lock). */
   registerStatus = 0;
   registrations = 0;
@@ -243,7 +252,7 @@ export class FakeCuda {
         const p0 = Math.floor(p.byteOffset / 4096), p1 = Math.floor((p.byteOffset + bytes - 1) / 4096);
         // The driver refuses a range that shares a page with a locked one (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED).
         if (self.registered.some((r) => r.buf === buf && r.p0 <= p1 && p0 <= r.p1)) return 712;
-        self.registered.push({ buf, byteOffset: p.byteOffset, p0, p1 });
+        self.registered.push({ buf, byteOffset: p.byteOffset, p0, p1, address: o.threadUnlocks ? libc()!.addressOf(new Uint8Array(buf, p.byteOffset, 1)) : undefined });
         self.registrations++;
         return 0;
       },
@@ -258,6 +267,17 @@ export class FakeCuda {
         return self.pinned.delete(p as ArrayBuffer) ? 0 : 1;
       },
       hostView: (p) => p as ArrayBuffer,
+      ...(o.threadUnlocks && {
+        hostUnregisterAsync: (address: bigint, done: (status: number) => void) =>
+          void setImmediate(() => {
+            if (o.threadUnlockStatus) return done(o.threadUnlockStatus);
+            const k = self.registered.findIndex((r) => r.address === address);
+            if (k < 0) return done(713);
+            self.registered.splice(k, 1);
+            self.threadUnlocks++;
+            done(0);
+          }),
+      }),
       cuStreamCreate: (out) => {
         out[0] = self.owned(self.handle());
         self.queues.set(out[0], []);

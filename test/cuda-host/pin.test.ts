@@ -159,3 +159,63 @@ describe('rows uploaded once (Backend.rowsUploadedOnce): their locks go once pas
     expect(lockedBytes()).toBe(0);
   });
 });
+
+describe('uploadsOver: the locks go on a thread while the host measures and writes', () => {
+  it('unlocks every lock of the context on a thread, one after another; close waits for them; an upload after it locks again', async () => {
+    const { datasetFromF32 } = await import('../../dist/vectors/dataset.js');
+    const fake = new FakeCuda({ devices: [GPU], threadUnlocks: true });
+    setDriverForTests(fake.api);
+    const b = await createCudaBackend(0, {});
+    const n = 7001, d = 13, m = 11;
+    const r = rng(9);
+    const once = datasetFromF32(Float32Array.from({ length: n * d }, () => r() * 10), n, d);
+    const kept = datasetFromF32(Float32Array.from({ length: n * d }, () => r() * 10), n, d);
+    b.rowsUploadedOnce(once);
+    const e1 = await b.open(once, m);
+    const e2 = await b.open(kept, m);
+    await e1.setAnchors(Float32Array.from({ length: m * d }, () => r() * 10));
+    const fin = await e1.finalize();
+    expect(Number.isFinite(fin.energy)).toBe(true);
+    const locked = fake.registrations;
+    expect(locked).toBeGreaterThan(1);
+    expect(fake.threadUnlocks).toBe(0);
+    b.uploadsOver();
+    expect(lockedBytes(), 'handed to the thread at once').toBe(0);
+    expect(fake.lockedRanges, 'but not unlocked on this turn').toBe(locked);
+    // The same rows uploaded again: the upload waits for the unlocks, then locks anew (the fake refuses a page locked twice).
+    const bytes = new Uint8Array(kept.buffer, kept.byteOffset, n * d * 4);
+    const buf = b.ctx.pool.alloc('again', bytes.byteLength);
+    await uploadLarge(b.ctx, buf, bytes);
+    expectOnDevice(b.ctx, buf, bytes);
+    expect(fake.threadUnlocks, 'every lock, of both buffers, on the thread').toBe(locked);
+    expect(fake.registrations).toBeGreaterThan(locked);
+    b.uploadsOver(); // the new locks too
+    const atRelease: number[] = [];
+    const release = fake.api.cuDevicePrimaryCtxRelease_v2;
+    fake.api.cuDevicePrimaryCtxRelease_v2 = (dev: number) => (atRelease.push(fake.lockedRanges), release(dev));
+    await e1.dispose();
+    await e2.dispose();
+    await b.close();
+    expect(atRelease, 'all unlocked before the context was released').toEqual([0]);
+    expect(fake.threadUnlocks).toBe(fake.registrations);
+    expect(lockedBytes()).toBe(0);
+  });
+
+  it('a refused unlock on the thread leaves the rest to go on; a driver without the thread call keeps the locks for close', async () => {
+    const { datasetFromF32 } = await import('../../dist/vectors/dataset.js');
+    for (const o of [{ threadUnlocks: true, threadUnlockStatus: 1 }, {}]) {
+      const fake = new FakeCuda({ devices: [GPU], ...o });
+      setDriverForTests(fake.api);
+      const b = await createCudaBackend(0, {});
+      const r = rng(10);
+      const ds = datasetFromF32(Float32Array.from({ length: 3001 * 7 }, () => r() * 10), 3001, 7);
+      const e = await b.open(ds, 5);
+      b.uploadsOver();
+      await e.dispose();
+      await b.close(); // no throw: a failed unlock costs others memory, never a wrong byte
+      expect(fake.threadUnlocks).toBe(0);
+      expect(lockedBytes()).toBe(0);
+      if (!o.threadUnlocks) expect(fake.lockedRanges, 'unlocked at close').toBe(0);
+    }
+  });
+});

@@ -37,3 +37,28 @@ describe('file size from the shape', () => {
     expect(fileBytes({ n, d, m, anchorDtype, residualPayloadBytes: residualPayloadBytes(codec, n, d, m), manifestBytes, norms: metric === 'cosine' })).toBe(bytes.length);
   });
 });
+
+describe('anchors handed over as f16 bits (VlcContent.anchorHalves)', () => {
+  it('write the same bytes as the f32 anchors converted by the encoder; halves of another length are refused', async () => {
+    const { storedAnchorsAndHalves } = await import('../../dist/io/vlc/format.js');
+    const n = 41, d = 7, m = 5;
+    const anchors = Float32Array.from({ length: m * d }, (_, i) => Math.sin(i) * 1000 + 0.1234567);
+    const content = {
+      manifest: {
+        n, d, m, metric: 'l2', anchorDtype: 'f16', residual: 'none',
+        input: { dtype: 'f32', dropped: 0 }, training: { energy: 1, iterations: 3, converged: true, init: 'kmeans++' },
+        config: {}, seed: 1, tool: { name: 'vlc', version: 'test' }, device: 'cpu',
+      },
+      anchors,
+      assignments: Uint32Array.from({ length: n }, (_, i) => i % m),
+    } as const;
+    const stored = storedAnchorsAndHalves(anchors, 'f16');
+    expect(stored.halves).toBeDefined();
+    expect(Array.from(stored.values)).not.toEqual(Array.from(anchors)); // rounded through f16
+    const plain = encodeVlcBytes(content);
+    expect(Buffer.compare(encodeVlcBytes({ ...content, anchorHalves: stored.halves }), plain)).toBe(0);
+    expect(Buffer.compare(encodeVlcBytes({ ...content, anchors: stored.values }), plain)).toBe(0);
+    expect(() => encodeVlcBytes({ ...content, anchorHalves: stored.halves!.subarray(1) })).toThrow(/anchor halves/);
+    expect(storedAnchorsAndHalves(anchors, 'f32')).toEqual({ values: anchors });
+  });
+});

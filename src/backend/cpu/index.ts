@@ -47,6 +47,7 @@ export function createCpuBackend(o: CpuOptions = {}): Backend {
     },
     /** Nothing to release: the CPU reads the rows where they are. */
     rowsUploadedOnce: () => undefined,
+    uploadsOver: () => undefined,
     /** The rows copied (selectRows): the CPU reads them from the copy as from any dataset. */
     openRows: (data: Dataset, rows: Int32Array, m: number) => backend.open(selectRows(data, rows), m),
     async close(): Promise<void> {

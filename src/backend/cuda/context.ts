@@ -12,7 +12,7 @@ import { CU } from './status.js';
 import { MODULES, moduleRunsOn, readCubin, readPtx, ptxIsaOf, ptxTooNewMessage, type ModuleName } from './ptx.js';
 import { DevicePool, type DeviceBuffer } from './pool.js';
 import { PinnedHost } from './host-memory.js';
-import { piecesUnlockedInWaits, unlockAll, unlockWhileWaiting } from './pin.js';
+import { piecesUnlockedInWaits, unlockAll, unlockedOnThread, unlockWhileWaiting } from './pin.js';
 import type { CudaDeviceInfo } from './probe.js';
 
 /** Dynamic shared memory a kernel may take without raising its limit, and the attribute that raises it. */
@@ -364,7 +364,7 @@ export class CudaContext {
       forgetContext(this.ctx);
     }
     const ms = (a: number, b: number) => (b - a).toFixed(0);
-    log().debug(`${this.where}: closed in ${ms(t0, performance.now())} ms: the stream drained ${ms(t0, drained)}, ${pieces} locked pieces unlocked ${ms(drained, t1)} (${piecesUnlockedInWaits()} unlocked in waits before), device memory ${ms(t1, t2)}, modules and host buffers ${ms(t2, t3)}, context ${ms(t3, performance.now())}`);
+    log().debug(`${this.where}: closed in ${ms(t0, performance.now())} ms: the stream drained ${ms(t0, drained)}, ${pieces} locked pieces unlocked ${ms(drained, t1)} (${piecesUnlockedInWaits()} unlocked in waits before${unlockedOnThread()}), device memory ${ms(t1, t2)}, modules and host buffers ${ms(t2, t3)}, context ${ms(t3, performance.now())}`);
     if (firstError.length) throw firstError[0];
   }
 }

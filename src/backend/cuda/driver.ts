@@ -43,6 +43,12 @@ export interface CudaDriver {
   cuMemHostUnregister(p: ArrayBufferView): number;
   /** Not a driver function: the bytes at a cuMemAllocHost_v2 pointer, as an ArrayBuffer (no copy). */
   hostView(p: unknown, bytes: number): ArrayBuffer;
+  /**
+   * Not a driver function: cuMemHostUnregister of the memory at `address` (a view's first byte, where
+   * it was locked) on one of libuv's threads, `done` with its status on this one (pin.ts). The
+   * driver takes the call without a current context. Absent where it cannot be had.
+   */
+  hostUnregisterAsync?(address: bigint, done: (status: number) => void): void;
   cuStreamCreate(out: BigUint64Array, flags: number): number;
   cuStreamWaitEvent(stream: Handle, ev: Handle, flags: number): number;
   cuStreamDestroy_v2(stream: Handle): number;
@@ -66,7 +72,7 @@ export interface CudaDriver {
 }
 
 /** C prototypes as koffi parses them (`unsigned int`, not bare `unsigned`; handles as uint64_t). */
-const PROTOTYPES: Record<Exclude<keyof CudaDriver, 'hostView'>, string> = {
+const PROTOTYPES: Record<Exclude<keyof CudaDriver, 'hostView' | 'hostUnregisterAsync'>, string> = {
   cuInit: 'int cuInit(unsigned int flags)',
   cuDriverGetVersion: 'int cuDriverGetVersion(int *version)',
   cuDeviceGetCount: 'int cuDeviceGetCount(int *count)',
@@ -157,7 +163,20 @@ function load(): CudaDriver | DriverLoadError {
   }
   // koffi.view: an ArrayBuffer over the pinned memory itself, so a copy into it is one memcpy.
   bound.hostView = (p, bytes) => koffi.view(p, bytes);
+  bound.hostUnregisterAsync = unregisterOffThread(lib);
   return bound as CudaDriver;
+}
+
+/** hostUnregisterAsync: the pointer goes as an address, so that the call on another thread reads nothing of a JS buffer. */
+function unregisterOffThread(lib: ReturnType<typeof import('koffi').load>): CudaDriver['hostUnregisterAsync'] {
+  try {
+    const unregister = lib.func('int cuMemHostUnregister(uint64_t p)') as unknown as {
+      async(p: bigint, cb: (err: unknown, status: number) => void): void;
+    };
+    return (address, done) => unregister.async(address, (err, status) => done(err ? -1 : status));
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -14,7 +14,7 @@ import { probeCuda, type CudaProbe, type CudaDeviceInfo } from './probe.js';
 import { CudaContext } from './context.js';
 import { CudaEngine } from './engine.js';
 import { HostRows } from './host-rows.js';
-import { releaseAfterUpload } from './pin.js';
+import { releaseAfterUpload, unlockOffThread, unlocksSettled } from './pin.js';
 import { CudaError } from './check.js';
 import { cudaOptions, cudaOptionsFromEnv, type CudaOptions } from './options.js';
 import { bitsRowsOnGpu, encodeBitsOnGpu, encodeScalarOnGpu, scalarRowsOnGpu } from './residual.js';
@@ -57,6 +57,12 @@ export class CudaBackend implements Backend {
 
   rowsUploadedOnce(data: Dataset): void {
     releaseAfterUpload(data.buffer);
+  }
+
+  /** The host's page locks go on a libuv thread while the host measures and writes (pin.ts unlockOffThread), once the stream is drained. */
+  uploadsOver(): void {
+    this.ctx.drainBlocking();
+    unlockOffThread(this.ctx);
   }
 
   /** An engine over `data`; `o` overrides the backend's options for this engine (tests, bench). */
@@ -155,6 +161,7 @@ export class CudaBackend implements Backend {
 
   async close(): Promise<void> {
     for (const e of [...this.engines]) await e.dispose().catch(() => undefined);
+    await unlocksSettled(); // the unlocks uploadsOver handed to a thread, over before the context goes
     this.ctx.close();
   }
 }

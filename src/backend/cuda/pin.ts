@@ -11,6 +11,7 @@ import { setImmediate as yieldImmediate } from 'node:timers/promises';
 import { InterruptedError } from '../../errors.js';
 import { interruptSignal } from '../../interrupt.js';
 import { log } from '../../log.js';
+import { libc } from '../../vectors/libc.js';
 import type { CudaContext } from './context.js';
 import { describeStatus } from './check.js';
 import { CU } from './status.js';
@@ -89,6 +90,7 @@ function unlock(l: Lock): void {
 /** Copy `src` to `buf` at `offsetBytes`, waiting until it is there. `piece`: tests cut small inputs into several pieces. */
 export async function uploadLarge(ctx: CudaContext, buf: DeviceBuffer, src: Uint8Array, offsetBytes = 0, piece = PIN_PIECE): Promise<void> {
   if (offsetBytes + src.byteLength > buf.bytes) throw new Error(`upload past the end of ${buf.name}`);
+  await unlocksSettled(); // pages still being unlocked on a thread (unlockOffThread) are not locked again before
   // Rows released but not yet unlocked are unlocked first: locking them again must not overlap a lock.
   for (let k = releasing.length - 1; k >= 0; k--) if (releasing[k].buffer === src.buffer) unlock(releasing.splice(k, 1)[0]);
   const s0 = src.byteOffset, s1 = s0 + src.byteLength;
@@ -133,6 +135,47 @@ export async function uploadLarge(ctx: CudaContext, buf: DeviceBuffer, src: Uint
     }
   }
 }
+
+/** The unlocks handed to a libuv thread (unlockOffThread), one after another; settled when they are over. */
+let offThread: Promise<void> = Promise.resolve();
+/** Pieces unlocked on a thread so far, and the milliseconds from the first handed over to the last done: -v says them at close. */
+const onThread = { pieces: 0, ms: 0 };
+
+/**
+ * `ctx`'s uploads are over (its stream drained, nothing large will be copied from the host's pages
+ * again: compress measures quality and writes the file next): everything it locked is unlocked
+ * now, one piece after another on one of libuv's threads (driver.hostUnregisterAsync), while this
+ * thread works. The driver takes unlocks one at a time whatever thread asks, and an unlock under
+ * way holds up the GPU's work (passRuns), so they go where the GPU has little left to do and the
+ * host much: teardown then waits only for what is left (unlocksSettled). One thread, so that the
+ * file's writes still find libuv's other threads free. Where the driver cannot call off the thread (or
+ * no address can be had), the locks stay for close (unlockAll).
+ */
+export function unlockOffThread(ctx: CudaContext): void {
+  const async = ctx.drv.hostUnregisterAsync, c = libc();
+  if (!async || !c) return;
+  const mine: Lock[] = [];
+  for (const list of [releasing, locks]) for (let k = list.length - 1; k >= 0; k--) if (list[k].ctx === ctx) mine.push(...list.splice(k, 1));
+  if (mine.length === 0) return;
+  const t0 = performance.now();
+  offThread = offThread.then(async () => {
+    for (const l of mine) {
+      const status = await new Promise<number>((done) => async(c.addressOf(l.view), done));
+      // A failed unlock leaves the pages locked until the process ends: slower for others, never wrong.
+      if (status !== CU.SUCCESS) log().debug(`${l.ctx.where}: unlocking host pages on a thread failed (${describeStatus(l.ctx.drv, status)})`);
+      else onThread.pieces++;
+    }
+    onThread.ms += performance.now() - t0;
+  });
+}
+
+/** Once the unlocks handed to a thread are over: before a context closes, or anything is locked again. */
+export function unlocksSettled(): Promise<void> {
+  return offThread;
+}
+
+/** "N unlocked on a thread in M ms" for -v, or '' when none were. */
+export const unlockedOnThread = (): string => (onThread.pieces ? `, ${onThread.pieces} unlocked on a thread in ${onThread.ms.toFixed(0)} ms` : '');
 
 /** Pieces unlocked so far in waits (unlockWhileWaiting), all contexts: -v says it at close. */
 let unlockedInWaits = 0;

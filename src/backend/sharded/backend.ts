@@ -67,6 +67,8 @@ export function shardedBackend(
     // Kept locked: the members' uploads of their row ranges run side by side, and one member's
     // release would hold the others' next uploads until it is over.
     rowsUploadedOnce: () => undefined,
+    // Every member's uploads are over by then: each lets go of its own.
+    uploadsOver: () => members.forEach((b) => b.uploadsOver()),
     async encodeScalar(mode, input) {
       if (members.length === 1) return members[0].encodeScalar(mode, input);
       const { encodeScalarSplit } = await import('../../codecs/split.js');

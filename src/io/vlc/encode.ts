@@ -59,7 +59,8 @@ export function encodeVlcParts(
   if ((base.metric === 'cosine') !== (content.norms !== undefined) || (content.norms && content.norms.length !== n))
     throw new Error(`encodeVlc: metric '${base.metric}' ${content.norms ? `with ${content.norms.length} norms` : 'without norms'} (cosine needs n, the others none)`);
 
-  const anchorPayload = base.anchorDtype === 'f16' ? bytesOf(toF16(anchors)) : bytesOf(Float32Array.from(anchors));
+  if (content.anchorHalves && content.anchorHalves.length !== anchors.length) throw new Error(`encodeVlc: ${content.anchorHalves.length} anchor halves for ${anchors.length} anchor values`);
+  const anchorPayload = base.anchorDtype === 'f16' ? bytesOf(content.anchorHalves ?? toF16(anchors)) : bytesOf(Float32Array.from(anchors));
   const assignPayload = bytesOf(narrowed?.ids ?? narrowAssignments(assignments, width, m));
 
   const json = new TextEncoder().encode(JSON.stringify(manifest));
@@ -129,7 +130,14 @@ export function encodeVlcBytes(content: VlcContent): Uint8Array {
 
 /** The anchors as a reader will see them: rounded through f16 when stored as f16. */
 export function storedAnchors(anchors: Float32Array, dtype: 'f16' | 'f32'): Float32Array {
-  return dtype === 'f32' ? anchors : fromF16(toF16(anchors));
+  return storedAnchorsAndHalves(anchors, dtype).values;
+}
+
+/** storedAnchors, with the f16 bits they were rounded through (for VlcContent.anchorHalves: one conversion, not two). */
+export function storedAnchorsAndHalves(anchors: Float32Array, dtype: 'f16' | 'f32'): { values: Float32Array; halves?: Uint16Array } {
+  if (dtype === 'f32') return { values: anchors };
+  const halves = toF16(anchors);
+  return { values: fromF16(halves), halves };
 }
 
 function toF16(a: Float32Array): Uint16Array {

@@ -86,6 +86,8 @@ export interface VlcContent {
   manifest: Omit<VlcManifest, 'sections' | 'assignmentWidth'>;
   /** m×d anchors in f32; stored as manifest.anchorDtype. */
   anchors: Float32Array;
+  /** With anchorDtype f16, the anchors' f16 bits when the caller has them already (storedAnchorsAndHalves): written as they are. */
+  anchorHalves?: Uint16Array;
   /** n anchor ids (any unsigned width); stored in the narrowest width for m. */
   assignments: ArrayLike<number>;
   /** Coded residuals, when manifest.residual is not 'none'. */
@@ -136,7 +138,7 @@ export interface VlcFile {
 const align8 = up8;
 
 // Encoding: encode.ts (the file as chunks, its sizes, the anchors as stored).
-export { encodeVlc, encodeVlcBytes, storedAnchors } from './encode.js';
+export { encodeVlc, encodeVlcBytes, storedAnchors, storedAnchorsAndHalves } from './encode.js';
 import { fromF16 } from './encode.js';
 
 // ---------------------------------------------------------------------------------------------
