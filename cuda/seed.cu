@@ -141,6 +141,24 @@ __device__ void seed_many(const T *X, int n, int d, const float *C, int L, float
   if (threadIdx.x == 0) partial[blockIdx.x] = (double)t;
 }
 
+// k-means++ in rounds through the screen (seeding.ts addMany, on engines whose passes screen):
+// D[i] = min(D[i], D1[i]), where D1 holds each point's exact distance to the nearest of the round's
+// candidates (screen.ts: the direct pass's bits, which are seed_many's: the same tiled chain);
+// partial[b] = Σ D over seeding block b, as seed_dist writes it. One point a thread.
+extern "C" __global__ void __launch_bounds__(SEED_THREADS) seed_min(float *D, const float *D1, int n, double seedScale, double *partial) {
+  __shared__ long long shm[SEED_THREADS / 32];
+  static_assert(SEED_THREADS == SEED_POINTS, "one point a thread");
+  const long long i = (long long)blockIdx.x * SEED_POINTS + threadIdx.x;
+  long long mine = 0;
+  if (i < n) {
+    const float v = fminf(D[i], D1[i]);
+    D[i] = v;
+    mine = fixed_d(v, seedScale);
+  }
+  const long long t = block_sum(mine, shm);
+  if (threadIdx.x == 0) partial[blockIdx.x] = (double)t;
+}
+
 #define SEED_DIST_ARGS(T) const T *X, int n, int d, const float *c, float *D, int mode, double seedScale, double *partial
 #define SEED_TRY_ARGS(T) const T *X, int n, int d, const float *C, int L, const float *D, double seedScale, double *partial
 extern "C" __global__ void __launch_bounds__(SEED_THREADS) seed_dist_f32(SEED_DIST_ARGS(float)) {

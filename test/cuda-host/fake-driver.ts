@@ -573,6 +573,18 @@ export class FakeCuda {
         }
         return;
       }
+      case 'seed_min': { // blocks of 256 points: D = min(D, D1), the block's sum as seed_dist's
+        const n = num('n'), D = f32('D'), D1 = f32('D1'), scale = num('seedScale'), part = f64('partial');
+        for (let b = 0; b < grid; b++) {
+          let s = 0;
+          for (let i = b * 256; i < Math.min(n, (b + 1) * 256); i++) {
+            D[i] = Math.min(D[i], D1[i]);
+            s += Math.floor(D[i] * scale);
+          }
+          part[b] = s;
+        }
+        return;
+      }
       case 'seed_try': {
         const n = num('n'), d = num('d'), x = X(n * d), C = f32('C'), L = num('L'), D = f32('D'), scale = num('seedScale'), part = f64('partial');
         for (let b = 0; b < grid; b++)

@@ -10,6 +10,7 @@ import { makeKernel } from '../../dist/backend/cpu/kernel.js';
 import { datasetFromArray, f16ToF32, f32ToF16, type Dataset } from '../../dist/vectors/dataset.js';
 import { refPass, dist, type RefState } from '../cuda-host/reference.js';
 import { rng } from '../rng.js';
+import { launch } from '../../dist/backend/cuda/kernels.js';
 import { randomData } from './data.js';
 
 const probe = probeCuda();
@@ -310,6 +311,88 @@ describe.skipIf(!hasGpu)('CUDA kernels vs the reference', () => {
       }
     } finally {
       await engine.dispose();
+    }
+  });
+
+  // k-means++ rounds on an engine that screens go through the screen (seeding.ts addMany → seed_min):
+  // the same sums and picks as seed_many's, round after round on one D, clustered data with exact
+  // duplicates (ties), resident and in tiles, the outputs poisoned first.
+  for (const [dtype, d, tileRows] of [['f16', 128, 0], ['f32', 67, 0], ['f16', 131, 65536]] as const) {
+    it(`k-means++ rounds through the screen = seed_many (${dtype}, n=150001 d=${d}, m=2048${tileRows ? ', tiled' : ''})`, async () => {
+      const n = 150001, m = 2048;
+      const { ds, X } = randomData(n, d, dtype, 41);
+      const tiles = tileRows ? { tileRows } : {};
+      const screened = await createCudaBackend(0, { screen: true, ...tiles });
+      const direct = await createCudaBackend(0, { screen: false, ...tiles });
+      const a = (await screened.open(ds, m)) as CudaEngine;
+      const b = (await direct.open(ds, m)) as CudaEngine;
+      try {
+        a.poisonForTests();
+        b.poisonForTests();
+        const c0 = Float32Array.from(X.subarray(0, d));
+        expect(await a.seedBegin(c0)).toBe(await b.seedBegin(c0));
+        let at = 1;
+        const ms = [0, 0];
+        for (const L of [131, 1000, 2048, 700, 2049]) {
+          const C = new Float32Array(L * d);
+          // Some candidates twice, some rows twice in the data (randomData's levels repeat every 7 rows).
+          for (let l = 0; l < L; l++) C.set(X.subarray(((l % 97 === 5 ? at - 1 : at) * 7919 % n) * d, (((l % 97 === 5 ? at - 1 : at) * 7919 % n) + 1) * d), l * d), at++;
+          let t = performance.now();
+          const ta = await a.seedAddMany(C);
+          ms[0] += performance.now() - t;
+          t = performance.now();
+          const tb = await b.seedAddMany(C);
+          ms[1] += performance.now() - t;
+          expect(ta, `L ${L}`).toBe(tb);
+          const targets = Float64Array.from([0, 0.13, 0.5, 0.77, 0.999999], (f) => f * ta);
+          expect(Array.from(await a.seedPickMany(targets))).toEqual(Array.from(await b.seedPickMany(targets)));
+        }
+        console.log(`k-means++ rounds ${dtype} d=${d}${tileRows ? ' tiled' : ''}: screened ${ms[0].toFixed(1)} ms, seed_many ${ms[1].toFixed(1)} ms`);
+      } finally {
+        await a.dispose();
+        await b.dispose();
+        await screened.close();
+        await direct.close();
+      }
+    });
+  }
+
+  // max_abs (the engine's largest |x|, which sets every fixed-point scale): every count mod 8, starts
+  // off a 16-byte boundary, the largest |x| at the first, the last or a middle element, negative or
+  // not; an Inf or a NaN anywhere is the answer (the host refuses the data).
+  it('max_abs: the largest |x| as f32 bits, from any start, for any count; Inf and NaN found', async () => {
+    const r = rng(31);
+    const { ctx } = backend;
+    const bits = new Uint32Array(1), f = new Float32Array(bits.buffer);
+    for (const dtype of ['f32', 'f16'] as const) {
+      const eb = dtype === 'f32' ? 4 : 2;
+      for (const count of [1, 2, 7, 8, 9, 15, 16, 17, 31, 1000, 4099, 100003]) {
+        for (const start of [0, 1, 3, 7]) {
+          for (const where of ['first', 'last', 'middle', 'inf', 'nan'] as const) {
+            const v = new Float32Array(count).map(() => (r() - 0.5) * 100);
+            const at = where === 'first' ? 0 : where === 'last' ? count - 1 : Math.floor(r() * count);
+            v[at] = where === 'inf' ? -Infinity : where === 'nan' ? NaN : (r() < 0.5 ? -1 : 1) * 1000.25;
+            const host = dtype === 'f32' ? v : Uint16Array.from(v, (x) => f32ToF16(x));
+            let want = 0;
+            for (let i = 0; i < count; i++) want = Math.max(want, Math.abs(dtype === 'f32' ? v[i] : f16ToF32(host[i])));
+            const buf = ctx.pool.alloc('max_abs test', (count + start) * eb + 16);
+            const out = ctx.pool.alloc('max_abs out', 4);
+            try {
+              ctx.upload(buf, new Uint8Array(host.buffer, host.byteOffset, count * eb), start * eb);
+              ctx.upload(out, new Uint32Array([0]));
+              launch(ctx, 'max_abs', dtype, Math.min(Math.ceil(count / 256), 64), { X: buf.ptr + BigInt(start * eb), count, out: out.ptr });
+              await ctx.finish();
+              ctx.download(bits, out);
+              const label = `${dtype} count ${count} start ${start} ${where}`;
+              if (where === 'nan') expect(Number.isNaN(f[0]), label).toBe(true);
+              else expect(f[0], label).toBe(want);
+            } finally {
+              ctx.pool.free(buf);
+              ctx.pool.free(out);
+            }
+          }
+        }
+      }
     }
   });
 

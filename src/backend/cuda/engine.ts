@@ -88,7 +88,8 @@ export class CudaEngine implements Engine {
   private async init(o: CudaOptions, plan: MemoryPlan, from: DeviceRows | undefined): Promise<void> {
     const { n, d, m, ctx, core } = this;
     const rows = plan.tileRows ? Math.min(plan.tileRows, n) : n;
-    this.seeding = new DeviceSeeding(core);
+    // Its rounds screen where the passes do (pass.ts screenCandidates), once the pass exists.
+    this.seeding = new DeviceSeeding(core, (C, L, after) => this.pass.screenCandidates(C, L, after));
     core.bufs.allocate({
       n, d, m, dtype: core.dtype, rows, tiled: plan.tileRows > 0,
       reduceBlocks: plan.tiles * plan.reduceGrid, seedBlocks: this.seeding.blocks, sortedReduce: o.reduce === 'sorted',

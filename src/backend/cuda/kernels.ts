@@ -61,6 +61,11 @@ export const KERNELS = {
     module: 'seed', perDtype: true, threads: 256, bounds: { minBlocks: 2 }, points: { value: 64, constant: 'SM_P' },
     args: [...X_N_D, ['C', 'ptr'], ['L', 'i32'], ['D', 'ptr'], ['seedScale', 'f64'], ['partial', 'ptr']],
   },
+  // k-means++ in rounds through the screen: D = min(D, D1), D1 the screened assign's exact nearest distance.
+  seed_min: {
+    module: 'seed', perDtype: false, threads: 256, bounds: {}, points: { value: 256, constant: 'SEED_POINTS' },
+    args: [['D', 'ptr'], ['D1', 'ptr'], ['n', 'i32'], ['seedScale', 'f64'], ['partial', 'ptr']],
+  },
   // Init's sample gathered from the parent engine's resident vectors (CudaEngine.subset).
   gather_rows: {
     module: 'seed', perDtype: true, threads: 256,

@@ -12,6 +12,8 @@ import { KERNELS } from './kernels.js';
 import { gpuPassScales } from './numerics.js';
 import type { CudaOptions } from './options.js';
 import { DeviceScreen, screens, type Top2 } from './screen.js';
+import type { DeviceBuffer } from './pool.js';
+import type { Span } from './spans.js';
 import { CudaError } from './check.js';
 import { CU } from './status.js';
 import { log } from '../../log.js';
@@ -78,6 +80,29 @@ export class DevicePass {
       log().warn(`${this.e.ctx.where}: no room left for the screened assign's buffers (${err.message}); assigning without the screen, which is slower`);
     }
     return this.made;
+  }
+
+  /**
+   * k-means++'s rounds (seeding.ts addMany): every row's exact nearest of the L candidates in `C`
+   * through the screen, the distance in D1 (the top-2 buffers are scratch between passes);
+   * `after(span, d1)` queues what follows on each span. False, doing nothing, where the passes do
+   * not screen, L is more than the screen's buffers hold (m), or too few to repay it: seed_many then.
+   */
+  async screenCandidates(C: DeviceBuffer, L: number, after: (s: Span, d1: bigint) => void): Promise<boolean> {
+    const { e } = this;
+    if (!this.screen || L > e.m || !screens(e.n, e.d, L, this.o)) return false;
+    const screen = this.screener;
+    if (!screen) return false;
+    const { spans, bufs: b } = e;
+    const tiled = spans.tileRows > 0;
+    screen.begin(e.global.maxAbs, tiled ? undefined : { p0: 0, rows: e.n, x: b.X.ptr }, screen.anchorSet(C, L));
+    await spans.forEachSpan((s) => {
+      const at = (buf: DeviceBuffer) => spans.at(buf, s);
+      const top2 = { j1: at(b.J1), d1: at(b.D1), j2: at(b.J2), d2: at(b.D2) };
+      screen.span(s, tiled, top2);
+      after(s, top2.d1);
+    });
+    return true;
   }
 
   /** Which screen kernel the passes use (bench and tests read it), or 'direct'. */

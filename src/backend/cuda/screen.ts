@@ -124,13 +124,28 @@ export function screenBytes(d: number, m: number, rows: number): number {
   );
 }
 
+/**
+ * The anchors a pass screens against: the engine's own, or k-means++'s candidates of a round
+ * (seeding.ts) in a buffer of their own, at most the engine's m of them (the buffers are sized for m).
+ */
+export interface AnchorSet {
+  C: DeviceBuffer;
+  m: number;
+  mpad: number;
+  slice: number;
+  slices: number;
+  masks: { imask: number; hmask: number };
+}
+
 export class DeviceScreen {
   readonly kernel: ScreenKernel;
   /** collect_h, or its wgmma form where the screen runs on Hopper's kernels. */
   private readonly collectKernel: 'collect_h' | 'collect_h90';
   private readonly g: ReturnType<typeof screenShape>;
   private readonly bound: HalfBound;
-  private readonly masks: { imask: number; hmask: number };
+  /** The engine's anchors, and the set begin() was last given (what span() screens against). */
+  private readonly own: AnchorSet;
+  private set: AnchorSet;
   private readonly shared: number;
   private readonly bufs: Record<'Xh' | 'xn' | 'keys' | 'list' | 'list2' | 'thr' | 'ccount' | 'cand' | 'Ch' | 'cn' | 'mu' | 'scalars' | 'part', DeviceBuffer>;
   /** screen_h90m's tiled copy of the anchors (tile_anchors), or none. */
@@ -147,7 +162,7 @@ export class DeviceScreen {
     this.collectKernel = this.kernel === 'screen_h' ? 'collect_h' : 'collect_h90';
     this.shared = sharedOf(this.kernel, dp);
     this.bound = screenHalfBound(d, dp);
-    this.masks = keyMasks(this.g.mpad);
+    this.own = this.set = this.anchorSet(e.bufs.C, m);
     const b = e.bufs;
     const { rowsPad, mpad, slices, cap, collectCap } = this.g;
     this.bufs = {
@@ -187,40 +202,49 @@ export class DeviceScreen {
     return [b.keys, b.list, b.list2, b.thr, b.ccount, b.cand, b.Ch, b.cn, b.scalars, b.part, ...(this.Ct ? [this.Ct] : [])];
   }
 
-  /** Before a pass's spans: the scale for the whole data's range, the anchors' fp16 copy. */
-  begin(maxAbs: number, resident: Span | undefined): void {
+  /** L anchors in C (L at most the engine's m) as a set to screen against. */
+  anchorSet(C: DeviceBuffer, L: number): AnchorSet {
+    if (L > this.e.m) throw new Error(`a screen sized for ${this.e.m} anchors cannot take ${L}`);
+    const { mpad, slice, slices } = screenShape(this.e.d, L, this.rows);
+    return { C, m: L, mpad, slice, slices, masks: keyMasks(mpad) };
+  }
+
+  /** Before a pass's spans: the scale for the whole data's range, the anchors' fp16 copy (the engine's, or `set`). */
+  begin(maxAbs: number, resident: Span | undefined, set = this.own): void {
     const { e, g, bufs: b } = this;
+    this.set = set;
     this.scale = halfScale(maxAbs);
     if (resident && this.preparedScale !== this.scale) {
       this.preparePoints(resident);
       this.preparedScale = this.scale;
     }
     e.run('screen_reset', 1, { scalars: b.scalars.ptr, first: 0 });
-    e.run('prep_anchors', Math.min(Math.ceil(g.mpad / 8), e.ctx.info.multiprocessors * 16), {
-      C: e.bufs.C.ptr, mu: b.mu.ptr, s: this.scale, m: e.m, d: e.d, dp: g.dp, mpad: g.mpad, Ch: b.Ch.ptr, cn: b.cn.ptr, scalars: b.scalars.ptr,
+    e.run('prep_anchors', Math.min(Math.ceil(set.mpad / 8), e.ctx.info.multiprocessors * 16), {
+      C: set.C.ptr, mu: b.mu.ptr, s: this.scale, m: set.m, d: e.d, dp: g.dp, mpad: set.mpad, Ch: b.Ch.ptr, cn: b.cn.ptr, scalars: b.scalars.ptr,
     });
     if (this.Ct) {
-      e.run('tile_anchors', Math.min(Math.ceil((g.mpad * g.dp) / 8 / 256), e.ctx.info.multiprocessors * 8), {
-        Ch: b.Ch.ptr, dp: g.dp, mpad: g.mpad, Ct: this.Ct.ptr,
+      e.run('tile_anchors', Math.min(Math.ceil((set.mpad * g.dp) / 8 / 256), e.ctx.info.multiprocessors * 8), {
+        Ch: b.Ch.ptr, dp: g.dp, mpad: set.mpad, Ct: this.Ct.ptr,
       });
     }
   }
 
-  /** The assign of one span: J1, D1, J2, D2 (at the span's rows) exact. */
+  /** The assign of one span against begin()'s set: J1, D1, J2, D2 (at the span's rows) exact. */
   span(s: Span, tiled: boolean, top2: Top2): void {
-    const { e, g, bufs: b, bound, masks } = this;
-    const { d, m } = e;
+    const { e, g, bufs: b, bound } = this;
+    const { d } = e;
+    const { C, m, mpad, masks } = this.set;
     const n = s.rows;
     if (tiled) {
       e.run('screen_reset', 1, { scalars: b.scalars.ptr, first: 2 });
       this.preparePoints(s);
     }
     e.run(this.kernel, Math.ceil(n / BLOCK_POINTS), {
-      Xh: b.Xh.ptr, Ch: (this.Ct ?? b.Ch).ptr, xn: b.xn.ptr, cn: b.cn.ptr, scalars: b.scalars.ptr, n, dp: g.dp, mpad: g.mpad,
+      Xh: b.Xh.ptr, Ch: (this.Ct ?? b.Ch).ptr, xn: b.xn.ptr, cn: b.cn.ptr, scalars: b.scalars.ptr, n, dp: g.dp, mpad,
       hmask: masks.hmask, keys: b.keys.ptr,
     }, { sharedBytes: this.shared });
     e.run(keysOf(this.kernel) === KEYS_WIDE ? 'exact_h16' : 'exact_h', Math.ceil(n / KERNELS.exact_h.points.value), {
-      X: s.x, C: e.bufs.C.ptr, xn: b.xn.ptr, keys: b.keys.ptr, scalars: b.scalars.ptr, ...bound, s2: this.scale * this.scale,
+      X: s.x, C: C.ptr, xn: b.xn.ptr, keys: b.keys.ptr, scalars: b.scalars.ptr, ...bound, s2: this.scale * this.scale,
       imask: masks.imask, n, d, m, J1: top2.j1, D1: top2.d1, J2: top2.j2, D2: top2.d2, list: b.list.ptr,
       thr: b.thr.ptr, ccount: b.ccount.ptr, cap: g.collectCap,
     });
@@ -228,25 +252,25 @@ export class DeviceScreen {
     const collect = Math.min(g.collectCap, n);
     e.run(this.collectKernel, Math.ceil(collect / BLOCK_POINTS), {
       Xh: b.Xh.ptr, Ch: b.Ch.ptr, xn: b.xn.ptr, cn: b.cn.ptr, list: b.list.ptr, scalars: b.scalars.ptr, thr: b.thr.ptr,
-      cap: collect, dp: g.dp, mpad: g.mpad, cand: b.cand.ptr, ccount: b.ccount.ptr, ncand: g.ncand,
+      cap: collect, dp: g.dp, mpad, cand: b.cand.ptr, ccount: b.ccount.ptr, ncand: g.ncand,
     }, { sharedBytes: this.collectKernel === 'collect_h90' ? sharedOf('screen_h90', g.dp) : 0 });
     e.run('exact_collect', Math.ceil(n / KERNELS.exact_collect.points.value), {
-      X: s.x, C: e.bufs.C.ptr, list: b.list.ptr, scalars: b.scalars.ptr, thr: b.thr.ptr, cap: collect, cand: b.cand.ptr,
+      X: s.x, C: C.ptr, list: b.list.ptr, scalars: b.scalars.ptr, thr: b.thr.ptr, cap: collect, cand: b.cand.ptr,
       ccount: b.ccount.ptr, ncand: g.ncand, d, J1: top2.j1, D1: top2.d1, J2: top2.j2, D2: top2.d2, list2: b.list2.ptr,
     });
     const cap = Math.min(g.cap, n);
     const count = b.scalars.ptr + 16n;
     e.run('fallback_split', Math.min(Math.ceil(cap / KERNELS.fallback_split.points.value), 256), {
-      X: s.x, C: e.bufs.C.ptr, d, m, slice: g.slice, list: b.list2.ptr, count, cap, part: b.part.ptr,
-    }, { gridY: g.slices });
+      X: s.x, C: C.ptr, d, m, slice: this.set.slice, list: b.list2.ptr, count, cap, part: b.part.ptr,
+    }, { gridY: this.set.slices });
     e.run('fallback_merge', 64, {
-      part: b.part.ptr, slices: g.slices, cap, list: b.list2.ptr, count, rest: b.scalars.ptr + 20n,
+      part: b.part.ptr, slices: this.set.slices, cap, list: b.list2.ptr, count, rest: b.scalars.ptr + 20n,
       J1: top2.j1, D1: top2.d1, J2: top2.j2, D2: top2.d2,
     });
     if (n > cap) {
       // Points of list2 past the cap (a long list: the screen is failing on these data).
       e.run('assign_list', Math.ceil((n - cap) / KERNELS.assign_list.points.value), {
-        X: s.x, C: e.bufs.C.ptr, n, d, m, ...top2, list: b.list2.ptr + BigInt(cap * 4), count: b.scalars.ptr + 20n,
+        X: s.x, C: C.ptr, n, d, m, ...top2, list: b.list2.ptr + BigInt(cap * 4), count: b.scalars.ptr + 20n,
       });
     }
   }

@@ -1,5 +1,8 @@
 // k-means++ support on the device (Engine.seedBegin / seedAdd / seedTry / seedPick and the rounds'
-// seedAddMany / seedPickMany, cuda/seed.cu).
+// seedAddMany / seedPickMany, cuda/seed.cu). A round's candidates go through the passes' screen
+// where the engine screens (pass.ts screenCandidates: the fp16 tensor-core GEMM ranks them, the
+// direct chain measures the few that matter): its exact nearest distance is seed_many's to the bit,
+// at a fraction of seed_many's SIMT work (docs/cuda.md).
 // Each block of seed_dist owns SEED_POINTS consecutive points and writes the sum of its D values,
 // in units of 1/scale, as an exact integer (fixed.ts); tiles start on block boundaries, so each
 // tile's blocks write their own slots. The host keeps the block sums of the last begin/add to
@@ -8,6 +11,11 @@ import { fixedSeed, maxAbsOf, seedScale } from '../fixed.js';
 import { pickIndexes } from '../seed-pick.js';
 import type { EngineCore } from './core.js';
 import { KERNELS } from './kernels.js';
+import type { DeviceBuffer } from './pool.js';
+import type { Span } from './spans.js';
+
+/** DevicePass.screenCandidates: the rows' exact nearest of L candidates through the screen, or false where it does not pay. */
+export type ScreenCandidates = (C: DeviceBuffer, L: number, after: (s: Span, d1: bigint) => void) => Promise<boolean>;
 
 const SEED_POINTS = KERNELS.seed_dist.points.value;
 /** seed_many's blocks are a fraction of a seeding block: this many make one. */
@@ -25,8 +33,10 @@ export class DeviceSeeding {
   private hostD: Float32Array | undefined;
   calls = 0;
   wallMs = 0;
+  /** Rounds of addMany that went through the screen. */
+  screenedRounds = 0;
 
-  constructor(private readonly e: EngineCore) {
+  constructor(private readonly e: EngineCore, private readonly screen?: ScreenCandidates) {
     this.blocks = Math.ceil(e.n / SEED_POINTS);
     this.sums = new Float64Array(this.blocks);
   }
@@ -64,6 +74,21 @@ export class DeviceSeeding {
     const parts = this.blocks * MANY_PER_BLOCK;
     e.bufs.growCandidates(Math.max(L, MANY_PER_BLOCK), e.d, this.blocks);
     e.ctx.upload(e.bufs.cand, cands.subarray(0, L * e.d));
+    // Where the passes screen, the screen's exact nearest distance (the same bits as seed_many's:
+    // both are the direct chain), D = min(D, it) and the block sums as seed_dist writes them.
+    const screened = this.screen && (await this.screen(e.bufs.cand, L, (s, d1) => {
+      e.run('seed_min', Math.ceil(s.rows / SEED_POINTS), {
+        D: e.spans.at(e.bufs.seedD, s), D1: d1, n: s.rows, seedScale: this.scale, partial: e.bufs.seedPartial.ptr + BigInt((s.p0 / SEED_POINTS) * 8),
+      });
+    }));
+    if (screened) {
+      await e.sync();
+      e.ctx.download(this.sums, e.bufs.seedPartial);
+      this.screenedRounds++;
+      this.calls++;
+      this.wallMs += performance.now() - t0;
+      return this.total();
+    }
     await e.spans.forEachSpan((s) => {
       e.run('seed_many', Math.ceil(s.rows / KERNELS.seed_many.points.value), {
         X: s.x, n: s.rows, d: e.d, C: e.bufs.cand.ptr, L, D: e.spans.at(e.bufs.seedD, s), seedScale: this.scale,
