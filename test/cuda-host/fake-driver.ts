@@ -53,6 +53,8 @@ export interface FakeOptions {
    */
   threadUnlocks?: boolean;
   threadUnlockStatus?: number;
+  /** hostUnregisterAsync throws where it is called (as koffi would for a call it cannot make). */
+  threadUnlockThrows?: boolean;
   /** Fill every allocation with 0xa5 bytes (as real device memory holds leftovers, not zeros): an output a kernel fails to write shows. */
   poison?: boolean;
 }
@@ -268,15 +270,17 @@ export class FakeCuda {
       },
       hostView: (p) => p as ArrayBuffer,
       ...(o.threadUnlocks && {
-        hostUnregisterAsync: (address: bigint, done: (status: number) => void) =>
-          void setImmediate(() => {
+        hostUnregisterAsync: (address: bigint, done: (status: number) => void) => {
+          if (o.threadUnlockThrows) throw new Error('no thread for the call');
+          setImmediate(() => {
             if (o.threadUnlockStatus) return done(o.threadUnlockStatus);
             const k = self.registered.findIndex((r) => r.address === address);
             if (k < 0) return done(713);
             self.registered.splice(k, 1);
             self.threadUnlocks++;
             done(0);
-          }),
+          });
+        },
       }),
       cuStreamCreate: (out) => {
         out[0] = self.owned(self.handle());

@@ -201,9 +201,9 @@ describe('uploadsOver: the locks go on a thread while the host measures and writ
     expect(lockedBytes()).toBe(0);
   });
 
-  it('a refused unlock on the thread leaves the rest to go on; a driver without the thread call keeps the locks for close', async () => {
+  it('a refused or failing unlock on the thread leaves the rest to go on and close to succeed; a driver without the thread call keeps the locks for close', async () => {
     const { datasetFromF32 } = await import('../../dist/vectors/dataset.js');
-    for (const o of [{ threadUnlocks: true, threadUnlockStatus: 1 }, {}]) {
+    for (const o of [{ threadUnlocks: true, threadUnlockStatus: 1 }, { threadUnlocks: true, threadUnlockThrows: true }, {}]) {
       const fake = new FakeCuda({ devices: [GPU], ...o });
       setDriverForTests(fake.api);
       const b = await createCudaBackend(0, {});

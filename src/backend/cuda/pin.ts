@@ -152,18 +152,24 @@ const onThread = { pieces: 0, ms: 0 };
  * no address can be had), the locks stay for close (unlockAll).
  */
 export function unlockOffThread(ctx: CudaContext): void {
-  const async = ctx.drv.hostUnregisterAsync, c = libc();
-  if (!async || !c) return;
+  const unlockAsync = ctx.drv.hostUnregisterAsync, c = libc();
+  if (!unlockAsync || !c) return;
   const mine: Lock[] = [];
   for (const list of [releasing, locks]) for (let k = list.length - 1; k >= 0; k--) if (list[k].ctx === ctx) mine.push(...list.splice(k, 1));
   if (mine.length === 0) return;
   const t0 = performance.now();
+  // A failed unlock leaves its pages locked until the process ends: slower for others, never wrong;
+  // so a failure is said (-v) and the chain goes on, and never rejects (close and uploads wait on it).
+  const failed = (e: unknown) => log().debug(`${ctx.where}: unlocking host pages on a thread failed (${e})`);
   offThread = offThread.then(async () => {
     for (const l of mine) {
-      const status = await new Promise<number>((done) => async(c.addressOf(l.view), done));
-      // A failed unlock leaves the pages locked until the process ends: slower for others, never wrong.
-      if (status !== CU.SUCCESS) log().debug(`${l.ctx.where}: unlocking host pages on a thread failed (${describeStatus(l.ctx.drv, status)})`);
-      else onThread.pieces++;
+      try {
+        const status = await new Promise<number>((done) => unlockAsync(c.addressOf(l.view), done));
+        if (status !== CU.SUCCESS) failed(describeStatus(ctx.drv, status));
+        else onThread.pieces++;
+      } catch (e) {
+        failed((e as Error).message);
+      }
     }
     onThread.ms += performance.now() - t0;
   });
