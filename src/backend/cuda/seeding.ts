@@ -33,8 +33,6 @@ export class DeviceSeeding {
   private hostD: Float32Array | undefined;
   calls = 0;
   wallMs = 0;
-  /** Rounds of addMany that went through the screen. */
-  screenedRounds = 0;
 
   constructor(private readonly e: EngineCore, private readonly screen?: ScreenCandidates) {
     this.blocks = Math.ceil(e.n / SEED_POINTS);
@@ -84,7 +82,6 @@ export class DeviceSeeding {
     if (screened) {
       await e.sync();
       e.ctx.download(this.sums, e.bufs.seedPartial);
-      this.screenedRounds++;
       this.calls++;
       this.wallMs += performance.now() - t0;
       return this.total();
