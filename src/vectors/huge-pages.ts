@@ -75,12 +75,14 @@ export function largeBuffer(bytes: number): ArrayBufferLike {
 /**
  * Bytes of `buffer` the kernel maps on 2 MiB pages now: the AnonHugePages of the mappings of
  * /proc/self/smaps that it spans. Undefined where that cannot be known (huge pages not asked for,
- * no smaps). For -v: page-locking memory on 4 KiB pages costs the GPU driver far more than on
- * 2 MiB ones (backend/cuda/pin.ts), and whether the kernel could give them varies.
+ * no smaps) or not worth asking: a buffer below HUGE_PAGE_MIN_BYTES is never advised, and reading
+ * smaps costs tens of milliseconds (a process's every mapping). For -v: page-locking memory on
+ * 4 KiB pages costs the GPU driver far more than on 2 MiB ones (backend/cuda/pin.ts), and whether
+ * the kernel could give them varies.
  */
 export function hugePageBytes(buffer: ArrayBufferLike): number | undefined {
   if (advise === undefined) advise = load();
-  if (!advise || buffer.byteLength === 0) return undefined;
+  if (!advise || buffer.byteLength < HUGE_PAGE_MIN_BYTES) return undefined;
   try {
     const at = addressOf(buffer);
     return smapsHugeBytes(readFileSync('/proc/self/smaps', 'utf8'), at, at + BigInt(buffer.byteLength));

@@ -70,6 +70,10 @@ describe('huge pages for large vector stores', () => {
     expect(huge).toBeLessThanOrEqual(s.buffer.byteLength + 4 * 2 ** 20); // its mapping's pages, rounded to whole 2 MiB ones
   });
 
+  it('does not read smaps for a buffer too small to have been advised', () => {
+    expect(hugePageBytes(new SharedArrayBuffer(HUGE_PAGE_MIN_BYTES - 1))).toBeUndefined();
+  });
+
   it.runIf(offered)('is off under VLC_HUGE_PAGES=0', () => {
     const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
     const script = `import('${path.join(root, 'dist/vectors/huge-pages.js')}').then((m) => process.stdout.write(String(m.adviseHugePages(new SharedArrayBuffer(${HUGE_PAGE_MIN_BYTES})))))`;

@@ -120,9 +120,10 @@ export class CudaEngine implements Engine {
     // -v: where an engine's opening goes (several GPUs open theirs from one host thread).
     const bytes = plan.tileRows ? 0 : n * core.rows.rowBytes;
     if (log().isLevelEnabled('debug')) {
+      const checked = performance.now() - t1; // before smaps is read for the line
       const huge = locking > 0 ? hugePageBytes(core.rows.ds.buffer) : undefined;
       const pages = huge === undefined ? '' : `, ${((100 * huge) / core.rows.ds.buffer.byteLength).toFixed(0)} % of them on 2 MiB pages`;
-      log().debug(`${ctx.where}: engine over ${n} rows: ${from ? 'gathered on the device' : plan.tileRows ? 'streamed in tiles' : `${(bytes / 2 ** 30).toFixed(2)} GiB uploaded`} in ${(t1 - t0).toFixed(0)} ms${locking > 0 ? ` (${locking.toFixed(0)} ms of it page-locking the host's pages${pages})` : ''}, checked in ${(performance.now() - t1).toFixed(0)} ms`);
+      log().debug(`${ctx.where}: engine over ${n} rows: ${from ? 'gathered on the device' : plan.tileRows ? 'streamed in tiles' : `${(bytes / 2 ** 30).toFixed(2)} GiB uploaded`} in ${(t1 - t0).toFixed(0)} ms${locking > 0 ? ` (${locking.toFixed(0)} ms of it page-locking the host's pages${pages})` : ''}, checked in ${checked.toFixed(0)} ms`);
     }
     if (!Number.isFinite(this.localMaxAbs)) {
       throw new UsageError('the vectors contain NaN or infinite values; fix the data or pass --drop-invalid to skip such rows');
