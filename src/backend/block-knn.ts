@@ -19,21 +19,26 @@ export type OnRows = (done: number, total: number) => void;
 /**
  * Exact k-NN of the queries over nb base rows given block by block (`block(r0, r1, scratch)` returns
  * rows r0..r1 as r1−r0 rows of d floats), the per-block lists merged: ascending distance, ties by
- * the lower base position, as one call over the whole base would give.
+ * the lower base position, as one call over the whole base would give. `prefixes` (ascending, below
+ * nb): blocks also end there, and `onPrefix(rows, lists)` gets the lists merged so far, which are
+ * what a search over the first `rows` rows alone gives.
  */
 export async function blockKnn(
   queries: Float32Array, nq: number, d: number, k: number, nb: number,
   block: (r0: number, r1: number, scratch: Float32Array) => Float32Array, knn: Pick<ExactKnn, 'knn'>, blockFloats = BLOCK_FLOATS, onRows?: OnRows,
+  prefixes: readonly number[] = [], onPrefix?: (rows: number, lists: Neighbours) => void,
 ): Promise<Neighbours> {
   const rowsPerBlock = Math.max(1, Math.floor(blockFloats / d));
   let scratch: Float32Array | undefined;
   let best: Neighbours | undefined;
-  for (let r0 = 0; r0 < nb; r0 += rowsPerBlock) {
-    const r1 = Math.min(nb, r0 + rowsPerBlock);
+  for (let r0 = 0, r1 = 0; r0 < nb; r0 = r1) {
+    const cut = prefixes.find((p) => p > r0);
+    r1 = Math.min(nb, r0 + rowsPerBlock, cut ?? nb);
     scratch ??= new Float32Array(new SharedArrayBuffer(Math.max(1, Math.min(nb, rowsPerBlock) * d) * 4));
     const part = await knn.knn(block(r0, r1, scratch), r1 - r0, queries, nq, d, k);
     if (r0 > 0) for (let t = 0; t < part.ids.length; t++) if (part.ids[t] >= 0) part.ids[t] += r0;
     best = best ? mergeLists(best, part, nq, k) : part;
+    if (r1 === cut) onPrefix?.(r1, best); // merges make new lists: this one stays as it is
     onRows?.(r1, nb);
     await checkpoint(); // a Ctrl-C ends the search between blocks, not after all of them
   }

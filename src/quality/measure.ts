@@ -21,7 +21,7 @@
 import type { ExactKnn, Neighbours } from '../backend/device.js';
 import { log } from '../log.js';
 import type { VectorsLike } from '../vectors/dataset.js';
-import { decodedPerQuery, meanAndSe, summarize, trueNeighbours, type DecodedRecall, type RecallPlan } from './recall.js';
+import { decodedPerQuery, decodedPerQueryPrefixes, meanAndSe, summarize, trueNeighbours, type BasePrefix, type DecodedRecall, type RecallPlan } from './recall.js';
 import { reconstructionQuality, type DecodeRow, type ReconstructionQuality } from './reconstruction.js';
 import { rowCount, rowsUpTo, sampleIndices, type Rows } from './sample.js';
 
@@ -122,7 +122,17 @@ function firstHalf(plan: RecallPlan, nb: number): RecallPlan | null {
 export async function sampledRecall(
   x: VectorsLike, nx: number, d: number, decode: DecodeRow, s: RecallSample, knn: ExactKnn, interval = false,
 ): Promise<SampledRecall> {
-  const full = await decodedPerQuery(x, nx, d, decode, s.plan, s.truth, knn);
+  // The interval's quarter of the base (its plan and true neighbours), made on first use.
+  if (interval && s.half && s.quarter === undefined) {
+    const qp = firstHalf(s.half.plan, rowCount(s.half.plan.base, nx));
+    s.quarter = qp && { plan: qp, truth: await trueNeighbours(x, nx, d, qp, knn) };
+  }
+  // The base, its half and (for the interval) its quarter searched together, in one search.
+  const prefixes: BasePrefix[] = [];
+  if (s.half) prefixes.push({ rows: rowCount(s.half.plan.base, nx), truth: s.half.truth });
+  if (interval && s.half && s.quarter) prefixes.push({ rows: rowCount(s.quarter.plan.base, nx), truth: s.quarter.truth });
+  const together = prefixes.length ? await decodedPerQueryPrefixes(x, nx, d, decode, s.plan, s.truth, prefixes, knn) : undefined;
+  const full = together?.[0] ?? (await decodedPerQuery(x, nx, d, decode, s.plan, s.truth, knn));
   const measured = { ...summarize(full.hits1, full.perQuery), k: full.k, queries: s.plan.queries.length, base: full.nb };
   const none = { recall_at_10_all_low: null, recall_at_10_all_high: null };
   if (full.perQuery.length === 0) return { ...measured, recall_at_10_all: null, recall_at_10_all_se: null, ...none };
@@ -134,7 +144,7 @@ export async function sampledRecall(
     const half = Z * Math.max(measured.recall_at_10_se!, binomialSe(mean, slots)) * fpc;
     return { ...measured, recall_at_10_all: mean, recall_at_10_all_se: measured.recall_at_10_se, ...(interval ? bounds(mean, half) : none) };
   }
-  const half = await decodedPerQuery(x, nx, d, decode, s.half.plan, s.half.truth, knn);
+  const half = together?.[1] ?? (await decodedPerQuery(x, nx, d, decode, s.half.plan, s.half.truth, knn));
   const steps = Math.log2(s.n / full.nb) / Math.log2(full.nb / half.nb); // doublings from the base to n, per halving measured
   const predicted = full.perQuery.map((r, q) => r - steps * (half.perQuery[q] - r));
   const { mean, se } = meanAndSe(predicted);
@@ -147,14 +157,10 @@ export async function sampledRecall(
   const floor = binomialSe(measured.recall_at_10!, slots);
   const seQueries = Math.max(se, floor * Math.hypot(1 + steps, steps));
   // The line: its one-doubling miss on the sample, carried over the doublings to n.
-  if (s.quarter === undefined) {
-    const qp = firstHalf(s.half.plan, half.nb);
-    s.quarter = qp && { plan: qp, truth: await trueNeighbours(x, nx, d, qp, knn) };
-  }
   const carried = (steps * (steps + 1)) / 2;
   let lineBias: number, lineSe: number;
   if (s.quarter) {
-    const quarter = await decodedPerQuery(x, nx, d, decode, s.quarter.plan, s.quarter.truth, knn);
+    const quarter = together?.[2] ?? (await decodedPerQuery(x, nx, d, decode, s.quarter.plan, s.quarter.truth, knn));
     const curvature = meanAndSe(full.perQuery.map((r, q) => r - 2 * half.perQuery[q] + quarter.perQuery[q]));
     lineBias = Math.abs(curvature.mean) * carried;
     lineSe = Math.max(curvature.se, floor * Math.sqrt(6)) * carried;

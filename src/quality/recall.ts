@@ -83,12 +83,45 @@ export async function decodedPerQuery(
   const k = kOf(nb);
   if (k < 1 || nq === 0) return { perQuery: [], hits1: 0, k: Math.max(k, 0), nb };
   const s = planScale(x, n, d, plan);
-  const decodedBlock = (r0: number, r1: number, out: Float32Array) => {
+  const got = await blockKnn(queryVectors(x, n, d, plan, s), nq, d, k + 1, nb, decodedBlocks(plan, d, decode, s), knn, BLOCK_FLOATS, onRows);
+  return { ...perQueryRecall(truth, got, k + 1, plan.queries, k), k, nb };
+}
+
+/** The plan's base rows r0..r1 decoded and scaled by s, as blockKnn asks for them. */
+function decodedBlocks(plan: RecallPlan, d: number, decode: DecodeRow, s: number): (r0: number, r1: number, out: Float32Array) => Float32Array {
+  return (r0, r1, out) => {
     for (let r = r0; r < r1; r++) decode(rowAt(plan.base, r), out.subarray((r - r0) * d, (r - r0 + 1) * d));
     return scaleInPlace(out.subarray(0, (r1 - r0) * d), s);
   };
-  const got = await blockKnn(queryVectors(x, n, d, plan, s), nq, d, k + 1, nb, decodedBlock, knn, BLOCK_FLOATS, onRows);
-  return { ...perQueryRecall(truth, got, k + 1, plan.queries, k), k, nb };
+}
+
+/** One prefix of a plan's base for decodedPerQueryPrefixes: its first `rows` rows and the true neighbours over them. */
+export interface BasePrefix {
+  rows: number;
+  truth: Neighbours;
+}
+
+/**
+ * decodedPerQuery over a plan's whole base and, in the same search, over each of its `prefixes`
+ * (the base's first rows: its half and quarter, whose plans are the same queries over the leading
+ * rows of this base): the base is searched a prefix at a time and the lists merged so far taken at
+ * each prefix's end, which is what a search of that prefix alone finds (blockKnn). The plans'
+ * power-of-two scales move no neighbour. Where a prefix's k differs from the base's, or a query lies
+ * past a prefix, undefined: search them one by one.
+ */
+export async function decodedPerQueryPrefixes(
+  x: Originals, n: number, d: number, decode: DecodeRow, plan: RecallPlan, truth: Neighbours, prefixes: readonly BasePrefix[], knn: ExactKnn,
+): Promise<Array<{ perQuery: number[]; hits1: number; k: number; nb: number }> | undefined> {
+  const nb = rowCount(plan.base, n), nq = plan.queries.length, k = kOf(nb);
+  const last = Math.max(...plan.queries) + 1;
+  if (k < 1 || nq === 0 || prefixes.some((p) => !(p.rows < nb && p.rows >= last && kOf(p.rows) === k))) return undefined;
+  const s = planScale(x, n, d, plan);
+  const at = new Map<number, Neighbours>();
+  const cuts = [...new Set(prefixes.map((p) => p.rows))].sort((a, b) => a - b);
+  const got = await blockKnn(queryVectors(x, n, d, plan, s), nq, d, k + 1, nb, decodedBlocks(plan, d, decode, s), knn, BLOCK_FLOATS, undefined, cuts, (rows, lists) => at.set(rows, lists));
+  return [{ rows: nb, truth, lists: got }, ...prefixes.map((p) => ({ ...p, lists: at.get(p.rows)! }))].map((p) => ({
+    ...perQueryRecall(p.truth, p.lists, k + 1, plan.queries, k), k, nb: p.rows,
+  }));
 }
 
 /**

@@ -2,7 +2,7 @@
 // over decoded vectors), the sampling behind them, and the choice of codec behind --quality/--bytes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cpuKnn } from '../../dist/backend/cpu/index.js';
-import { decodedRecall, trueNeighbours } from '../../dist/quality/recall.js';
+import { decodedPerQuery, decodedPerQueryPrefixes, decodedRecall, trueNeighbours } from '../../dist/quality/recall.js';
 import { blockKnn } from '../../dist/backend/block-knn.js';
 import { reconstructionQuality } from '../../dist/quality/reconstruction.js';
 import { choose, planChoice } from '../../dist/quality/choose.js';
@@ -95,6 +95,33 @@ describe('recall of exact search over decoded vectors', () => {
     const blocks = await blockKnn(q, 30, d, 12, n, (r0: number, r1: number) => x.subarray(r0 * d, r1 * d), cpuKnn, 37 * d);
     expect(Array.from(blocks.ids)).toEqual(Array.from(whole.ids));
     expect(Array.from(blocks.dists)).toEqual(Array.from(whole.dists));
+  });
+
+  it('searches a base and its half and quarter at once, as each alone (ties, a sampled base or every row, another scale)', async () => {
+    const r = rng(12);
+    // Decoded rows with exact duplicates (ties) and a range that gives the half another power-of-two scale.
+    // The last rows far out: the whole base's largest |x| (and so its scale) is not its half's.
+    const far = (e: number) => (e >= (n - 5) * d ? 16 : 1);
+    const dec = Float32Array.from(x, (v, e) => (Math.floor(e / d) % 9 === 4 ? x[e - d] : v + (r() - 0.5) * 0.4) * far(e));
+    const decode = (i: number, out: Float32Array) => out.set(dec.subarray(i * d, (i + 1) * d));
+    const xs = shared(Float32Array.from(x, (v, e) => v * far(e)));
+    for (const base of [null, sampleIndices(n, 301, 7)]) {
+      const nb = base ? base.length : n;
+      const plan = { base, queries: Array.from({ length: 37 }, (_, q) => q * 2) };
+      const halfPlan = { base: base ? base.slice(0, nb >> 1) : [...Array(nb >> 1).keys()], queries: plan.queries };
+      const quarterPlan = { base: halfPlan.base.slice(0, nb >> 2), queries: plan.queries };
+      const [truth, halfTruth, quarterTruth] = await Promise.all([plan, halfPlan, quarterPlan].map((p) => trueNeighbours(xs, n, d, p, cpuKnn)));
+      const got = await decodedPerQueryPrefixes(xs, n, d, decode, plan, truth, [{ rows: nb >> 1, truth: halfTruth }, { rows: nb >> 2, truth: quarterTruth }], cpuKnn);
+      const want = [
+        await decodedPerQuery(xs, n, d, decode, plan, truth, cpuKnn),
+        await decodedPerQuery(xs, n, d, decode, halfPlan, halfTruth, cpuKnn),
+        await decodedPerQuery(xs, n, d, decode, quarterPlan, quarterTruth, cpuKnn),
+      ];
+      expect(got, `base ${base ? 'sampled' : 'every row'}`).toEqual(want);
+      expect(want[1].perQuery).not.toEqual(want[0].perQuery); // the prefixes measure something else
+      // A query past a prefix: not searched together.
+      expect(await decodedPerQueryPrefixes(xs, n, d, decode, { base, queries: [...plan.queries, nb - 1] }, truth, [{ rows: nb >> 1, truth: halfTruth }], cpuKnn)).toBeUndefined();
+    }
   });
 
   it('is 1 for lossless decoding, lower for noisy decoding, and measures each query without itself', async () => {
