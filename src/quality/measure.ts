@@ -21,7 +21,7 @@
 import type { ExactKnn, Neighbours } from '../backend/device.js';
 import { log } from '../log.js';
 import type { VectorsLike } from '../vectors/dataset.js';
-import { decodedPerQuery, decodedPerQueryPrefixes, meanAndSe, summarize, trueNeighbours, type BasePrefix, type DecodedRecall, type RecallPlan } from './recall.js';
+import { decodedPerQuery, decodedPerQueryPrefixes, meanAndSe, summarize, trueNeighbours, trueNeighboursPrefixes, type BasePrefix, type DecodedRecall, type RecallPlan } from './recall.js';
 import { reconstructionQuality, type DecodeRow, type ReconstructionQuality } from './reconstruction.js';
 import { rowCount, rowsUpTo, sampleIndices, type Rows } from './sample.js';
 
@@ -82,7 +82,7 @@ export interface RecallSample {
   truth: Neighbours;
   /** The first half of the base (null when the base is every vector). */
   half: { plan: RecallPlan; truth: Neighbours } | null;
-  /** The first quarter of the base, for the interval's check of the extrapolation (made on first use; null: too few rows for the queries). */
+  /** The first quarter of the base, for the interval's check of the extrapolation (found with the base's search, else on first use; null: too few rows for the queries). */
   quarter?: { plan: RecallPlan; truth: Neighbours } | null;
 }
 
@@ -100,12 +100,16 @@ export function recallPlan(n: number): RecallPlan {
  * of a random base, ask in both).
  */
 export async function recallSample(x: VectorsLike, nx: number, d: number, plan: RecallPlan, nAll: number, knn: ExactKnn): Promise<RecallSample> {
-  const truth = await trueNeighbours(x, nx, d, plan, knn);
   const nb = rowCount(plan.base, nx);
-  if (nb >= nAll) return { n: nAll, plan, truth, half: null };
+  if (nb >= nAll) return { n: nAll, plan, truth: await trueNeighbours(x, nx, d, plan, knn), half: null };
   const halfPlan = firstHalf(plan, nb);
   if (!halfPlan) throw new Error('recallSample: every query must sit in the first half of the base');
-  return { n: nAll, plan, truth, half: { plan: halfPlan, truth: await trueNeighbours(x, nx, d, halfPlan, knn) } };
+  // The base, its half and the interval's quarter in one search, where they fit one (recall.ts).
+  const quarterPlan = firstHalf(halfPlan, rowCount(halfPlan.base, nx));
+  const prefixes = [halfPlan, ...(quarterPlan ? [quarterPlan] : [])].map((p) => rowCount(p.base, nx));
+  const lists = await trueNeighboursPrefixes(x, nx, d, plan, prefixes, knn);
+  if (!lists) return { n: nAll, plan, truth: await trueNeighbours(x, nx, d, plan, knn), half: { plan: halfPlan, truth: await trueNeighbours(x, nx, d, halfPlan, knn) } };
+  return { n: nAll, plan, truth: lists[0], half: { plan: halfPlan, truth: lists[1] }, quarter: quarterPlan && { plan: quarterPlan, truth: lists[2] } };
 }
 
 /** The first half of a plan's base (nb rows), its queries the same; null when a query sits beyond it. */

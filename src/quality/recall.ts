@@ -38,12 +38,38 @@ export interface RecallPlan {
 export async function trueNeighbours(x: Originals, n: number, d: number, plan: RecallPlan, knn: ExactKnn, onRows?: OnRows): Promise<Neighbours> {
   const nb = rowCount(plan.base, n);
   const s = planScale(x, n, d, plan);
+  return blockKnn(queryVectors(x, n, d, plan, s), plan.queries.length, d, kOf(nb) + 1, nb, originalBlocks(x, n, d, plan, s), knn, BLOCK_FLOATS, onRows);
+}
+
+/**
+ * trueNeighbours over a plan's base and, in the same search, over each of its first `prefixes`
+ * rows (ascending order not needed): the lists of the base, then of each prefix in the order given
+ * (decodedPerQueryPrefixes says why a prefix's lists are its own search's). Undefined where a
+ * prefix's k differs from the base's or a query lies past a prefix: search them one by one.
+ */
+export async function trueNeighboursPrefixes(x: Originals, n: number, d: number, plan: RecallPlan, prefixes: readonly number[], knn: ExactKnn): Promise<Neighbours[] | undefined> {
+  const nb = rowCount(plan.base, n), k = kOf(nb);
+  if (!prefixesFit(plan, nb, prefixes)) return undefined;
+  const s = planScale(x, n, d, plan);
+  const at = new Map<number, Neighbours>();
+  const cuts = [...new Set(prefixes)].sort((a, b) => a - b);
+  const got = await blockKnn(queryVectors(x, n, d, plan, s), plan.queries.length, d, k + 1, nb, originalBlocks(x, n, d, plan, s), knn, BLOCK_FLOATS, undefined, cuts, (rows, lists) => at.set(rows, lists));
+  return [got, ...prefixes.map((p) => at.get(p)!)];
+}
+
+/** Whether every prefix lies inside the base, holds every query and has the base's k (searched with it, it is its own search). */
+function prefixesFit(plan: RecallPlan, nb: number, prefixes: readonly number[]): boolean {
+  const k = kOf(nb), last = Math.max(...plan.queries) + 1;
+  return k >= 1 && plan.queries.length > 0 && prefixes.every((p) => p < nb && p >= last && kOf(p) === k);
+}
+
+/** The plan's original base rows r0..r1 scaled by s, as blockKnn asks for them. */
+function originalBlocks(x: Originals, n: number, d: number, plan: RecallPlan, s: number): (r0: number, r1: number, out: Float32Array) => Float32Array {
   const original = rowGetter(x, n, d);
-  const block = (r0: number, r1: number, out: Float32Array) => {
+  return (r0, r1, out) => {
     for (let r = r0; r < r1; r++) original(rowAt(plan.base, r), out.subarray((r - r0) * d, (r - r0 + 1) * d));
     return scaleInPlace(out.subarray(0, (r1 - r0) * d), s);
   };
-  return blockKnn(queryVectors(x, n, d, plan, s), plan.queries.length, d, kOf(nb) + 1, nb, block, knn, BLOCK_FLOATS, onRows);
 }
 
 /** Scales found per plan and original vectors, so the truth and each decoding it is compared with search at one scale. */
@@ -113,8 +139,7 @@ export async function decodedPerQueryPrefixes(
   x: Originals, n: number, d: number, decode: DecodeRow, plan: RecallPlan, truth: Neighbours, prefixes: readonly BasePrefix[], knn: ExactKnn,
 ): Promise<Array<{ perQuery: number[]; hits1: number; k: number; nb: number }> | undefined> {
   const nb = rowCount(plan.base, n), nq = plan.queries.length, k = kOf(nb);
-  const last = Math.max(...plan.queries) + 1;
-  if (k < 1 || nq === 0 || prefixes.some((p) => !(p.rows < nb && p.rows >= last && kOf(p.rows) === k))) return undefined;
+  if (!prefixesFit(plan, nb, prefixes.map((p) => p.rows))) return undefined;
   const s = planScale(x, n, d, plan);
   const at = new Map<number, Neighbours>();
   const cuts = [...new Set(prefixes.map((p) => p.rows))].sort((a, b) => a - b);

@@ -2,7 +2,7 @@
 // over decoded vectors), the sampling behind them, and the choice of codec behind --quality/--bytes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cpuKnn } from '../../dist/backend/cpu/index.js';
-import { decodedPerQuery, decodedPerQueryPrefixes, decodedRecall, trueNeighbours } from '../../dist/quality/recall.js';
+import { decodedPerQuery, decodedPerQueryPrefixes, decodedRecall, trueNeighbours, trueNeighboursPrefixes } from '../../dist/quality/recall.js';
 import { blockKnn } from '../../dist/backend/block-knn.js';
 import { reconstructionQuality } from '../../dist/quality/reconstruction.js';
 import { choose, planChoice } from '../../dist/quality/choose.js';
@@ -118,6 +118,11 @@ describe('recall of exact search over decoded vectors', () => {
         await decodedPerQuery(xs, n, d, decode, quarterPlan, quarterTruth, cpuKnn),
       ];
       expect(got, `base ${base ? 'sampled' : 'every row'}`).toEqual(want);
+      // The true neighbours the same way: one search, each prefix's ids as its own search's.
+      const truths = await trueNeighboursPrefixes(xs, n, d, plan, [nb >> 1, nb >> 2], cpuKnn);
+      expect(truths!.map((t) => Array.from(t.ids))).toEqual([truth, halfTruth, quarterTruth].map((t) => Array.from(t.ids)));
+      const sample = await recallSample(xs, n, d, plan, 10 * n, cpuKnn);
+      expect([sample.truth, sample.half!.truth, sample.quarter!.truth].map((t) => Array.from(t.ids))).toEqual([truth, halfTruth, quarterTruth].map((t) => Array.from(t.ids)));
       expect(want[1].perQuery).not.toEqual(want[0].perQuery); // the prefixes measure something else
       // A query past a prefix: not searched together.
       expect(await decodedPerQueryPrefixes(xs, n, d, decode, { base, queries: [...plan.queries, nb - 1] }, truth, [{ rows: nb >> 1, truth: halfTruth }], cpuKnn)).toBeUndefined();
