@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { encodeEc } from '../../dist/codecs/ec/encode.js';
 import { ecSection, type EcResiduals } from '../../dist/codecs/ec/residuals.js';
-import { waterFillingBits } from '../../dist/codecs/ec/steps.js';
+import { columnsOf, planStep, waterFillingBits } from '../../dist/codecs/ec/steps.js';
 import { decoded, joined, mixture } from './ec-helpers.js';
 
 class Corrupt extends Error {}
@@ -130,6 +130,20 @@ describe('ec codec', () => {
 });
 
 describe("ec's plans for --quality (codec-registry/ec.ts atError, codecs/ec/predict.ts)", () => {
+  it('planStep answers the same for several targets on one sample (its points remembered) as on a fresh copy each time', () => {
+    const rows = 1500, d = 23;
+    let seed = 9;
+    const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    const sample = Float64Array.from({ length: rows * d }, (_, e) => Math.fround((rnd() - 0.5) * Math.exp(-(e % d) / 7)));
+    const shared = columnsOf(sample, d);
+    const targets = [{ mse: 0.05 }, { mse: 0.0501 }, { bits: 40 }, { mse: 0.2 }, { bits: 41 }, { mse: 0.05 }];
+    for (const extra of [0, 3])
+      for (const t of targets) {
+        const got = planStep(shared, t, extra), want = planStep(columnsOf(sample, d), t, extra);
+        expect([got.step, got.mse, got.bits, Array.from(got.coded)]).toEqual([want.step, want.mse, want.bits, Array.from(want.coded)]);
+      }
+  });
+
   it('plans the step that leaves a given error, its section estimated within 3 % of the coded one; for the whole file\'s n', async () => {
     const { ecCodec } = await import('../../dist/codec-registry/ec.js');
     const input = mixture(6_001, 24, 16, 41);

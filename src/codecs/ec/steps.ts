@@ -117,13 +117,30 @@ function entropy(q: Int32Array, lo: number, hi: number): number {
 export type StepTarget = { mse: number } | { bits: number } | { step: number };
 
 /**
+ * stepPoint's answers by sample, step and extraBits, for planStep: the chooser asks it for several
+ * errors of one sample (codecs/ec/predict.ts), and their bisections begin with the same steps (and
+ * go on alike while the targets are near). The same points, so the same answers; none is changed
+ * by its askers.
+ */
+const asked = new WeakMap<Columns, Map<string, StepPoint>>();
+
+function stepPointOnce(c: Columns, step: number, extraBits: number): StepPoint {
+  let known = asked.get(c);
+  if (!known) asked.set(c, (known = new Map()));
+  const key = `${extraBits} ${step}`;
+  let p = known.get(key);
+  if (!p) known.set(key, (p = stepPoint(c, step, extraBits)));
+  return p;
+}
+
+/**
  * The step (and coded dimensions) meeting the target on the sample: the largest step whose MSE is
  * at most `mse`, or the smallest whose code bits are at most `bits` (MSE grows with the step, bits
  * fall). A target no step reaches gives the nearest end: the finest step tried, or nothing coded.
  */
 export function planStep(c: Columns, target: StepTarget, extraBits = 0): StepPoint {
   const { d, moments } = c;
-  const stepPoint_ = (cc: Columns, s: number) => stepPoint(cc, s, extraBits);
+  const stepPoint_ = (cc: Columns, s: number) => stepPointOnce(cc, s, extraBits);
   if ('step' in target) return stepPoint_(c, target.step);
   let maxM = 0;
   for (let k = 0; k < d; k++) maxM = Math.max(maxM, moments[k]);
