@@ -59,7 +59,7 @@ export async function trueNeighboursPrefixes(x: Originals, n: number, d: number,
 
 /** Whether every prefix lies inside the base, holds every query and has the base's k (searched with it, it is its own search). */
 function prefixesFit(plan: RecallPlan, nb: number, prefixes: readonly number[]): boolean {
-  const k = kOf(nb), last = Math.max(...plan.queries) + 1;
+  const k = kOf(nb), last = plan.queries.reduce((a, q) => Math.max(a, q + 1), 0); // not Math.max(...): any number of queries
   return k >= 1 && plan.queries.length > 0 && prefixes.every((p) => p < nb && p >= last && kOf(p) === k);
 }
 
