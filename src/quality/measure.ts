@@ -121,7 +121,7 @@ function firstHalf(plan: RecallPlan, nb: number): RecallPlan | null {
 
 /**
  * Recall of one decoding over the sample, and its prediction over all the vectors; with
- * `interval`, the prediction's interval too (one more search, over the base's first quarter).
+ * `interval`, the prediction's interval too (from the base's first quarter, whose lists the same search gives).
  */
 export async function sampledRecall(
   x: VectorsLike, nx: number, d: number, decode: DecodeRow, s: RecallSample, knn: ExactKnn, interval = false,
