@@ -102,18 +102,19 @@ export function recallPlan(n: number): RecallPlan {
 export async function recallSample(x: VectorsLike, nx: number, d: number, plan: RecallPlan, nAll: number, knn: ExactKnn): Promise<RecallSample> {
   const nb = rowCount(plan.base, nx);
   if (nb >= nAll) return { n: nAll, plan, truth: await trueNeighbours(x, nx, d, plan, knn), half: null };
-  const halfPlan = firstHalf(plan, nb);
+  const halfPlan = firstHalf(plan, nx);
   if (!halfPlan) throw new Error('recallSample: every query must sit in the first half of the base');
   // The base, its half and the interval's quarter in one search, where they fit one (recall.ts).
-  const quarterPlan = firstHalf(halfPlan, rowCount(halfPlan.base, nx));
+  const quarterPlan = firstHalf(halfPlan, nx);
   const prefixes = [halfPlan, ...(quarterPlan ? [quarterPlan] : [])].map((p) => rowCount(p.base, nx));
   const lists = await trueNeighboursPrefixes(x, nx, d, plan, prefixes, knn);
   if (!lists) return { n: nAll, plan, truth: await trueNeighbours(x, nx, d, plan, knn), half: { plan: halfPlan, truth: await trueNeighbours(x, nx, d, halfPlan, knn) } };
   return { n: nAll, plan, truth: lists[0], half: { plan: halfPlan, truth: lists[1] }, quarter: quarterPlan && { plan: quarterPlan, truth: lists[2] } };
 }
 
-/** The first half of a plan's base (nb rows), its queries the same; null when a query sits beyond it. */
-function firstHalf(plan: RecallPlan, nb: number): RecallPlan | null {
+/** The first half of a plan's base (of the nx vectors), its queries the same; null when a query sits beyond it. */
+function firstHalf(plan: RecallPlan, nx: number): RecallPlan | null {
+  const nb = rowCount(plan.base, nx);
   const halfRows = plan.base ? plan.base.slice(0, nb >> 1) : [...Array(nb >> 1).keys()];
   const queries = plan.queries.filter((q) => q < halfRows.length);
   return queries.length === plan.queries.length && queries.length > 0 && halfRows.length > 1 ? { base: halfRows, queries } : null;
@@ -128,7 +129,7 @@ export async function sampledRecall(
 ): Promise<SampledRecall> {
   // The interval's quarter of the base (its plan and true neighbours), made on first use.
   if (interval && s.half && s.quarter === undefined) {
-    const qp = firstHalf(s.half.plan, rowCount(s.half.plan.base, nx));
+    const qp = firstHalf(s.half.plan, nx);
     s.quarter = qp && { plan: qp, truth: await trueNeighbours(x, nx, d, qp, knn) };
   }
   // The base, its half and (for the interval) its quarter searched together, in one search.

@@ -38,7 +38,8 @@ export interface RecallPlan {
 export async function trueNeighbours(x: Originals, n: number, d: number, plan: RecallPlan, knn: ExactKnn, onRows?: OnRows): Promise<Neighbours> {
   const nb = rowCount(plan.base, n);
   const s = planScale(x, n, d, plan);
-  return blockKnn(queryVectors(x, n, d, plan, s), plan.queries.length, d, kOf(nb) + 1, nb, originalBlocks(x, n, d, plan, s), knn, BLOCK_FLOATS, onRows);
+  const [got] = await searchPrefixes(queryVectors(x, n, d, plan, s), plan.queries.length, d, kOf(nb) + 1, nb, originalBlocks(x, n, d, plan, s), knn, [], onRows);
+  return got;
 }
 
 /**
@@ -48,12 +49,23 @@ export async function trueNeighbours(x: Originals, n: number, d: number, plan: R
  * prefix's k differs from the base's or a query lies past a prefix: search them one by one.
  */
 export async function trueNeighboursPrefixes(x: Originals, n: number, d: number, plan: RecallPlan, prefixes: readonly number[], knn: ExactKnn): Promise<Neighbours[] | undefined> {
-  const nb = rowCount(plan.base, n), k = kOf(nb);
+  const nb = rowCount(plan.base, n);
   if (!prefixesFit(plan, nb, prefixes)) return undefined;
   const s = planScale(x, n, d, plan);
+  return searchPrefixes(queryVectors(x, n, d, plan, s), plan.queries.length, d, kOf(nb) + 1, nb, originalBlocks(x, n, d, plan, s), knn, prefixes);
+}
+
+/**
+ * blockKnn over nb base rows, its lists taken also where the search passes each of `prefixes`
+ * (rows): the base's lists, then each prefix's in the order given.
+ */
+async function searchPrefixes(
+  queries: Float32Array, nq: number, d: number, k: number, nb: number, block: (r0: number, r1: number, out: Float32Array) => Float32Array,
+  knn: ExactKnn, prefixes: readonly number[], onRows?: OnRows,
+): Promise<Neighbours[]> {
   const at = new Map<number, Neighbours>();
   const cuts = [...new Set(prefixes)].sort((a, b) => a - b);
-  const got = await blockKnn(queryVectors(x, n, d, plan, s), plan.queries.length, d, k + 1, nb, originalBlocks(x, n, d, plan, s), knn, BLOCK_FLOATS, undefined, cuts, (rows, lists) => at.set(rows, lists));
+  const got = await blockKnn(queries, nq, d, k, nb, block, knn, BLOCK_FLOATS, onRows, cuts, (rows, lists) => at.set(rows, lists));
   return [got, ...prefixes.map((p) => at.get(p)!)];
 }
 
@@ -105,12 +117,17 @@ export async function decodedPerQuery(
   x: Originals, n: number, d: number, decode: DecodeRow, plan: RecallPlan, truth: Neighbours, knn: ExactKnn, onRows?: OnRows,
 ): Promise<{ perQuery: number[]; hits1: number; k: number; nb: number }> {
   const nb = rowCount(plan.base, n);
-  const nq = plan.queries.length;
   const k = kOf(nb);
-  if (k < 1 || nq === 0) return { perQuery: [], hits1: 0, k: Math.max(k, 0), nb };
-  const s = planScale(x, n, d, plan);
-  const got = await blockKnn(queryVectors(x, n, d, plan, s), nq, d, k + 1, nb, decodedBlocks(plan, d, decode, s), knn, BLOCK_FLOATS, onRows);
+  if (k < 1 || plan.queries.length === 0) return { perQuery: [], hits1: 0, k: Math.max(k, 0), nb };
+  const [got] = await decodedSearch(x, n, d, decode, plan, knn, [], onRows);
   return { ...perQueryRecall(truth, got, k + 1, plan.queries, k), k, nb };
+}
+
+/** The plan's decoded base searched (searchPrefixes) at its own scale. */
+function decodedSearch(x: Originals, n: number, d: number, decode: DecodeRow, plan: RecallPlan, knn: ExactKnn, prefixes: readonly number[], onRows?: OnRows): Promise<Neighbours[]> {
+  const nb = rowCount(plan.base, n);
+  const s = planScale(x, n, d, plan);
+  return searchPrefixes(queryVectors(x, n, d, plan, s), plan.queries.length, d, kOf(nb) + 1, nb, decodedBlocks(plan, d, decode, s), knn, prefixes, onRows);
 }
 
 /** The plan's base rows r0..r1 decoded and scaled by s, as blockKnn asks for them. */
@@ -138,15 +155,10 @@ export interface BasePrefix {
 export async function decodedPerQueryPrefixes(
   x: Originals, n: number, d: number, decode: DecodeRow, plan: RecallPlan, truth: Neighbours, prefixes: readonly BasePrefix[], knn: ExactKnn,
 ): Promise<Array<{ perQuery: number[]; hits1: number; k: number; nb: number }> | undefined> {
-  const nb = rowCount(plan.base, n), nq = plan.queries.length, k = kOf(nb);
-  if (!prefixesFit(plan, nb, prefixes.map((p) => p.rows))) return undefined;
-  const s = planScale(x, n, d, plan);
-  const at = new Map<number, Neighbours>();
-  const cuts = [...new Set(prefixes.map((p) => p.rows))].sort((a, b) => a - b);
-  const got = await blockKnn(queryVectors(x, n, d, plan, s), nq, d, k + 1, nb, decodedBlocks(plan, d, decode, s), knn, BLOCK_FLOATS, undefined, cuts, (rows, lists) => at.set(rows, lists));
-  return [{ rows: nb, truth, lists: got }, ...prefixes.map((p) => ({ ...p, lists: at.get(p.rows)! }))].map((p) => ({
-    ...perQueryRecall(p.truth, p.lists, k + 1, plan.queries, k), k, nb: p.rows,
-  }));
+  const nb = rowCount(plan.base, n), k = kOf(nb), rows = prefixes.map((p) => p.rows);
+  if (!prefixesFit(plan, nb, rows)) return undefined;
+  const lists = await decodedSearch(x, n, d, decode, plan, knn, rows);
+  return [{ rows: nb, truth }, ...prefixes].map((p, i) => ({ ...perQueryRecall(p.truth, lists[i], k + 1, plan.queries, k), k, nb: p.rows }));
 }
 
 /**
