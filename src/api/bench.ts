@@ -7,11 +7,10 @@ import { runBench, type WorkloadResult } from '../bench/run.js';
 import { WORKLOADS } from '../bench/workloads.js';
 import { UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
+import { WORKLOAD_NAMES } from './flags.js';
 
 export type { WorkloadResult };
-
-/** The workloads' names, in their order. */
-import { WORKLOAD_NAMES } from './flags.js';
+/** The workloads' names, in their order (api/flags.ts, which the command reads too). */
 export { WORKLOAD_NAMES };
 
 export interface BenchOptions {
@@ -33,7 +32,7 @@ export async function bench(o: BenchOptions = {}) {
   const names = o.workloads ?? WORKLOAD_NAMES;
   for (const n of names) {
     if (!WORKLOADS.some((w) => w.name === n)) {
-      throw new UsageError(`--workloads: unknown workload '${n}'; choose from ${WORKLOADS.map((w) => w.name).join(', ')}`);
+      throw new UsageError(`--workloads: unknown workload '${n}'; choose from ${WORKLOAD_NAMES.join(', ')}`);
     }
   }
   const backend = await selectBackend({ device: o.device ?? 'auto', gpu: o.gpu ?? 0 });

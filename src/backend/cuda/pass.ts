@@ -11,7 +11,7 @@ import type { EngineCore } from './core.js';
 import { KERNELS } from './kernels.js';
 import { gpuPassScales } from './numerics.js';
 import type { CudaOptions } from './options.js';
-import { DeviceScreen, screens, type Top2 } from './screen.js';
+import { DeviceScreen, screens, type AnchorSet, type Top2 } from './screen.js';
 import type { DeviceBuffer } from './pool.js';
 import type { Span } from './spans.js';
 import { CudaError } from './check.js';
@@ -93,16 +93,25 @@ export class DevicePass {
     if (!this.screen || L > e.m || !screens(e.n, e.d, L, this.o)) return false;
     const screen = this.screener;
     if (!screen) return false;
-    const { spans, bufs: b } = e;
-    const tiled = spans.tileRows > 0;
-    screen.begin(e.global.maxAbs, tiled ? undefined : { p0: 0, rows: e.n, x: b.X.ptr }, screen.anchorSet(C, L));
-    await spans.forEachSpan((s) => {
-      const at = (buf: DeviceBuffer) => spans.at(buf, s);
-      const top2 = { j1: at(b.J1), d1: at(b.D1), j2: at(b.J2), d2: at(b.D2) };
-      screen.span(s, tiled, top2);
+    this.beginScreen(screen, screen.anchorSet(C, L));
+    await e.spans.forEachSpan((s) => {
+      const top2 = this.top2At(s);
+      screen.span(s, e.spans.tileRows > 0, top2);
       after(s, top2.d1);
     });
     return true;
+  }
+
+  /** The screen's begin over this engine's rows (resident: one span of them all), against `set` (default: the anchors). */
+  private beginScreen(screen: DeviceScreen, set?: AnchorSet): void {
+    const { e } = this;
+    screen.begin(e.global.maxAbs, e.spans.tileRows > 0 ? undefined : { p0: 0, rows: e.n, x: e.bufs.X.ptr }, set);
+  }
+
+  /** Where span s's top-2 go: the engine's J1, D1, J2, D2 at its rows. */
+  private top2At(s: Span): Top2 {
+    const { spans, bufs: b } = this.e;
+    return { j1: spans.at(b.J1, s), d1: spans.at(b.D1, s), j2: spans.at(b.J2, s), d2: spans.at(b.D2, s) };
   }
 
   /** Which screen kernel the passes use (bench and tests read it), or 'direct'. */
@@ -135,7 +144,7 @@ export class DevicePass {
     ctx.record(e.ev.a0);
     const screened = this.screen && this.screener !== undefined;
     const tiled = spans.tileRows > 0;
-    if (screened) this.screener!.begin(e.global.maxAbs, tiled ? undefined : { p0: 0, rows: e.n, x: b.X.ptr });
+    if (screened) this.beginScreen(this.screener!);
     let assignMs = 0;
     let tileFallbacks = 0;
     await spans.forEachSpan((s, t) => {
@@ -146,12 +155,11 @@ export class DevicePass {
         ctx.record(e.ev.a0);
       }
       const n = s.rows;
-      const at = (buf: typeof b.J1) => spans.at(buf, s);
-      const top2 = { j1: at(b.J1), d1: at(b.D1), j2: at(b.J2), d2: at(b.D2) };
+      const top2 = this.top2At(s);
       if (screened) this.screener!.span(s, tiled, top2);
       else e.run('assign_top2', Math.ceil(n / KERNELS.assign_top2.points.value), { X: s.x, C: b.C.ptr, n, d, m, ...top2 });
       ctx.record(e.ev.a1);
-      this.reduce(s.x, n, top2, at(b.assign), p, sc, b.partial.ptr + BigInt(t * rGrid * 16), e.global.rowOffset + s.p0);
+      this.reduce(s.x, n, top2, spans.at(b.assign, s), p, sc, b.partial.ptr + BigInt(t * rGrid * 16), e.global.rowOffset + s.p0);
     });
     // Resident, pass_end reads the fallback count; tiled, the host counts it tile by tile.
     e.run('pass_end', 1, {

@@ -61,19 +61,18 @@ export class DeviceSeeding {
   }
 
   /**
-   * D = min(D, nearest of the L candidates) in one pass (seed_many); returns Σ D. Its blocks are a
-   * quarter of a seeding block: their partials (in the try buffer) add up to the block sums pick uses.
+   * D = min(D, nearest of the L candidates) in one pass; returns Σ D. Through the passes' screen
+   * where the engine screens (the screen's exact nearest distance: the same bits as seed_many's,
+   * both are the direct chain), then seed_min, which writes the block sums as seed_dist does; else
+   * seed_many (addManyDirect).
    */
   async addMany(cands: Float32Array): Promise<number> {
     const { e } = this;
     const t0 = performance.now();
     const L = Math.floor(cands.length / e.d);
     if (L === 0) return this.total();
-    const parts = this.blocks * MANY_PER_BLOCK;
     e.bufs.growCandidates(Math.max(L, MANY_PER_BLOCK), e.d, this.blocks);
     e.ctx.upload(e.bufs.cand, cands.subarray(0, L * e.d));
-    // Where the passes screen, the screen's exact nearest distance (the same bits as seed_many's:
-    // both are the direct chain), D = min(D, it) and the block sums as seed_dist writes them.
     const screened = this.screen && (await this.screen(e.bufs.cand, L, (s, d1) => {
       e.run('seed_min', Math.ceil(s.rows / SEED_POINTS), {
         D: e.spans.at(e.bufs.seedD, s), D1: d1, n: s.rows, seedScale: this.scale, partial: e.bufs.seedPartial.ptr + BigInt((s.p0 / SEED_POINTS) * 8),
@@ -82,10 +81,19 @@ export class DeviceSeeding {
     if (screened) {
       await e.sync();
       e.ctx.download(this.sums, e.bufs.seedPartial);
-      this.calls++;
-      this.wallMs += performance.now() - t0;
-      return this.total();
-    }
+    } else await this.addManyDirect(L);
+    this.calls++;
+    this.wallMs += performance.now() - t0;
+    return this.total();
+  }
+
+  /**
+   * addMany by seed_many over the L candidates uploaded. Its blocks are a quarter of a seeding
+   * block: their partials (in the try buffer) add up to the block sums pick uses.
+   */
+  private async addManyDirect(L: number): Promise<void> {
+    const { e } = this;
+    const parts = this.blocks * MANY_PER_BLOCK;
     await e.spans.forEachSpan((s) => {
       e.run('seed_many', Math.ceil(s.rows / KERNELS.seed_many.points.value), {
         X: s.x, n: s.rows, d: e.d, C: e.bufs.cand.ptr, L, D: e.spans.at(e.bufs.seedD, s), seedScale: this.scale,
@@ -103,9 +111,6 @@ export class DeviceSeeding {
       for (let q = 0; q < MANY_PER_BLOCK; q++) s += part[b * MANY_PER_BLOCK + q];
       this.sums[b] = s;
     }
-    this.calls++;
-    this.wallMs += performance.now() - t0;
-    return this.total();
   }
 
   /** Σ D of the last begin/add, from the block sums. */
