@@ -12,10 +12,10 @@ import { UsageError } from '../errors.js';
 import { inputDtypeOf, type Dataset } from '../vectors/dataset.js';
 import type { AnchorDtype, ResidualMode, VlcManifest } from '../io/vlc/manifest.js';
 import { assignmentWidthFor, canonicalManifest } from '../io/vlc/manifest.js';
-import { reconstructInto, type Decodable } from '../io/vlc/reconstruct.js';
+import { reconstructInto, reconstructRange, type Decodable } from '../io/vlc/reconstruct.js';
 import { fileBytes } from '../io/vlc/size.js';
 import { grouped } from '../io/vlc/stats.js';
-import { codecName, type Choice, type CodecPlan, type Encoder, type Goal, type Trained } from '../quality/choose.js';
+import { codecName, type Choice, type CodecPlan, type Encoder, type Goal, type PartDecoder, type Trained } from '../quality/choose.js';
 import { reconstructionRows } from '../quality/measure.js';
 import type { DecodeRow } from '../quality/reconstruction.js';
 import { VERSION } from '../version.js';
@@ -158,12 +158,17 @@ const inputOf = (t: Trained) => ({ x: t.x, n: t.n, d: t.d, anchors: t.anchors, a
 
 /** The codecs as choose.ts measures them: pq trains its codebooks on the backend in use. */
 export function encoderOn(backend: Backend, seed: number, hooks: AnnealHooks): Encoder {
-  return async (codec, t) => decoderOf(t, (await encodeWith(codec, inputOf(t), { backend, seed, hooks })).residuals);
+  return async (codec, t) => partDecoderOf(t, (await encodeWith(codec, inputOf(t), { backend, seed, hooks })).residuals);
 }
 
 export function decoderOf(t: Trained, residuals?: CodedResiduals): DecodeRow {
+  return partDecoderOf(t, residuals).row;
+}
+
+/** The reconstruction a file of t and these residuals would give: a vector at a time, or a range of them. */
+export function partDecoderOf(t: Trained, residuals?: CodedResiduals): PartDecoder {
   const f: Decodable = { manifest: { d: t.d }, anchors: t.anchors, assignments: t.assignments, residuals };
-  return (i, out) => void reconstructInto(f, i, out);
+  return { row: (i, out) => void reconstructInto(f, i, out), range: (r0, r1, out) => void reconstructRange(f, r0, r1, out) };
 }
 
 /**

@@ -11,7 +11,7 @@ import { DEFAULT_CONFIG, type AnnealConfig } from '../anneal/config.js';
 import { Rng } from '../anneal/random.js';
 import type { AnnealHooks } from '../anneal/types.js';
 import type { Backend, Engine } from '../backend/types.js';
-import { allocDataset, allocStore, asRows, forEachF32Rows, forEachPiece, rows, type Dataset, type Rows } from '../vectors/dataset.js';
+import { allocDataset, allocStore, asRows, forEachF32Rows, forEachPiece, pieceRows, rows, type Dataset, type Rows } from '../vectors/dataset.js';
 import { allocCodes } from '../vectors/codes.js';
 import { InterruptedError } from '../errors.js';
 import { log } from '../log.js';
@@ -199,18 +199,24 @@ function sampleRows(n: number, count: number, rng: Rng): Int32Array {
   return out;
 }
 
-/** Columns lo..lo+w of the rows of `a` (all when `list` is absent) as an f32 Dataset in shared memory (any n·w: written through views). */
+/**
+ * Columns lo..lo+w of the rows of `a` (all when `list` is absent) as an f32 Dataset in shared memory
+ * (any n·w: written through views). `a` is read through one view per piece, made on first need: a
+ * view a row (the list is random) took most of a small subspace's time.
+ */
 function columns(a: Rows, lo: number, w: number, list?: Int32Array): Dataset {
   const { d } = a;
-  const n = list ? list.length : a.n;
-  const out = allocDataset(n, w, 'f32', 'pq-subspace');
-  const put = (i: number, src: Float32Array, at: number) => (rows(out, i, i + 1) as Float32Array).set(src.subarray(at, at + w));
-  if (list) list.forEach((i, r) => put(r, rows(a, i, i + 1) as Float32Array, lo));
-  else
-    forEachPiece(a, (v, r0, r1) => {
-      const dst = rows(out, r0, r1) as Float32Array; // out's rows are narrower than a's: a's piece of rows fits one view
-      for (let i = r0; i < r1; i++) dst.set((v as Float32Array).subarray((i - r0) * d + lo, (i - r0) * d + lo + w), (i - r0) * w);
-    });
+  const out = allocDataset(list ? list.length : a.n, w, 'f32', 'pq-subspace');
+  const per = pieceRows(d, a.dtype);
+  const pieces: Float32Array[] = [];
+  forEachPiece(out, (view, r0, r1) => {
+    const dst = view as Float32Array;
+    for (let r = r0; r < r1; r++) {
+      const i = list ? list[r] : r, p = Math.floor(i / per);
+      const src = (pieces[p] ??= rows(a, p * per, Math.min(a.n, (p + 1) * per)) as Float32Array);
+      for (let q = 0, s = (i - p * per) * d + lo, o = (r - r0) * w; q < w; q++) dst[o + q] = src[s + q];
+    }
+  });
   return out;
 }
 

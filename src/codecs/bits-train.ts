@@ -1,7 +1,8 @@
 // The 'bits' codec's encoder (codecs/bits.ts): which bits and step each dimension gets, chosen on a
 // sample of residuals, then every vector's codes. Deterministic: the sample is fixed rows
 // (residualSample), the allocation breaks ties by dimension, so the same input gives the same bytes.
-import { BitsResiduals, MAX_BITS, levelOffset } from './bits.js';
+import { BitsResiduals, MAX_BITS } from './bits.js';
+import { stepTable, type StepTable } from './bits-steps.js';
 import { blockBits, type BitsPlan } from './bits-rows.js';
 import { blocksOnThreads, encoderThreadCount, PARALLEL_MIN_VALUES, rowsInput } from './scalar.js';
 import { residualSample, type RowsInput } from './scalar-rows.js';
@@ -10,56 +11,6 @@ import { allocCodes, type Codes } from '../vectors/codes.js';
 
 /** Rows of the sample the bits and steps are chosen on (all rows when fewer). */
 export const SAMPLE_ROWS = 4096;
-/** Candidate ranges, in RMS residuals of the dimension (the largest |r| is tried too). */
-const RANGES = [1, 1.5, 2, 2.6, 3, 3.5, 4, 5, 6, 8];
-
-/**
- * Per dimension and bit count (0..8): the step with the least squared error on the sample, and
- * that error. err[k·9 + b], step[k·9 + b] (b = 0: no code, the error of r̂ = 0).
- */
-function stepTable(sample: Float64Array, d: number): { err: Float64Array; step: Float64Array } {
-  const rows = sample.length / d;
-  const err = new Float64Array(d * (MAX_BITS + 1)), step = new Float64Array(d * (MAX_BITS + 1));
-  const col = new Float64Array(rows);
-  for (let k = 0; k < d; k++) {
-    let sq = 0, mx = 0;
-    for (let j = 0; j < rows; j++) {
-      const r = (col[j] = sample[j * d + k]);
-      sq += r * r;
-      if (Math.abs(r) > mx) mx = Math.abs(r);
-    }
-    err[k * (MAX_BITS + 1)] = sq;
-    const rms = Math.sqrt(sq / Math.max(1, rows));
-    for (let b = 1; b <= MAX_BITS; b++) {
-      let best = Infinity, bestStep = 0;
-      const L = (1 << b) - 1, off = levelOffset(b);
-      let last = -1; // a range equal to the one before (several clip at the largest |r|) cannot win: ties keep the first
-      if (mx > 0)
-        for (const range of [...RANGES.map((c) => Math.min(mx, c * rms)), mx]) {
-          const s = Math.fround((2 * range) / L);
-          if (!(s > 0) || s === last) continue;
-          last = s;
-          let e = 0;
-          for (let j = 0; j < rows; j++) {
-            // The code as bits-rows.ts computes it: this loop is most of the encoder's time.
-            const v = col[j];
-            let q = Math.round(v / s) + off;
-            q = q < 0 ? 0 : q > L ? L : q;
-            const t = v - s * (q - off);
-            e += t * t;
-          }
-          if (e < best) {
-            best = e;
-            bestStep = s;
-          }
-        }
-      err[k * (MAX_BITS + 1) + b] = mx > 0 ? best : 0;
-      step[k * (MAX_BITS + 1) + b] = bestStep;
-    }
-  }
-  return { err, step };
-}
-
 /**
  * Bits per dimension, at most 8·R in all: repeatedly the dimension and the number of bits to add
  * to it (one or more) that lower the sample's error most per bit added (ties: the lower dimension,
@@ -96,7 +47,7 @@ export function allocateBits(err: Float64Array, d: number, R: number): Uint8Arra
  * never the n rows' anchors: copying and comparing every row's anchor id took most of a 50M-row
  * plan's time.
  */
-let lastTable: { sample: Float64Array; d: number; table: ReturnType<typeof stepTable> } | undefined;
+let lastTable: { sample: Float64Array; d: number; table: StepTable } | undefined;
 
 const same = (a: Float64Array, b: Float64Array) => {
   if (a.length !== b.length) return false;
@@ -104,7 +55,7 @@ const same = (a: Float64Array, b: Float64Array) => {
   return true;
 };
 
-function stepTableOf(rows: RowsInput, n: number, d: number): ReturnType<typeof stepTable> {
+function stepTableOf(rows: RowsInput, n: number, d: number): StepTable {
   const sample = residualSample(rows, n, SAMPLE_ROWS);
   if (lastTable && lastTable.d === d && same(lastTable.sample, sample)) return lastTable.table;
   const table = stepTable(sample, d);
@@ -122,7 +73,7 @@ export function bitsPlanOfSample(sample: Float64Array, d: number, R: number): Bi
   return planOfTable(stepTable(sample, d), d, R);
 }
 
-function planOfTable({ err, step }: ReturnType<typeof stepTable>, d: number, R: number): BitsPlan {
+function planOfTable({ err, step }: StepTable, d: number, R: number): BitsPlan {
   const bits = allocateBits(err, d, R);
   return { bits, steps: Float32Array.from(bits, (b, k) => step[k * (MAX_BITS + 1) + b]), R };
 }

@@ -18,7 +18,7 @@ import { allocStore, asRows, rowInto, rows as rowView, type Rows, type VectorsLi
 import { candidatesFor, codecName, isCoded, jsonFieldsOf, largestFitting, plansAtError, plansWithin, predictedMse, trainsFirst, type CodecPlan, type Goal } from '../codec-registry/index.js';
 import { log } from '../log.js';
 import { heldRecallPlan, recallPlan, recallSample, sampledRecall, type HeldRows, type RecallSample } from './measure.js';
-import { reconstructionQuality, type DecodeRow } from './reconstruction.js';
+import { reconstructionQuality, type DecodeRange, type DecodeRow } from './reconstruction.js';
 import { searchQuality, type Probe } from './search.js';
 
 export type { CodecPlan, Goal };
@@ -69,7 +69,13 @@ export interface Trained {
 }
 
 /** Encodes the n vectors of a part of the data with one (coded) codec; returns the decoder of that part. */
-export type Encoder = (codec: CodecPlan, part: Trained) => Promise<DecodeRow>;
+/** A part's decoding: a vector by its position in the part, or positions r0..r1 together (the same bits, no call or view a row). */
+export interface PartDecoder {
+  row: DecodeRow;
+  range: DecodeRange;
+}
+
+export type Encoder = (codec: CodecPlan, part: Trained) => Promise<PartDecoder>;
 
 export interface Measured {
   residual: string;
@@ -122,9 +128,11 @@ export async function choose(
   const measure = async (codec: CodecPlan): Promise<Probe> => {
     const t0 = performance.now();
     const decodePart = isCoded(codec) ? await encode(codec, part) : anchorOnly(part);
-    const decode: DecodeRow = (i, out) => decodePart(part.position(i), out);
-    const rec = reconstructionQuality(x, nx, d, decode, sample.plan.base);
-    const r = await sampledRecall(x, nx, d, decode, sample, knn);
+    const decode: DecodeRow = (i, out) => decodePart.row(part.position(i), out);
+    // The part holds the base's rows in the base's order, as f32 (what x's rows read as): over its
+    // rows, a range at a time, the figures are those of the base's rows of x one by one, to the bit.
+    const rec = reconstructionQuality(part.x, part.n, d, decodePart.row, null, undefined, decodePart.range);
+    const r = await sampledRecall(x, nx, d, decode, sample, knn, false, decodePart.range);
     const row: Measured = {
       residual: codec.mode,
       ...jsonFieldsOf(codec),
@@ -196,6 +204,8 @@ function heldPart(all: Trained, held: HeldRows): Trained {
   return { x: held.x, n: held.rows.length, d: all.d, anchors: all.anchors, assignments: Uint32Array.from(held.rows, (i) => all.assignments[i]) };
 }
 
-function anchorOnly(t: Trained): DecodeRow {
-  return (i, out) => out.set(t.anchors.subarray(t.assignments[i] * t.d, (t.assignments[i] + 1) * t.d));
+function anchorOnly(t: Trained): PartDecoder {
+  const { anchors, assignments, d } = t;
+  const row: DecodeRow = (i, out) => out.set(anchors.subarray(assignments[i] * d, (assignments[i] + 1) * d));
+  return { row, range: (r0, r1, out) => { for (let i = r0; i < r1; i++) out.set(anchors.subarray(assignments[i] * d, (assignments[i] + 1) * d), (i - r0) * d); } };
 }

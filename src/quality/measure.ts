@@ -22,7 +22,7 @@ import type { ExactKnn, Neighbours } from '../backend/device.js';
 import { log } from '../log.js';
 import type { VectorsLike } from '../vectors/dataset.js';
 import { decodedPerQuery, decodedPerQueryPrefixes, meanAndSe, summarize, trueNeighbours, trueNeighboursPrefixes, type BasePrefix, type DecodedRecall, type RecallPlan } from './recall.js';
-import { reconstructionQuality, type DecodeRow, type ReconstructionQuality } from './reconstruction.js';
+import { reconstructionQuality, type DecodeRange, type DecodeRow, type ReconstructionQuality } from './reconstruction.js';
 import { rowCount, rowsUpTo, sampleIndices, type Rows } from './sample.js';
 
 /**
@@ -123,9 +123,11 @@ function firstHalf(plan: RecallPlan, nx: number): RecallPlan | null {
 /**
  * Recall of one decoding over the sample, and its prediction over all the vectors; with
  * `interval`, the prediction's interval too (from the base's first quarter, whose lists the same search gives).
+ * `baseRange`: the base's rows at positions r0..r1 decoded together, as `decode` decodes them one by one
+ * (the half's and quarter's bases are its leading rows: the same positions).
  */
 export async function sampledRecall(
-  x: VectorsLike, nx: number, d: number, decode: DecodeRow, s: RecallSample, knn: ExactKnn, interval = false,
+  x: VectorsLike, nx: number, d: number, decode: DecodeRow, s: RecallSample, knn: ExactKnn, interval = false, baseRange?: DecodeRange,
 ): Promise<SampledRecall> {
   // The interval's quarter of the base (its plan and true neighbours), made on first use.
   if (interval && s.half && s.quarter === undefined) {
@@ -136,8 +138,8 @@ export async function sampledRecall(
   const prefixes: BasePrefix[] = [];
   if (s.half) prefixes.push({ rows: rowCount(s.half.plan.base, nx), truth: s.half.truth });
   if (interval && s.half && s.quarter) prefixes.push({ rows: rowCount(s.quarter.plan.base, nx), truth: s.quarter.truth });
-  const together = prefixes.length ? await decodedPerQueryPrefixes(x, nx, d, decode, s.plan, s.truth, prefixes, knn) : undefined;
-  const full = together?.[0] ?? (await decodedPerQuery(x, nx, d, decode, s.plan, s.truth, knn));
+  const together = prefixes.length ? await decodedPerQueryPrefixes(x, nx, d, decode, s.plan, s.truth, prefixes, knn, baseRange) : undefined;
+  const full = together?.[0] ?? (await decodedPerQuery(x, nx, d, decode, s.plan, s.truth, knn, undefined, baseRange));
   const measured = { ...summarize(full.hits1, full.perQuery), k: full.k, queries: s.plan.queries.length, base: full.nb };
   const none = { recall_at_10_all_low: null, recall_at_10_all_high: null };
   if (full.perQuery.length === 0) return { ...measured, recall_at_10_all: null, recall_at_10_all_se: null, ...none };
@@ -149,7 +151,7 @@ export async function sampledRecall(
     const half = Z * Math.max(measured.recall_at_10_se!, binomialSe(mean, slots)) * fpc;
     return { ...measured, recall_at_10_all: mean, recall_at_10_all_se: measured.recall_at_10_se, ...(interval ? bounds(mean, half) : none) };
   }
-  const half = together?.[1] ?? (await decodedPerQuery(x, nx, d, decode, s.half.plan, s.half.truth, knn));
+  const half = together?.[1] ?? (await decodedPerQuery(x, nx, d, decode, s.half.plan, s.half.truth, knn, undefined, baseRange));
   const steps = Math.log2(s.n / full.nb) / Math.log2(full.nb / half.nb); // doublings from the base to n, per halving measured
   const predicted = full.perQuery.map((r, q) => r - steps * (half.perQuery[q] - r));
   const { mean, se } = meanAndSe(predicted);
@@ -165,7 +167,7 @@ export async function sampledRecall(
   const carried = (steps * (steps + 1)) / 2;
   let lineBias: number, lineSe: number;
   if (s.quarter) {
-    const quarter = together?.[2] ?? (await decodedPerQuery(x, nx, d, decode, s.quarter.plan, s.quarter.truth, knn));
+    const quarter = together?.[2] ?? (await decodedPerQuery(x, nx, d, decode, s.quarter.plan, s.quarter.truth, knn, undefined, baseRange));
     const curvature = meanAndSe(full.perQuery.map((r, q) => r - 2 * half.perQuery[q] + quarter.perQuery[q]));
     lineBias = Math.abs(curvature.mean) * carried;
     lineSe = Math.max(curvature.se, floor * Math.sqrt(6)) * carried;

@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { BitsResiduals, bitsPayloadBytes, bitsSection, levelOffset } from '../../dist/codecs/bits.js';
 import { allocateBits, encodeBits } from '../../dist/codecs/bits-train.js';
+import { stepTable } from '../../dist/codecs/bits-steps.js';
 import { rng } from '../rng.js';
 import { bytes } from '../cuda-host/residual-problem.js';
 
@@ -27,6 +28,22 @@ function data(n: number, d: number, seed: number): Float32Array {
 }
 
 describe('bits codec', () => {
+  it('tables the steps on several threads as on one: the same errors and steps, to the bit', () => {
+    // An odd sample (rows, d), spreads growing with the dimension, a constant dimension and a few far-out values.
+    const r = rng(11);
+    const rows = 2053, d = 67;
+    const sample = Float64Array.from({ length: rows * d }, (_, i) => (i % d === 5 ? 0 : (r() - 0.5) * (1 + (i % d)) * (r() < 0.01 ? 9 : 1)));
+    const one = stepTable(sample, d, 1);
+    for (const threads of [2, 3, 8]) {
+      const many = stepTable(sample, d, threads);
+      expect(Buffer.from(many.err.buffer).equals(Buffer.from(one.err.buffer))).toBe(true);
+      expect(Buffer.from(many.step.buffer).equals(Buffer.from(one.step.buffer))).toBe(true);
+    }
+    expect(one.err[5 * 9]).toBe(0); // the constant dimension: no error, step 0 at every bit count
+    expect(Array.from(one.step.subarray(5 * 9, 6 * 9))).toEqual(new Array(9).fill(0));
+    expect(one.step[9 + 8]).toBeGreaterThan(0);
+  });
+
   it('packs and unpacks codes of every width 0..8, least significant bit first', () => {
     const r = rng(3);
     const d = 37;

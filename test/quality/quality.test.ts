@@ -9,7 +9,7 @@ import { choose, planChoice } from '../../dist/quality/choose.js';
 import { RESOLUTION } from '../../dist/quality/search.js';
 import { rowsUpTo, sampleIndices } from '../../dist/quality/sample.js';
 import { recallSample, sampledRecall } from '../../dist/quality/measure.js';
-import { decoderOf, encoderOn, sizer } from '../../dist/api/compress-codec.js';
+import { decoderOf, encoderOn, partDecoderOf, sizer } from '../../dist/api/compress-codec.js';
 import { encodeScalar } from '../../dist/codecs/scalar.js';
 import { createCpuBackend } from '../../dist/backend/cpu/index.js';
 import { DEFAULT_CONFIG } from '../../dist/anneal/config.js';
@@ -200,7 +200,7 @@ describe('choosing the codec', () => {
   const NONE = { mode: 'none' } as const;
   const INT4 = { mode: 'int4' } as const;
   const INT8 = { mode: 'int8' } as const;
-  const scalar = async (c: { mode: 'int8' | 'int4' }, t: typeof trained) => decoderOf(t, (await encodeScalar(c.mode, { x: t.x, n: t.n, d: t.d, anchors: t.anchors, assign: t.assignments })).residuals);
+  const scalar = async (c: { mode: 'int8' | 'int4' }, t: typeof trained) => partDecoderOf(t, (await encodeScalar(c.mode, { x: t.x, n: t.n, d: t.d, anchors: t.anchors, assign: t.assignments })).residuals);
   let backend: ReturnType<typeof createCpuBackend>;
   beforeAll(() => void (backend = createCpuBackend({})));
   afterAll(async () => backend.close());
