@@ -229,4 +229,10 @@ export interface TrainEngine {
    * them into its own memory (cuda/host-rows.ts); the CPU copies them (init's sample, api/train.ts).
    */
   openRows(data: Dataset, rows: Int32Array, m: number): Promise<Engine>;
+  /**
+   * How many small independent engines (pq's subspaces: a few MB each) may train at once. A GPU's
+   * engine spends most of a small problem's time waiting on the host, which another engine's
+   * launches can fill; the CPU runs each engine on every core, so one at a time. Absent: 1.
+   */
+  readonly smallEnginesAtOnce?: number;
 }

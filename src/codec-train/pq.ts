@@ -3,9 +3,10 @@
 // use, on a sample of the scaled residuals, and every vector's codes are one exact assignment pass
 // of that engine against the stored codebooks. With a projection (--pq-dims k, projection.ts) the
 // scaled residuals are first replaced by their coordinates along k principal directions, and the
-// same steps run on those. Nothing here knows which device runs it: through
-// the Backend interface the M small problems are independent (a device that can hold them all
-// may run them at once); the CPU runs them one after another, each on every core.
+// same steps run on those. Nothing here knows which device runs it: through the Backend interface
+// the M small problems are independent, so a GPU trains several at once (its host waits filled by
+// another's launches: TrainEngine.smallEnginesAtOnce); the CPU runs them one after another, each on
+// every core.
 import { anneal } from '../anneal/index.js';
 import { DEFAULT_CONFIG, type AnnealConfig } from '../anneal/config.js';
 import { Rng } from '../anneal/random.js';
@@ -42,6 +43,8 @@ export interface PqOptions {
   /** Training points per subspace (default K × PQ_TRAIN_PER_CENTROID, at most n). */
   sample?: number;
   maxIters?: number;
+  /** Subspaces trained at a time (default: the backend's smallEnginesAtOnce, else 1); any number gives the same bytes. */
+  atOnce?: number;
 }
 
 /** Train the codebooks on a sample and encode every vector. */
@@ -80,7 +83,11 @@ export async function encodePqMeasured(input: ResidualInput, backend: Backend, o
   const trainedK = Math.min(K, sampleSize);
   const codebooks = new Float32Array(K * D);
   const codes = allocCodes<Uint8Array>('u8', n, M);
-  for (let t = 0; t < M; t++) {
+  const usable = (t: number) => codebooks.subarray(K * bounds[t], K * bounds[t] + trainedK * (bounds[t + 1] - bounds[t]));
+  // Subspace t's codebook (and, when the sample is every vector, its codes): written where no other
+  // subspace writes, so the subspaces may train in any order or at once (TrainEngine.smallEnginesAtOnce)
+  // and give the same bytes.
+  const train = async (t: number) => {
     const lo = bounds[t];
     const w = bounds[t + 1] - lo;
     const cfg: AnnealConfig = { ...PQ_TRAIN_CONFIG, m: trainedK, seed: o.seed + t, maxIters: o.maxIters ?? PQ_TRAIN_CONFIG.maxIters };
@@ -91,26 +98,28 @@ export async function encodePqMeasured(input: ResidualInput, backend: Backend, o
       // Fewer training points than centroids: the spare entries repeat trained ones (never chosen: ties keep the lowest).
       const book = new Float32Array(K * w);
       for (let c = 0; c < K; c++) book.set(trained.subarray((c % trainedK) * w, ((c % trainedK) + 1) * w), c * w);
-      const stored = storedCodebook(book);
-      codebooks.set(stored, K * lo);
+      codebooks.set(storedCodebook(book), K * lo);
       // Codes against the codebook as stored; when the sample is every vector, its engine already holds them.
-      const usable = stored.subarray(0, trainedK * w);
       if (sampleSize === n) {
-        const nearest = await nearestEntries(engine, usable, hooks);
+        const nearest = await nearestEntries(engine, usable(t), hooks);
         for (let r = 0; r < n; r++) codes.set(sample[r], t, nearest[r]);
-      } else {
-        const all = await backend.open(columns(scaled, lo, w), trainedK);
-        try {
-          const nearest = await nearestEntries(all, usable, hooks);
-          for (let i = 0; i < n; i++) codes.set(i, t, nearest[i]);
-        } finally {
-          await all.dispose();
-        }
       }
     } finally {
       await engine.dispose();
     }
-  }
+  };
+  await atOnce(M, Math.max(1, o.atOnce ?? backend.smallEnginesAtOnce ?? 1), train);
+  // Every vector's codes, one subspace after another (an engine over all n rows each: not several at once).
+  if (sampleSize < n)
+    for (let t = 0; t < M; t++) {
+      const all = await backend.open(columns(scaled, bounds[t], bounds[t + 1] - bounds[t]), trainedK);
+      try {
+        const nearest = await nearestEntries(all, usable(t), hooks);
+        for (let i = 0; i < n; i++) codes.set(i, t, nearest[i]);
+      } finally {
+        await all.dispose();
+      }
+    }
   log().debug({ seconds: (performance.now() - started) / 1000, M, bits: o.bits, dims: k, sample: sampleSize }, 'pq residuals');
   const residuals = new PqResiduals(n, d, M, o.bits, assign, scales, codebooks, codes, projectionHalf);
   return { residuals, residualEnergy: k ? projectedEnergy(residuals, residual, scaled) : residualMse(residuals, input) };
@@ -185,6 +194,27 @@ function scaledResiduals({ x, n, d, anchors, assign }: ResidualInput, scales: Fl
     }
   });
   return out;
+}
+
+/**
+ * job(0), ..., job(count − 1), at most `width` running at a time, each runner taking the next job
+ * as it finishes one. Every job runs to its end (none is left running behind a failure); the
+ * first failure, in job order, is thrown.
+ */
+async function atOnce(count: number, width: number, job: (t: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const failures: Array<{ t: number; error: unknown }> = [];
+  const runner = async () => {
+    for (let t = next++; t < count; t = next++) {
+      try {
+        await job(t);
+      } catch (error) {
+        failures.push({ t, error });
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, count) }, runner));
+  if (failures.length) throw failures.reduce((a, b) => (b.t < a.t ? b : a)).error;
 }
 
 /** `count` distinct row indices of 0..n-1 in random order (seeded partial Fisher–Yates). */

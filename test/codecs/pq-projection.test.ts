@@ -96,6 +96,14 @@ describe('pq with a projection', () => {
     expect(bytes(again).equals(bytes(projected))).toBe(true);
   });
 
+  it('trains its subspaces one at a time or several at once to the same bytes (the sample every vector, or a part)', async () => {
+    const bytes = (r: { payload(): Uint8Array | Uint8Array[] }) => Buffer.concat([r.payload()].flat());
+    for (const o of [{ subspaces: 7, bits: 8 as const, seed: 3, maxIters: 6 }, { subspaces: 5, bits: 4 as const, seed: 4, maxIters: 6, sample: 701 }]) {
+      const one = bytes(await encodePq(input, backend, { ...o, atOnce: 1 }));
+      for (const atOnce of [3, 7]) expect(bytes(await encodePq(input, backend, { ...o, atOnce })).equals(one)).toBe(true);
+    }
+  });
+
   it('reports the decoded file\'s error without decoding it (to f32 rounding), and the decoder\'s for plain pq', async () => {
     const o = { subspaces: 5, bits: 8 as const, seed: 2, maxIters: 10 };
     for (const dims of [0, 13, d]) {

@@ -38,6 +38,8 @@ const RESIDUAL_SHARE = 0.9;
 
 export class CudaBackend implements Backend {
   readonly kind = 'cuda' as const;
+  /** pq's subspaces train this many at a time (engine.ts TrainEngine). */
+  readonly smallEnginesAtOnce = 8;
   readonly label: string;
   private engines = new Set<Engine>();
   /** This GPU's own k-NN kernels (knn.ts), up to their k limit and room. */
