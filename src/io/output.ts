@@ -23,7 +23,6 @@ import { InterruptedError, UsageError } from '../errors.js';
 import { checkpoint, interruptSignal, onCleanup } from '../interrupt.js';
 import { log } from '../log.js';
 import { quoteName } from './names.js';
-import { WRITE_MAX, fileSink } from './file-sink.js';
 
 /** Something that writes bytes, in order. Return value of write() is awaited for backpressure. */
 export interface ByteSink {
@@ -240,7 +239,7 @@ function assertRoom(file: string, target: string, bytes: number): void {
 }
 
 /** For tests: how bytes reach a file descriptor (a fault injected here stands for a full disk). */
-export type WriteSync = (fd: number, buffer: Uint8Array, offset: number, length: number, position?: number) => number;
+export type WriteSync = (fd: number, buffer: Uint8Array, offset: number, length: number) => number;
 
 /**
  * Run `produce` against a sink that ends up where `plan` says. Returns the bytes written. If
@@ -320,7 +319,7 @@ async function writeFile(p: OutputPlan, produce: (sink: ByteSink) => Promise<voi
   try {
     const t0 = performance.now();
     const at = fd;
-    await produce({ ...fileSink(fd, writeSync), writeAt: (position, c) => void fs.writeSync(at, c, 0, c.length, position) });
+    await produce({ ...fdSink(fd, writeSync), writeAt: (position, c) => void fs.writeSync(at, c, 0, c.length, position) });
     const t1 = performance.now();
     fs.fsyncSync(fd);
     if (p.mode !== undefined) fs.fchmodSync(fd, p.mode);
@@ -355,6 +354,9 @@ function commit(tmp: string, p: OutputPlan): void {
   }
   fs.rmSync(tmp, { force: true });
 }
+
+/** Bytes per write call: Node refuses more than 2 GiB in one (a .vlc section may be larger). */
+const WRITE_MAX = 2 ** 30;
 
 function fdSink(fd: number, writeSync: WriteSync): ByteSink {
   return {
