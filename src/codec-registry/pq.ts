@@ -154,6 +154,18 @@ const OPTIMISM = 0.75;
  * subspaceBounds). No codebook is trained: d·g multiply-adds per sampled row (g = d/M).
  */
 export function gaussianBoundMse(input: ResidualInput, M: number, bits: number): number {
+  // --quality asks for the same few bounds of one input again and again (quality/search.ts).
+  const known = boundsKnown.get(input) ?? new Map<string, number>();
+  boundsKnown.set(input, known);
+  const key = `${M}/${bits}`;
+  if (!known.has(key)) known.set(key, gaussianBound(input, M, bits));
+  return known.get(key)!;
+}
+
+/** gaussianBoundMse's answers, by input (the same object: the same rows) and M/bits. */
+const boundsKnown = new WeakMap<ResidualInput, Map<string, number>>();
+
+function gaussianBound(input: ResidualInput, M: number, bits: number): number {
   const { n, d, anchors, assign } = input;
   if (n === 0) return 0;
   const x = asRows(input.x, n, d);

@@ -12,7 +12,7 @@ import { DEFAULT_CONFIG, type AnnealConfig } from '../anneal/config.js';
 import { Rng } from '../anneal/random.js';
 import type { AnnealHooks } from '../anneal/types.js';
 import type { Backend, Engine } from '../backend/types.js';
-import { allocDataset, allocStore, asRows, forEachF32Rows, forEachPiece, pieceRows, rows, type Dataset, type Rows } from '../vectors/dataset.js';
+import { allocDataset, allocStore, asRows, forEachF32Rows, forEachPiece, listedRowsF32, pieceRows, rows, type Dataset, type Rows } from '../vectors/dataset.js';
 import { allocCodes } from '../vectors/codes.js';
 import { InterruptedError } from '../errors.js';
 import { log } from '../log.js';
@@ -83,6 +83,7 @@ export async function encodePqMeasured(input: ResidualInput, backend: Backend, o
   const trainedK = Math.min(K, sampleSize);
   const codebooks = new Float32Array(K * D);
   const codes = allocCodes<Uint8Array>('u8', n, M);
+  const trainPoints = subspaceColumns(scaled, bounds, sample);
   const usable = (t: number) => codebooks.subarray(K * bounds[t], K * bounds[t] + trainedK * (bounds[t + 1] - bounds[t]));
   // Subspace t's codebook (and, when the sample is every vector, its codes): written where no other
   // subspace writes, so the subspaces may train in any order or at once (TrainEngine.smallEnginesAtOnce)
@@ -91,7 +92,7 @@ export async function encodePqMeasured(input: ResidualInput, backend: Backend, o
     const lo = bounds[t];
     const w = bounds[t + 1] - lo;
     const cfg: AnnealConfig = { ...PQ_TRAIN_CONFIG, m: trainedK, seed: o.seed + t, maxIters: o.maxIters ?? PQ_TRAIN_CONFIG.maxIters };
-    const points = columns(scaled, lo, w, sample);
+    const points = trainPoints[t];
     const engine = await backend.open(points, trainedK);
     try {
       const trained = (await anneal(engine, cfg, { signal: hooks.signal, initAnchors: firstRows(points, trainedK) })).anchors;
@@ -229,26 +230,45 @@ function sampleRows(n: number, count: number, rng: Rng): Int32Array {
   return out;
 }
 
-/**
- * Columns lo..lo+w of the rows of `a` (all when `list` is absent) as an f32 Dataset in shared memory
- * (any n·w: written through views). `a` is read through one view per piece, made on first need: a
- * view a row (the list is random) took most of a small subspace's time.
- */
-function columns(a: Rows, lo: number, w: number, list?: Int32Array): Dataset {
+/** Columns lo..lo+w of every row of `a` as an f32 Dataset in shared memory (any n·w: written through views). */
+function columns(a: Rows, lo: number, w: number): Dataset {
   const { d } = a;
-  const out = allocDataset(list ? list.length : a.n, w, 'f32', 'pq-subspace');
-  const per = pieceRows(d, a.dtype);
-  const pieces: Float32Array[] = [];
-  forEachPiece(out, (view, r0, r1) => {
-    const dst = view as Float32Array;
-    for (let r = r0; r < r1; r++) {
-      const i = list ? list[r] : r, p = Math.floor(i / per);
-      const src = (pieces[p] ??= rows(a, p * per, Math.min(a.n, (p + 1) * per)) as Float32Array);
-      for (let q = 0, s = (i - p * per) * d + lo, o = (r - r0) * w; q < w; q++) dst[o + q] = src[s + q];
-    }
+  const out = allocDataset(a.n, w, 'f32', 'pq-subspace');
+  forEachPiece(a, (v, r0, r1) => {
+    const dst = rows(out, r0, r1) as Float32Array; // out's rows are narrower than a's: a's piece of rows fits one view
+    for (let i = r0; i < r1; i++) dst.set((v as Float32Array).subarray((i - r0) * d + lo, (i - r0) * d + lo + w), (i - r0) * w);
   });
   return out;
 }
+
+/**
+ * The listed rows of `a`, cut into each subspace's columns (bounds), in list order: one Dataset a
+ * subspace. One pass over the rows, a chunk of them gathered at a time: the list is random, so a
+ * pass a subspace waited on memory for every row, M times over.
+ */
+function subspaceColumns(a: Rows, bounds: Int32Array, list: Int32Array): Dataset[] {
+  const { d } = a, M = bounds.length - 1;
+  const outs = Array.from({ length: M }, (_, t) => allocDataset(list.length, bounds[t + 1] - bounds[t], 'f32', 'pq-subspace'));
+  const chunk = new Float32Array(GATHER_ROWS * d);
+  for (let r0 = 0; r0 < list.length; r0 += GATHER_ROWS) {
+    const r1 = Math.min(list.length, r0 + GATHER_ROWS);
+    listedRowsF32(a, list.subarray(r0, r1), chunk);
+    for (let t = 0; t < M; t++) {
+      const lo = bounds[t], w = bounds[t + 1] - lo, per = pieceRows(w, 'f32');
+      // The chunk's rows of this subspace, a view of them at a time (they may straddle two pieces).
+      for (let s0 = r0; s0 < r1; ) {
+        const s1 = Math.min(r1, (Math.floor(s0 / per) + 1) * per);
+        const dst = rows(outs[t], s0, s1) as Float32Array;
+        for (let r = s0; r < s1; r++) for (let q = 0; q < w; q++) dst[(r - s0) * w + q] = chunk[(r - r0) * d + lo + q];
+        s0 = s1;
+      }
+    }
+  }
+  return outs;
+}
+
+/** Rows subspaceColumns gathers at a time. */
+const GATHER_ROWS = 4096;
 
 /**
  * The first `count` rows of the (randomly sampled) training points: the codebook's start, as FAISS

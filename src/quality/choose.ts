@@ -125,14 +125,16 @@ export async function choose(
   const part = partOf(local, sample.plan.base);
   const measured: Measured[] = [];
   const tried: CodecPlan[] = [];
+  const once = new DecodedOnce(part.n, d);
   const measure = async (codec: CodecPlan): Promise<Probe> => {
     const t0 = performance.now();
     const decodePart = isCoded(codec) ? await encode(codec, part) : anchorOnly(part);
     const decode: DecodeRow = (i, out) => decodePart.row(part.position(i), out);
     // The part holds the base's rows in the base's order, as f32 (what x's rows read as): over its
     // rows, a range at a time, the figures are those of the base's rows of x one by one, to the bit.
-    const rec = reconstructionQuality(part.x, part.n, d, decodePart.row, null, undefined, decodePart.range);
-    const r = await sampledRecall(x, nx, d, decode, sample, knn, false, decodePart.range);
+    const range = once.of(decodePart.range);
+    const rec = reconstructionQuality(part.x, part.n, d, decodePart.row, null, undefined, range);
+    const r = await sampledRecall(x, nx, d, decode, sample, knn, false, range);
     const row: Measured = {
       residual: codec.mode,
       ...jsonFieldsOf(codec),
@@ -198,6 +200,29 @@ function partOf(all: Trained, rows: readonly number[] | null): Trained & { posit
   });
   return { x: xs, n: rows.length, d, anchors, assignments: as, position: (i) => at.get(i)! };
 }
+
+/**
+ * A measurement's part decoded once, for the reconstruction figures and the recall search to read
+ * (the decoder's range, a copy a range): decoding took most of a measurement's host time, twice.
+ * The buffer is the choice's, reused. A part of more than DECODE_ONCE_VALUES values is decoded
+ * where it is read, twice.
+ */
+class DecodedOnce {
+  private buffer?: Float32Array;
+
+  constructor(private readonly n: number, private readonly d: number) {}
+
+  of(range: DecodeRange): DecodeRange {
+    const { n, d } = this;
+    if (n * d > DECODE_ONCE_VALUES) return range;
+    const all = (this.buffer ??= new Float32Array(n * d));
+    range(0, n, all);
+    return (r0, r1, out) => out.set(all.subarray(r0 * d, r1 * d));
+  }
+}
+
+/** The largest part DecodedOnce holds (f32 values: 256 MiB). */
+const DECODE_ONCE_VALUES = 1 << 26;
 
 /** The held rows as a data set of their own, each with its anchor. */
 function heldPart(all: Trained, held: HeldRows): Trained {
