@@ -5,7 +5,7 @@
 // warnings for stderr.
 import type { AnnealConfig } from '../anneal/config.js';
 import type { AnnealHooks } from '../anneal/types.js';
-import type { Backend } from '../backend/types.js';
+import type { Backend, CodecDevice } from '../backend/types.js';
 import type { CodedResiduals, EncodedResiduals } from '../codecs/index.js';
 import { checkChoice, codecFor, encodeWith, isCoded, payloadBytesOf, refuseOtherFlags, type ResidualChoice } from '../codec-registry/index.js';
 import { UsageError } from '../errors.js';
@@ -158,17 +158,24 @@ const inputOf = (t: Trained) => ({ x: t.x, n: t.n, d: t.d, anchors: t.anchors, a
 
 /** The codecs as choose.ts measures them: pq trains its codebooks on the backend in use. */
 export function encoderOn(backend: Backend, seed: number, hooks: AnnealHooks): Encoder {
-  return async (codec, t) => partDecoderOf(t, (await encodeWith(codec, inputOf(t), { backend, seed, hooks })).residuals);
+  return async (codec, t) => partDecoderOf(t, (await encodeWith(codec, inputOf(t), { backend, seed, hooks })).residuals, backend);
 }
 
 export function decoderOf(t: Trained, residuals?: CodedResiduals): DecodeRow {
   return partDecoderOf(t, residuals).row;
 }
 
-/** The reconstruction a file of t and these residuals would give: a vector at a time, or a range of them. */
-export function partDecoderOf(t: Trained, residuals?: CodedResiduals): PartDecoder {
+/**
+ * The reconstruction a file of t and these residuals would give: a vector at a time, a range of
+ * them, or (given the device) all of them, decoded where the device decodes.
+ */
+export function partDecoderOf(t: Trained, residuals?: CodedResiduals, device?: CodecDevice): PartDecoder {
   const f: Decodable = { manifest: { d: t.d }, anchors: t.anchors, assignments: t.assignments, residuals };
-  return { row: (i, out) => void reconstructInto(f, i, out), range: (r0, r1, out) => void reconstructRange(f, r0, r1, out) };
+  return {
+    row: (i, out) => void reconstructInto(f, i, out),
+    range: (r0, r1, out) => void reconstructRange(f, r0, r1, out),
+    ...(device ? { all: async (out: Float32Array) => void (await device.decodeRows(f, 0, t.n, out)) } : {}),
+  };
 }
 
 /**

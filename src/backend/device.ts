@@ -43,11 +43,12 @@ export interface CodecDevice extends ScalarBlockDevice {
    */
   encodeBitsRows(input: ResidualInput, plan: BitsPlan, codes: Codes<Uint8Array>): Promise<Float64Array>;
   /**
-   * Rows r0 .. r1 − 1 of a file whose residuals are entropy-coded (codecs/ec), reconstructed into
+   * Rows r0 .. r1 − 1 of a file (or of what compress holds before it writes one) reconstructed into
    * out (row-major from its start; returned): bit for bit io/vlc/reconstruct.ts reconstructRange,
-   * its rANS blocks decoded on the device (a GPU: cuda/ec.ts, when they fit its memory) or the host.
+   * decoded on the device where it has a decoder for the residuals and room (a GPU: cuda/decode.ts,
+   * cuda/ec.ts), else on the host.
    */
-  decodeEc(file: EcDecodable, r0: number, r1: number, out: Float32Array): Promise<Float32Array>;
+  decodeRows(file: Decodable, r0: number, r1: number, out: Float32Array): Promise<Float32Array>;
   /** Exact k-NN, the pq search and the k-NN over decoded vectors (a GPU: cuda/knn.ts, up to its k limit and room; beyond them the host's). */
   readonly exactKnn: ExactKnn;
 }

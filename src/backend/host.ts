@@ -1,5 +1,5 @@
 // The host's CodecDevice (device.ts): every codec and search kernel on this machine's CPU — the
-// scalar and bits encoders of codecs/ on their worker threads, the ec decoder's rows, the CPU's exact k-NN, pq search and
+// scalar and bits encoders of codecs/ on their worker threads, a file's rows, the CPU's exact k-NN, pq search and
 // k-NN over decoded vectors (cpu/knn.ts). The CPU backend is this device; a GPU falls back to it
 // kernel by kernel (cuda/index.ts), for the same bytes.
 import { encodeScalar } from '../codecs/scalar.js';
@@ -16,7 +16,6 @@ export const hostDevice: CodecDevice = {
   encodeBits: async (input, R) => (await import('../codecs/bits-train.js')).encodeBits(input, R),
   encodeScalarRows: async (mode, input, scalesFrom, codes) => (await import('../codecs/split.js')).scalarRows(mode, input, scalesFrom, codes),
   encodeBitsRows: async (input, plan, codes) => (await import('../codecs/bits-train.js')).bitsRows(input, plan, codes),
-  // The codes were decoded when the section was read (codecs/ec/residuals.ts): the rows are the reader's.
-  decodeEc: async (file, r0, r1, out) => reconstructRange(file, r0, r1, out),
+  decodeRows: async (file, r0, r1, out) => reconstructRange(file, r0, r1, out),
   exactKnn: cpuKnn,
 };

@@ -73,6 +73,8 @@ export interface Trained {
 export interface PartDecoder {
   row: DecodeRow;
   range: DecodeRange;
+  /** Every row of the part into out (the same bits), on the device where the encoder's device decodes. */
+  all?: (out: Float32Array) => Promise<void>;
 }
 
 export type Encoder = (codec: CodecPlan, part: Trained) => Promise<PartDecoder>;
@@ -132,7 +134,7 @@ export async function choose(
     const decode: DecodeRow = (i, out) => decodePart.row(part.position(i), out);
     // The part holds the base's rows in the base's order, as f32 (what x's rows read as): over its
     // rows, a range at a time, the figures are those of the base's rows of x one by one, to the bit.
-    const range = once.of(decodePart.range);
+    const range = await once.of(decodePart);
     const rec = reconstructionQuality(part.x, part.n, d, decodePart.row, null, undefined, range);
     const r = await sampledRecall(x, nx, d, decode, sample, knn, false, range);
     const row: Measured = {
@@ -202,8 +204,9 @@ function partOf(all: Trained, rows: readonly number[] | null): Trained & { posit
 }
 
 /**
- * A measurement's part decoded once, for the reconstruction figures and the recall search to read
- * (the decoder's range, a copy a range): decoding took most of a measurement's host time, twice.
+ * A measurement's part decoded once (on the encoder's device where it decodes), for the
+ * reconstruction figures and the recall search to read a copy a range: decoding on the host took
+ * most of a measurement's host time, twice.
  * The buffer is the choice's, reused. A part of more than DECODE_ONCE_VALUES values is decoded
  * where it is read, twice.
  */
@@ -212,11 +215,12 @@ class DecodedOnce {
 
   constructor(private readonly n: number, private readonly d: number) {}
 
-  of(range: DecodeRange): DecodeRange {
+  async of(dec: PartDecoder): Promise<DecodeRange> {
     const { n, d } = this;
-    if (n * d > DECODE_ONCE_VALUES) return range;
+    if (n * d > DECODE_ONCE_VALUES) return dec.range;
     const all = (this.buffer ??= new Float32Array(n * d));
-    range(0, n, all);
+    if (dec.all) await dec.all(all);
+    else dec.range(0, n, all);
     return (r0, r1, out) => out.set(all.subarray(r0 * d, r1 * d));
   }
 }

@@ -1,7 +1,7 @@
 // The ec section decoded on the GPU (src/backend/cuda/ec.ts; cuda/ec.cu through the fake driver's
 // lane-by-lane emulation, fake-ec.ts) = the host's reconstruction bit for bit: both layouts, odd n
 // and d (d < 32 too: a warp's lanes span several rows), escapes, uncoded dimensions, ranges that
-// start and end inside blocks, several precisions; the backend's CodecDevice.decodeEc (cosine norms
+// start and end inside blocks, several precisions; the backend's CodecDevice.decodeRows (cosine norms
 // included) = the host's; the k-NN over an ec base decoded on the device = the CPU's over the host
 // decode; a block the GPU cannot decode is an error, not rows; nothing stays allocated.
 import { afterEach, describe, expect, it } from 'vitest';
@@ -55,14 +55,14 @@ describe('ec decode on the GPU (fake driver) = the host, bit for bit', () => {
     });
   }
 
-  it('CodecDevice.decodeEc (a cosine file: norms applied) = the host device, outputs prefilled with NaN', async () => {
+  it('CodecDevice.decodeRows (a cosine file: norms applied) = the host device, outputs prefilled with NaN', async () => {
     for (const layout of ['axis', 'rotated'] as const) {
       const file = await ecProblem(layout, 700, 23, 9, 5, { blockRows: 128, norms: true });
       const { fake, backend } = await onFake();
       try {
         for (const [r0, r1] of [[0, 700], [130, 390]]) {
-          const got = await backend.decodeEc(file, r0, r1, new Float32Array((r1 - r0) * 23).fill(NaN));
-          const want = await hostDevice.decodeEc(file, r0, r1, new Float32Array((r1 - r0) * 23).fill(NaN));
+          const got = await backend.decodeRows(file, r0, r1, new Float32Array((r1 - r0) * 23).fill(NaN));
+          const want = await hostDevice.decodeRows(file, r0, r1, new Float32Array((r1 - r0) * 23).fill(NaN));
           expectSameBits(got, want, 23, r0);
         }
         expect(fake.launches).toContain('ec_decode');

@@ -10,6 +10,8 @@ import { reconstructRange } from '../../dist/io/vlc/reconstruct.js';
 import { rng } from '../rng.js';
 import { decodeProblem, expectDeviceRowsEqualHost, type DecodeMode } from '../cuda-host/decode-problem.js';
 import { expectSameNeighbours } from '../cuda-host/knn-problem.js';
+import { expectSameBits } from '../cuda-host/ec-problem.js';
+import { hostDevice } from '../../dist/backend/host.js';
 
 const hasGpu = probeCuda().ok;
 const MODES: DecodeMode[] = ['none', 'int8', 'int4', 'pq4', 'pq8', 'pq8-projected', 'bits'];
@@ -27,6 +29,23 @@ describe.skipIf(!hasGpu)('decoding on the GPU = reconstructRange on the host, bi
       }
     }, 300_000);
   }
+
+  it('CodecDevice.decodeRows (what --quality measures each codec by) = the host device, on the GPU, outputs prefilled with NaN', async () => {
+    const [n, d, m] = [20_011, 67, 129];
+    const backend = await createCudaBackend(0);
+    try {
+      for (const mode of MODES) {
+        const file = decodeProblem(mode, n, d, m, 500 + MODES.indexOf(mode));
+        for (const [r0, r1] of [[0, n], [3, 9_999]]) {
+          const got = await backend.decodeRows(file, r0, r1, new Float32Array((r1 - r0) * d).fill(NaN));
+          const want = await hostDevice.decodeRows(file, r0, r1, new Float32Array((r1 - r0) * d).fill(NaN));
+          expectSameBits(got, want, d, r0);
+        }
+      }
+    } finally {
+      await backend.close();
+    }
+  }, 300_000);
 
   for (const mode of ['int8', 'pq8', 'pq8-projected', 'bits'] as const) {
     it(`${mode}: the k-NN over the device's decode = the CPU's over the host's (n 50,021, d 97, 333 queries, k 10)`, async () => {

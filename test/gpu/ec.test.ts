@@ -3,7 +3,7 @@
 // both layouts (axes, principal directions), odd n and d (d < 32: a warp's lanes span rows),
 // escaped codes, uncoded dimensions, scale bits 9 to 16, blocks of 4,096 rows and odd sizes, ranges
 // anywhere in the file, the device's output first filled with NaN — and through the backend's
-// CodecDevice.decodeEc (cosine norms) and the k-NN over the decoded base. Skipped without a GPU.
+// CodecDevice.decodeRows (cosine norms) and the k-NN over the decoded base. Skipped without a GPU.
 import { describe, expect, it } from 'vitest';
 import { createCudaBackend, probeCuda } from '../../dist/backend/cuda/index.js';
 import { hostDevice } from '../../dist/backend/host.js';
@@ -43,15 +43,15 @@ describe.skipIf(!hasGpu)('ec decode on the GPU = the host, bit for bit', () => {
     }, 300_000);
   }
 
-  it('CodecDevice.decodeEc (a cosine file: norms applied) = the host device, outputs prefilled with NaN', async () => {
+  it('CodecDevice.decodeRows (a cosine file: norms applied) = the host device, outputs prefilled with NaN', async () => {
     const backend = await createCudaBackend(0);
     try {
       for (const layout of ['axis', 'rotated'] as const) {
         const [n, d] = [12_345, 61];
         const file = await ecProblem(layout, n, d, 29, 5, { norms: true });
         for (const [r0, r1] of [[0, n], [4095, 8193]]) {
-          const got = await backend.decodeEc(file, r0, r1, new Float32Array((r1 - r0) * d).fill(NaN));
-          const want = await hostDevice.decodeEc(file, r0, r1, new Float32Array((r1 - r0) * d).fill(NaN));
+          const got = await backend.decodeRows(file, r0, r1, new Float32Array((r1 - r0) * d).fill(NaN));
+          const want = await hostDevice.decodeRows(file, r0, r1, new Float32Array((r1 - r0) * d).fill(NaN));
           expectSameBits(got, want, d, r0);
         }
       }

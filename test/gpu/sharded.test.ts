@@ -34,7 +34,7 @@ const member = (b: CudaBackend, o = {}): Backend => ({
   scalarCodes: b.scalarCodes.bind(b),
   encodeScalarRows: b.encodeScalarRows.bind(b),
   encodeBitsRows: b.encodeBitsRows.bind(b),
-  decodeEc: b.decodeEc.bind(b),
+  decodeRows: b.decodeRows.bind(b),
   exactKnn: b.exactKnn,
   close: async () => {},
 });

@@ -3,7 +3,7 @@
 // per block of rows: its 32 rANS lanes) writes a span of blocks' integer codes into a scratch
 // buffer, ec_axis or ec_rotated turns them and the anchors into f32 rows, bit for bit as the
 // host's residuals.ts addTo after io/vlc/reconstruct.ts. decode.ts hands the rows to the k-NN
-// (`vlc search --device cuda`) and to the backend's CodecDevice.decodeEc (decodeRowsOnGpu).
+// (`vlc search --device cuda`) and to the backend's CodecDevice.decodeRows (decodeRowsOnGpu).
 import type { EcResiduals } from '../../codecs/ec/residuals.js';
 import type { CudaContext } from './context.js';
 import { KERNELS, launch } from './kernels.js';

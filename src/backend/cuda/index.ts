@@ -6,7 +6,7 @@
 import { UsageError } from '../../errors.js';
 import type { Backend } from '../types.js';
 import type { Engine } from '../engine.js';
-import type { EcDecodable, ExactKnn } from '../device.js';
+import type { ExactKnn } from '../device.js';
 import { hostDevice } from '../host.js';
 import { asRows, type Dataset } from '../../vectors/dataset.js';
 import { driver } from './driver.js';
@@ -21,8 +21,10 @@ import { bitsRowsOnGpu, encodeBitsOnGpu, encodeScalarOnGpu, scalarRowsOnGpu } fr
 import { BlockAnchors, scalarCodesOnGpu, scalarRangesOnGpu } from './residual-blocks.js';
 import { blocksOf } from '../../codecs/scalar-rows.js';
 import { CudaKnn, gpuOrHostKnn } from './knn.js';
-import { decodeRowsOnGpu } from './decode.js';
+import { decodableOnDevice, decodeRowsOnGpu } from './decode.js';
 import { ecDeviceBytes } from './ec.js';
+import { EcResiduals } from '../../codecs/ec/residuals.js';
+import type { Decodable } from '../../io/vlc/reconstruct.js';
 import { memInfo } from './pool.js';
 import type { EncodedResiduals, ResidualInput } from '../../codecs/types.js';
 import type { BitsPlan } from '../../codecs/bits-rows.js';
@@ -142,13 +144,17 @@ export class CudaBackend implements Backend {
   }
 
   /**
-   * Rows of an ec file decoded on this GPU (ec.ts, decode.ts) when its blocks, tables, the anchors,
-   * assignments and the rows fit its free memory (its share) and VLC_CUDA_MAX_BYTES; else the host's.
+   * A file's rows decoded on this GPU (decode.ts, ec.ts) when it has a decoder for the residuals and
+   * the residuals' device form (ec: its blocks and tables; else at most the rows' f32, the widest
+   * codes), the anchors, assignments and the rows fit its free memory (its share) and
+   * VLC_CUDA_MAX_BYTES; else the host's.
    */
-  async decodeEc(file: EcDecodable, r0: number, r1: number, out: Float32Array): Promise<Float32Array> {
+  async decodeRows(file: Decodable, r0: number, r1: number, out: Float32Array): Promise<Float32Array> {
+    if (!decodableOnDevice(file)) return hostDevice.decodeRows(file, r0, r1, out);
     const { d } = file.manifest;
-    const need = ecDeviceBytes(file.residuals) + file.anchors.length * 4 + r1 * 4 + (r1 - r0) * d * 4;
-    return this.residualsFit(need, 'ec decode') ? decodeRowsOnGpu(this.ctx, file, r0, r1, out) : hostDevice.decodeEc(file, r0, r1, out);
+    const held = file.residuals instanceof EcResiduals ? ecDeviceBytes(file.residuals) : file.residuals ? r1 * d * 4 : 0;
+    const need = held + file.anchors.length * 4 + r1 * 4 + (r1 - r0) * d * 4;
+    return this.residualsFit(need, 'decode') ? decodeRowsOnGpu(this.ctx, file, r0, r1, out) : hostDevice.decodeRows(file, r0, r1, out);
   }
 
   /** Whether a residual encoder's `need` bytes fit this GPU's free memory (its share) and VLC_CUDA_MAX_BYTES; -v says when not. */

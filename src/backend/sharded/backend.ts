@@ -89,7 +89,7 @@ export function shardedBackend(
     },
     scalarRanges: members[0].scalarRanges.bind(members[0]),
     scalarCodes: members[0].scalarCodes.bind(members[0]),
-    decodeEc: members[0].decodeEc.bind(members[0]),
+    decodeRows: members[0].decodeRows.bind(members[0]),
     open(data: Dataset, m: number): Promise<Engine> {
       return openShards(data.n, (k, r0, r1) => members[k].open(sliceRows(data, r0, r1), m));
     },
