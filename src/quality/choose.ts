@@ -68,7 +68,6 @@ export interface Trained {
   assignments: Uint32Array;
 }
 
-/** Encodes the n vectors of a part of the data with one (coded) codec; returns the decoder of that part. */
 /** A part's decoding: a vector by its position in the part, or positions r0..r1 together (the same bits, no call or view a row). */
 export interface PartDecoder {
   row: DecodeRow;
@@ -77,6 +76,7 @@ export interface PartDecoder {
   all?: (out: Float32Array) => Promise<void>;
 }
 
+/** Encodes the n vectors of a part of the data with one (coded) codec; returns the decoder of that part. */
 export type Encoder = (codec: CodecPlan, part: Trained) => Promise<PartDecoder>;
 
 export interface Measured {
@@ -206,9 +206,8 @@ function partOf(all: Trained, rows: readonly number[] | null): Trained & { posit
 /**
  * A measurement's part decoded once (on the encoder's device where it decodes), for the
  * reconstruction figures and the recall search to read a copy a range: decoding on the host took
- * most of a measurement's host time, twice.
- * The buffer is the choice's, reused. A part of more than DECODE_ONCE_VALUES values is decoded
- * where it is read, twice.
+ * most of a measurement's host time, twice. The buffer is the choice's, reused. A part of more than
+ * DECODE_ONCE_VALUES values is decoded where it is read, twice.
  */
 class DecodedOnce {
   private buffer?: Float32Array;

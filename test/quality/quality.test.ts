@@ -176,6 +176,23 @@ describe('recall over a base sample, extrapolated to every vector', () => {
     const all = await recallSample(x, n, d, { base: null, queries: [1, 2, 3] }, n, cpuKnn);
     expect(all.half).toBeNull();
   });
+
+  it('gives the same figures with the base decoded a range at a time (as the chooser decodes its part), a wrong range not', async () => {
+    const n = 2400, d = 8;
+    const x = shared(clustered(n, d, 13, 40));
+    const r = rng(8);
+    const noise = Float32Array.from(x, (v) => v + (r() - 0.5) * 0.5);
+    const decode = (i: number, out: Float32Array) => out.set(noise.subarray(i * d, (i + 1) * d));
+    const plan = { base: sampleIndices(n, 600, 2), queries: [...Array(40).keys()] };
+    const s = await recallSample(x, n, d, plan, 4 * n, cpuKnn);
+    // Base positions r0..r1: the rows plan.base[r0..r1) of x, as choose.ts's part holds them.
+    const range = (shift: number) => (r0: number, r1: number, out: Float32Array) => {
+      for (let p = r0; p < r1; p++) out.set(noise.subarray(plan.base[(p + shift) % 600] * d, (plan.base[(p + shift) % 600] + 1) * d), (p - r0) * d);
+    };
+    const one = await sampledRecall(x, n, d, decode, s, cpuKnn, true);
+    expect(await sampledRecall(x, n, d, decode, s, cpuKnn, true, range(0))).toEqual(one);
+    expect(await sampledRecall(x, n, d, decode, s, cpuKnn, true, range(1))).not.toEqual(one);
+  });
 });
 
 describe('choosing the codec', () => {
