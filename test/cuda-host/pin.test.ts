@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { setDriverForTests } from '../../dist/backend/cuda/driver.js';
 import { createCudaBackend } from '../../dist/backend/cuda/index.js';
-import { PIN_GAP, lockedBytes, passRuns, unlockWhileWaiting, uploadLarge } from '../../dist/backend/cuda/pin.js';
+import { PIN_GAP, downloadLarge, lockedBytes, passRuns, unlockWhileWaiting, uploadLarge } from '../../dist/backend/cuda/pin.js';
 import type { CudaContext } from '../../dist/backend/cuda/context.js';
 import type { DeviceBuffer } from '../../dist/backend/cuda/pool.js';
 import { FakeCuda } from './fake-driver.js';
@@ -116,6 +116,67 @@ describe('uploadLarge (page-locked pieces)', () => {
     await uploadLarge(b.ctx, buf, src, 0, 2 * PIN_GAP);
     expectOnDevice(b.ctx, buf, src);
     expect(fake.registrations).toBe(0);
+    await b.close();
+  });
+});
+
+describe('downloadLarge (into page-locked pieces of the host buffer)', () => {
+  /** A device buffer holding `bytes` (uploaded plainly). */
+  function onDevice(ctx: CudaContext, bytes: Uint8Array): DeviceBuffer {
+    const buf = ctx.pool.alloc('codes', bytes.byteLength);
+    ctx.upload(buf, bytes);
+    return buf;
+  }
+
+  it('brings every byte back, from the offset, for odd sizes and several pieces, locking its own pages', async () => {
+    const fake = new FakeCuda({ devices: [GPU] });
+    setDriverForTests(fake.api);
+    const b = await createCudaBackend(0, {});
+    const piece = 4 * PIN_GAP + 12_345;
+    for (const [bytes, at] of [[3 * piece + 777, 0], [piece - 1, 13], [PIN_GAP - 5, 3]] as const) {
+      const src = randomBytes(bytes + at, bytes);
+      const buf = onDevice(b.ctx, src);
+      const dst = new Uint8Array(new SharedArrayBuffer(bytes + 9)).subarray(5, 5 + bytes).fill(0xee); // poisoned
+      expect(await downloadLarge(b.ctx, dst, buf, at, piece)).toBe(true);
+      expect(Buffer.compare(dst, src.subarray(at))).toBe(0);
+      b.ctx.pool.free(buf);
+    }
+    expect(fake.registrations).toBeGreaterThanOrEqual(4);
+    expect(b.ctx.pinCopies).toBe(true); // no lock refused
+    await b.close();
+    expect(fake.lockedRanges).toBe(0);
+    expect(lockedBytes()).toBe(0);
+  });
+
+  it('two GPUs bring back the halves of one buffer, meeting inside a page: both lock, no lock refused', async () => {
+    const fake = new FakeCuda({ devices: [GPU, GPU] });
+    setDriverForTests(fake.api);
+    const g = [await createCudaBackend(0, {}), await createCudaBackend(1, {})];
+    const src = randomBytes(9 * PIN_GAP + 4_099, 8);
+    const cut = 4 * PIN_GAP + 2_050;
+    const dst = new Uint8Array(new SharedArrayBuffer(src.byteLength));
+    const halves = [[0, cut], [cut, src.byteLength]];
+    const bufs = halves.map(([a, b], k) => onDevice(g[k].ctx, src.subarray(a, b)));
+    await Promise.all(halves.map(([a, b], k) => downloadLarge(g[k].ctx, dst.subarray(a, b), bufs[k], 0, 2 * PIN_GAP + 1)));
+    expect(Buffer.compare(dst, src)).toBe(0);
+    for (const x of g) expect(x.ctx.pinCopies).toBe(true);
+    expect(fake.registrations).toBeGreaterThanOrEqual(4);
+    for (const x of g) await x.close();
+    expect(fake.lockedRanges).toBe(0);
+  });
+
+  it('a driver that refuses to lock still brings the bytes back; a context that does not lock leaves the copy to the caller', async () => {
+    const fake = new FakeCuda({ devices: [GPU] });
+    fake.registerStatus = 2;
+    setDriverForTests(fake.api);
+    const b = await createCudaBackend(0, {});
+    const src = randomBytes(5 * PIN_GAP + 3, 4);
+    const buf = onDevice(b.ctx, src);
+    const dst = new Uint8Array(src.byteLength);
+    expect(await downloadLarge(b.ctx, dst, buf, 0, 2 * PIN_GAP)).toBe(true);
+    expect(Buffer.compare(dst, src)).toBe(0);
+    expect(b.ctx.pinCopies).toBe(false);
+    expect(await downloadLarge(b.ctx, new Uint8Array(src.byteLength), buf, 0, 2 * PIN_GAP)).toBe(false);
     await b.close();
   });
 });

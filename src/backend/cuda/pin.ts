@@ -136,6 +136,44 @@ export async function uploadLarge(ctx: CudaContext, buf: DeviceBuffer, src: Uint
   }
 }
 
+/**
+ * Copy `dst.byteLength` bytes of `buf` from `offsetBytes` into `dst`, the copy engine writing dst's
+ * own pages, locked a piece at a time as uploadLarge locks a source (PIN_GAP bytes after each piece,
+ * and any part the driver will not lock, copied through its staging instead). Through a staging
+ * buffer of ours the host would copy every byte once more, on this thread. The locks join the
+ * context's others: unlocked on a thread once uploads are over (unlockOffThread), or at close.
+ * False, with nothing copied, where this context does not lock (the caller stages the copy).
+ */
+export async function downloadLarge(ctx: CudaContext, dst: Uint8Array, buf: DeviceBuffer, offsetBytes = 0, piece = PIN_PIECE): Promise<boolean> {
+  if (offsetBytes + dst.byteLength > buf.bytes) throw new Error(`download past the end of ${buf.name}`);
+  if (!ctx.pinCopies) return false;
+  await unlocksSettled();
+  for (let k = releasing.length - 1; k >= 0; k--) if (releasing[k].buffer === dst.buffer) unlock(releasing.splice(k, 1)[0]);
+  const s0 = dst.byteOffset, s1 = s0 + dst.byteLength;
+  const at = (a: number, b: number) => dst.subarray(a - s0, b - s0);
+  const copy = (a: number, b: number) => {
+    for (let k = a; k < b; k += SYNC_CHUNK) ctx.download(at(k, Math.min(b, k + SYNC_CHUNK)), buf, offsetBytes + (k - s0));
+  };
+  for (const [a, b, locked] of segments(dst.buffer, s0, s1)) {
+    if (locked) {
+      copy(a, b);
+      continue;
+    }
+    let p = a === s0 && !touchesLock(dst.buffer, a) ? a : a + PIN_GAP;
+    copy(a, Math.min(b, p));
+    for (; p < b; p += piece) {
+      const end = Math.min(b, p + piece);
+      const locked = end - PIN_GAP > p && ctx.pinCopies && lock(ctx, dst.buffer, p, end - PIN_GAP, at(p, end - PIN_GAP));
+      // Into the locked pages directly, then PIN_GAP after them through the driver's staging (all of it, refused).
+      if (locked) copy(p, end - PIN_GAP), copy(end - PIN_GAP, end);
+      else copy(p, end);
+      if (interruptSignal.aborted) throw new InterruptedError();
+      await yieldImmediate(); // other GPUs lock and copy their pieces meanwhile
+    }
+  }
+  return true;
+}
+
 /** The unlocks handed to a libuv thread (unlockOffThread), one after another; settled when they are over. */
 let offThread: Promise<void> = Promise.resolve();
 /** Pieces unlocked on a thread so far, and the milliseconds from the first handed over to the last done: -v says them at close. */

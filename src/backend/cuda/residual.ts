@@ -20,7 +20,7 @@ import { KERNELS, launch } from './kernels.js';
 import { HeldBuffers, type DeviceBuffer } from './pool.js';
 import { log } from '../../log.js';
 import { prefaultShared, takeShared } from '../../io/prefault.js';
-import { uploadLarge } from './pin.js';
+import { downloadLarge, uploadLarge } from './pin.js';
 import { setImmediate as yieldImmediate } from 'node:timers/promises';
 
 /** Bytes of the vectors per upload view (pin.ts locks and copies each in pieces). */
@@ -38,7 +38,7 @@ export async function encodeScalarOnGpu(
     return (scales = scalesOf(kind, n, d, blocks, maxAbs, sumSq, sample));
   };
   const codes = allocCodes<Int8Array>('i8', n, d, true, takeShared(Math.max(1, n * d)));
-  const { blockErrs, sliceCrcs, rowSums } = await scalarOnGpu(ctx, kind, input, scalesFrom, codes, { crc: kind === 'int8', measureRows: input.measureRows });
+  const { blockErrs, sliceCrcs, rowSums } = await scalarOnGpu(ctx, kind, input, scalesFrom, codes, { crc: kind === 'int8', measureRows: input.measureRows, whole: true });
   const err = sumInOrder(blockErrs); // as encodeScalar sums its blocks'
   const crc = sliceCrcs && crc32cJoin(crc32c(new Uint8Array(Float32Array.from(scales).buffer)), sliceCrcs, CRC_SLICE, n * d);
   return { residuals: new ScalarResiduals(kind, n, d, scales, codes, crc), residualEnergy: err / n, rowSums };
@@ -50,17 +50,18 @@ export async function encodeScalarOnGpu(
  * `scalesFrom`, the codes into `codes`, each block's error in block order.
  */
 export async function scalarRowsOnGpu(ctx: CudaContext, kind: ScalarMode, input: ResidualInput, scalesFrom: ScalesFrom, codes: Codes<Int8Array>): Promise<Float64Array> {
-  return (await scalarOnGpu(ctx, kind, input, scalesFrom, codes, { crc: false, measureRows: undefined })).blockErrs;
+  return (await scalarOnGpu(ctx, kind, input, scalesFrom, codes, { crc: false, measureRows: undefined, whole: false })).blockErrs;
 }
 
 /**
  * The scalar codec's kernels over the input's rows: ranges (downloaded, handed to `scalesFrom`),
  * codes into `codes` and each block's error (blockErrsOnDevice); with `extra.crc` the codes' checksum per CRC_SLICE
- * piece, with `extra.measureRows` the quality rows' sums (rowSumsOnDevice).
+ * piece, with `extra.measureRows` the quality rows' sums (rowSumsOnDevice); `extra.whole`: every row
+ * of the data (downloadCodes may lock the codes' pages).
  */
 async function scalarOnGpu(
   ctx: CudaContext, kind: ScalarMode, input: ResidualInput, scalesFrom: ScalesFrom, codes: Codes<Int8Array>,
-  extra: { crc: boolean; measureRows: readonly number[] | null | undefined },
+  extra: { crc: boolean; measureRows: readonly number[] | null | undefined; whole: boolean },
 ): Promise<{ blockErrs: Float64Array; sliceCrcs?: Uint32Array; rowSums?: Float64Array }> {
   const { n, d } = input;
   const x = asRows(input.x, n, d);
@@ -86,7 +87,7 @@ async function scalarOnGpu(
     const sumsBuf = extra.measureRows !== undefined ? rowSumsOnDevice(ctx, x.dtype, extra.measureRows, n, d, { X, C, A, S, codes: codesBuf }, alloc) : undefined;
     const blockErrs = await blockErrsOnDevice(ctx, rowErrBuf, n, alloc);
     t.push(performance.now());
-    await downloadCodes(ctx, codes, codesBuf);
+    await downloadCodes(ctx, codes, codesBuf, extra.whole);
     const rowSums = sumsBuf && new Float64Array(sumsBuf.count * 4);
     if (sumsBuf && rowSums) ctx.download(rowSums, sumsBuf.buf);
     t.push(performance.now());
@@ -195,7 +196,7 @@ async function bitsOnGpu(
     });
     const blockErrs = await blockErrsOnDevice(ctx, rowErrBuf, n, alloc);
     t.push(performance.now());
-    await downloadCodes(ctx, codes, codesBuf);
+    await downloadCodes(ctx, codes, codesBuf, checksum);
     t.push(performance.now());
     const sliceCrcs = checksum ? await codesCrcs(ctx, codesBuf, n * p.R, alloc) : undefined;
     t.push(performance.now());
@@ -283,16 +284,23 @@ function downloadStaged(ctx: CudaContext, bytes: Uint8Array, src: DeviceBuffer, 
 
 /**
  * The device's codes (rows × width bytes from the buffer's start) into the host's pieces, each
- * from its offset, through the context's page-locked staging chunk (made once, not once a call: a
- * streamed compress downloads every block's codes, on one thread): locking the fresh pieces themselves
- * (pin.ts) cost more than the copy it saves, as the lock first faults every page in (4.5 GB of bits
- * codes: 2.7 s locked, against 1.4 s for 6.4 GB staged; bench/results/2026-11-28-h100x4-r3i.json).
+ * from its offset. A large piece is locked and written by the copy engine itself (pin.ts
+ * downloadLarge): its pages were faulted in on other threads while the GPU coded (prefaultShared),
+ * so the lock need not fault them as it did when that cost more than the copy it saved (4.5 GB of
+ * bits codes: 2.7 s locked, against 1.4 s for 6.4 GB staged; bench/results/2026-11-28-h100x4-r3i.json).
+ * Only a whole payload's codes (`locked`: compress's one encode of every row, whose locks go once
+ * uploads are over); a streamed compress's blocks, or rows split over GPUs, and smaller pieces go
+ * through the context's page-locked staging chunk (made once, not once a call: a streamed compress
+ * downloads every block's codes, on one thread), as do pieces where nothing is locked.
  */
-export async function downloadCodes(ctx: CudaContext, codes: Codes, src: DeviceBuffer): Promise<void> {
+export async function downloadCodes(ctx: CudaContext, codes: Codes, src: DeviceBuffer, locked = false): Promise<void> {
   let at = 0;
   for (const piece of codes.bytePieces()) {
-    downloadStaged(ctx, piece, src, at);
+    if (!(locked && piece.length >= LOCKED_DOWNLOAD_MIN && (await downloadLarge(ctx, piece, src, at)))) downloadStaged(ctx, piece, src, at);
     at += piece.length;
     await yieldImmediate(); // Ctrl-C, and other GPUs' work, between pieces
   }
 }
+
+/** Codes pieces at least this large are downloaded into their own locked pages (downloadLarge). */
+const LOCKED_DOWNLOAD_MIN = 64 << 20;
