@@ -7,7 +7,9 @@
 import { encodeEc } from '../../dist/codecs/ec/encode.js';
 import { ecSection, EcResiduals } from '../../dist/codecs/ec/residuals.js';
 import { asPayload } from '../../dist/io/vlc/payload.js';
-import type { EcDecodable } from '../../dist/backend/device.js';
+import type { CodecDevice, EcDecodable } from '../../dist/backend/device.js';
+import { hostDevice } from '../../dist/backend/host.js';
+import type { Decodable } from '../../dist/io/vlc/reconstruct.js';
 import { decodeOnDevice, type DecodeOptions } from '../../dist/backend/cuda/decode.js';
 import type { CudaContext } from '../../dist/backend/cuda/context.js';
 import { reconstructRange } from '../../dist/io/vlc/reconstruct.js';
@@ -95,6 +97,16 @@ export async function expectEcRowsEqualHost(
 }
 
 /** got and want as bits (−0 against +0, or two NaNs, would pass a numeric comparison); the first difference named. */
+/** `device`'s CodecDevice.decodeRows of each range [r0, r1) = the host device's, both outputs prefilled with NaN, compared as bits. */
+export async function expectDecodeRowsAsHost(device: CodecDevice, file: Decodable, ranges: ReadonlyArray<readonly [number, number]>): Promise<void> {
+  const d = file.manifest.d;
+  for (const [r0, r1] of ranges) {
+    const got = await device.decodeRows(file, r0, r1, new Float32Array((r1 - r0) * d).fill(NaN));
+    const want = await hostDevice.decodeRows(file, r0, r1, new Float32Array((r1 - r0) * d).fill(NaN));
+    expectSameBits(got, want, d, r0);
+  }
+}
+
 export function expectSameBits(got: Float32Array, want: Float32Array, d: number, r0 = 0): void {
   expect(got.length).toBe(want.length);
   const a = new Uint32Array(got.buffer, got.byteOffset, got.length), b = new Uint32Array(want.buffer, want.byteOffset, want.length);
