@@ -232,7 +232,7 @@ export interface TrainEngine {
   /**
    * How many small independent engines (pq's subspaces: a few MB each) may train at once. A GPU's
    * engine spends most of a small problem's time waiting on the host, which another engine's
-   * launches can fill; the CPU runs each engine on every core, so one at a time. Absent: 1.
+   * launches can fill; the CPU runs each engine on every core, so one at a time (1).
    */
-  readonly smallEnginesAtOnce?: number;
+  readonly smallEnginesAtOnce: number;
 }

@@ -43,7 +43,7 @@ export interface PqOptions {
   /** Training points per subspace (default K × PQ_TRAIN_PER_CENTROID, at most n). */
   sample?: number;
   maxIters?: number;
-  /** Subspaces trained at a time (default: the backend's smallEnginesAtOnce, else 1); any number gives the same bytes. */
+  /** Subspaces trained at a time (default: the backend's smallEnginesAtOnce); any number gives the same bytes. */
   atOnce?: number;
 }
 
@@ -109,7 +109,7 @@ export async function encodePqMeasured(input: ResidualInput, backend: Backend, o
       await engine.dispose();
     }
   };
-  await atOnce(M, Math.max(1, o.atOnce ?? backend.smallEnginesAtOnce ?? 1), train);
+  await atOnce(M, Math.max(1, o.atOnce ?? backend.smallEnginesAtOnce), train);
   // Every vector's codes, one subspace after another (an engine over all n rows each: not several at once).
   if (sampleSize < n)
     for (let t = 0; t < M; t++) {

@@ -35,6 +35,7 @@ const member = (b: CudaBackend, o = {}): Backend => ({
   encodeScalarRows: b.encodeScalarRows.bind(b),
   encodeBitsRows: b.encodeBitsRows.bind(b),
   decodeRows: b.decodeRows.bind(b),
+  smallEnginesAtOnce: b.smallEnginesAtOnce,
   exactKnn: b.exactKnn,
   close: async () => {},
 });

@@ -50,6 +50,7 @@ export function createCpuBackend(o: CpuOptions = {}): Backend {
     uploadsOver: () => undefined,
     /** The rows copied (selectRows): the CPU reads them from the copy as from any dataset. */
     openRows: (data: Dataset, rows: Int32Array, m: number) => backend.open(selectRows(data, rows), m),
+    smallEnginesAtOnce: 1, // each engine takes every core
     async close(): Promise<void> {
       await Promise.all([...engines].map((e) => e.dispose()));
     },

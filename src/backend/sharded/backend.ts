@@ -90,6 +90,8 @@ export function shardedBackend(
     scalarRanges: members[0].scalarRanges.bind(members[0]),
     scalarCodes: members[0].scalarCodes.bind(members[0]),
     decodeRows: members[0].decodeRows.bind(members[0]),
+    // Its engines agree through one Comm, call by call, in the same order on every member (or rank): one at a time.
+    smallEnginesAtOnce: 1,
     open(data: Dataset, m: number): Promise<Engine> {
       return openShards(data.n, (k, r0, r1) => members[k].open(sliceRows(data, r0, r1), m));
     },
