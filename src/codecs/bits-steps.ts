@@ -1,23 +1,12 @@
 // The 'bits' encoder's step table (bits-train.ts): for every dimension and bit count, the step with
 // the least squared error on the residual sample. Dimensions are independent, so with a large sample
-// they are shared among threads as the ec decoder shares blocks (ec/decode-threads.ts): each thread
-// (this one and kept workers, bits-steps-worker.ts) claims the next dimension from a shared counter
-// and writes its row of the table; the table is the one thread's, whatever claimed what. The caller
-// waits on the counter (Atomics.wait), so the table stays a synchronous call for its callers.
-import { availableParallelism } from 'node:os';
-import type { Worker } from 'node:worker_threads';
+// they are shared among threads (dims-on-threads.ts): each writes its dimensions' rows of the table,
+// and the table is the one thread's, whatever claimed what.
 import { MAX_BITS, levelOffset } from './bits.js';
-import { keepWorkers } from './kept-workers.js';
+import { dimsThreadCount, onDimensions, sharedF64, type DimWork } from './dims-on-threads.js';
 
 /** Candidate ranges, in RMS residuals of the dimension (the largest |r| is tried too). */
 const RANGES = [1, 1.5, 2, 2.6, 3, 3.5, 4, 5, 6, 8];
-/** Samples with fewer values than this are tabled on the caller's thread alone (a worker's start costs more). */
-export const PARALLEL_MIN_VALUES = 1 << 18;
-/** More threads than this gain little on a table of a few hundred dimensions. */
-const MAX_THREADS = 16;
-/** How long the caller waits without a dimension finished before it tables the rest itself. */
-const STALL_MS = 2000;
-const NEXT = 0, DONE = 1, STATUS = 2;
 
 export interface StepTable {
   /** err[k·9 + b]: the sample's squared error of dimension k at b bits (b = 0: no code, r̂ = 0). */
@@ -26,62 +15,29 @@ export interface StepTable {
   step: Float64Array;
 }
 
-/** One table as a worker receives it: the sample, the table's arrays and the counters, all shared. */
-export interface StepsJob {
-  sample: SharedArrayBuffer;
+/** The table's work as a worker receives it: the sample (rows × d) and the table's arrays, shared. */
+export interface StepsTask {
+  kind: 'bits-steps';
+  sample: Float64Array;
   d: number;
-  err: SharedArrayBuffer;
-  step: SharedArrayBuffer;
-  /** i32: the next dimension to claim, the dimensions done, then each dimension's status (1: done). */
-  ctrl: SharedArrayBuffer;
+  err: Float64Array;
+  step: Float64Array;
 }
 
 /** The step table of `sample` (rows × d, row-major), on `threads` threads (this one included). */
-export function stepTable(sample: Float64Array, d: number, threads = sample.length < PARALLEL_MIN_VALUES ? 1 : Math.min(availableParallelism(), MAX_THREADS)): StepTable {
+export function stepTable(sample: Float64Array, d: number, threads = dimsThreadCount(sample.length)): StepTable {
   const W = MAX_BITS + 1;
-  const t = Math.max(1, Math.min(threads, d));
-  if (t === 1) {
-    const table = { err: new Float64Array(d * W), step: new Float64Array(d * W) };
-    const col = new Float64Array(sample.length / Math.max(1, d));
-    for (let k = 0; k < d; k++) tableDimension(sample, d, k, col, table);
-    return table;
-  }
-  let shared = sample;
-  if (!(sample.buffer instanceof SharedArrayBuffer)) {
-    shared = new Float64Array(new SharedArrayBuffer(sample.length * 8));
-    shared.set(sample);
-  }
-  const job: StepsJob = {
-    sample: shared.buffer as SharedArrayBuffer, d, err: new SharedArrayBuffer(d * W * 8), step: new SharedArrayBuffer(d * W * 8),
-    ctrl: new SharedArrayBuffer(4 * (STATUS + d)),
-  };
-  for (const w of stepsWorkers(t - 1)) w.postMessage(job);
-  claimDimensions(job);
-  const ctrl = new Int32Array(job.ctrl);
-  for (let done = Atomics.load(ctrl, DONE); done < d; done = Atomics.load(ctrl, DONE)) {
-    if (Atomics.wait(ctrl, DONE, done, STALL_MS) === 'timed-out' && Atomics.load(ctrl, DONE) === done) {
-      // A worker claimed a dimension and stopped (it never should): table what is missing here, the same rows.
-      const table = tableOf(job), col = new Float64Array(shared.length / d);
-      for (let k = 0; k < d; k++) if (Atomics.load(ctrl, STATUS + k) !== 1) tableDimension(shared, d, k, col, table);
-      break;
-    }
-  }
-  return { err: new Float64Array(tableOf(job).err), step: new Float64Array(tableOf(job).step) };
+  const many = threads > 1 && d > 1;
+  const f64 = (length: number) => (many ? new Float64Array(new SharedArrayBuffer(length * 8)) : new Float64Array(length));
+  const task: StepsTask = { kind: 'bits-steps', sample: many ? sharedF64(sample) : sample, d, err: f64(d * W), step: f64(d * W) };
+  onDimensions(task, d, threads, stepsWork(task));
+  return { err: Float64Array.from(task.err), step: Float64Array.from(task.step) };
 }
 
-const tableOf = (job: StepsJob): StepTable => ({ err: new Float64Array(job.err), step: new Float64Array(job.step) });
-
-/** Claims dimensions until none is left, tabling each; its status and the count done say so. */
-export function claimDimensions(job: StepsJob): void {
-  const ctrl = new Int32Array(job.ctrl), sample = new Float64Array(job.sample), table = tableOf(job);
-  const col = new Float64Array(sample.length / job.d);
-  for (;;) {
-    const k = Atomics.add(ctrl, NEXT, 1);
-    if (k >= job.d) return;
-    tableDimension(sample, job.d, k, col, table);
-    Atomics.store(ctrl, STATUS + k, 1);
-    if (Atomics.add(ctrl, DONE, 1) + 1 === job.d) Atomics.notify(ctrl, DONE);
-  }
+/** A thread's work on the table: dimension k's row (tableDimension), its column scratch made once. */
+export function stepsWork(task: StepsTask): DimWork {
+  const col = new Float64Array(task.sample.length / Math.max(1, task.d));
+  return (k) => tableDimension(task.sample, task.d, k, col, task);
 }
 
 /** Dimension k's row of the table: for each bit count, every candidate range's error, the least kept (ties: the first). */
@@ -121,11 +77,4 @@ function tableDimension(sample: Float64Array, d: number, k: number, col: Float64
     err[k * (MAX_BITS + 1) + b] = mx > 0 ? best : 0;
     step[k * (MAX_BITS + 1) + b] = bestStep;
   }
-}
-
-/** The step table's workers, started once per process and kept (idle, they do not hold it). */
-const kept: Worker[] = [];
-
-function stepsWorkers(t: number): Worker[] {
-  return keepWorkers(kept, new URL('./bits-steps-worker.js', import.meta.url), t).slice(0, Math.max(0, t));
 }

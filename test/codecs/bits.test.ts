@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { BitsResiduals, bitsPayloadBytes, bitsSection, levelOffset } from '../../dist/codecs/bits.js';
 import { allocateBits, encodeBits } from '../../dist/codecs/bits-train.js';
-import { stepTable } from '../../dist/codecs/bits-steps.js';
+import { stepTable, stepsWork, type StepsTask } from '../../dist/codecs/bits-steps.js';
+import { onDimensions, sharedF64 } from '../../dist/codecs/dims-on-threads.js';
 import { rng } from '../rng.js';
 import { bytes } from '../cuda-host/residual-problem.js';
 
@@ -39,6 +40,11 @@ describe('bits codec', () => {
       expect(Buffer.from(many.err.buffer).equals(Buffer.from(one.err.buffer))).toBe(true);
       expect(Buffer.from(many.step.buffer).equals(Buffer.from(one.step.buffer))).toBe(true);
     }
+    // Every dimension on the workers (the caller only waits): the caller's table.
+    const task: StepsTask = { kind: 'bits-steps', sample: sharedF64(sample), d, err: sharedF64(new Float64Array(d * 9)), step: sharedF64(new Float64Array(d * 9)) };
+    onDimensions(task, d, 4, stepsWork(task), false);
+    expect(Buffer.from(task.err.buffer).equals(Buffer.from(one.err.buffer))).toBe(true);
+    expect(Buffer.from(task.step.buffer).equals(Buffer.from(one.step.buffer))).toBe(true);
     expect(one.err[5 * 9]).toBe(0); // the constant dimension: no error, step 0 at every bit count
     expect(Array.from(one.step.subarray(5 * 9, 6 * 9))).toEqual(new Array(9).fill(0));
     expect(one.step[9 + 8]).toBeGreaterThan(0);

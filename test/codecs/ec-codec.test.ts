@@ -5,7 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { encodeEc } from '../../dist/codecs/ec/encode.js';
 import { ecSection, type EcResiduals } from '../../dist/codecs/ec/residuals.js';
-import { columnsOf, planStep, waterFillingBits } from '../../dist/codecs/ec/steps.js';
+import { columnsOf, planStep, pointWork, stepPoint, waterFillingBits, type PointTask } from '../../dist/codecs/ec/steps.js';
+import { onDimensions, sharedF64 } from '../../dist/codecs/dims-on-threads.js';
 import { decoded, joined, mixture } from './ec-helpers.js';
 
 class Corrupt extends Error {}
@@ -142,6 +143,31 @@ describe("ec's plans for --quality (codec-registry/ec.ts atError, codecs/ec/pred
         const got = planStep(shared, t, extra), want = planStep(columnsOf(sample, d), t, extra);
         expect([got.step, got.mse, got.bits, Array.from(got.coded)]).toEqual([want.step, want.mse, want.bits, Array.from(want.coded)]);
       }
+  });
+
+  it('measures a step point on several threads as on one: each dimension\'s error and entropy, the sums, to the bit', () => {
+    const rows = 2111, d = 29;
+    let seed = 5;
+    const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    // Spreads falling with the dimension (the last ones uncoded at coarse steps), a constant dimension, rare outliers.
+    const sample = Float64Array.from({ length: rows * d }, (_, e) => (e % d === 4 ? 0 : Math.fround((rnd() - 0.5) * Math.exp(-(e % d) / 6) * (rnd() < 0.01 ? 40 : 1))));
+    const cols = columnsOf(sample, d);
+    for (const step of [0.003, 0.02, 0.3])
+      for (const extra of [0, 2]) {
+        const one = stepPoint(cols, step, extra, 1);
+        for (const threads of [2, 5]) {
+          const many = stepPoint(cols, step, extra, threads);
+          expect([many.step, many.mse, many.bits, Array.from(many.coded)]).toEqual([one.step, one.mse, one.bits, Array.from(one.coded)]);
+        }
+        if (step === 0.02) expect(one.coded.some((c) => c) && one.coded.some((c) => !c)).toBe(true); // some dimensions coded, some not
+      }
+    // Every dimension on the workers (the caller only waits): their errors and entropies are the caller's.
+    const task = (): PointTask => ({ kind: 'ec-point', cols: sharedF64(cols.cols), rows, step: 0.02, mse: sharedF64(new Float64Array(d)), entropy: sharedF64(new Float64Array(d)) });
+    const here = task(), there = task();
+    onDimensions(here, d, 1, pointWork(here));
+    onDimensions(there, d, 3, pointWork(there), false);
+    expect(Array.from(there.mse)).toEqual(Array.from(here.mse));
+    expect(Array.from(there.entropy)).toEqual(Array.from(here.entropy));
   });
 
   it('plans the step that leaves a given error, its section estimated within 3 % of the coded one; for the whole file\'s n', async () => {

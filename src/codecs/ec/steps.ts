@@ -18,6 +18,8 @@
 // A target (a total MSE per vector, or code bits per vector) is met by bisection on log Δ: both sums
 // grow (MSE) or fall (bits) with Δ.
 
+import { dimsThreadCount, onDimensions, sharedF64, type DimWork } from '../dims-on-threads.js';
+
 /** Per dimension at one step: whether it is coded, its MSE and its codes' entropy (bits), and the sums. */
 export interface StepPoint {
   step: number;
@@ -57,16 +59,46 @@ export function columnsOf(sample: Float64Array, d: number): Columns {
 /**
  * What quantizing the sample at step Δ (f32, as stored) costs and keeps, dimension by dimension.
  * `extraBits`: bits a row that coding a dimension costs besides its codes (a stored direction's
- * share: 16·d / n for rotated sections), weighed in the decision to code it.
+ * share: 16·d / n for rotated sections), weighed in the decision to code it. Each dimension's error
+ * and entropy are measured on its own (on threads for a large sample: dims-on-threads.ts), then
+ * decided and added in dimension order.
  */
-export function stepPoint(c: Columns, step: number, extraBits = 0): StepPoint {
-  const { cols, rows, d, moments } = c;
+export function stepPoint(c: Columns, step: number, extraBits = 0, threads = dimsThreadCount(c.rows * c.d)): StepPoint {
+  const { rows, d, moments } = c;
   const s = Math.fround(step);
+  const many = threads > 1 && d > 1;
+  const f64 = (length: number) => (many ? new Float64Array(new SharedArrayBuffer(length * 8)) : new Float64Array(length));
+  const task: PointTask = { kind: 'ec-point', cols: many ? sharedCols(c) : c.cols, rows, step: s, mse: f64(d), entropy: f64(d) };
+  onDimensions(task, d, threads, pointWork(task));
   const coded = new Uint8Array(d);
   const lambda = ((2 * Math.LN2) * s * s) / 12;
-  const q = new Int32Array(rows);
   let mse = 0, bits = 0;
   for (let k = 0; k < d; k++) {
+    const Dk = task.mse[k], Hk = task.entropy[k];
+    if (Hk > 0 && moments[k] - Dk > lambda * (Hk + extraBits)) {
+      coded[k] = 1;
+      mse += Dk;
+      bits += Hk;
+    } else mse += moments[k];
+  }
+  return { step: s, coded, mse, bits };
+}
+
+/** A step point's per-dimension work as a worker receives it: the columns (d × rows), the step, and where each dimension's MSE and entropy go. */
+export interface PointTask {
+  kind: 'ec-point';
+  cols: Float64Array;
+  rows: number;
+  step: number;
+  mse: Float64Array;
+  entropy: Float64Array;
+}
+
+/** A thread's work on a step point: dimension k's MSE at the step and its codes' entropy, its codes' scratch made once. */
+export function pointWork(task: PointTask): DimWork {
+  const { cols, rows, step: s, mse, entropy: ent } = task;
+  const q = new Int32Array(rows);
+  return (k) => {
     let err = 0, lo = Infinity, hi = -Infinity, se = 0, nz = 0;
     const o = k * rows;
     for (let j = 0; j < rows; j++) {
@@ -83,15 +115,18 @@ export function stepPoint(c: Columns, step: number, extraBits = 0): StepPoint {
     // (Σ sgn·e)² / count of the error (within [0, s/2], as the encoder clamps it).
     const c0 = nz ? Math.min(s / 2, Math.max(0, -se / nz)) : 0;
     err += nz * c0 * c0 + 2 * c0 * se;
-    const Dk = err / Math.max(1, rows);
-    const Hk = rows ? entropy(q, lo, hi) : 0;
-    if (Hk > 0 && moments[k] - Dk > lambda * (Hk + extraBits)) {
-      coded[k] = 1;
-      mse += Dk;
-      bits += Hk;
-    } else mse += moments[k];
-  }
-  return { step: s, coded, mse, bits };
+    mse[k] = err / Math.max(1, rows);
+    ent[k] = rows ? entropy(q, lo, hi) : 0;
+  };
+}
+
+/** The columns in shared memory (made once a sample: a step search asks for many points of it). */
+const sharedColumns = new WeakMap<Columns, Float64Array>();
+
+function sharedCols(c: Columns): Float64Array {
+  let s = sharedColumns.get(c);
+  if (!s) sharedColumns.set(c, (s = sharedF64(c.cols)));
+  return s;
 }
 
 /** Empirical entropy (bits a value) of integer values in [lo, hi]. */
