@@ -1,6 +1,7 @@
 // Work split by dimension among threads, as the ec decoder splits blocks (ec/decode-threads.ts): the
-// bits encoder's step table (bits-steps.ts) and the ec planner's step points (ec/steps.ts) are a
-// loop over dimensions whose every turn reads its own column of a sample and writes its own results.
+// bits encoder's step table (bits-steps.ts), the ec planner's step points (ec/steps.ts) and int4's
+// clip search (scalar.ts) are loops over dimensions whose every turn reads its own column of a
+// sample and writes its own results.
 // Each thread (this one and kept workers, dims-worker.ts) claims the next dimension from a shared
 // counter and writes that dimension's results into shared arrays, so the results are one thread's,
 // whatever claimed what. The caller waits on the counter (Atomics.wait): the work stays a

@@ -21,6 +21,7 @@
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { keepWorkers } from './kept-workers.js';
+import { dimsThreadCount, onDimensions, sharedF64, type DimWork } from './dims-on-threads.js';
 import { crc32c, crc32cCombine } from '../io/vlc/crc32c.js';
 import { BLOCK_ROWS, blockCodes, blockRanges, blocksOf, residualSample, type RowsInput } from './scalar-rows.js';
 import type { ScalarJob } from './scalar-worker.js';
@@ -223,19 +224,38 @@ function shared<T extends Float32Array | Uint32Array>(Type: { new (b: SharedArra
  */
 export function scalesOf(mode: ScalarMode, n: number, d: number, blocks: number, maxAbs: Float64Array, sumSq: Float64Array, sample?: Float64Array): Float32Array {
   const L = LEVELS[mode];
-  const scales = new Float32Array(d);
   const kept = mode === 'int4' && sample ? nearestRows(sample, d, CLIP_KEEP) : undefined;
+  // int4's clip search on threads for a large sample (dims-on-threads.ts): each dimension's range on its own.
+  const threads = kept ? dimsThreadCount(kept.length) : 1;
+  const f64 = (length: number) => (threads > 1 ? new Float64Array(new SharedArrayBuffer(length * 8)) : new Float64Array(length));
+  const task: Int4RangesTask = { kind: 'int4-range', sample: kept && threads > 1 ? sharedF64(kept) : (kept ?? new Float64Array(0)), d, mx: f64(d), rms: f64(d), range: f64(d) };
   for (let k = 0; k < d; k++) {
     let mx = 0, sq = 0;
     for (let b = 0; b < blocks; b++) {
       if (maxAbs[b * d + k] > mx) mx = maxAbs[b * d + k];
       sq += sumSq[b * d + k];
     }
-    const rms = Math.sqrt(sq / n);
-    const range = mode === 'int8' ? mx : kept ? bestInt4Range(kept, d, k, mx, rms) : Math.min(mx, INT4_CLIPS[0] * rms);
-    scales[k] = range / L;
+    task.mx[k] = mx;
+    task.rms[k] = Math.sqrt(sq / n);
   }
-  return scales;
+  if (kept) onDimensions(task, d, threads, int4RangesWork(task));
+  else for (let k = 0; k < d; k++) task.range[k] = mode === 'int8' ? task.mx[k] : Math.min(task.mx[k], INT4_CLIPS[0] * task.rms[k]);
+  return Float32Array.from(task.range, (range) => range / L);
+}
+
+/** int4's clip search as a worker receives it: the kept sample rows, each dimension's largest |r| and RMS, and where its range goes. */
+export interface Int4RangesTask {
+  kind: 'int4-range';
+  sample: Float64Array;
+  d: number;
+  mx: Float64Array;
+  rms: Float64Array;
+  range: Float64Array;
+}
+
+/** A thread's work on int4's ranges: dimension k's (bestInt4Range). */
+export function int4RangesWork(task: Int4RangesTask): DimWork {
+  return (k) => void (task.range[k] = bestInt4Range(task.sample, task.d, k, task.mx[k], task.rms[k]));
 }
 
 /** The share `keep` of the sample's rows with the smallest Σ r² (ties: the earlier row), in sample order. */

@@ -3,7 +3,8 @@
 // keeps its outliers and a Gaussian one is clipped near 2.6 × RMS; any number of encoder threads
 // writes the same codes.
 import { describe, expect, it } from 'vitest';
-import { CLIP_SAMPLE_ROWS, encodeScalar, scalesOf } from '../../dist/codecs/scalar.js';
+import { CLIP_SAMPLE_ROWS, encodeScalar, int4RangesWork, scalesOf, type Int4RangesTask } from '../../dist/codecs/scalar.js';
+import { onDimensions, sharedF64 } from '../../dist/codecs/dims-on-threads.js';
 import { residualSample } from '../../dist/codecs/scalar-rows.js';
 import { asRows } from '../../dist/vectors/dataset.js';
 import { rng } from '../rng.js';
@@ -55,6 +56,22 @@ describe('int4 clip per dimension', () => {
     expect(int4Err(x, n, 1, chosen[1])).toBeLessThan(0.5 * int4Err(x, n, 1, fixed[1]));
     // Gaussian and uniform: within 5 % of the fixed clip's error over all rows (chosen on a sample).
     for (const k of [0, 2]) expect(int4Err(x, n, k, chosen[k])).toBeLessThan(1.05 * int4Err(x, n, k, fixed[k]));
+  });
+
+  it('chooses the same ranges on worker threads as on the caller\'s (dims-on-threads.ts)', () => {
+    const r = rng(21);
+    const dd = 37, rows = 3001;
+    const sample = Float64Array.from({ length: rows * dd }, (_, e) => (r() - 0.5) * (1 + (e % dd)) * (r() < 0.02 ? 30 : 1));
+    const task = (): Int4RangesTask => ({
+      kind: 'int4-range', sample: sharedF64(sample), d: dd,
+      mx: sharedF64(Float64Array.from({ length: dd }, (_, k) => 15 * (1 + k))), rms: sharedF64(Float64Array.from({ length: dd }, (_, k) => 0.3 * (1 + k))),
+      range: sharedF64(new Float64Array(dd)),
+    });
+    const here = task(), there = task();
+    onDimensions(here, dd, 1, int4RangesWork(here));
+    onDimensions(there, dd, 3, int4RangesWork(there), false); // every dimension on the workers
+    expect(Array.from(there.range)).toEqual(Array.from(here.range));
+    expect(new Set(here.range).size).toBeGreaterThan(1);
   });
 
   it('writes the same scales and codes on one thread and on two', async () => {
