@@ -29,6 +29,7 @@ import { vlcContent } from './compress-file.js';
 import { compressStats } from './compress-report.js';
 import type { OutputPlan } from './preflight.js';
 import type { TrainResult } from './train.js';
+import { startDimsWorkers } from '../codecs/dims-on-threads.js';
 
 /**
  * Default number of anchors: the largest power of two <= 4·√n, capped at n and at 65536 (so ids
@@ -123,6 +124,7 @@ export async function finishCompress(f: Finish): Promise<CompressResult> {
 
     const tc = performance.now();
     const choosing = progress.step('choosing the codec: exact neighbours of the sample', 'codecs measured');
+    if (goal.kind !== 'fixed') startDimsWorkers(); // the codecs' per-dimension searches use them soon
     // Under MPI the rows to measure come from the ranks now (counted with choosing).
     const got = f.gather ? await f.gather() : undefined;
     const held: HeldRows | undefined = got?.rows ? { x: got.x, rows: got.rows } : undefined;

@@ -80,6 +80,14 @@ export function sharedF64(a: Float64Array): Float64Array {
   return out;
 }
 
+/**
+ * Start the workers a large piece of work would use, without waiting: the codec choice does (its
+ * first step tables and clip searches then find them ready, not starting while the work is done).
+ */
+export function startDimsWorkers(): void {
+  dimsWorkers(dimsThreadCount(Infinity) - 1);
+}
+
 /** The workers, started once per process and kept (idle, they do not hold it). */
 const kept: Worker[] = [];
 
