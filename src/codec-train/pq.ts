@@ -199,14 +199,14 @@ function scaledResiduals({ x, n, d, anchors, assign }: ResidualInput, scales: Fl
 
 /**
  * job(0), ..., job(count − 1), at most `width` running at a time, each runner taking the next job
- * as it finishes one. Every job runs to its end (none is left running behind a failure); the
- * first failure, in job order, is thrown.
+ * as it finishes one. After a failure (Ctrl-C among them) no job begins; those running end (none
+ * is left running behind the throw), and the first failure, in job order, is thrown.
  */
 async function atOnce(count: number, width: number, job: (t: number) => Promise<void>): Promise<void> {
   let next = 0;
   const failures: Array<{ t: number; error: unknown }> = [];
   const runner = async () => {
-    for (let t = next++; t < count; t = next++) {
+    for (let t = next++; t < count && failures.length === 0; t = next++) {
       try {
         await job(t);
       } catch (error) {
