@@ -155,13 +155,18 @@ describe('recall of exact search over decoded vectors', () => {
 });
 
 describe('recall over a base sample, extrapolated to every vector', () => {
-  it('predicts each query from the sample and its half: r(n) = r(B) - log2(n/B) (r(B/2) - r(B))', async () => {
-    const n = 2400, d = 8;
-    const x = shared(clustered(n, d, 13, 40));
-    const r = rng(6);
+  const n = 2400, d = 8;
+  const x = shared(clustered(n, d, 13, 40));
+  /** Noisy decoded vectors (seeded), their row decoder, and a plan of 40 queries over a seeded base of 600. */
+  const noisy = (seed: number, baseSeed: number) => {
+    const r = rng(seed);
     const noise = Float32Array.from(x, (v) => v + (r() - 0.5) * 0.5);
     const decode = (i: number, out: Float32Array) => out.set(noise.subarray(i * d, (i + 1) * d));
-    const plan = { base: sampleIndices(n, 600, 1), queries: [...Array(40).keys()] };
+    return { noise, decode, plan: { base: sampleIndices(n, 600, baseSeed), queries: [...Array(40).keys()] } };
+  };
+
+  it('predicts each query from the sample and its half: r(n) = r(B) - log2(n/B) (r(B/2) - r(B))', async () => {
+    const { decode, plan } = noisy(6, 1);
     const s = await recallSample(x, n, d, plan, n, cpuKnn);
     expect(s.half!.plan.base).toEqual(plan.base.slice(0, 300));
     const got = await sampledRecall(x, n, d, decode, s, cpuKnn);
@@ -178,12 +183,7 @@ describe('recall over a base sample, extrapolated to every vector', () => {
   });
 
   it('gives the same figures with the base decoded a range at a time (as the chooser decodes its part), a wrong range not', async () => {
-    const n = 2400, d = 8;
-    const x = shared(clustered(n, d, 13, 40));
-    const r = rng(8);
-    const noise = Float32Array.from(x, (v) => v + (r() - 0.5) * 0.5);
-    const decode = (i: number, out: Float32Array) => out.set(noise.subarray(i * d, (i + 1) * d));
-    const plan = { base: sampleIndices(n, 600, 2), queries: [...Array(40).keys()] };
+    const { noise, decode, plan } = noisy(8, 2);
     const s = await recallSample(x, n, d, plan, 4 * n, cpuKnn);
     // Base positions r0..r1: the rows plan.base[r0..r1) of x, as choose.ts's part holds them.
     const range = (shift: number) => (r0: number, r1: number, out: Float32Array) => {
