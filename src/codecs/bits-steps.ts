@@ -3,7 +3,7 @@
 // they are shared among threads (dims-on-threads.ts): each writes its dimensions' rows of the table,
 // and the table is the one thread's, whatever claimed what.
 import { MAX_BITS, levelOffset } from './bits.js';
-import { dimsThreadCount, onDimensions, sharedF64, type DimWork } from './dims-on-threads.js';
+import { dimsThreadCount, onDimensions, resultsF64, sharedF64, type DimWork } from './dims-on-threads.js';
 
 /** Candidate ranges, in RMS residuals of the dimension (the largest |r| is tried too). */
 const RANGES = [1, 1.5, 2, 2.6, 3, 3.5, 4, 5, 6, 8];
@@ -27,10 +27,9 @@ export interface StepsTask {
 /** The step table of `sample` (rows × d, row-major), on `threads` threads (this one included). */
 export function stepTable(sample: Float64Array, d: number, threads = dimsThreadCount(sample.length)): StepTable {
   const W = MAX_BITS + 1;
-  const many = threads > 1 && d > 1;
-  const f64 = (length: number) => (many ? new Float64Array(new SharedArrayBuffer(length * 8)) : new Float64Array(length));
-  const task: StepsTask = { kind: 'bits-steps', sample: many ? sharedF64(sample) : sample, d, err: f64(d * W), step: f64(d * W) };
-  onDimensions(task, d, threads, stepsWork(task));
+  const t = d > 1 ? threads : 1;
+  const task: StepsTask = { kind: 'bits-steps', sample: t > 1 ? sharedF64(sample) : sample, d, err: resultsF64(d * W, t), step: resultsF64(d * W, t) };
+  onDimensions(task, d, t, stepsWork(task));
   return { err: Float64Array.from(task.err), step: Float64Array.from(task.step) };
 }
 

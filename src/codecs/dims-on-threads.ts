@@ -72,6 +72,11 @@ export function claimDimensions(job: DimsJob, work: DimWork): void {
   }
 }
 
+/** `length` zeros for a task's results: in shared memory when `threads` > 1 (the workers write them). */
+export function resultsF64(length: number, threads: number): Float64Array {
+  return threads > 1 ? new Float64Array(new SharedArrayBuffer(length * 8)) : new Float64Array(length);
+}
+
 /** `a` itself when its memory is shared, else a copy in shared memory (worker threads read it). */
 export function sharedF64(a: Float64Array): Float64Array {
   if (a.buffer instanceof SharedArrayBuffer) return a;

@@ -21,7 +21,7 @@
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { keepWorkers } from './kept-workers.js';
-import { dimsThreadCount, onDimensions, sharedF64, type DimWork } from './dims-on-threads.js';
+import { dimsThreadCount, onDimensions, resultsF64, sharedF64, type DimWork } from './dims-on-threads.js';
 import { crc32c, crc32cCombine } from '../io/vlc/crc32c.js';
 import { BLOCK_ROWS, blockCodes, blockRanges, blocksOf, residualSample, type RowsInput } from './scalar-rows.js';
 import type { ScalarJob } from './scalar-worker.js';
@@ -226,9 +226,11 @@ export function scalesOf(mode: ScalarMode, n: number, d: number, blocks: number,
   const L = LEVELS[mode];
   const kept = mode === 'int4' && sample ? nearestRows(sample, d, CLIP_KEEP) : undefined;
   // int4's clip search on threads for a large sample (dims-on-threads.ts): each dimension's range on its own.
-  const threads = kept ? dimsThreadCount(kept.length) : 1;
-  const f64 = (length: number) => (threads > 1 ? new Float64Array(new SharedArrayBuffer(length * 8)) : new Float64Array(length));
-  const task: Int4RangesTask = { kind: 'int4-range', sample: kept && threads > 1 ? sharedF64(kept) : (kept ?? new Float64Array(0)), d, mx: f64(d), rms: f64(d), range: f64(d) };
+  const threads = kept && d > 1 ? dimsThreadCount(kept.length) : 1;
+  const task: Int4RangesTask = {
+    kind: 'int4-range', sample: kept && threads > 1 ? sharedF64(kept) : (kept ?? new Float64Array(0)), d,
+    mx: resultsF64(d, threads), rms: resultsF64(d, threads), range: resultsF64(d, threads),
+  };
   for (let k = 0; k < d; k++) {
     let mx = 0, sq = 0;
     for (let b = 0; b < blocks; b++) {

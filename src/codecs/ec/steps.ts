@@ -18,7 +18,7 @@
 // A target (a total MSE per vector, or code bits per vector) is met by bisection on log Δ: both sums
 // grow (MSE) or fall (bits) with Δ.
 
-import { dimsThreadCount, onDimensions, sharedF64, type DimWork } from '../dims-on-threads.js';
+import { dimsThreadCount, onDimensions, resultsF64, sharedF64, type DimWork } from '../dims-on-threads.js';
 
 /** Per dimension at one step: whether it is coded, its MSE and its codes' entropy (bits), and the sums. */
 export interface StepPoint {
@@ -66,10 +66,9 @@ export function columnsOf(sample: Float64Array, d: number): Columns {
 export function stepPoint(c: Columns, step: number, extraBits = 0, threads = dimsThreadCount(c.rows * c.d)): StepPoint {
   const { rows, d, moments } = c;
   const s = Math.fround(step);
-  const many = threads > 1 && d > 1;
-  const f64 = (length: number) => (many ? new Float64Array(new SharedArrayBuffer(length * 8)) : new Float64Array(length));
-  const task: PointTask = { kind: 'ec-point', cols: many ? sharedCols(c) : c.cols, rows, step: s, mse: f64(d), entropy: f64(d) };
-  onDimensions(task, d, threads, pointWork(task));
+  const t = d > 1 ? threads : 1;
+  const task: PointTask = { kind: 'ec-point', cols: t > 1 ? sharedCols(c) : c.cols, rows, step: s, mse: resultsF64(d, t), entropy: resultsF64(d, t) };
+  onDimensions(task, d, t, pointWork(task));
   const coded = new Uint8Array(d);
   const lambda = ((2 * Math.LN2) * s * s) / 12;
   let mse = 0, bits = 0;
