@@ -90,37 +90,23 @@ function unlock(l: Lock): void {
 /** Copy `src` to `buf` at `offsetBytes`, waiting until it is there. `piece`: tests cut small inputs into several pieces. */
 export async function uploadLarge(ctx: CudaContext, buf: DeviceBuffer, src: Uint8Array, offsetBytes = 0, piece = PIN_PIECE): Promise<void> {
   if (offsetBytes + src.byteLength > buf.bytes) throw new Error(`upload past the end of ${buf.name}`);
-  await unlocksSettled(); // pages still being unlocked on a thread (unlockOffThread) are not locked again before
-  // Rows released but not yet unlocked are unlocked first: locking them again must not overlap a lock.
-  for (let k = releasing.length - 1; k >= 0; k--) if (releasing[k].buffer === src.buffer) unlock(releasing.splice(k, 1)[0]);
-  const s0 = src.byteOffset, s1 = s0 + src.byteLength;
+  await readyToLock(src.buffer);
+  const s0 = src.byteOffset;
   const at = (a: number, b: number) => src.subarray(a - s0, b - s0); // buffer offsets → a view of src
   const dst = (a: number) => offsetBytes + (a - s0);
   const pageable: Array<[number, number]> = []; // buffer ranges copied synchronously at the end
   let queued = false;
   try {
-    for (const [a, b, locked] of segments(src.buffer, s0, s1)) {
-      if (locked) {
-        ctx.uploadAsync(buf, at(a, b), dst(a), ctx.stream);
-        queued = true;
+    for (const run of lockedRuns(ctx, src, piece)) {
+      if (!run.view) {
+        pageable.push([run.a, run.b]);
         continue;
       }
-      // Not locked yet: lock it a piece at a time, each piece clear of every other lock by PIN_GAP.
-      let p = a === s0 && !touchesLock(src.buffer, a) ? a : a + PIN_GAP;
-      pageable.push([a, Math.min(b, p)]);
-      for (; p < b; p += piece) {
-        const end = Math.min(b, p + piece);
-        const view = end - PIN_GAP > p && ctx.pinCopies ? lock(ctx, src.buffer, p, end - PIN_GAP, at(p, end - PIN_GAP)) : undefined;
-        if (!view) {
-          pageable.push([p, end]);
-          continue;
-        }
-        ctx.uploadAsync(buf, view, dst(p), ctx.stream);
-        queued = true;
-        pageable.push([end - PIN_GAP, end]);
-        if (interruptSignal.aborted) throw new InterruptedError();
-        await yieldImmediate(); // other GPUs lock and queue their pieces meanwhile
-      }
+      ctx.uploadAsync(buf, run.view, dst(run.a), ctx.stream);
+      queued = true;
+      if (!run.fresh) continue;
+      if (interruptSignal.aborted) throw new InterruptedError();
+      await yieldImmediate(); // other GPUs lock and queue their pieces meanwhile
     }
     if (queued) await ctx.finish();
   } catch (e) {
@@ -138,40 +124,66 @@ export async function uploadLarge(ctx: CudaContext, buf: DeviceBuffer, src: Uint
 
 /**
  * Copy `dst.byteLength` bytes of `buf` from `offsetBytes` into `dst`, the copy engine writing dst's
- * own pages, locked a piece at a time as uploadLarge locks a source (PIN_GAP bytes after each piece,
- * and any part the driver will not lock, copied through its staging instead). Through a staging
- * buffer of ours the host would copy every byte once more, on this thread. The locks join the
- * context's others: unlocked on a thread once uploads are over (unlockOffThread), or at close.
- * False, with nothing copied, where this context does not lock (the caller stages the copy).
+ * own pages, locked as uploadLarge locks a source (lockedRuns: what is left unlocked is copied
+ * through the driver's staging). Through a staging buffer of ours the host would copy every byte
+ * once more, on this thread. The locks join the context's others: unlocked on a thread once
+ * uploads are over (unlockOffThread), or at close. False, with nothing copied, where this context
+ * does not lock (the caller stages the copy).
  */
 export async function downloadLarge(ctx: CudaContext, dst: Uint8Array, buf: DeviceBuffer, offsetBytes = 0, piece = PIN_PIECE): Promise<boolean> {
   if (offsetBytes + dst.byteLength > buf.bytes) throw new Error(`download past the end of ${buf.name}`);
   if (!ctx.pinCopies) return false;
-  await unlocksSettled();
-  for (let k = releasing.length - 1; k >= 0; k--) if (releasing[k].buffer === dst.buffer) unlock(releasing.splice(k, 1)[0]);
-  const s0 = dst.byteOffset, s1 = s0 + dst.byteLength;
-  const at = (a: number, b: number) => dst.subarray(a - s0, b - s0);
-  const copy = (a: number, b: number) => {
-    for (let k = a; k < b; k += SYNC_CHUNK) ctx.download(at(k, Math.min(b, k + SYNC_CHUNK)), buf, offsetBytes + (k - s0));
-  };
-  for (const [a, b, locked] of segments(dst.buffer, s0, s1)) {
-    if (locked) {
-      copy(a, b);
-      continue;
-    }
-    let p = a === s0 && !touchesLock(dst.buffer, a) ? a : a + PIN_GAP;
-    copy(a, Math.min(b, p));
-    for (; p < b; p += piece) {
-      const end = Math.min(b, p + piece);
-      const locked = end - PIN_GAP > p && ctx.pinCopies && lock(ctx, dst.buffer, p, end - PIN_GAP, at(p, end - PIN_GAP));
-      // Into the locked pages directly, then PIN_GAP after them through the driver's staging (all of it, refused).
-      if (locked) copy(p, end - PIN_GAP), copy(end - PIN_GAP, end);
-      else copy(p, end);
-      if (interruptSignal.aborted) throw new InterruptedError();
-      await yieldImmediate(); // other GPUs lock and copy their pieces meanwhile
-    }
+  await readyToLock(dst.buffer);
+  const s0 = dst.byteOffset;
+  for (const run of lockedRuns(ctx, dst, piece)) {
+    for (let k = run.a; k < run.b; k += SYNC_CHUNK) ctx.download(dst.subarray(k - s0, Math.min(run.b, k + SYNC_CHUNK) - s0), buf, offsetBytes + (k - s0));
+    if (interruptSignal.aborted) throw new InterruptedError();
+    if (run.fresh) await yieldImmediate(); // other GPUs lock and copy their pieces meanwhile
   }
   return true;
+}
+
+/** Before `buffer` is locked: the unlocks handed to a thread are over, and its locks released but not yet unlocked are unlocked (a new lock must not overlap one). */
+async function readyToLock(buffer: ArrayBufferLike): Promise<void> {
+  await unlocksSettled();
+  for (let k = releasing.length - 1; k >= 0; k--) if (releasing[k].buffer === buffer) unlock(releasing.splice(k, 1)[0]);
+}
+
+/** Bytes [a, b) of a buffer (its offsets) to copy: their locked view where locked, and whether lockedRuns just locked them. */
+interface Run {
+  a: number;
+  b: number;
+  view?: Uint8Array;
+  fresh: boolean;
+}
+
+/**
+ * The bytes of `bytes` as the runs a large copy takes, in order: a range already locked as it is;
+ * the rest locked a piece at a time as the runs are taken, each piece clear of every other lock by
+ * PIN_GAP (the PIN_GAP after each piece, and a piece the driver will not lock, left pageable), so
+ * that no page is ever locked twice: not by two pieces, nor by two GPUs whose ranges meet inside one.
+ */
+function* lockedRuns(ctx: CudaContext, bytes: Uint8Array, piece: number): Generator<Run> {
+  const { buffer } = bytes, s0 = bytes.byteOffset, s1 = s0 + bytes.byteLength;
+  const at = (a: number, b: number) => bytes.subarray(a - s0, b - s0);
+  for (const [a, b, locked] of segments(buffer, s0, s1)) {
+    if (locked) {
+      yield { a, b, view: at(a, b), fresh: false };
+      continue;
+    }
+    let p = a === s0 && !touchesLock(buffer, a) ? a : a + PIN_GAP;
+    yield { a, b: Math.min(b, p), fresh: false };
+    for (; p < b; p += piece) {
+      const end = Math.min(b, p + piece);
+      const view = end - PIN_GAP > p && ctx.pinCopies ? lock(ctx, buffer, p, end - PIN_GAP, at(p, end - PIN_GAP)) : undefined;
+      if (!view) {
+        yield { a: p, b: end, fresh: false };
+        continue;
+      }
+      yield { a: p, b: end - PIN_GAP, view, fresh: true };
+      yield { a: end - PIN_GAP, b: end, fresh: false };
+    }
+  }
 }
 
 /** The unlocks handed to a libuv thread (unlockOffThread), one after another; settled when they are over. */
