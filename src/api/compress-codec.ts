@@ -5,17 +5,16 @@
 // warnings for stderr.
 import type { AnnealConfig } from '../anneal/config.js';
 import type { AnnealHooks } from '../anneal/types.js';
-import type { Backend, CodecDevice } from '../backend/types.js';
+import type { Backend } from '../backend/types.js';
 import type { CodedResiduals, EncodedResiduals } from '../codecs/index.js';
 import { checkChoice, codecFor, encodeWith, isCoded, payloadBytesOf, refuseOtherFlags, type ResidualChoice } from '../codec-registry/index.js';
 import { UsageError } from '../errors.js';
 import { inputDtypeOf, type Dataset } from '../vectors/dataset.js';
 import type { AnchorDtype, ResidualMode, VlcManifest } from '../io/vlc/manifest.js';
 import { assignmentWidthFor, canonicalManifest } from '../io/vlc/manifest.js';
-import { reconstructInto, reconstructRange, type Decodable } from '../io/vlc/reconstruct.js';
 import { fileBytes } from '../io/vlc/size.js';
 import { grouped } from '../io/vlc/stats.js';
-import { codecName, type Choice, type CodecPlan, type Encoder, type Goal, type PartDecoder, type Trained } from '../quality/choose.js';
+import { codecName, partDecoderOf, type Choice, type CodecPlan, type Encoder, type Goal, type Trained } from '../quality/choose.js';
 import { reconstructionRows } from '../quality/measure.js';
 import type { DecodeRow } from '../quality/reconstruction.js';
 import { VERSION } from '../version.js';
@@ -163,19 +162,6 @@ export function encoderOn(backend: Backend, seed: number, hooks: AnnealHooks): E
 
 export function decoderOf(t: Trained, residuals?: CodedResiduals): DecodeRow {
   return partDecoderOf(t, residuals).row;
-}
-
-/**
- * The reconstruction a file of t and these residuals would give: a vector at a time, a range of
- * them, or (given the device) all of them, decoded where the device decodes.
- */
-export function partDecoderOf(t: Trained, residuals?: CodedResiduals, device?: CodecDevice): PartDecoder {
-  const f: Decodable = { manifest: { d: t.d }, anchors: t.anchors, assignments: t.assignments, residuals };
-  return {
-    row: (i, out) => void reconstructInto(f, i, out),
-    range: (r0, r1, out) => void reconstructRange(f, r0, r1, out),
-    ...(device ? { all: async (out: Float32Array) => void (await device.decodeRows(f, 0, t.n, out)) } : {}),
-  };
 }
 
 /**

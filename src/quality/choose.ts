@@ -12,7 +12,9 @@
 //     --bytes B:   the codec with the highest recall@10 among those whose file fits B bytes per vector
 //                  (pq only where int4 does not fit; the bits codec with the most code bytes that
 //                  fit, when 1 bit a dimension does).
-import type { ExactKnn } from '../backend/device.js';
+import type { CodecDevice, ExactKnn } from '../backend/device.js';
+import type { CodedResiduals } from '../codecs/types.js';
+import { reconstructInto, reconstructRange, type Decodable } from '../io/vlc/reconstruct.js';
 import { UsageError } from '../errors.js';
 import { allocStore, asRows, rowInto, rows as rowView, type Rows, type VectorsLike } from '../vectors/dataset.js';
 import { candidatesFor, codecName, isCoded, jsonFieldsOf, largestFitting, plansAtError, plansWithin, predictedMse, trainsFirst, type CodecPlan, type Goal } from '../codec-registry/index.js';
@@ -130,7 +132,7 @@ export async function choose(
   const once = new DecodedOnce(part.n, d);
   const measure = async (codec: CodecPlan): Promise<Probe> => {
     const t0 = performance.now();
-    const decodePart = isCoded(codec) ? await encode(codec, part) : anchorOnly(part);
+    const decodePart = isCoded(codec) ? await encode(codec, part) : partDecoderOf(part);
     const decode: DecodeRow = (i, out) => decodePart.row(part.position(i), out);
     // The part holds the base's rows in the base's order, as f32 (what x's rows read as): over its
     // rows, a range at a time, the figures are those of the base's rows of x one by one, to the bit.
@@ -194,13 +196,13 @@ function partOf(all: Trained, rows: readonly number[] | null): Trained & { posit
   const xs: Rows = { n: rows.length, d, ...allocStore(rows.length, d, 'f32') };
   const xa = asRows(x, all.n, d);
   const as = new Uint32Array(rows.length);
-  const at = new Map<number, number>();
   rows.forEach((i, r) => {
     rowInto(xa, i, rowView(xs, r, r + 1) as Float32Array);
     as[r] = assignments[i];
-    at.set(i, r);
   });
-  return { x: xs, n: rows.length, d, anchors, assignments: as, position: (i) => at.get(i)! };
+  // Looked up by the row decoder only, which the measurements read the base without (they decode ranges): made on first use.
+  let at: Map<number, number> | undefined;
+  return { x: xs, n: rows.length, d, anchors, assignments: as, position: (i) => (at ??= new Map(rows.map((row, r) => [row, r]))).get(i)! };
 }
 
 /**
@@ -232,8 +234,15 @@ function heldPart(all: Trained, held: HeldRows): Trained {
   return { x: held.x, n: held.rows.length, d: all.d, anchors: all.anchors, assignments: Uint32Array.from(held.rows, (i) => all.assignments[i]) };
 }
 
-function anchorOnly(t: Trained): PartDecoder {
-  const { anchors, assignments, d } = t;
-  const row: DecodeRow = (i, out) => out.set(anchors.subarray(assignments[i] * d, (assignments[i] + 1) * d));
-  return { row, range: (r0, r1, out) => { for (let i = r0; i < r1; i++) out.set(anchors.subarray(assignments[i] * d, (assignments[i] + 1) * d), (i - r0) * d); } };
+/**
+ * The reconstruction a file of t and these residuals (none: the anchors alone) would give: a vector
+ * at a time, a range of them, or (given the device) all of them, decoded where the device decodes.
+ */
+export function partDecoderOf(t: Trained, residuals?: CodedResiduals, device?: CodecDevice): PartDecoder {
+  const f: Decodable = { manifest: { d: t.d }, anchors: t.anchors, assignments: t.assignments, residuals };
+  return {
+    row: (i, out) => void reconstructInto(f, i, out),
+    range: (r0, r1, out) => void reconstructRange(f, r0, r1, out),
+    ...(device ? { all: async (out: Float32Array) => void (await device.decodeRows(f, 0, t.n, out)) } : {}),
+  };
 }
